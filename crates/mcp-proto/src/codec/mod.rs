@@ -1,0 +1,1 @@
+//! Incremental decoders and encoders for the byte streams MCP travels over.

@@ -1,0 +1,25 @@
+//! Model Context Protocol types, codecs and the sans-IO client session.
+//!
+//! This crate does no I/O and never reads the clock: callers hand it bytes
+//! and [`std::time::Instant`]s and take bytes, events and deadlines back.
+//! `mcp-transport` pumps it over real pipes and sockets.
+//!
+//! - [`jsonrpc`]: JSON-RPC 2.0 framing (ids, messages, batches).
+//! - [`types`]: every MCP request, result and notification a client meets.
+//! - [`methods`]: method names as constants.
+//! - [`version`]: protocol versions and negotiation.
+//! - [`codec`]: incremental newline-delimited JSON and Server-Sent Events decoders.
+//! - [`session`]: the client session state machine.
+
+pub mod codec;
+pub mod jsonrpc;
+pub mod methods;
+pub mod session;
+pub mod types;
+pub mod version;
+
+#[cfg(feature = "proptest")]
+pub mod strategies;
+
+pub use jsonrpc::{ErrorObject, Frame, Message, RawValue, RequestId};
+pub use version::ProtocolVersion;

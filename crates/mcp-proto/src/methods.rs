@@ -1,0 +1,1 @@
+//! MCP method names as constants.

@@ -1,0 +1,1 @@
+//! Proptest strategies for every message type, for this crate and downstream crates.

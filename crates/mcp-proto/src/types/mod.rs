@@ -1,0 +1,1 @@
+//! Every MCP request, result, notification and data type a client meets.

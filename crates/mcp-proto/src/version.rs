@@ -1,0 +1,269 @@
+//! Protocol versions, what each one changes for a client, and version negotiation.
+//!
+//! MCP spec, "Lifecycle" §Version Negotiation: the client offers the newest
+//! version it supports; the server echoes it or answers with another version
+//! it supports; a client that does not support the answer disconnects.
+//! Behaviour that differs between versions is asked of the negotiated
+//! [`ProtocolVersion`] through its methods, never by comparing strings at the
+//! call site.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A published MCP protocol version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ProtocolVersion {
+    /// 2024-11-05: the first published version (HTTP+SSE transport).
+    V2024_11_05,
+    /// 2025-03-26: Streamable HTTP, batching, tool annotations, audio.
+    V2025_03_26,
+    /// 2025-06-18: no batching, structured content, elicitation, `title`.
+    V2025_06_18,
+    /// 2025-11-25: icons, URL elicitation, sampling tools, tasks; the newest
+    /// handshake-based version.
+    V2025_11_25,
+    /// 2026-07-28: the stateless era (no `initialize`). Known so that its
+    /// data can be read; never offered by the handshake.
+    V2026_07_28,
+}
+
+impl ProtocolVersion {
+    /// Every version this crate knows, newest first.
+    pub const ALL: [ProtocolVersion; 5] = [
+        ProtocolVersion::V2026_07_28,
+        ProtocolVersion::V2025_11_25,
+        ProtocolVersion::V2025_06_18,
+        ProtocolVersion::V2025_03_26,
+        ProtocolVersion::V2024_11_05,
+    ];
+
+    /// The versions the `initialize` handshake can negotiate, newest first.
+    pub const HANDSHAKE: [ProtocolVersion; 4] = [
+        ProtocolVersion::V2025_11_25,
+        ProtocolVersion::V2025_06_18,
+        ProtocolVersion::V2025_03_26,
+        ProtocolVersion::V2024_11_05,
+    ];
+
+    /// The newest version the handshake offers.
+    pub const LATEST_HANDSHAKE: ProtocolVersion = ProtocolVersion::V2025_11_25;
+
+    /// The version's wire form, for example `"2025-06-18"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ProtocolVersion::V2024_11_05 => "2024-11-05",
+            ProtocolVersion::V2025_03_26 => "2025-03-26",
+            ProtocolVersion::V2025_06_18 => "2025-06-18",
+            ProtocolVersion::V2025_11_25 => "2025-11-25",
+            ProtocolVersion::V2026_07_28 => "2026-07-28",
+        }
+    }
+
+    /// Parses a wire version string; `None` for a version this crate does not know.
+    pub fn parse(s: &str) -> Option<ProtocolVersion> {
+        ProtocolVersion::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+
+    /// Whether this version uses the `initialize` handshake (everything before 2026-07-28).
+    pub fn uses_handshake(self) -> bool {
+        self < ProtocolVersion::V2026_07_28
+    }
+
+    /// Whether inbound JSON-RPC batches must be accepted (2025-03-26 only;
+    /// batching was added then and removed in 2025-06-18).
+    pub fn accepts_batches(self) -> bool {
+        self == ProtocolVersion::V2025_03_26
+    }
+
+    /// Whether HTTP requests after initialization must carry the
+    /// `MCP-Protocol-Version` header (2025-06-18 and later).
+    pub fn requires_protocol_version_header(self) -> bool {
+        self >= ProtocolVersion::V2025_06_18
+    }
+
+    /// Whether the `completions` server capability exists; before 2025-03-26
+    /// `completion/complete` had no capability flag.
+    pub fn has_completions_capability(self) -> bool {
+        self >= ProtocolVersion::V2025_03_26
+    }
+
+    /// Whether the server may send `elicitation/create` (2025-06-18 and later).
+    pub fn has_elicitation(self) -> bool {
+        self >= ProtocolVersion::V2025_06_18
+    }
+
+    /// Whether URL-mode elicitation exists (2025-11-25).
+    pub fn has_url_elicitation(self) -> bool {
+        self >= ProtocolVersion::V2025_11_25
+    }
+
+    /// Whether sampling may carry `tools`/`toolChoice` and array content (2025-11-25).
+    pub fn has_sampling_tools(self) -> bool {
+        self >= ProtocolVersion::V2025_11_25
+    }
+
+    /// Whether SSE streams may be closed by the server and resumed by GET
+    /// with `Last-Event-ID` after `retry` (2025-11-25 polling).
+    pub fn has_sse_polling(self) -> bool {
+        self >= ProtocolVersion::V2025_11_25
+    }
+}
+
+impl fmt::Display for ProtocolVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A version string this crate does not know.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown protocol version {0:?}")]
+pub struct UnknownVersion(pub String);
+
+impl FromStr for ProtocolVersion {
+    type Err = UnknownVersion;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ProtocolVersion::parse(s).ok_or_else(|| UnknownVersion(s.to_owned()))
+    }
+}
+
+impl Serialize for ProtocolVersion {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ProtocolVersion {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        ProtocolVersion::parse(&s).ok_or_else(|| serde::de::Error::custom(UnknownVersion(s.into())))
+    }
+}
+
+/// Which versions a client offers and accepts in the handshake.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VersionPolicy {
+    /// The version sent in `initialize` (default: the newest handshake version).
+    pub offered: ProtocolVersion,
+    /// Every version the client accepts in the server's answer, any order
+    /// (default: all handshake versions).
+    pub accepted: Vec<ProtocolVersion>,
+}
+
+impl Default for VersionPolicy {
+    fn default() -> Self {
+        VersionPolicy {
+            offered: ProtocolVersion::LATEST_HANDSHAKE,
+            accepted: ProtocolVersion::HANDSHAKE.to_vec(),
+        }
+    }
+}
+
+/// The server answered `initialize` with a version the client does not support.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "server answered protocol version {answered:?}; this client offered {offered} and supports {supported}"
+)]
+pub struct UnsupportedVersion {
+    /// What the client offered.
+    pub offered: ProtocolVersion,
+    /// What the server answered, verbatim.
+    pub answered: String,
+    /// What the client supports, comma-separated, newest first.
+    pub supported: String,
+}
+
+impl VersionPolicy {
+    /// Checks the server's answer (MCP "Lifecycle" §Version Negotiation).
+    pub fn accept(&self, answered: &str) -> Result<ProtocolVersion, UnsupportedVersion> {
+        ProtocolVersion::parse(answered)
+            .filter(|v| self.accepted.contains(v))
+            .ok_or_else(|| UnsupportedVersion {
+                offered: self.offered,
+                answered: answered.to_owned(),
+                supported: self.supported_list(),
+            })
+    }
+
+    /// The best version both sides support, given the server's list
+    /// (from an initialize error's `data.supported`).
+    pub fn best_mutual<'a>(
+        &self,
+        server_supported: impl IntoIterator<Item = &'a str>,
+    ) -> Option<ProtocolVersion> {
+        server_supported
+            .into_iter()
+            .filter_map(ProtocolVersion::parse)
+            .filter(|v| self.accepted.contains(v) && v.uses_handshake())
+            .max()
+    }
+
+    fn supported_list(&self) -> String {
+        let mut versions = self.accepted.clone();
+        versions.sort_by(|a, b| b.cmp(a));
+        versions
+            .iter()
+            .map(|v| v.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_known_version() {
+        for v in ProtocolVersion::ALL {
+            assert_eq!(ProtocolVersion::parse(v.as_str()), Some(v));
+            let json = serde_json::to_string(&v).unwrap();
+            assert_eq!(serde_json::from_str::<ProtocolVersion>(&json).unwrap(), v);
+        }
+        assert_eq!(ProtocolVersion::parse("2099-01-01"), None);
+    }
+
+    #[test]
+    fn offers_newest_handshake_version() {
+        assert_eq!(VersionPolicy::default().offered.as_str(), "2025-11-25");
+    }
+
+    #[test]
+    fn accepts_any_supported_answer_and_names_both_on_refusal() {
+        let policy = VersionPolicy::default();
+        assert_eq!(
+            policy.accept("2024-11-05"),
+            Ok(ProtocolVersion::V2024_11_05)
+        );
+        let err = policy.accept("1999-01-01").unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("1999-01-01") && text.contains("2025-11-25"),
+            "{text}"
+        );
+        // The stateless era is not negotiated by the handshake.
+        assert!(policy.accept("2026-07-28").is_err());
+    }
+
+    #[test]
+    fn batches_only_in_2025_03_26() {
+        let batching: Vec<_> = ProtocolVersion::ALL
+            .into_iter()
+            .filter(|v| v.accepts_batches())
+            .collect();
+        assert_eq!(batching, vec![ProtocolVersion::V2025_03_26]);
+    }
+
+    #[test]
+    fn best_mutual_picks_newest_shared() {
+        let policy = VersionPolicy::default();
+        assert_eq!(
+            policy.best_mutual(["2024-11-05", "2025-06-18", "2030-01-01"]),
+            Some(ProtocolVersion::V2025_06_18)
+        );
+        assert_eq!(policy.best_mutual(["2030-01-01"]), None);
+    }
+}
