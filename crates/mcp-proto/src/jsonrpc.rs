@@ -303,7 +303,7 @@ impl Message {
 }
 
 /// Encodes a value as a raw JSON payload.
-pub fn to_raw(value: &impl Serialize) -> Result<Box<RawValue>, serde_json::Error> {
+pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, serde_json::Error> {
     serde_json::value::to_raw_value(value)
 }
 
