@@ -225,6 +225,10 @@ pub enum RequestError {
     /// The session closed before an answer came.
     #[error("connection closed")]
     Closed,
+    /// The transport could not deliver the request (an HTTP error status,
+    /// for example); the connection goes on.
+    #[error("request not delivered: {0}")]
+    Undelivered(String),
 }
 
 impl RequestError {
@@ -266,6 +270,9 @@ pub enum HandshakeError {
     /// The caller gave up on the handshake.
     #[error("initialize cancelled")]
     Cancelled,
+    /// The transport could not deliver `initialize`.
+    #[error("initialize not delivered: {0}")]
+    Undelivered(String),
 }
 
 /// Why the session closed.
@@ -611,6 +618,30 @@ impl ClientSession {
         self.events.push_back(Event::Completed {
             handle,
             outcome: Err(RequestError::Cancelled),
+        });
+        true
+    }
+
+    /// Fails a request the transport could not deliver: it completes with
+    /// [`RequestError::Undelivered`]. Nothing is sent (the server never saw
+    /// it). Returns false when no such request is pending. A failed
+    /// `initialize` closes the session.
+    pub fn fail_request(&mut self, id: &RequestId, reason: impl Into<String>) -> bool {
+        let RequestId::Number(number) = *id else {
+            return false;
+        };
+        if self.initialize.as_ref().is_some_and(|i| i.id == number) {
+            self.close_with(CloseReason::Handshake(HandshakeError::Undelivered(
+                reason.into(),
+            )));
+            return true;
+        }
+        if self.remove_pending(number).is_none() {
+            return false;
+        }
+        self.events.push_back(Event::Completed {
+            handle: RequestHandle(number),
+            outcome: Err(RequestError::Undelivered(reason.into())),
         });
         true
     }

@@ -458,6 +458,35 @@ fn cancel_completes_once_and_notifies() {
     assert_eq!(h.session.poll_timeout(), None, "the deadline went with it");
 }
 
+#[test]
+fn undelivered_requests_fail_without_cancelling() {
+    let mut h = Harness::ready(all_caps());
+    let handle = h.request("tools/call", json!({"name": "x"}));
+    h.sent();
+    assert!(h.session.fail_request(&handle.id(), "HTTP 500"));
+    assert!(!h.session.fail_request(&handle.id(), "again"));
+    assert!(!h.session.fail_request(&RequestId::from("s"), "unknown"));
+    assert_eq!(
+        completed(&h.events()),
+        vec![(handle, Err(RequestError::Undelivered("HTTP 500".into())))]
+    );
+    assert!(
+        h.sent().is_empty(),
+        "the server never saw it: nothing to cancel"
+    );
+
+    let mut h = Harness::new(SessionOptions::default());
+    h.session.start(h.now).unwrap();
+    h.sent();
+    assert!(h.session.fail_request(&RequestId::Number(0), "HTTP 503"));
+    assert_eq!(
+        close_reason(&h.events()),
+        Some(CloseReason::Handshake(HandshakeError::Undelivered(
+            "HTTP 503".into()
+        )))
+    );
+}
+
 // --- progress --------------------------------------------------------------
 
 #[test]

@@ -1,0 +1,895 @@
+//! The async MCP client: pumps `mcp_proto`'s sans-IO session over any [`Transport`].
+//!
+//! [`Client::new`] returns a cheap-to-clone [`Client`] and the [`Driver`]
+//! future that owns the I/O, in the shape of hyper's `(SendRequest,
+//! Connection)`. The driver is the only place that touches the transport: it
+//! polls inbound frames, the next deadline and outbound messages together,
+//! so a slow `send` never stops it from reading. Callers lock the shared
+//! session only for the few instructions it takes to queue a request.
+//!
+//! Guarantees a host can rely on:
+//! - many requests are in flight at once on one connection;
+//! - every request has a deadline; dropping a call's future cancels the
+//!   request on the wire (`notifications/cancelled`);
+//! - progress goes to the caller that asked for it;
+//! - server requests go to the host's [`ClientHandler`], or are answered
+//!   "method not found" without one;
+//! - when the transport ends, every pending call fails at once with
+//!   [`ClientError::Closed`]: nobody waits for a deadline on a dead peer.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use mcp_proto::jsonrpc::{ErrorObject, Notification, RawValue, RequestId, from_raw};
+use mcp_proto::methods;
+use mcp_proto::session::{
+    ClientSession, CloseReason, Event, HandshakeError, Negotiated, RequestError, RequestHandle,
+    RequestOptions, ServerRequest, SessionError, SessionOptions, SessionState,
+};
+use mcp_proto::types::{
+    CallToolRequestParams, CallToolResult, CreateMessageRequestParams, CreateMessageResult,
+    ElicitAction, ElicitRequestParams, ElicitResult, EmptyResult, JsonObject, ListRootsResult,
+    ListToolsResult, LoggingMessageNotificationParams, PaginatedRequestParams,
+    ProgressNotificationParams, ResourceUpdatedNotificationParams, fill_elicitation_defaults,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::sync::{Notify, mpsc, oneshot, watch};
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+
+use crate::transport::{Inbound, Transport, TransportError};
+
+/// Options for a [`Client`].
+#[derive(Clone)]
+pub struct ClientOptions {
+    /// The session's options: client info, capabilities, versions, deadlines.
+    pub session: SessionOptions,
+    /// Answers the server's requests (roots, sampling, elicitation). Without
+    /// one they are answered "method not found". Declare the matching
+    /// capabilities in [`SessionOptions::capabilities`].
+    pub handler: Option<Arc<dyn ClientHandler>>,
+    /// How many server notifications wait for [`Client::take_notifications`]'s
+    /// reader before new ones are dropped (with a warning). Default: 1024.
+    pub notification_capacity: usize,
+    /// Fill in the schema defaults of fields an accepted form elicitation
+    /// left out, before the answer goes back. Default: true.
+    pub fill_elicitation_defaults: bool,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            session: SessionOptions::default(),
+            handler: None,
+            notification_capacity: 1024,
+            fill_elicitation_defaults: true,
+        }
+    }
+}
+
+impl std::fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientOptions")
+            .field("session", &self.session)
+            .field("handler", &self.handler.is_some())
+            .field("notification_capacity", &self.notification_capacity)
+            .field("fill_elicitation_defaults", &self.fill_elicitation_defaults)
+            .finish()
+    }
+}
+
+/// Answers requests the server sends the client.
+///
+/// Every method has a default that refuses with "method not found", so a
+/// host implements only what it declared. Methods run on their own tasks;
+/// a request the server withdraws (`notifications/cancelled`) has its task
+/// aborted and is never answered.
+#[async_trait]
+pub trait ClientHandler: Send + Sync + 'static {
+    /// `roots/list`.
+    async fn list_roots(&self) -> Result<ListRootsResult, ErrorObject> {
+        Err(ErrorObject::method_not_found(methods::ROOTS_LIST))
+    }
+
+    /// `sampling/createMessage`.
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ErrorObject> {
+        let _ = params;
+        Err(ErrorObject::method_not_found(
+            methods::SAMPLING_CREATE_MESSAGE,
+        ))
+    }
+
+    /// `elicitation/create`.
+    async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ErrorObject> {
+        let _ = params;
+        Err(ErrorObject::method_not_found(methods::ELICITATION_CREATE))
+    }
+
+    /// Any other request the session let through (for example `tasks/*`
+    /// when the client declared tasks).
+    async fn other_request(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let _ = params;
+        Err(ErrorObject::method_not_found(method))
+    }
+}
+
+/// A notification from the server, decoded.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum ServerNotification {
+    /// `notifications/tools/list_changed`.
+    ToolsListChanged,
+    /// `notifications/resources/list_changed`.
+    ResourcesListChanged,
+    /// `notifications/prompts/list_changed`.
+    PromptsListChanged,
+    /// `notifications/resources/updated`.
+    ResourceUpdated(ResourceUpdatedNotificationParams),
+    /// `notifications/message`: a log message.
+    LogMessage(LoggingMessageNotificationParams),
+    /// Anything else, raw (including known notifications whose params did
+    /// not parse).
+    Other(Notification),
+}
+
+/// Why a client call failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The server answered with a JSON-RPC error.
+    #[error("server error: {0}")]
+    Rpc(ErrorObject),
+    /// The deadline passed; the request was cancelled on the wire.
+    #[error("request timed out after {0:?}")]
+    Timeout(Duration),
+    /// The request was cancelled.
+    #[error("request cancelled")]
+    Cancelled,
+    /// The connection is closed; `reason` says why.
+    #[error("connection closed: {reason}")]
+    Closed {
+        /// Why the connection closed.
+        reason: String,
+    },
+    /// The server no longer knows this session (HTTP 404): connect again.
+    /// Calls are never replayed automatically.
+    #[error("session expired: the server no longer knows this session")]
+    SessionExpired,
+    /// The handshake failed.
+    #[error("handshake failed: {0}")]
+    Handshake(HandshakeError),
+    /// The transport could not deliver the request; the connection goes on.
+    #[error("request not delivered: {0}")]
+    Undelivered(String),
+    /// The session refused the call locally (not ready, capability not
+    /// declared by the server, ...). Nothing was sent.
+    #[error(transparent)]
+    Refused(#[from] SessionError),
+    /// The server's result did not have the expected shape.
+    #[error("invalid {method} result: {source}")]
+    InvalidResult {
+        /// The method called.
+        method: String,
+        /// The decoder's error.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl ClientError {
+    /// Whether the deadline passed.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, ClientError::Timeout(_))
+    }
+
+    /// Whether the connection is gone (closed or session expired).
+    pub fn is_closed(&self) -> bool {
+        matches!(
+            self,
+            ClientError::Closed { .. } | ClientError::SessionExpired
+        )
+    }
+}
+
+/// Per-call options.
+#[derive(Clone, Debug, Default)]
+pub struct CallOptions {
+    /// The deadline; `None` takes [`SessionOptions::request_timeout`].
+    pub timeout: Option<Duration>,
+    /// Where progress notifications for this call go; setting it asks the
+    /// server for progress.
+    pub progress: Option<mpsc::UnboundedSender<ProgressNotificationParams>>,
+    /// Restart the deadline when progress arrives, up to `max_total_timeout`.
+    pub reset_timeout_on_progress: bool,
+    /// The hard limit when progress resets the deadline.
+    pub max_total_timeout: Option<Duration>,
+}
+
+/// A connection to one MCP server. Cheap to clone; every clone talks over
+/// the same connection.
+#[derive(Clone)]
+pub struct Client {
+    shared: Arc<Shared>,
+    /// Shared by every clone; when the last clone goes, the connection closes.
+    _alive: Arc<AliveGuard>,
+}
+
+/// Closes the connection when the last [`Client`] clone is dropped, so a
+/// forgotten client does not keep a server process or socket alive.
+struct AliveGuard {
+    shared: Arc<Shared>,
+}
+
+impl Drop for AliveGuard {
+    fn drop(&mut self) {
+        let mut inner = self.shared.lock();
+        if inner.closed.is_none() {
+            inner.closed = Some(ClosedCause::Other(
+                "every client handle was dropped".to_owned(),
+            ));
+        }
+        inner.session.close();
+        drop(inner);
+        self.shared.wake.notify_one();
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let inner = self.shared.lock();
+        f.debug_struct("Client")
+            .field("session", &inner.session)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The future that runs a [`Client`]'s connection. Spawn it (or let
+/// [`Client::connect`] do so); the client does nothing until it runs. It
+/// ends when the connection closes, after closing the transport.
+#[must_use = "the client does nothing unless its driver runs"]
+pub struct Driver {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Driver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Driver").finish_non_exhaustive()
+    }
+}
+
+struct Shared {
+    inner: Mutex<Inner>,
+    /// Wakes the driver when callers queued something.
+    wake: Notify,
+    transport: Arc<dyn Transport>,
+    handler: Option<Arc<dyn ClientHandler>>,
+    fill_elicitation_defaults: bool,
+    /// Becomes true when the driver has finished (transport closed too).
+    finished: watch::Sender<bool>,
+}
+
+struct Inner {
+    session: ClientSession,
+    waiters: HashMap<RequestHandle, Waiter>,
+    handshake: Option<oneshot::Sender<Result<Arc<Negotiated>, ClientError>>>,
+    negotiated: Option<Arc<Negotiated>>,
+    /// Why the connection ended, once it has.
+    closed: Option<ClosedCause>,
+    notifications_tx: Option<mpsc::Sender<ServerNotification>>,
+    notifications_rx: Option<mpsc::Receiver<ServerNotification>>,
+    /// Handler tasks of server requests in progress, to abort on withdrawal.
+    server_tasks: HashMap<RequestId, AbortHandle>,
+}
+
+struct Waiter {
+    reply: oneshot::Sender<Result<Box<RawValue>, RequestError>>,
+    progress: Option<mpsc::UnboundedSender<ProgressNotificationParams>>,
+}
+
+#[derive(Clone, Debug)]
+enum ClosedCause {
+    SessionExpired,
+    Handshake(HandshakeError),
+    Other(String),
+}
+
+impl ClosedCause {
+    fn to_error(&self) -> ClientError {
+        match self {
+            ClosedCause::SessionExpired => ClientError::SessionExpired,
+            ClosedCause::Handshake(e) => ClientError::Handshake(e.clone()),
+            ClosedCause::Other(reason) => ClientError::Closed {
+                reason: reason.clone(),
+            },
+        }
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave the session half
+        // updated in a way that matters more than stopping; keep going.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Client {
+    /// A client over `transport` and the driver that runs it. Nothing is
+    /// sent until [`Client::initialize`] is called and the driver runs.
+    pub fn new(transport: impl Transport, options: ClientOptions) -> (Client, Driver) {
+        let (notifications_tx, notifications_rx) =
+            mpsc::channel(options.notification_capacity.max(1));
+        let shared = Arc::new(Shared {
+            inner: Mutex::new(Inner {
+                session: ClientSession::new(options.session),
+                waiters: HashMap::new(),
+                handshake: None,
+                negotiated: None,
+                closed: None,
+                notifications_tx: Some(notifications_tx),
+                notifications_rx: Some(notifications_rx),
+                server_tasks: HashMap::new(),
+            }),
+            wake: Notify::new(),
+            transport: Arc::new(transport),
+            handler: options.handler,
+            fill_elicitation_defaults: options.fill_elicitation_defaults,
+            finished: watch::Sender::new(false),
+        });
+        (
+            Client {
+                shared: shared.clone(),
+                _alive: Arc::new(AliveGuard {
+                    shared: shared.clone(),
+                }),
+            },
+            Driver { shared },
+        )
+    }
+
+    /// Connects: spawns the driver on the current tokio runtime and runs
+    /// the handshake. On failure the connection is closed.
+    pub async fn connect(
+        transport: impl Transport,
+        options: ClientOptions,
+    ) -> Result<Client, ClientError> {
+        let (client, driver) = Client::new(transport, options);
+        tokio::spawn(driver.run());
+        client.initialize().await?;
+        Ok(client)
+    }
+
+    /// Runs the handshake (`initialize`, then `notifications/initialized`)
+    /// and returns what it settled.
+    pub async fn initialize(&self) -> Result<Arc<Negotiated>, ClientError> {
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut inner = self.shared.lock();
+            inner
+                .session
+                .start(Instant::now().into_std())
+                .map_err(|e| match (&inner.closed, e) {
+                    (Some(cause), SessionError::Closed) => cause.to_error(),
+                    (_, e) => ClientError::Refused(e),
+                })?;
+            inner.handshake = Some(tx);
+        }
+        self.shared.wake.notify_one();
+        match rx.await {
+            Ok(result) => result,
+            Err(_) => Err(self.closed_error()),
+        }
+    }
+
+    /// What the handshake settled, once it has.
+    pub fn negotiated(&self) -> Option<Arc<Negotiated>> {
+        self.shared.lock().negotiated.clone()
+    }
+
+    /// Whether the connection has closed.
+    pub fn is_closed(&self) -> bool {
+        self.shared.lock().session.state() == SessionState::Closed
+    }
+
+    /// The server's notifications, in arrival order. Returns the receiver
+    /// once; later calls return `None`. The stream ends when the connection
+    /// closes.
+    pub fn take_notifications(&self) -> Option<mpsc::Receiver<ServerNotification>> {
+        self.shared.lock().notifications_rx.take()
+    }
+
+    /// Sends a request and waits for its raw result.
+    ///
+    /// Dropping the returned future before it finishes cancels the request
+    /// (`notifications/cancelled` goes to the server).
+    pub async fn request_raw<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+        options: CallOptions,
+    ) -> Result<Box<RawValue>, ClientError> {
+        let (tx, rx) = oneshot::channel();
+        let handle = {
+            let mut inner = self.shared.lock();
+            let request_options = RequestOptions {
+                timeout: options.timeout,
+                progress: options.progress.is_some(),
+                reset_timeout_on_progress: options.reset_timeout_on_progress,
+                max_total_timeout: options.max_total_timeout,
+            };
+            let handle = inner
+                .session
+                .request(Instant::now().into_std(), method, params, request_options)
+                .map_err(|e| match (&inner.closed, e) {
+                    (Some(cause), SessionError::Closed) => cause.to_error(),
+                    (_, e) => ClientError::Refused(e),
+                })?;
+            inner.waiters.insert(
+                handle,
+                Waiter {
+                    reply: tx,
+                    progress: options.progress,
+                },
+            );
+            handle
+        };
+        self.shared.wake.notify_one();
+        let mut guard = CancelOnDrop {
+            shared: &self.shared,
+            handle,
+            armed: true,
+        };
+        let outcome = rx.await;
+        guard.armed = false;
+        match outcome {
+            Ok(Ok(raw)) => Ok(raw),
+            Ok(Err(error)) => Err(self.map_request_error(error)),
+            Err(_) => Err(self.closed_error()),
+        }
+    }
+
+    /// Sends a request and decodes its result as `R`.
+    pub async fn request<P: Serialize + ?Sized, R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+        options: CallOptions,
+    ) -> Result<R, ClientError> {
+        let raw = self.request_raw(method, params, options).await?;
+        from_raw(&raw).map_err(|source| ClientError::InvalidResult {
+            method: method.to_owned(),
+            source,
+        })
+    }
+
+    /// Sends a notification.
+    pub fn notify<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<(), ClientError> {
+        let mut inner = self.shared.lock();
+        inner
+            .session
+            .notify(method, params)
+            .map_err(|e| match (&inner.closed, e) {
+                (Some(cause), SessionError::Closed) => cause.to_error(),
+                (_, e) => ClientError::Refused(e),
+            })?;
+        drop(inner);
+        self.shared.wake.notify_one();
+        Ok(())
+    }
+
+    /// `ping`.
+    pub async fn ping(&self) -> Result<(), ClientError> {
+        self.request::<_, EmptyResult>(methods::PING, None::<&()>, CallOptions::default())
+            .await
+            .map(|_| ())
+    }
+
+    /// One page of `tools/list`.
+    pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, ClientError> {
+        let params = PaginatedRequestParams {
+            cursor,
+            ..Default::default()
+        };
+        self.request(methods::TOOLS_LIST, Some(&params), CallOptions::default())
+            .await
+    }
+
+    /// `tools/call` with arguments.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, ClientError> {
+        let params = CallToolRequestParams {
+            name: name.to_owned(),
+            arguments,
+            ..Default::default()
+        };
+        self.call_tool_with(&params, CallOptions::default()).await
+    }
+
+    /// `tools/call` with full parameters and per-call options.
+    pub async fn call_tool_with(
+        &self,
+        params: &CallToolRequestParams,
+        options: CallOptions,
+    ) -> Result<CallToolResult, ClientError> {
+        self.request(methods::TOOLS_CALL, Some(params), options)
+            .await
+    }
+
+    /// Closes the connection politely and waits until the transport is
+    /// closed. Pending calls fail with [`ClientError::Closed`].
+    pub async fn close(&self) {
+        {
+            let mut inner = self.shared.lock();
+            if inner.closed.is_none() {
+                inner.closed = Some(ClosedCause::Other("closed by the client".to_owned()));
+            }
+            inner.session.close();
+        }
+        self.shared.wake.notify_one();
+        self.wait_closed().await;
+    }
+
+    /// Waits until the connection has closed and the driver has finished.
+    pub async fn wait_closed(&self) {
+        let mut finished = self.shared.finished.subscribe();
+        // `wait_for` only fails when the sender is gone, which also means
+        // the driver is gone.
+        let _ = finished.wait_for(|done| *done).await;
+    }
+
+    fn closed_error(&self) -> ClientError {
+        self.shared
+            .lock()
+            .closed
+            .as_ref()
+            .map(ClosedCause::to_error)
+            .unwrap_or_else(|| ClientError::Closed {
+                reason: "the driver stopped".to_owned(),
+            })
+    }
+
+    fn map_request_error(&self, error: RequestError) -> ClientError {
+        match error {
+            RequestError::Rpc(e) => ClientError::Rpc(e),
+            RequestError::Timeout(d) => ClientError::Timeout(d),
+            RequestError::Cancelled => ClientError::Cancelled,
+            RequestError::Undelivered(reason) => ClientError::Undelivered(reason),
+            RequestError::Closed => self.closed_error(),
+            other => ClientError::Closed {
+                reason: other.to_string(),
+            },
+        }
+    }
+}
+
+/// Cancels the request when a call's future is dropped before it finished.
+struct CancelOnDrop<'a> {
+    shared: &'a Shared,
+    handle: RequestHandle,
+    armed: bool,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let mut inner = self.shared.lock();
+        inner.waiters.remove(&self.handle);
+        let cancelled = inner
+            .session
+            .cancel(self.handle, Some("the caller gave up"));
+        drop(inner);
+        if cancelled {
+            self.shared.wake.notify_one();
+        }
+    }
+}
+
+type SendFuture<'a> = Pin<Box<dyn Future<Output = Result<(), TransportError>> + Send + 'a>>;
+
+impl Driver {
+    /// Runs the connection until it closes.
+    pub async fn run(self) {
+        let shared = self.shared;
+        let transport = shared.transport.clone();
+        let mut outbox = std::collections::VecDeque::new();
+        let mut sending: Option<SendFuture<'_>> = None;
+        let mut transport_open = true;
+        loop {
+            let (deadline, closed) = pump(&shared, &mut outbox);
+            if closed {
+                break;
+            }
+            if sending.is_none()
+                && let Some(message) = outbox.pop_front()
+            {
+                sending = Some(transport.send(message));
+            }
+            tokio::select! {
+                result = poll_optional(&mut sending) => {
+                    sending = None;
+                    if let Err(error) = result {
+                        close_on_transport_error(&shared, error);
+                    }
+                }
+                inbound = transport.recv(), if transport_open => {
+                    match inbound {
+                        Inbound::Frame(frame) => {
+                            shared.lock().session.handle_frame(Instant::now().into_std(), frame);
+                        }
+                        Inbound::Undelivered { id, error } => on_undelivered(&shared, id, error),
+                        Inbound::Closed(error) => {
+                            transport_open = false;
+                            let mut inner = shared.lock();
+                            if inner.closed.is_none() {
+                                inner.closed = Some(match error {
+                                    Some(e) if e.is_session_expired() => ClosedCause::SessionExpired,
+                                    Some(e) => ClosedCause::Other(e.to_string()),
+                                    None => ClosedCause::Other("the server closed the connection".to_owned()),
+                                });
+                            }
+                            inner.session.handle_close();
+                        }
+                    }
+                }
+                () = sleep_until_optional(deadline) => {
+                    shared.lock().session.handle_timeout(Instant::now().into_std());
+                }
+                () = shared.wake.notified() => {}
+            }
+        }
+        drop(sending);
+        if let Err(error) = transport.close().await {
+            tracing::debug!(%error, "closing the transport failed");
+        }
+        let tasks: Vec<AbortHandle> = shared.lock().server_tasks.drain().map(|(_, t)| t).collect();
+        for task in tasks {
+            task.abort();
+        }
+        shared.finished.send_replace(true);
+    }
+}
+
+/// Moves the session's output to where it goes: events to waiters and
+/// streams, messages to the outbox. Returns the next deadline and whether
+/// the session has closed (with nothing left to do).
+fn pump(
+    shared: &Arc<Shared>,
+    outbox: &mut std::collections::VecDeque<mcp_proto::Message>,
+) -> (Option<Instant>, bool) {
+    let mut inner = shared.lock();
+    while let Some(event) = inner.session.poll_event() {
+        match event {
+            Event::Initialized(negotiated) => {
+                // The HTTP transport must know the version before
+                // `notifications/initialized` (queued with this event) goes.
+                shared.transport.set_protocol_version(negotiated.version);
+                let negotiated: Arc<Negotiated> = Arc::from(negotiated);
+                inner.negotiated = Some(negotiated.clone());
+                if let Some(tx) = inner.handshake.take() {
+                    let _ = tx.send(Ok(negotiated));
+                }
+            }
+            Event::Completed { handle, outcome } => {
+                if let Some(waiter) = inner.waiters.remove(&handle) {
+                    let _ = waiter.reply.send(outcome);
+                }
+            }
+            Event::Progress { handle, params } => {
+                if let Some(progress) = inner.waiters.get(&handle).and_then(|w| w.progress.as_ref())
+                {
+                    let _ = progress.send(params);
+                }
+            }
+            Event::Request(request) => dispatch_server_request(shared, &mut inner, request),
+            Event::RequestCancelled { id, reason } => {
+                tracing::debug!(%id, ?reason, "server withdrew its request");
+                if let Some(task) = inner.server_tasks.remove(&id) {
+                    task.abort();
+                }
+            }
+            Event::Notification(notification) => {
+                let decoded = decode_notification(notification);
+                if let Some(tx) = &inner.notifications_tx
+                    && let Err(mpsc::error::TrySendError::Full(dropped)) = tx.try_send(decoded)
+                {
+                    tracing::warn!(
+                        ?dropped,
+                        "notification buffer full; dropping a notification"
+                    );
+                }
+            }
+            Event::Diagnostic(diagnostic) => {
+                tracing::warn!(?diagnostic, "the server broke a protocol rule");
+            }
+            Event::Closed(reason) => {
+                if inner.closed.is_none() {
+                    inner.closed = Some(match &reason {
+                        CloseReason::Handshake(e) => ClosedCause::Handshake(e.clone()),
+                        other => ClosedCause::Other(other.to_string()),
+                    });
+                }
+                let cause = inner.closed.clone();
+                if let Some(tx) = inner.handshake.take() {
+                    let error = match (&reason, cause) {
+                        (CloseReason::Handshake(e), _) => ClientError::Handshake(e.clone()),
+                        (_, Some(cause)) => cause.to_error(),
+                        (_, None) => ClientError::Closed {
+                            reason: reason.to_string(),
+                        },
+                    };
+                    let _ = tx.send(Err(error));
+                }
+                // Ends the notification stream for its reader.
+                inner.notifications_tx = None;
+            }
+            other => tracing::debug!(?other, "unhandled session event"),
+        }
+    }
+    while let Some(message) = inner.session.poll_transmit() {
+        outbox.push_back(message);
+    }
+    let deadline = inner.session.poll_timeout().map(Instant::from_std);
+    let closed = inner.session.state() == SessionState::Closed;
+    (deadline, closed)
+}
+
+fn on_undelivered(shared: &Shared, id: Option<RequestId>, error: TransportError) {
+    let mut inner = shared.lock();
+    if error.is_session_expired() {
+        // MCP "Transports" §Session Management: the session is gone; the
+        // layer above starts a new one. Calls are not replayed here.
+        if inner.closed.is_none() {
+            inner.closed = Some(ClosedCause::SessionExpired);
+        }
+        inner.session.handle_close();
+        return;
+    }
+    match id {
+        Some(id) => {
+            inner.session.fail_request(&id, error.to_string());
+        }
+        None => tracing::warn!(%error, "a notification or response was not delivered"),
+    }
+}
+
+fn close_on_transport_error(shared: &Shared, error: TransportError) {
+    let mut inner = shared.lock();
+    if inner.closed.is_none() {
+        inner.closed = Some(if error.is_session_expired() {
+            ClosedCause::SessionExpired
+        } else {
+            ClosedCause::Other(error.to_string())
+        });
+    }
+    inner.session.handle_close();
+}
+
+fn decode_notification(notification: Notification) -> ServerNotification {
+    let params = notification.params.as_deref();
+    match notification.method.as_str() {
+        methods::NOTIFICATION_TOOLS_LIST_CHANGED => ServerNotification::ToolsListChanged,
+        methods::NOTIFICATION_RESOURCES_LIST_CHANGED => ServerNotification::ResourcesListChanged,
+        methods::NOTIFICATION_PROMPTS_LIST_CHANGED => ServerNotification::PromptsListChanged,
+        methods::NOTIFICATION_RESOURCES_UPDATED => match params.map(from_raw) {
+            Some(Ok(p)) => ServerNotification::ResourceUpdated(p),
+            _ => ServerNotification::Other(notification),
+        },
+        methods::NOTIFICATION_MESSAGE => match params.map(from_raw) {
+            Some(Ok(p)) => ServerNotification::LogMessage(p),
+            _ => ServerNotification::Other(notification),
+        },
+        _ => ServerNotification::Other(notification),
+    }
+}
+
+fn dispatch_server_request(shared: &Arc<Shared>, inner: &mut Inner, request: ServerRequest) {
+    let Some(handler) = shared.handler.clone() else {
+        let error = ErrorObject::method_not_found(&request.method);
+        inner.session.respond_err(&request.id, error);
+        return;
+    };
+    let id = request.id.clone();
+    let task_shared = shared.clone();
+    let fill_defaults = shared.fill_elicitation_defaults;
+    let task = tokio::spawn(async move {
+        let ServerRequest { id, method, params } = request;
+        let result = answer(handler.as_ref(), &method, params, fill_defaults).await;
+        let mut inner = task_shared.lock();
+        inner.server_tasks.remove(&id);
+        match result {
+            Ok(raw) => {
+                if let Err(error) = inner.session.respond_ok(&id, &raw) {
+                    tracing::warn!(%error, "could not answer the server");
+                }
+            }
+            Err(error) => {
+                inner.session.respond_err(&id, error);
+            }
+        }
+        drop(inner);
+        task_shared.wake.notify_one();
+    });
+    inner.server_tasks.insert(id, task.abort_handle());
+}
+
+async fn answer(
+    handler: &dyn ClientHandler,
+    method: &str,
+    params: Option<Box<RawValue>>,
+    fill_defaults: bool,
+) -> Result<Box<RawValue>, ErrorObject> {
+    fn encode<T: Serialize>(value: &T) -> Result<Box<RawValue>, ErrorObject> {
+        mcp_proto::jsonrpc::to_raw(value).map_err(|e| {
+            ErrorObject::new(
+                mcp_proto::jsonrpc::error_codes::INTERNAL_ERROR,
+                format!("cannot encode the answer: {e}"),
+            )
+        })
+    }
+    fn decode<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T, ErrorObject> {
+        let raw = params.map_or("{}", RawValue::get);
+        serde_json::from_str(raw)
+            .map_err(|e| ErrorObject::invalid_params(format!("invalid params: {e}")))
+    }
+    match method {
+        methods::ROOTS_LIST => encode(&handler.list_roots().await?),
+        methods::SAMPLING_CREATE_MESSAGE => {
+            let params: CreateMessageRequestParams = decode(params.as_deref())?;
+            encode(&handler.create_message(params).await?)
+        }
+        methods::ELICITATION_CREATE => {
+            let params: ElicitRequestParams = decode(params.as_deref())?;
+            let schema = match &params {
+                ElicitRequestParams::Form(form) => Some(form.requested_schema.clone()),
+                ElicitRequestParams::Url(_) => None,
+            };
+            let mut result = handler.elicit(params).await?;
+            // SEP-1034 (2025-11-25): an accepted form carries the schema's
+            // defaults for every field the user left out.
+            if fill_defaults
+                && result.action == ElicitAction::Accept
+                && let Some(schema) = schema
+            {
+                let content = result.content.take().unwrap_or_default();
+                result.content = Some(fill_elicitation_defaults(&schema, content));
+            }
+            encode(&result)
+        }
+        _ => handler.other_request(method, params).await,
+    }
+}
+
+async fn poll_optional(future: &mut Option<SendFuture<'_>>) -> Result<(), TransportError> {
+    match future {
+        Some(future) => future.await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until_optional(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,16 @@
+//! MCP transports and the async client.
+//!
+//! - [`Transport`]: the small async trait every transport implements; third
+//!   parties implement it too.
+//! - [`memory_pair`]: the in-memory reference transport.
+//! - [`Client`]: pumps `mcp_proto`'s sans-IO session over any transport.
+
+mod client;
+mod memory;
+mod transport;
+
+pub use client::{
+    CallOptions, Client, ClientError, ClientHandler, ClientOptions, Driver, ServerNotification,
+};
+pub use memory::{MemoryTransport, memory_pair};
+pub use transport::{Inbound, Transport, TransportError};

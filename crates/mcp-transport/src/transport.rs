@@ -1,0 +1,134 @@
+//! The `Transport` trait: how the client driver moves JSON-RPC messages over any channel.
+
+use async_trait::async_trait;
+use mcp_proto::{Frame, Message, RequestId};
+
+/// A bidirectional channel of JSON-RPC messages to one MCP server.
+///
+/// The contract, which every implementation (ours and third parties') keeps:
+///
+/// - **Shared access.** Methods take `&self`: the driver polls [`recv`] while
+///   a [`send`] is in flight, so a peer that writes while it is not reading
+///   cannot deadlock the connection.
+/// - **`send`** hands one message to the peer, in call order (the driver
+///   never overlaps two `send` calls). It returns once the message is on its
+///   way — written to a pipe, or handed to an HTTP request in the
+///   background — and never waits for the peer to *process* it. An error
+///   means the transport is unusable; the driver closes the connection.
+///   Failures the transport learns about later for one message (an HTTP
+///   status, say) come back through [`recv`] as [`Inbound::Undelivered`].
+/// - **`recv`** is cancel safe: the driver drops its future whenever another
+///   event wins a `select!`, and no inbound message may be lost by that.
+///   It yields frames in arrival order, [`Inbound::Undelivered`] for
+///   per-message failures, and [`Inbound::Closed`] once the peer is gone
+///   (`None` for a clean end, `Some(error)` for a broken one); after
+///   `Closed` it keeps returning `Closed`.
+/// - **`close`** ends the connection politely (close stdin and wait, or
+///   DELETE the HTTP session) and is idempotent. Dropping a transport must
+///   also release everything it holds (child processes included), without
+///   the politeness.
+/// - A transport skips what it cannot decode (a junk stdout line, a non-JSON
+///   SSE event) and logs it with `tracing`; it reports a message over its
+///   size limit as `Closed(Some(TransportError::TooLarge))`.
+///
+/// [`send`]: Transport::send
+/// [`recv`]: Transport::recv
+#[async_trait]
+pub trait Transport: Send + Sync + 'static {
+    /// Sends one message.
+    async fn send(&self, message: Message) -> Result<(), TransportError>;
+
+    /// Receives the next inbound item. Cancel safe.
+    async fn recv(&self) -> Inbound;
+
+    /// Ends the connection politely. Idempotent.
+    async fn close(&self) -> Result<(), TransportError>;
+
+    /// The protocol version the client negotiated, for transports that must
+    /// echo it (Streamable HTTP's `MCP-Protocol-Version` header). Called once,
+    /// after the handshake and before `notifications/initialized` is sent.
+    /// The default does nothing.
+    fn set_protocol_version(&self, version: mcp_proto::ProtocolVersion) {
+        let _ = version;
+    }
+}
+
+/// What [`Transport::recv`] yields.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Inbound {
+    /// A message, or a batch (2025-03-26).
+    Frame(Frame),
+    /// A message sent earlier was not delivered; the connection goes on.
+    /// When `id` names a request, that request fails with `error`.
+    Undelivered {
+        /// The id of the request that failed, if the message was one.
+        id: Option<RequestId>,
+        /// Why.
+        error: TransportError,
+    },
+    /// The connection ended: `None` when the peer closed cleanly.
+    Closed(Option<TransportError>),
+}
+
+/// A transport failure. The message text is for people and may change;
+/// match on the variant or use the `is_*` predicates.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransportError {
+    /// The transport is closed.
+    #[error("transport closed")]
+    Closed,
+    /// An I/O error on the underlying pipe or socket.
+    #[error("i/o error: {0}")]
+    Io(#[from] std::io::Error),
+    /// An inbound message exceeded the size limit; the connection ended.
+    #[error("inbound message exceeds the {limit}-byte limit")]
+    TooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// The server does not know the session any more (HTTP 404 on a request
+    /// that carried `Mcp-Session-Id`): initialize again.
+    #[error("session expired: the server no longer knows this session")]
+    SessionExpired,
+    /// The server answered with an HTTP error status.
+    #[error("HTTP {status}: {body}")]
+    Http {
+        /// The status code.
+        status: u16,
+        /// The start of the response body (at most 16 KiB), for people.
+        body: String,
+    },
+    /// The peer broke the transport's rules (wrong content type, an
+    /// `endpoint` event on another origin, ...).
+    #[error("protocol error: {0}")]
+    Protocol(String),
+    /// The transport could not be set up (a command that cannot be run, an
+    /// unusable URL, a TLS configuration problem, ...).
+    #[error("{0}")]
+    Setup(String),
+    /// Any other failure, from a third-party transport.
+    #[error(transparent)]
+    Other(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl TransportError {
+    /// Whether this is [`TransportError::SessionExpired`].
+    pub fn is_session_expired(&self) -> bool {
+        matches!(self, TransportError::SessionExpired)
+    }
+
+    /// Whether this is [`TransportError::Closed`].
+    pub fn is_closed(&self) -> bool {
+        matches!(self, TransportError::Closed)
+    }
+
+    /// The HTTP status, for [`TransportError::Http`].
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            TransportError::Http { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,440 @@
+//! The async client over the in-memory transport, against a scripted server.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use mcp_proto::jsonrpc::ErrorObject;
+use mcp_proto::session::SessionOptions;
+use mcp_proto::types::{
+    ElicitAction, ElicitRequestParams, ElicitResult, ElicitationCapability, JsonObject,
+    ListRootsResult, Root, RootsCapability,
+};
+use mcp_proto::{Frame, Message};
+use mcp_transport::{
+    CallOptions, Client, ClientError, ClientHandler, ClientOptions, Inbound, MemoryTransport,
+    ServerNotification, Transport, memory_pair,
+};
+use serde_json::{Value, json};
+
+/// The server's end of an in-memory connection, speaking JSON values.
+struct Server {
+    transport: MemoryTransport,
+}
+
+impl Server {
+    async fn next(&self) -> Value {
+        match self.transport.recv().await {
+            Inbound::Frame(Frame::Single(message)) => {
+                serde_json::from_slice(&message.to_bytes()).unwrap()
+            }
+            other => panic!("expected a message, got {other:?}"),
+        }
+    }
+
+    async fn next_closed(&self) -> bool {
+        matches!(self.transport.recv().await, Inbound::Closed(_))
+    }
+
+    async fn send(&self, value: Value) {
+        let message: Message = serde_json::from_value(value).unwrap();
+        self.transport.send(message).await.unwrap();
+    }
+
+    /// Answers `initialize` and checks `notifications/initialized` follows.
+    async fn handshake(&self, capabilities: Value) {
+        let init = self.next().await;
+        assert_eq!(init["method"], "initialize");
+        self.send(json!({"jsonrpc": "2.0", "id": init["id"], "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": capabilities,
+            "serverInfo": {"name": "scripted", "version": "1"}
+        }}))
+        .await;
+        assert_eq!(
+            self.next().await,
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        );
+    }
+}
+
+async fn connected(options: ClientOptions, capabilities: Value) -> (Client, Server) {
+    let (client_end, server_end) = memory_pair();
+    let server = Server {
+        transport: server_end,
+    };
+    let (client, driver) = Client::new(client_end, options);
+    tokio::spawn(driver.run());
+    let handshake = tokio::spawn({
+        let client = client.clone();
+        async move { client.initialize().await }
+    });
+    server.handshake(capabilities).await;
+    handshake.await.unwrap().unwrap();
+    (client, server)
+}
+
+fn tools() -> Value {
+    json!({"tools": {"listChanged": true}})
+}
+
+#[tokio::test]
+async fn handshake_then_list_and_call() {
+    let (client, server) = connected(ClientOptions::default(), tools()).await;
+    let negotiated = client.negotiated().unwrap();
+    assert_eq!(negotiated.server_info().name, "scripted");
+
+    let list = tokio::spawn({
+        let client = client.clone();
+        async move { client.list_tools(None).await }
+    });
+    let request = server.next().await;
+    assert_eq!(request["method"], "tools/list");
+    server
+        .send(
+            json!({"jsonrpc": "2.0", "id": request["id"], "result": {"tools": [
+                {"name": "echo", "inputSchema": {"type": "object"}}
+            ]}}),
+        )
+        .await;
+    let list = list.await.unwrap().unwrap();
+    assert_eq!(list.tools[0].name, "echo");
+
+    let mut args = JsonObject::new();
+    args.insert("text".into(), json!("hi"));
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("echo", Some(args)).await }
+    });
+    let request = server.next().await;
+    assert_eq!(
+        request["params"],
+        json!({"name": "echo", "arguments": {"text": "hi"}})
+    );
+    server
+        .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+            "content": [{"type": "text", "text": "hi"}], "isError": false
+        }}))
+        .await;
+    let result = call.await.unwrap().unwrap();
+    assert_eq!(result.is_error, Some(false));
+}
+
+#[tokio::test]
+async fn many_calls_in_flight_get_their_own_answers() {
+    let (client, server) = connected(ClientOptions::default(), tools()).await;
+    let calls: Vec<_> = (0..32)
+        .map(|i| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                let mut args = JsonObject::new();
+                args.insert("n".into(), json!(i));
+                client.call_tool("echo", Some(args)).await
+            })
+        })
+        .collect();
+    let mut requests = Vec::new();
+    for _ in 0..32 {
+        requests.push(server.next().await);
+    }
+    // Answer in reverse order: routing is by id, not by arrival.
+    for request in requests.iter().rev() {
+        let n = request["params"]["arguments"]["n"].clone();
+        server
+            .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+                "content": [], "structuredContent": {"n": n}
+            }}))
+            .await;
+    }
+    for (i, call) in calls.into_iter().enumerate() {
+        let result = call.await.unwrap().unwrap();
+        assert_eq!(result.structured_content, Some(json!({"n": i})));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_silent_server_hits_the_deadline_and_is_told() {
+    let (client, server) = connected(ClientOptions::default(), tools()).await;
+    let started = tokio::time::Instant::now();
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move {
+            client
+                .request_raw(
+                    "tools/call",
+                    Some(&json!({"name": "slow"})),
+                    CallOptions {
+                        timeout: Some(Duration::from_secs(3)),
+                        ..Default::default()
+                    },
+                )
+                .await
+        }
+    });
+    let request = server.next().await;
+    let error = call.await.unwrap().unwrap_err();
+    assert!(error.is_timeout(), "{error:?}");
+    assert_eq!(started.elapsed(), Duration::from_secs(3));
+    let cancel = server.next().await;
+    assert_eq!(cancel["method"], "notifications/cancelled");
+    assert_eq!(cancel["params"]["requestId"], request["id"]);
+}
+
+#[tokio::test]
+async fn dropping_a_call_cancels_it_on_the_wire() {
+    let (client, server) = connected(ClientOptions::default(), tools()).await;
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("slow", None).await }
+    });
+    let request = server.next().await;
+    call.abort();
+    let cancel = server.next().await;
+    assert_eq!(cancel["method"], "notifications/cancelled");
+    assert_eq!(cancel["params"]["requestId"], request["id"]);
+    // A late answer harms nothing; the connection still works.
+    server
+        .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {"content": []}}))
+        .await;
+    let ping = tokio::spawn({
+        let client = client.clone();
+        async move { client.ping().await }
+    });
+    let request = server.next().await;
+    assert_eq!(request["method"], "ping");
+    server
+        .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {}}))
+        .await;
+    ping.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn progress_reaches_the_caller_that_asked() {
+    let (client, server) = connected(ClientOptions::default(), tools()).await;
+    let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel();
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move {
+            client
+                .request_raw(
+                    "tools/call",
+                    Some(&json!({"name": "long"})),
+                    CallOptions {
+                        progress: Some(progress_tx),
+                        ..Default::default()
+                    },
+                )
+                .await
+        }
+    });
+    let request = server.next().await;
+    let token = request["params"]["_meta"]["progressToken"].clone();
+    assert!(!token.is_null());
+    for step in 1..=3 {
+        server
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": token, "progress": step, "total": 3}}))
+            .await;
+    }
+    server
+        .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {"content": []}}))
+        .await;
+    call.await.unwrap().unwrap();
+    let mut seen = Vec::new();
+    while let Ok(p) = progress_rx.try_recv() {
+        seen.push(p.progress);
+    }
+    assert_eq!(seen, vec![1.0, 2.0, 3.0]);
+}
+
+struct Host;
+
+#[async_trait]
+impl ClientHandler for Host {
+    async fn list_roots(&self) -> Result<ListRootsResult, ErrorObject> {
+        Ok(ListRootsResult {
+            roots: vec![Root {
+                uri: "file:///work".into(),
+                name: Some("work".into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        })
+    }
+
+    async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ErrorObject> {
+        assert_eq!(params.message(), "Your name?");
+        let mut result = ElicitResult::new(ElicitAction::Accept);
+        let mut content = JsonObject::new();
+        content.insert("name".into(), json!("Ada"));
+        result.content = Some(content);
+        Ok(result)
+    }
+}
+
+#[tokio::test]
+async fn server_requests_go_to_the_handler() {
+    let mut options = ClientOptions::default();
+    options.handler = Some(Arc::new(Host));
+    options.session.capabilities.roots = Some(RootsCapability::default());
+    options.session.capabilities.elicitation = Some(ElicitationCapability::default());
+    let (_client, server) = connected(options, tools()).await;
+
+    server
+        .send(json!({"jsonrpc": "2.0", "id": "r1", "method": "roots/list"}))
+        .await;
+    assert_eq!(
+        server.next().await,
+        json!({"jsonrpc": "2.0", "id": "r1", "result": {"roots": [{"uri": "file:///work", "name": "work"}]}})
+    );
+
+    server
+        .send(
+            json!({"jsonrpc": "2.0", "id": 5, "method": "elicitation/create", "params": {
+                "message": "Your name?",
+                "requestedSchema": {"type": "object", "properties": {
+                    "name": {"type": "string"},
+                    "age": {"type": "integer", "default": 30},
+                    "subscribe": {"type": "boolean", "default": true}
+                }}
+            }}),
+        )
+        .await;
+    let answer = server.next().await;
+    assert_eq!(answer["id"], 5);
+    assert_eq!(answer["result"]["action"], "accept");
+    assert_eq!(
+        answer["result"]["content"],
+        json!({"name": "Ada", "age": 30, "subscribe": true}),
+        "omitted fields get their schema defaults"
+    );
+
+    // Not declared: refused by the session, whatever the handler could do.
+    server
+        .send(json!({"jsonrpc": "2.0", "id": 6, "method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 1}}))
+        .await;
+    assert_eq!(server.next().await["error"]["code"], -32601);
+}
+
+#[tokio::test]
+async fn without_a_handler_declared_requests_get_method_not_found() {
+    let mut options = ClientOptions::default();
+    options.session.capabilities.roots = Some(RootsCapability::default());
+    let (_client, server) = connected(options, tools()).await;
+    server
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "roots/list"}))
+        .await;
+    let answer = server.next().await;
+    assert_eq!(answer["id"], 1);
+    assert_eq!(answer["error"]["code"], -32601);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dead_peer_fails_every_pending_call_at_once() {
+    let (client, server) = connected(ClientOptions::default(), tools()).await;
+    let started = tokio::time::Instant::now();
+    let calls: Vec<_> = (0..5)
+        .map(|_| {
+            let client = client.clone();
+            tokio::spawn(async move { client.call_tool("slow", None).await })
+        })
+        .collect();
+    for _ in 0..5 {
+        server.next().await;
+    }
+    drop(server);
+    for call in calls {
+        let error = call.await.unwrap().unwrap_err();
+        assert!(matches!(error, ClientError::Closed { .. }), "{error:?}");
+    }
+    assert_eq!(
+        started.elapsed(),
+        Duration::ZERO,
+        "no call waited for its deadline"
+    );
+    client.wait_closed().await;
+    assert!(client.is_closed());
+    assert!(matches!(
+        client.ping().await,
+        Err(ClientError::Closed { .. })
+    ));
+}
+
+#[tokio::test]
+async fn notifications_arrive_on_the_stream_which_ends_on_close() {
+    let (client, server) = connected(ClientOptions::default(), tools()).await;
+    let mut notifications = client.take_notifications().unwrap();
+    assert!(client.take_notifications().is_none());
+    server
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
+        .await;
+    server
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hello"}}))
+        .await;
+    server
+        .send(json!({"jsonrpc": "2.0", "method": "vendor/thing", "params": {"x": 1}}))
+        .await;
+    assert!(matches!(
+        notifications.recv().await,
+        Some(ServerNotification::ToolsListChanged)
+    ));
+    assert!(matches!(
+        notifications.recv().await,
+        Some(ServerNotification::LogMessage(m)) if m.data == json!("hello")
+    ));
+    assert!(matches!(
+        notifications.recv().await,
+        Some(ServerNotification::Other(n)) if n.method == "vendor/thing"
+    ));
+    client.close().await;
+    assert!(notifications.recv().await.is_none());
+    assert!(server.next_closed().await);
+}
+
+#[tokio::test]
+async fn dropping_every_client_closes_the_connection() {
+    let (client, server) = connected(ClientOptions::default(), tools()).await;
+    let clone = client.clone();
+    drop(client);
+    drop(clone);
+    assert!(server.next_closed().await);
+}
+
+#[tokio::test]
+async fn a_refused_version_fails_the_handshake_and_closes() {
+    let (client_end, server_end) = memory_pair();
+    let server = Server {
+        transport: server_end,
+    };
+    let connect = tokio::spawn(Client::connect(client_end, ClientOptions::default()));
+    let init = server.next().await;
+    server
+        .send(json!({"jsonrpc": "2.0", "id": init["id"], "result": {
+            "protocolVersion": "1999-01-01", "capabilities": {},
+            "serverInfo": {"name": "old", "version": "0"}
+        }}))
+        .await;
+    let error = connect.await.unwrap().unwrap_err();
+    assert!(matches!(error, ClientError::Handshake(_)), "{error:?}");
+    assert!(error.to_string().contains("1999-01-01"), "{error}");
+    assert!(server.next_closed().await, "the transport is closed");
+}
+
+#[tokio::test]
+async fn calls_the_server_did_not_declare_are_refused_locally() {
+    let (client, server) = connected(
+        ClientOptions {
+            session: SessionOptions::default(),
+            ..Default::default()
+        },
+        json!({}),
+    )
+    .await;
+    let error = client.list_tools(None).await.unwrap_err();
+    assert!(matches!(error, ClientError::Refused(_)), "{error:?}");
+    drop(client);
+    assert!(
+        server.next_closed().await,
+        "nothing was sent before the close"
+    );
+}

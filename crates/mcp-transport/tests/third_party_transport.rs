@@ -1,0 +1,178 @@
+//! A transport written outside the crate, with only the public API, drives the client.
+//!
+//! This is what a downstream project does to carry MCP over its own channel
+//! (a WebSocket, a message bus, ...). It also lets the test inject what
+//! real transports report: undelivered requests and expired sessions.
+
+use async_trait::async_trait;
+use mcp_proto::{Frame, Message};
+use mcp_transport::{Client, ClientError, ClientOptions, Inbound, Transport, TransportError};
+use serde_json::{Value, json};
+use tokio::sync::{Mutex, mpsc};
+
+/// A transport whose inbound side is fed by the test and whose outbound
+/// side the test reads.
+struct ChannelTransport {
+    outbound: mpsc::UnboundedSender<Message>,
+    inbound: Mutex<mpsc::UnboundedReceiver<Inbound>>,
+    closed: mpsc::UnboundedSender<()>,
+}
+
+#[async_trait]
+impl Transport for ChannelTransport {
+    async fn send(&self, message: Message) -> Result<(), TransportError> {
+        self.outbound
+            .send(message)
+            .map_err(|_| TransportError::Closed)
+    }
+
+    async fn recv(&self) -> Inbound {
+        self.inbound
+            .lock()
+            .await
+            .recv()
+            .await
+            .unwrap_or(Inbound::Closed(None))
+    }
+
+    async fn close(&self) -> Result<(), TransportError> {
+        let _ = self.closed.send(());
+        Ok(())
+    }
+}
+
+struct Peer {
+    sent: mpsc::UnboundedReceiver<Message>,
+    feed: mpsc::UnboundedSender<Inbound>,
+    closed: mpsc::UnboundedReceiver<()>,
+}
+
+impl Peer {
+    async fn next(&mut self) -> Value {
+        let message = self.sent.recv().await.expect("the client sent nothing");
+        serde_json::from_slice(&message.to_bytes()).unwrap()
+    }
+
+    fn reply(&self, value: Value) {
+        let message: Message = serde_json::from_value(value).unwrap();
+        self.feed
+            .send(Inbound::Frame(Frame::Single(message)))
+            .unwrap();
+    }
+}
+
+async fn connect() -> (Client, Peer) {
+    let (outbound, sent) = mpsc::unbounded_channel();
+    let (feed, inbound) = mpsc::unbounded_channel();
+    let (closed_tx, closed) = mpsc::unbounded_channel();
+    let transport = ChannelTransport {
+        outbound,
+        inbound: Mutex::new(inbound),
+        closed: closed_tx,
+    };
+    let mut peer = Peer { sent, feed, closed };
+    let connecting = tokio::spawn(Client::connect(transport, ClientOptions::default()));
+    let init = peer.next().await;
+    peer.reply(json!({"jsonrpc": "2.0", "id": init["id"], "result": {
+        "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+        "serverInfo": {"name": "channel", "version": "1"}
+    }}));
+    let client = connecting.await.unwrap().unwrap();
+    assert_eq!(peer.next().await["method"], "notifications/initialized");
+    (client, peer)
+}
+
+#[tokio::test]
+async fn an_outside_transport_carries_a_whole_session() {
+    let (client, mut peer) = connect().await;
+    assert_eq!(client.negotiated().unwrap().version.as_str(), "2025-06-18");
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("echo", None).await }
+    });
+    let request = peer.next().await;
+    peer.reply(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+        "content": [{"type": "text", "text": "ok"}]
+    }}));
+    assert_eq!(call.await.unwrap().unwrap().content.len(), 1);
+    client.close().await;
+    assert_eq!(
+        peer.closed.recv().await,
+        Some(()),
+        "close reached the transport"
+    );
+}
+
+#[tokio::test]
+async fn an_undelivered_request_fails_alone() {
+    let (client, mut peer) = connect().await;
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("echo", None).await }
+    });
+    let request = peer.next().await;
+    let id: mcp_proto::RequestId = serde_json::from_value(request["id"].clone()).unwrap();
+    peer.feed
+        .send(Inbound::Undelivered {
+            id: Some(id),
+            error: TransportError::Http {
+                status: 500,
+                body: "boom".into(),
+            },
+        })
+        .unwrap();
+    let error = call.await.unwrap().unwrap_err();
+    assert!(
+        matches!(&error, ClientError::Undelivered(m) if m.contains("500")),
+        "{error:?}"
+    );
+    assert!(
+        !client.is_closed(),
+        "one failed POST does not end the connection"
+    );
+}
+
+#[tokio::test]
+async fn an_expired_session_fails_pending_calls_with_session_expired() {
+    let (client, mut peer) = connect().await;
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("echo", None).await }
+    });
+    let request = peer.next().await;
+    let id: mcp_proto::RequestId = serde_json::from_value(request["id"].clone()).unwrap();
+    peer.feed
+        .send(Inbound::Undelivered {
+            id: Some(id),
+            error: TransportError::SessionExpired,
+        })
+        .unwrap();
+    let error = call.await.unwrap().unwrap_err();
+    assert!(matches!(error, ClientError::SessionExpired), "{error:?}");
+    assert!(error.is_closed());
+    client.wait_closed().await;
+    assert!(matches!(
+        client.ping().await,
+        Err(ClientError::SessionExpired)
+    ));
+}
+
+#[tokio::test]
+async fn a_broken_transport_reports_why() {
+    let (client, mut peer) = connect().await;
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("echo", None).await }
+    });
+    peer.next().await;
+    peer.feed
+        .send(Inbound::Closed(Some(TransportError::TooLarge {
+            limit: 1024,
+        })))
+        .unwrap();
+    let error = call.await.unwrap().unwrap_err();
+    assert!(
+        matches!(&error, ClientError::Closed { reason } if reason.contains("1024")),
+        "{error:?}"
+    );
+}
