@@ -1,0 +1,279 @@
+//! What the fixture offers: tool definitions, the generated benchmark catalog,
+//! the one resource and the one prompt.
+//!
+//! Definitions are plain JSON (`serde_json::json!`) in the wire shape of MCP
+//! 2025-11-25, so that they read like the spec's examples.
+
+use serde_json::{Value, json};
+
+/// A 1x1 PNG, base64-encoded: the `image` tool's content.
+pub(crate) const TINY_PNG_BASE64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+
+/// The URI of the only resource.
+pub(crate) const README_URI: &str = "fixture://readme";
+
+/// The text of the only resource.
+pub(crate) const README_TEXT: &str =
+    "This is mcp-fixture-server, a test double for MCP clients. See --help for its faults.\n";
+
+/// The name of the only prompt.
+pub(crate) const GREET_PROMPT: &str = "greet";
+
+/// The built-in tools, in `tools/list` order.
+pub(crate) fn builtin_tools() -> Vec<Value> {
+    vec![
+        tool(
+            "echo",
+            "Returns its `text` argument unchanged.",
+            json!({"text": {"type": "string", "description": "The text to return."}}),
+            &["text"],
+        ),
+        {
+            let mut add = tool(
+                "add",
+                "Adds two numbers; the sum is also returned as structured content.",
+                json!({
+                    "a": {"type": "number", "description": "The first addend."},
+                    "b": {"type": "number", "description": "The second addend."}
+                }),
+                &["a", "b"],
+            );
+            add["outputSchema"] = json!({
+                "type": "object",
+                "properties": {"sum": {"type": "number"}},
+                "required": ["sum"]
+            });
+            add
+        },
+        tool(
+            "slow",
+            "Answers after `ms` milliseconds (default 1000). A cancelled call never answers.",
+            json!({"ms": {"type": "integer", "minimum": 0}}),
+            &[],
+        ),
+        tool(
+            "progress",
+            "Sends `steps` progress notifications (default 3), `ms` apart (default 0), then answers.",
+            json!({
+                "steps": {"type": "integer", "minimum": 0},
+                "ms": {"type": "integer", "minimum": 0}
+            }),
+            &[],
+        ),
+        tool(
+            "crash",
+            "Ends the server process with exit status 1 without answering.",
+            json!({}),
+            &[],
+        ),
+        tool(
+            "big",
+            "Returns a text result of `kib` KiB (default 1).",
+            json!({"kib": {"type": "integer", "minimum": 0}}),
+            &[],
+        ),
+        tool("image", "Returns a 1x1 PNG image.", json!({}), &[]),
+        tool(
+            "fail",
+            "Always fails with a tool error (`isError: true`).",
+            json!({}),
+            &[],
+        ),
+        tool(
+            "add_tool",
+            "Registers a new echo tool called `name` and sends notifications/tools/list_changed.",
+            json!({"name": {"type": "string"}}),
+            &["name"],
+        ),
+        tool(
+            "ask_roots",
+            "Sends roots/list to the client and returns its answer.",
+            json!({}),
+            &[],
+        ),
+        tool(
+            "ask_sampling",
+            "Sends sampling/createMessage to the client and returns its answer.",
+            json!({"prompt": {"type": "string"}}),
+            &[],
+        ),
+        tool(
+            "ask_elicitation",
+            "Sends a form-mode elicitation/create to the client and returns its answer.",
+            json!({"message": {"type": "string"}}),
+            &[],
+        ),
+    ]
+}
+
+/// Whether `name` is a built-in tool.
+pub(crate) fn is_builtin(name: &str) -> bool {
+    matches!(
+        name,
+        "echo"
+            | "add"
+            | "slow"
+            | "progress"
+            | "crash"
+            | "big"
+            | "image"
+            | "fail"
+            | "add_tool"
+            | "ask_roots"
+            | "ask_sampling"
+            | "ask_elicitation"
+    )
+}
+
+/// The name of generated tool `index` (1-based): `tool_0001`.
+pub(crate) fn generated_name(index: usize) -> String {
+    format!("tool_{index:04}")
+}
+
+/// The 1-based index of a generated tool's name, if `name` is one of the first `count`.
+pub(crate) fn generated_index(name: &str, count: usize) -> Option<usize> {
+    let digits = name.strip_prefix("tool_")?;
+    if digits.len() < 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let index: usize = digits.parse().ok()?;
+    (1..=count).contains(&index).then_some(index)
+}
+
+/// Generated tool `index` (1-based): a realistic description and a small
+/// input schema, so that a catalog of 200 weighs what real catalogs weigh.
+pub(crate) fn generated_tool(index: usize) -> Value {
+    const SUBJECTS: [(&str, &str); 10] = [
+        ("issues", "the project's issue tracker"),
+        ("commits", "the repository history"),
+        ("invoices", "the billing system"),
+        ("customers", "the CRM"),
+        ("pages", "the internal wiki"),
+        ("alerts", "the monitoring service"),
+        ("files", "the shared drive"),
+        ("orders", "the order database"),
+        ("builds", "the CI server"),
+        ("messages", "the team chat"),
+    ];
+    const ACTIONS: [(&str, &str); 4] = [
+        (
+            "Searches",
+            "for entries matching a free-text query and returns the most relevant ones, newest first",
+        ),
+        (
+            "Lists",
+            "page by page, filtered by an optional query, with each entry's id, title and last update",
+        ),
+        (
+            "Summarizes",
+            "matching a query: counts by status and owner, plus the five most recent entries",
+        ),
+        (
+            "Exports",
+            "matching a query as CSV rows (id, title, status, owner, updated) for spreadsheets",
+        ),
+    ];
+    let (subject, system) = SUBJECTS[index % SUBJECTS.len()];
+    let (verb, rest) = ACTIONS[(index / SUBJECTS.len()) % ACTIONS.len()];
+    let mut generated = tool(
+        &generated_name(index),
+        &format!(
+            "{verb} {subject} in {system} {rest}. Use it before asking the user for {subject} \
+             they may already have recorded. Read-only; results are capped at `limit`."
+        ),
+        json!({
+            "query": {"type": "string", "description": format!("Free-text query over {subject}.")},
+            "limit": {
+                "type": "integer",
+                "description": "How many entries to return.",
+                "minimum": 1,
+                "maximum": 100,
+                "default": 10
+            }
+        }),
+        &["query"],
+    );
+    generated["annotations"] = json!({"readOnlyHint": true, "openWorldHint": false});
+    generated
+}
+
+/// A tool registered at runtime by `add_tool`: it echoes like `echo`.
+pub(crate) fn added_tool(name: &str) -> Value {
+    tool(
+        name,
+        "Added at runtime by add_tool; returns its `text` argument.",
+        json!({"text": {"type": "string"}}),
+        &[],
+    )
+}
+
+/// The `resources/list` result.
+pub(crate) fn resources() -> Value {
+    json!({
+        "resources": [{
+            "uri": README_URI,
+            "name": "readme",
+            "title": "Fixture README",
+            "description": "What this server is.",
+            "mimeType": "text/plain"
+        }]
+    })
+}
+
+/// The `prompts/list` result.
+pub(crate) fn prompts() -> Value {
+    json!({
+        "prompts": [{
+            "name": GREET_PROMPT,
+            "description": "Greets someone by name.",
+            "arguments": [{"name": "name", "description": "Who to greet.", "required": true}]
+        }]
+    })
+}
+
+/// The requested schema of `ask_elicitation`: every property has a default,
+/// so that a client can accept with the defaults filled in.
+pub(crate) fn elicitation_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Name", "default": "fixture"},
+            "count": {"type": "integer", "title": "Count", "minimum": 0, "default": 3},
+            "confirm": {"type": "boolean", "title": "Confirm", "default": true},
+            "color": {"type": "string", "enum": ["red", "green", "blue"], "default": "green"}
+        },
+        "required": ["name", "count"]
+    })
+}
+
+fn tool(name: &str, description: &str, properties: Value, required: &[&str]) -> Value {
+    let mut schema = json!({"type": "object", "properties": properties});
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    json!({"name": name, "description": description, "inputSchema": schema})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_names_round_trip() {
+        assert_eq!(generated_name(7), "tool_0007");
+        assert_eq!(generated_index("tool_0007", 200), Some(7));
+        assert_eq!(generated_index("tool_0201", 200), None);
+        assert_eq!(generated_index("tool_0000", 200), None);
+        assert_eq!(generated_index("tool_7", 200), None);
+        assert_eq!(generated_index("tool_00x7", 200), None);
+    }
+
+    #[test]
+    fn builtins_are_listed_and_known() {
+        let tools = builtin_tools();
+        assert_eq!(tools.len(), 12);
+        for tool in tools {
+            assert!(is_builtin(tool["name"].as_str().unwrap()), "{tool}");
+        }
+    }
+}

@@ -1,0 +1,345 @@
+//! What the two HTTP transports share: the accept loop, bodies, SSE event
+//! encoding, and request checks.
+//!
+//! - [`streamable`]: Streamable HTTP (2025-03-26 .. 2025-11-25), one `/mcp` endpoint.
+//! - [`legacy`]: HTTP+SSE (2024-11-05), `GET /sse` and `POST /message`.
+
+pub(crate) mod legacy;
+pub(crate) mod streamable;
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::io::Write;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+
+use anyhow::Context as _;
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Frame as BodyFrame, Incoming, SizeHint};
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use mcp_proto::codec::sse::{SseEvent, encode_event};
+use mcp_proto::jsonrpc::error_codes;
+use mcp_proto::{ErrorObject, Frame, Message};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+
+/// The body of every response the fixture sends.
+pub(crate) type Body = BoxBody<Bytes, Infallible>;
+
+/// The largest request body read: 64 MiB, the stdio line limit.
+const MAX_BODY: usize = 64 * 1024 * 1024;
+
+/// Set when the response to the last request `--exit-after` allows has been
+/// sent with `Connection: close`: the process exits when that connection ends.
+static EXIT_WHEN_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// A request handler: one per transport, shared by every connection.
+pub(crate) trait Handler: Send + Sync + 'static {
+    fn handle(
+        self: Arc<Self>,
+        request: Request<Incoming>,
+    ) -> Pin<Box<dyn Future<Output = Response<Body>> + Send>>;
+}
+
+/// Binds 127.0.0.1:`port`, prints `listening on http://ADDR{path}` as the
+/// first stdout line, and serves HTTP/1.1 connections with `handler` until
+/// the process ends.
+pub(crate) async fn serve(port: u16, path: &str, handler: Arc<impl Handler>) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(("127.0.0.1", port))
+        .await
+        .with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
+    let addr = listener.local_addr()?;
+    {
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "listening on http://{addr}{path}")?;
+        stdout.flush()?;
+    }
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                // Out of file descriptors and the like: keep serving the
+                // connections we have.
+                eprintln!("fixture: accept failed: {e}");
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let handler = Arc::clone(&handler);
+        tokio::spawn(async move {
+            let service = service_fn(move |request| {
+                let handler = Arc::clone(&handler);
+                async move { Ok::<_, Infallible>(handler.handle(request).await) }
+            });
+            let served = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+            if let Err(e) = served {
+                if !e.is_incomplete_message() {
+                    eprintln!("fixture: connection error: {e}");
+                }
+            }
+            if EXIT_WHEN_CLOSED.load(Ordering::SeqCst) {
+                std::process::exit(0);
+            }
+        });
+    }
+}
+
+/// Marks `response` as the last one (`--exit-after`): it closes its
+/// connection, and the process exits once that connection is done.
+pub(crate) fn exit_after(response: &mut Response<Body>) {
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    EXIT_WHEN_CLOSED.store(true, Ordering::SeqCst);
+}
+
+/// A response with a complete body.
+pub(crate) fn full(
+    status: StatusCode,
+    content_type: Option<&'static str>,
+    body: impl Into<Bytes>,
+) -> Response<Body> {
+    let mut response = Response::new(Full::new(body.into()).boxed());
+    *response.status_mut() = status;
+    if let Some(content_type) = content_type {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    }
+    response
+}
+
+/// An HTTP error whose body is a JSON-RPC error with a null id, the shape
+/// the TypeScript SDK uses, so that a client can show the message.
+pub(crate) fn rpc_error(
+    status: StatusCode,
+    code: i64,
+    message: impl Into<String>,
+) -> Response<Body> {
+    let body = Message::error(None, ErrorObject::new(code, message)).to_bytes();
+    full(status, Some("application/json"), body)
+}
+
+/// Why a request is refused: an HTTP status, and the JSON-RPC error its
+/// body carries (see [`rpc_error`]).
+#[derive(Debug)]
+pub(crate) struct Refusal {
+    pub(crate) status: StatusCode,
+    pub(crate) code: i64,
+    pub(crate) message: String,
+}
+
+impl Refusal {
+    pub(crate) fn new(status: StatusCode, code: i64, message: impl Into<String>) -> Refusal {
+        Refusal {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn into_response(self) -> Response<Body> {
+        rpc_error(self.status, self.code, self.message)
+    }
+}
+
+/// An SSE response whose events come from `events`; the stream ends when
+/// every sender is dropped.
+pub(crate) fn sse(events: mpsc::UnboundedReceiver<Bytes>) -> Response<Body> {
+    let mut response = Response::new(ChannelBody(events).boxed());
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// One SSE event in wire form, through mcp-proto's encoder (WHATWG
+/// "Server-sent events" §9.2.6). `data` is one line of compact JSON, or
+/// empty for a priming event.
+pub(crate) fn sse_event(
+    id: Option<String>,
+    event: Option<&str>,
+    retry_ms: Option<u64>,
+    data: String,
+) -> Bytes {
+    let event = SseEvent {
+        event: event.unwrap_or("message").to_owned(),
+        data,
+        id,
+        retry: retry_ms,
+    };
+    let mut out = String::with_capacity(event.data.len() + 64);
+    encode_event(&event, &mut out);
+    Bytes::from(out)
+}
+
+/// A message as SSE `data`: compact JSON, which holds no line break.
+pub(crate) fn message_data(message: &Message) -> String {
+    serde_json::to_string(message).unwrap_or_default()
+}
+
+/// Reads a JSON-RPC frame from a POST body, checking the content type.
+/// Refused with 415, 413, or 400 with -32700 (not JSON) or -32600 (JSON
+/// that is not a message).
+pub(crate) async fn read_frame(request: Request<Incoming>) -> Result<Frame, Refusal> {
+    if !media_type_is(request.headers(), header::CONTENT_TYPE, "application/json") {
+        return Err(Refusal::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            error_codes::INVALID_REQUEST,
+            "Content-Type must be application/json",
+        ));
+    }
+    let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
+        Ok(body) => body.to_bytes(),
+        Err(e) => {
+            return Err(Refusal::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                error_codes::INVALID_REQUEST,
+                format!("cannot read the body: {e}"),
+            ));
+        }
+    };
+    Frame::from_slice(&body).map_err(|e| {
+        let (code, what) = if e.is_data() {
+            (error_codes::INVALID_REQUEST, "invalid request")
+        } else {
+            (error_codes::PARSE_ERROR, "parse error")
+        };
+        Refusal::new(StatusCode::BAD_REQUEST, code, format!("{what}: {e}"))
+    })
+}
+
+/// Whether the header's media type (parameters aside) is `expected`.
+pub(crate) fn media_type_is(headers: &HeaderMap, name: header::HeaderName, expected: &str) -> bool {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case(expected))
+}
+
+/// Whether the `Accept` header lists `media` (parameters and quality aside).
+pub(crate) fn accepts(headers: &HeaderMap, media: &str) -> bool {
+    headers.get_all(header::ACCEPT).iter().any(|value| {
+        value.to_str().is_ok_and(|value| {
+            value.split(',').any(|item| {
+                item.split(';')
+                    .next()
+                    .is_some_and(|m| m.trim().eq_ignore_ascii_case(media))
+            })
+        })
+    })
+}
+
+/// MCP "Transports" §Security Warning: servers MUST validate `Origin`. A
+/// request without one (not from a browser) passes; one from a page not
+/// served by this machine gets 403.
+pub(crate) fn origin_allowed(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    let host = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+        .unwrap_or("");
+    let host = if host.starts_with('[') {
+        host.split_inclusive(']').next().unwrap_or("")
+    } else {
+        host.split(':').next().unwrap_or("")
+    };
+    matches!(host, "127.0.0.1" | "localhost" | "[::1]")
+}
+
+/// A response body fed by a channel: each message is one data frame.
+struct ChannelBody(mpsc::UnboundedReceiver<Bytes>);
+
+impl hyper::body::Body for ChannelBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<BodyFrame<Bytes>, Infallible>>> {
+        self.get_mut()
+            .0
+            .poll_recv(cx)
+            .map(|chunk| chunk.map(|bytes| Ok(BodyFrame::data(bytes))))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(*name, HeaderValue::from_static(value));
+        }
+        map
+    }
+
+    #[test]
+    fn accept_lists_are_split_and_parameters_ignored() {
+        let h = headers(&[("accept", "application/json;q=0.9, Text/Event-Stream")]);
+        assert!(accepts(&h, "application/json"));
+        assert!(accepts(&h, "text/event-stream"));
+        assert!(!accepts(&h, "text/html"));
+    }
+
+    #[test]
+    fn only_local_origins_pass() {
+        assert!(origin_allowed(&headers(&[])));
+        assert!(origin_allowed(&headers(&[(
+            "origin",
+            "http://localhost:3000"
+        )])));
+        assert!(origin_allowed(&headers(&[("origin", "http://127.0.0.1")])));
+        assert!(origin_allowed(&headers(&[("origin", "http://[::1]:8080")])));
+        assert!(!origin_allowed(&headers(&[(
+            "origin",
+            "https://evil.example"
+        )])));
+        assert!(!origin_allowed(&headers(&[(
+            "origin",
+            "http://localhost.evil.example"
+        )])));
+    }
+
+    #[test]
+    fn sse_events_are_framed() {
+        let priming = sse_event(Some("1-0".to_owned()), None, Some(100), String::new());
+        assert_eq!(&priming[..], b"id: 1-0\nretry: 100\ndata:\n\n");
+        let endpoint = sse_event(
+            None,
+            Some("endpoint"),
+            None,
+            "/message?sessionId=a".to_owned(),
+        );
+        assert_eq!(
+            &endpoint[..],
+            b"event: endpoint\ndata: /message?sessionId=a\n\n"
+        );
+    }
+}

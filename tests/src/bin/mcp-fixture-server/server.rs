@@ -1,0 +1,749 @@
+//! The transport-independent MCP server: lifecycle, dispatch, tools, and the
+//! requests it sends to the client.
+//!
+//! A transport hands every inbound message to [`Server::receive`] and gets
+//! every outbound one through the [`Sink`] the server was built with. Each outbound message
+//! carries a [`Route`] saying which client request it belongs to, so that
+//! Streamable HTTP can put it on that request's SSE stream (MCP
+//! "Transports" §Streamable HTTP: messages related to a request go on its
+//! stream, the rest on the GET stream); stdio and legacy SSE ignore routes.
+//!
+//! Requests whose answer is immediate are answered inline, in arrival order,
+//! with no task spawned: the benchmark's echo path is a decode, a match and
+//! an encode. The rest run in tokio tasks that `notifications/cancelled`
+//! aborts.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use mcp_proto::jsonrpc::{Request, error_codes};
+use mcp_proto::types::{
+    CancelledNotificationParams, Implementation, InitializeRequestParams, InitializeResult,
+    ListChangedCapability, ResourcesCapability, ServerCapabilities,
+};
+use mcp_proto::{ErrorObject, Frame, Message, ProtocolVersion, RawValue, RequestId, methods};
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio::task::AbortHandle;
+
+use crate::catalog;
+use crate::options::Options;
+
+/// The fixture's configuration, shared by every session of the process.
+#[derive(Debug)]
+pub(crate) struct Fixture {
+    pub(crate) options: Options,
+    /// Built-in and generated tools, built once: `tools/list` only appends
+    /// the session's runtime-added tools.
+    tools: Vec<Value>,
+}
+
+impl Fixture {
+    pub(crate) fn new(options: Options) -> Arc<Fixture> {
+        let mut tools = catalog::builtin_tools();
+        tools.extend((1..=options.extra_tools).map(catalog::generated_tool));
+        Arc::new(Fixture { options, tools })
+    }
+}
+
+/// Which client request an outbound message belongs to.
+#[derive(Clone, Debug)]
+pub(crate) enum Route {
+    /// The response to this request, or a message sent while handling it
+    /// (progress, `list_changed`, a `roots/list` request...).
+    Related(RequestId),
+    /// Not related to any request.
+    Standalone,
+}
+
+/// One message for the transport to deliver.
+#[derive(Debug)]
+pub(crate) struct Outbound {
+    pub(crate) route: Route,
+    pub(crate) message: Message,
+    /// This is the response to the request `--exit-after` counts last: the
+    /// process exits once it has been written.
+    pub(crate) last: bool,
+}
+
+/// Where a [`Server`] hands its outbound messages: each transport delivers
+/// them its own way (a writer thread, an HTTP stream table).
+pub(crate) type Sink = Box<dyn Fn(Outbound) + Send + Sync>;
+
+/// One MCP session: a stdio connection, a Streamable HTTP session or a
+/// legacy SSE stream.
+pub(crate) struct Server {
+    fixture: Arc<Fixture>,
+    sink: Sink,
+    state: Mutex<State>,
+    /// Requests being handled in tasks, for cancellation.
+    in_flight: Mutex<HashMap<RequestId, AbortHandle>>,
+    /// Our requests to the client, waiting for its response.
+    awaiting_client: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>>,
+    next_client_request: AtomicU64,
+    requests_seen: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    phase: Phase,
+    /// The version the initialize result named.
+    version: Option<String>,
+    /// Tools added by `add_tool`, in order.
+    added_tools: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Phase {
+    #[default]
+    Uninitialized,
+    /// `initialize` arrived and its (delayed) answer is pending.
+    Initializing,
+    Ready,
+}
+
+/// How a request is answered.
+enum Reply {
+    Now(Result<Value, ErrorObject>),
+    Later(Pin<Box<dyn Future<Output = Result<Value, ErrorObject>> + Send>>),
+}
+
+impl Server {
+    pub(crate) fn new(fixture: Arc<Fixture>, sink: Sink) -> Arc<Server> {
+        Arc::new(Server {
+            fixture,
+            sink,
+            state: Mutex::new(State::default()),
+            in_flight: Mutex::new(HashMap::new()),
+            awaiting_client: Mutex::new(HashMap::new()),
+            next_client_request: AtomicU64::new(1),
+            requests_seen: AtomicU64::new(0),
+        })
+    }
+
+    /// Handles one inbound frame. Batches (2025-03-26) are handled message
+    /// by message and answered with separate responses.
+    pub(crate) fn receive_frame(self: &Arc<Self>, frame: Frame) {
+        match frame {
+            Frame::Single(message) => {
+                self.receive(message);
+            }
+            Frame::Batch(messages) => {
+                for message in messages {
+                    self.receive(message);
+                }
+            }
+        }
+    }
+
+    /// Handles one inbound message. Must run inside the tokio runtime.
+    /// Returns whether it is the request after whose response the process
+    /// exits (`--exit-after`).
+    pub(crate) fn receive(self: &Arc<Self>, message: Message) -> bool {
+        match message {
+            Message::Request(request) => return self.on_request(request),
+            Message::Notification(notification) => {
+                if notification.method == methods::NOTIFICATION_CANCELLED {
+                    self.on_cancelled(notification.params.as_deref());
+                }
+            }
+            Message::Response(response) => {
+                let result = serde_json::from_str(response.result.get())
+                    .map_err(|e| ErrorObject::new(error_codes::PARSE_ERROR, e.to_string()));
+                self.on_client_answer(&response.id, result);
+            }
+            Message::Error(error) => match error.id {
+                Some(id) => self.on_client_answer(&id, Err(error.error)),
+                None => eprintln!(
+                    "fixture: the client sent an error without an id: {}",
+                    error.error
+                ),
+            },
+        }
+        false
+    }
+
+    /// Sends an error response with a null id: the answer to input that
+    /// could not be read as a request (JSON-RPC 2.0 §5.1).
+    pub(crate) fn reject(&self, error: ErrorObject) {
+        self.send(Route::Standalone, Message::error(None, error), false);
+    }
+
+    /// The protocol version the initialize result named, once answered.
+    pub(crate) fn negotiated_version(&self) -> Option<String> {
+        lock(&self.state).version.clone()
+    }
+
+    /// Stops every request being handled, without answering: the session ended.
+    pub(crate) fn abort_all(&self) {
+        for (_, task) in lock(&self.in_flight).drain() {
+            task.abort();
+        }
+    }
+
+    fn on_request(self: &Arc<Self>, request: Request) -> bool {
+        let seen = self.requests_seen.fetch_add(1, Ordering::Relaxed) + 1;
+        let last = self.fixture.options.exit_after == Some(seen);
+        let id = request.id.clone();
+        match self.dispatch(request) {
+            Reply::Now(result) => self.answer(id, result, last),
+            Reply::Later(future) => {
+                // Held across the spawn so that the task's removal of its own
+                // entry cannot run before the entry exists.
+                let mut in_flight = lock(&self.in_flight);
+                let this = Arc::clone(self);
+                let task_id = id.clone();
+                let task = tokio::spawn(async move {
+                    let result = future.await;
+                    // A request cancelled after its future finished is not
+                    // answered either ("Utilities/Cancellation": the
+                    // receiver SHOULD NOT respond to a cancelled request).
+                    let removed = lock(&this.in_flight).remove(&task_id);
+                    if removed.is_some() {
+                        this.answer(task_id, result, last);
+                    }
+                });
+                in_flight.insert(id, task.abort_handle());
+            }
+        }
+        last
+    }
+
+    fn answer(&self, id: RequestId, result: Result<Value, ErrorObject>, last: bool) {
+        let message = match result.and_then(|value| {
+            Message::response(id.clone(), &value)
+                .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))
+        }) {
+            Ok(message) => message,
+            Err(error) => Message::error(Some(id.clone()), error),
+        };
+        self.send(Route::Related(id), message, last);
+    }
+
+    fn send(&self, route: Route, message: Message, last: bool) {
+        (self.sink)(Outbound {
+            route,
+            message,
+            last,
+        });
+    }
+
+    fn notify(&self, route: Route, method: &str, params: Value) {
+        match Message::notification(method, Some(&params)) {
+            Ok(message) => self.send(route, message, false),
+            Err(e) => eprintln!("fixture: cannot encode {method}: {e}"),
+        }
+    }
+
+    fn on_cancelled(&self, params: Option<&RawValue>) {
+        let Some(params) = params else { return };
+        let Ok(params) = serde_json::from_str::<CancelledNotificationParams>(params.get()) else {
+            eprintln!("fixture: ignoring malformed notifications/cancelled");
+            return;
+        };
+        if let Some(id) = params.request_id {
+            if let Some(task) = lock(&self.in_flight).remove(&id) {
+                task.abort();
+            }
+        }
+    }
+
+    fn on_client_answer(&self, id: &RequestId, result: Result<Value, ErrorObject>) {
+        match lock(&self.awaiting_client).remove(id) {
+            Some(waiter) => {
+                let _ = waiter.send(result);
+            }
+            None => eprintln!("fixture: the client answered an unknown request {id}"),
+        }
+    }
+
+    fn dispatch(self: &Arc<Self>, request: Request) -> Reply {
+        let Request { id, method, params } = request;
+        let params: Value = match params {
+            Some(raw) => match serde_json::from_str(raw.get()) {
+                Ok(value) => value,
+                Err(e) => return Reply::Now(Err(ErrorObject::invalid_params(e.to_string()))),
+            },
+            None => Value::Null,
+        };
+        if method == methods::PING {
+            return Reply::Now(Ok(json!({})));
+        }
+        if method == methods::INITIALIZE {
+            return self.initialize(params);
+        }
+        if lock(&self.state).phase != Phase::Ready {
+            return Reply::Now(Err(ErrorObject::new(
+                error_codes::INVALID_REQUEST,
+                format!("{method} before initialize: the server is not initialized"),
+            )));
+        }
+        let tools_offered = !self.fixture.options.no_tools_capability;
+        Reply::Now(match method.as_str() {
+            methods::TOOLS_LIST if tools_offered => self.list_tools(&params),
+            methods::TOOLS_CALL if tools_offered => return self.call_tool(id, params),
+            methods::RESOURCES_LIST => Ok(catalog::resources()),
+            methods::RESOURCES_TEMPLATES_LIST => Ok(json!({"resourceTemplates": []})),
+            methods::RESOURCES_READ => read_resource(&params),
+            methods::PROMPTS_LIST => Ok(catalog::prompts()),
+            methods::PROMPTS_GET => get_prompt(&params),
+            methods::LOGGING_SET_LEVEL => self.set_level(id, &params),
+            _ => Err(ErrorObject::method_not_found(&method)),
+        })
+    }
+
+    /// MCP "Lifecycle" §Initialization and §Version Negotiation: echo a
+    /// supported requested version, else offer our newest.
+    fn initialize(self: &Arc<Self>, params: Value) -> Reply {
+        let params: InitializeRequestParams = match serde_json::from_value(params) {
+            Ok(params) => params,
+            Err(e) => {
+                return Reply::Now(Err(ErrorObject::invalid_params(format!(
+                    "invalid initialize params: {e}"
+                ))));
+            }
+        };
+        {
+            let mut state = lock(&self.state);
+            if state.phase != Phase::Uninitialized {
+                return Reply::Now(Err(ErrorObject::new(
+                    error_codes::INVALID_REQUEST,
+                    "initialize was already received on this session",
+                )));
+            }
+            state.phase = Phase::Initializing;
+        }
+        let options = &self.fixture.options;
+        let version = options.protocol_version.clone().unwrap_or_else(|| {
+            match ProtocolVersion::parse(&params.protocol_version) {
+                Some(v) if ProtocolVersion::HANDSHAKE.contains(&v) => v,
+                _ => ProtocolVersion::LATEST_HANDSHAKE,
+            }
+            .as_str()
+            .to_owned()
+        });
+        let result = InitializeResult {
+            protocol_version: version.clone(),
+            capabilities: ServerCapabilities {
+                tools: (!options.no_tools_capability).then(|| ListChangedCapability {
+                    list_changed: Some(true),
+                    ..ListChangedCapability::default()
+                }),
+                resources: Some(ResourcesCapability::default()),
+                prompts: Some(ListChangedCapability::default()),
+                logging: Some(Default::default()),
+                ..ServerCapabilities::default()
+            },
+            server_info: Implementation {
+                title: Some("MCP fixture server".to_owned()),
+                ..Implementation::new("mcp-fixture-server", env!("CARGO_PKG_VERSION"))
+            },
+            instructions: options.instructions.clone(),
+            ..InitializeResult::default()
+        };
+        let result = serde_json::to_value(&result)
+            .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()));
+        let delay = options.delay_initialize;
+        let this = Arc::clone(self);
+        let finish = move || {
+            let mut state = lock(&this.state);
+            state.phase = Phase::Ready;
+            state.version = Some(version);
+            result
+        };
+        if delay.is_zero() {
+            Reply::Now(finish())
+        } else {
+            Reply::Later(Box::pin(async move {
+                tokio::time::sleep(delay).await;
+                finish()
+            }))
+        }
+    }
+
+    /// `tools/list`, paginated with `--page-size` (MCP "Utilities/Pagination":
+    /// cursors are opaque; an invalid one is `-32602`).
+    fn list_tools(&self, params: &Value) -> Result<Value, ErrorObject> {
+        let options = &self.fixture.options;
+        let added: Vec<Value> = lock(&self.state)
+            .added_tools
+            .iter()
+            .map(|name| catalog::added_tool(name))
+            .collect();
+        let total = self.fixture.tools.len() + added.len();
+        let start = match params.get("cursor") {
+            None | Some(Value::Null) => 0,
+            Some(cursor) => cursor
+                .as_str()
+                .and_then(|c| c.strip_prefix("page:"))
+                .and_then(|offset| offset.parse::<usize>().ok())
+                .filter(|offset| *offset <= total && options.page_size.is_some())
+                .ok_or_else(|| ErrorObject::invalid_params(format!("invalid cursor {cursor}")))?,
+        };
+        let end = options
+            .page_size
+            .map_or(total, |size| (start + size).min(total));
+        let tools: Vec<&Value> = self
+            .fixture
+            .tools
+            .iter()
+            .chain(&added)
+            .skip(start)
+            .take(end - start)
+            .collect();
+        let mut result = json!({"tools": tools});
+        if let Some(size) = options.page_size {
+            let next = if options.repeat_cursor && start == size {
+                // The second page names the cursor that led to it: a client
+                // that follows cursors blindly never stops.
+                Some(start)
+            } else {
+                (end < total).then_some(end)
+            };
+            if let Some(next) = next {
+                result["nextCursor"] = json!(format!("page:{next}"));
+            }
+        }
+        if let Some(kib) = options.oversize_kib {
+            let len = serde_json::to_string(&result).map_or(0, |s| s.len());
+            let padding = (kib * 1024).saturating_sub(len);
+            result["_meta"] = json!({"padding": "x".repeat(padding)});
+        }
+        Ok(result)
+    }
+
+    fn call_tool(self: &Arc<Self>, id: RequestId, params: Value) -> Reply {
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            return Reply::Now(Err(ErrorObject::invalid_params("tools/call needs a name")));
+        };
+        let args = params.get("arguments").cloned().unwrap_or(json!({}));
+        let route = Route::Related(id.clone());
+        let uint = |key: &str, default: u64| match args.get(key) {
+            None | Some(Value::Null) => Ok(default),
+            Some(v) => v
+                .as_u64()
+                .ok_or(format!("`{key}` must be a non-negative integer")),
+        };
+        let result = match name {
+            "echo" => match args.get("text").and_then(Value::as_str) {
+                Some(text) => text_result(text),
+                None => tool_error("`text` must be a string"),
+            },
+            "add" => add(&args),
+            "slow" => {
+                let ms = match uint("ms", 1000) {
+                    Ok(ms) => ms,
+                    Err(e) => return Reply::Now(Ok(tool_error(&e))),
+                };
+                return Reply::Later(Box::pin(async move {
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    Ok(text_result(&format!("slept {ms} ms")))
+                }));
+            }
+            "progress" => {
+                let (steps, ms) = match (uint("steps", 3), uint("ms", 0)) {
+                    (Ok(steps), Ok(ms)) => (steps, ms),
+                    (Err(e), _) | (_, Err(e)) => return Reply::Now(Ok(tool_error(&e))),
+                };
+                let token = params.pointer("/_meta/progressToken").cloned();
+                let this = Arc::clone(self);
+                let report = move |step: u64| {
+                    if let Some(token) = &token {
+                        this.notify(
+                            route.clone(),
+                            methods::NOTIFICATION_PROGRESS,
+                            json!({
+                                "progressToken": token,
+                                "progress": step,
+                                "total": steps,
+                                "message": format!("step {step} of {steps}")
+                            }),
+                        );
+                    }
+                };
+                let done = text_result(&format!("done: {steps} steps"));
+                if ms == 0 {
+                    (1..=steps).for_each(report);
+                    done
+                } else {
+                    return Reply::Later(Box::pin(async move {
+                        for step in 1..=steps {
+                            tokio::time::sleep(Duration::from_millis(ms)).await;
+                            report(step);
+                        }
+                        Ok(done)
+                    }));
+                }
+            }
+            "crash" => {
+                eprintln!("fixture: crash tool called, exiting with status 1");
+                std::process::exit(1);
+            }
+            "big" => match uint("kib", 1) {
+                Ok(kib) if kib <= 256 * 1024 => text_result(&big_text(kib as usize * 1024)),
+                Ok(_) => tool_error("`kib` is at most 262144"),
+                Err(e) => tool_error(&e),
+            },
+            "image" => json!({
+                "content": [{"type": "image", "data": catalog::TINY_PNG_BASE64, "mimeType": "image/png"}]
+            }),
+            "fail" => tool_error("fail: this tool always fails"),
+            "add_tool" => self.add_tool(route, &args),
+            "ask_roots" => return self.ask_client(route, methods::ROOTS_LIST, None),
+            "ask_sampling" => {
+                let prompt = args
+                    .get("prompt")
+                    .and_then(Value::as_str)
+                    .unwrap_or("Say hello.");
+                let params = json!({
+                    "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+                    "maxTokens": 64
+                });
+                return self.ask_client(route, methods::SAMPLING_CREATE_MESSAGE, Some(params));
+            }
+            "ask_elicitation" => {
+                let message = args
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("Please fill in the form.");
+                let mut params = json!({
+                    "message": message,
+                    "requestedSchema": catalog::elicitation_schema()
+                });
+                // `mode` exists from 2025-11-25; older versions have form mode only.
+                let version = self
+                    .negotiated_version()
+                    .and_then(|v| ProtocolVersion::parse(&v));
+                if version.is_some_and(ProtocolVersion::has_url_elicitation) {
+                    params["mode"] = json!("form");
+                }
+                return self.ask_client(route, methods::ELICITATION_CREATE, Some(params));
+            }
+            other => {
+                if let Some(index) =
+                    catalog::generated_index(other, self.fixture.options.extra_tools)
+                {
+                    let query = args.get("query").and_then(Value::as_str).unwrap_or("");
+                    text_result(&format!(
+                        "{}: no entries match {query:?}",
+                        catalog::generated_name(index)
+                    ))
+                } else if lock(&self.state).added_tools.iter().any(|t| t == other) {
+                    text_result(args.get("text").and_then(Value::as_str).unwrap_or(""))
+                } else {
+                    return Reply::Now(Err(ErrorObject::invalid_params(format!(
+                        "unknown tool: {other}"
+                    ))));
+                }
+            }
+        };
+        Reply::Now(Ok(result))
+    }
+
+    fn add_tool(&self, route: Route, args: &Value) -> Value {
+        let Some(name) = args
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+        else {
+            return tool_error("`name` must be a non-empty string");
+        };
+        {
+            let mut state = lock(&self.state);
+            let exists = catalog::is_builtin(name)
+                || catalog::generated_index(name, self.fixture.options.extra_tools).is_some()
+                || state.added_tools.iter().any(|t| t == name);
+            if exists {
+                return tool_error(&format!("a tool called {name} already exists"));
+            }
+            state.added_tools.push(name.to_owned());
+        }
+        // Sent before the response, so that a client sees the notification
+        // by the time the call returns on transports that keep order.
+        self.notify(route, methods::NOTIFICATION_TOOLS_LIST_CHANGED, json!({}));
+        text_result(&format!("added tool {name}"))
+    }
+
+    /// Sends a request to the client (roots, sampling, elicitation) whatever
+    /// capabilities it declared, since the fixture exists to test how a
+    /// client answers, including with `-32601`. The tool's result reports
+    /// the client's answer: its result as text and structured content, or
+    /// its error as a tool error.
+    fn ask_client(
+        self: &Arc<Self>,
+        route: Route,
+        method: &'static str,
+        params: Option<Value>,
+    ) -> Reply {
+        let n = self.next_client_request.fetch_add(1, Ordering::Relaxed);
+        let id = RequestId::String(format!("fixture-{n}"));
+        let (tx, rx) = oneshot::channel();
+        lock(&self.awaiting_client).insert(id.clone(), tx);
+        match Message::request(id.clone(), method, params.as_ref()) {
+            Ok(message) => self.send(route, message, false),
+            Err(e) => {
+                lock(&self.awaiting_client).remove(&id);
+                return Reply::Now(Err(ErrorObject::new(
+                    error_codes::INTERNAL_ERROR,
+                    e.to_string(),
+                )));
+            }
+        }
+        Reply::Later(Box::pin(async move {
+            Ok(match rx.await {
+                Ok(Ok(answer)) => json!({
+                    "content": [{"type": "text", "text": answer.to_string()}],
+                    "structuredContent": answer
+                }),
+                Ok(Err(error)) => tool_error(&format!(
+                    "the client answered {method} with error {}: {}",
+                    error.code, error.message
+                )),
+                Err(_) => tool_error(&format!("no answer to {method}")),
+            })
+        }))
+    }
+
+    /// `logging/setLevel`: records nothing, but confirms with one
+    /// `notifications/message` at the level asked for, so that the client
+    /// always lets it through.
+    fn set_level(&self, id: RequestId, params: &Value) -> Result<Value, ErrorObject> {
+        const LEVELS: [&str; 8] = [
+            "debug",
+            "info",
+            "notice",
+            "warning",
+            "error",
+            "critical",
+            "alert",
+            "emergency",
+        ];
+        let level = params
+            .get("level")
+            .and_then(Value::as_str)
+            .filter(|level| LEVELS.contains(level))
+            .ok_or_else(|| ErrorObject::invalid_params("`level` must be a syslog level name"))?;
+        self.notify(
+            Route::Related(id),
+            methods::NOTIFICATION_MESSAGE,
+            json!({
+                "level": level,
+                "logger": "mcp-fixture-server",
+                "data": format!("log level set to {level}")
+            }),
+        );
+        Ok(json!({}))
+    }
+}
+
+fn add(args: &Value) -> Value {
+    let (Some(a), Some(b)) = (args.get("a"), args.get("b")) else {
+        return tool_error("`a` and `b` must be numbers");
+    };
+    let sum = match (a.as_i64(), b.as_i64()) {
+        (Some(a), Some(b)) => a.checked_add(b).map(Value::from),
+        _ => match (a.as_f64(), b.as_f64()) {
+            (Some(a), Some(b)) => serde_json::Number::from_f64(a + b).map(Value::Number),
+            _ => None,
+        },
+    };
+    match sum {
+        Some(sum) => json!({
+            "content": [{"type": "text", "text": sum.to_string()}],
+            "structuredContent": {"sum": sum}
+        }),
+        None => tool_error("`a` and `b` must be numbers with a finite sum"),
+    }
+}
+
+fn read_resource(params: &Value) -> Result<Value, ErrorObject> {
+    let uri = params
+        .get("uri")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if uri == catalog::README_URI {
+        Ok(json!({
+            "contents": [{"uri": uri, "mimeType": "text/plain", "text": catalog::README_TEXT}]
+        }))
+    } else {
+        let mut error = ErrorObject::new(error_codes::RESOURCE_NOT_FOUND, "resource not found");
+        error.data = mcp_proto::jsonrpc::to_raw(&json!({"uri": uri})).ok();
+        Err(error)
+    }
+}
+
+fn get_prompt(params: &Value) -> Result<Value, ErrorObject> {
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if name != catalog::GREET_PROMPT {
+        return Err(ErrorObject::invalid_params(format!(
+            "unknown prompt: {name}"
+        )));
+    }
+    let who = params
+        .pointer("/arguments/name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ErrorObject::invalid_params("greet needs the argument `name`"))?;
+    Ok(json!({
+        "description": "Greets someone by name.",
+        "messages": [{
+            "role": "user",
+            "content": {"type": "text", "text": format!("Please greet {who} warmly.")}
+        }]
+    }))
+}
+
+fn text_result(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}]})
+}
+
+/// A tool execution error: a result with `isError: true`, which the model
+/// sees, rather than a JSON-RPC error (MCP "Server/Tools" §Error Handling).
+fn tool_error(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "isError": true})
+}
+
+/// `len` bytes of printable ASCII.
+fn big_text(len: usize) -> String {
+    const PATTERN: &str = "abcdefghijklmnopqrstuvwxyz012345";
+    let mut text = PATTERN.repeat(len / PATTERN.len() + 1);
+    text.truncate(len);
+    text
+}
+
+/// Locks a mutex, going on after a panic elsewhere: every critical section
+/// here leaves the data consistent.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_keeps_integers_exact() {
+        assert_eq!(
+            add(&json!({"a": 2, "b": 3}))["structuredContent"]["sum"],
+            json!(5)
+        );
+        assert_eq!(
+            add(&json!({"a": 0.5, "b": 1}))["structuredContent"]["sum"],
+            json!(1.5)
+        );
+        assert_eq!(add(&json!({"a": "x", "b": 1}))["isError"], json!(true));
+    }
+
+    #[test]
+    fn big_text_has_the_exact_length() {
+        for len in [0, 1, 31, 32, 33, 1024, 1024 * 1024] {
+            assert_eq!(big_text(len).len(), len);
+        }
+    }
+}
