@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::JsonObject;
+use super::de::open_string_enum;
 use crate::jsonrpc::RequestId;
 
 /// A progress token: a string or an integer, chosen by the requester and
@@ -70,4 +71,188 @@ pub struct Icon {
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
+}
+
+/// The sender or recipient of a message, and the audience of annotated data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The human user.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// Hints on how a client should use or display an object (content blocks,
+/// resources, resource templates).
+///
+/// Present since 2024-11-05; `lastModified` arrived in 2025-06-18.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Annotations {
+    /// Who the data is for: `["user"]`, `["assistant"]` or both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<Vec<Role>>,
+    /// Importance from 0 (optional) to 1 (effectively required).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<f64>,
+    /// When the data last changed, as an ISO 8601 string (2025-06-18).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+    /// Fields this crate does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+open_string_enum! {
+    /// What a result holds (2026-07-28 `resultType`).
+    ///
+    /// A result without the field is [`ResultType::Complete`]: servers before
+    /// 2026-07-28 never send it (MUST, "Result"). An unrecognised value is
+    /// kept in [`ResultType::Other`] so that the caller can reject it, as the
+    /// spec requires, with the value in the error.
+    #[derive(Default)]
+    pub enum ResultType {
+        /// The request finished and the result holds its final content.
+        #[default]
+        Complete = "complete",
+        /// The server needs input first (MRTR): see [`InputRequiredResult`](super::InputRequiredResult).
+        InputRequired = "input_required",
+    }
+}
+
+/// The value a missing `resultType` stands for.
+pub(crate) static RESULT_TYPE_COMPLETE: ResultType = ResultType::Complete;
+
+impl ResultType {
+    /// Reads only `resultType` from a raw result, skipping everything else,
+    /// so that a caller can pick the type to decode the result into
+    /// (for example [`CallToolResult`](super::CallToolResult) or
+    /// [`InputRequiredResult`](super::InputRequiredResult)).
+    pub fn peek(raw: &crate::jsonrpc::RawValue) -> Result<ResultType, serde_json::Error> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Probe {
+            #[serde(default)]
+            result_type: Option<ResultType>,
+        }
+        let probe: Probe = serde_json::from_str(raw.get())?;
+        Ok(probe.result_type.unwrap_or_default())
+    }
+}
+
+open_string_enum! {
+    /// Who may reuse a cached result (2026-07-28 `cacheScope`).
+    pub enum CacheScope {
+        /// No user-specific data: any cache may serve it across authorization contexts.
+        Public = "public",
+        /// Only within the same authorization context.
+        Private = "private",
+    }
+}
+
+/// Parameters of a paginated list request (MCP "Utilities/Pagination"):
+/// `tools/list`, `resources/list`, `resources/templates/list`,
+/// `prompts/list` and (2025-11-25) `tasks/list`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaginatedRequestParams {
+    /// The `nextCursor` of the previous page; `None` for the first page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<Cursor>,
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+    /// Fields this crate does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl PaginatedRequestParams {
+    /// Parameters asking for the page after `cursor` (the first page for `None`).
+    pub fn page(cursor: Option<Cursor>) -> Self {
+        PaginatedRequestParams {
+            cursor,
+            ..PaginatedRequestParams::default()
+        }
+    }
+}
+
+/// Parameters that carry nothing but `_meta`: `ping`, `roots/list`, the
+/// `list_changed` notifications and `notifications/initialized`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmptyParams {
+    /// Request or notification metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+    /// Fields this crate does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// A result that carries no data: the answer to `ping`,
+/// `resources/subscribe`, `resources/unsubscribe` and `logging/setLevel`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmptyResult {
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+    /// What the result holds (2026-07-28); missing means complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// Fields this crate does not know, kept for round trips.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// Adds `result_type()` (missing means [`ResultType::Complete`]) to result
+/// types with a `result_type: Option<ResultType>` field.
+macro_rules! impl_result_type {
+    ($($ty:ty),* $(,)?) => {$(
+        impl $ty {
+            /// What this result holds; a missing `resultType` means complete.
+            pub fn result_type(&self) -> &$crate::types::ResultType {
+                self.result_type
+                    .as_ref()
+                    .unwrap_or(&$crate::types::common::RESULT_TYPE_COMPLETE)
+            }
+        }
+    )*};
+}
+
+/// Adds `cache_ttl()` to 2026-07-28 cacheable results (fields `ttl_ms:
+/// Option<serde_json::Number>` and `cache_scope: Option<CacheScope>`).
+macro_rules! impl_cacheable {
+    ($($ty:ty),* $(,)?) => {$(
+        impl $ty {
+            /// How long the result may be cached: `ttlMs`, where a missing,
+            /// negative or malformed value means zero (2026-07-28, "Caching").
+            pub fn cache_ttl(&self) -> ::std::time::Duration {
+                $crate::types::common::ttl_from_millis(self.ttl_ms.as_ref())
+            }
+        }
+    )*};
+}
+
+pub(crate) use {impl_cacheable, impl_result_type};
+
+impl_result_type!(EmptyResult);
+
+/// Converts a `ttlMs` number to a duration, clamping missing, negative and
+/// non-finite values to zero.
+pub(crate) fn ttl_from_millis(ttl_ms: Option<&serde_json::Number>) -> std::time::Duration {
+    let Some(n) = ttl_ms else {
+        return std::time::Duration::ZERO;
+    };
+    if let Some(ms) = n.as_u64() {
+        return std::time::Duration::from_millis(ms);
+    }
+    match n.as_f64() {
+        Some(ms) if ms.is_finite() && ms > 0.0 => {
+            std::time::Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(std::time::Duration::MAX)
+        }
+        _ => std::time::Duration::ZERO,
+    }
 }

@@ -6,14 +6,48 @@
 //! - every object keeps the fields this crate does not know in `extra`, so a
 //!   newer peer's data survives a round trip;
 //! - `_meta` is the `meta` field.
+//!
+//! [`meta`] has the reserved `_meta` keys and the key-format rules. A result
+//! that 2026-07-28 may mark with `resultType` has a `result_type` field and a
+//! `result_type()` accessor (missing means complete). Tagged unions
+//! ([`ContentBlock`], [`SamplingContent`], [`Reference`]) keep members of an
+//! unknown type in an `Unknown` variant, exactly as received.
+//!
+//! Tagged unions and their members decode with generated one-pass visitors
+//! instead of derived internally tagged enums, which buffer every block
+//! before decoding it and cannot keep unknown ones; see `de.rs`.
 
 mod common;
+mod completion;
+mod content;
+mod de;
+mod discovery;
+mod elicitation;
 mod lifecycle;
+mod logging;
+pub mod meta;
 mod notifications;
+mod prompts;
+mod resources;
+mod roots;
+mod sampling;
+mod tasks;
+mod tools;
 
 pub use common::*;
+pub use completion::*;
+pub use content::*;
+pub use discovery::*;
+pub use elicitation::*;
 pub use lifecycle::*;
+pub use logging::*;
 pub use notifications::*;
+pub use prompts::*;
+pub use resources::*;
+pub use roots::*;
+pub use sampling::*;
+pub use tasks::*;
+pub use tools::*;
 
 /// A JSON object: the type of `_meta`, of capability objects and of unknown fields.
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;

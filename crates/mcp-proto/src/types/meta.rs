@@ -1,0 +1,168 @@
+//! `_meta` keys: the reserved names as constants, and the key-format rules.
+//!
+//! MCP "Basic/General fields/`_meta`" (2025-06-18 onwards): a key is an
+//! optional prefix (dot-separated labels followed by `/`) and a name. A prefix
+//! whose second label is `modelcontextprotocol` or `mcp` is reserved for the
+//! spec. Implementations must not assume anything about reserved keys they do
+//! not know.
+
+/// Request `_meta`: the token that asks for `notifications/progress`.
+pub const PROGRESS_TOKEN: &str = "progressToken";
+
+/// Associates a message with a task (2025-11-25): `{ "taskId": ... }`.
+pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+/// Request `_meta` (2026-07-28, required): the protocol version of this request.
+pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// Request `_meta` (2026-07-28, SHOULD): the client's [`Implementation`](super::Implementation).
+pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+
+/// Request `_meta` (2026-07-28, required): the client's capabilities for this request.
+pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// Request `_meta` (2026-07-28, optional, deprecated): the log level for this
+/// request; without it the server sends no `notifications/message`.
+pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+
+/// Notification and result `_meta` (2026-07-28): the id of the
+/// `subscriptions/listen` request whose stream carries the message.
+pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Result `_meta` (2026-07-28, SHOULD): the server's [`Implementation`](super::Implementation), for display only.
+pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// W3C Trace Context `traceparent` (2026-07-28), unprefixed.
+pub const TRACEPARENT: &str = "traceparent";
+
+/// W3C Trace Context `tracestate` (2026-07-28), unprefixed.
+pub const TRACESTATE: &str = "tracestate";
+
+/// W3C Baggage (2026-07-28), unprefixed.
+pub const BAGGAGE: &str = "baggage";
+
+/// The unprefixed keys the spec reserves.
+const RESERVED_UNPREFIXED: [&str; 4] = [PROGRESS_TOKEN, TRACEPARENT, TRACESTATE, BAGGAGE];
+
+/// Whether `key` is a well-formed `_meta` key.
+///
+/// - The prefix, if any, is one or more labels separated by `.` and ends with
+///   `/`. A label starts with a letter, ends with a letter or digit, and has
+///   only letters, digits and `-` in between.
+/// - The name, unless empty, starts and ends with an ASCII letter or digit
+///   and has only letters, digits, `-`, `_` and `.` in between. The spec
+///   allows an empty name ("unless empty"), so `""` and `"com.example/"`
+///   are valid.
+pub fn is_valid_meta_key(key: &str) -> bool {
+    let (prefix, name) = match key.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    prefix.is_none_or(|p| p.split('.').all(is_valid_label)) && is_valid_name(name)
+}
+
+/// Whether `key` is reserved for the protocol: its prefix's second label is
+/// `modelcontextprotocol` or `mcp` (`io.modelcontextprotocol/`, `dev.mcp/`,
+/// but not `com.example.mcp/`), or it is one of the unprefixed reserved
+/// names ([`PROGRESS_TOKEN`], [`TRACEPARENT`], [`TRACESTATE`], [`BAGGAGE`]).
+///
+/// A client never invents keys in reserved namespaces, and never interprets
+/// reserved keys it does not know.
+pub fn is_reserved_meta_key(key: &str) -> bool {
+    match key.split_once('/') {
+        Some((prefix, _)) => matches!(
+            prefix.split('.').nth(1),
+            Some("modelcontextprotocol" | "mcp")
+        ),
+        None => RESERVED_UNPREFIXED.contains(&key),
+    }
+}
+
+fn is_valid_label(label: &str) -> bool {
+    let bytes = label.as_bytes();
+    match (bytes.first(), bytes.last()) {
+        (Some(first), Some(last)) => {
+            first.is_ascii_alphabetic()
+                && last.is_ascii_alphanumeric()
+                && bytes
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+        }
+        _ => false,
+    }
+}
+
+fn is_valid_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    match (bytes.first(), bytes.last()) {
+        (None, _) | (_, None) => true,
+        (Some(first), Some(last)) => {
+            first.is_ascii_alphanumeric()
+                && last.is_ascii_alphanumeric()
+                && bytes
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(key: &str, valid: bool, reserved: bool) {
+        assert_eq!(is_valid_meta_key(key), valid, "valid({key:?})");
+        assert_eq!(is_reserved_meta_key(key), reserved, "reserved({key:?})");
+    }
+
+    #[test]
+    fn reserved_constants_are_valid_and_reserved() {
+        for key in [
+            PROGRESS_TOKEN,
+            RELATED_TASK,
+            PROTOCOL_VERSION,
+            CLIENT_INFO,
+            CLIENT_CAPABILITIES,
+            LOG_LEVEL,
+            SUBSCRIPTION_ID,
+            SERVER_INFO,
+            TRACEPARENT,
+            TRACESTATE,
+            BAGGAGE,
+        ] {
+            check(key, true, true);
+        }
+    }
+
+    #[test]
+    fn key_format() {
+        check("myKey", true, false);
+        check("a", true, false);
+        check("com.example/my-key_1.x", true, false);
+        check("com.example.api/k", true, false);
+        check("x-1/y", true, false);
+        // The spec's "unless empty": an empty name is allowed.
+        check("", true, false);
+        check("com.example/", true, false);
+        check("-key", false, false);
+        check("key-", false, false);
+        check("key with space", false, false);
+        check("com..example/k", false, false);
+        check("1com.example/k", false, false);
+        check("com.example-/k", false, false);
+        check("/k", false, false);
+        check("a/b/c", false, false);
+        check("ключ", false, false);
+    }
+
+    #[test]
+    fn reserved_prefixes_are_decided_by_the_second_label() {
+        check("io.modelcontextprotocol/anything", true, true);
+        check("dev.mcp/x", true, true);
+        check("org.modelcontextprotocol.api/x", true, true);
+        check("com.mcp.tools/x", true, true);
+        check("com.example.mcp/x", true, false);
+        check("mcp/x", true, false);
+        check("modelcontextprotocol.io/x", true, false);
+    }
+}
