@@ -1,1 +1,54 @@
-//! Shared helpers for the workspace integration tests.
+//! Shared helpers for the workspace integration tests: locating the fixture
+//! server and the independently written servers the tests run against.
+
+pub mod servers;
+
+use std::path::{Path, PathBuf};
+
+/// The repository root (the workspace directory).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// The entry point of `@modelcontextprotocol/server-everything`, installed
+/// by `.ci/run` (`npm ci --prefix tests/interop`). Panics with the command to
+/// run when it is missing: a missing prerequisite fails, it never passes.
+pub fn server_everything() -> PathBuf {
+    let path = repo_root()
+        .join("tests/interop/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        path.is_file(),
+        "server-everything is not installed at {}: run `npm ci --prefix tests/interop` (or bash .ci/run)",
+        path.display()
+    );
+    path
+}
+
+/// The Python interpreter of the project venv that has FastMCP (`mcp` 1.x),
+/// installed by `.ci/run`. Panics with the command to run when it is missing.
+pub fn venv_python() -> PathBuf {
+    let path = repo_root().join(".venv/bin/python");
+    assert!(
+        path.is_file(),
+        "the Python venv is missing at {}: run `python3 -m venv .venv && .venv/bin/pip install -r tests/interop/requirements.txt` (or bash .ci/run)",
+        path.display()
+    );
+    path
+}
+
+/// The FastMCP server script used by the interop tests.
+pub fn fastmcp_script() -> PathBuf {
+    repo_root().join("tests/interop/fastmcp_server.py")
+}
+
+/// `node`, which must be on PATH for server-everything.
+pub fn node() -> String {
+    let found = std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join("node").is_file()))
+        .unwrap_or(false);
+    assert!(found, "node is not on PATH: install Node.js 20 or newer");
+    "node".to_owned()
+}
