@@ -1,0 +1,86 @@
+//! `cargo xtask ci`: every check CI runs, in order, stopping at the first failure.
+
+use std::path::Path;
+
+use anyhow::{Context, bail};
+
+use crate::{cargo, display, tidy};
+
+/// One step of the CI run.
+struct Step {
+    name: &'static str,
+    action: Action,
+}
+
+enum Action {
+    /// `cargo` with these arguments, run from the workspace root.
+    Cargo(&'static [&'static str]),
+    /// The tidy check, run in-process.
+    Tidy,
+}
+
+/// The steps in the order they run.
+///
+/// Tidy runs before the tests, although it is also a `#[test]` there: it is
+/// cheap, so a policy breach fails fast, and `cargo test`'s own summary stays
+/// the last thing a CI log shows.
+const STEPS: &[Step] = &[
+    Step {
+        name: "fmt",
+        action: Action::Cargo(&["fmt", "--all", "--", "--check"]),
+    },
+    Step {
+        name: "clippy",
+        action: Action::Cargo(&[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--all-features",
+            "--",
+            "-D",
+            "warnings",
+        ]),
+    },
+    Step {
+        name: "tidy",
+        action: Action::Tidy,
+    },
+    Step {
+        name: "test",
+        action: Action::Cargo(&["test", "--workspace", "--all-features"]),
+    },
+];
+
+/// Runs every step; the error names the step that failed.
+pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
+    for (index, step) in STEPS.iter().enumerate() {
+        let position = format!("[{}/{}]", index + 1, STEPS.len());
+        match step.action {
+            Action::Cargo(args) => {
+                let mut command = cargo(root, args);
+                eprintln!("==> {position} {}: {}", step.name, display(&command));
+                let status = command
+                    .status()
+                    .with_context(|| format!("ci step `{}`: could not start cargo", step.name))?;
+                if !status.success() {
+                    bail!(
+                        "ci step `{}` failed: `{}` exited with {status}",
+                        step.name,
+                        display(&command)
+                    );
+                }
+            }
+            Action::Tidy => {
+                eprintln!(
+                    "==> {position} {}: repository policy (xtask/src/tidy.rs)",
+                    step.name
+                );
+                let problems = tidy::check(root)
+                    .with_context(|| format!("ci step `{}` could not run", step.name))?;
+                tidy::report(&problems)
+                    .with_context(|| format!("ci step `{}` failed", step.name))?;
+            }
+        }
+    }
+    Ok(())
+}
