@@ -17,13 +17,15 @@ enum Action {
     Cargo(&'static [&'static str]),
     /// The tidy check, run in-process.
     Tidy,
+    /// The official conformance suite (`cargo xtask conformance`).
+    Conformance,
 }
 
 /// The steps in the order they run.
 ///
 /// Tidy runs before the tests, although it is also a `#[test]` there: it is
-/// cheap, so a policy breach fails fast, and `cargo test`'s own summary stays
-/// the last thing a CI log shows.
+/// cheap, so a policy breach fails fast. The conformance suite runs last and
+/// ends the log with its `conformance: N passed, M failed` line.
 const STEPS: &[Step] = &[
     Step {
         name: "fmt",
@@ -48,6 +50,10 @@ const STEPS: &[Step] = &[
     Step {
         name: "test",
         action: Action::Cargo(&["test", "--workspace", "--all-features"]),
+    },
+    Step {
+        name: "conformance",
+        action: Action::Conformance,
     },
 ];
 
@@ -78,6 +84,14 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
                 let problems = tidy::check(root)
                     .with_context(|| format!("ci step `{}` could not run", step.name))?;
                 tidy::report(&problems)
+                    .with_context(|| format!("ci step `{}` failed", step.name))?;
+            }
+            Action::Conformance => {
+                eprintln!(
+                    "==> {position} {}: official client conformance suite (xtask/src/conformance.rs)",
+                    step.name
+                );
+                crate::conformance::run(root)
                     .with_context(|| format!("ci step `{}` failed", step.name))?;
             }
         }

@@ -6,6 +6,7 @@
 //! invoked from.
 
 mod ci;
+mod conformance;
 mod tidy;
 
 use std::ffi::OsString;
@@ -18,9 +19,10 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci            fmt check, clippy, tidy, tests: what CI runs (see .ci/run)
+  ci            fmt check, clippy, tidy, tests, conformance: what CI runs (see .ci/run)
   tidy          repository policy only: crate layering, module docs, no dbg!/todo!
   bench-proto   cargo bench -p mcp-proto --bench decode [-- <bench args>]
+  conformance   the official MCP client conformance suite (needs npm)
   help          print this message
 ";
 
@@ -51,6 +53,10 @@ fn run() -> anyhow::Result<()> {
             tidy_command(&root)
         }
         Some("bench-proto") => bench_proto(&root, &rest),
+        Some("conformance") => {
+            no_arguments("conformance", &rest)?;
+            conformance::run(&root)
+        }
         Some("help" | "-h" | "--help") => {
             print!("{USAGE}");
             Ok(())
