@@ -6,11 +6,17 @@
 //! - [`Client`]: pumps `mcp_proto`'s sans-IO session over any transport.
 
 mod client;
+mod http;
 mod memory;
+#[cfg(unix)]
+mod stdio;
 mod transport;
 
 pub use client::{
     CallOptions, Client, ClientError, ClientHandler, ClientOptions, Driver, ServerNotification,
 };
+pub use http::{AuthProvider, HttpOptions, HttpProtocol, HttpTransport};
 pub use memory::{MemoryTransport, memory_pair};
+#[cfg(unix)]
+pub use stdio::{ServerExited, StdioOptions, StdioTransport};
 pub use transport::{Inbound, Transport, TransportError};

@@ -55,7 +55,7 @@ async fn main() -> ExitCode {
 
 async fn run() -> anyhow::Result<()> {
     let url = std::env::args()
-        .last()
+        .next_back()
         .filter(|a| a.starts_with("http"))
         .context("usage: mcp-conformance-client <server-url>")?;
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
