@@ -274,8 +274,10 @@ impl ClientHandler for Host {
 
 #[tokio::test]
 async fn server_requests_go_to_the_handler() {
-    let mut options = ClientOptions::default();
-    options.handler = Some(Arc::new(Host));
+    let mut options = ClientOptions {
+        handler: Some(Arc::new(Host)),
+        ..Default::default()
+    };
     options.session.capabilities.roots = Some(RootsCapability::default());
     options.session.capabilities.elicitation = Some(ElicitationCapability::default());
     let (_client, server) = connected(options, tools()).await;
