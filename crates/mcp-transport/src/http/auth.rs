@@ -1,0 +1,38 @@
+//! The authorization hook of the HTTP transports: where an OAuth client (or any other token source) plugs in.
+
+use async_trait::async_trait;
+
+use crate::transport::TransportError;
+
+/// Supplies the `Authorization` header of every HTTP request a transport
+/// sends, and hears about the server's refusals.
+///
+/// The transports call [`authorization`](Self::authorization) before each
+/// request (POST, GET stream, DELETE, legacy SSE). When the server answers
+/// `401 Unauthorized`, or `403 Forbidden` with a `WWW-Authenticate`
+/// challenge (MCP "Authorization" §Scope Challenge Handling: step-up), they
+/// call [`on_unauthorized`](Self::on_unauthorized); when it returns `true`
+/// they send the same request once more, with a fresh `authorization()`.
+/// A second refusal is reported as [`TransportError::Http`], so a provider
+/// that keeps minting tokens the server refuses cannot loop.
+///
+/// An implementation must never log the tokens it hands out.
+#[async_trait]
+pub trait AuthProvider: Send + Sync + 'static {
+    /// The full value of the `Authorization` header (for example
+    /// `Bearer abc`), or `None` to send none. Overrides a bearer token
+    /// configured through [`HttpOptions::bearer_token_env`](super::HttpOptions::bearer_token_env).
+    async fn authorization(&self) -> Result<Option<String>, TransportError>;
+
+    /// The server refused a request with `status` (401, or 403 with a
+    /// challenge); `www_authenticate` is its `WWW-Authenticate` header, when
+    /// it sent one that is valid text. Return `Ok(true)` once new
+    /// credentials are ready and the request should be retried, `Ok(false)`
+    /// to give up (the refusal is then reported as
+    /// [`TransportError::Http`]), or an error to report instead.
+    async fn on_unauthorized(
+        &self,
+        status: u16,
+        www_authenticate: Option<&str>,
+    ) -> Result<bool, TransportError>;
+}

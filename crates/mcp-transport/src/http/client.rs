@@ -1,0 +1,508 @@
+//! The hyper client both HTTP transports send through: keep-alive pool, rustls, fixed headers, redirects, auth retries and body limits.
+
+use std::error::Error as StdError;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use rustls::RootCertStore;
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
+use url::Url;
+
+use super::{AuthProvider, HttpOptions};
+use crate::transport::TransportError;
+
+/// Error bodies are cut to this many bytes before they go into an error
+/// message.
+pub(crate) const ERROR_BODY_LIMIT: usize = 16 * 1024;
+
+/// At most this much of a body nobody needs (a 202's, a refusal's) is read
+/// so that its connection can go back to the pool; a longer one is dropped
+/// with its connection.
+const DRAIN_LIMIT: usize = 64 * 1024;
+
+/// The HTTP client of one transport. Cloning shares the connection pool.
+#[derive(Clone)]
+pub(crate) struct HttpClient {
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    /// Static headers, env headers and the bearer token, resolved at connect.
+    fixed_headers: HeaderMap,
+    auth: Option<Arc<dyn AuthProvider>>,
+    request_timeout: Duration,
+    max_redirects: u32,
+}
+
+impl HttpClient {
+    /// Builds the client: TLS roots, the connector, and the fixed headers
+    /// (environment variables are read here, once).
+    pub(crate) fn new(options: &HttpOptions) -> Result<Self, TransportError> {
+        let fixed_headers = fixed_headers(options)?;
+        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TransportError::Setup(format!("TLS configuration: {e}")))?
+        .with_root_certificates(root_store(&options.extra_root_certificates)?)
+        .with_no_client_auth();
+        let mut http = HttpConnector::new();
+        // The TLS layer handles `https`; the TCP connector must let it through.
+        http.enforce_http(false);
+        http.set_nodelay(true);
+        http.set_connect_timeout(Some(options.connect_timeout));
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .build(https);
+        Ok(HttpClient {
+            client,
+            fixed_headers,
+            auth: options.auth.clone(),
+            request_timeout: options.request_timeout,
+            max_redirects: options.max_redirects,
+        })
+    }
+
+    /// Sends one request and returns the response once its headers have
+    /// arrived. Follows same-origin redirects (see [`redirect_target`]) and
+    /// retries once after the auth hook renews credentials. `headers` are
+    /// added to the fixed ones and win over them.
+    pub(crate) async fn send(
+        &self,
+        method: Method,
+        url: &Url,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Result<Response<Incoming>, TransportError> {
+        let mut url = url.clone();
+        let mut redirects = 0;
+        let mut auth_retried = false;
+        loop {
+            let request = self.build(&method, &url, headers, body.clone()).await?;
+            let response = tokio::time::timeout(self.request_timeout, self.client.request(request))
+                .await
+                .map_err(|_| {
+                    TransportError::Io(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!(
+                            "no response within {} s",
+                            self.request_timeout.as_secs_f64()
+                        ),
+                    ))
+                })?
+                .map_err(|e| io_error(&e))?;
+            let status = response.status();
+            if let Some(auth) = &self.auth
+                && !auth_retried
+                && is_auth_challenge(&response)
+            {
+                auth_retried = true;
+                let challenge = response
+                    .headers()
+                    .get(http::header::WWW_AUTHENTICATE)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                if auth
+                    .on_unauthorized(status.as_u16(), challenge.as_deref())
+                    .await?
+                {
+                    drain(response.into_body()).await;
+                    continue;
+                }
+                // The hook gave up: the caller reports the refusal with its body.
+                return Ok(response);
+            }
+            match redirect_target(&method, &url, &response)? {
+                None => return Ok(response),
+                Some(target) => {
+                    if redirects >= self.max_redirects {
+                        return Err(TransportError::Protocol(format!(
+                            "too many redirects (more than {})",
+                            self.max_redirects
+                        )));
+                    }
+                    redirects += 1;
+                    drain(response.into_body()).await;
+                    url = target;
+                }
+            }
+        }
+    }
+
+    /// Builds one request with the fixed headers, `headers`, and the auth
+    /// hook's `Authorization`.
+    async fn build(
+        &self,
+        method: &Method,
+        url: &Url,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Result<Request<Full<Bytes>>, TransportError> {
+        let uri: http::Uri = url
+            .as_str()
+            .parse()
+            .map_err(|_| TransportError::Setup("the URL is not a valid HTTP URI".to_owned()))?;
+        let mut request = Request::new(Full::new(body));
+        *request.method_mut() = method.clone();
+        *request.uri_mut() = uri;
+        let out = request.headers_mut();
+        out.clone_from(&self.fixed_headers);
+        for (name, value) in headers {
+            out.insert(name.clone(), value.clone());
+        }
+        if let Some(auth) = &self.auth
+            && let Some(value) = auth.authorization().await?
+        {
+            let mut value = HeaderValue::from_str(&value).map_err(|_| {
+                TransportError::Setup(
+                    "the auth provider's Authorization value is not a valid header value"
+                        .to_owned(),
+                )
+            })?;
+            value.set_sensitive(true);
+            out.insert(AUTHORIZATION, value);
+        }
+        Ok(request)
+    }
+}
+
+/// Reads a body up to `limit` bytes. `Err(TooLarge)` when it is longer
+/// (a `Content-Length` over the limit is refused before reading).
+pub(crate) async fn read_body(
+    response: Response<Incoming>,
+    limit: usize,
+) -> Result<Bytes, TransportError> {
+    let too_large = TransportError::TooLarge { limit };
+    if let Some(length) = content_length(response.headers())
+        && length > limit as u64
+    {
+        return Err(too_large);
+    }
+    let mut body = response.into_body();
+    let mut out = BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| io_error(&e))?;
+        if let Ok(data) = frame.into_data() {
+            if out.len() + data.len() > limit {
+                return Err(too_large);
+            }
+            out.extend_from_slice(&data);
+        }
+    }
+    Ok(out.freeze())
+}
+
+/// The start of an error response's body, at most [`ERROR_BODY_LIMIT`]
+/// bytes, decoded lossily and trimmed, for [`TransportError::Http`].
+pub(crate) async fn error_body(response: Response<Incoming>) -> String {
+    let mut body = response.into_body();
+    let mut out = Vec::new();
+    while out.len() < ERROR_BODY_LIMIT {
+        match body.frame().await {
+            Some(Ok(frame)) => {
+                if let Ok(data) = frame.into_data() {
+                    let room = ERROR_BODY_LIMIT - out.len();
+                    out.extend_from_slice(data.get(..room.min(data.len())).unwrap_or_default());
+                }
+            }
+            Some(Err(_)) | None => break,
+        }
+    }
+    let mut text = String::from_utf8_lossy(&out).into_owned();
+    // A cut in the middle of a UTF-8 sequence leaves one replacement
+    // character at the end; that is fine for a message meant for people.
+    text.truncate(text.trim_end().len());
+    text.trim_start().to_owned()
+}
+
+/// The error for a non-success response: its status and the start of its body.
+pub(crate) async fn http_error(response: Response<Incoming>) -> TransportError {
+    let status = response.status().as_u16();
+    TransportError::Http {
+        status,
+        body: error_body(response).await,
+    }
+}
+
+/// Reads and drops up to [`DRAIN_LIMIT`] bytes of a body nobody needs, so
+/// that its connection can be reused.
+pub(crate) async fn drain(mut body: Incoming) {
+    let mut seen = 0;
+    while seen <= DRAIN_LIMIT {
+        match body.frame().await {
+            Some(Ok(frame)) => seen += frame.data_ref().map_or(0, Bytes::len),
+            Some(Err(_)) | None => return,
+        }
+    }
+}
+
+/// The response's media type, lowercased and without parameters
+/// (`text/event-stream; charset=utf-8` is `text/event-stream`).
+pub(crate) fn media_type(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(CONTENT_TYPE)?.to_str().ok()?;
+    let media = value.split(';').next().unwrap_or_default().trim();
+    (!media.is_empty()).then(|| media.to_ascii_lowercase())
+}
+
+/// Converts a hyper or hyper-util error into an I/O error that keeps its
+/// kind (connection refused, timed out, ...) and the whole cause chain as
+/// text. The chain never holds the request's headers.
+pub(crate) fn io_error(error: &(dyn StdError + 'static)) -> TransportError {
+    let mut kind = io::ErrorKind::Other;
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<io::Error>() {
+            kind = io.kind();
+        }
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    TransportError::Io(io::Error::new(kind, text))
+}
+
+/// Validates a configured URL: `http` or `https`, a host, no user info
+/// (credentials in URLs leak into logs and proxies) and no fragment (HTTP
+/// never sends one, so a fragment is a mistake). Messages never repeat the
+/// URL, which may hold credentials.
+pub(crate) fn parse_url(text: &str) -> Result<Url, TransportError> {
+    let url = Url::parse(text).map_err(|e| TransportError::Setup(format!("invalid URL: {e}")))?;
+    match url.scheme() {
+        "http" | "https" => {}
+        other => {
+            return Err(TransportError::Setup(format!(
+                "unsupported URL scheme {other:?}: use http or https"
+            )));
+        }
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(TransportError::Setup(
+            "the URL must not contain user info (user:password@); use headers or a bearer token"
+                .to_owned(),
+        ));
+    }
+    if url.fragment().is_some() {
+        return Err(TransportError::Setup(
+            "the URL must not contain a fragment (#...)".to_owned(),
+        ));
+    }
+    if url.host().is_none() {
+        return Err(TransportError::Setup("the URL has no host".to_owned()));
+    }
+    Ok(url)
+}
+
+/// Whether two URLs share scheme, host and port.
+pub(crate) fn same_origin(a: &Url, b: &Url) -> bool {
+    a.origin() == b.origin()
+}
+
+/// Where a redirect response points, when it is one this client follows.
+///
+/// Policy (the issue leaves it to us; MCP "Transports" says nothing): only
+/// same-origin redirects are followed, so credentials and session ids never
+/// travel to another host (checklist §5.9). 307 and 308 keep the method and
+/// body and are followed for every method (FastMCP redirects `/mcp` to
+/// `/mcp/` this way). 301, 302 and 303 would turn a POST into a bodiless
+/// GET, so they are followed for GET only; for other methods the response
+/// is returned and becomes an HTTP error. A redirect to another origin, or
+/// to a URL with user info, is a protocol error.
+fn redirect_target(
+    method: &Method,
+    from: &Url,
+    response: &Response<Incoming>,
+) -> Result<Option<Url>, TransportError> {
+    let status = response.status();
+    let follows = match status {
+        StatusCode::TEMPORARY_REDIRECT | StatusCode::PERMANENT_REDIRECT => true,
+        StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND | StatusCode::SEE_OTHER => {
+            method == Method::GET
+        }
+        _ => false,
+    };
+    if !follows {
+        return Ok(None);
+    }
+    let Some(location) = response.headers().get(LOCATION) else {
+        return Ok(None);
+    };
+    let mut target = location
+        .to_str()
+        .ok()
+        .and_then(|l| from.join(l).ok())
+        .ok_or_else(|| {
+            TransportError::Protocol(format!("HTTP {status} with an unusable Location header"))
+        })?;
+    target.set_fragment(None);
+    if !same_origin(from, &target) {
+        return Err(TransportError::Protocol(format!(
+            "refused a redirect to another origin ({})",
+            target.origin().ascii_serialization()
+        )));
+    }
+    if !target.username().is_empty() || target.password().is_some() {
+        return Err(TransportError::Protocol(
+            "refused a redirect to a URL with user info".to_owned(),
+        ));
+    }
+    Ok(Some(target))
+}
+
+/// 401, or 403 with a challenge (a step-up request for more scopes; a bare
+/// 403 is more likely an `Origin` refusal, checklist §5.9).
+fn is_auth_challenge(response: &Response<Incoming>) -> bool {
+    match response.status() {
+        StatusCode::UNAUTHORIZED => true,
+        StatusCode::FORBIDDEN => response
+            .headers()
+            .contains_key(http::header::WWW_AUTHENTICATE),
+        _ => false,
+    }
+}
+
+fn content_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(http::header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Static headers, then env headers, then the bearer token. Every value
+/// read from the environment, and `Authorization`, is marked sensitive so
+/// that hyper never prints it.
+fn fixed_headers(options: &HttpOptions) -> Result<HeaderMap, TransportError> {
+    let mut out = HeaderMap::new();
+    for (name, value) in &options.headers {
+        let name = header_name(name)?;
+        let mut value = HeaderValue::from_str(value)
+            .map_err(|_| TransportError::Setup(format!("header {name} has an invalid value")))?;
+        value.set_sensitive(name == AUTHORIZATION);
+        out.insert(name, value);
+    }
+    for (name, var) in &options.env_headers {
+        let name = header_name(name)?;
+        let text = env_value(var)?;
+        let mut value = HeaderValue::from_str(&text).map_err(|_| {
+            TransportError::Setup(format!(
+                "environment variable {var} does not hold a valid value for header {name}"
+            ))
+        })?;
+        value.set_sensitive(true);
+        out.insert(name, value);
+    }
+    if let Some(var) = &options.bearer_token_env {
+        let token = env_value(var)?;
+        let mut value =
+            HeaderValue::from_str(&format!("Bearer {}", token.trim())).map_err(|_| {
+                TransportError::Setup(format!(
+                    "environment variable {var} does not hold a valid bearer token"
+                ))
+            })?;
+        value.set_sensitive(true);
+        out.insert(AUTHORIZATION, value);
+    }
+    Ok(out)
+}
+
+fn header_name(name: &str) -> Result<HeaderName, TransportError> {
+    HeaderName::from_bytes(name.as_bytes())
+        .map_err(|_| TransportError::Setup(format!("invalid header name {name:?}")))
+}
+
+/// Reads an environment variable for a credential. Errors name the
+/// variable, never a value.
+fn env_value(var: &str) -> Result<String, TransportError> {
+    match std::env::var(var) {
+        Ok(value) if !value.trim().is_empty() => Ok(value),
+        Ok(_) => Err(TransportError::Setup(format!(
+            "environment variable {var} is empty"
+        ))),
+        Err(std::env::VarError::NotPresent) => Err(TransportError::Setup(format!(
+            "environment variable {var} is not set"
+        ))),
+        Err(std::env::VarError::NotUnicode(_)) => Err(TransportError::Setup(format!(
+            "environment variable {var} is not valid Unicode"
+        ))),
+    }
+}
+
+/// The webpki (Mozilla) roots plus the configured extra PEM certificates.
+fn root_store(extra_pem: &[String]) -> Result<RootCertStore, TransportError> {
+    let mut roots = RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    for (index, pem) in extra_pem.iter().enumerate() {
+        let mut found = 0;
+        for cert in CertificateDer::pem_slice_iter(pem.as_bytes()) {
+            let cert = cert.map_err(|e| {
+                TransportError::Setup(format!("extra root certificate #{index}: {e}"))
+            })?;
+            roots.add(cert).map_err(|e| {
+                TransportError::Setup(format!("extra root certificate #{index}: {e}"))
+            })?;
+            found += 1;
+        }
+        if found == 0 {
+            return Err(TransportError::Setup(format!(
+                "extra root certificate #{index} holds no PEM certificate"
+            )));
+        }
+    }
+    Ok(roots)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_with_userinfo_fragment_or_other_schemes_are_refused() {
+        for bad in [
+            "http://user:pw@127.0.0.1/mcp",
+            "http://user@127.0.0.1/mcp",
+            "http://127.0.0.1/mcp#frag",
+            "ftp://127.0.0.1/mcp",
+            "file:///tmp/x",
+            "not a url",
+        ] {
+            match parse_url(bad) {
+                Err(TransportError::Setup(message)) => {
+                    assert!(!message.contains("pw"), "{message}");
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+        assert!(parse_url("https://example.com:8443/mcp?x=1").is_ok());
+    }
+
+    #[test]
+    fn media_type_ignores_parameters_and_case() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("Text/Event-Stream; charset=utf-8"),
+        );
+        assert_eq!(media_type(&headers).as_deref(), Some("text/event-stream"));
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static(""));
+        assert_eq!(media_type(&headers), None);
+    }
+}

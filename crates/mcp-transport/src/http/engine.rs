@@ -1,0 +1,503 @@
+//! The HTTP transport object: its mode (Streamable HTTP, legacy SSE, or not yet known), session state, background tasks and inbound queue.
+//!
+//! Every HTTP exchange runs in a background task that the transport owns
+//! (a `JoinSet` aborted on close and on drop), so that `send` returns as
+//! soon as the message is handed over (the `Transport` contract) and many
+//! requests are in flight at once. Tasks deliver what they read, and the
+//! failures of single messages, through one queue that `recv` reads: all
+//! streams go through one dispatcher (checklist §5.3).
+
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use http::HeaderValue;
+use http::header::HeaderMap;
+use mcp_proto::{Frame, Message, ProtocolVersion, RequestId};
+use tokio::sync::{mpsc, watch};
+use tokio::task::{AbortHandle, JoinSet};
+use url::Url;
+
+use super::client::{HttpClient, parse_url};
+use super::{HttpOptions, HttpProtocol, legacy_sse, streamable};
+use crate::transport::{Inbound, Transport, TransportError};
+
+/// `Mcp-Session-Id` (header names are case-insensitive; `http` lowercases).
+pub(crate) const SESSION_ID: &str = "mcp-session-id";
+/// `MCP-Protocol-Version`.
+pub(crate) const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+
+/// An MCP client transport over HTTP: Streamable HTTP, legacy HTTP+SSE, or
+/// Streamable HTTP with automatic fallback to legacy SSE (see
+/// [`HttpProtocol`]).
+///
+/// Behaviour, by MCP "Transports" (2025-11-25) section:
+/// - Every message is its own POST, run in the background; the response
+///   (a JSON body or an SSE stream, either one for any request) arrives
+///   through [`recv`](Transport::recv). A failed POST comes back as
+///   [`Inbound::Undelivered`] for its request id (or with no id, for a
+///   notification or response).
+/// - §Session Management: the `Mcp-Session-Id` of the `initialize`
+///   response is sent on every later request and never logged; a 404 on a
+///   request that carried it is [`TransportError::SessionExpired`]. Sending
+///   another `initialize` starts a new session (no session header on it).
+///   [`close`](Transport::close) DELETEs the session (405 is fine).
+/// - §Protocol Version Header: the version given to
+///   [`set_protocol_version`](Transport::set_protocol_version) goes on every
+///   request after `initialize`, never on the `initialize` POST.
+/// - §Listening for Messages from the Server: once the
+///   `notifications/initialized` POST is accepted, a GET stream is opened
+///   for server-initiated messages; 404, 405 or 406 there means the server
+///   offers none. If an established GET stream later gets 404, the session
+///   has expired and the transport ends with `Closed(Some(SessionExpired))`.
+/// - §Resumability: when a POST's SSE stream ends before its response, it
+///   is resumed by GET with `Last-Event-ID` after the server's `retry`
+///   (or [`HttpOptions::default_retry`]); the GET stream reconnects the
+///   same way. Priming events (empty data) only record their id.
+/// - Legacy HTTP+SSE (2024-11-05): a GET stream whose `endpoint` event,
+///   resolved against the SSE URL and on the same origin, receives every
+///   POST; all server messages arrive on the stream, and its end ends the
+///   transport.
+pub struct HttpTransport {
+    shared: Arc<Shared>,
+    inbound: tokio::sync::Mutex<InboundQueue>,
+    close_started: AtomicBool,
+}
+
+impl HttpTransport {
+    /// Validates the options, reads the environment variables they name and
+    /// builds the client. For [`HttpProtocol::LegacySse`] it also opens the
+    /// SSE stream and waits for its `endpoint` event; the other protocols
+    /// send nothing until the first message.
+    pub async fn connect(options: HttpOptions) -> Result<Self, TransportError> {
+        let url = parse_url(&options.url)?;
+        let client = HttpClient::new(&options)?;
+        let initial_mode = match options.protocol {
+            HttpProtocol::Streamable => Mode::Streamable,
+            HttpProtocol::Auto | HttpProtocol::LegacySse => Mode::Undecided,
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            client,
+            url,
+            limits: Limits {
+                max_message_size: options.max_message_size,
+                close_timeout: options.close_timeout,
+                endpoint_timeout: options.endpoint_timeout,
+                default_retry: options.default_retry,
+                max_reconnect_attempts: options.max_reconnect_attempts,
+            },
+            inbound: tx,
+            mode: watch::Sender::new(initial_mode),
+            session: Mutex::new(Session::default()),
+            tasks: Mutex::new(Tasks {
+                set: JoinSet::new(),
+                closed: false,
+            }),
+            closed: AtomicBool::new(false),
+        });
+        let transport = HttpTransport {
+            shared,
+            inbound: tokio::sync::Mutex::new(InboundQueue { rx, terminal: None }),
+            close_started: AtomicBool::new(false),
+        };
+        if options.protocol == HttpProtocol::LegacySse {
+            legacy_sse::start(&transport.shared).await?;
+        }
+        Ok(transport)
+    }
+
+    /// The protocol in use: `None` while [`HttpProtocol::Auto`] has not yet
+    /// seen the server's answer to `initialize`.
+    pub fn active_protocol(&self) -> Option<HttpProtocol> {
+        match self.shared.mode() {
+            Mode::Undecided => None,
+            Mode::Streamable => Some(HttpProtocol::Streamable),
+            Mode::Legacy(_) => Some(HttpProtocol::LegacySse),
+        }
+    }
+}
+
+impl fmt::Debug for HttpTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpTransport")
+            .field("origin", &self.shared.url.origin().ascii_serialization())
+            .field("protocol", &self.active_protocol())
+            .field("closed", &self.shared.is_closed())
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl Transport for HttpTransport {
+    async fn send(&self, message: Message) -> Result<(), TransportError> {
+        if self.shared.is_closed() {
+            return Err(TransportError::Closed);
+        }
+        let out = Outgoing::new(&message);
+        let probe = self.shared.prepare(&out);
+        let shared = Arc::clone(&self.shared);
+        let task = async move {
+            if probe {
+                streamable::post(&shared, out, true).await;
+                return;
+            }
+            match shared.wait_mode().await {
+                Mode::Legacy(endpoint) => legacy_sse::post(&shared, &endpoint, out).await,
+                Mode::Streamable | Mode::Undecided => streamable::post(&shared, out, false).await,
+            }
+        };
+        match self.shared.spawn(task) {
+            Some(_) => Ok(()),
+            None => Err(TransportError::Closed),
+        }
+    }
+
+    async fn recv(&self) -> Inbound {
+        // Cancel safe: the lock and `UnboundedReceiver::recv` both are, and
+        // nothing happens between taking an item and returning it.
+        let mut queue = self.inbound.lock().await;
+        if let Some(terminal) = &queue.terminal {
+            return Inbound::Closed(terminal.as_ref().map(duplicate));
+        }
+        match queue.rx.recv().await {
+            Some(Inbound::Closed(error)) => {
+                queue.terminal = Some(error.as_ref().map(duplicate));
+                Inbound::Closed(error)
+            }
+            Some(item) => item,
+            // `Shared` holds a sender for as long as `self` lives.
+            None => Inbound::Closed(None),
+        }
+    }
+
+    async fn close(&self) -> Result<(), TransportError> {
+        if self.close_started.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.shared.abort_all();
+        if matches!(self.shared.mode(), Mode::Streamable) {
+            streamable::delete_session(&self.shared).await;
+        }
+        self.shared.finish(None);
+        Ok(())
+    }
+
+    fn set_protocol_version(&self, version: ProtocolVersion) {
+        self.shared.session().version = Some(version);
+    }
+}
+
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        // The tasks hold the shared state; aborting them breaks that cycle
+        // and drops every connection.
+        self.shared.abort_all();
+    }
+}
+
+/// One message on its way out, classified for the rules that depend on
+/// what it is.
+#[derive(Debug)]
+pub(crate) struct Outgoing {
+    pub(crate) kind: Kind,
+    /// The request id, for requests.
+    pub(crate) id: Option<RequestId>,
+    pub(crate) body: Bytes,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// The `initialize` request: starts a session.
+    Initialize,
+    /// Any other request: expects a response.
+    Request,
+    /// `notifications/initialized`: its acceptance opens the GET stream.
+    Initialized,
+    /// Any other notification.
+    Notification,
+    /// A response or error response to a server request.
+    Response,
+}
+
+impl Outgoing {
+    fn new(message: &Message) -> Self {
+        let (kind, id) = match message {
+            Message::Request(r) if r.method == mcp_proto::methods::INITIALIZE => {
+                (Kind::Initialize, Some(r.id.clone()))
+            }
+            Message::Request(r) => (Kind::Request, Some(r.id.clone())),
+            Message::Notification(n)
+                if n.method == mcp_proto::methods::NOTIFICATION_INITIALIZED =>
+            {
+                (Kind::Initialized, None)
+            }
+            Message::Notification(_) => (Kind::Notification, None),
+            Message::Response(_) | Message::Error(_) => (Kind::Response, None),
+        };
+        Outgoing {
+            kind,
+            id,
+            body: Bytes::from(message.to_bytes()),
+        }
+    }
+
+    pub(crate) fn is_request(&self) -> bool {
+        matches!(self.kind, Kind::Initialize | Kind::Request)
+    }
+}
+
+/// Which protocol the transport speaks.
+#[derive(Clone, Debug)]
+pub(crate) enum Mode {
+    /// Auto mode before the server answered `initialize`: messages other
+    /// than the probing `initialize` wait.
+    Undecided,
+    Streamable,
+    /// Legacy SSE, with the endpoint every POST goes to.
+    Legacy(Arc<Url>),
+}
+
+/// Numbers the tasks need from [`HttpOptions`].
+#[derive(Debug)]
+pub(crate) struct Limits {
+    pub(crate) max_message_size: usize,
+    pub(crate) close_timeout: Duration,
+    pub(crate) endpoint_timeout: Duration,
+    pub(crate) default_retry: Duration,
+    pub(crate) max_reconnect_attempts: u32,
+}
+
+/// The state the transport and its tasks share.
+pub(crate) struct Shared {
+    pub(crate) client: HttpClient,
+    /// The configured URL: the MCP endpoint, or the legacy SSE URL.
+    pub(crate) url: Url,
+    pub(crate) limits: Limits,
+    inbound: mpsc::UnboundedSender<Inbound>,
+    mode: watch::Sender<Mode>,
+    session: Mutex<Session>,
+    tasks: Mutex<Tasks>,
+    /// `Closed` has been queued; sends fail from now on.
+    closed: AtomicBool,
+}
+
+#[derive(Default)]
+struct Session {
+    /// Secret: marked sensitive, never logged.
+    id: Option<HeaderValue>,
+    version: Option<ProtocolVersion>,
+    /// Bumped by every `initialize`, so that a GET stream of an old session
+    /// stops reconnecting.
+    generation: u64,
+    /// The GET stream task of the current session.
+    listener: Option<AbortHandle>,
+    /// Auto mode: the probing `initialize` is in flight.
+    probing: bool,
+}
+
+struct Tasks {
+    set: JoinSet<()>,
+    /// No task may start any more (closed or dropped).
+    closed: bool,
+}
+
+#[derive(Debug)]
+struct InboundQueue {
+    rx: mpsc::UnboundedReceiver<Inbound>,
+    /// Set once `Closed` has been returned: `recv` repeats it.
+    terminal: Option<Option<TransportError>>,
+}
+
+impl Shared {
+    pub(crate) fn push_frame(&self, frame: Frame) {
+        let _ = self.inbound.send(Inbound::Frame(frame));
+    }
+
+    /// Reports that one message was not delivered. For a notification or a
+    /// response nobody waits, so it is also logged.
+    pub(crate) fn report(&self, out: &Outgoing, error: TransportError) {
+        if !out.is_request() {
+            tracing::warn!(%error, "an HTTP POST of a notification or response failed");
+        }
+        let _ = self.inbound.send(Inbound::Undelivered {
+            id: out.id.clone(),
+            error,
+        });
+    }
+
+    /// Ends the connection: queues `Closed(error)` unless it is already
+    /// closed. Sends fail from now on.
+    pub(crate) fn finish(&self, error: Option<TransportError>) {
+        if !self.closed.swap(true, Ordering::SeqCst) {
+            if let Some(error) = &error {
+                tracing::debug!(%error, "HTTP transport ended");
+            }
+            let _ = self.inbound.send(Inbound::Closed(error));
+        }
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Starts a background task, unless the transport is closed.
+    pub(crate) fn spawn(
+        &self,
+        task: impl Future<Output = ()> + Send + 'static,
+    ) -> Option<AbortHandle> {
+        let mut tasks = lock(&self.tasks);
+        if tasks.closed {
+            return None;
+        }
+        // Forget finished tasks so the set does not grow with every POST.
+        while tasks.set.try_join_next().is_some() {}
+        Some(tasks.set.spawn(task))
+    }
+
+    /// Aborts every task and refuses new ones.
+    pub(crate) fn abort_all(&self) {
+        let mut tasks = lock(&self.tasks);
+        tasks.closed = true;
+        tasks.set.abort_all();
+    }
+
+    pub(crate) fn mode(&self) -> Mode {
+        self.mode.borrow().clone()
+    }
+
+    /// Settles the mode (ending an Auto probe).
+    pub(crate) fn set_mode(&self, mode: Mode) {
+        self.session().probing = false;
+        self.mode.send_replace(mode);
+    }
+
+    /// The mode, once it is settled.
+    async fn wait_mode(&self) -> Mode {
+        let mut rx = self.mode.subscribe();
+        match rx.wait_for(|m| !matches!(m, Mode::Undecided)).await {
+            Ok(mode) => mode.clone(),
+            // The sender lives in `self`, so this cannot happen.
+            Err(_) => Mode::Streamable,
+        }
+    }
+
+    /// Bookkeeping at `send` time, before the task starts. Returns whether
+    /// this message is the Auto probe (the first `initialize`).
+    fn prepare(&self, out: &Outgoing) -> bool {
+        let mode = self.mode();
+        let mut session = self.session();
+        let probe = match mode {
+            Mode::Undecided if session.probing => false,
+            Mode::Undecided if out.kind == Kind::Initialize => {
+                session.probing = true;
+                true
+            }
+            Mode::Undecided => {
+                // The first message is not `initialize` (a stateless
+                // client): nothing to probe with.
+                drop(session);
+                self.mode.send_replace(Mode::Streamable);
+                return false;
+            }
+            Mode::Streamable | Mode::Legacy(_) => false,
+        };
+        if out.kind == Kind::Initialize {
+            // MCP "Transports" §Session Management: a new session starts
+            // with an `initialize` that carries no session id.
+            session.id = None;
+            session.version = None;
+            session.generation += 1;
+            if let Some(listener) = session.listener.take() {
+                listener.abort();
+            }
+        }
+        probe
+    }
+
+    /// The session headers for a request: `Mcp-Session-Id` and
+    /// `MCP-Protocol-Version` when known. Returns whether the session id
+    /// was included.
+    pub(crate) fn session_headers(&self, headers: &mut HeaderMap) -> bool {
+        let session = self.session();
+        if let Some(version) = session.version {
+            headers.insert(PROTOCOL_VERSION, HeaderValue::from_static(version.as_str()));
+        }
+        match &session.id {
+            Some(id) => {
+                headers.insert(SESSION_ID, id.clone());
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Records the session id of an `initialize` response. The value must
+    /// be visible ASCII (0x21 to 0x7E); anything else is ignored.
+    pub(crate) fn set_session_id(&self, value: &HeaderValue) {
+        let valid = !value.is_empty() && value.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b));
+        if !valid {
+            tracing::warn!("ignoring an Mcp-Session-Id header that is not visible ASCII");
+            return;
+        }
+        let mut value = value.clone();
+        value.set_sensitive(true);
+        self.session().id = Some(value);
+    }
+
+    pub(crate) fn generation(&self) -> u64 {
+        self.session().generation
+    }
+
+    /// Starts the GET stream of the current session, unless one runs.
+    pub(crate) fn start_listener(self: &Arc<Self>) {
+        let generation = self.generation();
+        if self.session().listener.is_some() {
+            return;
+        }
+        let shared = Arc::clone(self);
+        let Some(handle) = self.spawn(async move { streamable::listen(&shared, generation).await })
+        else {
+            return;
+        };
+        let mut session = self.session();
+        if session.generation == generation && session.listener.is_none() {
+            session.listener = Some(handle);
+        } else {
+            handle.abort();
+        }
+    }
+
+    fn session(&self) -> MutexGuard<'_, Session> {
+        lock(&self.session)
+    }
+}
+
+/// Locks a mutex whose holder never panics; poisoning is ignored.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A copy of an error, for the `Closed` that `recv` repeats (errors are not
+/// `Clone`: an I/O error is copied as its kind and text).
+fn duplicate(error: &TransportError) -> TransportError {
+    match error {
+        TransportError::Closed => TransportError::Closed,
+        TransportError::Io(e) => TransportError::Io(std::io::Error::new(e.kind(), e.to_string())),
+        TransportError::TooLarge { limit } => TransportError::TooLarge { limit: *limit },
+        TransportError::SessionExpired => TransportError::SessionExpired,
+        TransportError::Http { status, body } => TransportError::Http {
+            status: *status,
+            body: body.clone(),
+        },
+        TransportError::Protocol(m) => TransportError::Protocol(m.clone()),
+        TransportError::Setup(m) => TransportError::Setup(m.clone()),
+        other => TransportError::Protocol(other.to_string()),
+    }
+}

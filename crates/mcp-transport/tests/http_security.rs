@@ -1,0 +1,293 @@
+//! HTTP transport credentials, URL rules, redirects, HTTPS and the auth hook, against real hyper servers on 127.0.0.1.
+
+mod http_support;
+
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use async_trait::async_trait;
+use http::Method;
+use http_support::*;
+use mcp_proto::RequestId;
+use mcp_transport::{
+    AuthProvider, HttpOptions, HttpProtocol, HttpTransport, Transport, TransportError,
+};
+
+/// Environment variables cargo sets for every test process. Tests cannot set
+/// variables themselves (`set_var` is unsafe, and unsafe code is forbidden),
+/// so they read credentials from these.
+const TOKEN_VAR: &str = "CARGO_PKG_NAME";
+const HEADER_VAR: &str = "CARGO_PKG_VERSION";
+
+fn env(var: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| {
+        panic!("{var} is not set: run the tests through `cargo test`, which sets it")
+    })
+}
+
+#[tokio::test]
+async fn bearer_token_static_and_env_headers_go_on_every_request() {
+    let server = TestServer::start(|r| async move {
+        if r.method == Method::GET {
+            return Reply::status(405);
+        }
+        basic(&r)
+    })
+    .await;
+    let mut options = HttpOptions::new(server.url("/mcp"));
+    options.bearer_token_env = Some(TOKEN_VAR.to_owned());
+    options.headers = vec![
+        ("X-Static".to_owned(), "one".to_owned()),
+        ("X-Overridden".to_owned(), "static".to_owned()),
+    ];
+    options.env_headers = vec![
+        ("X-From-Env".to_owned(), HEADER_VAR.to_owned()),
+        ("X-Overridden".to_owned(), HEADER_VAR.to_owned()),
+    ];
+    let t = connect(options).await;
+    handshake(&t).await;
+    server.wait_for(|r| r.method == Method::GET).await;
+    close_and_expect_nothing_else(&t).await;
+    let requests = server.requests();
+    assert!(requests.len() >= 4, "{requests:?}");
+    let bearer = format!("Bearer {}", env(TOKEN_VAR));
+    for r in &requests {
+        assert_eq!(r.header("authorization"), Some(bearer.as_str()), "{r:?}");
+        assert_eq!(r.header("x-static"), Some("one"));
+        assert_eq!(r.header("x-from-env"), Some(env(HEADER_VAR).as_str()));
+        assert_eq!(r.header("x-overridden"), Some(env(HEADER_VAR).as_str()));
+    }
+}
+
+#[tokio::test]
+async fn a_missing_variable_fails_connect_naming_the_variable() {
+    const MISSING: &str = "MCP_TRANSPORT_TEST_SURELY_UNSET_7Q2Z";
+    let mut bearer = HttpOptions::new("http://127.0.0.1:9/mcp");
+    bearer.bearer_token_env = Some(MISSING.to_owned());
+    let mut header = HttpOptions::new("http://127.0.0.1:9/mcp");
+    header.env_headers = vec![("X-Key".to_owned(), MISSING.to_owned())];
+    for options in [bearer, header] {
+        match HttpTransport::connect(options).await {
+            Err(TransportError::Setup(message)) => {
+                assert!(message.contains(MISSING), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    // An invalid header is refused without echoing its value.
+    let mut bad_name = HttpOptions::new("http://127.0.0.1:9/mcp");
+    bad_name.headers = vec![("Bad Header".to_owned(), "secret-value".to_owned())];
+    match HttpTransport::connect(bad_name).await {
+        Err(TransportError::Setup(message)) => assert!(!message.contains("secret-value")),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn urls_with_user_info_a_fragment_or_another_scheme_are_refused() {
+    for url in [
+        "http://user:secret@127.0.0.1:9/mcp",
+        "http://user@127.0.0.1:9/mcp",
+        "http://127.0.0.1:9/mcp#part",
+        "ws://127.0.0.1:9/mcp",
+        "file:///tmp/mcp",
+        "/relative/mcp",
+    ] {
+        match HttpTransport::connect(HttpOptions::new(url)).await {
+            Err(TransportError::Setup(message)) => {
+                assert!(!message.contains("secret"), "{url}: {message}");
+            }
+            other => panic!("{url}: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn same_origin_redirects_are_followed_and_cross_origin_ones_refused() {
+    let port = Arc::new(Mutex::new(0u16));
+    let port_for_server = Arc::clone(&port);
+    let server = TestServer::start(move |r| {
+        let port = *port_for_server.lock().unwrap();
+        async move {
+            match r.path.as_str() {
+                // FastMCP's mount point redirects `/mcp` to `/mcp/` with 307.
+                "/mcp" => Reply::status(307).header("location", "/mcp/"),
+                "/mcp/" => basic(&r),
+                // `localhost` is another origin than `127.0.0.1`.
+                "/elsewhere" => {
+                    Reply::status(308).header("location", &format!("http://localhost:{port}/mcp/"))
+                }
+                "/loop" => Reply::status(307).header("location", "/loop"),
+                _ => Reply::status(404),
+            }
+        }
+    })
+    .await;
+    *port.lock().unwrap() = server.addr.port();
+
+    let mut options = HttpOptions::new(server.url("/mcp"));
+    options.protocol = HttpProtocol::Streamable;
+    let t = connect(options).await;
+    handshake(&t).await;
+    t.send(request(2, "tools/list")).await.unwrap();
+    assert!(is_response_to(&next_message(&t).await, 2));
+    close_and_expect_nothing_else(&t).await;
+    let posts = server
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/mcp/" && r.method == Method::POST)
+        .count();
+    assert_eq!(posts, 3);
+
+    for (path, expected) in [
+        ("/elsewhere", "another origin"),
+        ("/loop", "too many redirects"),
+    ] {
+        let mut options = HttpOptions::new(server.url(path));
+        options.protocol = HttpProtocol::Streamable;
+        let t = connect(options).await;
+        t.send(initialize(1)).await.unwrap();
+        match next_undelivered(&t).await {
+            (Some(RequestId::Number(1)), TransportError::Protocol(message)) => {
+                assert!(message.contains(expected), "{path}: {message}");
+            }
+            other => panic!("{path}: {other:?}"),
+        }
+    }
+    // The cross-origin target was never contacted: every request that
+    // reached the server named 127.0.0.1.
+    for r in server.requests() {
+        assert!(r.header("host").unwrap().starts_with("127.0.0.1:"), "{r:?}");
+    }
+}
+
+/// A certificate for 127.0.0.1 and localhost, made now, and a TLS acceptor
+/// serving it.
+fn test_certificate() -> (String, tokio_rustls::TlsAcceptor) {
+    use tokio_rustls::rustls;
+    let certified =
+        rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+            .unwrap();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(rustls::pki_types::PrivatePkcs8KeyDer::from(
+        certified.key_pair.serialize_der(),
+    ));
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![certified.cert.der().clone()], key)
+    .unwrap();
+    (
+        certified.cert.pem(),
+        tokio_rustls::TlsAcceptor::from(Arc::new(config)),
+    )
+}
+
+#[tokio::test]
+async fn https_with_a_certificate_trusted_through_the_options() {
+    let (pem, acceptor) = test_certificate();
+    let server = TestServer::start_tls(|r| async move { basic(&r) }, acceptor).await;
+    assert!(server.url("/mcp").starts_with("https://127.0.0.1:"));
+
+    let mut options = HttpOptions::new(server.url("/mcp"));
+    options.extra_root_certificates = vec![pem];
+    let t = connect(options).await;
+    handshake(&t).await;
+    t.send(request(2, "tools/list")).await.unwrap();
+    assert!(is_response_to(&next_message(&t).await, 2));
+    close_and_expect_nothing_else(&t).await;
+
+    // The default roots do not trust a self-signed certificate.
+    let t = connect(HttpOptions::new(server.url("/mcp"))).await;
+    t.send(initialize(1)).await.unwrap();
+    match next_undelivered(&t).await {
+        (Some(RequestId::Number(1)), TransportError::Io(error)) => {
+            assert!(error.to_string().contains("certificate"), "{error}");
+        }
+        other => panic!("{other:?}"),
+    }
+
+    let mut options = HttpOptions::new(server.url("/mcp"));
+    options.extra_root_certificates = vec!["not a certificate".to_owned()];
+    assert!(matches!(
+        HttpTransport::connect(options).await,
+        Err(TransportError::Setup(_))
+    ));
+}
+
+/// Hands out `Bearer t<n>`; every refusal moves to the next token.
+#[derive(Debug, Default)]
+struct RotatingTokens {
+    generation: AtomicUsize,
+    challenges: Mutex<Vec<(u16, Option<String>)>>,
+}
+
+#[async_trait]
+impl AuthProvider for RotatingTokens {
+    async fn authorization(&self) -> Result<Option<String>, TransportError> {
+        Ok(Some(format!(
+            "Bearer t{}",
+            self.generation.load(Ordering::SeqCst)
+        )))
+    }
+
+    async fn on_unauthorized(
+        &self,
+        status: u16,
+        www_authenticate: Option<&str>,
+    ) -> Result<bool, TransportError> {
+        self.challenges
+            .lock()
+            .unwrap()
+            .push((status, www_authenticate.map(str::to_owned)));
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        Ok(true)
+    }
+}
+
+#[tokio::test]
+async fn auth_hook_renews_credentials_and_the_request_is_retried_once() {
+    const CHALLENGE: &str =
+        r#"Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource""#;
+    let server = TestServer::start(|r| async move {
+        if r.header("authorization") != Some("Bearer t1") {
+            return Reply::status(401)
+                .header("www-authenticate", CHALLENGE)
+                .body("unauthorized");
+        }
+        basic(&r)
+    })
+    .await;
+    let auth = Arc::new(RotatingTokens::default());
+    let mut options = HttpOptions::new(server.url("/mcp"));
+    options.auth = Some(Arc::clone(&auth) as Arc<dyn AuthProvider>);
+    let t = connect(options).await;
+    handshake(&t).await;
+    close_and_expect_nothing_else(&t).await;
+    assert_eq!(
+        *auth.challenges.lock().unwrap(),
+        [(401, Some(CHALLENGE.to_owned()))]
+    );
+
+    // A server that refuses every token: one retry, then the refusal.
+    let server = TestServer::start(|_| async move {
+        Reply::status(401)
+            .header("www-authenticate", "Bearer")
+            .body("still no")
+    })
+    .await;
+    let auth = Arc::new(RotatingTokens::default());
+    let mut options = HttpOptions::new(server.url("/mcp"));
+    options.auth = Some(Arc::clone(&auth) as Arc<dyn AuthProvider>);
+    let t = connect(options).await;
+    t.send(initialize(1)).await.unwrap();
+    let (id, error) = next_undelivered(&t).await;
+    assert_eq!(id, Some(RequestId::Number(1)));
+    assert_eq!(error.http_status(), Some(401));
+    assert_eq!(server.requests().len(), 2);
+    // 401 is not a fallback signal.
+    assert_eq!(t.active_protocol(), Some(HttpProtocol::Streamable));
+}

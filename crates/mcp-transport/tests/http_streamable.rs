@@ -1,0 +1,674 @@
+//! Streamable HTTP transport tests, each against a real hyper server on 127.0.0.1 scripted per scenario.
+
+mod http_support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::Method;
+use http_support::*;
+use mcp_proto::{Frame, Message, RequestId};
+use mcp_transport::{HttpOptions, HttpProtocol, Inbound, Transport, TransportError};
+use serde_json::json;
+use tokio::sync::mpsc;
+
+fn options(server: &TestServer) -> HttpOptions {
+    HttpOptions::new(server.url("/mcp"))
+}
+
+#[tokio::test]
+async fn json_initialize_then_session_and_version_headers_on_every_later_request() {
+    let server = TestServer::start(|r| async move { basic(&r) }).await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    t.send(request(2, "tools/list")).await.unwrap();
+    assert!(is_response_to(&next_message(&t).await, 2));
+    server.wait_for(|r| r.method == Method::GET).await;
+    assert_eq!(t.active_protocol(), Some(HttpProtocol::Streamable));
+    close_and_expect_nothing_else(&t).await;
+
+    let requests = server.requests();
+    let init = requests
+        .iter()
+        .find(|r| r.is_post_of("initialize"))
+        .unwrap();
+    assert_eq!(init.path, "/mcp");
+    assert_eq!(
+        init.header("accept"),
+        Some("application/json, text/event-stream")
+    );
+    assert_eq!(init.header("content-type"), Some("application/json"));
+    assert_eq!(init.header("mcp-session-id"), None);
+    assert_eq!(init.header("mcp-protocol-version"), None);
+    for later in [
+        requests
+            .iter()
+            .find(|r| r.is_post_of("notifications/initialized"))
+            .unwrap(),
+        requests
+            .iter()
+            .find(|r| r.is_post_of("tools/list"))
+            .unwrap(),
+        requests.iter().find(|r| r.method == Method::GET).unwrap(),
+        requests
+            .iter()
+            .find(|r| r.method == Method::DELETE)
+            .unwrap(),
+    ] {
+        assert_eq!(later.header("mcp-session-id"), Some(SESSION), "{later:?}");
+        assert_eq!(
+            later.header("mcp-protocol-version"),
+            Some("2025-11-25"),
+            "{later:?}"
+        );
+    }
+    let get = requests.iter().find(|r| r.method == Method::GET).unwrap();
+    assert_eq!(get.header("accept"), Some("text/event-stream"));
+    // The GET was refused with 405: tolerated, not retried.
+    assert_eq!(
+        requests.iter().filter(|r| r.method == Method::GET).count(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn sse_initialize_response_with_priming_event_and_a_notification_first() {
+    let server = TestServer::start(|r| async move {
+        if r.is_post_of("initialize") {
+            let (reply, w) = Reply::sse();
+            w.priming("0", None);
+            w.message(
+                Some("1"),
+                &json!({"jsonrpc": "2.0", "method": "notifications/message",
+                        "params": {"level": "info", "data": "hello"}}),
+            );
+            w.raw(": a comment\n\n");
+            w.message(
+                Some("2"),
+                &json!({"jsonrpc": "2.0", "id": r.rpc_id(), "result": init_result()}),
+            );
+            return reply.header("mcp-session-id", SESSION);
+        }
+        basic(&r)
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    t.send(initialize(1)).await.unwrap();
+    let first = next_message(&t).await;
+    assert_eq!(first.method(), Some("notifications/message"));
+    assert!(is_response_to(&next_message(&t).await, 1));
+    t.set_protocol_version(mcp_proto::ProtocolVersion::V2025_11_25);
+    t.send(request(2, "tools/list")).await.unwrap();
+    assert!(is_response_to(&next_message(&t).await, 2));
+    let list = server.wait_for(|r| r.is_post_of("tools/list")).await;
+    assert_eq!(list.header("mcp-session-id"), Some(SESSION));
+    close_and_expect_nothing_else(&t).await;
+}
+
+#[tokio::test]
+async fn post_stream_carries_a_server_request_and_our_response_is_accepted() {
+    let server = TestServer::start(|r| async move {
+        if r.is_post_of("tools/call") {
+            let (reply, w) = Reply::sse();
+            w.message(
+                None,
+                &json!({"jsonrpc": "2.0", "id": "srv-1", "method": "roots/list"}),
+            );
+            w.message(
+                None,
+                &json!({"jsonrpc": "2.0", "id": r.rpc_id(), "result": {"content": []}}),
+            );
+            return reply;
+        }
+        basic(&r)
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    t.send(request(2, "tools/call")).await.unwrap();
+    let server_request = next_message(&t).await;
+    assert_eq!(server_request.method(), Some("roots/list"));
+    t.send(Message::response(RequestId::from("srv-1"), &json!({"roots": []})).unwrap())
+        .await
+        .unwrap();
+    assert!(is_response_to(&next_message(&t).await, 2));
+    let answer = server
+        .wait_for(|r| r.method == Method::POST && r.json().get("result").is_some())
+        .await;
+    assert_eq!(answer.rpc_id(), json!("srv-1"));
+    assert_eq!(answer.header("mcp-session-id"), Some(SESSION));
+    close_and_expect_nothing_else(&t).await;
+}
+
+#[tokio::test]
+async fn get_stream_delivers_server_initiated_messages() {
+    let (writers_tx, mut writers) = mpsc::unbounded_channel();
+    let server = TestServer::start(move |r| {
+        let writers_tx = writers_tx.clone();
+        async move {
+            if r.method == Method::GET {
+                let (reply, w) = Reply::sse();
+                let _ = writers_tx.send(w);
+                return reply;
+            }
+            basic(&r)
+        }
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    let get = server.wait_for(|r| r.method == Method::GET).await;
+    assert_eq!(get.header("accept"), Some("text/event-stream"));
+    assert_eq!(get.header("mcp-session-id"), Some(SESSION));
+    assert_eq!(get.header("last-event-id"), None);
+    let w = tokio::time::timeout(PATIENCE, writers.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    w.priming("g0", None);
+    w.message(
+        Some("g1"),
+        &json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+    );
+    w.message(
+        Some("g2"),
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}),
+    );
+    assert_eq!(
+        next_message(&t).await.method(),
+        Some("notifications/tools/list_changed")
+    );
+    let ping = next_message(&t).await;
+    assert_eq!(ping.method(), Some("ping"));
+    close_and_expect_nothing_else(&t).await;
+}
+
+#[tokio::test]
+async fn get_stream_reconnects_with_last_event_id_after_the_server_ends_it() {
+    let (writers_tx, mut writers) = mpsc::unbounded_channel();
+    let server = TestServer::start(move |r| {
+        let writers_tx = writers_tx.clone();
+        async move {
+            if r.method == Method::GET {
+                let (reply, w) = Reply::sse();
+                if r.header("last-event-id").is_none() {
+                    w.priming("g-1", Some(10));
+                    w.message(
+                        Some("g-2"),
+                        &json!({"jsonrpc": "2.0", "method": "notifications/message",
+                                "params": {"level": "info", "data": "first"}}),
+                    );
+                    // Ends here.
+                } else {
+                    let _ = writers_tx.send(w);
+                }
+                return reply;
+            }
+            basic(&r)
+        }
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    assert_eq!(
+        next_message(&t).await.method(),
+        Some("notifications/message")
+    );
+    let resumed = server
+        .wait_for(|r| r.method == Method::GET && r.header("last-event-id").is_some())
+        .await;
+    assert_eq!(resumed.header("last-event-id"), Some("g-2"));
+    assert_eq!(resumed.header("mcp-session-id"), Some(SESSION));
+    let w = tokio::time::timeout(PATIENCE, writers.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    w.message(
+        Some("g-3"),
+        &json!({"jsonrpc": "2.0", "method": "notifications/resources/list_changed"}),
+    );
+    assert_eq!(
+        next_message(&t).await.method(),
+        Some("notifications/resources/list_changed")
+    );
+    close_and_expect_nothing_else(&t).await;
+}
+
+#[tokio::test]
+async fn get_stream_refused_with_404_405_or_406_means_no_stream() {
+    for status in [404, 405, 406] {
+        let server = TestServer::start(move |r| async move {
+            if r.method == Method::GET {
+                return Reply::status(status);
+            }
+            basic(&r)
+        })
+        .await;
+        let t = connect(options(&server)).await;
+        handshake(&t).await;
+        server.wait_for(|r| r.method == Method::GET).await;
+        t.send(request(2, "tools/list")).await.unwrap();
+        assert!(is_response_to(&next_message(&t).await, 2), "GET {status}");
+        assert_eq!(
+            t.active_protocol(),
+            Some(HttpProtocol::Streamable),
+            "GET {status}"
+        );
+        close_and_expect_nothing_else(&t).await;
+        let gets = server
+            .requests()
+            .iter()
+            .filter(|r| r.method == Method::GET)
+            .count();
+        assert_eq!(gets, 1, "GET {status}");
+    }
+}
+
+#[tokio::test]
+async fn stream_closed_before_the_response_resumes_by_get_after_retry() {
+    const RETRY_MS: u64 = 300;
+    let (closed_tx, mut closed_at) = mpsc::unbounded_channel();
+    let server = TestServer::start(move |r| {
+        let closed_tx = closed_tx.clone();
+        async move {
+            if r.is_post_of("tools/call") {
+                let (reply, w) = Reply::sse();
+                w.priming("ev-1", Some(RETRY_MS));
+                // The writer drops here: the server ends the stream after
+                // the priming event, before the response.
+                let _ = closed_tx.send(std::time::Instant::now());
+                return reply;
+            }
+            if r.method == Method::GET && r.header("last-event-id").is_some() {
+                let (reply, w) = Reply::sse();
+                w.message(
+                    Some("ev-2"),
+                    &json!({"jsonrpc": "2.0", "id": 2, "result": {"content": []}}),
+                );
+                return reply;
+            }
+            basic(&r)
+        }
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    t.send(request(2, "tools/call")).await.unwrap();
+    assert!(is_response_to(&next_message(&t).await, 2));
+    let resume = server
+        .wait_for(|r| r.method == Method::GET && r.header("last-event-id").is_some())
+        .await;
+    assert_eq!(resume.header("last-event-id"), Some("ev-1"));
+    assert_eq!(resume.header("accept"), Some("text/event-stream"));
+    assert_eq!(resume.header("mcp-session-id"), Some(SESSION));
+    assert_eq!(resume.header("mcp-protocol-version"), Some("2025-11-25"));
+    // MCP 2025-11-25 §Resumability: the client MUST wait `retry` ms.
+    let closed_at = closed_at.recv().await.unwrap();
+    let waited = resume.at.duration_since(closed_at);
+    assert!(
+        waited >= Duration::from_millis(RETRY_MS),
+        "reconnected after {waited:?}"
+    );
+    assert!(
+        waited < Duration::from_secs(5),
+        "reconnected after {waited:?}"
+    );
+    close_and_expect_nothing_else(&t).await;
+}
+
+#[tokio::test]
+async fn stream_cut_mid_event_resumes_without_the_partial_event() {
+    let server = TestServer::start(|r| async move {
+        if r.is_post_of("tools/call") {
+            let (reply, w) = Reply::sse();
+            w.priming("p-1", Some(10));
+            w.raw("id: p-2\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"res");
+            w.abort();
+            return reply;
+        }
+        if r.method == Method::GET && r.header("last-event-id") == Some("p-1") {
+            let (reply, w) = Reply::sse();
+            w.message(
+                Some("p-2"),
+                &json!({"jsonrpc": "2.0", "id": 2, "result": {"whole": true}}),
+            );
+            return reply;
+        }
+        basic(&r)
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    t.send(request(2, "tools/call")).await.unwrap();
+    match next_message(&t).await {
+        Message::Response(r) => {
+            assert_eq!(r.id, RequestId::Number(2));
+            assert_eq!(r.result.get(), r#"{"whole":true}"#);
+        }
+        other => panic!("{other:?}"),
+    }
+    close_and_expect_nothing_else(&t).await;
+}
+
+#[tokio::test]
+async fn stream_ended_without_an_event_id_fails_only_that_request() {
+    let server = TestServer::start(|r| async move {
+        if r.is_post_of("tools/call") {
+            let (reply, w) = Reply::sse();
+            w.message(
+                None,
+                &json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                        "params": {"progressToken": 1, "progress": 1}}),
+            );
+            return reply;
+        }
+        basic(&r)
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    t.send(request(2, "tools/call")).await.unwrap();
+    assert_eq!(
+        next_message(&t).await.method(),
+        Some("notifications/progress")
+    );
+    let (id, error) = next_undelivered(&t).await;
+    assert_eq!(id, Some(RequestId::Number(2)));
+    assert!(matches!(error, TransportError::Protocol(_)), "{error:?}");
+    t.send(request(3, "tools/list")).await.unwrap();
+    assert!(is_response_to(&next_message(&t).await, 3));
+    close_and_expect_nothing_else(&t).await;
+}
+
+#[tokio::test]
+async fn resumption_gives_up_after_the_attempt_limit() {
+    let server = TestServer::start(|r| async move {
+        if r.is_post_of("tools/call") {
+            let (reply, w) = Reply::sse();
+            w.priming("x-1", Some(5));
+            return reply;
+        }
+        if r.method == Method::GET && r.header("last-event-id").is_some() {
+            return Reply::status(503);
+        }
+        basic(&r)
+    })
+    .await;
+    let mut opts = options(&server);
+    opts.max_reconnect_attempts = 2;
+    let t = connect(opts).await;
+    handshake(&t).await;
+    t.send(request(2, "tools/call")).await.unwrap();
+    let (id, error) = next_undelivered(&t).await;
+    assert_eq!(id, Some(RequestId::Number(2)));
+    assert!(matches!(error, TransportError::Protocol(_)), "{error:?}");
+    let resumes = server
+        .requests()
+        .iter()
+        .filter(|r| r.header("last-event-id").is_some())
+        .count();
+    assert_eq!(resumes, 2);
+    close_and_expect_nothing_else(&t).await;
+}
+
+#[tokio::test]
+async fn http_404_on_a_request_with_a_session_is_session_expired() {
+    let server = TestServer::start(|r| async move {
+        if r.is_post_of("tools/list") {
+            return Reply::status(404).body("no such session");
+        }
+        basic(&r)
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    t.send(request(2, "tools/list")).await.unwrap();
+    let (id, error) = next_undelivered(&t).await;
+    assert_eq!(id, Some(RequestId::Number(2)));
+    assert!(error.is_session_expired(), "{error:?}");
+
+    // A fresh `initialize` starts a new session: no old session id on it.
+    t.send(initialize(3)).await.unwrap();
+    assert!(is_response_to(&next_message(&t).await, 3));
+    let reinit = server
+        .wait_for(|r| r.is_post_of("initialize") && r.rpc_id() == json!(3))
+        .await;
+    assert_eq!(reinit.header("mcp-session-id"), None);
+    assert_eq!(reinit.header("mcp-protocol-version"), None);
+    close_and_expect_nothing_else(&t).await;
+}
+
+#[tokio::test]
+async fn http_404_on_initialize_without_a_session_is_an_http_error() {
+    let server = TestServer::start(|_| async move { Reply::status(404).body("not here") }).await;
+    let mut opts = options(&server);
+    opts.protocol = HttpProtocol::Streamable;
+    let t = connect(opts).await;
+    t.send(initialize(1)).await.unwrap();
+    let (id, error) = next_undelivered(&t).await;
+    assert_eq!(id, Some(RequestId::Number(1)));
+    assert_eq!(error.http_status(), Some(404), "{error:?}");
+    close_and_expect_nothing_else(&t).await;
+}
+
+#[tokio::test]
+async fn get_stream_404_after_it_was_established_closes_with_session_expired() {
+    let server = TestServer::start(|r| async move {
+        if r.method == Method::GET {
+            if r.header("last-event-id").is_some() {
+                return Reply::status(404);
+            }
+            let (reply, w) = Reply::sse();
+            w.priming("s-1", Some(10));
+            // The stream ends here; the reconnection meets an expired session.
+            return reply;
+        }
+        basic(&r)
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    match next(&t).await {
+        Inbound::Closed(Some(error)) => assert!(error.is_session_expired(), "{error:?}"),
+        other => panic!("{other:?}"),
+    }
+    // `Closed` repeats, and sending fails.
+    assert!(matches!(next(&t).await, Inbound::Closed(Some(_))));
+    assert!(t.send(request(2, "tools/list")).await.is_err());
+}
+
+#[tokio::test]
+async fn notification_refused_is_reported_without_an_id() {
+    let server = TestServer::start(|r| async move {
+        if r.is_post_of("notifications/cancelled") {
+            return Reply::status(500).body("boom");
+        }
+        basic(&r)
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    t.send(
+        Message::notification("notifications/cancelled", Some(&json!({"requestId": 9}))).unwrap(),
+    )
+    .await
+    .unwrap();
+    let (id, error) = next_undelivered(&t).await;
+    assert_eq!(id, None);
+    assert_eq!(error.http_status(), Some(500));
+    close_and_expect_nothing_else(&t).await;
+}
+
+#[tokio::test]
+async fn error_bodies_are_capped_at_16_kib() {
+    let server = TestServer::start(|r| async move {
+        if r.is_post_of("tools/list") {
+            return Reply::status(500).body("x".repeat(100 * 1024));
+        }
+        basic(&r)
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    t.send(request(2, "tools/list")).await.unwrap();
+    match next_undelivered(&t).await {
+        (Some(RequestId::Number(2)), TransportError::Http { status, body }) => {
+            assert_eq!(status, 500);
+            assert_eq!(body.len(), 16 * 1024);
+        }
+        other => panic!("{other:?}"),
+    }
+    close_and_expect_nothing_else(&t).await;
+}
+
+#[tokio::test]
+async fn unexpected_content_type_fails_that_request() {
+    let server = TestServer::start(|r| async move {
+        if r.is_post_of("tools/list") {
+            return Reply::status(200)
+                .header("content-type", "text/html; charset=utf-8")
+                .body("<html></html>");
+        }
+        if r.is_post_of("prompts/list") {
+            // Media types compare without parameters and case.
+            return Reply::status(200)
+                .header("content-type", "Application/JSON; charset=utf-8")
+                .body(json!({"jsonrpc": "2.0", "id": 3, "result": {}}).to_string());
+        }
+        basic(&r)
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    t.send(request(2, "tools/list")).await.unwrap();
+    let (id, error) = next_undelivered(&t).await;
+    assert_eq!(id, Some(RequestId::Number(2)));
+    assert!(matches!(error, TransportError::Protocol(_)), "{error:?}");
+    t.send(request(3, "prompts/list")).await.unwrap();
+    assert!(is_response_to(&next_message(&t).await, 3));
+    close_and_expect_nothing_else(&t).await;
+}
+
+#[tokio::test]
+async fn oversize_message_ends_the_connection() {
+    let server = TestServer::start(|r| async move {
+        if r.is_post_of("tools/list") {
+            return Reply::result(r.rpc_id(), json!({"blob": "y".repeat(8192)}));
+        }
+        if r.is_post_of("tools/call") {
+            let (reply, w) = Reply::sse();
+            w.message(
+                None,
+                &json!({"jsonrpc": "2.0", "id": 3, "result": {"blob": "z".repeat(8192)}}),
+            );
+            return reply;
+        }
+        basic(&r)
+    })
+    .await;
+    for method in ["tools/list", "tools/call"] {
+        let mut opts = options(&server);
+        opts.max_message_size = 4096;
+        let t = connect(opts).await;
+        handshake(&t).await;
+        t.send(request(3, method)).await.unwrap();
+        match next(&t).await {
+            Inbound::Closed(Some(TransportError::TooLarge { limit })) => assert_eq!(limit, 4096),
+            other => panic!("{method}: {other:?}"),
+        }
+        assert!(t.send(request(4, "ping")).await.is_err());
+    }
+}
+
+#[tokio::test]
+async fn close_deletes_the_session_and_tolerates_405() {
+    let server = TestServer::start(|r| async move {
+        if r.method == Method::DELETE {
+            return Reply::status(405);
+        }
+        basic(&r)
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    t.close().await.unwrap();
+    let delete = server.wait_for(|r| r.method == Method::DELETE).await;
+    assert_eq!(delete.header("mcp-session-id"), Some(SESSION));
+    assert!(matches!(next(&t).await, Inbound::Closed(None)));
+    assert!(matches!(next(&t).await, Inbound::Closed(None)));
+    assert!(t.send(request(2, "tools/list")).await.is_err());
+    // Idempotent: no second DELETE.
+    t.close().await.unwrap();
+    let deletes = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == Method::DELETE)
+        .count();
+    assert_eq!(deletes, 1);
+}
+
+#[tokio::test]
+async fn many_requests_in_flight_share_kept_alive_connections() {
+    const IN_FLIGHT: usize = 32;
+    let barrier = Arc::new(tokio::sync::Barrier::new(IN_FLIGHT));
+    let server = TestServer::start(move |r| {
+        let barrier = Arc::clone(&barrier);
+        async move {
+            if r.is_post_of("tools/call") {
+                // No call is answered before all of them have arrived: `send`
+                // must not wait for a response, and each POST runs at once.
+                barrier.wait().await;
+                return Reply::result(r.rpc_id(), json!({"n": r.rpc_id()}));
+            }
+            basic(&r)
+        }
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    for round in 0..3 {
+        let base = 100 * (round + 1);
+        for i in 0..IN_FLIGHT as i64 {
+            t.send(request(base + i, "tools/call")).await.unwrap();
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        while seen.len() < IN_FLIGHT {
+            match next_message(&t).await {
+                Message::Response(r) => {
+                    assert!(seen.insert(r.id.clone()), "duplicate {:?}", r.id);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+    // Three rounds of 32 concurrent calls: later rounds reuse the pooled
+    // connections of the first instead of opening new ones.
+    let connections = server.connections();
+    assert!(
+        connections <= IN_FLIGHT + 8,
+        "{connections} connections for 3 rounds of {IN_FLIGHT}"
+    );
+    close_and_expect_nothing_else(&t).await;
+}
+
+#[tokio::test]
+async fn batch_json_body_is_delivered_as_a_batch() {
+    let server = TestServer::start(|r| async move {
+        if r.is_post_of("tools/list") {
+            return Reply::json(json!([
+                {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": 1}},
+                {"jsonrpc": "2.0", "id": 2, "result": {}}
+            ]));
+        }
+        basic(&r)
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    t.send(request(2, "tools/list")).await.unwrap();
+    match next(&t).await {
+        Inbound::Frame(Frame::Batch(messages)) => assert_eq!(messages.len(), 2),
+        other => panic!("{other:?}"),
+    }
+    close_and_expect_nothing_else(&t).await;
+}
