@@ -1,0 +1,194 @@
+//! The client over Streamable HTTP and legacy SSE against the fixture server's HTTP modes.
+
+use std::time::Duration;
+
+use mcp_proto::types::{ContentBlock, JsonObject};
+use mcp_transport::{
+    CallOptions, Client, ClientError, ClientOptions, HttpOptions, HttpProtocol, HttpTransport,
+    ServerNotification,
+};
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-fixture-server");
+
+/// A fixture server in an HTTP mode and the URL it printed.
+struct Fixture {
+    _child: Child,
+    url: String,
+}
+
+async fn start(args: &[&str]) -> Fixture {
+    let mut child = Command::new(FIXTURE)
+        .args(args)
+        .args(["--port", "0"])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the fixture server starts");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let first = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("the fixture prints its URL")
+        .expect("readable stdout")
+        .expect("a first line");
+    let url = first
+        .strip_prefix("listening on ")
+        .expect("`listening on URL`")
+        .to_owned();
+    Fixture { _child: child, url }
+}
+
+async fn connect(fixture: &Fixture, protocol: HttpProtocol) -> Client {
+    let mut http = HttpOptions::new(fixture.url.clone());
+    http.protocol = protocol;
+    let transport = HttpTransport::connect(http).await.expect("transport");
+    Client::connect(transport, ClientOptions::default())
+        .await
+        .expect("handshake")
+}
+
+fn args(value: serde_json::Value) -> Option<JsonObject> {
+    value.as_object().cloned()
+}
+
+fn text(blocks: &[ContentBlock]) -> String {
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn json_and_sse_responses_with_many_calls_in_flight() {
+    for mode in [
+        &["--transport", "http"][..],
+        &["--transport", "http", "--sse-responses"],
+    ] {
+        let fixture = start(mode).await;
+        let client = connect(&fixture, HttpProtocol::Auto).await;
+        let calls: Vec<_> = (0..32)
+            .map(|i| {
+                let client = client.clone();
+                tokio::spawn(async move {
+                    client
+                        .call_tool("echo", args(json!({"text": format!("m{i}")})))
+                        .await
+                })
+            })
+            .collect();
+        for (i, call) in calls.into_iter().enumerate() {
+            assert_eq!(text(&call.await.unwrap().unwrap().content), format!("m{i}"));
+        }
+        client.close().await;
+    }
+}
+
+#[tokio::test]
+async fn progress_and_notifications_over_sse_responses() {
+    let fixture = start(&["--transport", "http", "--sse-responses"]).await;
+    let client = connect(&fixture, HttpProtocol::Streamable).await;
+    let mut notifications = client.take_notifications().unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let params = mcp_proto::types::CallToolRequestParams {
+        name: "progress".into(),
+        arguments: args(json!({"steps": 3})),
+        ..Default::default()
+    };
+    client
+        .call_tool_with(
+            &params,
+            CallOptions {
+                progress: Some(tx),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let mut steps = 0;
+    while rx.try_recv().is_ok() {
+        steps += 1;
+    }
+    assert_eq!(steps, 3);
+    client
+        .call_tool("add_tool", args(json!({"name": "late"})))
+        .await
+        .unwrap();
+    let notification = tokio::time::timeout(Duration::from_secs(10), notifications.recv())
+        .await
+        .expect("list_changed arrives");
+    assert!(matches!(
+        notification,
+        Some(ServerNotification::ToolsListChanged)
+    ));
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_stream_closed_before_its_response_resumes() {
+    for flag in ["--close-sse-before-response", "--cut-sse-mid-event"] {
+        let fixture = start(&[
+            "--transport",
+            "http",
+            "--sse-responses",
+            flag,
+            "--retry-ms",
+            "50",
+        ])
+        .await;
+        let client = connect(&fixture, HttpProtocol::Streamable).await;
+        let result = client
+            .call_tool("echo", args(json!({"text": "resumed"})))
+            .await
+            .unwrap_or_else(|e| panic!("{flag}: {e}"));
+        assert_eq!(text(&result.content), "resumed", "{flag}");
+        client.close().await;
+    }
+}
+
+#[tokio::test]
+async fn an_expired_session_is_reported_and_calls_are_not_replayed() {
+    let fixture = start(&["--transport", "http", "--expire-session-after", "2"]).await;
+    let client = connect(&fixture, HttpProtocol::Streamable).await;
+    client
+        .ping()
+        .await
+        .expect("the second request is still served");
+    let error = client
+        .call_tool("echo", args(json!({"text": "x"})))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, ClientError::SessionExpired), "{error:?}");
+    assert!(client.is_closed());
+}
+
+#[tokio::test]
+async fn no_get_stream_is_not_an_error() {
+    let fixture = start(&["--transport", "http", "--no-get-stream"]).await;
+    let client = connect(&fixture, HttpProtocol::Streamable).await;
+    let result = client
+        .call_tool("echo", args(json!({"text": "fine"})))
+        .await
+        .unwrap();
+    assert_eq!(text(&result.content), "fine");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn legacy_sse_directly_and_by_fallback() {
+    let fixture = start(&["--transport", "sse"]).await;
+    for protocol in [HttpProtocol::LegacySse, HttpProtocol::Auto] {
+        let client = connect(&fixture, protocol).await;
+        let result = client
+            .call_tool("echo", args(json!({"text": "legacy"})))
+            .await
+            .unwrap();
+        assert_eq!(text(&result.content), "legacy", "{protocol:?}");
+        client.close().await;
+    }
+}
