@@ -132,3 +132,24 @@ impl TransportError {
         }
     }
 }
+
+/// A boxed transport is a transport, so factories can hand out
+/// `Box<dyn Transport>` for any of the kinds they build.
+#[async_trait]
+impl Transport for Box<dyn Transport> {
+    async fn send(&self, message: Message) -> Result<(), TransportError> {
+        (**self).send(message).await
+    }
+
+    async fn recv(&self) -> Inbound {
+        (**self).recv().await
+    }
+
+    async fn close(&self) -> Result<(), TransportError> {
+        (**self).close().await
+    }
+
+    fn set_protocol_version(&self, version: mcp_proto::ProtocolVersion) {
+        (**self).set_protocol_version(version);
+    }
+}

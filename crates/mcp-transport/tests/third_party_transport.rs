@@ -176,3 +176,28 @@ async fn a_broken_transport_reports_why() {
         "{error:?}"
     );
 }
+
+#[tokio::test]
+async fn a_boxed_transport_drives_the_client() {
+    let (client_end, server_end) = mcp_transport::memory_pair();
+    let boxed: Box<dyn Transport> = Box::new(client_end);
+    let connecting = tokio::spawn(Client::connect(boxed, ClientOptions::default()));
+    let init = match server_end.recv().await {
+        Inbound::Frame(Frame::Single(m)) => m,
+        other => panic!("{other:?}"),
+    };
+    let id = init.id().cloned().expect("initialize has an id");
+    server_end
+        .send(
+            Message::response(
+                id,
+                &json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                    "serverInfo": {"name": "boxed", "version": "1"}}),
+            )
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let client = connecting.await.unwrap().unwrap();
+    assert_eq!(client.negotiated().unwrap().server_info().name, "boxed");
+}
