@@ -1,0 +1,195 @@
+//! Diagnostics with stable codes: what parsing, validation and resolution report about one server.
+//!
+//! A UI shows [`Diagnostic::message`] to a person and may branch on
+//! [`Code::as_str`], which never changes for a given problem. Messages name
+//! fields, variables and header names, never a value: values can be secrets.
+
+use std::fmt;
+
+/// A stable code for one kind of configuration problem.
+///
+/// The strings returned by [`Code::as_str`] are part of the public contract;
+/// the enum grows as new checks are added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Code {
+    // Reading a document or an entry.
+    /// `parse_error`: the document is not valid JSON.
+    ParseError,
+    /// `invalid_document`: valid JSON, but not shaped like any supported format.
+    InvalidDocument,
+    /// `unsupported_version`: a store file whose `version` this build does not read.
+    UnsupportedVersion,
+    /// `unreadable_source`: a source could not be read at all.
+    UnreadableSource,
+    /// `invalid_field`: a field has the wrong JSON type or is repeated.
+    InvalidField,
+    /// `missing_field`: a required field is absent.
+    MissingField,
+    /// `missing_transport`: neither a transport type nor `command`/`url`.
+    MissingTransport,
+    /// `unknown_transport`: a transport type this build does not know.
+    UnknownTransport,
+    /// `conflicting_transport`: `type`, `transport` and `transportType` disagree.
+    ConflictingTransport,
+    // Validation.
+    /// `missing_id`: the server id is empty.
+    MissingId,
+    /// `missing_name`: the display name is empty.
+    MissingName,
+    /// `duplicate_id`: two servers share an id.
+    DuplicateId,
+    /// `invalid_timeout`: a timeout of zero.
+    InvalidTimeout,
+    /// `wrong_transport_field`: a field that belongs to another transport.
+    WrongTransportField,
+    /// `missing_command`: a stdio server with an empty command.
+    MissingCommand,
+    /// `relative_cwd`: a working directory that is not absolute.
+    RelativeCwd,
+    /// `invalid_env_key`: an env key that is empty or contains `=` or NUL.
+    InvalidEnvKey,
+    /// `duplicate_env_key`: the same env key twice.
+    DuplicateEnvKey,
+    /// `invalid_env_name`: a referenced variable name (`envVars`,
+    /// `bearerTokenEnv`, `envHeaders`) that is empty or contains `=` or NUL.
+    InvalidEnvName,
+    /// `missing_url`: an HTTP server with an empty URL.
+    MissingUrl,
+    /// `invalid_url`: a URL that does not parse.
+    InvalidUrl,
+    /// `bad_url_scheme`: a URL whose scheme is not `http` or `https`.
+    BadUrlScheme,
+    /// `url_userinfo`: a URL with a user name or password.
+    UrlUserinfo,
+    /// `url_fragment`: a URL with a `#fragment`.
+    UrlFragment,
+    /// `invalid_header_name`: a header name that is not an HTTP token.
+    InvalidHeaderName,
+    /// `invalid_header_value`: a header value with CR, LF or NUL.
+    InvalidHeaderValue,
+    /// `duplicate_header`: a header name set twice, compared case-insensitively
+    /// across `headers` and `envHeaders`.
+    DuplicateHeader,
+    /// `bearer_with_authorization_header`: `bearerTokenEnv` together with an
+    /// `Authorization` header.
+    BearerWithAuthorizationHeader,
+    /// `invalid_reference`: a malformed `${VAR}` reference.
+    InvalidReference,
+    // Resolution.
+    /// `missing_env`: a referenced environment variable is not set.
+    MissingEnv,
+    /// `saved_secret_unavailable`: a "keep the saved value" marker where no
+    /// value is available (only the store can fill these in).
+    SavedSecretUnavailable,
+    // Warnings.
+    /// `ignored_inputs`: VS Code `inputs` prompts, which are not supported.
+    IgnoredInputs,
+    /// `ignored_env_file`: a VS Code `envFile`, which is not loaded.
+    IgnoredEnvFile,
+    /// `ignored_field`: a top-level field of a format that is read but not used.
+    IgnoredField,
+}
+
+impl Code {
+    /// The stable string form, e.g. `missing_command`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::ParseError => "parse_error",
+            Code::InvalidDocument => "invalid_document",
+            Code::UnsupportedVersion => "unsupported_version",
+            Code::UnreadableSource => "unreadable_source",
+            Code::InvalidField => "invalid_field",
+            Code::MissingField => "missing_field",
+            Code::MissingTransport => "missing_transport",
+            Code::UnknownTransport => "unknown_transport",
+            Code::ConflictingTransport => "conflicting_transport",
+            Code::MissingId => "missing_id",
+            Code::MissingName => "missing_name",
+            Code::DuplicateId => "duplicate_id",
+            Code::InvalidTimeout => "invalid_timeout",
+            Code::WrongTransportField => "wrong_transport_field",
+            Code::MissingCommand => "missing_command",
+            Code::RelativeCwd => "relative_cwd",
+            Code::InvalidEnvKey => "invalid_env_key",
+            Code::DuplicateEnvKey => "duplicate_env_key",
+            Code::InvalidEnvName => "invalid_env_name",
+            Code::MissingUrl => "missing_url",
+            Code::InvalidUrl => "invalid_url",
+            Code::BadUrlScheme => "bad_url_scheme",
+            Code::UrlUserinfo => "url_userinfo",
+            Code::UrlFragment => "url_fragment",
+            Code::InvalidHeaderName => "invalid_header_name",
+            Code::InvalidHeaderValue => "invalid_header_value",
+            Code::DuplicateHeader => "duplicate_header",
+            Code::BearerWithAuthorizationHeader => "bearer_with_authorization_header",
+            Code::InvalidReference => "invalid_reference",
+            Code::MissingEnv => "missing_env",
+            Code::SavedSecretUnavailable => "saved_secret_unavailable",
+            Code::IgnoredInputs => "ignored_inputs",
+            Code::IgnoredEnvFile => "ignored_env_file",
+            Code::IgnoredField => "ignored_field",
+        }
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One problem (or warning) about one server.
+///
+/// `field` is a path in the store's JSON vocabulary for validation and
+/// resolution (`transport.headers[1].key`, `transport.envVars[0]`, `timeout`),
+/// so a UI editing the store can point at the form field; for problems found
+/// while reading a document it is the JSON path inside that document
+/// (`mcpServers.github.args[2]`). It is empty when the problem concerns the
+/// whole document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Diagnostic {
+    /// What kind of problem this is.
+    pub code: Code,
+    /// The server's id, when it is known.
+    pub server: Option<String>,
+    /// Where the problem is; see the type's documentation.
+    pub field: String,
+    /// What is wrong and how to fix it, for a person. Never contains a value.
+    pub message: String,
+}
+
+impl Diagnostic {
+    /// A diagnostic.
+    pub fn new(
+        code: Code,
+        server: Option<String>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Diagnostic {
+            code,
+            server,
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The stable code string, e.g. `relative_cwd`.
+    pub fn code(&self) -> &'static str {
+        self.code.as_str()
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(server) = &self.server {
+            write!(f, "server `{server}`: ")?;
+        }
+        if !self.field.is_empty() {
+            write!(f, "{}: ", self.field)?;
+        }
+        write!(f, "{} [{}]", self.message, self.code)
+    }
+}

@@ -1,0 +1,744 @@
+//! Discovery: collecting servers from the user file, the project file and host sources, with source metadata.
+//!
+//! Seed 000 ("loadAllMCPConfigs") and issue 4 ("Discovery"):
+//!
+//! - Sources are read in order: the user-level file, the project-level file
+//!   (`<project>/.mcp.json`), then every source the host added through
+//!   [`ConfigSource`]. Every entry keeps its [`SourceMeta`] (level, path,
+//!   provider label for display).
+//! - With [`DiscoveryOptions::project_configs`] off, project-level sources
+//!   are not even read (their files may come from an untrusted checkout).
+//! - Precedence: when several sources define the same server id, the one at
+//!   the more specific level wins: **project over user over host**, as
+//!   Claude Code lets a project's `.mcp.json` override the user's servers.
+//!   Between sources of the same level, the one added first wins. Every
+//!   losing definition is reported in [`DiscoveryReport::shadowed`]. An entry
+//!   that failed to parse still takes part when its name is known, so a
+//!   broken project override fails loudly instead of silently falling back.
+//! - Disabled entries are set aside ([`DiscoveryEntry::Disabled`]) before
+//!   anything could connect to them.
+//! - A [`NativeHook`] can take entries the host serves natively out of the
+//!   list (seed 000's Exa case, see [`ExaHook`]), receiving the entry and
+//!   its API key.
+//! - Every remaining server is validated; an invalid one becomes an error
+//!   entry with all its diagnostics.
+//! - A source that cannot be read at all becomes one synthetic error entry
+//!   naming the file. [`Discovery::discover`] itself never fails, so a
+//!   host's startup never does either (seed 000: discovery errors are
+//!   best-effort).
+//!
+//! Discovery reads files synchronously; they are small, but a tokio host
+//! should call it from `spawn_blocking`. `${VAR}` references are not
+//! resolved here: that happens when a server connects ([`crate::resolve`]).
+
+use std::cmp::Reverse;
+use std::fmt;
+use std::io;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+
+use crate::diagnostic::{Code, Diagnostic};
+use crate::format::{DocumentError, Format, ParsedDocument, ParsedEntry, parse_document};
+use crate::model::{ServerConfig, TransportConfig};
+use crate::secret::Secret;
+use crate::validate::validate;
+
+/// Which level a source configures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ConfigLevel {
+    /// The user's own configuration, for every project.
+    User,
+    /// A project's configuration (`<project>/.mcp.json`); may be turned off.
+    Project,
+    /// Servers the host itself supplies (built-in defaults); the user's and
+    /// the project's definitions override them.
+    Host,
+}
+
+impl ConfigLevel {
+    /// `user`, `project` or `host`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConfigLevel::User => "user",
+            ConfigLevel::Project => "project",
+            ConfigLevel::Host => "host",
+        }
+    }
+
+    /// Higher wins when two sources define the same id.
+    fn precedence(self) -> u8 {
+        match self {
+            ConfigLevel::Project => 2,
+            ConfigLevel::User => 1,
+            ConfigLevel::Host => 0,
+        }
+    }
+}
+
+/// Where an entry came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SourceMeta {
+    /// The level the source configures.
+    pub level: ConfigLevel,
+    /// The file, when the source is one.
+    pub path: Option<PathBuf>,
+    /// A name for display, e.g. `Claude Desktop` (seed 000: `mcp:<server> via <provider>`).
+    pub provider_label: String,
+}
+
+impl SourceMeta {
+    /// Metadata for a source.
+    pub fn new(
+        level: ConfigLevel,
+        path: Option<PathBuf>,
+        provider_label: impl Into<String>,
+    ) -> Self {
+        SourceMeta {
+            level,
+            path,
+            provider_label: provider_label.into(),
+        }
+    }
+}
+
+impl fmt::Display for SourceMeta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.path {
+            Some(path) => write!(f, "{} ({})", self.provider_label, path.display()),
+            None => f.write_str(&self.provider_label),
+        }
+    }
+}
+
+/// A place servers are configured. Implement it to add a host-specific
+/// source (another tool's config file, a settings database, built-ins).
+pub trait ConfigSource: fmt::Debug + Send + Sync {
+    /// Where this source's entries come from.
+    fn meta(&self) -> SourceMeta;
+
+    /// Reads the source. A missing source should return an empty document;
+    /// an error here becomes one error entry naming the source.
+    fn load(&self) -> Result<ParsedDocument, SourceError>;
+}
+
+/// Why a source could not be read at all.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SourceError {
+    /// The file exists but could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// The file is not a readable document.
+    #[error(transparent)]
+    Document(#[from] DocumentError),
+    /// A host source's own failure, described for a person.
+    #[error("{message}")]
+    Other {
+        /// What went wrong; must not contain secret values.
+        message: String,
+    },
+}
+
+impl SourceError {
+    /// The stable code: `unreadable_source`, or the document error's code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            SourceError::Io { .. } | SourceError::Other { .. } => Code::UnreadableSource.as_str(),
+            SourceError::Document(error) => error.code(),
+        }
+    }
+
+    fn diagnostic_code(&self) -> Code {
+        match self {
+            SourceError::Io { .. } | SourceError::Other { .. } => Code::UnreadableSource,
+            SourceError::Document(DocumentError::Syntax { .. }) => Code::ParseError,
+            SourceError::Document(DocumentError::UnsupportedVersion { .. }) => {
+                Code::UnsupportedVersion
+            }
+            SourceError::Document(_) => Code::InvalidDocument,
+        }
+    }
+}
+
+/// A configuration file. A missing file has no servers (seed 002).
+#[derive(Clone, Debug)]
+pub struct FileSource {
+    meta: SourceMeta,
+    path: PathBuf,
+    format: Option<Format>,
+}
+
+impl FileSource {
+    /// A file at `path`, its format detected when read.
+    pub fn new(
+        path: impl Into<PathBuf>,
+        level: ConfigLevel,
+        provider_label: impl Into<String>,
+    ) -> Self {
+        let path = path.into();
+        FileSource {
+            meta: SourceMeta::new(level, Some(path.clone()), provider_label),
+            path,
+            format: None,
+        }
+    }
+
+    /// Reads the file in `format` instead of detecting it.
+    pub fn with_format(mut self, format: Format) -> Self {
+        self.format = Some(format);
+        self
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl ConfigSource for FileSource {
+    fn meta(&self) -> SourceMeta {
+        self.meta.clone()
+    }
+
+    fn load(&self) -> Result<ParsedDocument, SourceError> {
+        let bytes = match std::fs::read(&self.path) {
+            Ok(bytes) => bytes,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                return Ok(ParsedDocument::empty(self.format));
+            }
+            Err(source) => {
+                return Err(SourceError::Io {
+                    path: self.path.clone(),
+                    source,
+                });
+            }
+        };
+        let text = String::from_utf8(bytes).map_err(|_| SourceError::Io {
+            path: self.path.clone(),
+            source: io::Error::new(io::ErrorKind::InvalidData, "the file is not valid UTF-8"),
+        })?;
+        Ok(parse_document(&text, self.format)?)
+    }
+}
+
+/// Discovery's options. Build with `DiscoveryOptions::default()` and set fields.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DiscoveryOptions {
+    /// Read project-level sources. Default `true`; seed 000's
+    /// `mcp.enableProjectConfig: false` turns it off.
+    pub project_configs: bool,
+    /// The file looked up in the project root. Default `.mcp.json`.
+    pub project_file_name: String,
+}
+
+impl Default for DiscoveryOptions {
+    fn default() -> Self {
+        DiscoveryOptions {
+            project_configs: true,
+            project_file_name: String::from(".mcp.json"),
+        }
+    }
+}
+
+/// A server that discovery found, with where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DiscoveredServer {
+    /// The configuration.
+    pub config: ServerConfig,
+    /// Its source.
+    pub source: SourceMeta,
+}
+
+/// One result of discovery.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DiscoveryEntry {
+    /// A valid, enabled server, ready to be resolved and connected.
+    Server(DiscoveredServer),
+    /// A disabled server: listed, never connected.
+    Disabled(DiscoveredServer),
+    /// An entry that could not be used, or a source that could not be read.
+    Error {
+        /// The source the problem is in.
+        source: SourceMeta,
+        /// The server, when known; `None` for a source that failed whole.
+        server: Option<String>,
+        /// Every problem found.
+        diagnostics: Vec<Diagnostic>,
+    },
+}
+
+impl DiscoveryEntry {
+    /// The server id this entry is about, if known.
+    pub fn server_id(&self) -> Option<&str> {
+        match self {
+            DiscoveryEntry::Server(server) | DiscoveryEntry::Disabled(server) => {
+                Some(&server.config.id)
+            }
+            DiscoveryEntry::Error { server, .. } => server.as_deref(),
+        }
+    }
+
+    /// The entry's source.
+    pub fn source(&self) -> &SourceMeta {
+        match self {
+            DiscoveryEntry::Server(server) | DiscoveryEntry::Disabled(server) => &server.source,
+            DiscoveryEntry::Error { source, .. } => source,
+        }
+    }
+}
+
+/// A definition that lost to another for the same id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Shadowed {
+    /// The server id.
+    pub id: String,
+    /// The source whose definition is used instead.
+    pub winner: SourceMeta,
+    /// The definition that is not used.
+    pub entry: DiscoveryEntry,
+}
+
+/// A warning about something a source held but that is not used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SourceWarning {
+    /// The source.
+    pub source: SourceMeta,
+    /// What was ignored.
+    pub diagnostic: Diagnostic,
+}
+
+/// What a [`NativeHook`] takes from an entry it claims.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NativeClaim {
+    /// Who serves it natively, e.g. `exa`.
+    pub provider: String,
+    /// The API key found in the entry, if any. It is the configured text,
+    /// which may contain `${VAR}` references: resolve it with
+    /// [`crate::expand`] before use.
+    pub api_key: Option<Secret>,
+}
+
+impl NativeClaim {
+    /// A claim.
+    pub fn new(provider: impl Into<String>, api_key: Option<Secret>) -> Self {
+        NativeClaim {
+            provider: provider.into(),
+            api_key,
+        }
+    }
+}
+
+/// A server taken out of discovery because the host serves it natively.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NativeServer {
+    /// The entry as configured.
+    pub server: DiscoveredServer,
+    /// What the hook extracted.
+    pub claim: NativeClaim,
+}
+
+/// Lets a host take entries it serves natively out of MCP discovery.
+pub trait NativeHook: fmt::Debug + Send + Sync {
+    /// Returns a claim to take `server` out of the list.
+    fn claim(&self, server: &DiscoveredServer) -> Option<NativeClaim>;
+}
+
+/// Seed 000's Exa filter: claims Exa's MCP server (`npx exa-mcp-server`, or
+/// an `https://mcp.exa.ai/...` URL) and hands over its API key (the
+/// `EXA_API_KEY` env value, the URL's `exaApiKey` parameter, or an
+/// `x-api-key` header).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExaHook;
+
+impl NativeHook for ExaHook {
+    fn claim(&self, server: &DiscoveredServer) -> Option<NativeClaim> {
+        match &server.config.transport {
+            TransportConfig::Stdio(stdio) => {
+                let is_exa = std::iter::once(&stdio.command)
+                    .chain(&stdio.args)
+                    .any(|part| part.contains("exa-mcp-server"));
+                if !is_exa {
+                    return None;
+                }
+                let key = stdio
+                    .env
+                    .iter()
+                    .find(|entry| entry.key == "EXA_API_KEY")
+                    .and_then(|entry| entry.value.as_literal().cloned());
+                Some(NativeClaim::new("exa", key))
+            }
+            TransportConfig::Http(http) | TransportConfig::Sse(http) => {
+                let url = url::Url::parse(&http.url).ok()?;
+                let host = url.host_str()?;
+                if host != "exa.ai" && !host.ends_with(".exa.ai") {
+                    return None;
+                }
+                let key = url
+                    .query_pairs()
+                    .find(|(name, _)| name == "exaApiKey")
+                    .map(|(_, value)| Secret::new(value.into_owned()))
+                    .or_else(|| {
+                        http.headers
+                            .iter()
+                            .find(|h| h.key.eq_ignore_ascii_case("x-api-key"))
+                            .and_then(|h| h.value.as_literal().cloned())
+                    });
+                Some(NativeClaim::new("exa", key))
+            }
+        }
+    }
+}
+
+/// Everything discovery found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DiscoveryReport {
+    /// One entry per server id (after precedence), plus one per source that
+    /// failed whole, in source order.
+    pub entries: Vec<DiscoveryEntry>,
+    /// Definitions overridden by a higher-precedence source.
+    pub shadowed: Vec<Shadowed>,
+    /// Entries a [`NativeHook`] took out.
+    pub native: Vec<NativeServer>,
+    /// Things sources held that are ignored (VS Code `inputs`, ...).
+    pub warnings: Vec<SourceWarning>,
+}
+
+impl DiscoveryReport {
+    /// The valid, enabled servers: what a manager connects.
+    pub fn servers(&self) -> impl Iterator<Item = &DiscoveredServer> {
+        self.entries.iter().filter_map(|entry| match entry {
+            DiscoveryEntry::Server(server) => Some(server),
+            _ => None,
+        })
+    }
+
+    /// The disabled servers.
+    pub fn disabled(&self) -> impl Iterator<Item = &DiscoveredServer> {
+        self.entries.iter().filter_map(|entry| match entry {
+            DiscoveryEntry::Disabled(server) => Some(server),
+            _ => None,
+        })
+    }
+
+    /// The error entries.
+    pub fn errors(&self) -> impl Iterator<Item = &DiscoveryEntry> {
+        self.entries
+            .iter()
+            .filter(|entry| matches!(entry, DiscoveryEntry::Error { .. }))
+    }
+}
+
+/// Finds servers. See the module documentation for the rules.
+///
+/// ```
+/// use mcp_config::{Discovery, DiscoveryEntry, DiscoveryOptions, ExaHook};
+///
+/// let dir = tempfile::tempdir()?;
+/// let user = dir.path().join("user.json");
+/// std::fs::write(&user, r#"{"mcpServers": {
+///     "fs": {"command": "mcp-fs"},
+///     "exa": {"command": "npx", "args": ["-y", "exa-mcp-server"], "env": {"EXA_API_KEY": "k"}}
+/// }}"#)?;
+/// let project = dir.path().join("repo");
+/// std::fs::create_dir(&project)?;
+/// std::fs::write(project.join(".mcp.json"), r#"{"mcpServers": {"fs": {"command": "mcp-fs", "args": ["--ro"]}}}"#)?;
+///
+/// let report = Discovery::new(DiscoveryOptions::default())
+///     .user_file(&user)
+///     .project_root(&project)
+///     .native_hook(ExaHook)
+///     .discover();
+///
+/// let fs = report.servers().next().unwrap();
+/// assert_eq!(fs.source.level.as_str(), "project"); // project overrides user
+/// assert_eq!(report.shadowed[0].id, "fs");
+/// assert_eq!(report.native[0].claim.provider, "exa");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct Discovery {
+    options: DiscoveryOptions,
+    user_file: Option<PathBuf>,
+    project_root: Option<PathBuf>,
+    sources: Vec<Box<dyn ConfigSource>>,
+    hooks: Vec<Box<dyn NativeHook>>,
+}
+
+impl Discovery {
+    /// Discovery with no sources yet.
+    pub fn new(options: DiscoveryOptions) -> Self {
+        Discovery {
+            options,
+            ..Discovery::default()
+        }
+    }
+
+    /// The user-level file (any supported format), read first.
+    pub fn user_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.user_file = Some(path.into());
+        self
+    }
+
+    /// The project root; `<root>/.mcp.json` is read second.
+    pub fn project_root(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.project_root = Some(dir.into());
+        self
+    }
+
+    /// Adds a host source, read after the user and project files.
+    pub fn source(mut self, source: impl ConfigSource + 'static) -> Self {
+        self.sources.push(Box::new(source));
+        self
+    }
+
+    /// Adds a hook; the first hook that claims an entry takes it.
+    pub fn native_hook(mut self, hook: impl NativeHook + 'static) -> Self {
+        self.hooks.push(Box::new(hook));
+        self
+    }
+
+    /// Reads every source and applies the rules. Never fails: problems
+    /// become error entries.
+    pub fn discover(&self) -> DiscoveryReport {
+        let user = self
+            .user_file
+            .as_ref()
+            .map(|path| FileSource::new(path.clone(), ConfigLevel::User, "user"));
+        let project = self.project_root.as_ref().map(|root| {
+            FileSource::new(
+                root.join(&self.options.project_file_name),
+                ConfigLevel::Project,
+                "project",
+            )
+        });
+        let sources = user
+            .iter()
+            .chain(project.iter())
+            .map(|source| source as &dyn ConfigSource)
+            .chain(self.sources.iter().map(|source| source.as_ref()));
+
+        let mut report = DiscoveryReport::default();
+        let mut slots: Vec<Slot> = Vec::new();
+        for (source_index, source) in sources.enumerate() {
+            // A host source that panics must not take the host's startup
+            // down with it: seed 000 turns a throwing discovery into an
+            // error entry, and so does this.
+            let Ok(meta) = catch_unwind(AssertUnwindSafe(|| source.meta())) else {
+                slots.push(Slot::Failed(source_failure(
+                    SourceMeta::new(ConfigLevel::Host, None, format!("source #{source_index}")),
+                    Code::UnreadableSource,
+                    String::new(),
+                    "the source failed (panicked) while describing itself".into(),
+                )));
+                continue;
+            };
+            if meta.level == ConfigLevel::Project && !self.options.project_configs {
+                continue;
+            }
+            match catch_unwind(AssertUnwindSafe(|| source.load())) {
+                Ok(Ok(document)) => {
+                    report
+                        .warnings
+                        .extend(
+                            document
+                                .warnings
+                                .into_iter()
+                                .map(|diagnostic| SourceWarning {
+                                    source: meta.clone(),
+                                    diagnostic,
+                                }),
+                        );
+                    slots.extend(document.entries.into_iter().map(|entry| {
+                        Slot::Entry(Candidate {
+                            source_index,
+                            meta: meta.clone(),
+                            entry,
+                        })
+                    }));
+                }
+                Ok(Err(error)) => {
+                    let field = match &error {
+                        SourceError::Document(document) => document.position(),
+                        _ => String::new(),
+                    };
+                    let message = format!("{meta}: {error}; none of its servers were loaded");
+                    slots.push(Slot::Failed(source_failure(
+                        meta,
+                        error.diagnostic_code(),
+                        field,
+                        message,
+                    )));
+                }
+                Err(_) => {
+                    let message = format!("{meta}: the source failed (panicked) while loading");
+                    slots.push(Slot::Failed(source_failure(
+                        meta,
+                        Code::UnreadableSource,
+                        String::new(),
+                        message,
+                    )));
+                }
+            }
+        }
+        self.resolve_slots(slots, &mut report);
+        report
+    }
+
+    /// Applies precedence, then, to each winning entry, the disabled
+    /// filter, the native hooks and validation, in that order.
+    fn resolve_slots(&self, slots: Vec<Slot>, report: &mut DiscoveryReport) {
+        let ids: Vec<Option<String>> = slots.iter().map(Slot::id).collect();
+        let metas: Vec<Option<SourceMeta>> = slots
+            .iter()
+            .map(|slot| match slot {
+                Slot::Entry(candidate) => Some(candidate.meta.clone()),
+                Slot::Failed(_) => None,
+            })
+            .collect();
+        // Higher level first, then the earlier source, then the earlier entry.
+        let rank = |index: usize| match &slots[index] {
+            Slot::Entry(candidate) => Some((
+                candidate.meta.level.precedence(),
+                Reverse(candidate.source_index),
+                Reverse(index),
+            )),
+            Slot::Failed(_) => None,
+        };
+        let winners: Vec<Option<usize>> = (0..slots.len())
+            .map(|index| {
+                let id = ids[index].as_ref()?;
+                (0..slots.len())
+                    .filter(|&other| ids[other].as_ref() == Some(id))
+                    .max_by_key(|&other| rank(other))
+            })
+            .collect();
+
+        for (index, slot) in slots.into_iter().enumerate() {
+            let candidate = match slot {
+                Slot::Failed(entry) => {
+                    report.entries.push(entry);
+                    continue;
+                }
+                Slot::Entry(candidate) => candidate,
+            };
+            if let (Some(winner), Some(id)) = (winners[index], &ids[index]) {
+                if winner != index {
+                    let winner_meta = metas[winner]
+                        .clone()
+                        .unwrap_or_else(|| candidate.meta.clone());
+                    report.shadowed.push(Shadowed {
+                        id: id.clone(),
+                        winner: winner_meta,
+                        entry: candidate.into_entry(),
+                    });
+                    continue;
+                }
+            }
+            let server = match candidate.entry {
+                Err(error) => {
+                    report.entries.push(DiscoveryEntry::Error {
+                        source: candidate.meta,
+                        server: error.server,
+                        diagnostics: error.diagnostics,
+                    });
+                    continue;
+                }
+                Ok(config) => DiscoveredServer {
+                    config,
+                    source: candidate.meta,
+                },
+            };
+            if !server.config.enabled {
+                report.entries.push(DiscoveryEntry::Disabled(server));
+                continue;
+            }
+            if let Some(claim) = self.hooks.iter().find_map(|hook| hook.claim(&server)) {
+                report.native.push(NativeServer { server, claim });
+                continue;
+            }
+            let problems = validate(&server.config);
+            report.entries.push(if problems.is_empty() {
+                DiscoveryEntry::Server(server)
+            } else {
+                DiscoveryEntry::Error {
+                    server: Some(server.config.id),
+                    source: server.source,
+                    diagnostics: problems,
+                }
+            });
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Candidate {
+    source_index: usize,
+    meta: SourceMeta,
+    entry: ParsedEntry,
+}
+
+#[derive(Debug)]
+enum Slot {
+    Entry(Candidate),
+    Failed(DiscoveryEntry),
+}
+
+impl Candidate {
+    /// The entry as read, without hooks or validation (for shadowed definitions).
+    fn into_entry(self) -> DiscoveryEntry {
+        match self.entry {
+            Ok(config) => {
+                let server = DiscoveredServer {
+                    config,
+                    source: self.meta,
+                };
+                if server.config.enabled {
+                    DiscoveryEntry::Server(server)
+                } else {
+                    DiscoveryEntry::Disabled(server)
+                }
+            }
+            Err(error) => DiscoveryEntry::Error {
+                source: self.meta,
+                server: error.server,
+                diagnostics: error.diagnostics,
+            },
+        }
+    }
+}
+
+impl Slot {
+    fn id(&self) -> Option<String> {
+        match self {
+            Slot::Entry(candidate) => match &candidate.entry {
+                Ok(config) => Some(config.id.clone()),
+                Err(error) => error.server.clone(),
+            },
+            Slot::Failed(_) => None,
+        }
+    }
+}
+
+fn source_failure(meta: SourceMeta, code: Code, field: String, message: String) -> DiscoveryEntry {
+    DiscoveryEntry::Error {
+        source: meta,
+        server: None,
+        diagnostics: vec![Diagnostic::new(code, None, field, message)],
+    }
+}

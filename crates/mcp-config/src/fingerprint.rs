@@ -1,0 +1,160 @@
+//! Fingerprints: sha256 over a canonical form of a resolved config, to tell "the same server".
+//!
+//! DESIGN.md (mcp-config): the fingerprint identifies the same server for
+//! tool caches and for seed 002's "saving an unchanged ready connection
+//! preserves it". So it covers exactly what decides where and how the
+//! connection is made, after `${VAR}` expansion:
+//!
+//! - stdio: command, args (in order), the final environment (as a set of
+//!   name/value pairs: the order they were written in changes nothing) and
+//!   the working directory;
+//! - HTTP and SSE: the transport, the URL (normalized: `HTTPS://Example.com`
+//!   and `https://example.com/` are one server) and the headers (a set,
+//!   names compared ignoring case, as HTTP does), bearer token included.
+//!
+//! The id, display name, description and enabled flag do not count (a
+//! rename keeps the connection, seed 002), and neither does `timeout`,
+//! which bounds how long the host waits, not what it connects to.
+//!
+//! The canonical form is JSON with sorted keys and sorted pairs, prefixed
+//! with a format version so a later change of form cannot collide with this
+//! one. Secret values go into the hash, so a changed token is a different
+//! server; the hash does not reveal them.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::resolve::{ResolvedConfig, ResolvedTransport};
+
+/// The fingerprint of a resolved config: 64 lowercase hex digits.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use mcp_config::{fingerprint, parse_mcp_servers, resolve};
+///
+/// let a = parse_mcp_servers(r#"{"mcpServers": {"x": {"command": "srv", "env": {"A": "1", "B": "2"}}}}"#)?;
+/// let b = parse_mcp_servers(r#"{"mcpServers": {"renamed": {"env": {"B": "2", "A": "1"}, "command": "srv"}}}"#)?;
+/// let env = HashMap::new();
+/// let fa = fingerprint(&resolve(a.servers().next().unwrap(), &env)?);
+/// let fb = fingerprint(&resolve(b.servers().next().unwrap(), &env)?);
+/// assert_eq!(fa, fb);
+/// assert_eq!(fa.len(), 64);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn fingerprint(config: &ResolvedConfig) -> String {
+    let canonical = canonical_form(config);
+    let digest = Sha256::digest(canonical.as_bytes());
+    let mut hex = String::with_capacity(64);
+    for byte in digest {
+        hex.push(char::from_digit(u32::from(byte >> 4), 16).unwrap_or('0'));
+        hex.push(char::from_digit(u32::from(byte & 0xf), 16).unwrap_or('0'));
+    }
+    hex
+}
+
+/// The canonical text that is hashed. A `BTreeMap` serializes its keys in
+/// order whatever serde_json's `preserve_order` feature does to `Map`, and
+/// every nested collection is an array sorted here.
+fn canonical_form(config: &ResolvedConfig) -> String {
+    let mut form: BTreeMap<&str, Value> = BTreeMap::new();
+    form.insert("form", json!("mcp-config/fingerprint/1"));
+    match &config.transport {
+        ResolvedTransport::Stdio(stdio) => {
+            let mut env: Vec<(&str, &str)> = stdio
+                .env
+                .iter()
+                .map(|(name, value)| (name.as_str(), value.expose()))
+                .collect();
+            env.sort_unstable();
+            form.insert("transport", json!("stdio"));
+            form.insert("command", json!(stdio.command));
+            form.insert("args", json!(stdio.args));
+            form.insert("env", json!(env));
+            form.insert(
+                "cwd",
+                json!(stdio.cwd.as_ref().map(|cwd| cwd.to_string_lossy())),
+            );
+        }
+        ResolvedTransport::Http(http) | ResolvedTransport::Sse(http) => {
+            let kind = match &config.transport {
+                ResolvedTransport::Sse(_) => "sse",
+                _ => "http",
+            };
+            let url = url::Url::parse(&http.url).map_or_else(|_| http.url.clone(), String::from);
+            let mut headers: Vec<(String, &str)> = http
+                .headers
+                .iter()
+                .map(|(name, value)| (name.to_ascii_lowercase(), value.expose()))
+                .collect();
+            headers.sort_unstable();
+            form.insert("transport", json!(kind));
+            form.insert("url", json!(url));
+            form.insert("headers", json!(headers));
+        }
+    }
+    serde_json::to_string(&form).unwrap_or_else(|_| unreachable!("JSON values always serialize"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::format::parse_store_server;
+    use crate::resolve::resolve;
+
+    fn fp(server: &str) -> String {
+        let env = HashMap::from([("TOKEN".to_owned(), "t".to_owned())]);
+        fingerprint(&resolve(&parse_store_server(server).unwrap(), &env).unwrap())
+    }
+
+    #[test]
+    fn identity_fields_do_not_count() {
+        let base = fp(r#"{"id": "a", "transport": {"type": "http", "url": "https://e.com/mcp"}}"#);
+        assert_eq!(
+            base,
+            fp(
+                r#"{"id": "b", "name": "B", "enabled": false, "description": "d", "timeout": 5,
+                   "transport": {"type": "http", "url": "HTTPS://E.com:443/mcp"}}"#
+            )
+        );
+        assert_ne!(
+            base,
+            fp(r#"{"id": "a", "transport": {"type": "sse", "url": "https://e.com/mcp"}}"#)
+        );
+    }
+
+    #[test]
+    fn header_order_and_case_do_not_count_but_values_do() {
+        let a = fp(
+            r#"{"id": "a", "transport": {"type": "http", "url": "https://e.com/",
+            "headers": [{"key": "X-A", "value": "1"}, {"key": "X-B", "value": "2"}]}}"#,
+        );
+        let b = fp(
+            r#"{"id": "a", "transport": {"type": "http", "url": "https://e.com/",
+            "headers": [{"key": "x-b", "value": "2"}, {"key": "x-a", "value": "1"}]}}"#,
+        );
+        let c = fp(
+            r#"{"id": "a", "transport": {"type": "http", "url": "https://e.com/",
+            "headers": [{"key": "X-A", "value": "1"}, {"key": "X-B", "value": "3"}]}}"#,
+        );
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn canonical_form_is_sorted_and_versioned() {
+        let env = HashMap::from([("TOKEN".to_owned(), "t".to_owned())]);
+        let config = parse_store_server(
+            r#"{"id": "a", "transport": {"type": "stdio", "command": "c", "args": ["2", "1"],
+                "env": [{"key": "B", "value": "2"}, {"key": "A", "value": "1"}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            canonical_form(&resolve(&config, &env).unwrap()),
+            r#"{"args":["2","1"],"command":"c","cwd":null,"env":[["A","1"],["B","2"]],"form":"mcp-config/fingerprint/1","transport":"stdio"}"#
+        );
+    }
+}

@@ -1,0 +1,391 @@
+//! Readers for the three configuration formats, and the store format's writer.
+//!
+//! - `{"mcpServers": {name: {...}}}`: Claude Desktop, Claude Code's `.mcp.json`
+//!   and AI-Zen (seed 003). See [`parse_mcp_servers`].
+//! - VS Code's `{"servers": {name: {"type": ...}}}`. See [`parse_vscode`].
+//! - The versioned store `{"version": 1, "servers": [...]}` (seed 002). See
+//!   [`parse_store_v1`] and [`write_store_v1`].
+//!
+//! Every reader returns one result per entry: an entry that does not parse is
+//! one [`EntryError`] (with the server name when it is known) and the others
+//! load (issue 4, "Formats read"). Only a document that is not JSON at all, or
+//! not shaped like its format, fails whole, with a [`DocumentError`]. Unknown
+//! fields, including the legacy `approvalMode` and `toolPolicies` (seed 002),
+//! are ignored on read and never written.
+
+mod mcp_servers;
+mod store_v1;
+
+use std::fmt;
+
+use crate::diagnostic::{Code, Diagnostic};
+use crate::json::{self, Json};
+use crate::model::{ServerConfig, TransportKind};
+
+pub use store_v1::{STORE_VERSION, parse_store_server, server_to_store_json, write_store_v1};
+
+/// A configuration file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Format {
+    /// `{"mcpServers": {name: {...}}}`.
+    McpServers,
+    /// VS Code's `{"servers": {name: {...}}, "inputs": [...]}`.
+    VsCode,
+    /// The store: `{"version": 1, "servers": [{id, name, enabled, transport}]}`.
+    StoreV1,
+}
+
+impl Format {
+    /// A short name for messages: `mcpServers`, `vscode` or `store-v1`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::McpServers => "mcpServers",
+            Format::VsCode => "vscode",
+            Format::StoreV1 => "store-v1",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a document held: one result per server entry, in document order, and warnings.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct ParsedDocument {
+    /// The format that was read; `None` for servers a host supplied directly.
+    pub format: Option<Format>,
+    /// One result per entry.
+    pub entries: Vec<ParsedEntry>,
+    /// Things that were read but ignored (VS Code `inputs`, `envFile`).
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl ParsedDocument {
+    /// A document with no servers (what a missing file means).
+    pub fn empty(format: Option<Format>) -> Self {
+        ParsedDocument {
+            format,
+            entries: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Servers a host already holds, for a [`crate::ConfigSource`] that does
+    /// not read a file.
+    pub fn from_servers(servers: impl IntoIterator<Item = ServerConfig>) -> Self {
+        ParsedDocument {
+            format: None,
+            entries: servers.into_iter().map(Ok).collect(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The entries that parsed.
+    pub fn servers(&self) -> impl Iterator<Item = &ServerConfig> {
+        self.entries.iter().filter_map(|entry| entry.as_ref().ok())
+    }
+
+    /// The entries that did not.
+    pub fn errors(&self) -> impl Iterator<Item = &EntryError> {
+        self.entries.iter().filter_map(|entry| entry.as_ref().err())
+    }
+}
+
+/// One entry of a document: a server, or why it could not be read.
+pub type ParsedEntry = Result<ServerConfig, EntryError>;
+
+/// An entry that could not be read. Its diagnostics list every problem found
+/// in it; none quotes a value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", describe_entry_error(self))]
+#[non_exhaustive]
+pub struct EntryError {
+    /// The server's name or id, when the entry got that far.
+    pub server: Option<String>,
+    /// Every problem found in the entry; never empty.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl EntryError {
+    /// An error with these diagnostics.
+    pub fn new(server: Option<String>, diagnostics: Vec<Diagnostic>) -> Self {
+        EntryError {
+            server,
+            diagnostics,
+        }
+    }
+
+    /// The code of the first problem (e.g. `invalid_field`).
+    pub fn code(&self) -> &'static str {
+        self.diagnostics
+            .first()
+            .map_or(Code::ParseError.as_str(), Diagnostic::code)
+    }
+}
+
+fn describe_entry_error(error: &EntryError) -> String {
+    let problems: Vec<String> = error
+        .diagnostics
+        .iter()
+        .map(|d| {
+            if d.field.is_empty() {
+                format!("{} [{}]", d.message, d.code)
+            } else {
+                format!("{}: {} [{}]", d.field, d.message, d.code)
+            }
+        })
+        .collect();
+    match &error.server {
+        Some(server) => format!("server `{server}`: {}", problems.join("; ")),
+        None => problems.join("; "),
+    }
+}
+
+/// A document that cannot be read at all.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DocumentError {
+    /// Not valid JSON. Positions are 1-based.
+    #[error("not valid JSON at line {line} column {column}: {message}")]
+    Syntax {
+        /// Line of the error.
+        line: usize,
+        /// Column of the error.
+        column: usize,
+        /// What the parser expected (never quotes the input).
+        message: String,
+    },
+    /// Valid JSON, but not shaped like the format.
+    #[error("{}", if path.is_empty() { message.clone() } else { format!("{path}: {message}") })]
+    Shape {
+        /// JSON path of the offending value; empty for the top level.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A store file of a version this build does not read. It must not be
+    /// overwritten: a newer build wrote it.
+    #[error("store version {found} is not supported; this build reads version 1")]
+    UnsupportedVersion {
+        /// The version found.
+        found: String,
+    },
+}
+
+impl DocumentError {
+    /// The stable code: `parse_error`, `invalid_document` or `unsupported_version`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            DocumentError::Syntax { .. } => Code::ParseError.as_str(),
+            DocumentError::Shape { .. } => Code::InvalidDocument.as_str(),
+            DocumentError::UnsupportedVersion { .. } => Code::UnsupportedVersion.as_str(),
+        }
+    }
+
+    /// Where the problem is, for a person: `line 3 column 5`, a JSON path, or
+    /// `version`.
+    pub fn position(&self) -> String {
+        match self {
+            DocumentError::Syntax { line, column, .. } => format!("line {line} column {column}"),
+            DocumentError::Shape { path, .. } if path.is_empty() => String::from("top level"),
+            DocumentError::Shape { path, .. } => path.clone(),
+            DocumentError::UnsupportedVersion { .. } => String::from("version"),
+        }
+    }
+}
+
+impl From<json::SyntaxError> for DocumentError {
+    fn from(error: json::SyntaxError) -> Self {
+        DocumentError::Syntax {
+            line: error.line,
+            column: error.column,
+            message: error.message,
+        }
+    }
+}
+
+/// Reads a document in the given format, or detects the format when `None`.
+///
+/// Detection: a top-level `mcpServers` means [`Format::McpServers`]; a
+/// `servers` array or a `version` means [`Format::StoreV1`]; a `servers`
+/// object means [`Format::VsCode`]; any other object is an `mcpServers` file
+/// without servers (Claude Code's `~/.claude.json` holds other settings too).
+///
+/// ```
+/// use mcp_config::{parse_document, Format};
+///
+/// let doc = parse_document(r#"{"servers": {"fs": {"type": "stdio", "command": "mcp-fs"}}}"#, None)?;
+/// assert_eq!(doc.format, Some(Format::VsCode));
+/// assert_eq!(doc.servers().count(), 1);
+/// # Ok::<(), mcp_config::DocumentError>(())
+/// ```
+pub fn parse_document(text: &str, format: Option<Format>) -> Result<ParsedDocument, DocumentError> {
+    let root = json::parse(text)?;
+    let format = match format {
+        Some(format) => format,
+        None => detect(&root)?,
+    };
+    match format {
+        Format::McpServers => mcp_servers::read(&root, mcp_servers::Flavor::McpServers),
+        Format::VsCode => mcp_servers::read(&root, mcp_servers::Flavor::VsCode),
+        Format::StoreV1 => store_v1::read(&root),
+    }
+}
+
+/// Reads an `{"mcpServers": {...}}` document (Claude Desktop, `.mcp.json`, seed 003).
+///
+/// `type` / `transport` / `transportType` choose the transport when present
+/// (`stdio`, `http`, `streamable-http`, `sse`); otherwise `command` means
+/// stdio and `url` means HTTP. `disabled: true` keeps the entry but disables
+/// it. `description`, `timeout` (ms), `envVars` (passthrough names),
+/// `envHeaders` (header to variable) and `bearerTokenEnv` are read too.
+///
+/// ```
+/// use mcp_config::{parse_mcp_servers, TransportConfig};
+///
+/// let doc = parse_mcp_servers(r#"{
+///   "mcpServers": {
+///     "github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
+///                "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}, "description": "GitHub"},
+///     "broken": {"command": 42}
+///   }
+/// }"#)?;
+/// let github = doc.entries[0].as_ref().unwrap();
+/// assert!(matches!(github.transport, TransportConfig::Stdio(_)));
+/// assert_eq!(github.description.as_deref(), Some("GitHub"));
+/// // One bad entry is one error; the others load.
+/// assert_eq!(doc.entries[1].as_ref().unwrap_err().code(), "invalid_field");
+/// # Ok::<(), mcp_config::DocumentError>(())
+/// ```
+pub fn parse_mcp_servers(text: &str) -> Result<ParsedDocument, DocumentError> {
+    parse_document(text, Some(Format::McpServers))
+}
+
+/// Reads a VS Code `{"servers": {...}}` document.
+///
+/// `inputs` (prompted variables) are not supported: they are ignored with an
+/// `ignored_inputs` warning that names them. `${env:NAME}` is read as
+/// `${NAME}`.
+///
+/// ```
+/// use mcp_config::parse_vscode;
+///
+/// let doc = parse_vscode(r#"{
+///   "inputs": [{"id": "token", "type": "promptString"}],
+///   "servers": {"api": {"type": "http", "url": "https://example.com/mcp"}}
+/// }"#)?;
+/// assert_eq!(doc.servers().count(), 1);
+/// assert_eq!(doc.warnings[0].code(), "ignored_inputs");
+/// # Ok::<(), mcp_config::DocumentError>(())
+/// ```
+pub fn parse_vscode(text: &str) -> Result<ParsedDocument, DocumentError> {
+    parse_document(text, Some(Format::VsCode))
+}
+
+/// Reads a store document (seed 002's `mcp.json`, version 1).
+///
+/// A row `{"key": K, "value": "", "saved": true}` reads as
+/// [`crate::SecretValue::Saved`]: "keep the saved value".
+///
+/// ```
+/// use mcp_config::parse_store_v1;
+///
+/// let doc = parse_store_v1(r#"{"version": 1, "servers": [
+///   {"id": "docs", "name": "Docs", "enabled": false, "approvalMode": "always",
+///    "transport": {"type": "http", "url": "https://example.com/mcp"}}
+/// ]}"#)?;
+/// let docs = doc.servers().next().unwrap();
+/// assert_eq!((docs.name.as_str(), docs.enabled), ("Docs", false));
+/// # Ok::<(), mcp_config::DocumentError>(())
+/// ```
+pub fn parse_store_v1(text: &str) -> Result<ParsedDocument, DocumentError> {
+    parse_document(text, Some(Format::StoreV1))
+}
+
+fn detect(root: &Json) -> Result<Format, DocumentError> {
+    let Some(members) = root.as_object() else {
+        return Err(top_level_not_object(root));
+    };
+    let has = |key: &str| members.iter().any(|(k, _)| k == key);
+    if has("mcpServers") {
+        return Ok(Format::McpServers);
+    }
+    match root.get("servers") {
+        Some(Json::Array(_)) => Ok(Format::StoreV1),
+        Some(Json::Object(_)) => Ok(Format::VsCode),
+        Some(other) => Err(DocumentError::Shape {
+            path: String::from("servers"),
+            message: format!(
+                "`servers` must be an object (VS Code) or an array (store), not {}",
+                other.type_name()
+            ),
+        }),
+        None if has("version") => Ok(Format::StoreV1),
+        None => Ok(Format::McpServers),
+    }
+}
+
+fn top_level_not_object(root: &Json) -> DocumentError {
+    DocumentError::Shape {
+        path: String::new(),
+        message: format!(
+            "the document must be a JSON object, not {}",
+            root.type_name()
+        ),
+    }
+}
+
+/// Reads a transport name as the formats spell it.
+fn transport_kind_from_name(name: &str) -> Option<TransportKind> {
+    match name.to_ascii_lowercase().as_str() {
+        "stdio" => Some(TransportKind::Stdio),
+        "http" | "streamable-http" | "streamable_http" | "streamablehttp" => {
+            Some(TransportKind::Http)
+        }
+        "sse" => Some(TransportKind::Sse),
+        _ => None,
+    }
+}
+
+/// Replaces every entry whose id occurs more than once with one
+/// `duplicate_id` error at the first occurrence: which definition was meant
+/// is unknowable, and guessing would connect the wrong server.
+fn reject_duplicate_ids(entries: Vec<(String, ParsedEntry)>, what: &str) -> Vec<ParsedEntry> {
+    let id_of = |entry: &ParsedEntry| -> Option<String> {
+        match entry {
+            Ok(config) => Some(config.id.clone()),
+            Err(error) => error.server.clone(),
+        }
+    };
+    let ids: Vec<Option<String>> = entries.iter().map(|(_, entry)| id_of(entry)).collect();
+    let mut out = Vec::with_capacity(entries.len());
+    for (index, (path, entry)) in entries.into_iter().enumerate() {
+        let Some(id) = &ids[index] else {
+            out.push(entry);
+            continue;
+        };
+        let count = ids
+            .iter()
+            .filter(|other| other.as_ref() == Some(id))
+            .count();
+        if count == 1 {
+            out.push(entry);
+        } else if ids[..index].iter().all(|other| other.as_ref() != Some(id)) {
+            out.push(Err(EntryError::new(
+                Some(id.clone()),
+                vec![Diagnostic::new(
+                    Code::DuplicateId,
+                    Some(id.clone()),
+                    path,
+                    format!("{what} `{id}` is defined {count} times in this file; keep one"),
+                )],
+            )));
+        }
+    }
+    out
+}

@@ -1,0 +1,229 @@
+//! The configuration model every format reads into: a server and its transport, described as data.
+//!
+//! The model follows the store of seed 002 (`id`, `name`, `enabled`,
+//! `transport`), extended with the per-server `description` (seed 003) and
+//! `timeout` (seed 000) that the other formats carry. It describes a transport;
+//! connecting is `mcp-manager`'s job.
+
+use crate::secret::SecretValue;
+
+/// One configured MCP server.
+///
+/// Built with [`ServerConfig::new`] (the type is `#[non_exhaustive]`); every
+/// field is public so it can be adjusted afterwards.
+///
+/// ```
+/// use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
+///
+/// let mut config = ServerConfig::new("github", TransportConfig::Stdio(StdioConfig::new("npx")));
+/// config.name = "GitHub".into();
+/// assert!(config.enabled);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerConfig {
+    /// The unique key of the server: the store's `id`, or the key of the
+    /// `mcpServers` / `servers` map in the other formats.
+    pub id: String,
+    /// The display name. Formats without one use the id.
+    pub name: String,
+    /// Disabled servers are kept and listed but never connected. Default `true`.
+    pub enabled: bool,
+    /// A description for people and models (seed 003). Default `None`.
+    pub description: Option<String>,
+    /// Overrides the initialize deadline, in milliseconds (seed 000's
+    /// `timeout`). Default `None`: the manager's own deadline applies.
+    pub timeout_ms: Option<u64>,
+    /// How to reach the server.
+    pub transport: TransportConfig,
+    /// Fields the source document set that belong to another transport (for
+    /// example `url` on a stdio server), as store field paths such as
+    /// `transport.url`. Readers fill it so that [`crate::validate`] can report
+    /// `wrong_transport_field`; writers never write these fields. Default empty.
+    pub misplaced_fields: Vec<String>,
+}
+
+impl ServerConfig {
+    /// A server named after its id, enabled, with no description or timeout.
+    pub fn new(id: impl Into<String>, transport: TransportConfig) -> Self {
+        let id = id.into();
+        ServerConfig {
+            name: id.clone(),
+            id,
+            enabled: true,
+            description: None,
+            timeout_ms: None,
+            transport,
+            misplaced_fields: Vec::new(),
+        }
+    }
+
+    /// A copy whose literal env and header values are all replaced by
+    /// [`SecretValue::Saved`]: what `Store::list` hands out (seed 002).
+    pub fn redacted(&self) -> ServerConfig {
+        let mut copy = self.clone();
+        let entries = match &mut copy.transport {
+            TransportConfig::Stdio(stdio) => &mut stdio.env,
+            TransportConfig::Http(http) | TransportConfig::Sse(http) => &mut http.headers,
+        };
+        for entry in entries {
+            entry.value = SecretValue::Saved;
+        }
+        copy
+    }
+}
+
+/// How a server is reached.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TransportConfig {
+    /// A child process speaking newline-delimited JSON on stdin/stdout.
+    Stdio(StdioConfig),
+    /// Streamable HTTP.
+    Http(HttpConfig),
+    /// The legacy HTTP+SSE transport; same fields as HTTP.
+    Sse(HttpConfig),
+}
+
+impl TransportConfig {
+    /// Which transport this is.
+    pub fn kind(&self) -> TransportKind {
+        match self {
+            TransportConfig::Stdio(_) => TransportKind::Stdio,
+            TransportConfig::Http(_) => TransportKind::Http,
+            TransportConfig::Sse(_) => TransportKind::Sse,
+        }
+    }
+}
+
+/// The transport of a server, without its fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TransportKind {
+    /// See [`TransportConfig::Stdio`].
+    Stdio,
+    /// See [`TransportConfig::Http`].
+    Http,
+    /// See [`TransportConfig::Sse`].
+    Sse,
+}
+
+impl TransportKind {
+    /// The name the store writes in `transport.type`: `stdio`, `http` or `sse`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransportKind::Stdio => "stdio",
+            TransportKind::Http => "http",
+            TransportKind::Sse => "sse",
+        }
+    }
+}
+
+/// A stdio server: a command spawned directly, without a shell (seed 002).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StdioConfig {
+    /// The program. May contain `${VAR}` references.
+    pub command: String,
+    /// Arguments, passed as given, without shell splitting. May contain `${VAR}` references.
+    pub args: Vec<String>,
+    /// Literal environment values, in order; they override the passthrough
+    /// variables. Values are secrets and may contain `${VAR}` references.
+    pub env: Vec<SecretEntry>,
+    /// Names of host environment variables passed through to the process
+    /// (the store's `envVars`).
+    pub env_passthrough: Vec<String>,
+    /// The working directory: must be absolute; `None` (or empty) inherits
+    /// the host's launch directory (seed 002). Never expanded.
+    pub cwd: Option<String>,
+}
+
+impl StdioConfig {
+    /// A command with no arguments, environment or working directory.
+    pub fn new(command: impl Into<String>) -> Self {
+        StdioConfig {
+            command: command.into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            env_passthrough: Vec::new(),
+            cwd: None,
+        }
+    }
+}
+
+/// An HTTP (Streamable HTTP or legacy SSE) server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpConfig {
+    /// The endpoint: `http` or `https`, without userinfo or fragment. May
+    /// contain `${VAR}` references.
+    pub url: String,
+    /// Names an environment variable whose value is sent as
+    /// `Authorization: Bearer <value>` (the store's `bearerTokenEnv`).
+    pub bearer_token_env: Option<String>,
+    /// Literal headers. Values are secrets and may contain `${VAR}` references.
+    pub headers: Vec<SecretEntry>,
+    /// Headers whose values come from environment variables (the store's `envHeaders`).
+    pub env_headers: Vec<EnvHeader>,
+}
+
+impl HttpConfig {
+    /// A URL with no authentication or headers.
+    pub fn new(url: impl Into<String>) -> Self {
+        HttpConfig {
+            url: url.into(),
+            bearer_token_env: None,
+            headers: Vec::new(),
+            env_headers: Vec::new(),
+        }
+    }
+}
+
+/// A literal env entry or header: the store's `{key, value}` row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SecretEntry {
+    /// The variable or header name. Not a secret.
+    pub key: String,
+    /// The value; `Debug` redacts it.
+    pub value: SecretValue,
+}
+
+impl SecretEntry {
+    /// A row with a literal value.
+    pub fn new(key: impl Into<String>, value: impl Into<String>) -> Self {
+        SecretEntry {
+            key: key.into(),
+            value: SecretValue::literal(value),
+        }
+    }
+
+    /// A row that keeps the value already saved under `key` (seed 002's
+    /// `saved: true` with an empty value).
+    pub fn saved(key: impl Into<String>) -> Self {
+        SecretEntry {
+            key: key.into(),
+            value: SecretValue::Saved,
+        }
+    }
+}
+
+/// A header whose value is read from an environment variable when the server connects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct EnvHeader {
+    /// The header name.
+    pub header: String,
+    /// The environment variable holding the value.
+    pub var: String,
+}
+
+impl EnvHeader {
+    /// A header read from `var`.
+    pub fn new(header: impl Into<String>, var: impl Into<String>) -> Self {
+        EnvHeader {
+            header: header.into(),
+            var: var.into(),
+        }
+    }
+}

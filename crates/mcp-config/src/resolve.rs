@@ -1,0 +1,458 @@
+//! Resolution: turning a validated server into exactly what a transport needs, with `${VAR}` expanded.
+//!
+//! Issue 4 and seed 002: references are resolved when a server connects,
+//! from the host process's environment; a missing variable fails that server
+//! (`missing_env`, naming the variable) and no other. `envVars`,
+//! `bearerTokenEnv` and `envHeaders` name variables too, and are resolved
+//! here by the same rule, so a transport never reads the environment itself.
+
+use std::path::PathBuf;
+
+use crate::diagnostic::{Code, Diagnostic};
+use crate::expand::{Environment, ExpandError, expand, has_references};
+use crate::model::{HttpConfig, ServerConfig, StdioConfig, TransportConfig};
+use crate::secret::{Secret, SecretValue};
+use crate::validate::{check_url, has_forbidden_header_bytes, validate};
+
+/// A server ready to connect: every reference expanded, every variable read.
+///
+/// `Debug` redacts env and header values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ResolvedConfig {
+    /// The server's id.
+    pub id: String,
+    /// The display name.
+    pub name: String,
+    /// The initialize deadline override, in milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// What to connect to.
+    pub transport: ResolvedTransport,
+}
+
+/// A resolved transport.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResolvedTransport {
+    /// Spawn a process.
+    Stdio(ResolvedStdio),
+    /// Streamable HTTP.
+    Http(ResolvedHttp),
+    /// Legacy HTTP+SSE.
+    Sse(ResolvedHttp),
+}
+
+/// A process to spawn, directly and without a shell (seed 002).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ResolvedStdio {
+    /// The program.
+    pub command: String,
+    /// Its arguments, as given.
+    pub args: Vec<String>,
+    /// Variables to set on top of the transport's minimal platform
+    /// environment: the passed-through `envVars` first, then the literal
+    /// `env` values, which override them (seed 002). One entry per name.
+    pub env: Vec<(String, Secret)>,
+    /// The working directory; `None` inherits the host's launch directory.
+    pub cwd: Option<PathBuf>,
+}
+
+/// An HTTP endpoint and the headers to send with every request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ResolvedHttp {
+    /// The endpoint, checked against the URL rules after expansion.
+    pub url: String,
+    /// Static headers, then `envHeaders`, then `Authorization: Bearer ...`
+    /// from `bearerTokenEnv`. Names are unique ignoring case.
+    pub headers: Vec<(String, Secret)>,
+}
+
+/// Why a server cannot connect: every problem found, validation's and
+/// resolution's. The message names variables and fields, never values.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("server `{server}` cannot connect: {}", summary(problems))]
+#[non_exhaustive]
+pub struct ResolveError {
+    /// The server's id.
+    pub server: String,
+    /// Every problem, in field order; never empty.
+    pub problems: Vec<Diagnostic>,
+    /// The variables that were not set, in the order they were needed.
+    pub missing_env: Vec<String>,
+}
+
+impl ResolveError {
+    /// The code of the first problem, e.g. `missing_env`.
+    pub fn code(&self) -> &'static str {
+        self.problems
+            .first()
+            .map_or(Code::MissingEnv.as_str(), Diagnostic::code)
+    }
+
+    /// The names of the variables that were not set.
+    pub fn missing_variables(&self) -> &[String] {
+        &self.missing_env
+    }
+}
+
+fn summary(problems: &[Diagnostic]) -> String {
+    problems
+        .iter()
+        .map(|d| format!("{}: {} [{}]", d.field, d.message, d.code))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Validates `config` and resolves it against `env`.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use mcp_config::{resolve, HttpConfig, ResolvedTransport, ServerConfig, TransportConfig};
+///
+/// let mut http = HttpConfig::new("https://${HOST:-example.com}/mcp");
+/// http.bearer_token_env = Some("API_TOKEN".into());
+/// let config = ServerConfig::new("api", TransportConfig::Http(http));
+///
+/// let env = HashMap::from([("API_TOKEN".to_owned(), "t0k3n".to_owned())]);
+/// let resolved = resolve(&config, &env)?;
+/// let ResolvedTransport::Http(http) = &resolved.transport else { unreachable!() };
+/// assert_eq!(http.url, "https://example.com/mcp");
+/// assert_eq!(http.headers[0].0, "Authorization");
+/// assert_eq!(http.headers[0].1.expose(), "Bearer t0k3n");
+///
+/// let error = resolve(&config, &HashMap::new()).unwrap_err();
+/// assert_eq!(error.code(), "missing_env");
+/// assert_eq!(error.missing_variables(), ["API_TOKEN"]);
+/// # Ok::<(), mcp_config::ResolveError>(())
+/// ```
+pub fn resolve<E: Environment + ?Sized>(
+    config: &ServerConfig,
+    env: &E,
+) -> Result<ResolvedConfig, ResolveError> {
+    let problems = validate(config);
+    if !problems.is_empty() {
+        return Err(ResolveError {
+            server: config.id.clone(),
+            problems,
+            missing_env: Vec::new(),
+        });
+    }
+    let mut r = Resolver {
+        env,
+        server: Some(config.id.clone()),
+        problems: Vec::new(),
+        missing: Vec::new(),
+    };
+    let transport = match &config.transport {
+        TransportConfig::Stdio(stdio) => ResolvedTransport::Stdio(r.stdio(stdio)),
+        TransportConfig::Http(http) => ResolvedTransport::Http(r.http(http)),
+        TransportConfig::Sse(http) => ResolvedTransport::Sse(r.http(http)),
+    };
+    if !r.problems.is_empty() {
+        return Err(ResolveError {
+            server: config.id.clone(),
+            problems: r.problems,
+            missing_env: r.missing,
+        });
+    }
+    Ok(ResolvedConfig {
+        id: config.id.clone(),
+        name: config.name.clone(),
+        timeout_ms: config.timeout_ms,
+        transport,
+    })
+}
+
+struct Resolver<'a, E: ?Sized> {
+    env: &'a E,
+    server: Option<String>,
+    problems: Vec<Diagnostic>,
+    missing: Vec<String>,
+}
+
+impl<E: Environment + ?Sized> Resolver<'_, E> {
+    fn push(&mut self, code: Code, field: impl Into<String>, message: impl Into<String>) {
+        self.problems
+            .push(Diagnostic::new(code, self.server.clone(), field, message));
+    }
+
+    fn report_missing(&mut self, name: &str, field: impl Into<String>, what: &str) {
+        self.missing.push(name.to_owned());
+        self.push(
+            Code::MissingEnv,
+            field,
+            format!("environment variable `{name}` {what} is not set in the host's environment"),
+        );
+    }
+
+    /// Expands `text`; on failure records the problem and yields an empty
+    /// string so that resolution goes on and reports everything.
+    fn expand(&mut self, text: &str, field: String) -> String {
+        match expand(text, self.env) {
+            Ok(value) => value,
+            Err(ExpandError::MissingEnv { name }) => {
+                self.missing.push(name.clone());
+                self.push(
+                    Code::MissingEnv,
+                    field,
+                    format!(
+                        "environment variable `{name}` is not set and the reference has no default; \
+                         set it or write `${{{name}:-default}}`"
+                    ),
+                );
+                String::new()
+            }
+            Err(error) => {
+                self.push(error.diagnostic_code(), field, error.to_string());
+                String::new()
+            }
+        }
+    }
+
+    fn stdio(&mut self, stdio: &StdioConfig) -> ResolvedStdio {
+        let command = self.expand(&stdio.command, "transport.command".into());
+        let args = stdio
+            .args
+            .iter()
+            .enumerate()
+            .map(|(index, arg)| self.expand(arg, format!("transport.args[{index}]")))
+            .collect();
+        let mut env: Vec<(String, Secret)> = Vec::new();
+        for (index, name) in stdio.env_passthrough.iter().enumerate() {
+            match self.env.var(name) {
+                Some(value) => set(&mut env, name, value),
+                None => self.report_missing(
+                    name,
+                    format!("transport.envVars[{index}]"),
+                    "listed in `envVars`",
+                ),
+            }
+        }
+        for (index, entry) in stdio.env.iter().enumerate() {
+            let field = format!("transport.env[{index}].value");
+            match &entry.value {
+                SecretValue::Literal(value) => {
+                    let value = self.expand(value.expose(), field);
+                    set(&mut env, &entry.key, value);
+                }
+                SecretValue::Saved => self.saved_unavailable(&entry.key, field),
+            }
+        }
+        ResolvedStdio {
+            command,
+            args,
+            env,
+            cwd: stdio
+                .cwd
+                .as_deref()
+                .filter(|cwd| !cwd.is_empty())
+                .map(PathBuf::from),
+        }
+    }
+
+    fn http(&mut self, http: &HttpConfig) -> ResolvedHttp {
+        let url = self.expand(&http.url, "transport.url".into());
+        if has_references(&http.url) && !url.is_empty() {
+            check_url(
+                &url,
+                self.server.clone(),
+                "transport.url",
+                &mut self.problems,
+            );
+        }
+        let mut headers: Vec<(String, Secret)> = Vec::new();
+        for (index, header) in http.headers.iter().enumerate() {
+            let field = format!("transport.headers[{index}].value");
+            match &header.value {
+                SecretValue::Literal(value) => {
+                    let value = self.expand(value.expose(), field.clone());
+                    self.header(&mut headers, &header.key, value, field);
+                }
+                SecretValue::Saved => self.saved_unavailable(&header.key, field),
+            }
+        }
+        for (index, header) in http.env_headers.iter().enumerate() {
+            let field = format!("transport.envHeaders[{index}].value");
+            match self.env.var(&header.var) {
+                Some(value) => self.header(&mut headers, &header.header, value, field),
+                None => self.report_missing(
+                    &header.var,
+                    field,
+                    &format!("for header `{}`", header.header),
+                ),
+            }
+        }
+        if let Some(var) = &http.bearer_token_env {
+            match self.env.var(var).filter(|token| !token.is_empty()) {
+                Some(token) => self.header(
+                    &mut headers,
+                    "Authorization",
+                    format!("Bearer {token}"),
+                    String::from("transport.bearerTokenEnv"),
+                ),
+                None => self.report_missing(
+                    var,
+                    "transport.bearerTokenEnv",
+                    "(the bearer token) is empty or",
+                ),
+            }
+        }
+        ResolvedHttp { url, headers }
+    }
+
+    /// A value from the environment can bring a line break that validation
+    /// could not see; it would split the header.
+    fn header(
+        &mut self,
+        headers: &mut Vec<(String, Secret)>,
+        name: &str,
+        value: String,
+        field: String,
+    ) {
+        if has_forbidden_header_bytes(&value) {
+            self.push(
+                Code::InvalidHeaderValue,
+                field,
+                format!(
+                    "the value of header `{name}` contains a line break or NUL after expansion"
+                ),
+            );
+            return;
+        }
+        headers.push((name.to_owned(), Secret::new(value)));
+    }
+
+    fn saved_unavailable(&mut self, key: &str, field: String) {
+        self.push(
+            Code::SavedSecretUnavailable,
+            field,
+            format!(
+                "`{key}` is marked as saved but carries no value; resolve the server as loaded \
+                 from the store, or enter the value again"
+            ),
+        );
+    }
+}
+
+/// Sets `name` in an ordered environment, replacing an earlier value in place.
+fn set(env: &mut Vec<(String, Secret)>, name: &str, value: String) {
+    match env.iter_mut().find(|(existing, _)| existing == name) {
+        Some((_, slot)) => *slot = Secret::new(value),
+        None => env.push((name.to_owned(), Secret::new(value))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::format::parse_store_server;
+
+    fn env() -> HashMap<String, String> {
+        HashMap::from([
+            ("HOME".to_owned(), "/home/u".to_owned()),
+            ("TOKEN".to_owned(), "sk-SECRET".to_owned()),
+            ("PASS".to_owned(), "from-env".to_owned()),
+            ("NEWLINE".to_owned(), "a\r\nInjected: 1".to_owned()),
+            ("EMPTY".to_owned(), String::new()),
+        ])
+    }
+
+    fn resolve_json(server: &str) -> Result<ResolvedConfig, ResolveError> {
+        resolve(&parse_store_server(server).unwrap(), &env())
+    }
+
+    #[test]
+    fn stdio_env_passthrough_then_literals() {
+        let resolved = resolve_json(
+            r#"{"id": "s", "transport": {"type": "stdio", "command": "${HOME}/bin/srv",
+                "args": ["--token=${TOKEN}", "$${LITERAL}"], "envVars": ["PASS", "HOME"],
+                "env": [{"key": "PASS", "value": "override"}, {"key": "X", "value": "${MISSING:-d}"}],
+                "cwd": "/tmp"}}"#,
+        )
+        .unwrap();
+        let ResolvedTransport::Stdio(stdio) = resolved.transport else {
+            panic!("stdio expected")
+        };
+        assert_eq!(stdio.command, "/home/u/bin/srv");
+        assert_eq!(stdio.args, ["--token=sk-SECRET", "${LITERAL}"]);
+        let env: Vec<(&str, &str)> = stdio
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.expose()))
+            .collect();
+        assert_eq!(env, [("PASS", "override"), ("HOME", "/home/u"), ("X", "d")]);
+        assert_eq!(stdio.cwd, Some(PathBuf::from("/tmp")));
+    }
+
+    #[test]
+    fn every_missing_variable_is_reported() {
+        let error = resolve_json(
+            r#"{"id": "s", "transport": {"type": "http", "url": "https://${NO_HOST}/",
+                "bearerTokenEnv": "EMPTY", "envHeaders": [{"key": "X-K", "value": "NO_KEY"}],
+                "headers": [{"key": "X-A", "value": "${NO_A}"}]}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(error.code(), "missing_env");
+        assert_eq!(
+            error.missing_variables(),
+            ["NO_HOST", "NO_A", "NO_KEY", "EMPTY"]
+        );
+        let fields: Vec<&str> = error.problems.iter().map(|p| p.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "transport.url",
+                "transport.headers[0].value",
+                "transport.envHeaders[0].value",
+                "transport.bearerTokenEnv"
+            ]
+        );
+    }
+
+    #[test]
+    fn expanded_values_are_checked_again() {
+        let error = resolve_json(
+            r#"{"id": "s", "transport": {"type": "http", "url": "ftp://${HOME}#frag",
+                "headers": [{"key": "X-A", "value": "${NEWLINE}"}]}}"#,
+        )
+        .unwrap_err();
+        let codes: Vec<&str> = error.problems.iter().map(Diagnostic::code).collect();
+        assert_eq!(
+            codes,
+            ["bad_url_scheme", "url_fragment", "invalid_header_value"]
+        );
+        assert!(!error.to_string().contains("Injected"), "{error}");
+    }
+
+    #[test]
+    fn invalid_configs_fail_with_validation_codes() {
+        let error = resolve_json(r#"{"id": "s", "transport": {"type": "stdio", "command": ""}}"#)
+            .unwrap_err();
+        assert_eq!(error.code(), "missing_command");
+    }
+
+    #[test]
+    fn saved_markers_cannot_be_resolved() {
+        let error = resolve_json(
+            r#"{"id": "s", "transport": {"type": "stdio", "command": "x",
+                "env": [{"key": "K", "value": "", "saved": true}]}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(error.code(), "saved_secret_unavailable");
+    }
+
+    #[test]
+    fn resolved_debug_is_redacted() {
+        let resolved = resolve_json(
+            r#"{"id": "s", "transport": {"type": "http", "url": "https://e.com/", "bearerTokenEnv": "TOKEN",
+                "headers": [{"key": "X-A", "value": "${TOKEN}"}]}}"#,
+        )
+        .unwrap();
+        let debug = format!("{resolved:?}");
+        assert!(!debug.contains("SECRET"), "{debug}");
+    }
+}

@@ -1,0 +1,620 @@
+//! The store: seed 002's `mcp.json` (version 1), written atomically and owner-only, with write-only secrets.
+//!
+//! Seed 002 ("Configuration and API") is the specification:
+//!
+//! - The file is `<data dir>/mcp.json`; an environment variable
+//!   ([`DATA_DIR_ENV`], `LOOP_DATA_DIR`) moves the data dir. See [`StoreLocation`].
+//! - A missing file means no servers. A malformed file is an error naming
+//!   the file and the position, and it is never overwritten: every write
+//!   re-reads the file first and refuses while it is malformed. Repairing
+//!   the file by hand is enough; nothing is cached.
+//! - Writes are serialized: one lock per file per process (two `Store`s
+//!   opened on the same path share it), held across read, merge and write,
+//!   so concurrent saves all land, each on top of the previous one. The
+//!   file is written to a temp file in the same directory, fsynced, renamed
+//!   over `mcp.json`, and the directory is fsynced; on POSIX the file is
+//!   mode 0600 and a directory the store creates is 0700. A crash leaves the
+//!   old or the new file, never a mix. Other processes are not locked out:
+//!   one process (the host's manager) should own the store.
+//! - [`Store::list`] never returns secret values: literal env and header
+//!   values come back as [`SecretValue::Saved`](crate::SecretValue::Saved) (`"value": "", "saved": true`).
+//! - [`Store::save`]: a `Saved` row keeps the stored value of the same key; a
+//!   removed row deletes it; a new value replaces it. Changing a stdio
+//!   command, args or cwd, an HTTP URL, or the transport drops kept secrets
+//!   (they were entered for another program or endpoint) unless re-entered,
+//!   and the outcome lists every dropped one.
+//! - Legacy `approvalMode` and `toolPolicies` are ignored on read and gone
+//!   after the next write.
+//!
+//! Every operation is synchronous and holds the lock for one small read and
+//! at most one fsynced write (milliseconds). A tokio host should call it from
+//! `spawn_blocking`; the lock is never held across an `.await` because the
+//! API has none.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
+
+use crate::diagnostic::Diagnostic;
+use crate::expand::Environment;
+use crate::format::{DocumentError, Format, parse_document, write_store_v1};
+use crate::model::{SecretEntry, ServerConfig, TransportConfig};
+use crate::validate::validate;
+
+/// The variable that moves the store's data dir (seed 002: "LOOP_DATA_DIR
+/// changes the root").
+pub const DATA_DIR_ENV: &str = "LOOP_DATA_DIR";
+
+/// The store's file name inside the data dir.
+pub const STORE_FILE_NAME: &str = "mcp.json";
+
+/// Where the store lives: `$LOOP_DATA_DIR/mcp.json`, else `~/.loop/mcp.json`.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::path::Path;
+/// use mcp_config::StoreLocation;
+///
+/// let location = StoreLocation::default();
+/// let env = HashMap::from([("LOOP_DATA_DIR".to_owned(), "/srv/loop".to_owned())]);
+/// assert_eq!(location.store_path(&env)?, Path::new("/srv/loop/mcp.json"));
+/// let env = HashMap::from([("HOME".to_owned(), "/home/u".to_owned())]);
+/// assert_eq!(location.store_path(&env)?, Path::new("/home/u/.loop/mcp.json"));
+/// # Ok::<(), mcp_config::StoreError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoreLocation {
+    /// The variable naming the data dir. Default [`DATA_DIR_ENV`].
+    pub data_dir_env: String,
+    /// The data dir under the home directory (`HOME`, or `USERPROFILE` on
+    /// Windows) when the variable is unset or empty. Default `.loop`.
+    pub home_subdir: String,
+}
+
+impl Default for StoreLocation {
+    fn default() -> Self {
+        StoreLocation {
+            data_dir_env: DATA_DIR_ENV.to_owned(),
+            home_subdir: String::from(".loop"),
+        }
+    }
+}
+
+impl StoreLocation {
+    /// The data dir, from `env`.
+    pub fn data_dir<E: Environment + ?Sized>(&self, env: &E) -> Result<PathBuf, StoreError> {
+        if let Some(dir) = env.var(&self.data_dir_env).filter(|dir| !dir.is_empty()) {
+            return Ok(PathBuf::from(dir));
+        }
+        let home = env
+            .var("HOME")
+            .filter(|home| !home.is_empty())
+            .or_else(|| {
+                if cfg!(windows) {
+                    env.var("USERPROFILE").filter(|home| !home.is_empty())
+                } else {
+                    None
+                }
+            })
+            .ok_or_else(|| StoreError::NoDataDir {
+                var: self.data_dir_env.clone(),
+            })?;
+        Ok(Path::new(&home).join(&self.home_subdir))
+    }
+
+    /// The store file, from `env`.
+    pub fn store_path<E: Environment + ?Sized>(&self, env: &E) -> Result<PathBuf, StoreError> {
+        Ok(self.data_dir(env)?.join(STORE_FILE_NAME))
+    }
+}
+
+/// Why a store operation failed. Messages never contain secret values.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// Neither the data dir variable nor a home directory is set.
+    #[error("no data directory: set {var} or HOME")]
+    NoDataDir {
+        /// The data dir variable.
+        var: String,
+    },
+    /// The file exists but cannot be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The store file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// The file is malformed. It is left as it is and writes are refused
+    /// until it is repaired.
+    #[error(
+        "{} is malformed at {position}: {message}; it will not be overwritten, repair it and try again",
+        path.display()
+    )]
+    Malformed {
+        /// The store file.
+        path: PathBuf,
+        /// `line L column C`, or the JSON path of the bad entry.
+        position: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The file has a version this build does not read; a newer build wrote
+    /// it, so it is not overwritten.
+    #[error(
+        "{} has store version {found}; this build reads version 1 and will not overwrite it",
+        path.display()
+    )]
+    UnsupportedVersion {
+        /// The store file.
+        path: PathBuf,
+        /// The version found.
+        found: String,
+    },
+    /// Writing failed; the previous file is intact.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The store file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// `create` with an id that is already stored.
+    #[error("a server with id `{id}` already exists")]
+    DuplicateId {
+        /// The id.
+        id: String,
+    },
+    /// No server has this id.
+    #[error("no server with id `{id}`")]
+    NotFound {
+        /// The id.
+        id: String,
+    },
+    /// The config does not validate; nothing was written.
+    #[error("server `{id}` is not valid: {}", summary(diagnostics))]
+    Invalid {
+        /// The server's id.
+        id: String,
+        /// Every problem.
+        diagnostics: Vec<Diagnostic>,
+    },
+}
+
+fn summary(diagnostics: &[Diagnostic]) -> String {
+    diagnostics
+        .iter()
+        .map(|d| format!("{}: {} [{}]", d.field, d.message, d.code))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+impl StoreError {
+    /// The stable code: `no_data_dir`, `unreadable_source`, `malformed_store`,
+    /// `unsupported_version`, `write_failed`, `duplicate_id`, `not_found` or
+    /// `invalid_config`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            StoreError::NoDataDir { .. } => "no_data_dir",
+            StoreError::Read { .. } => "unreadable_source",
+            StoreError::Malformed { .. } => "malformed_store",
+            StoreError::UnsupportedVersion { .. } => "unsupported_version",
+            StoreError::Write { .. } => "write_failed",
+            StoreError::DuplicateId { .. } => "duplicate_id",
+            StoreError::NotFound { .. } => "not_found",
+            StoreError::Invalid { .. } => "invalid_config",
+        }
+    }
+}
+
+/// What a save did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SaveOutcome {
+    /// Whether the server is new.
+    pub created: bool,
+    /// Kept secrets that were dropped instead; the user must enter them again.
+    pub dropped_secrets: Vec<DroppedSecret>,
+}
+
+/// A "keep the saved value" row that could not be kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DroppedSecret {
+    /// Where the row was in the submitted config, e.g. `transport.env[1]`.
+    pub field: String,
+    /// The env variable or header name.
+    pub key: String,
+    /// Why it was dropped.
+    pub reason: DropReason,
+}
+
+/// Why a kept secret was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DropReason {
+    /// The command, args, cwd, URL or transport changed (seed 002: the
+    /// secret must be entered again for the new program or endpoint).
+    ConnectionChanged,
+    /// Nothing is stored under that key for this server.
+    NotStored,
+}
+
+/// The store. Cheap to open; every call reads the file afresh.
+///
+/// To let [`Discovery`](crate::Discovery) see stored servers, add the same
+/// file as a source: `FileSource::new(store.path(), ConfigLevel::User,
+/// "Loop").with_format(Format::StoreV1)`. Its atomic writes mean such a
+/// reader never sees a half-written file.
+///
+/// ```
+/// use mcp_config::{SecretEntry, SecretValue, ServerConfig, StdioConfig, Store, TransportConfig};
+///
+/// let dir = tempfile::tempdir()?;
+/// let store = Store::open(dir.path().join("mcp.json"));
+///
+/// let mut stdio = StdioConfig::new("gh-mcp");
+/// stdio.env.push(SecretEntry::new("GH_TOKEN", "ghp_example"));
+/// store.create(ServerConfig::new("gh", TransportConfig::Stdio(stdio)))?;
+///
+/// // list() hands out no secret values ...
+/// let mut listed = store.list()?.remove(0);
+/// let TransportConfig::Stdio(stdio) = &mut listed.transport else { unreachable!() };
+/// assert_eq!(stdio.env[0].value, SecretValue::Saved);
+///
+/// // ... and sending the marker back keeps the stored value,
+/// listed.name = "GitHub".into();
+/// let outcome = store.save(listed.clone())?;
+/// assert!(outcome.dropped_secrets.is_empty());
+/// let TransportConfig::Stdio(stdio) = &store.load()?[0].transport else { unreachable!() };
+/// assert_eq!(stdio.env[0].value, SecretValue::literal("ghp_example"));
+///
+/// // unless the command line changed: then it must be entered again.
+/// let TransportConfig::Stdio(stdio) = &mut listed.transport else { unreachable!() };
+/// stdio.args.push("--verbose".into());
+/// let outcome = store.save(listed)?;
+/// assert_eq!(outcome.dropped_secrets[0].key, "GH_TOKEN");
+///
+/// store.set_enabled("gh", false)?;
+/// assert!(!store.list()?[0].enabled);
+/// store.remove("gh")?;
+/// assert!(store.list()?.is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Store {
+    path: PathBuf,
+    lock: Arc<Mutex<()>>,
+}
+
+impl Store {
+    /// A store at `path`. Does no I/O; a missing file is an empty store.
+    pub fn open(path: impl Into<PathBuf>) -> Store {
+        let path = path.into();
+        let lock = lock_for(&path);
+        Store { path, lock }
+    }
+
+    /// The store at [`StoreLocation::store_path`].
+    pub fn open_default<E: Environment + ?Sized>(
+        location: &StoreLocation,
+        env: &E,
+    ) -> Result<Store, StoreError> {
+        Ok(Store::open(location.store_path(env)?))
+    }
+
+    /// The store file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every stored server, in file order, with literal env and header values
+    /// replaced by [`SecretValue::Saved`](crate::SecretValue::Saved). Waits for writes in progress.
+    pub fn list(&self) -> Result<Vec<ServerConfig>, StoreError> {
+        let _guard = self.guard();
+        Ok(self.read()?.iter().map(ServerConfig::redacted).collect())
+    }
+
+    /// Every stored server with its secret values, for connecting. Never
+    /// show these to a person.
+    pub fn load(&self) -> Result<Vec<ServerConfig>, StoreError> {
+        let _guard = self.guard();
+        self.read()
+    }
+
+    /// Adds a new server; fails with `duplicate_id` if the id is stored.
+    pub fn create(&self, config: ServerConfig) -> Result<SaveOutcome, StoreError> {
+        self.put(config, true)
+    }
+
+    /// Adds or replaces the server with `config.id` (replacing keeps its
+    /// position). See the module documentation for kept secrets.
+    pub fn save(&self, config: ServerConfig) -> Result<SaveOutcome, StoreError> {
+        self.put(config, false)
+    }
+
+    /// Sets a server's enabled flag. Returns whether it changed (the file is
+    /// not rewritten when it did not).
+    pub fn set_enabled(&self, id: &str, enabled: bool) -> Result<bool, StoreError> {
+        let _guard = self.guard();
+        let mut servers = self.read()?;
+        let server = servers
+            .iter_mut()
+            .find(|server| server.id == id)
+            .ok_or_else(|| StoreError::NotFound { id: id.to_owned() })?;
+        if server.enabled == enabled {
+            return Ok(false);
+        }
+        server.enabled = enabled;
+        self.write(&servers)?;
+        Ok(true)
+    }
+
+    /// Removes a server and its secrets.
+    pub fn remove(&self, id: &str) -> Result<(), StoreError> {
+        let _guard = self.guard();
+        let mut servers = self.read()?;
+        let index = servers
+            .iter()
+            .position(|server| server.id == id)
+            .ok_or_else(|| StoreError::NotFound { id: id.to_owned() })?;
+        servers.remove(index);
+        self.write(&servers)
+    }
+
+    fn put(&self, mut config: ServerConfig, create: bool) -> Result<SaveOutcome, StoreError> {
+        let _guard = self.guard();
+        let mut servers = self.read()?;
+        let existing = servers.iter().position(|server| server.id == config.id);
+        if create && existing.is_some() {
+            return Err(StoreError::DuplicateId { id: config.id });
+        }
+        let dropped_secrets =
+            merge_kept_secrets(&mut config, existing.map(|index| &servers[index]));
+        let diagnostics = validate(&config);
+        if !diagnostics.is_empty() {
+            return Err(StoreError::Invalid {
+                id: config.id,
+                diagnostics,
+            });
+        }
+        match existing {
+            Some(index) => servers[index] = config,
+            None => servers.push(config),
+        }
+        self.write(&servers)?;
+        Ok(SaveOutcome {
+            created: existing.is_none(),
+            dropped_secrets,
+        })
+    }
+
+    fn guard(&self) -> MutexGuard<'_, ()> {
+        // The mutex guards no data, only the file; a panic elsewhere while
+        // holding it leaves nothing inconsistent in memory.
+        self.lock.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Reads and parses the file. Any entry that does not parse makes the
+    /// whole file malformed here: writing the others back would delete it.
+    fn read(&self) -> Result<Vec<ServerConfig>, StoreError> {
+        let text = match fs::read(&self.path) {
+            Ok(bytes) => String::from_utf8(bytes).map_err(|_| StoreError::Malformed {
+                path: self.path.clone(),
+                position: String::from("line 1 column 1"),
+                message: String::from("the file is not valid UTF-8"),
+            })?,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => {
+                return Err(StoreError::Read {
+                    path: self.path.clone(),
+                    source,
+                });
+            }
+        };
+        let document =
+            parse_document(&text, Some(Format::StoreV1)).map_err(|error| match error {
+                DocumentError::UnsupportedVersion { found } => StoreError::UnsupportedVersion {
+                    path: self.path.clone(),
+                    found,
+                },
+                other => StoreError::Malformed {
+                    path: self.path.clone(),
+                    position: other.position(),
+                    message: match &other {
+                        DocumentError::Syntax { message, .. } => {
+                            format!("not valid JSON: {message}")
+                        }
+                        DocumentError::Shape { message, .. } => message.clone(),
+                        _ => other.to_string(),
+                    },
+                },
+            })?;
+        let mut servers = Vec::with_capacity(document.entries.len());
+        for entry in document.entries {
+            match entry {
+                Ok(server) => servers.push(server),
+                Err(error) => {
+                    return Err(StoreError::Malformed {
+                        path: self.path.clone(),
+                        position: error
+                            .diagnostics
+                            .first()
+                            .map(|d| d.field.clone())
+                            .unwrap_or_default(),
+                        message: error.to_string(),
+                    });
+                }
+            }
+        }
+        Ok(servers)
+    }
+
+    /// Temp file in the same directory (so the rename cannot cross file
+    /// systems), fsync, rename over the store, fsync the directory so the
+    /// rename itself survives a power cut.
+    fn write(&self, servers: &[ServerConfig]) -> Result<(), StoreError> {
+        let write_error = |source| StoreError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        let text = write_store_v1(servers);
+        let dir = match self.path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        create_private_dir(&dir).map_err(write_error)?;
+        let file_name = self
+            .path
+            .file_name()
+            .map_or_else(|| STORE_FILE_NAME.into(), |name| name.to_string_lossy());
+        let mut temp = tempfile::Builder::new()
+            .prefix(&format!(".{file_name}."))
+            .suffix(".tmp")
+            .tempfile_in(&dir)
+            .map_err(write_error)?;
+        restrict_to_owner(temp.as_file()).map_err(write_error)?;
+        temp.write_all(text.as_bytes()).map_err(write_error)?;
+        temp.as_file().sync_all().map_err(write_error)?;
+        temp.persist(&self.path)
+            .map_err(|error| write_error(error.error))?;
+        sync_dir(&dir).map_err(write_error)
+    }
+}
+
+/// Kept-secret rules of seed 002, applied to `config` against the stored
+/// `previous` version. Returns the rows that were dropped.
+fn merge_kept_secrets(
+    config: &mut ServerConfig,
+    previous: Option<&ServerConfig>,
+) -> Vec<DroppedSecret> {
+    let changed =
+        previous.is_some_and(|previous| connection_changed(&previous.transport, &config.transport));
+    let previous_rows: &[SecretEntry] = match previous.map(|p| &p.transport) {
+        Some(TransportConfig::Stdio(stdio)) => &stdio.env,
+        Some(TransportConfig::Http(http) | TransportConfig::Sse(http)) => &http.headers,
+        None => &[],
+    };
+    // Env names are case-sensitive; header names are not (RFC 9110 §5.1).
+    let (rows, list, case_insensitive) = match &mut config.transport {
+        TransportConfig::Stdio(stdio) => (&mut stdio.env, "env", false),
+        TransportConfig::Http(http) | TransportConfig::Sse(http) => {
+            (&mut http.headers, "headers", true)
+        }
+    };
+    let mut dropped = Vec::new();
+    let mut kept = Vec::with_capacity(rows.len());
+    for (index, row) in std::mem::take(rows).into_iter().enumerate() {
+        if !row.value.is_saved() {
+            kept.push(row);
+            continue;
+        }
+        let stored = previous_rows.iter().find(|old| {
+            if case_insensitive {
+                old.key.eq_ignore_ascii_case(&row.key)
+            } else {
+                old.key == row.key
+            }
+        });
+        let reason = match stored {
+            _ if changed => DropReason::ConnectionChanged,
+            Some(old) => {
+                kept.push(SecretEntry {
+                    key: row.key,
+                    value: old.value.clone(),
+                });
+                continue;
+            }
+            None => DropReason::NotStored,
+        };
+        dropped.push(DroppedSecret {
+            field: format!("transport.{list}[{index}]"),
+            key: row.key,
+            reason,
+        });
+    }
+    *rows = kept;
+    dropped
+}
+
+/// Seed 002: "Changing a STDIO command, arguments or cwd, or an HTTP URL,
+/// requires re-entering preserved secrets." A different transport is a
+/// different connection too.
+fn connection_changed(old: &TransportConfig, new: &TransportConfig) -> bool {
+    let cwd = |cwd: &Option<String>| cwd.clone().filter(|cwd| !cwd.is_empty());
+    match (old, new) {
+        (TransportConfig::Stdio(old), TransportConfig::Stdio(new)) => {
+            old.command != new.command || old.args != new.args || cwd(&old.cwd) != cwd(&new.cwd)
+        }
+        (TransportConfig::Http(old), TransportConfig::Http(new))
+        | (TransportConfig::Sse(old), TransportConfig::Sse(new)) => old.url != new.url,
+        _ => true,
+    }
+}
+
+/// One lock per store file in this process, so that two `Store`s opened on
+/// the same path still serialize their writes.
+fn lock_for(path: &Path) -> Arc<Mutex<()>> {
+    static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Weak<Mutex<()>>>>> = OnceLock::new();
+    let key = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut locks = LOCKS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(lock) = locks.get(&key).and_then(Weak::upgrade) {
+        return lock;
+    }
+    locks.retain(|_, lock| lock.strong_count() > 0);
+    let lock = Arc::new(Mutex::new(()));
+    locks.insert(key, Arc::downgrade(&lock));
+    lock
+}
+
+#[cfg(unix)]
+fn create_private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if dir.is_dir() {
+        return Ok(());
+    }
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+#[cfg(not(unix))]
+fn create_private_dir(dir: &Path) -> io::Result<()> {
+    fs::create_dir_all(dir)
+}
+
+/// Seed 002: owner-only file mode on POSIX. The temp file is created 0600
+/// already; setting it again makes the guarantee independent of that.
+#[cfg(unix)]
+fn restrict_to_owner(file: &fs::File) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    file.set_permissions(fs::Permissions::from_mode(0o600))
+}
+
+/// Seed 002: on Windows the protection follows the directory's ACL.
+#[cfg(not(unix))]
+fn restrict_to_owner(_file: &fs::File) -> io::Result<()> {
+    Ok(())
+}
+
+#[cfg(unix)]
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    fs::File::open(dir)?.sync_all()
+}
+
+/// Windows cannot open a directory as a file; `MoveFileEx` (used by the
+/// rename) is durable enough there.
+#[cfg(not(unix))]
+fn sync_dir(_dir: &Path) -> io::Result<()> {
+    Ok(())
+}

@@ -1,0 +1,152 @@
+//! Golden files: every document under `tests/golden/<format>/` is read and its rendering compared with the `.expected` file beside it.
+//!
+//! The directory names the reader: `mcp_servers`, `vscode`, `store_v1`, or
+//! `detected` (format detection). Run with `UPDATE_EXPECT=1` to rewrite the
+//! expectations after an intended change, then review the diff.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use expect_test::expect_file;
+use mcp_config::{
+    DocumentError, Format, ParsedDocument, parse_document, server_to_store_json, validate,
+};
+
+/// The one function that renders a reader's result: the servers in store
+/// JSON (so every parsed field is visible), validation's findings for each,
+/// and every error and warning.
+fn render(result: &Result<ParsedDocument, DocumentError>) -> String {
+    let mut out = String::new();
+    let doc = match result {
+        Err(error) => {
+            writeln!(
+                out,
+                "document error [{}] at {}: {error}",
+                error.code(),
+                error.position()
+            )
+            .unwrap();
+            return out;
+        }
+        Ok(doc) => doc,
+    };
+    writeln!(out, "format: {}", doc.format.map_or("none", Format::as_str)).unwrap();
+    for warning in &doc.warnings {
+        writeln!(out, "warning: {warning}").unwrap();
+    }
+    for (index, entry) in doc.entries.iter().enumerate() {
+        match entry {
+            Ok(config) => {
+                writeln!(out, "\nentry {index}: server `{}`", config.id).unwrap();
+                let json = serde_json::to_string_pretty(&server_to_store_json(config)).unwrap();
+                writeln!(out, "{json}").unwrap();
+                for problem in validate(config) {
+                    writeln!(out, "  invalid: {problem}").unwrap();
+                }
+            }
+            Err(error) => {
+                writeln!(out, "\nentry {index}: error [{}]", error.code()).unwrap();
+                for problem in &error.diagnostics {
+                    writeln!(out, "  {problem}").unwrap();
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every error, warning and validation message the result produces.
+fn diagnostic_texts(result: &Result<ParsedDocument, DocumentError>) -> Vec<String> {
+    let Ok(doc) = result else {
+        let error = result.as_ref().unwrap_err();
+        return vec![error.to_string(), format!("{error:?}")];
+    };
+    let mut texts: Vec<String> = doc.warnings.iter().map(ToString::to_string).collect();
+    for entry in &doc.entries {
+        match entry {
+            Ok(config) => texts.extend(validate(config).iter().map(ToString::to_string)),
+            Err(error) => texts.extend([error.to_string(), format!("{error:?}")]),
+        }
+    }
+    texts
+}
+
+fn format_for(dir: &str) -> Option<Format> {
+    match dir {
+        "mcp_servers" => Some(Format::McpServers),
+        "vscode" => Some(Format::VsCode),
+        "store_v1" => Some(Format::StoreV1),
+        "detected" => None,
+        other => panic!("unknown golden directory `{other}`: add it to format_for"),
+    }
+}
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+fn check_dir(dir: &str) {
+    let path = golden_dir().join(dir);
+    let mut inputs: Vec<PathBuf> = fs::read_dir(&path)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", path.display()))
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    inputs.sort();
+    // An expectation without its input would rot unnoticed.
+    for file in &inputs {
+        if file.extension().is_some_and(|ext| ext == "expected") {
+            assert!(
+                file.with_extension("json").exists(),
+                "{} has no input file",
+                file.display()
+            );
+        }
+    }
+    let inputs: Vec<&PathBuf> = inputs
+        .iter()
+        .filter(|file| file.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    assert!(
+        inputs.len() >= 3,
+        "{dir}: expected at least 3 golden inputs, found {}",
+        inputs.len()
+    );
+    for input in inputs {
+        let bytes = fs::read(input).unwrap();
+        let text = String::from_utf8(bytes).expect("golden inputs are UTF-8");
+        let result = parse_document(&text, format_for(dir));
+        let rendered = render(&result);
+        // Diagnostics may name fields and variables, never values: every
+        // secret-looking value in the inputs starts with one of these.
+        let messages = diagnostic_texts(&result).join("\n");
+        for marker in ["sk-", "ghp_", "pg-token"] {
+            assert!(
+                !messages.contains(marker),
+                "{}: a diagnostic quotes a value: {messages}",
+                input.display()
+            );
+        }
+        expect_file![input.with_extension("expected")].assert_eq(&rendered);
+    }
+}
+
+#[test]
+fn mcp_servers_format() {
+    check_dir("mcp_servers");
+}
+
+#[test]
+fn vscode_format() {
+    check_dir("vscode");
+}
+
+#[test]
+fn store_v1_format() {
+    check_dir("store_v1");
+}
+
+#[test]
+fn format_detection() {
+    check_dir("detected");
+}
