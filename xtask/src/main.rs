@@ -5,6 +5,7 @@
 //! than it saves. Every subcommand runs from the workspace root, wherever it was
 //! invoked from.
 
+mod bench;
 mod ci;
 mod conformance;
 mod tidy;
@@ -21,6 +22,7 @@ usage: cargo xtask <command>
 commands:
   ci            fmt check, clippy, tidy, tests, conformance: what CI runs (see .ci/run)
   tidy          repository policy only: crate layering, module docs, no dbg!/todo!
+  bench         our client vs rmcp, the TypeScript SDK and a raw floor [--quick] [--rounds N]
   bench-proto   cargo bench -p mcp-proto --bench decode [-- <bench args>]
   conformance   the official MCP client conformance suite (needs npm)
   help          print this message
@@ -52,6 +54,7 @@ fn run() -> anyhow::Result<()> {
             no_arguments("tidy", &rest)?;
             tidy_command(&root)
         }
+        Some("bench") => bench::run(&root, &rest),
         Some("bench-proto") => bench_proto(&root, &rest),
         Some("conformance") => {
             no_arguments("conformance", &rest)?;

@@ -637,18 +637,18 @@ impl Discovery {
                 }
                 Slot::Entry(candidate) => candidate,
             };
-            if let (Some(winner), Some(id)) = (winners[index], &ids[index]) {
-                if winner != index {
-                    let winner_meta = metas[winner]
-                        .clone()
-                        .unwrap_or_else(|| candidate.meta.clone());
-                    report.shadowed.push(Shadowed {
-                        id: id.clone(),
-                        winner: winner_meta,
-                        entry: candidate.into_entry(),
-                    });
-                    continue;
-                }
+            if let (Some(winner), Some(id)) = (winners[index], &ids[index])
+                && winner != index
+            {
+                let winner_meta = metas[winner]
+                    .clone()
+                    .unwrap_or_else(|| candidate.meta.clone());
+                report.shadowed.push(Shadowed {
+                    id: id.clone(),
+                    winner: winner_meta,
+                    entry: candidate.into_entry(),
+                });
+                continue;
             }
             let server = match candidate.entry {
                 Err(error) => {

@@ -8,14 +8,15 @@
 //!   the file and the position, and it is never overwritten: every write
 //!   re-reads the file first and refuses while it is malformed. Repairing
 //!   the file by hand is enough; nothing is cached.
-//! - Writes are serialized: one lock per file per process (two `Store`s
-//!   opened on the same path share it), held across read, merge and write,
-//!   so concurrent saves all land, each on top of the previous one. The
-//!   file is written to a temp file in the same directory, fsynced, renamed
-//!   over `mcp.json`, and the directory is fsynced; on POSIX the file is
-//!   mode 0600 and a directory the store creates is 0700. A crash leaves the
-//!   old or the new file, never a mix. Other processes are not locked out:
-//!   one process (the host's manager) should own the store.
+//! - Writes are serialized, within a process and across processes (a host
+//!   and `mcpctl` may edit the same store): an in-process lock per file (two
+//!   `Store`s opened on the same path share it) plus an advisory exclusive
+//!   lock on `mcp.json.lock` beside the store, both held across read, merge
+//!   and write, so concurrent saves all land, each on top of the previous
+//!   one. The file is written to a temp file in the same directory,
+//!   fsynced, renamed over `mcp.json`, and the directory is fsynced; on
+//!   POSIX the file is mode 0600 and a directory the store creates is 0700.
+//!   A crash leaves the old or the new file, never a mix.
 //! - [`Store::list`] never returns secret values: literal env and header
 //!   values come back as [`SecretValue::Saved`](crate::SecretValue::Saved) (`"value": "", "saved": true`).
 //! - [`Store::save`]: a `Saved` row keeps the stored value of the same key; a
@@ -317,14 +318,14 @@ impl Store {
     /// Every stored server, in file order, with literal env and header values
     /// replaced by [`SecretValue::Saved`](crate::SecretValue::Saved). Waits for writes in progress.
     pub fn list(&self) -> Result<Vec<ServerConfig>, StoreError> {
-        let _guard = self.guard();
+        let _guard = self.guard()?;
         Ok(self.read()?.iter().map(ServerConfig::redacted).collect())
     }
 
     /// Every stored server with its secret values, for connecting. Never
     /// show these to a person.
     pub fn load(&self) -> Result<Vec<ServerConfig>, StoreError> {
-        let _guard = self.guard();
+        let _guard = self.guard()?;
         self.read()
     }
 
@@ -342,7 +343,7 @@ impl Store {
     /// Sets a server's enabled flag. Returns whether it changed (the file is
     /// not rewritten when it did not).
     pub fn set_enabled(&self, id: &str, enabled: bool) -> Result<bool, StoreError> {
-        let _guard = self.guard();
+        let _guard = self.write_guard()?;
         let mut servers = self.read()?;
         let server = servers
             .iter_mut()
@@ -358,7 +359,7 @@ impl Store {
 
     /// Removes a server and its secrets.
     pub fn remove(&self, id: &str) -> Result<(), StoreError> {
-        let _guard = self.guard();
+        let _guard = self.write_guard()?;
         let mut servers = self.read()?;
         let index = servers
             .iter()
@@ -369,7 +370,7 @@ impl Store {
     }
 
     fn put(&self, mut config: ServerConfig, create: bool) -> Result<SaveOutcome, StoreError> {
-        let _guard = self.guard();
+        let _guard = self.write_guard()?;
         let mut servers = self.read()?;
         let existing = servers.iter().position(|server| server.id == config.id);
         if create && existing.is_some() {
@@ -395,10 +396,49 @@ impl Store {
         })
     }
 
-    fn guard(&self) -> MutexGuard<'_, ()> {
+    /// Takes the in-process lock, then the cross-process lock file. For a
+    /// read of a store whose directory does not exist yet there is nothing
+    /// to lock against (and nothing to read); writes create the directory.
+    fn guard(&self) -> Result<StoreGuard<'_>, StoreError> {
         // The mutex guards no data, only the file; a panic elsewhere while
         // holding it leaves nothing inconsistent in memory.
-        self.lock.lock().unwrap_or_else(PoisonError::into_inner)
+        let thread = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let dir = store_dir(&self.path);
+        if !dir.exists() {
+            return Ok(StoreGuard {
+                _thread: thread,
+                _process: None,
+            });
+        }
+        let lock_path = lock_path(&self.path);
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .and_then(|file| {
+                restrict_to_owner(&file)?;
+                file.lock()?;
+                Ok(file)
+            })
+            .map_err(|source| StoreError::Write {
+                path: lock_path,
+                source,
+            })?;
+        Ok(StoreGuard {
+            _thread: thread,
+            _process: Some(file),
+        })
+    }
+
+    /// Like [`Store::guard`], creating the store's directory first so the
+    /// lock file can exist before the first write.
+    fn write_guard(&self) -> Result<StoreGuard<'_>, StoreError> {
+        create_private_dir(&store_dir(&self.path)).map_err(|source| StoreError::Write {
+            path: self.path.clone(),
+            source,
+        })?;
+        self.guard()
     }
 
     /// Reads and parses the file. Any entry that does not parse makes the
@@ -465,10 +505,7 @@ impl Store {
             source,
         };
         let text = write_store_v1(servers);
-        let dir = match self.path.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let dir = store_dir(&self.path);
         create_private_dir(&dir).map_err(write_error)?;
         let file_name = self
             .path
@@ -486,6 +523,32 @@ impl Store {
             .map_err(|error| write_error(error.error))?;
         sync_dir(&dir).map_err(write_error)
     }
+}
+
+/// Both locks of a store operation; dropping it releases them (closing the
+/// lock file releases the advisory lock).
+struct StoreGuard<'a> {
+    _thread: MutexGuard<'a, ()>,
+    _process: Option<fs::File>,
+}
+
+/// The directory that holds the store file.
+fn store_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// The advisory lock file beside the store: `mcp.json.lock`. It is never
+/// renamed over, unlike the store itself, so every process locks the same
+/// inode.
+fn lock_path(path: &Path) -> PathBuf {
+    let mut name = path
+        .file_name()
+        .map_or_else(|| STORE_FILE_NAME.into(), |n| n.to_os_string());
+    name.push(".lock");
+    store_dir(path).join(name)
 }
 
 /// Kept-secret rules of seed 002, applied to `config` against the stored

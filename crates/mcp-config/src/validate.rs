@@ -138,15 +138,15 @@ impl Validator {
         for (index, arg) in stdio.args.iter().enumerate() {
             self.references(arg, format!("transport.args[{index}]"));
         }
-        if let Some(cwd) = stdio.cwd.as_deref().filter(|cwd| !cwd.is_empty()) {
-            if !Path::new(cwd).is_absolute() {
-                self.push(
-                    Code::RelativeCwd,
-                    "transport.cwd",
-                    "the working directory must be an absolute path; \
+        if let Some(cwd) = stdio.cwd.as_deref().filter(|cwd| !cwd.is_empty())
+            && !Path::new(cwd).is_absolute()
+        {
+            self.push(
+                Code::RelativeCwd,
+                "transport.cwd",
+                "the working directory must be an absolute path; \
                      leave it empty to inherit the host's launch directory",
-                );
-            }
+            );
         }
         for (index, entry) in stdio.env.iter().enumerate() {
             let field = format!("transport.env[{index}]");

@@ -152,7 +152,7 @@ proptest! {
 
     #[test]
     fn validation_and_resolution_never_panic(servers in servers()) {
-        let env = |name: &str| (name.len() % 2 == 0).then(|| format!("v-{name}"));
+        let env = |name: &str| name.len().is_multiple_of(2).then(|| format!("v-{name}"));
         for server in &servers {
             let problems = validate(server);
             if let Ok(resolved) = resolve(server, &env) {

@@ -77,12 +77,14 @@ fn a_missing_file_is_an_empty_store_and_the_first_write_creates_it_owner_only() 
             & 0o777;
         assert_eq!(dir_mode, 0o700, "created data dir mode {dir_mode:o}");
     }
-    // No temp file is left behind after a successful write.
-    let names: Vec<String> = fs::read_dir(path.parent().unwrap())
+    // No temp file is left behind after a successful write: only the store
+    // and the lock file that serializes writers across processes.
+    let mut names: Vec<String> = fs::read_dir(path.parent().unwrap())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names, ["mcp.json"]);
+    names.sort();
+    assert_eq!(names, ["mcp.json", "mcp.json.lock"]);
 }
 
 #[cfg(unix)]
@@ -504,4 +506,57 @@ fn concurrent_updates_land_in_order() {
         .collect();
     let expected: Vec<String> = (0..10).map(|t| format!("own-{t}:9")).collect();
     assert_eq!(summary, expected);
+}
+
+/// The environment variable that turns this test binary into a writer
+/// child for [`saves_from_several_processes_all_land`]: `PATH|PREFIX|COUNT`.
+const CHILD_WRITER: &str = "MCP_CONFIG_TEST_CHILD_WRITER";
+
+/// Creates COUNT servers named PREFIX-N in the store at PATH; run by the
+/// children of [`saves_from_several_processes_all_land`].
+fn child_writer(spec: &str) {
+    let mut parts = spec.split('|');
+    let (Some(path), Some(prefix), Some(count)) = (parts.next(), parts.next(), parts.next()) else {
+        panic!("bad {CHILD_WRITER} value {spec:?}");
+    };
+    let store = Store::open(path);
+    for i in 0..count.parse::<usize>().unwrap() {
+        store
+            .create(stdio_server(&format!("{prefix}-{i}"), "srv", &[]))
+            .unwrap();
+    }
+}
+
+/// A host and `mcpctl` may edit one store at the same time: 4 processes
+/// creating 25 servers each all land (the advisory lock file serializes
+/// their read-merge-write cycles).
+#[test]
+fn saves_from_several_processes_all_land() {
+    if let Ok(spec) = std::env::var(CHILD_WRITER) {
+        // This process is one of the writers the parent started below.
+        child_writer(&spec);
+        return;
+    }
+    let (_dir, path) = scratch();
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..4)
+        .map(|p| {
+            std::process::Command::new(&exe)
+                .args([
+                    "--exact",
+                    "saves_from_several_processes_all_land",
+                    "--nocapture",
+                ])
+                .env(CHILD_WRITER, format!("{}|p{p}|25", path.display()))
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success(), "a writer process failed");
+    }
+    let servers = Store::open(&path).load().unwrap();
+    assert_eq!(servers.len(), 100, "every save from every process landed");
+    assert!(path.with_file_name("mcp.json.lock").exists());
 }

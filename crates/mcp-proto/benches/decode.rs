@@ -341,13 +341,13 @@ fn tool(rng: &mut Rng, i: usize) -> Value {
             "additionalProperties": false
         }
     });
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         tool["title"] = json!(format!("Tool number {i}"));
     }
-    if i % 3 == 0 {
+    if i.is_multiple_of(3) {
         tool["annotations"] = json!({
             "title": format!("Tool {i}"),
-            "readOnlyHint": i % 2 == 0,
+            "readOnlyHint": i.is_multiple_of(2),
             "destructiveHint": false,
             "openWorldHint": true
         });
@@ -367,10 +367,10 @@ fn call_result_line(i: usize) -> Vec<u8> {
     let len = 40 + rng.below(80);
     let text = sentence(&mut rng, len);
     let mut result = json!({"content": [{"type": "text", "text": text}]});
-    if i % 4 == 0 {
+    if i.is_multiple_of(4) {
         result["structuredContent"] = json!({"count": i, "status": "ok", "items": ["a", "b"]});
     }
-    if i % 10 == 0 {
+    if i.is_multiple_of(10) {
         result["isError"] = json!(false);
     }
     let message = json!({"jsonrpc": "2.0", "id": i + 2, "result": result});

@@ -336,10 +336,10 @@ impl StdioTransport {
         // The writer writes what is already queued and drops stdin. A server
         // that does not read its stdin keeps it waiting: then stdin is
         // dropped when the wait is over.
-        if let Some(mut writer) = tasks.writer {
-            if timeout_at(deadline, &mut writer).await.is_err() {
-                writer.abort();
-            }
+        if let Some(mut writer) = tasks.writer
+            && timeout_at(deadline, &mut writer).await.is_err()
+        {
+            writer.abort();
         }
         let mut child = self.child.clone();
         if !wait_for_exit(&mut child, deadline).await {
@@ -355,10 +355,10 @@ impl StdioTransport {
         }
         // The group is gone, so stderr ends now; wait for its last bytes so
         // that `stderr_tail` is complete, but not for an escaped process.
-        if let Some(mut stderr) = tasks.stderr {
-            if timeout(STDERR_DRAIN_WAIT, &mut stderr).await.is_err() {
-                stderr.abort();
-            }
+        if let Some(mut stderr) = tasks.stderr
+            && timeout(STDERR_DRAIN_WAIT, &mut stderr).await.is_err()
+        {
+            stderr.abort();
         }
         if let Some(reader) = tasks.reader {
             reader.abort();

@@ -48,10 +48,10 @@ pub(super) fn read(root: &Json, flavor: Flavor) -> Result<ParsedDocument, Docume
             "`servers` is ignored because this file has `mcpServers`",
         ));
     }
-    if flavor == Flavor::VsCode {
-        if let Some(inputs) = root.get("inputs") {
-            warnings.push(inputs_warning(inputs));
-        }
+    if flavor == Flavor::VsCode
+        && let Some(inputs) = root.get("inputs")
+    {
+        warnings.push(inputs_warning(inputs));
     }
     let servers: &[(String, Json)] = match root.get(key) {
         None | Some(Json::Null) => &[],

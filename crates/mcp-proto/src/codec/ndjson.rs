@@ -189,11 +189,11 @@ fn write_line(value: &impl Serialize, out: &mut Vec<u8>) {
     // (pretty-printed JSON in a multi-line SSE `data` field, for one). JSON
     // forbids raw control characters inside strings, so any CR or LF byte in
     // valid JSON is whitespace between tokens, and a space means the same.
-    if let Some(line) = out.get_mut(start..) {
-        if memchr2(b'\n', b'\r', line).is_some() {
-            for byte in line.iter_mut().filter(|b| matches!(**b, b'\n' | b'\r')) {
-                *byte = b' ';
-            }
+    if let Some(line) = out.get_mut(start..)
+        && memchr2(b'\n', b'\r', line).is_some()
+    {
+        for byte in line.iter_mut().filter(|b| matches!(**b, b'\n' | b'\r')) {
+            *byte = b' ';
         }
     }
     out.push(b'\n');

@@ -1,0 +1,1043 @@
+//! `cargo xtask bench`: our MCP client side by side with rmcp, the TypeScript SDK and a raw floor.
+//!
+//! These machines are shared and noisy, so absolute figures mean little: the
+//! bench runs every client against the same fixture server in the same run,
+//! interleaved (ours, rmcp, TypeScript, raw; ours, rmcp, ...), and reports
+//! ratios. It reports and never fails on a figure; it fails only when a
+//! client cannot run the workload.
+//!
+//! The clients (built in release mode, or installed from a lockfile):
+//! - `ours`: `tests/src/bin/mcp-bench-client.rs`, through our public API;
+//! - `rmcp`: `bench/` (a non-member cargo project with its own lockfile);
+//! - `ts`: `bench/ts/client.mjs`, the TypeScript SDK's `Client`;
+//! - `raw`: `tests/src/bin/mcp-bench-raw.rs`, no MCP library at all.
+//!
+//! # The client protocol
+//!
+//! Every client is a program that takes
+//! `--transport stdio --server PATH --server-args "ARGS"` or
+//! `--transport http --url URL`, then the workload as `--connects N --warmup
+//! N --calls N --throughput-calls N --inflight N --big-calls N --big-kib N`.
+//! It runs, in order:
+//! 1. `connects` cold connects, each timed from spawning the server (stdio)
+//!    or creating the HTTP transport to the end of a full `tools/list`, then
+//!    closed untimed;
+//! 2. on one more connection, `warmup` untimed echoes, then `calls` timed
+//!    sequential echoes;
+//! 3. `throughput-calls` echoes with `inflight` of them in flight;
+//! 4. `big-calls` sequential calls of `big {kib}`, checking the text length.
+//!
+//! It prints one JSON line, `{"client", "transport", "tools", "connect_ns":
+//! [...], "latency_ns": [...], "throughput_calls", "throughput_ns",
+//! "big_calls", "big_bytes", "big_ns"}`, and then waits for its stdin to
+//! close before it exits: meanwhile the harness reads the client's peak RSS
+//! (`VmHWM` in `/proc/PID/status`). A stdio server is the client's child, a
+//! process of its own, so its memory is not counted. All statistics are
+//! computed here from the raw samples, the same way for every client.
+//!
+//! One HTTP fixture server serves every HTTP run; each stdio connect spawns
+//! its own fixture. The fixture offers a 212-tool catalog (`--tools 200`).
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+
+use crate::{cargo, display};
+
+/// How much work each client run does.
+#[derive(Clone, Copy, Debug)]
+struct Workload {
+    rounds: usize,
+    connects: usize,
+    warmup: usize,
+    calls: usize,
+    throughput_calls: usize,
+    inflight: usize,
+    big_calls: usize,
+    big_kib: usize,
+    /// The longest one client run may take.
+    timeout: Duration,
+}
+
+/// The workload of issue 9.
+const FULL: Workload = Workload {
+    rounds: 3,
+    connects: 20,
+    warmup: 100,
+    calls: 2_000,
+    throughput_calls: 20_000,
+    inflight: 32,
+    big_calls: 50,
+    big_kib: 1024,
+    timeout: Duration::from_secs(300),
+};
+
+/// `--quick`: a smoke run that every client still goes through whole.
+const QUICK: Workload = Workload {
+    rounds: 1,
+    connects: 3,
+    warmup: 20,
+    calls: 200,
+    throughput_calls: 2_000,
+    inflight: 32,
+    big_calls: 5,
+    big_kib: 1024,
+    timeout: Duration::from_secs(60),
+};
+
+/// The fixture's arguments besides `--transport`: a 200-tool catalog.
+const FIXTURE_ARGS: &str = "--tools 200";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Transport {
+    Stdio,
+    Http,
+}
+
+impl Transport {
+    const ALL: [Transport; 2] = [Transport::Stdio, Transport::Http];
+
+    fn name(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::Http => "http",
+        }
+    }
+}
+
+/// The clients, in the order each round runs them. `ours` comes first: the
+/// ratio lines compare it with each of the others.
+const CLIENTS: [&str; 4] = ["ours", "rmcp", "ts", "raw"];
+
+/// How to start one client program.
+struct ClientProgram {
+    name: &'static str,
+    program: PathBuf,
+    /// Arguments before the protocol's (the script, for node).
+    prefix: Vec<String>,
+}
+
+/// One client run's figures, computed from its raw samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Figures {
+    /// Cold connect, median, ms.
+    connect_ms: f64,
+    /// Sequential echo latency, µs.
+    p50_us: f64,
+    p99_us: f64,
+    /// Echoes per second with `inflight` in flight.
+    throughput: f64,
+    /// 1 MiB results, MB/s (10^6 bytes of result text per second).
+    big_mb_s: f64,
+    /// Peak RSS of the client process, MiB.
+    rss_mib: f64,
+}
+
+/// The metrics, in table order: name, unit, whether higher is better, reader.
+type Metric = (&'static str, &'static str, bool, fn(&Figures) -> f64);
+
+const METRICS: [Metric; 6] = [
+    ("connect", "ms", false, |f| f.connect_ms),
+    ("p50", "µs", false, |f| f.p50_us),
+    ("p99", "µs", false, |f| f.p99_us),
+    ("throughput", "calls/s", true, |f| f.throughput),
+    ("1MiB", "MB/s", true, |f| f.big_mb_s),
+    ("RSS", "MiB", false, |f| f.rss_mib),
+];
+
+/// Parses the options and runs the bench.
+pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
+    let mut workload = FULL;
+    let mut rounds = None;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--quick" => workload = QUICK,
+            "--rounds" => {
+                let n: usize = args
+                    .next()
+                    .context("--rounds needs a number")?
+                    .parse()
+                    .context("--rounds needs a number")?;
+                if n == 0 {
+                    bail!("--rounds must be at least 1");
+                }
+                rounds = Some(n);
+            }
+            other => bail!("unknown bench option `{other}` (known: --quick, --rounds N)"),
+        }
+    }
+    if let Some(rounds) = rounds {
+        workload.rounds = rounds;
+    }
+    let started = Instant::now();
+    let clients = build(root)?;
+    eprintln!(
+        "==> bench: built in {:.0} s; {} round(s) of {} clients over stdio and Streamable HTTP",
+        started.elapsed().as_secs_f64(),
+        workload.rounds,
+        clients.len()
+    );
+    let fixture = target_dir(root).join("release/mcp-fixture-server");
+    let server = HttpServer::start(&fixture)?;
+    let results = run_rounds(&clients, &fixture, &server.url, &workload);
+    drop(server);
+    let results = results?;
+    print!("{}", report(&results, &workload));
+    eprintln!(
+        "==> bench: finished in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    let failed: Vec<String> = results
+        .iter()
+        .filter(|r| r.error.is_some())
+        .map(|r| format!("{} {} round {}", r.transport.name(), r.client, r.round))
+        .collect();
+    if !failed.is_empty() {
+        bail!(
+            "{} client run(s) failed: {}",
+            failed.len(),
+            failed.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// Builds the fixture and our programs, the rmcp program, and installs the
+/// TypeScript SDK; returns the clients in [`CLIENTS`] order.
+fn build(root: &Path) -> anyhow::Result<Vec<ClientProgram>> {
+    let target = target_dir(root);
+    let bench_target = target.join("bench");
+    let bench_target = bench_target.to_string_lossy();
+    let manifest = root.join("bench/Cargo.toml");
+    let manifest = manifest.to_string_lossy();
+    let steps = [
+        cargo(
+            root,
+            &[
+                "build",
+                "--release",
+                "-p",
+                "tests",
+                "--bin",
+                "mcp-fixture-server",
+                "--bin",
+                "mcp-bench-client",
+                "--bin",
+                "mcp-bench-raw",
+            ],
+        ),
+        cargo(
+            root,
+            &[
+                "build",
+                "--release",
+                "--locked",
+                "--manifest-path",
+                &manifest,
+                "--target-dir",
+                &bench_target,
+            ],
+        ),
+    ];
+    for mut step in steps {
+        eprintln!("==> bench: {}", display(&step));
+        let status = step
+            .status()
+            .with_context(|| format!("could not start `{}`", display(&step)))?;
+        if !status.success() {
+            bail!("`{}` failed ({status})", display(&step));
+        }
+    }
+    let ts = root.join("bench/ts");
+    let mut npm = Command::new("npm");
+    npm.args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+        .current_dir(&ts);
+    eprintln!("==> bench: npm ci (in bench/ts)");
+    let status = npm
+        .status()
+        .context("could not run npm: install Node.js 20+ with npm")?;
+    if !status.success() {
+        bail!("`npm ci` in {} failed ({status})", ts.display());
+    }
+    Ok(vec![
+        ClientProgram {
+            name: "ours",
+            program: target.join("release/mcp-bench-client"),
+            prefix: Vec::new(),
+        },
+        ClientProgram {
+            name: "rmcp",
+            program: target.join("bench/release/rmcp-bench-client"),
+            prefix: Vec::new(),
+        },
+        ClientProgram {
+            name: "ts",
+            program: PathBuf::from("node"),
+            prefix: vec![ts.join("client.mjs").to_string_lossy().into_owned()],
+        },
+        ClientProgram {
+            name: "raw",
+            program: target.join("release/mcp-bench-raw"),
+            prefix: Vec::new(),
+        },
+    ])
+}
+
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+}
+
+/// The HTTP fixture server every HTTP run talks to; stopped on drop.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start(fixture: &Path) -> anyhow::Result<HttpServer> {
+        let mut child = Command::new(fixture)
+            .args(["--transport", "http", "--port", "0"])
+            .args(FIXTURE_ARGS.split_whitespace())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("could not start {}", fixture.display()))?;
+        let stdout = child.stdout.take().context("the fixture has no stdout")?;
+        let mut line = String::new();
+        let read = BufReader::new(stdout).read_line(&mut line);
+        // Owned before anything can fail, so that the fixture is stopped on
+        // every path.
+        let mut server = HttpServer {
+            child,
+            url: String::new(),
+        };
+        read.context("reading the fixture's first line")?;
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .with_context(|| format!("the fixture said {line:?}, not `listening on URL`"))?;
+        server.url = url.to_owned();
+        Ok(server)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        // Our own child, by its handle.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One client run.
+#[derive(Debug)]
+struct RunResult {
+    round: usize,
+    transport: Transport,
+    client: &'static str,
+    figures: Figures,
+    error: Option<String>,
+}
+
+fn run_rounds(
+    clients: &[ClientProgram],
+    fixture: &Path,
+    url: &str,
+    workload: &Workload,
+) -> anyhow::Result<Vec<RunResult>> {
+    let mut results = Vec::new();
+    for round in 1..=workload.rounds {
+        for transport in Transport::ALL {
+            for client in clients {
+                let target = match transport {
+                    Transport::Stdio => vec![
+                        "--server".to_owned(),
+                        fixture.to_string_lossy().into_owned(),
+                        "--server-args".to_owned(),
+                        format!("--transport stdio {FIXTURE_ARGS}"),
+                    ],
+                    Transport::Http => vec!["--url".to_owned(), url.to_owned()],
+                };
+                let started = Instant::now();
+                let outcome = run_client(client, transport, &target, workload);
+                let seconds = started.elapsed().as_secs_f64();
+                let (figures, error) = match outcome {
+                    Ok(figures) => {
+                        eprintln!(
+                            "round {round}/{} {:5} {:4}: {} ({seconds:.1} s)",
+                            workload.rounds,
+                            transport.name(),
+                            client.name,
+                            describe(&figures),
+                        );
+                        (figures, None)
+                    }
+                    Err(error) => {
+                        eprintln!(
+                            "round {round}/{} {:5} {:4}: FAILED after {seconds:.1} s: {error:#}",
+                            workload.rounds,
+                            transport.name(),
+                            client.name,
+                        );
+                        (Figures::default(), Some(format!("{error:#}")))
+                    }
+                };
+                results.push(RunResult {
+                    round,
+                    transport,
+                    client: client.name,
+                    figures,
+                    error,
+                });
+            }
+        }
+    }
+    Ok(results)
+}
+
+fn describe(f: &Figures) -> String {
+    format!(
+        "connect {:.2} ms, p50 {:.1} µs, p99 {:.1} µs, {:.0} calls/s, {:.0} MB/s, RSS {:.1} MiB",
+        f.connect_ms, f.p50_us, f.p99_us, f.throughput, f.big_mb_s, f.rss_mib
+    )
+}
+
+/// Runs one client program and computes its figures.
+fn run_client(
+    client: &ClientProgram,
+    transport: Transport,
+    target: &[String],
+    workload: &Workload,
+) -> anyhow::Result<Figures> {
+    let w = workload;
+    let mut command = Command::new(&client.program);
+    command
+        .args(&client.prefix)
+        .args(["--transport", transport.name()])
+        .args(target)
+        .args(["--connects", &w.connects.to_string()])
+        .args(["--warmup", &w.warmup.to_string()])
+        .args(["--calls", &w.calls.to_string()])
+        .args(["--throughput-calls", &w.throughput_calls.to_string()])
+        .args(["--inflight", &w.inflight.to_string()])
+        .args(["--big-calls", &w.big_calls.to_string()])
+        .args(["--big-kib", &w.big_kib.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("could not start {}", client.program.display()))?;
+    let mut run = ClientRun {
+        stdin: child.stdin.take(),
+        child,
+    };
+    let stdout = run.child.stdout.take().context("no stdout")?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let read = BufReader::new(stdout).read_line(&mut line).map(|_| line);
+        let _ = tx.send(read);
+    });
+    let line = match rx.recv_timeout(w.timeout) {
+        Ok(read) => read.context("reading the client's result line")?,
+        Err(_) => bail!("no result within {:?}", w.timeout),
+    };
+    if line.trim().is_empty() {
+        let status = run.child.wait()?;
+        bail!("the client printed no result ({status})");
+    }
+    // The client is alive and waiting for stdin to close: its peak RSS is final.
+    let rss_kib = peak_rss_kib(run.child.id())?;
+    drop(run.stdin.take());
+    let status = wait_timeout(&mut run.child, Duration::from_secs(10))?;
+    if !status.is_some_and(|s| s.success()) {
+        bail!("the client did not exit cleanly ({status:?})");
+    }
+    let sample = json::parse(line.trim()).context("the client's result line")?;
+    figures(&sample, client.name, transport, rss_kib)
+}
+
+/// A running client program; killed if the run is abandoned.
+struct ClientRun {
+    child: Child,
+    stdin: Option<ChildStdin>,
+}
+
+impl Drop for ClientRun {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        if let Ok(None) = self.child.try_wait() {
+            // Our own child, by its handle.
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn wait_timeout(
+    child: &mut Child,
+    limit: Duration,
+) -> anyhow::Result<Option<std::process::ExitStatus>> {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if started.elapsed() > limit {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `VmHWM` of a live process, in KiB.
+fn peak_rss_kib(pid: u32) -> anyhow::Result<f64> {
+    let path = format!("/proc/{pid}/status");
+    let status = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .and_then(|v| v.trim().parse().ok())
+        .with_context(|| format!("no VmHWM in {path}"))
+}
+
+/// The figures of one result line.
+fn figures(
+    sample: &json::Value,
+    client: &str,
+    transport: Transport,
+    rss_kib: f64,
+) -> anyhow::Result<Figures> {
+    let field = |name: &str| sample.get(name).with_context(|| format!("no `{name}`"));
+    let number = |name: &str| {
+        field(name)?
+            .as_number()
+            .with_context(|| format!("`{name}` is not a number"))
+    };
+    let numbers = |name: &str| -> anyhow::Result<Vec<f64>> {
+        let list = field(name)?
+            .as_array()
+            .with_context(|| format!("`{name}` is not a list"))?;
+        let values: Option<Vec<f64>> = list.iter().map(json::Value::as_number).collect();
+        let mut values = values.with_context(|| format!("`{name}` holds a non-number"))?;
+        if values.is_empty() {
+            bail!("`{name}` is empty");
+        }
+        values.sort_by(f64::total_cmp);
+        Ok(values)
+    };
+    if field("client")?.as_str() != Some(client) {
+        bail!("the result line is not {client}'s");
+    }
+    if field("transport")?.as_str() != Some(transport.name()) {
+        bail!("the result line is not for {}", transport.name());
+    }
+    let connect = numbers("connect_ns")?;
+    let latency = numbers("latency_ns")?;
+    Ok(Figures {
+        connect_ms: median(&connect) / 1e6,
+        p50_us: percentile(&latency, 50.0) / 1e3,
+        p99_us: percentile(&latency, 99.0) / 1e3,
+        throughput: number("throughput_calls")? / (number("throughput_ns")? / 1e9),
+        big_mb_s: number("big_bytes")? / 1e6 / (number("big_ns")? / 1e9),
+        rss_mib: rss_kib / 1024.0,
+    })
+}
+
+/// The median of sorted values (the mean of the middle two for an even count).
+fn median(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
+}
+
+/// The nearest-rank percentile of sorted values.
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// The table (median of each metric over the rounds), the ratio lines
+/// (median over the rounds of each round's ratio, so that a slow patch of
+/// the machine hits both sides of a ratio alike) and the targets of issue 9.
+fn report(results: &[RunResult], workload: &Workload) -> String {
+    let mut out = String::new();
+    let w = workload;
+    let _ = writeln!(
+        out,
+        "\nMCP client bench: {} round(s); connect = median of {} (spawn/setup + initialize + \
+         {}-tool tools/list); p50/p99 of {} sequential echoes; throughput = {} echoes, {} in \
+         flight; {} x {} KiB results; peak RSS = VmHWM of the client process. \
+         Each cell is the median over the rounds.\n",
+        w.rounds, w.connects, 212, w.calls, w.throughput_calls, w.inflight, w.big_calls, w.big_kib
+    );
+    let _ = write!(out, "{:<9} {:<6}", "transport", "client");
+    for (name, unit, _, _) in METRICS {
+        let _ = write!(out, " {:>18}", format!("{name} {unit}"));
+    }
+    out.push('\n');
+    for transport in Transport::ALL {
+        for client in CLIENTS {
+            let _ = write!(out, "{:<9} {:<6}", transport.name(), client);
+            let runs: Vec<&RunResult> = results
+                .iter()
+                .filter(|r| r.transport == transport && r.client == client && r.error.is_none())
+                .collect();
+            for (_, _, _, read) in METRICS {
+                let mut values: Vec<f64> = runs.iter().map(|r| read(&r.figures)).collect();
+                values.sort_by(f64::total_cmp);
+                let cell = if values.is_empty() {
+                    "failed".to_owned()
+                } else {
+                    format_number(median(&values))
+                };
+                let _ = write!(out, " {cell:>18}");
+            }
+            out.push('\n');
+        }
+    }
+    out.push('\n');
+    let mut ratios = Vec::new();
+    for transport in Transport::ALL {
+        for other in &CLIENTS[1..] {
+            let _ = write!(out, "{} ours / {other}:", transport.name());
+            for (index, (name, _, higher_is_better, read)) in METRICS.iter().enumerate() {
+                let ratio = round_ratio(results, transport, other, *read);
+                ratios.push(((transport, *other, index), ratio));
+                let better = if *higher_is_better { "higher" } else { "lower" };
+                let _ = write!(
+                    out,
+                    " {name} {} ({better} is better){}",
+                    ratio.map_or("n/a".to_owned(), |r| format!("{r:.2}x")),
+                    if index + 1 < METRICS.len() { "," } else { "" }
+                );
+            }
+            out.push('\n');
+        }
+    }
+    out.push('\n');
+    let ratio = |transport, other, metric: &str| {
+        let index = METRICS.iter().position(|m| m.0 == metric)?;
+        ratios
+            .iter()
+            .find(|(key, _)| *key == (transport, other, index))
+            .and_then(|(_, r)| *r)
+    };
+    let targets = [
+        (
+            "stdio throughput >= 1.5x rmcp",
+            Transport::Stdio,
+            "rmcp",
+            "throughput",
+            1.5,
+            true,
+        ),
+        (
+            "stdio throughput >= 0.8x raw",
+            Transport::Stdio,
+            "raw",
+            "throughput",
+            0.8,
+            true,
+        ),
+        (
+            "http throughput >= 2.5x rmcp",
+            Transport::Http,
+            "rmcp",
+            "throughput",
+            2.5,
+            true,
+        ),
+        (
+            "stdio p50 <= 1.2x raw",
+            Transport::Stdio,
+            "raw",
+            "p50",
+            1.2,
+            false,
+        ),
+        (
+            "http p50 <= 1.2x raw",
+            Transport::Http,
+            "raw",
+            "p50",
+            1.2,
+            false,
+        ),
+        (
+            "stdio 1MiB >= 1.3x rmcp",
+            Transport::Stdio,
+            "rmcp",
+            "1MiB",
+            1.3,
+            true,
+        ),
+        (
+            "http 1MiB >= 1.3x rmcp",
+            Transport::Http,
+            "rmcp",
+            "1MiB",
+            1.3,
+            true,
+        ),
+        (
+            "stdio RSS <= 1.0x rmcp",
+            Transport::Stdio,
+            "rmcp",
+            "RSS",
+            1.0,
+            false,
+        ),
+        (
+            "http RSS <= 1.0x rmcp",
+            Transport::Http,
+            "rmcp",
+            "RSS",
+            1.0,
+            false,
+        ),
+    ];
+    for (label, transport, other, metric, bound, at_least) in targets {
+        let verdict = match ratio(transport, other, metric) {
+            None => "n/a".to_owned(),
+            Some(r) if (at_least && r >= bound) || (!at_least && r <= bound) => {
+                format!("{r:.2}x met")
+            }
+            Some(r) => format!("{r:.2}x MISSED"),
+        };
+        let _ = writeln!(out, "target {label}: {verdict}");
+    }
+    out
+}
+
+/// The median over the rounds of ours / `other` for one metric, counting
+/// only rounds where both ran.
+fn round_ratio(
+    results: &[RunResult],
+    transport: Transport,
+    other: &str,
+    read: fn(&Figures) -> f64,
+) -> Option<f64> {
+    let find = |round, client: &str| {
+        results.iter().find(|r| {
+            r.round == round && r.transport == transport && r.client == client && r.error.is_none()
+        })
+    };
+    let rounds = results.iter().map(|r| r.round).max().unwrap_or(0);
+    let mut values: Vec<f64> = (1..=rounds)
+        .filter_map(|round| {
+            let (ours, theirs) = (find(round, "ours")?, find(round, other)?);
+            Some(read(&ours.figures) / read(&theirs.figures))
+        })
+        .filter(|r| r.is_finite())
+        .collect();
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    Some(median(&values))
+}
+
+/// Three significant figures or so, without exponents.
+fn format_number(value: f64) -> String {
+    if value >= 1000.0 {
+        format!("{value:.0}")
+    } else if value >= 100.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.2}")
+    }
+}
+
+/// Just enough JSON for the clients' result lines: xtask has no JSON
+/// dependency, and one line of numbers, strings and lists does not warrant
+/// adding one.
+mod json {
+    use anyhow::{Context, bail};
+
+    #[derive(Debug, PartialEq)]
+    pub(super) enum Value {
+        Null,
+        Bool(bool),
+        Number(f64),
+        String(String),
+        Array(Vec<Value>),
+        Object(Vec<(String, Value)>),
+    }
+
+    impl Value {
+        pub(super) fn get(&self, key: &str) -> Option<&Value> {
+            match self {
+                Value::Object(fields) => fields.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+                _ => None,
+            }
+        }
+
+        pub(super) fn as_number(&self) -> Option<f64> {
+            match self {
+                Value::Number(n) => Some(*n),
+                _ => None,
+            }
+        }
+
+        pub(super) fn as_str(&self) -> Option<&str> {
+            match self {
+                Value::String(s) => Some(s),
+                _ => None,
+            }
+        }
+
+        pub(super) fn as_array(&self) -> Option<&[Value]> {
+            match self {
+                Value::Array(items) => Some(items),
+                _ => None,
+            }
+        }
+    }
+
+    /// Parses one JSON document (RFC 8259); `\u` escapes must not be
+    /// surrogates, which no result line needs.
+    pub(super) fn parse(text: &str) -> anyhow::Result<Value> {
+        let mut parser = Parser {
+            bytes: text.as_bytes(),
+            at: 0,
+        };
+        let value = parser.value(0)?;
+        parser.skip_space();
+        if parser.at != parser.bytes.len() {
+            bail!("trailing characters at byte {}", parser.at);
+        }
+        Ok(value)
+    }
+
+    struct Parser<'a> {
+        bytes: &'a [u8],
+        at: usize,
+    }
+
+    impl Parser<'_> {
+        fn skip_space(&mut self) {
+            while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.at) {
+                self.at += 1;
+            }
+        }
+
+        fn peek(&mut self) -> Option<u8> {
+            self.skip_space();
+            self.bytes.get(self.at).copied()
+        }
+
+        fn expect(&mut self, byte: u8) -> anyhow::Result<()> {
+            if self.peek() != Some(byte) {
+                bail!("expected `{}` at byte {}", byte as char, self.at);
+            }
+            self.at += 1;
+            Ok(())
+        }
+
+        fn literal(&mut self, word: &str, value: Value) -> anyhow::Result<Value> {
+            if !self.bytes[self.at..].starts_with(word.as_bytes()) {
+                bail!("unexpected characters at byte {}", self.at);
+            }
+            self.at += word.len();
+            Ok(value)
+        }
+
+        fn value(&mut self, depth: usize) -> anyhow::Result<Value> {
+            if depth > 32 {
+                bail!("nested too deep");
+            }
+            match self.peek() {
+                Some(b'{') => {
+                    self.at += 1;
+                    let mut fields = Vec::new();
+                    if self.peek() == Some(b'}') {
+                        self.at += 1;
+                        return Ok(Value::Object(fields));
+                    }
+                    loop {
+                        let key = self.string()?;
+                        self.expect(b':')?;
+                        fields.push((key, self.value(depth + 1)?));
+                        match self.peek() {
+                            Some(b',') => self.at += 1,
+                            Some(b'}') => {
+                                self.at += 1;
+                                return Ok(Value::Object(fields));
+                            }
+                            _ => bail!("expected `,` or `}}` at byte {}", self.at),
+                        }
+                    }
+                }
+                Some(b'[') => {
+                    self.at += 1;
+                    let mut items = Vec::new();
+                    if self.peek() == Some(b']') {
+                        self.at += 1;
+                        return Ok(Value::Array(items));
+                    }
+                    loop {
+                        items.push(self.value(depth + 1)?);
+                        match self.peek() {
+                            Some(b',') => self.at += 1,
+                            Some(b']') => {
+                                self.at += 1;
+                                return Ok(Value::Array(items));
+                            }
+                            _ => bail!("expected `,` or `]` at byte {}", self.at),
+                        }
+                    }
+                }
+                Some(b'"') => Ok(Value::String(self.string()?)),
+                Some(b't') => self.literal("true", Value::Bool(true)),
+                Some(b'f') => self.literal("false", Value::Bool(false)),
+                Some(b'n') => self.literal("null", Value::Null),
+                Some(b'-' | b'0'..=b'9') => {
+                    let start = self.at;
+                    while let Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') =
+                        self.bytes.get(self.at)
+                    {
+                        self.at += 1;
+                    }
+                    let text = std::str::from_utf8(&self.bytes[start..self.at])?;
+                    let number = text
+                        .parse()
+                        .with_context(|| format!("not a number: {text:?}"))?;
+                    Ok(Value::Number(number))
+                }
+                _ => bail!("expected a value at byte {}", self.at),
+            }
+        }
+
+        fn string(&mut self) -> anyhow::Result<String> {
+            self.expect(b'"')?;
+            let mut out = Vec::new();
+            loop {
+                let Some(&byte) = self.bytes.get(self.at) else {
+                    bail!("unterminated string");
+                };
+                self.at += 1;
+                match byte {
+                    b'"' => return Ok(String::from_utf8(out)?),
+                    b'\\' => {
+                        let Some(&escape) = self.bytes.get(self.at) else {
+                            bail!("unterminated escape");
+                        };
+                        self.at += 1;
+                        let plain = match escape {
+                            b'"' => '"',
+                            b'\\' => '\\',
+                            b'/' => '/',
+                            b'b' => '\u{8}',
+                            b'f' => '\u{c}',
+                            b'n' => '\n',
+                            b'r' => '\r',
+                            b't' => '\t',
+                            b'u' => {
+                                let hex = self
+                                    .bytes
+                                    .get(self.at..self.at + 4)
+                                    .context("a short \\u escape")?;
+                                self.at += 4;
+                                let code = u32::from_str_radix(std::str::from_utf8(hex)?, 16)?;
+                                char::from_u32(code).context("a surrogate \\u escape")?
+                            }
+                            other => bail!("an unknown escape `\\{}`", other as char),
+                        };
+                        let mut buf = [0; 4];
+                        out.extend_from_slice(plain.encode_utf8(&mut buf).as_bytes());
+                    }
+                    control if control < 0x20 => bail!("a control character in a string"),
+                    other => out.push(other),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_result_line() {
+        let line = r#"{"client":"ours","transport":"stdio","tools":212,"connect_ns":[3000000,1000000,2000000],
+            "latency_ns":[1000,2000,3000,4000],"throughput_calls":20000,"throughput_ns":1000000000,
+            "big_calls":50,"big_bytes":52428800,"big_ns":500000000,"note":"a \"quoted\" \u00e9"}"#;
+        let value = json::parse(line).unwrap();
+        assert_eq!(
+            value.get("note").and_then(json::Value::as_str),
+            Some("a \"quoted\" é")
+        );
+        let f = figures(&value, "ours", Transport::Stdio, 10240.0).unwrap();
+        assert_eq!(
+            f,
+            Figures {
+                connect_ms: 2.0,
+                p50_us: 2.0,
+                p99_us: 4.0,
+                throughput: 20000.0,
+                big_mb_s: 104.8576,
+                rss_mib: 10.0,
+            }
+        );
+        assert!(figures(&value, "rmcp", Transport::Stdio, 0.0).is_err());
+        assert!(json::parse("{\"a\":[1,2}").is_err());
+        assert!(json::parse("[1] x").is_err());
+    }
+
+    #[test]
+    fn percentiles_use_the_nearest_rank() {
+        let values: Vec<f64> = (1..=2000).map(f64::from).collect();
+        assert_eq!(percentile(&values, 50.0), 1000.0);
+        assert_eq!(percentile(&values, 99.0), 1980.0);
+        assert_eq!(median(&[1.0, 2.0, 3.0]), 2.0);
+        assert_eq!(median(&[1.0, 2.0, 3.0, 10.0]), 2.5);
+    }
+
+    #[test]
+    fn ratios_are_taken_round_by_round() {
+        let run = |round, client, throughput| RunResult {
+            round,
+            transport: Transport::Http,
+            client,
+            figures: Figures {
+                throughput,
+                ..Figures::default()
+            },
+            error: None,
+        };
+        let results = [
+            run(1, "ours", 100.0),
+            run(1, "rmcp", 50.0),
+            run(2, "ours", 40.0),
+            run(2, "rmcp", 10.0),
+            run(3, "ours", 90.0),
+            run(3, "rmcp", 30.0),
+        ];
+        let ratio = round_ratio(&results, Transport::Http, "rmcp", |f| f.throughput);
+        assert_eq!(ratio, Some(3.0));
+        assert_eq!(
+            round_ratio(&results, Transport::Stdio, "rmcp", |f| f.throughput),
+            None
+        );
+    }
+}
