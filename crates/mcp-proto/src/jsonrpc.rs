@@ -149,9 +149,22 @@ pub struct ErrorObject {
     pub code: i64,
     /// A short description.
     pub message: String,
-    /// Extra information defined by the peer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Extra information defined by the peer. A `"data": null` the peer sent
+    /// is kept as `Some(null)`, so the error round-trips unchanged.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_raw"
+    )]
     pub data: Option<Box<RawValue>>,
+}
+
+/// Deserializes a field that is present (even as `null`) into `Some`; a
+/// missing field falls back to `#[serde(default)]`, `None`.
+fn present_raw<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Box<RawValue>>, D::Error> {
+    Box::<RawValue>::deserialize(deserializer).map(Some)
 }
 
 impl ErrorObject {
@@ -615,6 +628,21 @@ mod tests {
             Frame::from_slice(br#"{"jsonrpc":"2.0","method":"a"}"#),
             Ok(Frame::Single(_))
         ));
+    }
+
+    #[test]
+    fn error_data_null_round_trips() {
+        let m = decode(r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","data":null}}"#)
+            .unwrap();
+        let again = decode(std::str::from_utf8(&m.to_bytes()).unwrap()).unwrap();
+        assert_eq!(m, again);
+        match again {
+            Message::Error(e) => assert_eq!(
+                e.error.data.map(|d| d.get().to_owned()),
+                Some("null".into())
+            ),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
