@@ -37,6 +37,13 @@
 //!
 //! One HTTP fixture server serves every HTTP run; each stdio connect spawns
 //! its own fixture. The fixture offers a 212-tool catalog (`--tools 200`).
+//! Each run's stderr goes to `target/bench/logs/ROUND-TRANSPORT-CLIENT.log`
+//! (the report names the file when a run wrote any) and is shown when a run
+//! fails.
+//!
+//! `--quick` runs the same four clients over both transports once, with a
+//! workload about a tenth of the full one: a smoke test that every client
+//! still works, not a measurement.
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
@@ -52,6 +59,8 @@ use crate::{cargo, display};
 /// How much work each client run does.
 #[derive(Clone, Copy, Debug)]
 struct Workload {
+    /// A smoke run: its figures are printed but measure nothing.
+    smoke: bool,
     rounds: usize,
     connects: usize,
     warmup: usize,
@@ -66,7 +75,8 @@ struct Workload {
 
 /// The workload of issue 9.
 const FULL: Workload = Workload {
-    rounds: 3,
+    smoke: false,
+    rounds: 5,
     connects: 20,
     warmup: 100,
     calls: 2_000,
@@ -79,6 +89,7 @@ const FULL: Workload = Workload {
 
 /// `--quick`: a smoke run that every client still goes through whole.
 const QUICK: Workload = Workload {
+    smoke: true,
     rounds: 1,
     connects: 3,
     warmup: 20,
@@ -184,8 +195,10 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
         clients.len()
     );
     let fixture = target_dir(root).join("release/mcp-fixture-server");
+    let logs = target_dir(root).join("bench/logs");
+    std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
     let server = HttpServer::start(&fixture)?;
-    let results = run_rounds(&clients, &fixture, &server.url, &workload);
+    let results = run_rounds(&clients, &fixture, &server.url, &workload, &logs);
     drop(server);
     let results = results?;
     print!("{}", report(&results, &workload));
@@ -256,8 +269,10 @@ fn build(root: &Path) -> anyhow::Result<Vec<ClientProgram>> {
     }
     let ts = root.join("bench/ts");
     let mut npm = Command::new("npm");
+    // npm reports on stdout; the bench's stdout is the report alone.
     npm.args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-        .current_dir(&ts);
+        .current_dir(&ts)
+        .stdout(std::io::stderr());
     eprintln!("==> bench: npm ci (in bench/ts)");
     let status = npm
         .status()
@@ -352,6 +367,7 @@ fn run_rounds(
     fixture: &Path,
     url: &str,
     workload: &Workload,
+    logs: &Path,
 ) -> anyhow::Result<Vec<RunResult>> {
     let mut results = Vec::new();
     for round in 1..=workload.rounds {
@@ -366,26 +382,29 @@ fn run_rounds(
                     ],
                     Transport::Http => vec!["--url".to_owned(), url.to_owned()],
                 };
+                let log = logs.join(format!("{round}-{}-{}.log", transport.name(), client.name));
                 let started = Instant::now();
-                let outcome = run_client(client, transport, &target, workload);
+                let outcome = run_client(client, transport, &target, workload, &log);
                 let seconds = started.elapsed().as_secs_f64();
                 let (figures, error) = match outcome {
                     Ok(figures) => {
                         eprintln!(
-                            "round {round}/{} {:5} {:4}: {} ({seconds:.1} s)",
+                            "round {round}/{} {:5} {:4}: {} ({seconds:.1} s){}",
                             workload.rounds,
                             transport.name(),
                             client.name,
                             describe(&figures),
+                            stderr_note(&log),
                         );
                         (figures, None)
                     }
                     Err(error) => {
                         eprintln!(
-                            "round {round}/{} {:5} {:4}: FAILED after {seconds:.1} s: {error:#}",
+                            "round {round}/{} {:5} {:4}: FAILED after {seconds:.1} s: {error:#}\n{}",
                             workload.rounds,
                             transport.name(),
                             client.name,
+                            log_tail(&log),
                         );
                         (Figures::default(), Some(format!("{error:#}")))
                     }
@@ -403,6 +422,24 @@ fn run_rounds(
     Ok(results)
 }
 
+/// Where a successful run's stderr went, when it wrote any.
+fn stderr_note(log: &Path) -> String {
+    let lines = std::fs::read_to_string(log).map_or(0, |text| text.lines().count());
+    if lines == 0 {
+        String::new()
+    } else {
+        format!(" [{lines} stderr line(s) in {}]", log.display())
+    }
+}
+
+/// The end of a failed run's stderr, to show with its error.
+fn log_tail(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    let tail = lines[lines.len().saturating_sub(20)..].join("\n");
+    format!("--- the end of {} ---\n{tail}", log.display())
+}
+
 fn describe(f: &Figures) -> String {
     format!(
         "connect {:.2} ms, p50 {:.1} µs, p99 {:.1} µs, {:.0} calls/s, {:.0} MB/s, RSS {:.1} MiB",
@@ -416,8 +453,13 @@ fn run_client(
     transport: Transport,
     target: &[String],
     workload: &Workload,
+    log: &Path,
 ) -> anyhow::Result<Figures> {
     let w = workload;
+    // Kept out of the report: the TypeScript SDK, for one, warns thousands
+    // of times under 32 calls in flight over HTTP.
+    let stderr =
+        std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
     let mut command = Command::new(&client.program);
     command
         .args(&client.prefix)
@@ -431,7 +473,8 @@ fn run_client(
         .args(["--big-calls", &w.big_calls.to_string()])
         .args(["--big-kib", &w.big_kib.to_string()])
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped());
+        .stdout(Stdio::piped())
+        .stderr(stderr);
     let mut child = command
         .spawn()
         .with_context(|| format!("could not start {}", client.program.display()))?;
@@ -589,6 +632,11 @@ fn report(results: &[RunResult], workload: &Workload) -> String {
          Each cell is the median over the rounds.\n",
         w.rounds, w.connects, 212, w.calls, w.throughput_calls, w.inflight, w.big_calls, w.big_kib
     );
+    if w.smoke {
+        out.push_str(
+            "--quick: a smoke run that checks every client works; its figures measure nothing.\n\n",
+        );
+    }
     let _ = write!(out, "{:<9} {:<6}", "transport", "client");
     for (name, unit, _, _) in METRICS {
         let _ = write!(out, " {:>18}", format!("{name} {unit}"));
