@@ -17,7 +17,7 @@
 //! - when the transport ends, every pending call fails at once with
 //!   [`ClientError::Closed`]: nobody waits for a deadline on a dead peer.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -291,6 +291,14 @@ struct Inner {
     notifications_rx: Option<mpsc::Receiver<ServerNotification>>,
     /// Handler tasks of server requests in progress, to abort on withdrawal.
     server_tasks: HashMap<RequestId, AbortHandle>,
+    /// Messages taken from the session that wait for the transport, in order.
+    outbox: VecDeque<mcp_proto::Message>,
+    /// Whether the driver has a `Transport::send` in flight; while it has,
+    /// nobody else may hand the transport a message (order).
+    sending: bool,
+    /// The deadline the driver's timer is set for; a caller whose request
+    /// brings an earlier one wakes the driver.
+    armed: Option<Instant>,
 }
 
 struct Waiter {
@@ -318,6 +326,27 @@ impl ClosedCause {
 }
 
 impl Shared {
+    /// After a caller changed the session under `inner`'s lock: puts what
+    /// the session wants to send on the wire straight from the caller's task
+    /// when the transport takes it without waiting (no hop through the
+    /// driver: that hop costs a thread wake-up per call), and wakes the
+    /// driver only when something is left for it to do.
+    fn kick(&self, mut inner: MutexGuard<'_, Inner>) {
+        flush(self, &mut inner);
+        let earlier_deadline = match (inner.session.poll_timeout(), inner.armed) {
+            (Some(deadline), Some(armed)) => Instant::from_std(deadline) < armed,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        let wake = !inner.outbox.is_empty()
+            || earlier_deadline
+            || inner.session.state() == SessionState::Closed;
+        drop(inner);
+        if wake {
+            self.wake.notify_one();
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic while holding the lock cannot leave the session half
         // updated in a way that matters more than stopping; keep going.
@@ -341,6 +370,9 @@ impl Client {
                 notifications_tx: Some(notifications_tx),
                 notifications_rx: Some(notifications_rx),
                 server_tasks: HashMap::new(),
+                outbox: VecDeque::new(),
+                sending: false,
+                armed: None,
             }),
             wake: Notify::new(),
             transport: Arc::new(transport),
@@ -443,9 +475,9 @@ impl Client {
                     progress: options.progress,
                 },
             );
+            self.shared.kick(inner);
             handle
         };
-        self.shared.wake.notify_one();
         let mut guard = CancelOnDrop {
             shared: &self.shared,
             handle,
@@ -488,8 +520,7 @@ impl Client {
                 (Some(cause), SessionError::Closed) => cause.to_error(),
                 (_, e) => ClientError::Refused(e),
             })?;
-        drop(inner);
-        self.shared.wake.notify_one();
+        self.shared.kick(inner);
         Ok(())
     }
 
@@ -612,35 +643,60 @@ impl Driver {
     pub async fn run(self) {
         let shared = self.shared;
         let transport = shared.transport.clone();
-        let mut outbox = std::collections::VecDeque::new();
+        // The futures live across passes of the loop: a new `recv()` or
+        // timer per pass costs an allocation and a timer registration per
+        // message (measured with `cargo xtask bench`).
+        let mut receiving = transport.recv();
         let mut sending: Option<SendFuture<'_>> = None;
+        let timer = tokio::time::sleep_until(Instant::now());
+        tokio::pin!(timer);
+        let mut armed: Option<Instant> = None;
         let mut transport_open = true;
         loop {
-            let (deadline, closed) = pump(&shared, &mut outbox);
+            let (deadline, closed, next) = {
+                let mut inner = shared.lock();
+                pump(&shared, &mut inner);
+                let next = if sending.is_none() {
+                    inner.outbox.pop_front()
+                } else {
+                    None
+                };
+                inner.sending = sending.is_some() || next.is_some();
+                let deadline = inner.session.poll_timeout().map(Instant::from_std);
+                inner.armed = deadline;
+                let closed = inner.session.state() == SessionState::Closed;
+                (deadline, closed, next)
+            };
             if closed {
                 break;
             }
-            if sending.is_none()
-                && let Some(message) = outbox.pop_front()
-            {
+            if let Some(message) = next {
                 sending = Some(transport.send(message));
+            }
+            if deadline != armed {
+                if let Some(deadline) = deadline {
+                    timer.as_mut().reset(deadline);
+                }
+                armed = deadline;
             }
             tokio::select! {
                 result = poll_optional(&mut sending) => {
                     sending = None;
+                    let mut inner = shared.lock();
+                    inner.sending = false;
                     if let Err(error) = result {
-                        close_on_transport_error(&shared, error);
+                        close_on_transport_error(&mut inner, error);
                     }
                 }
-                inbound = transport.recv(), if transport_open => {
+                inbound = &mut receiving, if transport_open => {
+                    let mut inner = shared.lock();
                     match inbound {
                         Inbound::Frame(frame) => {
-                            shared.lock().session.handle_frame(Instant::now().into_std(), frame);
+                            inner.session.handle_frame(Instant::now().into_std(), frame);
                         }
-                        Inbound::Undelivered { id, error } => on_undelivered(&shared, id, error),
+                        Inbound::Undelivered { id, error } => on_undelivered(&mut inner, id, error),
                         Inbound::Closed(error) => {
                             transport_open = false;
-                            let mut inner = shared.lock();
                             if inner.closed.is_none() {
                                 inner.closed = Some(match error {
                                     Some(e) if e.is_session_expired() => ClosedCause::SessionExpired,
@@ -651,14 +707,24 @@ impl Driver {
                             inner.session.handle_close();
                         }
                     }
+                    // Within the same lock: an `Initialized` event must reach
+                    // the transport before a caller can flush the
+                    // `notifications/initialized` queued with it.
+                    pump(&shared, &mut inner);
+                    drop(inner);
+                    if transport_open {
+                        receiving = transport.recv();
+                    }
                 }
-                () = sleep_until_optional(deadline) => {
+                () = &mut timer, if armed.is_some() => {
+                    armed = None;
                     shared.lock().session.handle_timeout(Instant::now().into_std());
                 }
                 () = shared.wake.notified() => {}
             }
         }
         drop(sending);
+        drop(receiving);
         if let Err(error) = transport.close().await {
             tracing::debug!(%error, "closing the transport failed");
         }
@@ -670,14 +736,28 @@ impl Driver {
     }
 }
 
+/// Takes what the session wants to send into the outbox and, unless a
+/// `send` is in flight, hands as much of it as the transport takes without
+/// waiting straight to the transport (order is kept: the outbox is FIFO and
+/// nothing bypasses it while the driver sends).
+fn flush(shared: &Shared, inner: &mut Inner) {
+    while let Some(message) = inner.session.poll_transmit() {
+        inner.outbox.push_back(message);
+    }
+    if inner.sending {
+        return;
+    }
+    while let Some(message) = inner.outbox.pop_front() {
+        if let Err(message) = shared.transport.try_send(message) {
+            inner.outbox.push_front(message);
+            break;
+        }
+    }
+}
+
 /// Moves the session's output to where it goes: events to waiters and
-/// streams, messages to the outbox. Returns the next deadline and whether
-/// the session has closed (with nothing left to do).
-fn pump(
-    shared: &Arc<Shared>,
-    outbox: &mut std::collections::VecDeque<mcp_proto::Message>,
-) -> (Option<Instant>, bool) {
-    let mut inner = shared.lock();
+/// streams, messages towards the transport (see [`flush`]).
+fn pump(shared: &Arc<Shared>, inner: &mut Inner) {
     while let Some(event) = inner.session.poll_event() {
         match event {
             Event::Initialized(negotiated) => {
@@ -701,7 +781,7 @@ fn pump(
                     let _ = progress.send(params);
                 }
             }
-            Event::Request(request) => dispatch_server_request(shared, &mut inner, request),
+            Event::Request(request) => dispatch_server_request(shared, inner, request),
             Event::RequestCancelled { id, reason } => {
                 tracing::debug!(%id, ?reason, "server withdrew its request");
                 if let Some(task) = inner.server_tasks.remove(&id) {
@@ -746,16 +826,13 @@ fn pump(
             other => tracing::debug!(?other, "unhandled session event"),
         }
     }
-    while let Some(message) = inner.session.poll_transmit() {
-        outbox.push_back(message);
+    if inner.session.state() == SessionState::Closed {
+        inner.outbox.clear();
     }
-    let deadline = inner.session.poll_timeout().map(Instant::from_std);
-    let closed = inner.session.state() == SessionState::Closed;
-    (deadline, closed)
+    flush(shared, inner);
 }
 
-fn on_undelivered(shared: &Shared, id: Option<RequestId>, error: TransportError) {
-    let mut inner = shared.lock();
+fn on_undelivered(inner: &mut Inner, id: Option<RequestId>, error: TransportError) {
     if error.is_session_expired() {
         // MCP "Transports" §Session Management: the session is gone; the
         // layer above starts a new one. Calls are not replayed here.
@@ -773,8 +850,7 @@ fn on_undelivered(shared: &Shared, id: Option<RequestId>, error: TransportError)
     }
 }
 
-fn close_on_transport_error(shared: &Shared, error: TransportError) {
-    let mut inner = shared.lock();
+fn close_on_transport_error(inner: &mut Inner, error: TransportError) {
     if inner.closed.is_none() {
         inner.closed = Some(if error.is_session_expired() {
             ClosedCause::SessionExpired
@@ -827,8 +903,7 @@ fn dispatch_server_request(shared: &Arc<Shared>, inner: &mut Inner, request: Ser
                 inner.session.respond_err(&id, error);
             }
         }
-        drop(inner);
-        task_shared.wake.notify_one();
+        task_shared.kick(inner);
     });
     inner.server_tasks.insert(id, task.abort_handle());
 }
@@ -883,13 +958,6 @@ async fn answer(
 async fn poll_optional(future: &mut Option<SendFuture<'_>>) -> Result<(), TransportError> {
     match future {
         Some(future) => future.await,
-        None => std::future::pending().await,
-    }
-}
-
-async fn sleep_until_optional(deadline: Option<Instant>) {
-    match deadline {
-        Some(deadline) => tokio::time::sleep_until(deadline).await,
         None => std::future::pending().await,
     }
 }

@@ -39,6 +39,18 @@ impl Transport for MemoryTransport {
         tx.send(message).map_err(|_| TransportError::Closed)
     }
 
+    fn try_send(&self, message: Message) -> Result<(), Message> {
+        // An unbounded channel never makes a sender wait; only a send racing
+        // with `close` (which holds the lock) falls back to `send`.
+        match self.tx.try_lock() {
+            Ok(tx) => match tx.as_ref() {
+                Some(tx) => tx.send(message).map_err(|e| e.0),
+                None => Err(message),
+            },
+            Err(_) => Err(message),
+        }
+    }
+
     async fn recv(&self) -> Inbound {
         // Cancel safe: both the lock and `UnboundedReceiver::recv` are.
         match self.rx.lock().await.recv().await {

@@ -388,8 +388,34 @@ impl Transport for StdioTransport {
         }
     }
 
+    /// Queues the message for the writer task when its queue has room; a
+    /// full queue, a closing transport or a broken pipe leave it to `send`,
+    /// which waits or reports the error.
+    fn try_send(&self, message: Message) -> Result<(), Message> {
+        if *self.closing.borrow() || self.shared.write_error().is_some() {
+            return Err(message);
+        }
+        self.outbound
+            .try_send(message)
+            .map_err(|error| error.into_inner())
+    }
+
     /// Cancel safe: frames wait in a channel until a `recv` takes them.
     async fn recv(&self) -> Inbound {
+        if *self.closing.borrow() {
+            return Inbound::Closed(None);
+        }
+        // A frame already waiting needs no subscription to `closing` and no
+        // `select!`: the common case under load.
+        if let Ok(mut inbound) = self.inbound.try_lock() {
+            match inbound.try_recv() {
+                Ok(frame) => return Inbound::Frame(frame),
+                Err(mpsc::error::TryRecvError::Disconnected) => {
+                    return Inbound::Closed(self.shared.end_error());
+                }
+                Err(mpsc::error::TryRecvError::Empty) => {}
+            }
+        }
         let mut closing = self.closing.subscribe();
         if *closing.borrow_and_update() {
             return Inbound::Closed(None);
@@ -693,6 +719,11 @@ async fn deliver(task: &mut ReadLoop, item: Result<Frame, NdjsonError>) -> Optio
             if *task.closing.borrow() {
                 return None;
             }
+            let frame = match task.frames.try_send(frame) {
+                Ok(()) => return None,
+                Err(mpsc::error::TrySendError::Closed(_)) => return Some(End::Clean),
+                Err(mpsc::error::TrySendError::Full(frame)) => frame,
+            };
             let sent = tokio::select! {
                 sent = task.frames.send(frame) => sent.is_ok(),
                 _ = task.closing.wait_for(|closing| *closing) => true,

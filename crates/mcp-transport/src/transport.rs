@@ -38,6 +38,16 @@ pub trait Transport: Send + Sync + 'static {
     /// Sends one message.
     async fn send(&self, message: Message) -> Result<(), TransportError>;
 
+    /// Hands `message` to the transport without waiting, when it can take
+    /// it right now (room in a queue, say); otherwise gives it back and the
+    /// driver uses [`send`](Transport::send). This lets a caller's own task
+    /// put its request on the wire without a hop through the driver. The
+    /// ordering rule of `send` holds: it is never called while a `send` is
+    /// in flight, and never out of order. The default takes nothing.
+    fn try_send(&self, message: Message) -> Result<(), Message> {
+        Err(message)
+    }
+
     /// Receives the next inbound item. Cancel safe.
     async fn recv(&self) -> Inbound;
 
@@ -139,6 +149,10 @@ impl TransportError {
 impl Transport for Box<dyn Transport> {
     async fn send(&self, message: Message) -> Result<(), TransportError> {
         (**self).send(message).await
+    }
+
+    fn try_send(&self, message: Message) -> Result<(), Message> {
+        (**self).try_send(message)
     }
 
     async fn recv(&self) -> Inbound {

@@ -197,6 +197,23 @@ pub(crate) fn generated_tool(index: usize) -> Value {
     generated
 }
 
+/// The name of the `--storm-tool` tool.
+pub(crate) const STORM_TOOL: &str = "list_changed_storm";
+
+/// `list_changed_storm`, offered only with `--storm-tool`.
+pub(crate) fn storm_tool() -> Value {
+    tool(
+        STORM_TOOL,
+        "Answers at once, then adds `count` echo tools (storm_0001 ...), sending \
+         notifications/tools/list_changed after each, `ms` milliseconds apart (default 0).",
+        json!({
+            "count": {"type": "integer", "minimum": 0},
+            "ms": {"type": "integer", "minimum": 0}
+        }),
+        &["count"],
+    )
+}
+
 /// A tool registered at runtime by `add_tool`: it echoes like `echo`.
 pub(crate) fn added_tool(name: &str) -> Value {
     tool(

@@ -9,9 +9,11 @@
 //!
 //! - [`server`]: the transport-independent protocol logic.
 //! - [`catalog`]: tool, resource and prompt definitions.
+//! - [`eventlog`]: `--event-log`, what happened when, from the server's side.
 //! - [`stdio`], [`http`]: the transports.
 
 mod catalog;
+mod eventlog;
 mod http;
 mod options;
 mod server;

@@ -3,6 +3,7 @@
 //! Parsed by hand (`--flag`, `--flag VALUE` or `--flag=VALUE`) so that the
 //! fixture needs no argument-parsing dependency. `--help` prints [`USAGE`].
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -38,6 +39,9 @@ Catalog:
   --repeat-cursor              the second page repeats the first page's nextCursor.
   --no-tools-capability        do not declare tools; tools/* is method not found.
   --instructions TEXT          the initialize result's instructions.
+  --storm-tool                 offer the tool `list_changed_storm {count, ms}`: it answers at
+                               once, then adds `count` echo tools (storm_0001 ...), sending
+                               notifications/tools/list_changed after each, `ms` apart.
   --protocol-version V         answer initialize with V whatever was asked.
 
 Faults:
@@ -50,6 +54,14 @@ Faults:
   --ignore-sigterm             keep running on SIGTERM; stdio: also on stdin EOF,
                                so only SIGKILL ends the process.
   --ignore-stdin-eof           stdio: keep running after stdin closes (SIGTERM ends it).
+  --hang-initialize-if-exists FILE
+                               never answer initialize while FILE exists (checked when it
+                               arrives), so one config can hang or not from run to run.
+  --fail-tools-list-after N    answer every tools/list after the first N with -32603.
+
+Observation:
+  --event-log FILE             append `EVENT UNIX_NANOS PID` lines to FILE, one write each:
+                               initialize-start, initialize-end, tools-list.
 ";
 
 /// Which transport the fixture serves.
@@ -88,6 +100,10 @@ pub(crate) struct Options {
     pub(crate) exit_after: Option<u64>,
     pub(crate) ignore_sigterm: bool,
     pub(crate) ignore_stdin_eof: bool,
+    pub(crate) storm_tool: bool,
+    pub(crate) hang_initialize_if_exists: Option<PathBuf>,
+    pub(crate) fail_tools_list_after: Option<u64>,
+    pub(crate) event_log: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -115,11 +131,17 @@ impl Default for Options {
             exit_after: None,
             ignore_sigterm: false,
             ignore_stdin_eof: false,
+            storm_tool: false,
+            hang_initialize_if_exists: None,
+            fail_tools_list_after: None,
+            event_log: None,
         }
     }
 }
 
 /// What the command line asks for.
+// Built once per process: boxing the options would only add noise.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub(crate) enum Command {
     /// Serve with these options.
@@ -186,6 +208,14 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Co
             "--exit-after" => options.exit_after = Some(number(&flag, &value()?)?),
             "--ignore-sigterm" => options.ignore_sigterm = true,
             "--ignore-stdin-eof" => options.ignore_stdin_eof = true,
+            "--storm-tool" => options.storm_tool = true,
+            "--hang-initialize-if-exists" => {
+                options.hang_initialize_if_exists = Some(PathBuf::from(value()?));
+            }
+            "--fail-tools-list-after" => {
+                options.fail_tools_list_after = Some(number(&flag, &value()?)?);
+            }
+            "--event-log" => options.event_log = Some(PathBuf::from(value()?)),
             other => bail!("unknown argument {other:?} (see --help)"),
         }
     }
@@ -230,6 +260,26 @@ mod tests {
         assert_eq!(options.port, 8080);
         assert_eq!(options.extra_tools, 200);
         assert!(options.crlf);
+    }
+
+    #[test]
+    fn observation_and_manager_faults_parse() {
+        let options = serve(&[
+            "--event-log",
+            "/tmp/events",
+            "--hang-initialize-if-exists=/tmp/hang",
+            "--fail-tools-list-after",
+            "1",
+            "--storm-tool",
+        ]);
+        assert_eq!(options.event_log, Some(PathBuf::from("/tmp/events")));
+        assert_eq!(
+            options.hang_initialize_if_exists,
+            Some(PathBuf::from("/tmp/hang"))
+        );
+        assert_eq!(options.fail_tools_list_after, Some(1));
+        assert!(options.storm_tool);
+        assert!(!serve(&[]).storm_tool);
     }
 
     #[test]

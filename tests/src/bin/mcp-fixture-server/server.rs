@@ -31,6 +31,7 @@ use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
 use crate::catalog;
+use crate::eventlog;
 use crate::options::Options;
 
 /// The fixture's configuration, shared by every session of the process.
@@ -45,6 +46,9 @@ pub(crate) struct Fixture {
 impl Fixture {
     pub(crate) fn new(options: Options) -> Arc<Fixture> {
         let mut tools = catalog::builtin_tools();
+        if options.storm_tool {
+            tools.push(catalog::storm_tool());
+        }
         tools.extend((1..=options.extra_tools).map(catalog::generated_tool));
         Arc::new(Fixture { options, tools })
     }
@@ -86,6 +90,8 @@ pub(crate) struct Server {
     awaiting_client: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>>,
     next_client_request: AtomicU64,
     requests_seen: AtomicU64,
+    /// `tools/list` requests answered so far, for `--fail-tools-list-after`.
+    tools_list_calls: AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -122,6 +128,7 @@ impl Server {
             awaiting_client: Mutex::new(HashMap::new()),
             next_client_request: AtomicU64::new(1),
             requests_seen: AtomicU64::new(0),
+            tools_list_calls: AtomicU64::new(0),
         })
     }
 
@@ -245,10 +252,10 @@ impl Server {
             eprintln!("fixture: ignoring malformed notifications/cancelled");
             return;
         };
-        if let Some(id) = params.request_id {
-            if let Some(task) = lock(&self.in_flight).remove(&id) {
-                task.abort();
-            }
+        if let Some(id) = params.request_id
+            && let Some(task) = lock(&self.in_flight).remove(&id)
+        {
+            task.abort();
         }
     }
 
@@ -318,6 +325,16 @@ impl Server {
             state.phase = Phase::Initializing;
         }
         let options = &self.fixture.options;
+        let event_log = options.event_log.clone();
+        eventlog::record(event_log.as_deref(), "initialize-start");
+        if options
+            .hang_initialize_if_exists
+            .as_deref()
+            .is_some_and(std::path::Path::exists)
+        {
+            eprintln!("fixture: the hang file exists; initialize is never answered");
+            return Reply::Later(Box::pin(std::future::pending()));
+        }
         let version = options.protocol_version.clone().unwrap_or_else(|| {
             match ProtocolVersion::parse(&params.protocol_version) {
                 Some(v) if ProtocolVersion::HANDSHAKE.contains(&v) => v,
@@ -353,6 +370,7 @@ impl Server {
             let mut state = lock(&this.state);
             state.phase = Phase::Ready;
             state.version = Some(version);
+            eventlog::record(event_log.as_deref(), "initialize-end");
             result
         };
         if delay.is_zero() {
@@ -369,6 +387,14 @@ impl Server {
     /// cursors are opaque; an invalid one is `-32602`).
     fn list_tools(&self, params: &Value) -> Result<Value, ErrorObject> {
         let options = &self.fixture.options;
+        eventlog::record(options.event_log.as_deref(), "tools-list");
+        let calls = self.tools_list_calls.fetch_add(1, Ordering::Relaxed) + 1;
+        if options.fail_tools_list_after.is_some_and(|n| calls > n) {
+            return Err(ErrorObject::new(
+                error_codes::INTERNAL_ERROR,
+                format!("tools/list #{calls} fails (--fail-tools-list-after)"),
+            ));
+        }
         let added: Vec<Value> = lock(&self.state)
             .added_tools
             .iter()
@@ -493,6 +519,14 @@ impl Server {
             }),
             "fail" => tool_error("fail: this tool always fails"),
             "add_tool" => self.add_tool(route, &args),
+            catalog::STORM_TOOL if self.fixture.options.storm_tool => {
+                let (count, ms) = match (uint("count", 0), uint("ms", 0)) {
+                    (Ok(count), Ok(ms)) => (count, ms),
+                    (Err(e), _) | (_, Err(e)) => return Reply::Now(Ok(tool_error(&e))),
+                };
+                self.storm(count, ms);
+                text_result(&format!("storm of {count} list changes started"))
+            }
             "ask_roots" => return self.ask_client(route, methods::ROOTS_LIST, None),
             "ask_sampling" => {
                 let prompt = args
@@ -566,6 +600,32 @@ impl Server {
         // by the time the call returns on transports that keep order.
         self.notify(route, methods::NOTIFICATION_TOOLS_LIST_CHANGED, json!({}));
         text_result(&format!("added tool {name}"))
+    }
+
+    /// `list_changed_storm`: adds `count` tools one by one, each followed by
+    /// `notifications/tools/list_changed`, on a schedule of `ms` apart kept
+    /// against the start (no drift), in a task of its own: the call has
+    /// already been answered, so the notifications are standalone.
+    fn storm(self: &Arc<Self>, count: u64, ms: u64) {
+        let this = Arc::clone(self);
+        tokio::spawn(async move {
+            let start = tokio::time::Instant::now();
+            for i in 0..count {
+                tokio::time::sleep_until(start + Duration::from_millis(i * ms)).await;
+                let name = format!("storm_{:04}", i + 1);
+                {
+                    let mut state = lock(&this.state);
+                    if !state.added_tools.contains(&name) {
+                        state.added_tools.push(name);
+                    }
+                }
+                this.notify(
+                    Route::Standalone,
+                    methods::NOTIFICATION_TOOLS_LIST_CHANGED,
+                    json!({}),
+                );
+            }
+        });
     }
 
     /// Sends a request to the client (roots, sampling, elicitation) whatever

@@ -82,10 +82,10 @@ pub(crate) async fn serve(port: u16, path: &str, handler: Arc<impl Handler>) -> 
             let served = http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
-            if let Err(e) = served {
-                if !e.is_incomplete_message() {
-                    eprintln!("fixture: connection error: {e}");
-                }
+            if let Err(e) = served
+                && !e.is_incomplete_message()
+            {
+                eprintln!("fixture: connection error: {e}");
             }
             if EXIT_WHEN_CLOSED.load(Ordering::SeqCst) {
                 std::process::exit(0);

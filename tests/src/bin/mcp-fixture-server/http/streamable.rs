@@ -200,10 +200,8 @@ impl Streamable {
                 json_response(rx.await)
             }
         };
-        if is_initialize {
-            if let Ok(value) = HeaderValue::from_str(&session_id) {
-                response.headers_mut().insert(SESSION_HEADER, value);
-            }
+        if is_initialize && let Ok(value) = HeaderValue::from_str(&session_id) {
+            response.headers_mut().insert(SESSION_HEADER, value);
         }
         response
     }
@@ -257,10 +255,9 @@ impl Streamable {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut streams = lock(&session.streams);
         if let Some((stream_id, seq)) = header_str(headers, LAST_EVENT_ID).and_then(parse_event_id)
+            && streams.resume(stream_id, seq, tx.clone())
         {
-            if streams.resume(stream_id, seq, tx.clone()) {
-                return sse(rx);
-            }
+            return sse(rx);
         }
         if self.fixture.options.no_get_stream {
             return full(
@@ -350,10 +347,10 @@ impl Streamable {
             streams.json_waiters.clear();
         } else {
             let mut streams = lock(&session.streams);
-            if let Some(get) = streams.get_stream {
-                if let Some(stream) = streams.table.get_mut(&get) {
-                    stream.live = None;
-                }
+            if let Some(get) = streams.get_stream
+                && let Some(stream) = streams.table.get_mut(&get)
+            {
+                stream.live = None;
             }
         }
     }

@@ -1,0 +1,415 @@
+//! The tool cache (seed 000's `MCPToolCache`): the last catalog of each server, keyed by config fingerprint.
+//!
+//! The startup gate turns a still-pending server's cached tools into
+//! deferred tools, so a host starts at once when a server is slow. Entries
+//! are keyed by [`mcp_config::fingerprint`], which covers exactly what
+//! decides where and how a server is reached: a changed command, URL or
+//! token is another key, so a stale catalog is never shown for another
+//! server. The cache is best-effort: a failure to read or write it is
+//! logged and never fails a server.
+//!
+//! Two implementations: [`MemoryToolCache`] (one process) and
+//! [`JsonFileToolCache`] (a JSON file, written to a temp file in the same
+//! directory and renamed over the old one, so a crashed process leaves the
+//! old or the new file, never a mix).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use mcp_proto::types::Tool;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// What the cache keeps for one fingerprint.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct CachedTools {
+    /// The server id the entry was written for (informational: the key is
+    /// the fingerprint).
+    pub server_id: String,
+    /// The tools, exactly as listed.
+    pub tools: Vec<Tool>,
+    /// The server's instructions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Whether the listing was truncated.
+    #[serde(default)]
+    pub truncated: bool,
+    /// When the entry was written, in milliseconds since the Unix epoch.
+    #[serde(default)]
+    pub saved_at_ms: u64,
+}
+
+impl CachedTools {
+    /// An entry stamped with the current time.
+    pub fn new(server_id: impl Into<String>, tools: Vec<Tool>) -> Self {
+        CachedTools {
+            server_id: server_id.into(),
+            tools,
+            instructions: None,
+            truncated: false,
+            saved_at_ms: now_ms(),
+        }
+    }
+}
+
+/// Where the manager keeps catalogs between runs. Best-effort: report
+/// problems with `tracing` and carry on.
+#[async_trait]
+pub trait ToolCache: Send + Sync + fmt::Debug + 'static {
+    /// The entry for `fingerprint`, if any.
+    async fn load(&self, fingerprint: &str) -> Option<CachedTools>;
+
+    /// Replaces the entry for `fingerprint`.
+    async fn store(&self, fingerprint: &str, entry: CachedTools);
+
+    /// Forgets the entry for `fingerprint`.
+    async fn remove(&self, fingerprint: &str);
+}
+
+/// A cache in memory, for one process (and for tests).
+#[derive(Debug, Default)]
+pub struct MemoryToolCache {
+    entries: Mutex<HashMap<String, CachedTools>>,
+}
+
+impl MemoryToolCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        MemoryToolCache::default()
+    }
+
+    /// How many entries it holds.
+    pub fn len(&self) -> usize {
+        self.entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[async_trait]
+impl ToolCache for MemoryToolCache {
+    async fn load(&self, fingerprint: &str) -> Option<CachedTools> {
+        self.entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(fingerprint)
+            .cloned()
+    }
+
+    async fn store(&self, fingerprint: &str, entry: CachedTools) {
+        self.entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(fingerprint.to_owned(), entry);
+    }
+
+    async fn remove(&self, fingerprint: &str) {
+        self.entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(fingerprint);
+    }
+}
+
+/// The version of the cache file's format.
+const FILE_VERSION: u32 = 1;
+
+/// The file as read and written: entries stay raw JSON until one is asked
+/// for, so reading a cache of many large catalogs costs a scan, not a
+/// decode of every tool (the startup gate reads it while it waits).
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct CacheFile {
+    version: u32,
+    entries: BTreeMap<String, Box<RawValue>>,
+}
+
+/// One entry in memory.
+#[derive(Debug)]
+struct RawEntry {
+    saved_at_ms: u64,
+    raw: Box<RawValue>,
+}
+
+/// The one field eviction needs, read without decoding the tools.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Stamp {
+    #[serde(default)]
+    saved_at_ms: u64,
+}
+
+type Entries = BTreeMap<String, RawEntry>;
+
+/// A cache in one JSON file: `{"version": 1, "entries": {fingerprint: {...}}}`.
+///
+/// The file is read once, on first use, and rewritten whole on every store
+/// (atomically: temp file in the same directory, then rename; owner-only on
+/// POSIX, as `tempfile` creates it). Writes are serialized. A missing file
+/// is an empty cache; a malformed or newer-version file is logged, treated
+/// as empty, and replaced on the next store (it is only a cache); so is a
+/// malformed entry, alone. At most [`JsonFileToolCache::max_entries`]
+/// entries are kept; the oldest go first.
+pub struct JsonFileToolCache {
+    path: PathBuf,
+    max_entries: usize,
+    state: tokio::sync::Mutex<Option<Entries>>,
+}
+
+impl fmt::Debug for JsonFileToolCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JsonFileToolCache")
+            .field("path", &self.path)
+            .field("max_entries", &self.max_entries)
+            .finish_non_exhaustive()
+    }
+}
+
+impl JsonFileToolCache {
+    /// The default bound on entries: 256.
+    pub const DEFAULT_MAX_ENTRIES: usize = 256;
+
+    /// A cache at `path`. Does no I/O until first used.
+    pub fn open(path: impl Into<PathBuf>) -> Self {
+        JsonFileToolCache {
+            path: path.into(),
+            max_entries: Self::DEFAULT_MAX_ENTRIES,
+            state: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// Changes the bound on entries (at least 1).
+    pub fn with_max_entries(mut self, max_entries: usize) -> Self {
+        self.max_entries = max_entries.max(1);
+        self
+    }
+
+    /// The bound on entries.
+    pub fn max_entries(&self) -> usize {
+        self.max_entries
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The entries, read from the file on first use. The guard is held by
+    /// the caller across its write, so writes land in order.
+    async fn entries(&self) -> tokio::sync::MutexGuard<'_, Option<Entries>> {
+        let mut state = self.state.lock().await;
+        if state.is_none() {
+            let path = self.path.clone();
+            let loaded = tokio::task::spawn_blocking(move || read_file(&path))
+                .await
+                .unwrap_or_else(|error| {
+                    tracing::warn!(%error, "reading the tool cache did not complete");
+                    Entries::new()
+                });
+            *state = Some(loaded);
+        }
+        state
+    }
+
+    async fn write(&self, entries: &Entries) {
+        let file = CacheFile {
+            version: FILE_VERSION,
+            entries: entries
+                .iter()
+                .map(|(key, entry)| (key.clone(), entry.raw.clone()))
+                .collect(),
+        };
+        let path = self.path.clone();
+        let outcome = tokio::task::spawn_blocking(move || write_file(&path, &file)).await;
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                tracing::warn!(path = %self.path.display(), %error, "cannot write the tool cache");
+            }
+            Err(error) => tracing::warn!(%error, "writing the tool cache did not complete"),
+        }
+    }
+}
+
+#[async_trait]
+impl ToolCache for JsonFileToolCache {
+    async fn load(&self, fingerprint: &str) -> Option<CachedTools> {
+        let state = self.entries().await;
+        let raw = state.as_ref()?.get(fingerprint)?;
+        match serde_json::from_str(raw.raw.get()) {
+            Ok(entry) => Some(entry),
+            Err(error) => {
+                tracing::warn!(path = %self.path.display(), %error, "malformed tool cache entry; ignoring it");
+                None
+            }
+        }
+    }
+
+    async fn store(&self, fingerprint: &str, entry: CachedTools) {
+        let raw = match serde_json::value::to_raw_value(&entry) {
+            Ok(raw) => raw,
+            Err(error) => {
+                tracing::warn!(%error, "cannot encode a tool cache entry");
+                return;
+            }
+        };
+        let mut state = self.entries().await;
+        let entries = state.get_or_insert_with(Entries::new);
+        entries.insert(
+            fingerprint.to_owned(),
+            RawEntry {
+                saved_at_ms: entry.saved_at_ms,
+                raw,
+            },
+        );
+        while entries.len() > self.max_entries {
+            let oldest = entries
+                .iter()
+                .min_by_key(|(_, e)| e.saved_at_ms)
+                .map(|(k, _)| k.clone());
+            match oldest {
+                Some(key) => entries.remove(&key),
+                None => break,
+            };
+        }
+        self.write(entries).await;
+    }
+
+    async fn remove(&self, fingerprint: &str) {
+        let mut state = self.entries().await;
+        let entries = state.get_or_insert_with(Entries::new);
+        if entries.remove(fingerprint).is_some() {
+            self.write(entries).await;
+        }
+    }
+}
+
+fn read_file(path: &Path) -> Entries {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Entries::new(),
+        Err(error) => {
+            tracing::warn!(path = %path.display(), %error, "cannot read the tool cache; starting empty");
+            return Entries::new();
+        }
+    };
+    let file = match serde_json::from_str::<CacheFile>(&text) {
+        Ok(file) if file.version == FILE_VERSION => file,
+        Ok(file) => {
+            tracing::warn!(path = %path.display(), version = file.version, "unknown tool cache version; starting empty");
+            return Entries::new();
+        }
+        Err(error) => {
+            tracing::warn!(path = %path.display(), %error, "malformed tool cache; starting empty");
+            return Entries::new();
+        }
+    };
+    file.entries
+        .into_iter()
+        .map(|(key, raw)| {
+            let saved_at_ms = serde_json::from_str::<Stamp>(raw.get()).map_or(0, |s| s.saved_at_ms);
+            (key, RawEntry { saved_at_ms, raw })
+        })
+        .collect()
+}
+
+fn write_file(path: &Path, file: &CacheFile) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir)?;
+    let bytes = serde_json::to_vec(file).map_err(std::io::Error::other)?;
+    let mut temp = tempfile::NamedTempFile::new_in(&dir)?;
+    // No fsync: this is a cache. The rename keeps a crashed process from
+    // leaving a mix; a power loss may leave an empty file, which reads as
+    // an empty cache.
+    temp.write_all(&bytes)?;
+    temp.persist(path).map_err(|error| error.error)?;
+    Ok(())
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: &str, tools: &[&str], saved_at_ms: u64) -> CachedTools {
+        CachedTools {
+            saved_at_ms,
+            ..CachedTools::new(id, tools.iter().map(|t| Tool::new(*t)).collect())
+        }
+    }
+
+    #[tokio::test]
+    async fn json_cache_round_trips_through_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/tools.json");
+        let cache = JsonFileToolCache::open(&path);
+        assert_eq!(cache.load("fp").await, None);
+        cache.store("fp", entry("s", &["a", "b"], 1)).await;
+        assert!(path.is_file());
+
+        let reopened = JsonFileToolCache::open(&path);
+        let loaded = reopened.load("fp").await.unwrap();
+        assert_eq!(loaded.server_id, "s");
+        let names: Vec<&str> = loaded.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+
+        reopened.remove("fp").await;
+        assert_eq!(JsonFileToolCache::open(&path).load("fp").await, None);
+    }
+
+    #[tokio::test]
+    async fn malformed_file_is_an_empty_cache_and_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tools.json");
+        std::fs::write(&path, "{not json").unwrap();
+        let cache = JsonFileToolCache::open(&path);
+        assert_eq!(cache.load("fp").await, None);
+        cache.store("fp", entry("s", &["a"], 1)).await;
+        let text = std::fs::read_to_string(&path).unwrap();
+        let file: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(file["version"], 1);
+        assert_eq!(file["entries"]["fp"]["tools"][0]["name"], "a");
+    }
+
+    #[tokio::test]
+    async fn oldest_entries_go_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = JsonFileToolCache::open(dir.path().join("t.json")).with_max_entries(2);
+        cache.store("one", entry("1", &[], 10)).await;
+        cache.store("two", entry("2", &[], 30)).await;
+        cache.store("three", entry("3", &[], 20)).await;
+        assert_eq!(cache.load("one").await, None);
+        assert!(cache.load("two").await.is_some());
+        assert!(cache.load("three").await.is_some());
+    }
+
+    #[tokio::test]
+    async fn memory_cache_stores_and_forgets() {
+        let cache = MemoryToolCache::new();
+        cache.store("fp", entry("s", &["a"], 1)).await;
+        assert_eq!(cache.len(), 1);
+        assert_eq!(cache.load("fp").await.unwrap().tools[0].name, "a");
+        cache.remove("fp").await;
+        assert!(cache.is_empty());
+    }
+}

@@ -1,0 +1,355 @@
+//! Catalogs: a server's tools, resources and prompts as one immutable, shared value, and how they are listed.
+//!
+//! A [`Catalog`] never changes once built; a refresh builds a new one and
+//! swaps the `Arc`, so a snapshot taken earlier keeps the catalog it saw
+//! (seed 002: "an in-flight catalog never changes"). Every swap gets a new
+//! [`LifetimeId`]; the tool bridge binds session grants to it, so a refresh,
+//! reconnect, disable, delete or config change revokes them.
+//!
+//! Listing follows `nextCursor` (MCP "Utilities/Pagination"), with a
+//! deadline per page, stops after [`ManagerOptions::max_tools`](crate::ManagerOptions::max_tools)
+//! items (the catalog says it was truncated) and refuses a cursor the
+//! server already sent (it would loop forever).
+
+use std::collections::HashSet;
+use std::fmt;
+use std::time::Duration;
+
+use mcp_proto::ProtocolVersion;
+use mcp_proto::methods;
+use mcp_proto::types::{
+    Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, Prompt, Resource, ServerCapabilities, Tool,
+};
+use mcp_transport::{CallOptions, Client, ClientError};
+use serde::de::DeserializeOwned;
+
+/// One catalog lifetime: unique within a manager, new on every swap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LifetimeId(u64);
+
+impl LifetimeId {
+    pub(crate) fn new(value: u64) -> Self {
+        LifetimeId(value)
+    }
+
+    /// The number, for logs and maps.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for LifetimeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "lifetime-{}", self.0)
+    }
+}
+
+/// What one server offers, as listed on one connection. Immutable.
+#[derive(Clone, Debug)]
+pub struct Catalog {
+    pub(crate) server_id: String,
+    pub(crate) lifetime: LifetimeId,
+    pub(crate) generation: u64,
+    pub(crate) fingerprint: String,
+    pub(crate) tools: Vec<Tool>,
+    pub(crate) tools_truncated: bool,
+    pub(crate) resources: Option<Vec<Resource>>,
+    pub(crate) prompts: Option<Vec<Prompt>>,
+    pub(crate) instructions: Option<String>,
+    pub(crate) server_info: Implementation,
+    pub(crate) capabilities: ServerCapabilities,
+    pub(crate) protocol_version: ProtocolVersion,
+}
+
+impl Catalog {
+    /// The server's id.
+    pub fn server_id(&self) -> &str {
+        &self.server_id
+    }
+
+    /// This catalog's lifetime: it changes on every swap.
+    pub fn lifetime(&self) -> LifetimeId {
+        self.lifetime
+    }
+
+    /// The generation of the server's configuration this catalog belongs to.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The fingerprint of the resolved configuration
+    /// ([`mcp_config::fingerprint`]): the tool cache's key.
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+
+    /// The tools exactly as the server listed them, in its order (at most
+    /// [`ManagerOptions::max_tools`](crate::ManagerOptions::max_tools); later
+    /// duplicates of a name are dropped).
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The tool names, in order.
+    pub fn tool_names(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        self.tools.iter().map(|tool| tool.name.as_str())
+    }
+
+    /// The tool called `name`.
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|tool| tool.name == name)
+    }
+
+    /// Whether listing stopped at the tool limit.
+    pub fn is_truncated(&self) -> bool {
+        self.tools_truncated
+    }
+
+    /// The resources, when the server declared them and listing them is
+    /// on and succeeded (failures are logged, not fatal).
+    pub fn resources(&self) -> Option<&[Resource]> {
+        self.resources.as_deref()
+    }
+
+    /// The prompts, under the same conditions as [`Catalog::resources`].
+    pub fn prompts(&self) -> Option<&[Prompt]> {
+        self.prompts.as_deref()
+    }
+
+    /// The server's instructions for the model, from `initialize`.
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+
+    /// Who the server says it is.
+    pub fn server_info(&self) -> &Implementation {
+        &self.server_info
+    }
+
+    /// What the server declared.
+    pub fn capabilities(&self) -> &ServerCapabilities {
+        &self.capabilities
+    }
+
+    /// The negotiated protocol version.
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.protocol_version
+    }
+}
+
+/// Which lists a refresh pass fetches again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Kinds {
+    pub(crate) tools: bool,
+    pub(crate) resources: bool,
+    pub(crate) prompts: bool,
+}
+
+impl Kinds {
+    pub(crate) const ALL: Kinds = Kinds {
+        tools: true,
+        resources: true,
+        prompts: true,
+    };
+
+    pub(crate) fn any(self) -> bool {
+        self.tools || self.resources || self.prompts
+    }
+}
+
+/// The parts of a catalog a listing pass produced; `None` where the kind
+/// was not asked for.
+#[derive(Debug, Default)]
+pub(crate) struct Listed {
+    pub(crate) tools: Option<(Vec<Tool>, bool)>,
+    pub(crate) resources: Option<Option<Vec<Resource>>>,
+    pub(crate) prompts: Option<Option<Vec<Prompt>>>,
+}
+
+/// Why listing failed.
+#[derive(Debug)]
+pub(crate) enum ListError {
+    /// The request failed.
+    Client(ClientError),
+    /// The server sent a cursor it had sent before.
+    RepeatedCursor,
+}
+
+impl fmt::Display for ListError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ListError::Client(error) => error.fmt(f),
+            ListError::RepeatedCursor => f.write_str("the server repeated a pagination cursor"),
+        }
+    }
+}
+
+/// Limits for one listing pass.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ListLimits {
+    pub(crate) page_timeout: Duration,
+    pub(crate) max_items: usize,
+    pub(crate) resources: bool,
+    pub(crate) prompts: bool,
+}
+
+/// Lists the `kinds` the server declared, concurrently on one connection.
+/// Tools failing fails the pass; resources and prompts failing is logged
+/// and leaves them out, so a server with usable tools stays usable.
+pub(crate) async fn list(
+    client: &Client,
+    server: &str,
+    capabilities: &ServerCapabilities,
+    kinds: Kinds,
+    limits: ListLimits,
+) -> Result<Listed, ListError> {
+    let want_tools = kinds.tools;
+    let want_resources = kinds.resources && limits.resources && capabilities.resources.is_some();
+    let want_prompts = kinds.prompts && limits.prompts && capabilities.prompts.is_some();
+    let tools = async {
+        if !want_tools {
+            return Ok(None);
+        }
+        if capabilities.tools.is_none() {
+            // MCP "Server/Tools": without the capability there is no
+            // tools/list to call; the server is ready with zero tools.
+            return Ok(Some((Vec::new(), false)));
+        }
+        paginate::<ListToolsResult>(client, methods::TOOLS_LIST, limits)
+            .await
+            .map(|(tools, truncated)| Some((dedup_tools(server, tools), truncated)))
+    };
+    let resources = async {
+        if !kinds.resources {
+            return None;
+        }
+        if !want_resources {
+            return Some(None);
+        }
+        Some(optional(
+            server,
+            "resources/list",
+            paginate::<ListResourcesResult>(client, methods::RESOURCES_LIST, limits).await,
+        ))
+    };
+    let prompts = async {
+        if !kinds.prompts {
+            return None;
+        }
+        if !want_prompts {
+            return Some(None);
+        }
+        Some(optional(
+            server,
+            "prompts/list",
+            paginate::<ListPromptsResult>(client, methods::PROMPTS_LIST, limits).await,
+        ))
+    };
+    let (tools, resources, prompts) = tokio::join!(tools, resources, prompts);
+    Ok(Listed {
+        tools: tools?,
+        resources,
+        prompts,
+    })
+}
+
+fn optional<T>(
+    server: &str,
+    what: &str,
+    result: Result<(Vec<T>, bool), ListError>,
+) -> Option<Vec<T>> {
+    match result {
+        Ok((items, _)) => Some(items),
+        Err(error) => {
+            tracing::warn!(server, %error, "{what} failed; the catalog goes on without it");
+            None
+        }
+    }
+}
+
+/// A later tool with the name of an earlier one cannot be told apart by
+/// callers; keep the first (MCP "Server/Tools": names are unique per server).
+fn dedup_tools(server: &str, tools: Vec<Tool>) -> Vec<Tool> {
+    let mut seen = HashSet::with_capacity(tools.len());
+    let before = tools.len();
+    let tools: Vec<Tool> = tools
+        .into_iter()
+        .filter(|tool| seen.insert(tool.name.clone()))
+        .collect();
+    if tools.len() != before {
+        tracing::warn!(
+            server,
+            dropped = before - tools.len(),
+            "the server listed tools with duplicate names; kept the first of each"
+        );
+    }
+    tools
+}
+
+/// A paginated list result.
+trait Page: DeserializeOwned {
+    type Item;
+    fn into_parts(self) -> (Vec<Self::Item>, Option<String>);
+}
+
+impl Page for ListToolsResult {
+    type Item = Tool;
+    fn into_parts(self) -> (Vec<Tool>, Option<String>) {
+        (self.tools, self.next_cursor)
+    }
+}
+
+impl Page for ListResourcesResult {
+    type Item = Resource;
+    fn into_parts(self) -> (Vec<Resource>, Option<String>) {
+        (self.resources, self.next_cursor)
+    }
+}
+
+impl Page for ListPromptsResult {
+    type Item = Prompt;
+    fn into_parts(self) -> (Vec<Prompt>, Option<String>) {
+        (self.prompts, self.next_cursor)
+    }
+}
+
+/// Follows `nextCursor` until the last page, the item limit (then the
+/// result is truncated) or a repeated cursor (an error).
+async fn paginate<P: Page>(
+    client: &Client,
+    method: &str,
+    limits: ListLimits,
+) -> Result<(Vec<P::Item>, bool), ListError> {
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut seen = HashSet::new();
+    loop {
+        let params = PaginatedRequestParams::page(cursor.take());
+        let options = CallOptions {
+            timeout: Some(limits.page_timeout),
+            ..CallOptions::default()
+        };
+        let page: P = client
+            .request(method, Some(&params), options)
+            .await
+            .map_err(ListError::Client)?;
+        let (page_items, next) = page.into_parts();
+        items.extend(page_items);
+        if items.len() > limits.max_items {
+            items.truncate(limits.max_items);
+            return Ok((items, true));
+        }
+        let Some(next) = next else {
+            return Ok((items, false));
+        };
+        if items.len() == limits.max_items {
+            // Full, and the server has more.
+            return Ok((items, true));
+        }
+        if !seen.insert(next.clone()) {
+            return Err(ListError::RepeatedCursor);
+        }
+        cursor = Some(next);
+    }
+}

@@ -1,0 +1,589 @@
+//! The manager's shared state: one entry per server, generations, status changes and the rules that start and stop connections.
+//!
+//! Every server has one [`Entry`] holding its configuration, source
+//! metadata, status, current client and catalog, and the abort handle of
+//! the task that runs its connection (`task.rs`). Seed 000's registries
+//! (connected, pending connect, pending tool load, tools, sources) are
+//! views of these entries: the status says which registry a server is in.
+//!
+//! **Generations.** Any config change, disable, delete, retry or
+//! disconnect gives the entry a new generation. A task carries the
+//! generation it was started for and every result it applies is checked
+//! against the entry's current one under the lock, so a late result of an
+//! older generation is dropped, never applied, even if the abort of the old
+//! task has not taken effect yet.
+//!
+//! The state lock is a `std::sync::Mutex`, held for a few instructions and
+//! never across an `.await`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use mcp_config::{
+    ConfigLevel, Environment, ResolveError, ResolvedConfig, ServerConfig, SourceMeta, Store,
+    TransportConfig, TransportKind,
+};
+use mcp_transport::Client;
+use tokio::sync::{Semaphore, broadcast, mpsc, oneshot, watch};
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+
+use crate::cache::{CachedTools, ToolCache};
+use crate::catalog::{Catalog, LifetimeId};
+use crate::error::ServerError;
+use crate::events::ManagerEvent;
+use crate::factory::TransportFactory;
+use crate::options::ManagerOptions;
+use crate::snapshot::{Snapshot, SnapshotServer};
+use crate::status::ServerStatus;
+
+/// How a server came to the manager; decides what a rediscovery may remove.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// `connect_servers`.
+    Direct,
+    /// `discover_and_connect` / `connect_discovered`.
+    Discovered,
+    /// The config store (`load_store`, `save`).
+    Store,
+}
+
+/// Why a configuration is being applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Trigger {
+    /// Startup or rediscovery (seed 000's `connectServers`): a server that is
+    /// connected or pending with the same fingerprint is left alone.
+    Startup,
+    /// A save (seed 002): a ready server with the same fingerprint keeps its
+    /// connection; a failed or pending one starts a fresh attempt.
+    Save {
+        /// The save created the server.
+        created: bool,
+    },
+}
+
+pub(crate) struct Entry {
+    pub(crate) id: Arc<str>,
+    pub(crate) config: ServerConfig,
+    pub(crate) name: Arc<str>,
+    pub(crate) source: Option<SourceMeta>,
+    pub(crate) origin: Origin,
+    pub(crate) generation: u64,
+    pub(crate) status: ServerStatus,
+    pub(crate) fingerprint: Option<Arc<str>>,
+    pub(crate) client: Option<Client>,
+    pub(crate) catalog: Option<Arc<Catalog>>,
+    pub(crate) task: Option<AbortHandle>,
+    pub(crate) last_used: Instant,
+}
+
+impl Entry {
+    pub(crate) fn kind(&self) -> TransportKind {
+        self.config.transport.kind()
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct State {
+    pub(crate) entries: BTreeMap<String, Entry>,
+}
+
+/// What a task needs to connect one server once.
+#[derive(Clone, Debug)]
+pub(crate) struct Plan {
+    pub(crate) resolved: Arc<ResolvedConfig>,
+    pub(crate) fingerprint: Arc<str>,
+    pub(crate) kind: TransportKind,
+    pub(crate) keys: Keys,
+    /// The one-time setup allowance (a first save of a stdio server).
+    pub(crate) setup: bool,
+}
+
+/// The config keys error messages point at.
+#[derive(Clone, Debug)]
+pub(crate) struct Keys {
+    /// `transport.command` or `transport.url`.
+    pub(crate) endpoint: &'static str,
+    /// Where credentials are configured.
+    pub(crate) auth: &'static str,
+}
+
+impl Keys {
+    pub(crate) fn of(config: &ServerConfig) -> Keys {
+        match &config.transport {
+            TransportConfig::Stdio(_) => Keys {
+                endpoint: "transport.command",
+                auth: "transport.env",
+            },
+            TransportConfig::Http(http) | TransportConfig::Sse(http) => Keys {
+                endpoint: "transport.url",
+                auth: if http.bearer_token_env.is_some() {
+                    "transport.bearerTokenEnv"
+                } else if !http.env_headers.is_empty() {
+                    "transport.envHeaders"
+                } else {
+                    "transport.headers"
+                },
+            },
+            _ => Keys {
+                endpoint: "transport",
+                auth: "transport",
+            },
+        }
+    }
+}
+
+pub(crate) struct Core {
+    pub(crate) options: ManagerOptions,
+    pub(crate) factory: Arc<dyn TransportFactory>,
+    pub(crate) cache: Option<Arc<dyn ToolCache>>,
+    pub(crate) env: Arc<dyn Environment + Send + Sync>,
+    pub(crate) store: Option<Arc<Store>>,
+    /// Serializes store operations with the connection changes they cause.
+    pub(crate) store_lock: tokio::sync::Mutex<()>,
+    pub(crate) slots: Arc<Semaphore>,
+    pub(crate) events: broadcast::Sender<ManagerEvent>,
+    /// Bumped on every status change; waiters re-check their condition.
+    pub(crate) changed: watch::Sender<u64>,
+    state: Mutex<State>,
+    /// Set (under the state lock) by `close` and by dropping the last
+    /// handle; nothing starts afterwards.
+    closed: AtomicBool,
+    next_generation: AtomicU64,
+    next_lifetime: AtomicU64,
+    /// The queue of the cache writer task, started on first use.
+    cache_jobs: Mutex<Option<mpsc::UnboundedSender<CacheJob>>>,
+}
+
+/// Work for the cache writer.
+enum CacheJob {
+    Store(String, CachedTools),
+    Flush(oneshot::Sender<()>),
+}
+
+/// Writes cache entries in the order they were queued. It is a task of its
+/// own so that aborting a server's task (disable, disconnect, close) never
+/// loses a write that was due, and it ends when the manager is gone and
+/// the queue is empty.
+async fn write_cache(cache: Arc<dyn ToolCache>, mut jobs: mpsc::UnboundedReceiver<CacheJob>) {
+    while let Some(job) = jobs.recv().await {
+        match job {
+            CacheJob::Store(fingerprint, entry) => cache.store(&fingerprint, entry).await,
+            CacheJob::Flush(done) => {
+                let _ = done.send(());
+            }
+        }
+    }
+}
+
+impl Core {
+    pub(crate) fn new(
+        options: ManagerOptions,
+        factory: Arc<dyn TransportFactory>,
+        cache: Option<Arc<dyn ToolCache>>,
+        env: Arc<dyn Environment + Send + Sync>,
+        store: Option<Arc<Store>>,
+    ) -> Core {
+        let (events, _) = broadcast::channel(options.event_capacity.max(1));
+        Core {
+            slots: Arc::new(Semaphore::new(options.max_concurrent_connects.max(1))),
+            options,
+            factory,
+            cache,
+            env,
+            store,
+            store_lock: tokio::sync::Mutex::new(()),
+            events,
+            changed: watch::Sender::new(0),
+            state: Mutex::new(State::default()),
+            closed: AtomicBool::new(false),
+            next_generation: AtomicU64::new(1),
+            next_lifetime: AtomicU64::new(1),
+            cache_jobs: Mutex::new(None),
+        }
+    }
+
+    fn cache_queue(&self) -> Option<mpsc::UnboundedSender<CacheJob>> {
+        let cache = self.cache.as_ref()?;
+        let mut jobs = self
+            .cache_jobs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(sender) = jobs.as_ref().filter(|s| !s.is_closed()) {
+            return Some(sender.clone());
+        }
+        let (sender, receiver) = mpsc::unbounded_channel();
+        tokio::spawn(write_cache(Arc::clone(cache), receiver));
+        *jobs = Some(sender.clone());
+        Some(sender)
+    }
+
+    /// Queues a cache write (best-effort, in order).
+    pub(crate) fn cache_store(&self, fingerprint: &str, entry: CachedTools) {
+        if let Some(queue) = self.cache_queue() {
+            let _ = queue.send(CacheJob::Store(fingerprint.to_owned(), entry));
+        }
+    }
+
+    /// Waits until every cache write queued so far has landed.
+    pub(crate) async fn flush_cache(&self) {
+        let Some(queue) = self.cache_queue() else {
+            return;
+        };
+        let (done, landed) = oneshot::channel();
+        if queue.send(CacheJob::Flush(done)).is_ok() {
+            let _ = landed.await;
+        }
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        // Every critical section leaves the state consistent; a panic
+        // elsewhere is no reason to stop managing servers.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the manager was closed. Read under the state lock where it
+    /// must agree with a decision to start something.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Marks the manager closed; the caller holds the state lock.
+    pub(crate) fn mark_closed(&self, _state: &mut State) {
+        self.closed.store(true, Ordering::SeqCst);
+    }
+
+    pub(crate) fn emit(&self, event: ManagerEvent) {
+        // An error only means nobody listens.
+        let _ = self.events.send(event);
+    }
+
+    pub(crate) fn bump(&self) {
+        self.changed
+            .send_modify(|version| *version = version.wrapping_add(1));
+    }
+
+    pub(crate) fn next_lifetime(&self) -> LifetimeId {
+        LifetimeId::new(self.next_lifetime.fetch_add(1, Ordering::Relaxed))
+    }
+
+    fn next_generation(&self) -> u64 {
+        self.next_generation.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Sets a status, announcing it when it changed.
+    pub(crate) fn set_status(&self, entry: &mut Entry, status: ServerStatus) {
+        if entry.status == status {
+            return;
+        }
+        entry.status = status.clone();
+        self.emit(ManagerEvent::StatusChanged {
+            id: entry.id.to_string(),
+            status,
+            generation: entry.generation,
+        });
+        self.bump();
+    }
+
+    /// Runs `f` on the entry if it still has generation `generation`.
+    pub(crate) fn with_entry<R>(
+        &self,
+        id: &str,
+        generation: u64,
+        f: impl FnOnce(&Core, &mut Entry) -> R,
+    ) -> Option<R> {
+        let mut state = self.lock();
+        let entry = state.entries.get_mut(id)?;
+        if entry.generation != generation {
+            return None;
+        }
+        Some(f(self, entry))
+    }
+
+    /// Drops the entry's catalog, announcing the revocation.
+    pub(crate) fn revoke(&self, entry: &mut Entry) {
+        if let Some(catalog) = entry.catalog.take() {
+            self.emit(ManagerEvent::CatalogRevoked {
+                id: entry.id.to_string(),
+                lifetime: catalog.lifetime(),
+            });
+        }
+    }
+
+    /// Ends whatever the entry is doing: aborts its task, revokes its
+    /// catalog and gives it a new generation, so nothing the old task still
+    /// produces is applied. Returns the client to close (outside the lock).
+    pub(crate) fn stop(&self, entry: &mut Entry) -> Option<Client> {
+        if let Some(task) = entry.task.take() {
+            task.abort();
+        }
+        self.revoke(entry);
+        entry.generation = self.next_generation();
+        entry.client.take()
+    }
+
+    /// Starts connecting the entry with `plan` on a new task (or, once the
+    /// manager is closed, leaves it `disconnected`).
+    pub(crate) fn start(self: &Arc<Self>, entry: &mut Entry, plan: Plan) {
+        if let Some(task) = entry.task.take() {
+            task.abort();
+        }
+        entry.generation = self.next_generation();
+        entry.fingerprint = Some(plan.fingerprint.clone());
+        if self.is_closed() {
+            self.set_status(entry, ServerStatus::Disconnected);
+            return;
+        }
+        self.set_status(entry, ServerStatus::Queued);
+        let task = tokio::spawn(crate::task::run(
+            Arc::clone(self),
+            Arc::clone(&entry.id),
+            entry.generation,
+            plan,
+        ));
+        entry.task = Some(task.abort_handle());
+    }
+
+    /// Resolves the entry's configuration against the environment.
+    pub(crate) fn resolve(&self, config: &ServerConfig) -> Result<ResolvedConfig, ResolveError> {
+        mcp_config::resolve(config, self.env.as_ref())
+    }
+
+    /// Resolves the entry's configuration and starts it, or records why it
+    /// cannot start. `setup` grants the one-time setup allowance.
+    pub(crate) fn restart(
+        self: &Arc<Self>,
+        entry: &mut Entry,
+        setup: bool,
+        closing: &mut Vec<Client>,
+    ) {
+        closing.extend(self.stop(entry));
+        if !entry.config.enabled {
+            entry.fingerprint = None;
+            self.set_status(entry, ServerStatus::Disabled);
+            return;
+        }
+        match self.resolve(&entry.config) {
+            Ok(resolved) => {
+                let plan = self.plan(&entry.config, resolved, setup);
+                self.start(entry, plan);
+            }
+            Err(error) => self.config_failed(entry, &error),
+        }
+    }
+
+    pub(crate) fn plan(
+        &self,
+        config: &ServerConfig,
+        resolved: ResolvedConfig,
+        setup: bool,
+    ) -> Plan {
+        Plan {
+            fingerprint: Arc::from(mcp_config::fingerprint(&resolved)),
+            resolved: Arc::new(resolved),
+            kind: config.transport.kind(),
+            keys: Keys::of(config),
+            setup,
+        }
+    }
+
+    fn config_failed(&self, entry: &mut Entry, error: &ResolveError) {
+        entry.fingerprint = None;
+        let server_error = ServerError::from_diagnostics(&error.problems);
+        tracing::warn!(
+            server = %entry.id,
+            code = %server_error.code,
+            key = %server_error.config_key,
+            "the server cannot connect: {}",
+            server_error.message
+        );
+        self.set_status(entry, ServerStatus::error_status(server_error));
+    }
+
+    /// Applies a configuration: adds the server, or updates it keeping or
+    /// replacing its connection by the rules of `trigger`. Clients to close
+    /// are pushed to `closing`.
+    pub(crate) fn apply(
+        self: &Arc<Self>,
+        state: &mut State,
+        config: ServerConfig,
+        source: Option<SourceMeta>,
+        origin: Origin,
+        trigger: Trigger,
+        closing: &mut Vec<Client>,
+    ) {
+        let resolved = config.enabled.then(|| self.resolve(&config));
+        let id = config.id.clone();
+        let created = !state.entries.contains_key(&id);
+        let entry = state.entries.entry(id.clone()).or_insert_with(|| Entry {
+            id: Arc::from(id.as_str()),
+            name: Arc::from(config.name.as_str()),
+            config: config.clone(),
+            source: source.clone(),
+            origin,
+            generation: 0,
+            status: ServerStatus::Disconnected,
+            fingerprint: None,
+            client: None,
+            catalog: None,
+            task: None,
+            last_used: Instant::now(),
+        });
+        if created {
+            self.emit(ManagerEvent::ServerAdded { id: id.clone() });
+        }
+        let described_differently = entry.config.name != config.name
+            || entry.config.description != config.description
+            || entry.source != source;
+        entry.name = Arc::from(config.name.as_str());
+        entry.config = config;
+        entry.source = source;
+        entry.origin = origin;
+
+        let Some(resolved) = resolved else {
+            if created || entry.status != ServerStatus::Disabled {
+                closing.extend(self.stop(entry));
+                entry.fingerprint = None;
+                self.set_status(entry, ServerStatus::Disabled);
+            }
+            return;
+        };
+        let resolved = match resolved {
+            Ok(resolved) => resolved,
+            Err(error) => {
+                closing.extend(self.stop(entry));
+                self.config_failed(entry, &error);
+                return;
+            }
+        };
+        let plan_setup = |same: bool| {
+            matches!(trigger, Trigger::Save { created } if created || !same)
+                && entry_is_stdio(&resolved)
+        };
+        let fingerprint = mcp_config::fingerprint(&resolved);
+        let same = entry.fingerprint.as_deref() == Some(fingerprint.as_str());
+        let keep = same
+            && match trigger {
+                Trigger::Startup => entry.status.is_connected() || entry.status.is_pending(),
+                Trigger::Save { .. } => entry.status.is_connected(),
+            };
+        if keep {
+            if described_differently && !created {
+                self.emit(ManagerEvent::ServerUpdated { id });
+            }
+            return;
+        }
+        closing.extend(self.stop(entry));
+        let setup = plan_setup(same);
+        let plan = self.plan(&entry.config, resolved, setup);
+        self.start(entry, plan);
+    }
+
+    /// Removes a server entirely. Returns its client to close.
+    pub(crate) fn remove_entry(&self, state: &mut State, id: &str) -> Option<Option<Client>> {
+        let mut entry = state.entries.remove(id)?;
+        let client = self.stop(&mut entry);
+        self.emit(ManagerEvent::ServerRemoved { id: id.to_owned() });
+        self.bump();
+        Some(client)
+    }
+
+    /// Stops a server's connection and marks it `disconnected`.
+    pub(crate) fn disconnect_entry(&self, entry: &mut Entry) -> Option<Client> {
+        let client = self.stop(entry);
+        if entry.config.enabled {
+            self.set_status(entry, ServerStatus::Disconnected);
+        }
+        client
+    }
+
+    /// The ready servers and their catalogs, captured under one lock.
+    pub(crate) fn snapshot(&self, workspace: Option<&Path>) -> Snapshot {
+        let state = self.lock();
+        let servers = state
+            .entries
+            .values()
+            .filter(|entry| entry.status.is_connected())
+            .filter(|entry| visible_from(entry.source.as_ref(), workspace))
+            .filter_map(|entry| {
+                let catalog = entry.catalog.as_ref()?;
+                (!catalog.tools().is_empty()).then(|| SnapshotServer {
+                    id: Arc::clone(&entry.id),
+                    name: Arc::clone(&entry.name),
+                    catalog: Arc::clone(catalog),
+                })
+            })
+            .collect();
+        Snapshot { servers }
+    }
+
+    /// Aborts every task and drops every client, at once: the last
+    /// manager handle is gone.
+    pub(crate) fn shutdown_now(&self) {
+        let mut state = self.lock();
+        self.mark_closed(&mut state);
+        for entry in state.entries.values_mut() {
+            if let Some(task) = entry.task.take() {
+                task.abort();
+            }
+            entry.client = None;
+        }
+    }
+}
+
+fn entry_is_stdio(resolved: &ResolvedConfig) -> bool {
+    matches!(resolved.transport, mcp_config::ResolvedTransport::Stdio(_))
+}
+
+/// A project-level server is visible only from inside its project: a
+/// session in another workspace must not get a project's servers (they come
+/// from that checkout's `.mcp.json`). Servers of other levels are visible
+/// everywhere, and so is everything when no workspace is given.
+fn visible_from(source: Option<&SourceMeta>, workspace: Option<&Path>) -> bool {
+    let (Some(source), Some(workspace)) = (source, workspace) else {
+        return true;
+    };
+    if source.level != ConfigLevel::Project {
+        return true;
+    }
+    match source.path.as_deref().and_then(Path::parent) {
+        Some(project) => workspace.starts_with(project),
+        None => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    #[test]
+    fn project_servers_are_visible_only_inside_their_project() {
+        let project = SourceMeta::new(
+            ConfigLevel::Project,
+            Some(PathBuf::from("/repo/.mcp.json")),
+            "project",
+        );
+        let user = SourceMeta::new(
+            ConfigLevel::User,
+            Some(PathBuf::from("/home/u/.mcp.json")),
+            "user",
+        );
+        assert!(visible_from(Some(&project), Some(Path::new("/repo"))));
+        assert!(visible_from(
+            Some(&project),
+            Some(Path::new("/repo/sub/dir"))
+        ));
+        assert!(!visible_from(Some(&project), Some(Path::new("/other"))));
+        assert!(!visible_from(
+            Some(&project),
+            Some(Path::new("/repository"))
+        ));
+        assert!(visible_from(Some(&project), None));
+        assert!(visible_from(Some(&user), Some(Path::new("/other"))));
+        assert!(visible_from(None, Some(Path::new("/other"))));
+    }
+}

@@ -1,0 +1,274 @@
+//! Management errors: a stable code, a short message and the config key to change.
+//!
+//! Issue 5 and seed 002 ("Lifecycle and errors"): a server's error carries a
+//! code a UI may branch on, a message for a person, and the field of the
+//! configuration to look at. Raw server errors and stderr go to `tracing`,
+//! never into these types, and no secret value (env values, header values,
+//! tokens) ever appears in them: messages name fields, variables and
+//! commands, not values.
+
+use std::fmt;
+use std::time::Duration;
+
+use mcp_config::{Diagnostic, StoreError};
+
+/// A stable code for why a server is not usable.
+///
+/// The strings of [`ErrorCode::as_str`] are part of the public contract.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// `missing_env`: a `${VAR}`, `envVars`, `envHeaders` or `bearerTokenEnv`
+    /// variable is not set.
+    MissingEnv,
+    /// `missing_command`: the stdio command is empty, cannot be found or
+    /// cannot be run.
+    MissingCommand,
+    /// `missing_directory`: the stdio working directory does not exist.
+    MissingDirectory,
+    /// `auth_rejected`: the server refused the credentials (HTTP 401/403).
+    AuthRejected,
+    /// `timeout`: initialize, a `tools/list` page or the whole discovery
+    /// took longer than its deadline.
+    Timeout,
+    /// `closed`: the connection ended (the process exited, the network
+    /// failed, the session expired and could not be renewed).
+    Closed,
+    /// `invalid_catalog`: the tool catalog could not be read (a repeated
+    /// pagination cursor, a malformed `tools/list` result).
+    InvalidCatalog,
+    /// `refresh_failed`: a refresh after `notifications/tools/list_changed`
+    /// failed; the connection was closed, the configuration left alone.
+    RefreshFailed,
+    /// `protocol`: the server broke the protocol (refused or answered
+    /// `initialize` wrongly, speaks an unsupported version, errored on a
+    /// request it declared).
+    Protocol,
+    /// `invalid_config`: the configuration does not validate (a bad URL
+    /// scheme, a relative working directory, ...); the message names the
+    /// problem and [`ServerError::config_key`] the field.
+    InvalidConfig,
+}
+
+impl ErrorCode {
+    /// The stable string form, e.g. `missing_env`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::MissingEnv => "missing_env",
+            ErrorCode::MissingCommand => "missing_command",
+            ErrorCode::MissingDirectory => "missing_directory",
+            ErrorCode::AuthRejected => "auth_rejected",
+            ErrorCode::Timeout => "timeout",
+            ErrorCode::Closed => "closed",
+            ErrorCode::InvalidCatalog => "invalid_catalog",
+            ErrorCode::RefreshFailed => "refresh_failed",
+            ErrorCode::Protocol => "protocol",
+            ErrorCode::InvalidConfig => "invalid_config",
+        }
+    }
+
+    /// Whether only a change of configuration (or of the environment) can
+    /// fix this: such errors are never retried automatically (seed 003's
+    /// `isConfigError`). Rejected credentials count: retrying them with the
+    /// same token cannot succeed.
+    pub fn is_config_error(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::MissingEnv
+                | ErrorCode::MissingCommand
+                | ErrorCode::MissingDirectory
+                | ErrorCode::AuthRejected
+                | ErrorCode::InvalidConfig
+        )
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a server is in the `error` status.
+///
+/// `message` is short, for a person, and never contains a secret or a raw
+/// server error; `config_key` is the field to change, in the store's JSON
+/// vocabulary (`transport.command`, `transport.envVars[0]`, `timeout`, ...).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message} [{code}] (see `{config_key}`)")]
+#[non_exhaustive]
+pub struct ServerError {
+    /// The stable code.
+    pub code: ErrorCode,
+    /// A short explanation for a person.
+    pub message: String,
+    /// The configuration field to change.
+    pub config_key: String,
+}
+
+impl ServerError {
+    /// An error. Callers outside this crate build these in their
+    /// [`TransportFactory`](crate::TransportFactory) through
+    /// [`ConnectError`](crate::ConnectError).
+    pub fn new(code: ErrorCode, message: impl Into<String>, config_key: impl Into<String>) -> Self {
+        ServerError {
+            code,
+            message: message.into(),
+            config_key: config_key.into(),
+        }
+    }
+
+    /// The error for the first of a configuration's problems. Diagnostics
+    /// of `mcp-config` never contain values, so their messages can be shown.
+    pub(crate) fn from_diagnostics(diagnostics: &[Diagnostic]) -> Self {
+        let Some(first) = diagnostics.first() else {
+            return ServerError::new(
+                ErrorCode::InvalidConfig,
+                "the configuration is not valid",
+                "",
+            );
+        };
+        let code = match first.code {
+            mcp_config::Code::MissingEnv => ErrorCode::MissingEnv,
+            mcp_config::Code::MissingCommand => ErrorCode::MissingCommand,
+            _ => ErrorCode::InvalidConfig,
+        };
+        let mut message = first.message.clone();
+        if diagnostics.len() > 1 {
+            message.push_str(&format!(" (and {} more problems)", diagnostics.len() - 1));
+        }
+        ServerError::new(code, message, first.field.clone())
+    }
+}
+
+/// An automatic reconnect that is scheduled (reconnect policy on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RetryState {
+    /// Which try comes next, from 1.
+    pub attempt: u32,
+    /// How many tries the policy allows.
+    pub max_attempts: u32,
+    /// How long the manager waits before it.
+    pub delay: Duration,
+}
+
+/// Why a manager operation (`retry`, `save`, `set_enabled`, ...) failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ManagerError {
+    /// No server has this id.
+    #[error("no server with id `{id}`")]
+    UnknownServer {
+        /// The id asked for.
+        id: String,
+    },
+    /// The server is disabled; enable it first.
+    #[error("server `{id}` is disabled")]
+    Disabled {
+        /// The server's id.
+        id: String,
+    },
+    /// The configuration does not validate; nothing was saved.
+    #[error("server `{id}` is not valid: {}", summary(diagnostics))]
+    Invalid {
+        /// The server's id.
+        id: String,
+        /// Every problem; messages never contain values.
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// The operation needs a config store and the manager has none.
+    #[error("the manager has no config store")]
+    NoStore,
+    /// The config store refused or failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The manager was closed.
+    #[error("the manager is closed")]
+    Closed,
+    /// A blocking store operation could not run to completion (its thread
+    /// panicked or the runtime is shutting down).
+    #[error("the config store operation did not complete")]
+    StoreTask,
+}
+
+impl ManagerError {
+    /// The stable code: `unknown_server`, `disabled`, `invalid_config`,
+    /// `no_store`, `manager_closed`, `store_task_failed`, or the store's own code
+    /// ([`StoreError::code`]).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ManagerError::UnknownServer { .. } => "unknown_server",
+            ManagerError::Disabled { .. } => "disabled",
+            ManagerError::Invalid { .. } => "invalid_config",
+            ManagerError::NoStore => "no_store",
+            ManagerError::Store(error) => error.code(),
+            ManagerError::Closed => "manager_closed",
+            ManagerError::StoreTask => "store_task_failed",
+        }
+    }
+}
+
+fn summary(diagnostics: &[Diagnostic]) -> String {
+    diagnostics
+        .iter()
+        .map(|d| format!("{}: {} [{}]", d.field, d.message, d.code))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Why [`McpManager::wait_ready`](crate::McpManager::wait_ready) gave up.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WaitError {
+    /// No server has this id (or it was removed while waiting).
+    #[error("no server with id `{id}`")]
+    UnknownServer {
+        /// The id asked for.
+        id: String,
+    },
+    /// The server is disabled.
+    #[error("server `{id}` is disabled")]
+    Disabled {
+        /// The server's id.
+        id: String,
+    },
+    /// The server was disconnected on request; `retry` connects it again.
+    #[error("server `{id}` is disconnected")]
+    Disconnected {
+        /// The server's id.
+        id: String,
+    },
+    /// The server failed and no automatic retry is scheduled.
+    #[error("server `{id}` failed: {error}")]
+    Failed {
+        /// The server's id.
+        id: String,
+        /// Why.
+        error: ServerError,
+    },
+    /// The deadline passed first.
+    #[error("server `{id}` was not ready before the deadline")]
+    Timeout {
+        /// The server's id.
+        id: String,
+    },
+    /// The manager was closed or dropped.
+    #[error("the manager is closed")]
+    Closed,
+}
+
+impl WaitError {
+    /// The stable code: `unknown_server`, `disabled`, `disconnected`, the
+    /// server's own code for `Failed`, `timeout` or `manager_closed`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            WaitError::UnknownServer { .. } => "unknown_server",
+            WaitError::Disabled { .. } => "disabled",
+            WaitError::Disconnected { .. } => "disconnected",
+            WaitError::Failed { error, .. } => error.code.as_str(),
+            WaitError::Timeout { .. } => "timeout",
+            WaitError::Closed => "manager_closed",
+        }
+    }
+}

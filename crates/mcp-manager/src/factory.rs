@@ -1,0 +1,233 @@
+//! Transport factories: how the manager turns a resolved config into a transport, and the default one.
+//!
+//! The manager never builds a transport itself: it asks its
+//! [`TransportFactory`], so tests and third parties inject their own (seed
+//! 003's test injection: in-memory scripted servers, a custom transport).
+//! [`DefaultTransportFactory`] builds stdio, Streamable HTTP (with the
+//! automatic legacy SSE fallback) and legacy SSE from [`ResolvedConfig`].
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use mcp_config::{ResolvedConfig, ResolvedTransport};
+use mcp_transport::{
+    AuthProvider, HttpOptions, HttpProtocol, HttpTransport, Transport, TransportError,
+};
+use tokio::time::Instant;
+
+use crate::error::{ErrorCode, ServerError};
+
+/// Builds transports for the manager.
+#[async_trait]
+pub trait TransportFactory: Send + Sync + 'static {
+    /// Builds a transport to `server`. The manager also bounds the call by
+    /// `deadline` (the initialize deadline); a factory that waits (an HTTP
+    /// connect, a legacy SSE `endpoint` event) may use it for its own
+    /// timeouts.
+    async fn connect(
+        &self,
+        server: &ResolvedConfig,
+        deadline: Instant,
+    ) -> Result<Box<dyn Transport>, ConnectError>;
+}
+
+/// Why a factory could not build a transport: the management error to show
+/// (code, message, config key) and the raw cause, which goes to `tracing`
+/// only.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+#[non_exhaustive]
+pub struct ConnectError {
+    /// What the server's status will say. No secrets, no raw server text.
+    pub error: ServerError,
+    /// The underlying failure, for logs.
+    #[source]
+    pub source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl ConnectError {
+    /// An error with a code, a short message and the config key to change.
+    pub fn new(code: ErrorCode, message: impl Into<String>, config_key: impl Into<String>) -> Self {
+        ConnectError {
+            error: ServerError::new(code, message, config_key),
+            source: None,
+        }
+    }
+
+    /// Attaches the raw cause (logged, never shown).
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Box::new(source));
+        self
+    }
+}
+
+/// The factory the manager uses unless told otherwise: stdio processes
+/// (Unix), Streamable HTTP with the automatic legacy SSE fallback for
+/// `http`, legacy HTTP+SSE for `sse`.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct DefaultTransportFactory {
+    /// Extra trusted root certificates (PEM) for HTTPS servers.
+    pub extra_root_certificates: Vec<String>,
+    /// The authorization hook (OAuth, token refresh) for HTTP servers.
+    pub auth: Option<Arc<dyn AuthProvider>>,
+}
+
+impl fmt::Debug for DefaultTransportFactory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DefaultTransportFactory")
+            .field(
+                "extra_root_certificates",
+                &self.extra_root_certificates.len(),
+            )
+            .field("auth", &self.auth.is_some())
+            .finish()
+    }
+}
+
+impl DefaultTransportFactory {
+    /// The factory with no extra roots and no auth hook.
+    pub fn new() -> Self {
+        DefaultTransportFactory::default()
+    }
+}
+
+#[async_trait]
+impl TransportFactory for DefaultTransportFactory {
+    async fn connect(
+        &self,
+        server: &ResolvedConfig,
+        deadline: Instant,
+    ) -> Result<Box<dyn Transport>, ConnectError> {
+        match &server.transport {
+            ResolvedTransport::Stdio(stdio) => spawn_stdio(stdio),
+            ResolvedTransport::Http(http) => {
+                self.connect_http(http, HttpProtocol::Auto, deadline).await
+            }
+            ResolvedTransport::Sse(http) => {
+                self.connect_http(http, HttpProtocol::LegacySse, deadline)
+                    .await
+            }
+            _ => Err(ConnectError::new(
+                ErrorCode::InvalidConfig,
+                "this transport is not supported by this build",
+                "transport.type",
+            )),
+        }
+    }
+}
+
+impl DefaultTransportFactory {
+    async fn connect_http(
+        &self,
+        http: &mcp_config::ResolvedHttp,
+        protocol: HttpProtocol,
+        deadline: Instant,
+    ) -> Result<Box<dyn Transport>, ConnectError> {
+        let mut options = HttpOptions::new(http.url.clone());
+        options.protocol = protocol;
+        options.headers = http
+            .headers
+            .iter()
+            .map(|(name, value)| (name.clone(), value.expose().to_owned()))
+            .collect();
+        options.extra_root_certificates = self.extra_root_certificates.clone();
+        options.auth = self.auth.clone();
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        options.connect_timeout = options.connect_timeout.min(remaining);
+        options.endpoint_timeout = options.endpoint_timeout.min(remaining);
+        match HttpTransport::connect(options).await {
+            Ok(transport) => Ok(Box::new(transport)),
+            Err(error) => Err(http_connect_error(error)),
+        }
+    }
+}
+
+fn http_connect_error(error: TransportError) -> ConnectError {
+    let connect = match &error {
+        TransportError::Http {
+            status: 401 | 403, ..
+        } => ConnectError::new(
+            ErrorCode::AuthRejected,
+            "the server rejected the credentials",
+            "transport.headers",
+        ),
+        TransportError::Setup(_) => ConnectError::new(
+            ErrorCode::InvalidConfig,
+            "the server URL cannot be used",
+            "transport.url",
+        ),
+        TransportError::Protocol(_) => ConnectError::new(
+            ErrorCode::Protocol,
+            "the server broke the transport protocol",
+            "transport.url",
+        ),
+        _ => ConnectError::new(
+            ErrorCode::Closed,
+            "cannot reach the server",
+            "transport.url",
+        ),
+    };
+    connect.with_source(error)
+}
+
+#[cfg(unix)]
+fn spawn_stdio(stdio: &mcp_config::ResolvedStdio) -> Result<Box<dyn Transport>, ConnectError> {
+    use mcp_transport::{StdioOptions, StdioTransport};
+
+    // The transport reports every setup problem as one `Setup` error whose
+    // text is for people; the directory is checked here first so that it
+    // gets its own code, and what remains is about the command.
+    if let Some(cwd) = &stdio.cwd
+        && !cwd.is_dir()
+    {
+        return Err(ConnectError::new(
+            ErrorCode::MissingDirectory,
+            "the working directory does not exist or is not a directory",
+            "transport.cwd",
+        ));
+    }
+    let mut options = StdioOptions::new(stdio.command.clone());
+    options.args = stdio.args.clone();
+    options.env = stdio
+        .env
+        .iter()
+        .map(|(name, value)| (name.clone(), value.expose().to_owned()))
+        .collect();
+    options.cwd = stdio.cwd.clone();
+    match StdioTransport::spawn(options) {
+        Ok(transport) => Ok(Box::new(transport)),
+        Err(error @ TransportError::Setup(_)) => Err(ConnectError::new(
+            ErrorCode::MissingCommand,
+            format!(
+                "the command `{}` was not found or cannot be run",
+                short_command(&stdio.command)
+            ),
+            "transport.command",
+        )
+        .with_source(error)),
+        Err(error) => Err(ConnectError::new(
+            ErrorCode::Closed,
+            "the server process could not be started",
+            "transport.command",
+        )
+        .with_source(error)),
+    }
+}
+
+#[cfg(not(unix))]
+fn spawn_stdio(_stdio: &mcp_config::ResolvedStdio) -> Result<Box<dyn Transport>, ConnectError> {
+    Err(ConnectError::new(
+        ErrorCode::InvalidConfig,
+        "stdio servers are not supported on this platform yet",
+        "transport.type",
+    ))
+}
+
+/// The program's file name: enough to recognise it, without a directory
+/// that might say more than the user wants shown.
+#[cfg(unix)]
+fn short_command(command: &str) -> &str {
+    command.rsplit('/').next().unwrap_or(command)
+}

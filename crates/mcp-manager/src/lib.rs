@@ -1,0 +1,81 @@
+//! The MCP connection lifecycle engine: turns validated configuration into live, honest connections.
+//!
+//! [`McpManager`] connects servers in parallel (at most 3 setting up at
+//! once, the others `queued`), applies deadlines (initialize 10 s, each
+//! `tools/list` page 10 s, whole discovery 15 s, a one-time 120 s for a
+//! first stdio save), runs seed 000's startup gate with deferred tools from
+//! a [`ToolCache`] (or seed 002's background startup), keeps catalogs fresh
+//! on `notifications/tools/list_changed`, reconnects and closes idle
+//! connections when asked to, and publishes [`Snapshot`]s and
+//! [`ManagerEvent`]s. It is shared by every host session (cheap `Clone`).
+//!
+//! ```no_run
+//! use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
+//! use mcp_manager::{JsonFileToolCache, McpManager};
+//! use std::sync::Arc;
+//!
+//! # async fn demo() {
+//! let manager = McpManager::builder()
+//!     .cache(Arc::new(JsonFileToolCache::open("/var/cache/host/mcp-tools.json")))
+//!     .build();
+//! let everything = ServerConfig::new(
+//!     "everything",
+//!     TransportConfig::Stdio(StdioConfig::new("mcp-server-everything")),
+//! );
+//! // Returns after at most 250 ms when the cache knows the pending servers.
+//! let report = manager.connect_servers([everything]).await;
+//! for (server, tool) in report.tools() {
+//!     println!("{server}: {}", tool.name);
+//! }
+//! // Later, per prompt: the ready servers and their catalogs, together.
+//! let snapshot = manager.snapshot(None);
+//! # let _ = snapshot;
+//! manager.close().await;
+//! # }
+//! ```
+//!
+//! Module map:
+//! - `manager`: the public API ([`McpManager`], [`ManagerBuilder`]).
+//! - `core`: the entries, generations and the rules that start and stop
+//!   connections; `task`: the per-server task (connect, list, serve,
+//!   refresh, reconnect, idle); `startup`: the gate and [`StartupReport`].
+//! - [`options`](ManagerOptions), [`status`](ServerStatus),
+//!   [`error`](ServerError), [`events`](ManagerEvent),
+//!   [`catalog`](Catalog), [`snapshot`](Snapshot), [`cache`](ToolCache),
+//!   [`factory`](TransportFactory).
+//!
+//! **Invariant:** the manager knows nothing about model-facing tool names or
+//! permissions: it hands out tools exactly as servers list them.
+//!
+//! **Invariant:** management errors carry a stable [`ErrorCode`], a short
+//! message and the config key to change; raw server errors and stderr go
+//! to `tracing`, and no status, event, error or `Debug` output contains a
+//! secret value.
+
+mod cache;
+mod catalog;
+mod core;
+mod error;
+mod events;
+mod factory;
+mod manager;
+mod observe;
+mod options;
+mod snapshot;
+mod startup;
+mod status;
+mod task;
+
+#[cfg(test)]
+mod tests;
+
+pub use cache::{CachedTools, JsonFileToolCache, MemoryToolCache, ToolCache};
+pub use catalog::{Catalog, LifetimeId};
+pub use error::{ErrorCode, ManagerError, RetryState, ServerError, WaitError};
+pub use events::ManagerEvent;
+pub use factory::{ConnectError, DefaultTransportFactory, TransportFactory};
+pub use manager::{Connected, ManagerBuilder, McpManager, SaveReport, ServerInfo, ServerListing};
+pub use options::{IdlePolicy, ManagerOptions, ReconnectPolicy, StartupMode};
+pub use snapshot::{Snapshot, SnapshotServer};
+pub use startup::{DeferredServer, PendingServer, ReadyServer, StartupError, StartupReport};
+pub use status::ServerStatus;

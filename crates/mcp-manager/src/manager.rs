@@ -1,0 +1,849 @@
+//! `McpManager`: the public face of the lifecycle engine, shared by every host session.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use mcp_config::{
+    DiscoveredServer, Discovery, DiscoveryEntry, DiscoveryReport, Environment, ProcessEnv,
+    ServerConfig, SourceMeta, Store, TransportKind,
+};
+use mcp_transport::Client;
+use tokio::sync::broadcast;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use crate::cache::{CachedTools, ToolCache};
+use crate::catalog::{Catalog, LifetimeId};
+use crate::core::{Core, Origin, Trigger};
+use crate::error::{ManagerError, ServerError, WaitError};
+use crate::events::ManagerEvent;
+use crate::factory::{DefaultTransportFactory, TransportFactory};
+use crate::options::ManagerOptions;
+use crate::snapshot::Snapshot;
+use crate::startup::{StartupError, StartupReport};
+use crate::status::ServerStatus;
+
+/// The connection lifecycle engine. Cheap to clone: every clone is the same
+/// manager, so one manager serves many host sessions (seed 000's subagents
+/// reuse their parent's connections this way).
+///
+/// Dropping the last clone aborts every server task and closes every
+/// connection; call [`McpManager::close`] first to close them politely and
+/// wait for it. Nothing the manager runs (the idle timers included) keeps
+/// it alive: its tasks hold no handle to it.
+///
+/// Every method that may start a connection must be called within a tokio
+/// runtime.
+#[derive(Clone)]
+pub struct McpManager {
+    handle: Arc<Handle>,
+}
+
+/// Owned by the `McpManager` clones only; its drop ends the tasks.
+struct Handle {
+    core: Arc<Core>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.core.shutdown_now();
+    }
+}
+
+impl fmt::Debug for McpManager {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.core().lock();
+        let mut map = f.debug_map();
+        for (id, entry) in &state.entries {
+            map.entry(id, &entry.status.as_str());
+        }
+        map.finish()
+    }
+}
+
+/// Builds an [`McpManager`].
+pub struct ManagerBuilder {
+    options: ManagerOptions,
+    factory: Option<Arc<dyn TransportFactory>>,
+    cache: Option<Arc<dyn ToolCache>>,
+    env: Option<Arc<dyn Environment + Send + Sync>>,
+    store: Option<Arc<Store>>,
+}
+
+impl fmt::Debug for ManagerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ManagerBuilder")
+            .field("options", &self.options)
+            .field("factory", &self.factory.is_some())
+            .field("cache", &self.cache)
+            .field("env", &self.env.is_some())
+            .field("store", &self.store)
+            .finish()
+    }
+}
+
+impl ManagerBuilder {
+    /// Sets the options.
+    pub fn options(mut self, options: ManagerOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Sets the transport factory. Default: [`DefaultTransportFactory`].
+    pub fn factory(mut self, factory: impl TransportFactory) -> Self {
+        self.factory = Some(Arc::new(factory));
+        self
+    }
+
+    /// Sets a shared transport factory.
+    pub fn shared_factory(mut self, factory: Arc<dyn TransportFactory>) -> Self {
+        self.factory = Some(factory);
+        self
+    }
+
+    /// Sets the tool cache. Default: none (the gate then waits for every
+    /// pending server).
+    pub fn cache(mut self, cache: Arc<dyn ToolCache>) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// Sets where `${VAR}` references and `envVars` are read. Default: the
+    /// process environment.
+    pub fn environment(mut self, env: impl Environment + Send + Sync + 'static) -> Self {
+        self.env = Some(Arc::new(env));
+        self
+    }
+
+    /// Sets the config store that `save`, `set_enabled`, `remove`, `list`
+    /// and `load_store` keep consistent with the connections.
+    pub fn store(mut self, store: Store) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// Builds the manager. Starts nothing.
+    pub fn build(self) -> McpManager {
+        let factory = self
+            .factory
+            .unwrap_or_else(|| Arc::new(DefaultTransportFactory::new()));
+        let env = self.env.unwrap_or_else(|| Arc::new(ProcessEnv));
+        let core = Core::new(self.options, factory, self.cache, env, self.store);
+        McpManager {
+            handle: Arc::new(Handle {
+                core: Arc::new(core),
+            }),
+        }
+    }
+}
+
+/// A server's identity and state, as [`McpManager::servers`] lists them.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ServerInfo {
+    /// The id.
+    pub id: String,
+    /// The display name.
+    pub name: String,
+    /// The description from the configuration.
+    pub description: Option<String>,
+    /// Whether the configuration is enabled.
+    pub enabled: bool,
+    /// The transport.
+    pub transport: TransportKind,
+    /// The status.
+    pub status: ServerStatus,
+    /// Where the configuration came from, when discovered.
+    pub source: Option<SourceMeta>,
+    /// The configuration generation.
+    pub generation: u64,
+    /// The current catalog's lifetime, when there is one.
+    pub lifetime: Option<LifetimeId>,
+    /// How many tools the current catalog has.
+    pub tool_count: usize,
+}
+
+/// A stored server and its status, as [`McpManager::list`] returns them.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ServerListing {
+    /// The configuration, with every literal env and header value
+    /// replaced by the "saved" marker (seed 002's write-only secrets).
+    pub config: ServerConfig,
+    /// The status.
+    pub status: ServerStatus,
+    /// How many tools the current catalog has.
+    pub tool_count: usize,
+}
+
+/// What a save did.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct SaveReport {
+    /// Whether the server is new.
+    pub created: bool,
+    /// Kept secrets that were dropped (the connection fields changed); the
+    /// user must enter them again.
+    pub dropped_secrets: Vec<mcp_config::DroppedSecret>,
+    /// The status right after the save.
+    pub status: ServerStatus,
+}
+
+/// A connected server: its client and current catalog, as
+/// [`McpManager::wait_ready`] hands them out.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Connected {
+    /// The connection. Calls on it never reconnect by themselves.
+    pub client: Client,
+    /// The current catalog.
+    pub catalog: Arc<Catalog>,
+}
+
+impl McpManager {
+    /// A manager with `options`, the default transport factory, no tool
+    /// cache, no store and the process environment.
+    pub fn new(options: ManagerOptions) -> McpManager {
+        McpManager::builder().options(options).build()
+    }
+
+    /// A builder with default options.
+    pub fn builder() -> ManagerBuilder {
+        ManagerBuilder {
+            options: ManagerOptions::default(),
+            factory: None,
+            cache: None,
+            env: None,
+            store: None,
+        }
+    }
+
+    pub(crate) fn core(&self) -> &Arc<Core> {
+        &self.handle.core
+    }
+
+    /// The options.
+    pub fn options(&self) -> &ManagerOptions {
+        &self.core().options
+    }
+
+    /// Connects `configs` in parallel (at most 3 setting up at once) and
+    /// returns as the startup mode says. Servers already connected or
+    /// pending with the same fingerprint are left alone; disabled ones are
+    /// recorded as `disabled`; one failing server never affects the others.
+    pub async fn connect_servers(
+        &self,
+        configs: impl IntoIterator<Item = ServerConfig>,
+    ) -> StartupReport {
+        let started = Instant::now();
+        let configs: Vec<(ServerConfig, Option<SourceMeta>)> =
+            configs.into_iter().map(|config| (config, None)).collect();
+        self.connect_all(configs, Origin::Direct, Vec::new(), started)
+            .await
+    }
+
+    /// Runs `discovery` and connects what it found, like
+    /// [`McpManager::connect_discovered`]. Discovery reads small files
+    /// synchronously.
+    pub async fn discover_and_connect(&self, discovery: &Discovery) -> StartupReport {
+        let started = Instant::now();
+        let report = discovery.discover();
+        self.connect_report(&report, started).await
+    }
+
+    /// Connects the servers of a discovery report: enabled ones connect,
+    /// disabled ones are recorded, error entries become startup errors, and
+    /// servers an earlier discovery added that this report no longer has
+    /// are removed (seed 000's `/mcp` reload).
+    pub async fn connect_discovered(&self, report: &DiscoveryReport) -> StartupReport {
+        self.connect_report(report, Instant::now()).await
+    }
+
+    async fn connect_report(&self, report: &DiscoveryReport, started: Instant) -> StartupReport {
+        let mut configs = Vec::new();
+        let mut errors = Vec::new();
+        for entry in &report.entries {
+            match entry {
+                DiscoveryEntry::Server(DiscoveredServer { config, source, .. })
+                | DiscoveryEntry::Disabled(DiscoveredServer { config, source, .. }) => {
+                    let mut config = config.clone();
+                    if matches!(entry, DiscoveryEntry::Disabled(_)) {
+                        config.enabled = false;
+                    }
+                    configs.push((config, Some(source.clone())));
+                }
+                DiscoveryEntry::Error {
+                    source,
+                    server,
+                    diagnostics,
+                } => {
+                    let error = ServerError::from_diagnostics(diagnostics);
+                    tracing::warn!(
+                        server = server.as_deref().unwrap_or("-"),
+                        source = %source,
+                        code = %error.code,
+                        "a configuration entry cannot be used: {}",
+                        error.message
+                    );
+                    errors.push(StartupError {
+                        server: server.clone(),
+                        source: Some(source.clone()),
+                        error,
+                    });
+                }
+                _ => {}
+            }
+        }
+        // Servers of an earlier discovery that are gone (or now broken).
+        let keep: std::collections::HashSet<&str> =
+            configs.iter().map(|(c, _)| c.id.as_str()).collect();
+        let mut closing = Vec::new();
+        {
+            let core = self.core();
+            let mut state = core.lock();
+            let gone: Vec<String> = state
+                .entries
+                .values()
+                .filter(|e| e.origin == Origin::Discovered && !keep.contains(&*e.id))
+                .map(|e| e.id.to_string())
+                .collect();
+            for id in gone {
+                if let Some(client) = core.remove_entry(&mut state, &id) {
+                    closing.extend(client);
+                }
+            }
+        }
+        close_in_background(closing);
+        self.connect_all(configs, Origin::Discovered, errors, started)
+            .await
+    }
+
+    async fn connect_all(
+        &self,
+        configs: Vec<(ServerConfig, Option<SourceMeta>)>,
+        origin: Origin,
+        mut errors: Vec<StartupError>,
+        started: Instant,
+    ) -> StartupReport {
+        let core = self.core();
+        let mut ids = Vec::with_capacity(configs.len());
+        let mut closing = Vec::new();
+        {
+            let mut state = core.lock();
+            if core.is_closed() {
+                drop(state);
+                for (config, source) in configs {
+                    errors.push(StartupError {
+                        server: Some(config.id),
+                        source,
+                        error: ServerError::new(
+                            crate::ErrorCode::Closed,
+                            "the manager is closed",
+                            "",
+                        ),
+                    });
+                }
+                return StartupReport {
+                    errors,
+                    elapsed: started.elapsed(),
+                    ..StartupReport::default()
+                };
+            }
+            for (config, source) in configs {
+                ids.push(config.id.clone());
+                core.apply(
+                    &mut state,
+                    config,
+                    source,
+                    origin,
+                    Trigger::Startup,
+                    &mut closing,
+                );
+            }
+        }
+        close_in_background(closing);
+        core.startup_report(ids, errors, started).await
+    }
+
+    /// The ready servers (and those refreshing, with their current catalog)
+    /// that have at least one tool, with their catalogs, captured together.
+    /// Project-level servers are included only when `workspace` is inside
+    /// their project; `None` includes every server. Cheap: it clones `Arc`s.
+    pub fn snapshot(&self, workspace: Option<&Path>) -> Snapshot {
+        self.core().snapshot(workspace)
+    }
+
+    /// A receiver of every event from now on.
+    pub fn events(&self) -> broadcast::Receiver<ManagerEvent> {
+        self.core().events.subscribe()
+    }
+
+    /// Every server the manager knows, by id.
+    pub fn servers(&self) -> Vec<ServerInfo> {
+        let state = self.core().lock();
+        state
+            .entries
+            .values()
+            .map(|entry| ServerInfo {
+                id: entry.id.to_string(),
+                name: entry.name.to_string(),
+                description: entry.config.description.clone(),
+                enabled: entry.config.enabled,
+                transport: entry.kind(),
+                status: entry.status.clone(),
+                source: entry.source.clone(),
+                generation: entry.generation,
+                lifetime: entry.catalog.as_ref().map(|c| c.lifetime()),
+                tool_count: entry.catalog.as_ref().map_or(0, |c| c.tools().len()),
+            })
+            .collect()
+    }
+
+    /// A server's status.
+    pub fn status(&self, id: &str) -> Option<ServerStatus> {
+        self.core().lock().entries.get(id).map(|e| e.status.clone())
+    }
+
+    /// A server's current catalog (also while it refreshes).
+    pub fn catalog(&self, id: &str) -> Option<Arc<Catalog>> {
+        self.core()
+            .lock()
+            .entries
+            .get(id)
+            .and_then(|e| e.catalog.clone())
+    }
+
+    /// A server's source metadata.
+    pub fn source(&self, id: &str) -> Option<SourceMeta> {
+        self.core()
+            .lock()
+            .entries
+            .get(id)
+            .and_then(|e| e.source.clone())
+    }
+
+    /// A server's configuration generation.
+    pub fn generation(&self, id: &str) -> Option<u64> {
+        self.core().lock().entries.get(id).map(|e| e.generation)
+    }
+
+    /// The client of a connected server. Counts as a use (see
+    /// [`McpManager::touch`]).
+    pub fn client(&self, id: &str) -> Option<Client> {
+        let mut state = self.core().lock();
+        let entry = state.entries.get_mut(id)?;
+        let client = entry.client.clone()?;
+        entry.last_used = Instant::now();
+        Some(client)
+    }
+
+    /// Marks a server as used now, restarting its idle timer. Returns
+    /// whether the server is known.
+    pub fn touch(&self, id: &str) -> bool {
+        let mut state = self.core().lock();
+        match state.entries.get_mut(id) {
+            Some(entry) => {
+                entry.last_used = Instant::now();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The cached tools of a server's current fingerprint, if the manager
+    /// has a cache and it holds them.
+    pub async fn cached_tools(&self, id: &str) -> Option<CachedTools> {
+        let core = self.core();
+        let cache = core.cache.as_ref()?;
+        let fingerprint = core.lock().entries.get(id)?.fingerprint.clone()?;
+        cache.load(&fingerprint).await
+    }
+
+    /// Waits until server `id` is connected, at most until `deadline`, and
+    /// returns its client and catalog. Fails at once when the server is
+    /// unknown, disabled, disconnected or failed without a scheduled retry.
+    /// An idle server (closed by the idle timeout) is connected again.
+    /// Counts as a use.
+    pub async fn wait_ready(&self, id: &str, deadline: Instant) -> Result<Connected, WaitError> {
+        let core = self.core();
+        let mut changed = core.changed.subscribe();
+        loop {
+            {
+                let mut state = core.lock();
+                let closed = core.is_closed();
+                let Some(entry) = state.entries.get_mut(id) else {
+                    return Err(WaitError::UnknownServer { id: id.to_owned() });
+                };
+                match &entry.status {
+                    ServerStatus::Ready | ServerStatus::Refreshing => {
+                        if let (Some(client), Some(catalog)) = (&entry.client, &entry.catalog) {
+                            entry.last_used = Instant::now();
+                            return Ok(Connected {
+                                client: client.clone(),
+                                catalog: Arc::clone(catalog),
+                            });
+                        }
+                    }
+                    ServerStatus::Disabled => {
+                        return Err(WaitError::Disabled { id: id.to_owned() });
+                    }
+                    ServerStatus::Disconnected => {
+                        return Err(WaitError::Disconnected { id: id.to_owned() });
+                    }
+                    ServerStatus::Error { error, retry: None } => {
+                        return Err(WaitError::Failed {
+                            id: id.to_owned(),
+                            error: error.clone(),
+                        });
+                    }
+                    ServerStatus::Idle => {
+                        if closed {
+                            return Err(WaitError::Closed);
+                        }
+                        let mut closing = Vec::new();
+                        core.restart(entry, false, &mut closing);
+                        drop(state);
+                        close_in_background(closing);
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
+            match tokio::time::timeout_at(deadline, changed.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => return Err(WaitError::Closed),
+                Err(_) => return Err(WaitError::Timeout { id: id.to_owned() }),
+            }
+        }
+    }
+
+    /// Starts a fresh connection attempt for an enabled server (seed 002's
+    /// Retry): the configuration is resolved again (a variable set since
+    /// counts) and any current connection is closed. Returns at once; the
+    /// status and events follow the attempt.
+    pub fn retry(&self, id: &str) -> Result<(), ManagerError> {
+        let core = self.core();
+        let closing = {
+            let mut state = core.lock();
+            if core.is_closed() {
+                return Err(ManagerError::Closed);
+            }
+            let entry = state
+                .entries
+                .get_mut(id)
+                .ok_or_else(|| ManagerError::UnknownServer { id: id.to_owned() })?;
+            if !entry.config.enabled {
+                return Err(ManagerError::Disabled { id: id.to_owned() });
+            }
+            let mut closing = Vec::new();
+            core.restart(entry, false, &mut closing);
+            closing
+        };
+        close_in_background(closing);
+        Ok(())
+    }
+
+    /// Closes a server's connection and waits for it; the server stays
+    /// configured, `disconnected`, until `retry` or a save.
+    pub async fn disconnect(&self, id: &str) -> Result<(), ManagerError> {
+        let client = {
+            let core = self.core();
+            let mut state = core.lock();
+            let entry = state
+                .entries
+                .get_mut(id)
+                .ok_or_else(|| ManagerError::UnknownServer { id: id.to_owned() })?;
+            core.disconnect_entry(entry)
+        };
+        if let Some(client) = client {
+            client.close().await;
+        }
+        Ok(())
+    }
+
+    /// Closes every connection and waits for all of them to settle; never
+    /// fails on one. Servers stay configured, `disconnected`.
+    pub async fn disconnect_all(&self) {
+        let clients: Vec<Client> = {
+            let core = self.core();
+            let mut state = core.lock();
+            state
+                .entries
+                .values_mut()
+                .filter_map(|entry| core.disconnect_entry(entry))
+                .collect()
+        };
+        close_all(clients).await;
+    }
+
+    /// Stops every task, closes every connection politely and waits for
+    /// them. Afterwards nothing connects: startup calls report every server
+    /// as failed and the other operations return [`ManagerError::Closed`].
+    pub async fn close(&self) {
+        {
+            let core = self.core();
+            let mut state = core.lock();
+            core.mark_closed(&mut state);
+        }
+        self.disconnect_all().await;
+        self.flush_cache().await;
+    }
+
+    /// Waits until every tool cache write due so far has landed. Writes
+    /// happen in the background after each catalog swap; [`McpManager::close`]
+    /// flushes too.
+    pub async fn flush_cache(&self) {
+        self.core().flush_cache().await;
+    }
+
+    // ------------------------------------------------------------------
+    // Configuration changes (with or without a store)
+
+    /// Connects every server of the store (enabled ones; disabled ones are
+    /// recorded), as the startup mode says.
+    pub async fn load_store(&self) -> Result<StartupReport, ManagerError> {
+        let started = Instant::now();
+        let store = self.store_handle()?;
+        let _guard = self.core().store_lock.lock().await;
+        let configs = blocking(move || store.load()).await??;
+        let configs = configs.into_iter().map(|config| (config, None)).collect();
+        Ok(self
+            .connect_all(configs, Origin::Store, Vec::new(), started)
+            .await)
+    }
+
+    /// The servers with redacted configurations and their statuses: the
+    /// store's, in file order, when there is a store; else every server the
+    /// manager knows. Waits for store writes in progress.
+    pub async fn list(&self) -> Result<Vec<ServerListing>, ManagerError> {
+        let core = self.core();
+        let configs = match &core.store {
+            Some(store) => {
+                let _guard = core.store_lock.lock().await;
+                let store = Arc::clone(store);
+                blocking(move || store.list()).await??
+            }
+            None => core
+                .lock()
+                .entries
+                .values()
+                .map(|e| e.config.redacted())
+                .collect(),
+        };
+        let state = core.lock();
+        Ok(configs
+            .into_iter()
+            .map(|config| {
+                let entry = state.entries.get(&config.id);
+                let status = match entry {
+                    Some(entry) => entry.status.clone(),
+                    None if config.enabled => ServerStatus::Disconnected,
+                    None => ServerStatus::Disabled,
+                };
+                let tool_count = entry
+                    .and_then(|e| e.catalog.as_ref())
+                    .map_or(0, |c| c.tools().len());
+                ServerListing {
+                    config,
+                    status,
+                    tool_count,
+                }
+            })
+            .collect())
+    }
+
+    /// Saves a new or changed server (persisting it when there is a store)
+    /// and applies it (seed 002): an unchanged ready server keeps its
+    /// connection; an unchanged failed or pending one starts a fresh
+    /// attempt; a changed one reconnects (results of the old connection are
+    /// dropped); a disabled one is saved without connecting. A save that
+    /// introduces an enabled stdio server (new, or with a changed command
+    /// line) gets the one-time setup allowance
+    /// ([`ManagerOptions::setup_timeout`]).
+    pub async fn save(&self, config: ServerConfig) -> Result<SaveReport, ManagerError> {
+        self.put(config, false).await
+    }
+
+    /// Like [`McpManager::save`], but fails with `duplicate_id` when the id
+    /// exists.
+    pub async fn create(&self, config: ServerConfig) -> Result<SaveReport, ManagerError> {
+        self.put(config, true).await
+    }
+
+    async fn put(&self, config: ServerConfig, create: bool) -> Result<SaveReport, ManagerError> {
+        let core = self.core();
+        if core.is_closed() {
+            return Err(ManagerError::Closed);
+        }
+        let id = config.id.clone();
+        let _guard = core.store_lock.lock().await;
+        let (created, dropped_secrets, config) = match &core.store {
+            Some(store) => {
+                let store = Arc::clone(store);
+                let saved_id = id.clone();
+                blocking(move || {
+                    let outcome = if create {
+                        store.create(config)?
+                    } else {
+                        store.save(config)?
+                    };
+                    // The stored form has the kept secrets filled in.
+                    let stored = store
+                        .load()?
+                        .into_iter()
+                        .find(|c| c.id == saved_id)
+                        .ok_or(mcp_config::StoreError::NotFound { id: saved_id })?;
+                    Ok::<_, mcp_config::StoreError>((
+                        outcome.created,
+                        outcome.dropped_secrets,
+                        stored,
+                    ))
+                })
+                .await??
+            }
+            None => {
+                let problems = mcp_config::validate(&config);
+                if !problems.is_empty() {
+                    return Err(ManagerError::Invalid {
+                        id,
+                        diagnostics: problems,
+                    });
+                }
+                let exists = core.lock().entries.contains_key(&id);
+                if create && exists {
+                    return Err(ManagerError::Store(mcp_config::StoreError::DuplicateId {
+                        id,
+                    }));
+                }
+                (!exists, Vec::new(), config)
+            }
+        };
+        let mut closing = Vec::new();
+        let status = {
+            let mut state = core.lock();
+            if core.is_closed() {
+                return Err(ManagerError::Closed);
+            }
+            let origin = match &core.store {
+                Some(_) => Origin::Store,
+                None => state.entries.get(&id).map_or(Origin::Direct, |e| e.origin),
+            };
+            let source = state.entries.get(&id).and_then(|e| e.source.clone());
+            core.apply(
+                &mut state,
+                config,
+                source,
+                origin,
+                Trigger::Save { created },
+                &mut closing,
+            );
+            state
+                .entries
+                .get(&id)
+                .map_or(ServerStatus::Disconnected, |e| e.status.clone())
+        };
+        close_in_background(closing);
+        Ok(SaveReport {
+            created,
+            dropped_secrets,
+            status,
+        })
+    }
+
+    /// Enables or disables a server (persisting it when there is a store).
+    /// Disabling closes its connection and drops any late result; enabling
+    /// connects it.
+    pub async fn set_enabled(&self, id: &str, enabled: bool) -> Result<(), ManagerError> {
+        let core = self.core();
+        if enabled && core.is_closed() {
+            return Err(ManagerError::Closed);
+        }
+        let _guard = core.store_lock.lock().await;
+        if let Some(store) = &core.store {
+            let store = Arc::clone(store);
+            let owned = id.to_owned();
+            blocking(move || store.set_enabled(&owned, enabled)).await??;
+        }
+        let closing = {
+            let mut state = core.lock();
+            let Some(entry) = state.entries.get_mut(id) else {
+                if core.store.is_some() {
+                    // Stored but never loaded: the store is updated; the
+                    // next `load_store` connects it.
+                    return Ok(());
+                }
+                return Err(ManagerError::UnknownServer { id: id.to_owned() });
+            };
+            let mut closing = Vec::new();
+            // Re-enabling a failed or stopped server starts a fresh
+            // attempt (seed 002); one that is connected or pending is kept.
+            if entry.config.enabled != enabled || (enabled && !entry_active(entry)) {
+                entry.config.enabled = enabled;
+                core.restart(entry, false, &mut closing);
+            }
+            closing
+        };
+        close_in_background(closing);
+        Ok(())
+    }
+
+    /// Removes a server (from the store too, when there is one) and closes
+    /// its connection; late results are dropped.
+    pub async fn remove(&self, id: &str) -> Result<(), ManagerError> {
+        let core = self.core();
+        let _guard = core.store_lock.lock().await;
+        if let Some(store) = &core.store {
+            let store = Arc::clone(store);
+            let owned = id.to_owned();
+            blocking(move || store.remove(&owned)).await??;
+        }
+        let client = {
+            let mut state = core.lock();
+            match core.remove_entry(&mut state, id) {
+                Some(client) => client,
+                None if core.store.is_some() => None,
+                None => return Err(ManagerError::UnknownServer { id: id.to_owned() }),
+            }
+        };
+        if let Some(client) = client {
+            client.close().await;
+        }
+        Ok(())
+    }
+
+    fn store_handle(&self) -> Result<Arc<Store>, ManagerError> {
+        self.core().store.clone().ok_or(ManagerError::NoStore)
+    }
+}
+
+/// Whether an entry is connected or on its way there.
+fn entry_active(entry: &crate::core::Entry) -> bool {
+    entry.status.is_connected() || entry.status.is_pending()
+}
+
+/// Runs a blocking store operation off the async threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ManagerError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|_| ManagerError::StoreTask)
+}
+
+/// Closes clients without waiting (a replaced connection: nobody needs to
+/// wait for it).
+fn close_in_background(clients: Vec<Client>) {
+    for client in clients {
+        tokio::spawn(async move { client.close().await });
+    }
+}
+
+/// Closes clients concurrently and waits for all of them.
+async fn close_all(clients: Vec<Client>) {
+    let mut set = JoinSet::new();
+    for client in clients {
+        set.spawn(async move { client.close().await });
+    }
+    while set.join_next().await.is_some() {}
+}

@@ -1,0 +1,84 @@
+//! A transport wrapper that notices what the client's errors flatten away: rejected credentials and expired sessions.
+//!
+//! The client turns a transport's HTTP 401 into a handshake error whose
+//! text is for people, and a Streamable HTTP 404 into a closed session.
+//! The manager needs both as facts (`auth_rejected`; "session expired
+//! re-initializes once"), so every transport it gets from a factory is
+//! wrapped in [`Observed`], which records them as they pass and changes
+//! nothing else. It keeps `recv` cancel safe: it only inspects what the
+//! inner `recv` already returned.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use async_trait::async_trait;
+use mcp_proto::Message;
+use mcp_transport::{Inbound, Transport, TransportError};
+
+/// What a connection's transport reported.
+#[derive(Debug, Default)]
+pub(crate) struct Observations {
+    auth_rejected: AtomicBool,
+    session_expired: AtomicBool,
+}
+
+impl Observations {
+    pub(crate) fn auth_rejected(&self) -> bool {
+        self.auth_rejected.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn session_expired(&self) -> bool {
+        self.session_expired.load(Ordering::Relaxed)
+    }
+
+    fn note(&self, error: &TransportError) {
+        if error.is_session_expired() {
+            self.session_expired.store(true, Ordering::Relaxed);
+        }
+        if matches!(error.http_status(), Some(401 | 403)) {
+            self.auth_rejected.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A transport that records [`Observations`] about its inner one.
+pub(crate) struct Observed {
+    inner: Box<dyn Transport>,
+    seen: Arc<Observations>,
+}
+
+impl Observed {
+    pub(crate) fn new(inner: Box<dyn Transport>, seen: Arc<Observations>) -> Self {
+        Observed { inner, seen }
+    }
+}
+
+#[async_trait]
+impl Transport for Observed {
+    async fn send(&self, message: Message) -> Result<(), TransportError> {
+        let result = self.inner.send(message).await;
+        if let Err(error) = &result {
+            self.seen.note(error);
+        }
+        result
+    }
+
+    async fn recv(&self) -> Inbound {
+        let inbound = self.inner.recv().await;
+        match &inbound {
+            Inbound::Undelivered { error, .. } | Inbound::Closed(Some(error)) => {
+                self.seen.note(error)
+            }
+            _ => {}
+        }
+        inbound
+    }
+
+    async fn close(&self) -> Result<(), TransportError> {
+        self.inner.close().await
+    }
+
+    fn set_protocol_version(&self, version: mcp_proto::ProtocolVersion) {
+        self.inner.set_protocol_version(version);
+    }
+}

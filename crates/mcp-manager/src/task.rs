@@ -1,0 +1,742 @@
+//! The task that runs one server's connection: queue, connect, list, serve, refresh, reconnect, idle.
+//!
+//! One task per server and generation. It takes a connection slot (at most
+//! [`ManagerOptions::max_concurrent_connects`](crate::ManagerOptions::max_concurrent_connects)
+//! set up at once), builds the transport through the factory, initializes,
+//! lists what the server declared, publishes the catalog, then serves: it
+//! follows the server's notifications (a `list_changed` starts a refresh on
+//! the same connection), the idle timer and the connection's end. Because a
+//! single task owns the connection, two catalog swaps of one server can
+//! never run at once, and notifications that arrive during a refresh wait
+//! in the channel and coalesce into one more pass.
+//!
+//! Everything it applies goes through [`Core::with_entry`], which checks
+//! the generation: a result of an older generation is dropped.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_proto::session::{HandshakeError, Negotiated};
+use mcp_transport::{Client, ClientError, ServerNotification};
+use tokio::sync::mpsc;
+use tokio::time::{Instant, sleep_until, timeout, timeout_at};
+
+use crate::cache::CachedTools;
+use crate::catalog::{self, Catalog, Kinds, ListError, ListLimits, Listed};
+use crate::core::{Core, Plan};
+use crate::error::{ErrorCode, RetryState, ServerError};
+use crate::events::ManagerEvent;
+use crate::observe::{Observations, Observed};
+use crate::status::ServerStatus;
+
+/// One live connection, owned by its task.
+struct Conn {
+    client: Client,
+    observed: Arc<Observations>,
+    notifications: mpsc::Receiver<ServerNotification>,
+    negotiated: Arc<Negotiated>,
+}
+
+enum Attempt {
+    Connected(Box<(Conn, Catalog)>),
+    Failed(ServerError),
+    Stale,
+}
+
+/// Why serving a connection ended.
+enum End {
+    /// The connection closed (the peer hung up, the process exited, the
+    /// session expired).
+    Closed,
+    /// A refresh failed; the connection is to be closed.
+    RefreshFailed(ServerError),
+    /// The idle timeout passed.
+    Idle,
+    /// The entry moved to another generation.
+    Stale,
+}
+
+/// Runs one server until its generation ends or it settles in a final
+/// status (error without retry, idle).
+pub(crate) async fn run(core: Arc<Core>, id: Arc<str>, generation: u64, mut plan: Plan) {
+    let id: &str = &id;
+    let mut failures: u32 = 0;
+    loop {
+        let attempt = attempt(&core, id, generation, &plan).await;
+        plan.setup = false;
+        let mut conn = match attempt {
+            Attempt::Stale => return,
+            Attempt::Failed(error) => {
+                failures += 1;
+                match core.fail(id, generation, error, failures) {
+                    Some(delay) => {
+                        tokio::time::sleep(delay).await;
+                        continue;
+                    }
+                    None => return,
+                }
+            }
+            Attempt::Connected(connected) => {
+                let (conn, catalog) = *connected;
+                if !publish(&core, id, generation, &conn, catalog, true) {
+                    conn.client.close().await;
+                    return;
+                }
+                conn
+            }
+        };
+        failures = 0;
+        let end = serve(&core, id, generation, &plan, &mut conn).await;
+        match end {
+            End::Stale => {
+                conn.client.close().await;
+                return;
+            }
+            End::Idle => {
+                let went_idle = core.with_entry(id, generation, |core, entry| {
+                    entry.client = None;
+                    core.revoke(entry);
+                    entry.task = None;
+                    core.set_status(entry, ServerStatus::Idle);
+                });
+                if went_idle.is_some() {
+                    tracing::info!(server = id, "closing the idle connection");
+                }
+                conn.client.close().await;
+                return;
+            }
+            End::RefreshFailed(error) => {
+                // Seed 002: a failed refresh closes that connection, leaves
+                // the configuration intact and offers Retry; no automatic
+                // reconnect.
+                core.fail(id, generation, error, u32::MAX);
+                conn.client.close().await;
+                return;
+            }
+            End::Closed => {
+                // The connection is already gone: its status changes first,
+                // and releasing what is left of it (a DELETE that may wait
+                // for a vanished HTTP server) happens aside.
+                let client = conn.client.clone();
+                tokio::spawn(async move { client.close().await });
+                // MCP "Transports" §Session Management: a client whose
+                // session expired starts a new one. One attempt per expiry,
+                // whatever the reconnect policy says; if it fails, the
+                // policy decides as for any failure.
+                if conn.observed.session_expired() {
+                    tracing::info!(server = id, "the session expired; initializing again");
+                    let lost = core.with_entry(id, generation, |core, entry| {
+                        entry.client = None;
+                        core.revoke(entry);
+                    });
+                    if lost.is_none() {
+                        return;
+                    }
+                    continue;
+                }
+                let error = closed_error(&conn.observed, &plan);
+                failures += 1;
+                match core.fail(id, generation, error, failures) {
+                    Some(delay) => {
+                        tokio::time::sleep(delay).await;
+                        continue;
+                    }
+                    None => return,
+                }
+            }
+        }
+    }
+}
+
+impl Core {
+    /// Records a failure: the connection and catalog are gone, the status
+    /// is `error`, with a retry scheduled when the policy allows one.
+    /// Returns the delay before that retry; `None` ends the task.
+    fn fail(
+        &self,
+        id: &str,
+        generation: u64,
+        error: ServerError,
+        failures: u32,
+    ) -> Option<Duration> {
+        let policy = self.options.reconnect;
+        let retry = (policy.enabled
+            && !error.code.is_config_error()
+            && error.code != ErrorCode::RefreshFailed
+            && failures <= policy.max_attempts)
+            .then(|| RetryState {
+                attempt: failures,
+                max_attempts: policy.max_attempts,
+                delay: policy.delay(failures),
+            });
+        let applied = self.with_entry(id, generation, |core, entry| {
+            entry.client = None;
+            core.revoke(entry);
+            if retry.is_none() {
+                entry.task = None;
+            }
+            core.set_status(
+                entry,
+                ServerStatus::Error {
+                    error: error.clone(),
+                    retry,
+                },
+            );
+        });
+        applied?;
+        match retry {
+            Some(retry) => tracing::warn!(
+                server = id,
+                code = %error.code,
+                attempt = retry.attempt,
+                delay_ms = u64::try_from(retry.delay.as_millis()).unwrap_or(u64::MAX),
+                "{}; reconnecting",
+                error.message
+            ),
+            None => {
+                tracing::warn!(server = id, code = %error.code, key = %error.config_key, "{}", error.message)
+            }
+        }
+        retry.map(|retry| retry.delay)
+    }
+}
+
+/// Takes a slot and connects once, within the discovery deadline.
+async fn attempt(core: &Arc<Core>, id: &str, generation: u64, plan: &Plan) -> Attempt {
+    let permit = match Arc::clone(&core.slots).try_acquire_owned() {
+        Ok(permit) => permit,
+        Err(_) => {
+            let queued = core.with_entry(id, generation, |core, entry| {
+                core.set_status(entry, ServerStatus::Queued);
+            });
+            if queued.is_none() {
+                return Attempt::Stale;
+            }
+            match Arc::clone(&core.slots).acquire_owned().await {
+                Ok(permit) => permit,
+                Err(_) => return Attempt::Stale,
+            }
+        }
+    };
+    let connecting = core.with_entry(id, generation, |core, entry| {
+        core.set_status(entry, ServerStatus::Connecting);
+    });
+    if connecting.is_none() {
+        return Attempt::Stale;
+    }
+    let (initialize, discovery) = deadlines(core, plan);
+    let started = Instant::now();
+    let outcome = timeout_at(
+        started + discovery,
+        discover(core, id, plan, started + initialize, initialize),
+    )
+    .await;
+    drop(permit);
+    match outcome {
+        Ok(Ok(connected)) => Attempt::Connected(Box::new(connected)),
+        Ok(Err(error)) => Attempt::Failed(error),
+        Err(_) => Attempt::Failed(ServerError::new(
+            ErrorCode::Timeout,
+            format!("discovery did not finish within {}", human(discovery)),
+            "timeout",
+        )),
+    }
+}
+
+/// The initialize and whole-discovery deadlines of one attempt.
+fn deadlines(core: &Core, plan: &Plan) -> (Duration, Duration) {
+    let options = &core.options;
+    if plan.setup {
+        return (options.setup_timeout, options.setup_timeout);
+    }
+    let initialize = plan
+        .resolved
+        .timeout_ms
+        .map_or(options.initialize_timeout, Duration::from_millis);
+    (initialize, options.discovery_timeout.max(initialize))
+}
+
+fn limits(core: &Core) -> ListLimits {
+    ListLimits {
+        page_timeout: core.options.list_page_timeout,
+        max_items: core.options.max_tools,
+        resources: core.options.list_resources,
+        prompts: core.options.list_prompts,
+    }
+}
+
+/// Builds the transport, initializes and lists the catalog.
+async fn discover(
+    core: &Core,
+    id: &str,
+    plan: &Plan,
+    init_deadline: Instant,
+    initialize: Duration,
+) -> Result<(Conn, Catalog), ServerError> {
+    let init_timeout = || {
+        ServerError::new(
+            ErrorCode::Timeout,
+            format!("initialize did not finish within {}", human(initialize)),
+            "timeout",
+        )
+    };
+    let transport = match timeout_at(
+        init_deadline,
+        core.factory.connect(&plan.resolved, init_deadline),
+    )
+    .await
+    {
+        Err(_) => return Err(init_timeout()),
+        Ok(Err(error)) => {
+            tracing::warn!(
+                server = id,
+                code = %error.error.code,
+                cause = ?error.source.as_ref().map(ToString::to_string),
+                "cannot build the transport"
+            );
+            return Err(error.error);
+        }
+        Ok(Ok(transport)) => transport,
+    };
+    let observed = Arc::new(Observations::default());
+    let transport = Observed::new(transport, Arc::clone(&observed));
+    let mut options = core.options.client.clone();
+    options.session.initialize_timeout = init_deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(1));
+    let client = match timeout_at(init_deadline, Client::connect(transport, options)).await {
+        Err(_) => return Err(init_timeout()),
+        Ok(Err(error)) => {
+            tracing::warn!(server = id, %error, "initialize failed");
+            return Err(initialize_error(&error, &observed, plan, initialize));
+        }
+        Ok(Ok(client)) => client,
+    };
+    let (Some(notifications), Some(negotiated)) =
+        (client.take_notifications(), client.negotiated())
+    else {
+        return Err(ServerError::new(
+            ErrorCode::Protocol,
+            "the connection ended right after initialize",
+            plan.keys.endpoint,
+        ));
+    };
+    let listed = catalog::list(
+        &client,
+        id,
+        negotiated.server_capabilities(),
+        Kinds::ALL,
+        limits(core),
+    )
+    .await
+    .map_err(|error| {
+        tracing::warn!(server = id, %error, "listing the catalog failed");
+        list_error(
+            &error,
+            &client,
+            &observed,
+            plan,
+            core.options.list_page_timeout,
+        )
+    })?;
+    let catalog = build(id, plan, &negotiated, listed, None);
+    Ok((
+        Conn {
+            client,
+            observed,
+            notifications,
+            negotiated,
+        },
+        catalog,
+    ))
+}
+
+/// A catalog from a listing pass; kinds the pass did not list come from
+/// `previous`.
+fn build(
+    id: &str,
+    plan: &Plan,
+    negotiated: &Negotiated,
+    listed: Listed,
+    previous: Option<&Catalog>,
+) -> Catalog {
+    let (tools, tools_truncated) = listed.tools.unwrap_or_else(|| {
+        previous.map_or((Vec::new(), false), |p| {
+            (p.tools.clone(), p.tools_truncated)
+        })
+    });
+    Catalog {
+        server_id: id.to_owned(),
+        // Both are set when the catalog is published.
+        lifetime: crate::catalog::LifetimeId::new(0),
+        generation: 0,
+        fingerprint: plan.fingerprint.to_string(),
+        tools,
+        tools_truncated,
+        resources: listed
+            .resources
+            .unwrap_or_else(|| previous.and_then(|p| p.resources.clone())),
+        prompts: listed
+            .prompts
+            .unwrap_or_else(|| previous.and_then(|p| p.prompts.clone())),
+        instructions: negotiated.instructions().map(str::to_owned),
+        server_info: negotiated.server_info().clone(),
+        capabilities: negotiated.server_capabilities().clone(),
+        protocol_version: negotiated.version,
+    }
+}
+
+/// Makes `catalog` current (a new lifetime) if the generation still holds,
+/// and with `ready`, sets the status to `ready`. Then queues a cache write
+/// when the tools changed. Returns whether it was applied.
+fn publish(
+    core: &Core,
+    id: &str,
+    generation: u64,
+    conn: &Conn,
+    mut catalog: Catalog,
+    ready: bool,
+) -> bool {
+    let published = core.with_entry(id, generation, |core, entry| {
+        catalog.lifetime = core.next_lifetime();
+        catalog.generation = generation;
+        let catalog = Arc::new(catalog);
+        let previous = entry.catalog.replace(Arc::clone(&catalog));
+        entry.client = Some(conn.client.clone());
+        core.emit(ManagerEvent::CatalogSwapped {
+            id: id.to_owned(),
+            lifetime: catalog.lifetime(),
+            previous: previous.as_ref().map(|p| p.lifetime()),
+            tools: catalog.tools().len(),
+            truncated: catalog.is_truncated(),
+        });
+        if ready {
+            entry.last_used = Instant::now();
+            core.set_status(entry, ServerStatus::Ready);
+        }
+        // Readers of `changed` (the gate, `wait_ready`) see the new catalog.
+        core.bump();
+        let tools_changed = previous.is_none_or(|p| p.tools != catalog.tools);
+        (catalog, tools_changed)
+    });
+    let Some((catalog, tools_changed)) = published else {
+        tracing::debug!(server = id, "dropping the result of an older generation");
+        return false;
+    };
+    tracing::debug!(
+        server = id,
+        lifetime = %catalog.lifetime(),
+        tools = catalog.tools().len(),
+        "catalog published"
+    );
+    if tools_changed && core.cache.is_some() {
+        let mut entry = CachedTools::new(id, catalog.tools().to_vec());
+        entry.instructions = catalog.instructions.clone();
+        entry.truncated = catalog.tools_truncated;
+        core.cache_store(catalog.fingerprint(), entry);
+    }
+    true
+}
+
+/// Serves a published connection until it ends.
+async fn serve(core: &Core, id: &str, generation: u64, plan: &Plan, conn: &mut Conn) -> End {
+    let min_interval = core.options.refresh_min_interval;
+    let idle = core.options.idle.timeout_for(plan.kind);
+    let mut pending = Kinds::default();
+    let mut last_pass: Option<Instant> = None;
+    loop {
+        let refresh_at = pending
+            .any()
+            .then(|| last_pass.map_or_else(Instant::now, |last| last + min_interval));
+        let idle_at = match idle {
+            Some(idle) => {
+                match core.with_entry(id, generation, |_, entry| entry.last_used + idle) {
+                    Some(at) => Some(at),
+                    None => return End::Stale,
+                }
+            }
+            None => None,
+        };
+        tokio::select! {
+            biased;
+            notification = conn.notifications.recv() => {
+                let Some(notification) = notification else {
+                    return End::Closed;
+                };
+                if !note(core, id, generation, &mut pending, notification) {
+                    return End::Stale;
+                }
+            }
+            () = sleep_until_optional(refresh_at) => {
+                last_pass = Some(Instant::now());
+                let kinds = std::mem::take(&mut pending);
+                if let Err(end) = refresh(core, id, generation, plan, conn, kinds).await {
+                    return end;
+                }
+                // Notifications that came during the pass coalesce into the
+                // next one; read them now so the status does not flicker.
+                while let Ok(notification) = conn.notifications.try_recv() {
+                    if !note(core, id, generation, &mut pending, notification) {
+                        return End::Stale;
+                    }
+                }
+                if !pending.any() {
+                    let ready = core.with_entry(id, generation, |core, entry| {
+                        core.set_status(entry, ServerStatus::Ready);
+                    });
+                    if ready.is_none() {
+                        return End::Stale;
+                    }
+                }
+            }
+            () = sleep_until_optional(idle_at) => {
+                let expired = idle.and_then(|idle| {
+                    core.with_entry(id, generation, |_, entry| entry.last_used.elapsed() >= idle)
+                });
+                match expired {
+                    Some(true) => return End::Idle,
+                    Some(false) => {}
+                    None => return End::Stale,
+                }
+            }
+        }
+    }
+}
+
+/// Handles one notification: list changes mark what to refresh (and the
+/// status `refreshing`), log messages go to `tracing`. Returns false when
+/// the generation has ended.
+fn note(
+    core: &Core,
+    id: &str,
+    generation: u64,
+    pending: &mut Kinds,
+    notification: ServerNotification,
+) -> bool {
+    let before = *pending;
+    match notification {
+        ServerNotification::ToolsListChanged => pending.tools = true,
+        ServerNotification::ResourcesListChanged => pending.resources = true,
+        ServerNotification::PromptsListChanged => pending.prompts = true,
+        ServerNotification::LogMessage(message) => {
+            tracing::debug!(server = id, level = ?message.level, data = %message.data, "server log");
+            return true;
+        }
+        other => {
+            tracing::trace!(server = id, notification = ?other, "server notification");
+            return true;
+        }
+    }
+    if before.any() {
+        return true;
+    }
+    core.with_entry(id, generation, |core, entry| {
+        core.set_status(entry, ServerStatus::Refreshing);
+    })
+    .is_some()
+}
+
+/// One refresh pass on the same connection, within the refresh deadline.
+async fn refresh(
+    core: &Core,
+    id: &str,
+    generation: u64,
+    plan: &Plan,
+    conn: &mut Conn,
+    kinds: Kinds,
+) -> Result<(), End> {
+    let previous = core
+        .with_entry(id, generation, |_, entry| entry.catalog.clone())
+        .ok_or(End::Stale)?;
+    let deadline = core.options.refresh_timeout;
+    let outcome = timeout(
+        deadline,
+        catalog::list(
+            &conn.client,
+            id,
+            conn.negotiated.server_capabilities(),
+            kinds,
+            limits(core),
+        ),
+    )
+    .await;
+    let message = match outcome {
+        Ok(Ok(listed)) => {
+            let catalog = build(id, plan, &conn.negotiated, listed, previous.as_deref());
+            if !publish(core, id, generation, conn, catalog, false) {
+                return Err(End::Stale);
+            }
+            return Ok(());
+        }
+        Ok(Err(error)) => {
+            tracing::warn!(server = id, %error, "the catalog refresh failed");
+            match error {
+                ListError::RepeatedCursor => {
+                    "the server repeated a pagination cursor while refreshing its catalog"
+                        .to_owned()
+                }
+                ListError::Client(error) if error.is_timeout() => format!(
+                    "a catalog page did not arrive within {} during a refresh",
+                    human(core.options.list_page_timeout)
+                ),
+                ListError::Client(_) => "the server failed to list its catalog again".to_owned(),
+            }
+        }
+        Err(_) => format!(
+            "the catalog refresh did not finish within {}",
+            human(deadline)
+        ),
+    };
+    if conn.client.is_closed() {
+        return Err(End::Closed);
+    }
+    Err(End::RefreshFailed(ServerError::new(
+        ErrorCode::RefreshFailed,
+        message,
+        plan.keys.endpoint,
+    )))
+}
+
+/// The management error for a failed `initialize`. The raw error was logged.
+fn initialize_error(
+    error: &ClientError,
+    observed: &Observations,
+    plan: &Plan,
+    initialize: Duration,
+) -> ServerError {
+    let endpoint = plan.keys.endpoint;
+    if observed.auth_rejected() {
+        return auth_rejected(plan);
+    }
+    let (code, message) = match error {
+        ClientError::Timeout(_) | ClientError::Handshake(HandshakeError::Timeout(_)) => {
+            return ServerError::new(
+                ErrorCode::Timeout,
+                format!("initialize did not finish within {}", human(initialize)),
+                "timeout",
+            );
+        }
+        ClientError::Handshake(HandshakeError::Rejected(_)) => {
+            (ErrorCode::Protocol, "the server refused to initialize")
+        }
+        ClientError::Handshake(HandshakeError::UnsupportedVersion(_)) => (
+            ErrorCode::Protocol,
+            "the server speaks no protocol version this client supports",
+        ),
+        ClientError::Handshake(HandshakeError::InvalidResult(_)) => (
+            ErrorCode::Protocol,
+            "the server's initialize result is malformed",
+        ),
+        ClientError::Handshake(HandshakeError::Undelivered(_)) | ClientError::Undelivered(_) => {
+            (ErrorCode::Closed, "the server could not be reached")
+        }
+        ClientError::Closed { .. } | ClientError::SessionExpired => (
+            ErrorCode::Closed,
+            if endpoint == "transport.command" {
+                "the server process exited during initialize"
+            } else {
+                "the server closed the connection during initialize"
+            },
+        ),
+        _ => (ErrorCode::Protocol, "initialize failed"),
+    };
+    ServerError::new(code, message, endpoint)
+}
+
+/// The management error for a failed first listing. The raw error was logged.
+fn list_error(
+    error: &ListError,
+    client: &Client,
+    observed: &Observations,
+    plan: &Plan,
+    page_timeout: Duration,
+) -> ServerError {
+    let endpoint = plan.keys.endpoint;
+    if observed.auth_rejected() {
+        return auth_rejected(plan);
+    }
+    let (code, message) = match error {
+        ListError::RepeatedCursor => (
+            ErrorCode::InvalidCatalog,
+            "the server repeated a pagination cursor in tools/list".to_owned(),
+        ),
+        ListError::Client(error) if error.is_timeout() => {
+            return ServerError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "a tools/list page did not arrive within {}",
+                    human(page_timeout)
+                ),
+                "timeout",
+            );
+        }
+        ListError::Client(ClientError::InvalidResult { .. }) => (
+            ErrorCode::InvalidCatalog,
+            "the server's tools/list result is malformed".to_owned(),
+        ),
+        ListError::Client(_) if client.is_closed() => (
+            ErrorCode::Closed,
+            "the server closed the connection while listing its tools".to_owned(),
+        ),
+        ListError::Client(_) => (
+            ErrorCode::Protocol,
+            "the server failed tools/list".to_owned(),
+        ),
+    };
+    ServerError::new(code, message, endpoint)
+}
+
+fn auth_rejected(plan: &Plan) -> ServerError {
+    ServerError::new(
+        ErrorCode::AuthRejected,
+        "the server rejected the credentials",
+        plan.keys.auth,
+    )
+}
+
+/// The management error for a connection that ended while serving.
+fn closed_error(observed: &Observations, plan: &Plan) -> ServerError {
+    if observed.auth_rejected() {
+        return auth_rejected(plan);
+    }
+    let message = if observed.session_expired() {
+        "the server ended the session"
+    } else if plan.keys.endpoint == "transport.command" {
+        "the server process exited"
+    } else {
+        "the server closed the connection"
+    };
+    ServerError::new(ErrorCode::Closed, message, plan.keys.endpoint)
+}
+
+async fn sleep_until_optional(at: Option<Instant>) {
+    match at {
+        Some(at) => sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// A duration as people write it: `250 ms`, `10 s`, `2 min`.
+pub(crate) fn human(duration: Duration) -> String {
+    let (secs, millis) = (duration.as_secs(), duration.subsec_millis());
+    if secs == 0 || millis != 0 {
+        format!("{} ms", duration.as_millis())
+    } else if secs >= 60 && (secs / 60) * 60 == secs {
+        format!("{} min", secs / 60)
+    } else {
+        format!("{secs} s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(human(Duration::from_millis(250)), "250 ms");
+        assert_eq!(human(Duration::from_secs(10)), "10 s");
+        assert_eq!(human(Duration::from_secs(120)), "2 min");
+        assert_eq!(human(Duration::from_millis(1500)), "1500 ms");
+    }
+}

@@ -1,0 +1,311 @@
+//! Catalog listing: pagination, the 500-tool cap, repeated cursors, duplicates, snapshots.
+
+use std::time::Duration;
+
+use super::support::*;
+use crate::{ErrorCode, ManagerOptions, ServerStatus};
+
+/// Connects one scripted server and returns the manager.
+async fn connect(script: Script) -> (Fake, crate::McpManager) {
+    let fake = Fake::new();
+    fake.script("s", script);
+    let manager = manager(&fake, ManagerOptions::default());
+    manager.connect_servers([stdio("s")]).await;
+    (fake, manager)
+}
+
+#[tokio::test(start_paused = true)]
+async fn pagination_follows_next_cursor_across_three_pages() {
+    let (fake, manager) = connect(Script {
+        tools: tools("t", 25),
+        page_size: Some(10),
+        ..Script::default()
+    })
+    .await;
+    let catalog = manager.catalog("s").unwrap();
+    assert_eq!(catalog.tools().len(), 25);
+    assert!(!catalog.is_truncated());
+    assert_eq!(fake.stats("s").list_calls, 3);
+    let names: Vec<&str> = catalog.tool_names().collect();
+    assert_eq!(names.first(), Some(&"t_0000"));
+    assert_eq!(names.last(), Some(&"t_0024"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn listing_stops_at_500_tools_and_says_so() {
+    let (fake, manager) = connect(Script {
+        tools: tools("t", 600),
+        page_size: Some(100),
+        ..Script::default()
+    })
+    .await;
+    let catalog = manager.catalog("s").unwrap();
+    assert_eq!(catalog.tools().len(), 500);
+    assert!(catalog.is_truncated());
+    assert_eq!(
+        fake.stats("s").list_calls,
+        5,
+        "the sixth page is never asked for"
+    );
+    assert_eq!(manager.status("s"), Some(ServerStatus::Ready));
+
+    // In one big page too.
+    let (_, manager) = connect(Script {
+        tools: tools("t", 600),
+        ..Script::default()
+    })
+    .await;
+    let catalog = manager.catalog("s").unwrap();
+    assert_eq!(catalog.tools().len(), 500);
+    assert!(catalog.is_truncated());
+    assert_eq!(catalog.tool_names().last(), Some("t_0499"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn exactly_500_tools_are_not_truncated() {
+    let (_, manager) = connect(Script {
+        tools: tools("t", 500),
+        page_size: Some(250),
+        ..Script::default()
+    })
+    .await;
+    let catalog = manager.catalog("s").unwrap();
+    assert_eq!(catalog.tools().len(), 500);
+    assert!(!catalog.is_truncated());
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_cap_is_an_option() {
+    let fake = Fake::new();
+    fake.script(
+        "s",
+        Script {
+            tools: tools("t", 30),
+            page_size: Some(10),
+            ..Script::default()
+        },
+    );
+    let options = ManagerOptions {
+        max_tools: 15,
+        ..ManagerOptions::default()
+    };
+    let manager = manager(&fake, options);
+    manager.connect_servers([stdio("s")]).await;
+    let catalog = manager.catalog("s").unwrap();
+    assert_eq!(catalog.tools().len(), 15);
+    assert!(catalog.is_truncated());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_repeated_cursor_is_an_invalid_catalog() {
+    let (fake, manager) = connect(Script {
+        tools: tools("t", 30),
+        page_size: Some(10),
+        repeat_cursor: true,
+        ..Script::default()
+    })
+    .await;
+    let error = manager.status("s").unwrap().error().unwrap().clone();
+    assert_eq!(error.code, ErrorCode::InvalidCatalog);
+    assert_eq!(error.config_key, "transport.command");
+    assert_eq!(fake.stats("s").list_calls, 2);
+    assert!(manager.catalog("s").is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn duplicate_tool_names_keep_the_first() {
+    let mut list = tools("t", 3);
+    let mut duplicate = list[0].clone();
+    duplicate.description = Some("the second one".into());
+    list.push(duplicate);
+    let (_, manager) = connect(Script {
+        tools: list,
+        ..Script::default()
+    })
+    .await;
+    let catalog = manager.catalog("s").unwrap();
+    assert_eq!(catalog.tools().len(), 3);
+    assert_eq!(catalog.tool("t_0000").unwrap().description, None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn tools_are_kept_exactly_as_listed() {
+    let mut tool = mcp_proto::types::Tool::new("exact");
+    tool.title = Some("Exact".into());
+    tool.extra
+        .insert("x-vendor".into(), serde_json::json!({"keep": [1, 2]}));
+    let (_, manager) = connect(Script {
+        tools: vec![tool.clone()],
+        ..Script::default()
+    })
+    .await;
+    assert_eq!(manager.catalog("s").unwrap().tools(), [tool]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn snapshots_omit_connecting_failed_disabled_and_toolless_servers() {
+    let fake = Fake::new();
+    fake.script(
+        "connecting",
+        Script {
+            hang_initialize: true,
+            ..Script::default()
+        },
+    );
+    fake.script(
+        "failed",
+        Script {
+            reject_initialize: true,
+            ..Script::default()
+        },
+    );
+    fake.script(
+        "toolless",
+        Script {
+            tools: Vec::new(),
+            ..Script::default()
+        },
+    );
+    fake.script(
+        "ready",
+        Script {
+            instructions: Some("Ready for anything.".into()),
+            ..Script::default()
+        },
+    );
+    let mut disabled = stdio("disabled");
+    disabled.enabled = false;
+    let manager = manager(&fake, background());
+    manager
+        .connect_servers([
+            stdio("connecting"),
+            stdio("failed"),
+            stdio("toolless"),
+            stdio("ready"),
+            disabled,
+        ])
+        .await;
+    until_ready(&manager, "ready").await;
+    until_ready(&manager, "toolless").await;
+    until(&manager, "failed", |s| s.error().is_some()).await;
+    let snapshot = manager.snapshot(None);
+    let rows: Vec<(&str, &str, Option<&str>, Vec<&str>)> = snapshot
+        .servers()
+        .iter()
+        .map(|s| (s.id(), s.name(), s.instructions(), s.tool_names().collect()))
+        .collect();
+    assert_eq!(
+        rows,
+        [(
+            "ready",
+            "ready",
+            Some("Ready for anything."),
+            vec!["tool_0000", "tool_0001"]
+        )]
+    );
+    assert_eq!(snapshot.tool_count(), 2);
+    assert_eq!(manager.status("disabled"), Some(ServerStatus::Disabled));
+    assert_eq!(manager.status("connecting"), Some(ServerStatus::Connecting));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_thousand_snapshots_of_20_servers_with_100_tools_take_under_50_ms() {
+    let fake = Fake::new();
+    let ids: Vec<String> = (0..20).map(|i| format!("server{i:02}")).collect();
+    for id in &ids {
+        fake.script(
+            id,
+            Script {
+                tools: tools(id, 100),
+                page_size: Some(50),
+                instructions: Some(format!("Instructions of {id}.")),
+                ..Script::default()
+            },
+        );
+    }
+    let manager = manager(&fake, ManagerOptions::default());
+    let report = manager
+        .connect_servers(ids.iter().map(|id| stdio(id)))
+        .await;
+    assert_eq!(report.ready.len(), 20);
+
+    let started = std::time::Instant::now();
+    let mut tools_seen = 0;
+    for _ in 0..1000 {
+        let snapshot = manager.snapshot(None);
+        tools_seen += snapshot.servers().len() * 100;
+        std::hint::black_box(&snapshot);
+    }
+    let elapsed = started.elapsed();
+    assert_eq!(tools_seen, 1000 * 20 * 100);
+    assert!(
+        elapsed < Duration::from_millis(50),
+        "1,000 snapshots took {elapsed:?}"
+    );
+    // Captured together: every row's catalog is the one the manager holds.
+    let snapshot = manager.snapshot(None);
+    for row in snapshot.servers() {
+        assert!(std::sync::Arc::ptr_eq(
+            row.catalog(),
+            &manager.catalog(row.id()).unwrap()
+        ));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn project_servers_show_only_in_their_workspace_and_rediscovery_drops_the_gone() {
+    use std::path::Path;
+
+    use mcp_config::{ConfigLevel, Discovery, DiscoveryOptions};
+
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("user.json");
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::write(
+        &user,
+        r#"{"mcpServers": {
+            "everyone": {"command": "fake-everyone"},
+            "bad": {"url": "ftp://example.com/mcp"}
+        }}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join(".mcp.json"),
+        r#"{"mcpServers": {"mine": {"command": "fake-mine"}}}"#,
+    )
+    .unwrap();
+    let discovery = || {
+        Discovery::new(DiscoveryOptions::default())
+            .user_file(&user)
+            .project_root(&repo)
+    };
+    let fake = Fake::new();
+    let manager = manager(&fake, ManagerOptions::default());
+    let startup = manager.discover_and_connect(&discovery()).await;
+    let error = startup.error("bad").unwrap();
+    assert_eq!(error.code, ErrorCode::InvalidConfig);
+    assert_eq!(error.config_key, "transport.url");
+    assert_eq!(manager.status("bad"), None);
+    assert_eq!(startup.ready.len(), 2);
+
+    let ids = |workspace: Option<&Path>| -> Vec<String> {
+        manager
+            .snapshot(workspace)
+            .servers()
+            .iter()
+            .map(|s| s.id().to_owned())
+            .collect()
+    };
+    assert_eq!(ids(Some(&repo.join("src"))), ["everyone", "mine"]);
+    assert_eq!(ids(Some(dir.path())), ["everyone"]);
+    assert_eq!(ids(None), ["everyone", "mine"]);
+    assert_eq!(manager.source("mine").unwrap().level, ConfigLevel::Project);
+
+    // Seed 000's reload: the project file no longer has "mine".
+    std::fs::write(repo.join(".mcp.json"), r#"{"mcpServers": {}}"#).unwrap();
+    manager.discover_and_connect(&discovery()).await;
+    assert_eq!(manager.status("mine"), None);
+    fake.until_stats("mine", |s| s.closed_by_client == 1).await;
+    assert_eq!(fake.stats("everyone").connects, 1, "kept its connection");
+}

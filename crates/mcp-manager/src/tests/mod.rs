@@ -1,0 +1,8 @@
+//! Unit tests of the manager against scripted in-memory servers on a paused clock.
+
+mod catalogs;
+mod lifecycle;
+mod refresh;
+mod startup;
+mod store;
+mod support;

@@ -1,0 +1,439 @@
+//! `mcp-manager` keeping real fixture servers honest: a `list_changed` storm, a failed refresh, a killed server, reconnect on and off, disable during connect, an expired HTTP session, and pagination.
+//!
+//! Every wait is on a real event (a status, a catalog swap, a process
+//! exit), bounded by [`DEADLINE`], which only a failure reaches.
+
+use std::path::Path;
+use std::time::Duration;
+
+use mcp_config::{HttpConfig, ServerConfig, StdioConfig, Store, TransportConfig};
+use mcp_manager::{
+    ErrorCode, ManagerEvent, ManagerOptions, McpManager, ReconnectPolicy, ServerStatus, StartupMode,
+};
+use mcp_proto::types::JsonObject;
+use serde_json::json;
+use tokio::sync::broadcast;
+use tokio::time::Instant;
+
+const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-fixture-server");
+
+/// How long any single step may take before the test fails.
+const DEADLINE: Duration = Duration::from_secs(20);
+
+/// A fixture server run over stdio with `args`.
+fn fixture(id: &str, args: &[&str]) -> ServerConfig {
+    let mut stdio = StdioConfig::new(FIXTURE);
+    stdio.args = args.iter().map(|arg| (*arg).to_owned()).collect();
+    ServerConfig::new(id, TransportConfig::Stdio(stdio))
+}
+
+fn args(value: serde_json::Value) -> Option<JsonObject> {
+    value.as_object().cloned()
+}
+
+/// Waits until `id`'s status matches, on the manager's events.
+async fn until(manager: &McpManager, id: &str, f: impl Fn(&ServerStatus) -> bool) {
+    let mut events = manager.events();
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        if manager.status(id).as_ref().is_some_and(&f) {
+            return;
+        }
+        match tokio::time::timeout_at(deadline, events.recv()).await {
+            Ok(Ok(_) | Err(broadcast::error::RecvError::Lagged(_))) => {}
+            _ => panic!("{id}: status never matched; it is {:?}", manager.status(id)),
+        }
+    }
+}
+
+/// The `tools-list` lines of an event log.
+fn tools_list_calls(log: &Path) -> usize {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| line.starts_with("tools-list "))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_storm_of_100_list_changed_within_1_s_ends_in_one_or_two_refreshes() {
+    let dir = tempfile::tempdir().expect("a scratch dir");
+    let log = dir.path().join("events.log");
+    let manager = McpManager::new(ManagerOptions::default());
+    let report = manager
+        .connect_servers([fixture(
+            "stormy",
+            &["--storm-tool", "--event-log", &log.display().to_string()],
+        )])
+        .await;
+    assert_eq!(report.ready.len(), 1, "{:?}", report.errors);
+    let before = manager.catalog("stormy").unwrap();
+    assert_eq!(before.tools().len(), 13);
+    let mut events = manager.events();
+
+    let client = manager.client("stormy").unwrap();
+    client
+        .call_tool("list_changed_storm", args(json!({"count": 100, "ms": 5})))
+        .await
+        .expect("the storm starts");
+    // The final catalog: 13 tools and the 100 the storm added.
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let done = manager.status("stormy") == Some(ServerStatus::Ready)
+            && manager
+                .catalog("stormy")
+                .is_some_and(|c| c.tool("storm_0100").is_some());
+        if done {
+            break;
+        }
+        tokio::time::timeout_at(deadline, events.recv())
+            .await
+            .expect("the storm settles")
+            .expect("events");
+    }
+    let catalog = manager.catalog("stormy").unwrap();
+    assert_eq!(catalog.tools().len(), 113);
+    let refreshes = tools_list_calls(&log) - 1;
+    assert!(
+        (1..=2).contains(&refreshes),
+        "{refreshes} refreshes, by the server's log"
+    );
+    assert_ne!(catalog.lifetime(), before.lifetime());
+    println!("a storm of 100 list_changed in 0.5 s: {refreshes} refresh passes");
+    manager.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_refresh_closes_the_connection_and_leaves_the_others() {
+    let manager = McpManager::new(ManagerOptions::default());
+    let report = manager
+        .connect_servers([
+            fixture("flaky", &["--fail-tools-list-after", "1"]),
+            fixture("steady", &[]),
+        ])
+        .await;
+    assert_eq!(report.ready.len(), 2, "{:?}", report.errors);
+    let steady = manager.catalog("steady").unwrap().lifetime();
+    let client = manager.client("flaky").unwrap();
+    client
+        .call_tool("add_tool", args(json!({"name": "extra"})))
+        .await
+        .expect("add_tool");
+    until(&manager, "flaky", |s| s.error().is_some()).await;
+    let error = manager.status("flaky").unwrap().error().unwrap().clone();
+    assert_eq!(error.code, ErrorCode::RefreshFailed);
+    assert_eq!(error.config_key, "transport.command");
+    assert!(
+        !error.message.contains("-32603"),
+        "raw errors stay out: {error}"
+    );
+    assert!(manager.catalog("flaky").is_none());
+    tokio::time::timeout(DEADLINE, client.wait_closed())
+        .await
+        .expect("the connection closes");
+    assert_eq!(manager.catalog("steady").unwrap().lifetime(), steady);
+    // The configuration is intact: Retry brings it back (its first list works).
+    manager.retry("flaky").unwrap();
+    until(&manager, "flaky", |s| *s == ServerStatus::Ready).await;
+    manager.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_server_is_closed_without_reconnect_by_default() {
+    let manager = McpManager::new(ManagerOptions::default());
+    manager
+        .connect_servers([fixture("victim", &[]), fixture("bystander", &[])])
+        .await;
+    let bystander = manager.catalog("bystander").unwrap().lifetime();
+    let client = manager.client("victim").unwrap();
+    let crashed = client.call_tool("crash", None).await;
+    assert!(crashed.is_err(), "{crashed:?}");
+    until(&manager, "victim", |s| s.error().is_some()).await;
+    let status = manager.status("victim").unwrap();
+    let ServerStatus::Error { error, retry } = status else {
+        unreachable!()
+    };
+    assert_eq!(error.code, ErrorCode::Closed);
+    assert_eq!(retry, None, "reconnect is off by default");
+    assert!(manager.catalog("victim").is_none());
+    let snapshot = manager.snapshot(None);
+    let ids: Vec<&str> = snapshot.servers().iter().map(|s| s.id()).collect();
+    assert_eq!(ids, ["bystander"]);
+    assert_eq!(manager.catalog("bystander").unwrap().lifetime(), bystander);
+    manager.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_server_comes_back_when_reconnect_is_on() {
+    let options = {
+        let mut options = ManagerOptions::default();
+        options.reconnect = ReconnectPolicy::on();
+        options
+    };
+    let manager = McpManager::new(options);
+    manager.connect_servers([fixture("phoenix", &[])]).await;
+    let lifetime = manager.catalog("phoenix").unwrap().lifetime();
+    let mut events = manager.events();
+    let crashed = manager
+        .client("phoenix")
+        .unwrap()
+        .call_tool("crash", None)
+        .await;
+    assert!(crashed.is_err());
+    until(&manager, "phoenix", |s| s.error().is_some()).await;
+    let connected = manager
+        .wait_ready("phoenix", Instant::now() + DEADLINE)
+        .await
+        .expect("reconnected");
+    assert_ne!(connected.catalog.lifetime(), lifetime);
+    let mut saw_retry = None;
+    while let Ok(event) = events.try_recv() {
+        if let ManagerEvent::StatusChanged {
+            status: ServerStatus::Error { retry, .. },
+            ..
+        } = event
+        {
+            saw_retry = retry;
+        }
+    }
+    let retry = saw_retry.expect("a retry was scheduled");
+    assert_eq!((retry.attempt, retry.delay), (1, Duration::from_secs(1)));
+    // The new connection works.
+    let echo = connected
+        .client
+        .call_tool("echo", args(json!({"text": "back"})))
+        .await
+        .expect("echo");
+    assert_eq!(echo.is_error, None);
+    manager.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disabling_during_connect_drops_the_late_result() {
+    let dir = tempfile::tempdir().expect("a scratch dir");
+    let store = Store::open(dir.path().join("mcp.json"));
+    let options = {
+        let mut options = ManagerOptions::default();
+        options.startup = StartupMode::Background;
+        options
+    };
+    let manager = McpManager::builder().options(options).store(store).build();
+    let mut events = manager.events();
+    let slow = ["--delay-initialize-ms", "1500"];
+    manager.save(fixture("late", &slow)).await.unwrap();
+    // A witness with the same delay, started right after: once it is
+    // ready, the late server's answer would have arrived too.
+    manager.save(fixture("witness", &slow)).await.unwrap();
+    until(&manager, "late", |s| *s == ServerStatus::Connecting).await;
+    manager.set_enabled("late", false).await.unwrap();
+    assert_eq!(manager.status("late"), Some(ServerStatus::Disabled));
+
+    manager
+        .wait_ready("witness", Instant::now() + DEADLINE)
+        .await
+        .expect("the witness connects");
+    assert_eq!(manager.status("late"), Some(ServerStatus::Disabled));
+    assert!(manager.catalog("late").is_none());
+    let listed = manager.list().await.unwrap();
+    assert!(
+        !listed
+            .iter()
+            .find(|l| l.config.id == "late")
+            .unwrap()
+            .config
+            .enabled
+    );
+    while let Ok(event) = events.try_recv() {
+        assert!(
+            !matches!(&event, ManagerEvent::CatalogSwapped { id, .. } if id == "late"),
+            "a late result was applied: {event:?}"
+        );
+    }
+    manager.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_http_session_is_initialized_again() {
+    let port = tests::servers::free_port();
+    let mut command = tokio::process::Command::new(FIXTURE);
+    command.args([
+        "--transport",
+        "http",
+        "--port",
+        &port.to_string(),
+        "--expire-session-after",
+        "6",
+    ]);
+    let _server = tests::servers::start_http_server(command, port).await;
+    let config = ServerConfig::new(
+        "web",
+        TransportConfig::Http(HttpConfig::new(format!("http://127.0.0.1:{port}/mcp"))),
+    );
+    // Reconnect stays off: the session is renewed regardless.
+    let manager = McpManager::new(ManagerOptions::default());
+    let report = manager.connect_servers([config]).await;
+    assert_eq!(report.ready.len(), 1, "{:?}", report.errors);
+    let lifetime = manager.catalog("web").unwrap().lifetime();
+    let mut events = manager.events();
+    let client = manager.client("web").unwrap();
+    // initialize, tools/list, resources/list and prompts/list were 1-4.
+    client.ping().await.expect("the 5th request");
+    client
+        .ping()
+        .await
+        .expect("the 6th request ends the session");
+    let expired = client.ping().await.expect_err("the session is gone");
+    assert!(expired.is_closed(), "{expired:?}");
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let renewed = manager
+            .catalog("web")
+            .is_some_and(|c| c.lifetime() != lifetime);
+        if renewed && manager.status("web") == Some(ServerStatus::Ready) {
+            break;
+        }
+        tokio::time::timeout_at(deadline, events.recv())
+            .await
+            .expect("the session is renewed")
+            .expect("events");
+    }
+    assert!(
+        manager.status("web").is_some_and(|s| s.error().is_none()),
+        "no error status on the way"
+    );
+    let pong = manager.client("web").unwrap().ping().await;
+    assert!(pong.is_ok(), "{pong:?}");
+    manager.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pagination_three_pages_600_tools_and_a_repeated_cursor() {
+    let dir = tempfile::tempdir().expect("a scratch dir");
+    let three = dir.path().join("three.log");
+    let big = dir.path().join("big.log");
+    let manager = McpManager::new(ManagerOptions::default());
+    let report = manager
+        .connect_servers([
+            fixture(
+                "three",
+                &[
+                    "--page-size",
+                    "5",
+                    "--event-log",
+                    &three.display().to_string(),
+                ],
+            ),
+            fixture(
+                "big",
+                &[
+                    "--tools",
+                    "588",
+                    "--page-size",
+                    "100",
+                    "--event-log",
+                    &big.display().to_string(),
+                ],
+            ),
+            fixture("looping", &["--page-size", "5", "--repeat-cursor"]),
+        ])
+        .await;
+
+    let three_catalog = manager.catalog("three").unwrap();
+    assert_eq!(three_catalog.tools().len(), 12);
+    assert!(!three_catalog.is_truncated());
+    assert_eq!(tools_list_calls(&three), 3);
+
+    let big_catalog = manager.catalog("big").unwrap();
+    assert_eq!(big_catalog.tools().len(), 500);
+    assert!(big_catalog.is_truncated());
+    assert_eq!(big_catalog.tool_names().last(), Some("tool_0488"));
+    assert_eq!(
+        tools_list_calls(&big),
+        5,
+        "the sixth page is never asked for"
+    );
+
+    let error = report.error("looping").expect("the looping server fails");
+    assert_eq!(error.code, ErrorCode::InvalidCatalog);
+    assert!(manager.catalog("looping").is_none());
+    manager.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deadlines_and_startup_errors_of_real_processes() {
+    let dir = tempfile::tempdir().expect("a scratch dir");
+    let mut missing_dir = StdioConfig::new(FIXTURE);
+    missing_dir.cwd = Some(dir.path().join("nope").display().to_string());
+    let mut no_env = StdioConfig::new(FIXTURE);
+    no_env.args = vec![
+        "--instructions".into(),
+        "${MANAGER_TEST_UNSET_VARIABLE}".into(),
+    ];
+    let configs = vec![
+        ServerConfig::new(
+            "nocommand",
+            TransportConfig::Stdio(StdioConfig::new("/nonexistent/mcp-server")),
+        ),
+        ServerConfig::new("nodir", TransportConfig::Stdio(missing_dir)),
+        ServerConfig::new("noenv", TransportConfig::Stdio(no_env)),
+        fixture("notools", &["--no-tools-capability"]),
+        fixture("exits", &["--exit-after", "1"]),
+    ];
+    let manager = McpManager::new(ManagerOptions::default());
+    let report = manager.connect_servers(configs).await;
+    let code = |id: &str| report.error(id).map(|e| (e.code, e.config_key.as_str()));
+    assert_eq!(
+        code("nocommand"),
+        Some((ErrorCode::MissingCommand, "transport.command"))
+    );
+    assert_eq!(
+        code("nodir"),
+        Some((ErrorCode::MissingDirectory, "transport.cwd"))
+    );
+    assert_eq!(
+        code("noenv"),
+        Some((ErrorCode::MissingEnv, "transport.args[1]"))
+    );
+    assert_eq!(code("exits").map(|c| c.0), Some(ErrorCode::Closed));
+    assert_eq!(manager.status("notools"), Some(ServerStatus::Ready));
+    assert!(manager.catalog("notools").unwrap().tools().is_empty());
+    manager.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamable_http_and_legacy_sse_fixtures_connect_through_the_default_factory() {
+    let mut servers = Vec::new();
+    let mut configs = Vec::new();
+    for (id, mode, path) in [("http", "http", "/mcp"), ("sse", "sse", "/sse")] {
+        let port = tests::servers::free_port();
+        let mut command = tokio::process::Command::new(FIXTURE);
+        command.args(["--transport", mode, "--port", &port.to_string()]);
+        servers.push(tests::servers::start_http_server(command, port).await);
+        let http = HttpConfig::new(format!("http://127.0.0.1:{port}{path}"));
+        configs.push(ServerConfig::new(
+            id,
+            if mode == "sse" {
+                TransportConfig::Sse(http)
+            } else {
+                TransportConfig::Http(http)
+            },
+        ));
+    }
+    let manager = McpManager::new(ManagerOptions::default());
+    let report = manager.connect_servers(configs).await;
+    assert_eq!(report.ready.len(), 2, "{:?}", report.errors);
+    for id in ["http", "sse"] {
+        let catalog = manager.catalog(id).unwrap();
+        assert_eq!(catalog.tools().len(), 12, "{id}");
+        assert!(catalog.resources().is_some_and(|r| r.len() == 1), "{id}");
+        let echo = manager
+            .client(id)
+            .unwrap()
+            .call_tool("echo", args(json!({"text": id})))
+            .await
+            .expect("echo");
+        assert_ne!(echo.is_error, Some(true), "{id}: {echo:?}");
+    }
+    manager.close().await;
+    assert_eq!(manager.status("sse"), Some(ServerStatus::Disconnected));
+}
