@@ -111,6 +111,31 @@ impl HttpTransport {
         Ok(transport)
     }
 
+    /// Starts the POST of one message as a background task; gives the
+    /// message back when the transport is closed.
+    fn start_post(&self, message: Message) -> Result<(), Message> {
+        if self.shared.is_closed() {
+            return Err(message);
+        }
+        let out = Outgoing::new(&message);
+        let probe = self.shared.prepare(&out);
+        let shared = Arc::clone(&self.shared);
+        let task = async move {
+            if probe {
+                streamable::post(&shared, out, true).await;
+                return;
+            }
+            match shared.wait_mode().await {
+                Mode::Legacy(endpoint) => legacy_sse::post(&shared, &endpoint, out).await,
+                Mode::Streamable | Mode::Undecided => streamable::post(&shared, out, false).await,
+            }
+        };
+        match self.shared.spawn(task) {
+            Some(_) => Ok(()),
+            None => Err(message),
+        }
+    }
+
     /// The protocol in use: `None` while [`HttpProtocol::Auto`] has not yet
     /// seen the server's answer to `initialize`.
     pub fn active_protocol(&self) -> Option<HttpProtocol> {
@@ -135,26 +160,17 @@ impl fmt::Debug for HttpTransport {
 #[async_trait]
 impl Transport for HttpTransport {
     async fn send(&self, message: Message) -> Result<(), TransportError> {
-        if self.shared.is_closed() {
-            return Err(TransportError::Closed);
+        self.start_post(message).map_err(|_| TransportError::Closed)
+    }
+
+    /// Starting a POST never waits (it runs as its own task), so every
+    /// message is taken at once, unless the transport is closed or the
+    /// caller is outside a tokio runtime (then `send` reports why).
+    fn try_send(&self, message: Message) -> Result<(), Message> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(message);
         }
-        let out = Outgoing::new(&message);
-        let probe = self.shared.prepare(&out);
-        let shared = Arc::clone(&self.shared);
-        let task = async move {
-            if probe {
-                streamable::post(&shared, out, true).await;
-                return;
-            }
-            match shared.wait_mode().await {
-                Mode::Legacy(endpoint) => legacy_sse::post(&shared, &endpoint, out).await,
-                Mode::Streamable | Mode::Undecided => streamable::post(&shared, out, false).await,
-            }
-        };
-        match self.shared.spawn(task) {
-            Some(_) => Ok(()),
-            None => Err(TransportError::Closed),
-        }
+        self.start_post(message)
     }
 
     async fn recv(&self) -> Inbound {
