@@ -1,0 +1,97 @@
+//! What the model sees of MCP: collision-free tool names, live and deferred
+//! tool adapters, argument validation, result conversion, call deadlines
+//! and cancellation, permission presets with approvals and session grants,
+//! lazy loader tools, catalog search and the `<mcp_servers>` prompt section.
+//!
+//! A host creates one [`McpSession`] per agent session over the shared
+//! [`McpManager`](mcp_manager::McpManager), binds tools before each prompt
+//! and calls them; everything below is the whole integration:
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
+//! use mcp_manager::McpManager;
+//! use mcp_toolbridge::{async_trait, ApprovalDecision, ApprovalHandler, ApprovalRequest};
+//! use mcp_toolbridge::{McpSession, SessionOptions, ToolCall, ToolOutcome};
+//!
+//! struct AskTheUser;
+//! #[async_trait]
+//! impl ApprovalHandler for AskTheUser {
+//!     async fn decide(&self, request: &ApprovalRequest) -> ApprovalDecision {
+//!         println!("Run {} of {}?", request.tool, request.server_name);
+//!         ApprovalDecision::AllowOnce // a real host shows a card
+//!     }
+//! }
+//!
+//! # async fn host() {
+//! let manager = McpManager::builder().build();
+//! let files = StdioConfig::new("mcp-server-filesystem");
+//! let report = manager.connect_servers([ServerConfig::new("files", TransportConfig::Stdio(files))]).await;
+//! let session = McpSession::new(&manager, SessionOptions::default());
+//! session.set_approval_handler(Some(Arc::new(AskTheUser)));
+//! // Each user prompt: bind, declare the tools, add the prompt section.
+//! let tools = session.bind_startup(&report); // later prompts: session.bind()
+//! let system = format!("You are a helpful agent.\n{}", tools.prompt_section());
+//! for tool in tools.tools() {
+//!     println!("declare {}: {} {:?}", tool.name(), tool.description(), tool.input_schema());
+//! }
+//! // The model calls a tool by its name:
+//! let call = ToolCall::new("call_1", serde_json::json!({"path": "README.md"}));
+//! match tools.get("mcp_files_read_file").unwrap().call(call).await {
+//!     ToolOutcome::Cancelled => {}
+//!     outcome => println!("{system}\n{:?}", outcome.result()),
+//! }
+//! manager.close().await;
+//! # }
+//! ```
+//!
+//! Hosts that keep MCP tools out of the initial declarations register
+//! [`McpSession::loader_tools`] (`load_mcp`, `call_mcp_tool`,
+//! `read_mcp_resource`) and [`McpSession::catalog_tools`] (`search_tools`,
+//! `describe_tool`) instead, with [`ToolAccess::Loader`] or
+//! [`ToolAccess::Search`] for the prompt section.
+//!
+//! Modules: [`names`] (model names and the reverse map), [`prompt`] (the
+//! `<mcp_servers>` section); the rest is re-exported here: the session and
+//! its [`ToolSet`], the [`ModelTool`] trait with [`LiveTool`] and
+//! [`DeferredTool`], [`ArgumentSchema`] validation, [`ToolOutcome`] and
+//! [`ToolResult`], the approval types.
+//!
+//! **Invariant:** the bridge owns no sockets and no processes; it reaches
+//! servers only through the manager.
+//!
+//! **Invariant:** nothing a server declares (annotations included)
+//! bypasses approval, and the prompt section never shows commands, URLs,
+//! environment values or credentials: it is rendered from server ids,
+//! display names and `initialize` instructions only.
+
+mod approval;
+mod backend;
+mod cancel;
+mod loader;
+mod manager;
+pub mod names;
+pub mod prompt;
+mod result;
+mod schema;
+mod search;
+mod session;
+mod text;
+mod tool;
+
+pub use approval::{
+    ApprovalDecision, ApprovalEvent, ApprovalHandler, ApprovalRequest, ApprovalResult,
+    ApprovalSource, Grant, PermissionPreset,
+};
+/// The attribute for implementing [`ApprovalHandler`] (re-exported so hosts
+/// need no dependency of their own).
+pub use async_trait::async_trait;
+pub use cancel::CancelToken;
+pub use loader::{CALL_MCP_TOOL, DESCRIBE_TOOL, LOAD_MCP, READ_MCP_RESOURCE, SEARCH_TOOLS};
+pub use names::{NameOptions, ToolKey, ToolNames, UnusableReason, UnusableTool};
+pub use prompt::ToolAccess;
+pub use result::{CallFailure, ContentMode, NotApproved, ToolOutcome, ToolResult};
+pub use schema::{ArgumentProblem, ArgumentSchema, InvalidArguments};
+pub use search::SearchHit;
+pub use session::{McpSession, SessionOptions, ToolSet};
+pub use tool::{DeferredTool, LiveTool, ModelTool, ToolCall};

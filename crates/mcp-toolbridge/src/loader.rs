@@ -1,0 +1,464 @@
+//! Loader tools for hosts that keep MCP tools out of the initial
+//! declarations (seed 003, "Dynamic tools"), and the catalog search tools
+//! (seed 002's `searchTools`/`describeTool`).
+//!
+//! - `load_mcp(server)`: the `server` enum lists the allowed servers with
+//!   their descriptions; connects the server if needed and returns its
+//!   tools (with schemas) and resources.
+//! - `call_mcp_tool(server, tool, arguments)`: calls a tool of a connected
+//!   server through the same validation, approval and deadline as a direct
+//!   tool; a server that is not connected gets "call load_mcp first".
+//! - `read_mcp_resource(server, uri)`: reads a resource of a connected
+//!   server. Reading is not a tool call, so it needs no approval (seed 003:
+//!   resources follow server-level trust).
+//! - `search_tools(query)` and `describe_tool(name)`: find tools of the
+//!   current binding by name and description, and fetch one schema, so
+//!   schemas enter the model's context only when asked for.
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use mcp_proto::methods;
+use mcp_proto::types::{
+    ContentBlock, EmbeddedResource, JsonObject, ReadResourceRequestParams, ReadResourceResult,
+    ResourceContents,
+};
+use mcp_transport::{CallOptions, ClientError};
+use serde_json::{Map, Value, json};
+use tokio::time::Instant;
+
+use crate::backend::{Availability, ReadyServer};
+use crate::prompt::instructions_summary;
+use crate::result::{CallFailure, ContentMode, ToolOutcome, ToolResult};
+use crate::schema::ArgumentSchema;
+use crate::search;
+use crate::session::{Inner, McpSession, Target};
+use crate::text::truncate_chars;
+use crate::tool::{ModelTool, ToolCall};
+
+/// The name of the tool that connects a server and lists what it offers.
+pub const LOAD_MCP: &str = "load_mcp";
+/// The name of the tool that calls a tool of a connected server.
+pub const CALL_MCP_TOOL: &str = "call_mcp_tool";
+/// The name of the tool that reads a resource of a connected server.
+pub const READ_MCP_RESOURCE: &str = "read_mcp_resource";
+/// The name of the catalog search tool.
+pub const SEARCH_TOOLS: &str = "search_tools";
+/// The name of the tool that returns one tool's schema.
+pub const DESCRIBE_TOOL: &str = "describe_tool";
+
+/// The longest server description in `load_mcp`'s description, in characters.
+const SERVER_DESCRIPTION_CHARS: usize = 200;
+
+impl McpSession {
+    /// The loader tools `load_mcp`, `call_mcp_tool` and `read_mcp_resource`,
+    /// built for the servers this session may use now. Empty when the MCP
+    /// channel is off or no server is allowed.
+    pub fn loader_tools(&self) -> Vec<Arc<dyn ModelTool>> {
+        let inner = &self.inner;
+        if !inner.enabled() {
+            return Vec::new();
+        }
+        let mut servers: Vec<_> = inner
+            .backend()
+            .servers()
+            .into_iter()
+            .filter(|s| s.enabled && inner.allows(&s.id))
+            .collect();
+        if servers.is_empty() {
+            return Vec::new();
+        }
+        servers.sort_by(|a, b| a.id.cmp(&b.id));
+        let ids: Vec<Value> = servers.iter().map(|s| Value::from(s.id.clone())).collect();
+        let mut listing = String::new();
+        for s in &servers {
+            listing.push_str(&format!("\n- {}", s.id));
+            if s.name != s.id {
+                listing.push_str(&format!(" ({})", s.name));
+            }
+            if let Some(d) = s.description.as_deref().and_then(instructions_summary) {
+                listing.push_str(": ");
+                listing.push_str(&truncate_chars(&d, SERVER_DESCRIPTION_CHARS));
+            }
+        }
+        let server_property = json!({
+            "type": "string",
+            "enum": ids,
+            "description": "The MCP server's id."
+        });
+        let load = LoaderTool::new(
+            inner.clone(),
+            Kind::Load,
+            LOAD_MCP,
+            format!(
+                "Connects to an MCP server if it is not connected yet and returns its tools (with their input schemas) and resources as JSON. Call it before call_mcp_tool or read_mcp_resource. Servers:{listing}"
+            ),
+            json!({
+                "type": "object",
+                "properties": {"server": server_property},
+                "required": ["server"],
+                "additionalProperties": false
+            }),
+        );
+        let call = LoaderTool::new(
+            inner.clone(),
+            Kind::Call,
+            CALL_MCP_TOOL,
+            "Calls a tool of a connected MCP server with arguments that match its input schema (from load_mcp or describe_tool). If the server is not connected, call load_mcp first.".to_owned(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "server": server_property,
+                    "tool": {"type": "string", "description": "The tool's name on that server."},
+                    "arguments": {"type": "object", "description": "The tool's arguments."}
+                },
+                "required": ["server", "tool"],
+                "additionalProperties": false
+            }),
+        );
+        let read = LoaderTool::new(
+            inner.clone(),
+            Kind::Read,
+            READ_MCP_RESOURCE,
+            "Reads a resource of a connected MCP server by URI (from load_mcp's resources) and returns its contents.".to_owned(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "server": server_property,
+                    "uri": {"type": "string", "description": "The resource's URI."}
+                },
+                "required": ["server", "uri"],
+                "additionalProperties": false
+            }),
+        );
+        vec![Arc::new(load), Arc::new(call), Arc::new(read)]
+    }
+
+    /// The catalog tools `search_tools` and `describe_tool`, over the
+    /// session's current binding. Empty when the MCP channel is off.
+    pub fn catalog_tools(&self) -> Vec<Arc<dyn ModelTool>> {
+        let inner = &self.inner;
+        if !inner.enabled() {
+            return Vec::new();
+        }
+        let search = LoaderTool::new(
+            inner.clone(),
+            Kind::Search,
+            SEARCH_TOOLS,
+            "Searches the available MCP tools by name and description and returns the best matches (name, server, tool, short description), without schemas. Use describe_tool for one tool's schema.".to_owned(),
+            json!({
+                "type": "object",
+                "properties": {"query": {"type": "string", "description": "Words to look for."}},
+                "required": ["query"],
+                "additionalProperties": false
+            }),
+        );
+        let describe = LoaderTool::new(
+            inner.clone(),
+            Kind::Describe,
+            DESCRIBE_TOOL,
+            "Returns one MCP tool's description and input schema, by the name search_tools returned.".to_owned(),
+            json!({
+                "type": "object",
+                "properties": {"name": {"type": "string", "description": "The tool's name."}},
+                "required": ["name"],
+                "additionalProperties": false
+            }),
+        );
+        vec![Arc::new(search), Arc::new(describe)]
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Load,
+    Call,
+    Read,
+    Search,
+    Describe,
+}
+
+struct LoaderTool {
+    inner: Arc<Inner>,
+    kind: Kind,
+    name: &'static str,
+    description: String,
+    schema: JsonObject,
+    validator: ArgumentSchema,
+}
+
+impl fmt::Debug for LoaderTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoaderTool")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+impl LoaderTool {
+    fn new(
+        inner: Arc<Inner>,
+        kind: Kind,
+        name: &'static str,
+        description: String,
+        schema: Value,
+    ) -> Self {
+        let schema = match schema {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        let validator = ArgumentSchema::compile(&schema);
+        LoaderTool {
+            inner,
+            kind,
+            name,
+            description,
+            schema,
+            validator,
+        }
+    }
+}
+
+#[async_trait]
+impl ModelTool for LoaderTool {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn input_schema(&self) -> &JsonObject {
+        &self.schema
+    }
+
+    async fn call(&self, call: ToolCall) -> ToolOutcome {
+        if call.cancel.is_cancelled() {
+            return ToolOutcome::Cancelled;
+        }
+        if !self.inner.enabled() {
+            return ToolOutcome::failed(CallFailure::Unavailable {
+                server: String::new(),
+                reason: "MCP tools are turned off in this session".to_owned(),
+            });
+        }
+        let args = match self.validator.check(self.name, &call.arguments) {
+            Ok(args) => args,
+            Err(invalid) => return ToolOutcome::failed(CallFailure::InvalidArguments(invalid)),
+        };
+        let text = |key: &str| {
+            args.get(key)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        match self.kind {
+            Kind::Load => load(&self.inner, &text("server"), &call).await,
+            Kind::Call => {
+                let arguments = args.get("arguments").cloned().unwrap_or(Value::Null);
+                let target = Target::Named {
+                    server: text("server"),
+                    tool: text("tool"),
+                };
+                let forwarded = ToolCall {
+                    call_id: call.call_id.clone(),
+                    arguments,
+                    cancel: call.cancel.clone(),
+                };
+                self.inner.run_call(target, forwarded).await
+            }
+            Kind::Read => read(&self.inner, &text("server"), &text("uri"), &call).await,
+            Kind::Search => {
+                let hits = search_current(&self.inner, &text("query"));
+                json_result(json!({ "tools": hits }))
+            }
+            Kind::Describe => match describe_current(&self.inner, &text("name")) {
+                Some(description) => json_result(description),
+                None => ToolOutcome::failed(CallFailure::UnknownTool { name: text("name") }),
+            },
+        }
+    }
+}
+
+fn search_current(inner: &Arc<Inner>, query: &str) -> Vec<search::SearchHit> {
+    McpSession {
+        inner: inner.clone(),
+    }
+    .search_tools(query)
+}
+
+fn describe_current(inner: &Arc<Inner>, name: &str) -> Option<Value> {
+    McpSession {
+        inner: inner.clone(),
+    }
+    .describe_tool(name)
+}
+
+fn json_result(value: Value) -> ToolOutcome {
+    let text = serde_json::to_string(&value).unwrap_or_default();
+    ToolOutcome::Completed(ToolResult {
+        content: vec![ContentBlock::text(text)],
+        structured_content: Some(value),
+        is_error: false,
+    })
+}
+
+fn unavailable(server: &str, reason: impl Into<String>) -> ToolOutcome {
+    ToolOutcome::failed(CallFailure::Unavailable {
+        server: server.to_owned(),
+        reason: reason.into(),
+    })
+}
+
+/// `load_mcp`: connects if needed (seed 003: "if not connected,
+/// connect()"), then returns the manifest.
+async fn load(inner: &Arc<Inner>, server: &str, call: &ToolCall) -> ToolOutcome {
+    if !inner.allows(server) {
+        return unavailable(server, "not allowed in this session");
+    }
+    let backend = inner.backend();
+    let availability = match backend.availability(server) {
+        ready @ Availability::Ready(_) => ready,
+        Availability::Disabled => {
+            return unavailable(server, "disabled; only its configuration can enable it");
+        }
+        Availability::Unknown => {
+            return unavailable(server, "no MCP server has this id");
+        }
+        other => {
+            if matches!(other, Availability::Stopped { .. }) {
+                backend.connect(server);
+            }
+            let deadline = Instant::now() + inner.options.connect_wait;
+            tokio::select! {
+                availability = backend.wait_ready(server, deadline) => availability,
+                () = call.cancel.cancelled() => return ToolOutcome::Cancelled,
+            }
+        }
+    };
+    let Availability::Ready(ready) = availability else {
+        return unavailable(server, availability.describe());
+    };
+    backend.touch(server);
+    json_result(manifest(&ready))
+}
+
+fn manifest(server: &ReadyServer) -> Value {
+    let tools: Vec<Value> = server
+        .catalog
+        .tools()
+        .iter()
+        .map(|tool| {
+            let mut entry = Map::new();
+            entry.insert("name".into(), tool.name.clone().into());
+            if let Some(title) = &tool.title {
+                entry.insert("title".into(), title.clone().into());
+            }
+            if let Some(description) = &tool.description {
+                entry.insert("description".into(), description.clone().into());
+            }
+            entry.insert(
+                "inputSchema".into(),
+                Value::Object(tool.input_schema.clone()),
+            );
+            Value::Object(entry)
+        })
+        .collect();
+    let resources: Vec<Value> = server
+        .catalog
+        .resources()
+        .unwrap_or_default()
+        .iter()
+        .map(|resource| {
+            let mut entry = Map::new();
+            entry.insert("uri".into(), resource.uri.clone().into());
+            entry.insert("name".into(), resource.name.clone().into());
+            if let Some(description) = &resource.description {
+                entry.insert("description".into(), description.clone().into());
+            }
+            if let Some(mime) = &resource.mime_type {
+                entry.insert("mimeType".into(), mime.clone().into());
+            }
+            Value::Object(entry)
+        })
+        .collect();
+    let mut out = Map::new();
+    out.insert("server".into(), server.id.to_string().into());
+    out.insert("name".into(), server.name.to_string().into());
+    if let Some(summary) = server.catalog.instructions().and_then(instructions_summary) {
+        out.insert("instructions".into(), summary.into());
+    }
+    out.insert("tools".into(), tools.into());
+    out.insert("resources".into(), resources.into());
+    Value::Object(out)
+}
+
+/// `read_mcp_resource`: reads through the server's connection with the
+/// call deadline; text contents become text blocks, binary contents JSON
+/// text (or embedded resources, raw).
+async fn read(inner: &Arc<Inner>, server: &str, uri: &str, call: &ToolCall) -> ToolOutcome {
+    if !inner.allows(server) {
+        return unavailable(server, "not allowed in this session");
+    }
+    let backend = inner.backend();
+    let availability = backend.availability(server);
+    if !matches!(availability, Availability::Ready(_)) {
+        return unavailable(
+            server,
+            format!(
+                "{}; call {LOAD_MCP} with server {server:?} first",
+                availability.describe()
+            ),
+        );
+    }
+    let Some(client) = backend.client(server) else {
+        return unavailable(server, backend.availability(server).describe());
+    };
+    backend.touch(server);
+    let params = ReadResourceRequestParams {
+        uri: uri.to_owned(),
+        ..ReadResourceRequestParams::default()
+    };
+    let options = CallOptions {
+        timeout: inner.options.call_timeout,
+        ..CallOptions::default()
+    };
+    let answer = tokio::select! {
+        biased;
+        () = call.cancel.cancelled() => return ToolOutcome::Cancelled,
+        answer = client.request::<_, ReadResourceResult>(methods::RESOURCES_READ, Some(&params), options) => answer,
+    };
+    match answer {
+        Ok(result) => {
+            let content = result
+                .contents
+                .into_iter()
+                .map(|contents| resource_block(contents, inner.options.content))
+                .collect();
+            ToolOutcome::Completed(ToolResult {
+                content,
+                structured_content: None,
+                is_error: false,
+            })
+        }
+        Err(ClientError::Cancelled) => ToolOutcome::Cancelled,
+        Err(error) => ToolOutcome::failed(CallFailure::from_client_error(&error)),
+    }
+}
+
+fn resource_block(contents: ResourceContents, mode: ContentMode) -> ContentBlock {
+    match contents {
+        ResourceContents::Text(text) => ContentBlock::text(text.text),
+        blob => crate::result::convert_block(
+            ContentBlock::Resource(EmbeddedResource {
+                resource: blob,
+                annotations: None,
+                meta: None,
+                extra: JsonObject::new(),
+            }),
+            mode,
+        ),
+    }
+}

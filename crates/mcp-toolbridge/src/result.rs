@@ -1,0 +1,377 @@
+//! What a call ends with, and the conversion of MCP results into it.
+//!
+//! Text and image blocks reach the model as they are. Audio, resource links,
+//! embedded resources and blocks of unknown types become text holding their
+//! JSON, unless the host asks for them raw ([`ContentMode::Raw`]), because
+//! most model APIs accept only text and images in a tool result (seed 002:
+//! "results preserve text/images; other content blocks become JSON text").
+//! `structuredContent` and `isError` are kept.
+//!
+//! Failures on the way (the connection, the protocol, a deadline) become a
+//! result whose only block reads `MCP error: ...` (seed 000), so the model
+//! sees what happened; a cancellation is not a result at all
+//! ([`ToolOutcome::Cancelled`]).
+
+use std::fmt;
+use std::time::Duration;
+
+use mcp_proto::types::{CallToolResult, ContentBlock};
+use mcp_transport::ClientError;
+use serde_json::Value;
+
+use crate::schema::InvalidArguments;
+
+/// How non-text, non-image content blocks reach the host.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ContentMode {
+    /// Audio, resource links, embedded resources and unknown blocks become
+    /// text blocks holding their JSON (the default).
+    #[default]
+    JsonText,
+    /// Every block is kept as the server sent it.
+    Raw,
+}
+
+/// The result a model sees: content blocks, the structured result and
+/// whether it is an error.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolResult {
+    /// The content, converted per [`ContentMode`].
+    pub content: Vec<ContentBlock>,
+    /// The server's `structuredContent`, unchanged.
+    pub structured_content: Option<Value>,
+    /// The server's `isError`, or `true` for a failure this crate wrote.
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    /// An error result with one text block.
+    pub fn error_text(text: impl Into<String>) -> Self {
+        ToolResult {
+            content: vec![ContentBlock::text(text)],
+            structured_content: None,
+            is_error: true,
+        }
+    }
+
+    /// A successful result with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolResult {
+            content: vec![ContentBlock::text(text)],
+            structured_content: None,
+            is_error: false,
+        }
+    }
+
+    /// The text of every text block, joined by newlines.
+    pub fn joined_text(&self) -> String {
+        let texts: Vec<&str> = self
+            .content
+            .iter()
+            .filter_map(ContentBlock::as_text)
+            .collect();
+        texts.join("\n")
+    }
+
+    /// Converts a server's `tools/call` result.
+    pub fn from_call_result(result: CallToolResult, mode: ContentMode) -> Self {
+        let is_error = result.failed();
+        let content = result
+            .content
+            .into_iter()
+            .map(|block| convert_block(block, mode))
+            .collect();
+        ToolResult {
+            content,
+            structured_content: result.structured_content,
+            is_error,
+        }
+    }
+}
+
+/// Converts one content block per `mode`.
+pub(crate) fn convert_block(block: ContentBlock, mode: ContentMode) -> ContentBlock {
+    match (block, mode) {
+        (block @ (ContentBlock::Text(_) | ContentBlock::Image(_)), _) => block,
+        (block, ContentMode::Raw) => block,
+        (block, ContentMode::JsonText) => {
+            // Serializing a decoded block cannot fail (string keys only); the
+            // fallback keeps the model informed all the same.
+            let json = serde_json::to_string(&block).unwrap_or_else(|_| {
+                format!("{{\"type\":{:?}}}", block.kind().unwrap_or("unknown"))
+            });
+            ContentBlock::text(json)
+        }
+    }
+}
+
+/// How a call ended.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ToolOutcome {
+    /// The server answered (an `isError` result included).
+    Completed(ToolResult),
+    /// The call was not made, or failed on the way; `result` is what the
+    /// model should see.
+    Failed {
+        /// What went wrong.
+        failure: CallFailure,
+        /// The text for the model.
+        result: ToolResult,
+    },
+    /// The caller cancelled. If the request had gone out, the server was
+    /// sent `notifications/cancelled`. Nothing is owed to the model.
+    Cancelled,
+}
+
+impl ToolOutcome {
+    /// A failure with its model-facing text.
+    pub fn failed(failure: CallFailure) -> Self {
+        let result = ToolResult::error_text(failure.to_string());
+        ToolOutcome::Failed { failure, result }
+    }
+
+    /// The result for the model, `None` for a cancellation.
+    pub fn result(&self) -> Option<&ToolResult> {
+        match self {
+            ToolOutcome::Completed(result) | ToolOutcome::Failed { result, .. } => Some(result),
+            ToolOutcome::Cancelled => None,
+        }
+    }
+
+    /// The failure, if the call failed.
+    pub fn failure(&self) -> Option<&CallFailure> {
+        match self {
+            ToolOutcome::Failed { failure, .. } => Some(failure),
+            _ => None,
+        }
+    }
+
+    /// Whether the call was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self, ToolOutcome::Cancelled)
+    }
+}
+
+/// Why a call produced no server answer. The `Display` text is what the
+/// model reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallFailure {
+    /// No tool by this name in the session's catalog.
+    UnknownTool {
+        /// The name the model used.
+        name: String,
+    },
+    /// The arguments do not match the input schema; nothing was sent.
+    InvalidArguments(InvalidArguments),
+    /// The call needed approval and did not get it; nothing was sent.
+    NotApproved(NotApproved),
+    /// The server cannot take calls now (not ready, disabled, not allowed
+    /// in this session, or the MCP channel is off); nothing was sent.
+    Unavailable {
+        /// The server's id.
+        server: String,
+        /// Why, in a few words (its status, for example `connecting`).
+        reason: String,
+    },
+    /// The tool's catalog changed between the prompt and the call (refresh,
+    /// reconnect, configuration change); nothing was sent.
+    Stale {
+        /// The server's id.
+        server: String,
+    },
+    /// The call deadline passed; the server was sent `notifications/cancelled`.
+    Timeout(Duration),
+    /// The connection failed (closed, session expired, not delivered).
+    Connection(String),
+    /// The server answered with a JSON-RPC error.
+    Server {
+        /// The JSON-RPC error code.
+        code: i64,
+        /// The server's message.
+        message: String,
+    },
+    /// A protocol problem: a malformed result, or a call the session refused.
+    Protocol(String),
+}
+
+impl CallFailure {
+    /// The failure of a client call that did not return a result.
+    /// [`ClientError::Cancelled`] should be turned into
+    /// [`ToolOutcome::Cancelled`] by the caller before this.
+    pub fn from_client_error(error: &ClientError) -> Self {
+        match error {
+            ClientError::Rpc(e) => CallFailure::Server {
+                code: e.code,
+                message: e.message.clone(),
+            },
+            ClientError::Timeout(d) => CallFailure::Timeout(*d),
+            ClientError::Closed { .. }
+            | ClientError::SessionExpired
+            | ClientError::Handshake(_)
+            | ClientError::Undelivered(_) => CallFailure::Connection(error.to_string()),
+            ClientError::Cancelled => CallFailure::Protocol("the request was cancelled".into()),
+            other => CallFailure::Protocol(other.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for CallFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallFailure::UnknownTool { name } => write!(
+                f,
+                "MCP error: there is no tool named {name:?}; it may have been removed or renamed"
+            ),
+            CallFailure::InvalidArguments(e) => e.fmt(f),
+            CallFailure::NotApproved(e) => e.fmt(f),
+            CallFailure::Unavailable { server, reason } => {
+                write!(
+                    f,
+                    "MCP error: server {server:?} is unavailable ({reason}); the call was not made"
+                )
+            }
+            CallFailure::Stale { server } => write!(
+                f,
+                "MCP error: the tools of server {server:?} changed since this turn began; the call was not made. The updated tools are available next turn"
+            ),
+            CallFailure::Timeout(d) => write!(
+                f,
+                "MCP error: the call did not finish within {} s and was cancelled; it may have had effects",
+                d.as_secs_f64()
+            ),
+            CallFailure::Connection(reason) => write!(f, "MCP error: {reason}"),
+            CallFailure::Server { code, message } => write!(f, "MCP error {code}: {message}"),
+            CallFailure::Protocol(reason) => write!(f, "MCP error: {reason}"),
+        }
+    }
+}
+
+/// Why a call that needed approval was not made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NotApproved {
+    /// The user denied it.
+    Denied,
+    /// The session has no approval handler.
+    NoHandler,
+    /// The handler did not decide in time.
+    Timeout(Duration),
+    /// The tool's catalog lifetime ended, or its server was disabled,
+    /// removed or disallowed, while the approval was pending.
+    Revoked,
+    /// The handler answered "allow for this session" to a request that did
+    /// not offer it.
+    InvalidDecision,
+}
+
+impl fmt::Display for NotApproved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let why = match self {
+            NotApproved::Denied => "the user denied it".to_owned(),
+            NotApproved::NoHandler => "it needs approval and nobody can approve it".to_owned(),
+            NotApproved::Timeout(d) => {
+                format!("no approval came within {} s", d.as_secs_f64())
+            }
+            NotApproved::Revoked => {
+                "the server's tools changed while it waited for approval".to_owned()
+            }
+            NotApproved::InvalidDecision => {
+                "the approval answer was not one this request offered".to_owned()
+            }
+        };
+        write!(f, "The call was not made: {why}.")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_proto::jsonrpc::ErrorObject;
+    use serde_json::json;
+
+    use super::*;
+
+    fn call_result(value: Value) -> CallToolResult {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn every_kind() -> CallToolResult {
+        call_result(json!({
+            "content": [
+                {"type": "text", "text": "hello"},
+                {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+                {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+                {"type": "resource_link", "uri": "file:///a.txt", "name": "a"},
+                {"type": "resource", "resource": {"uri": "file:///b.txt", "text": "bee"}},
+                {"type": "hologram", "depth": 3}
+            ],
+            "structuredContent": {"sum": 3},
+            "isError": true
+        }))
+    }
+
+    #[test]
+    fn text_and_images_are_kept_others_become_json_text() {
+        let result = ToolResult::from_call_result(every_kind(), ContentMode::JsonText);
+        assert!(result.is_error);
+        assert_eq!(result.structured_content, Some(json!({"sum": 3})));
+        let kinds: Vec<_> = result.content.iter().map(|b| b.kind().unwrap()).collect();
+        assert_eq!(kinds, ["text", "image", "text", "text", "text", "text"]);
+        let audio: Value = serde_json::from_str(result.content[2].as_text().unwrap()).unwrap();
+        assert_eq!(
+            audio,
+            json!({"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"})
+        );
+        let link: Value = serde_json::from_str(result.content[3].as_text().unwrap()).unwrap();
+        assert_eq!(link["uri"], "file:///a.txt");
+        let embedded: Value = serde_json::from_str(result.content[4].as_text().unwrap()).unwrap();
+        assert_eq!(embedded["resource"]["text"], "bee");
+        let unknown: Value = serde_json::from_str(result.content[5].as_text().unwrap()).unwrap();
+        assert_eq!(unknown, json!({"type": "hologram", "depth": 3}));
+    }
+
+    #[test]
+    fn raw_mode_keeps_every_block() {
+        let original = every_kind();
+        let result = ToolResult::from_call_result(original.clone(), ContentMode::Raw);
+        assert_eq!(result.content, original.content);
+    }
+
+    #[test]
+    fn client_errors_become_mcp_error_text() {
+        let cases = [
+            (
+                ClientError::Rpc(ErrorObject::invalid_params("missing b")),
+                "MCP error -32602: missing b",
+            ),
+            (
+                ClientError::Timeout(Duration::from_secs(60)),
+                "MCP error: the call did not finish within 60 s",
+            ),
+            (
+                ClientError::Closed {
+                    reason: "server exited".into(),
+                },
+                "MCP error: connection closed: server exited",
+            ),
+        ];
+        for (error, expected) in cases {
+            let outcome = ToolOutcome::failed(CallFailure::from_client_error(&error));
+            let result = outcome.result().unwrap();
+            assert!(result.is_error);
+            assert!(
+                result.joined_text().starts_with(expected),
+                "{}",
+                result.joined_text()
+            );
+        }
+    }
+
+    #[test]
+    fn cancellation_has_no_result() {
+        assert!(ToolOutcome::Cancelled.result().is_none());
+        assert!(ToolOutcome::Cancelled.is_cancelled());
+    }
+}

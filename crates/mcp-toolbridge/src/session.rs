@@ -1,0 +1,1285 @@
+//! The host session: binds the manager's ready tools to model names once
+//! per prompt, runs calls through validation, approval and dispatch, and
+//! keeps session grants and pending approvals honest as catalogs change.
+//!
+//! Seed 002: each user prompt snapshots ready tools before the model runs
+//! ([`McpSession::bind`]); an in-flight catalog never changes, and a call
+//! whose catalog lifetime ended meanwhile is refused ([`CallFailure::Stale`]).
+//! Seed 000: [`McpSession::refresh`] drops every MCP tool and rebinds the
+//! current ones, and a session that waited for a server (a deferred tool)
+//! rebinds on its own when that server becomes ready.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, Weak};
+use std::time::Duration;
+
+use mcp_proto::types::{CallToolRequestParams, TaskSupport, Tool};
+use mcp_transport::{CallOptions, ClientError};
+use serde_json::{Map, Value};
+use tokio::sync::{broadcast, watch};
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+
+use crate::approval::{
+    ApprovalDecision, ApprovalEvent, ApprovalHandler, ApprovalRequest, ApprovalResult,
+    ApprovalSource, Grant, PermissionPreset,
+};
+use crate::backend::{
+    Availability, Backend, BackendEvent, CatalogData, DeferredCatalog, ReadyServer,
+};
+use crate::cancel::CancelToken;
+use crate::names::{NameOptions, ToolNames, UnusableReason, UnusableTool};
+use crate::prompt::{self, ServerRow, ToolAccess};
+use crate::result::{CallFailure, ContentMode, NotApproved, ToolOutcome, ToolResult};
+use crate::schema::ArgumentSchema;
+use crate::search::{self, IndexEntry, SearchHit};
+use crate::tool::{DeferredTool, LiveTool, ModelTool, ToolCall};
+
+/// Options of a [`McpSession`]. Every field has the default documented on
+/// it.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct SessionOptions {
+    /// Model-name rules. Default: 64 characters, 8-digit suffixes.
+    pub names: NameOptions,
+    /// The total deadline of one call on the wire, after approval. Default
+    /// 60 s (seed 002); `None` takes the connection's request timeout.
+    /// Calls are never retried.
+    pub call_timeout: Option<Duration>,
+    /// How long a deferred tool or `load_mcp` waits for its server to
+    /// connect. Default 15 s (the manager's discovery deadline).
+    pub connect_wait: Duration,
+    /// How long the approval handler may take. Default 5 minutes; `None`
+    /// waits for as long as it takes. A timeout means no call.
+    pub approval_timeout: Option<Duration>,
+    /// How audio, resource links and embedded resources reach the host.
+    /// Default: as JSON text.
+    pub content: ContentMode,
+    /// The permission preset the session starts with. Default read only.
+    pub preset: PermissionPreset,
+    /// Whether approval requests offer "allow this tool for this session".
+    /// Default true.
+    pub offer_session_grants: bool,
+    /// The servers this session may use (seed 003's server-level trust); a
+    /// server outside the list contributes no tools, no loader entries and
+    /// no prompt row. Default `None`: every server.
+    pub allowed_servers: Option<BTreeSet<String>>,
+    /// The switch for the whole MCP tool channel: when off, the session
+    /// binds no tools, offers no loader tools and refuses every call.
+    /// Default on.
+    pub mcp_enabled: bool,
+    /// How the prompt section tells the model to reach the tools. Default
+    /// [`ToolAccess::Direct`].
+    pub access: ToolAccess,
+    /// The host's workspace, for the manager's snapshot (project-level
+    /// servers are visible only inside their project). Default `None`.
+    pub workspace: Option<PathBuf>,
+    /// How many hits `search_tools` returns at most. Default 10.
+    pub search_limit: usize,
+    /// What a call of a tool whose catalog lifetime has ended does. Default
+    /// false: it is refused as stale ([`CallFailure::Stale`]; seed 002:
+    /// execution checks reject invalidated calls). True: it runs if the
+    /// server's current catalog has the same tool with an identical
+    /// definition, under the current lifetime (approval is asked again, the
+    /// refresh having ended the grants). Servers that refresh right after
+    /// connecting (server-everything does) make this worth having.
+    pub follow_unchanged_tools: bool,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            names: NameOptions::default(),
+            call_timeout: Some(Duration::from_secs(60)),
+            connect_wait: Duration::from_secs(15),
+            approval_timeout: Some(Duration::from_secs(300)),
+            content: ContentMode::default(),
+            preset: PermissionPreset::default(),
+            offer_session_grants: true,
+            allowed_servers: None,
+            mcp_enabled: true,
+            access: ToolAccess::default(),
+            workspace: None,
+            search_limit: 10,
+            follow_unchanged_tools: false,
+        }
+    }
+}
+
+/// One host session's view of MCP: the tools bound for the current prompt,
+/// the permission state, session grants and approval events. Cheap to
+/// clone; clones share everything.
+///
+/// Create it inside a tokio runtime: it follows the manager's events on a
+/// task of its own (to revoke grants, cancel pending approvals and rebind
+/// late servers), which ends when the last clone is dropped.
+#[derive(Clone)]
+pub struct McpSession {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl fmt::Debug for McpSession {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.inner.lock();
+        f.debug_struct("McpSession")
+            .field("generation", &state.binding.generation)
+            .field("tools", &state.binding.tools.len())
+            .field("preset", &state.preset)
+            .field("grants", &state.grants.len())
+            .field("mcp_enabled", &state.enabled)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The tools bound for one prompt, and the prompt section that goes with
+/// them. Never changes: a later [`McpSession::bind`] makes a new one.
+#[derive(Clone)]
+pub struct ToolSet {
+    binding: Arc<Binding>,
+    tools: Vec<Arc<dyn ModelTool>>,
+    section: String,
+}
+
+impl fmt::Debug for ToolSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolSet")
+            .field("generation", &self.binding.generation)
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolSet {
+    /// The MCP tools, live and deferred, sorted by model name.
+    pub fn tools(&self) -> &[Arc<dyn ModelTool>] {
+        &self.tools
+    }
+
+    /// The tool with model name `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn ModelTool>> {
+        let index = *self.binding.by_name.get(name)?;
+        self.tools.get(index)
+    }
+
+    /// The `<mcp_servers>` section for this prompt (empty when no ready
+    /// server has tools).
+    pub fn prompt_section(&self) -> &str {
+        &self.section
+    }
+
+    /// Tools that were not bound, and why (sorted by server and tool).
+    pub fn unusable(&self) -> &[UnusableTool] {
+        &self.binding.unusable
+    }
+
+    /// Which binding this is; every bind increments it.
+    pub fn generation(&self) -> u64 {
+        self.binding.generation
+    }
+
+    /// The raw `(server, tool)` behind a model name.
+    pub fn resolve(&self, name: &str) -> Option<(&str, &str)> {
+        let bound = &self.binding.tools[*self.binding.by_name.get(name)?];
+        Some((&bound.server, &bound.tool().name))
+    }
+
+    /// Ranks this prompt's tools against `query` (names and descriptions).
+    pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
+        search::search(&self.binding.index, query, limit)
+    }
+
+    /// One tool's full description and input schema, as JSON.
+    pub fn describe(&self, name: &str) -> Option<Value> {
+        self.binding.describe(name)
+    }
+}
+
+impl McpSession {
+    pub(crate) fn with_backend(backend: Arc<dyn Backend>, options: SessionOptions) -> Self {
+        let state = State {
+            preset: options.preset,
+            handler: None,
+            allowed: options.allowed_servers.clone(),
+            enabled: options.mcp_enabled,
+            binding: Arc::new(Binding::empty(0)),
+            deferred: Vec::new(),
+            grants: HashSet::new(),
+            pending: HashMap::new(),
+            schemas: HashMap::new(),
+            watching: HashSet::new(),
+            event_task: None,
+        };
+        let inner = Arc::new(Inner {
+            backend: RwLock::new(backend),
+            options,
+            state: Mutex::new(state),
+            approvals: broadcast::channel(256).0,
+            changed: watch::Sender::new(0),
+            next_request: AtomicU64::new(1),
+            generation: AtomicU64::new(0),
+            epoch: AtomicU64::new(0),
+        });
+        inner.start_events();
+        McpSession { inner }
+    }
+
+    /// Follows another backend from now on. Catalog lifetimes are unique
+    /// only within one backend, so everything bound to the old one ends:
+    /// grants, pending approvals, compiled schemas, and the tools of earlier
+    /// bindings (their calls are refused as stale).
+    pub(crate) fn replace_backend(&self, backend: Arc<dyn Backend>) {
+        *self
+            .inner
+            .backend
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = backend;
+        self.inner.epoch.fetch_add(1, Ordering::SeqCst);
+        self.inner.lock().revoke_where(|_, _| true);
+        self.inner.start_events();
+    }
+
+    pub(crate) fn set_deferred(&self, deferred: Vec<DeferredCatalog>) {
+        let mut state = self.inner.lock();
+        for catalog in &deferred {
+            state.watching.insert(catalog.id.to_string());
+        }
+        state.deferred = deferred;
+    }
+
+    /// Takes a fresh snapshot of the ready servers and binds their tools
+    /// (plus deferred tools of servers still connecting) for the next
+    /// prompt. Seed 002 calls this once per user prompt.
+    pub fn bind(&self) -> ToolSet {
+        self.inner.rebind();
+        self.tools()
+    }
+
+    /// The current binding, without a new snapshot.
+    pub fn tools(&self) -> ToolSet {
+        let binding = self.inner.lock().binding.clone();
+        self.inner.tool_set(binding)
+    }
+
+    /// Subscribes to the session's approval events.
+    pub fn approval_events(&self) -> broadcast::Receiver<ApprovalEvent> {
+        self.inner.approvals.subscribe()
+    }
+
+    /// Follows the binding generation: it changes when the session rebinds,
+    /// on its own (a late server) or when asked.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.inner.changed.subscribe()
+    }
+
+    /// The permission preset.
+    pub fn preset(&self) -> PermissionPreset {
+        self.inner.lock().preset
+    }
+
+    /// Changes the permission preset; applies to the next decision.
+    pub fn set_preset(&self, preset: PermissionPreset) {
+        self.inner.lock().preset = preset;
+    }
+
+    /// Installs (or removes) the approval handler. Without one, calls that
+    /// need approval are not made.
+    pub fn set_approval_handler(&self, handler: Option<Arc<dyn ApprovalHandler>>) {
+        self.inner.lock().handler = handler;
+    }
+
+    /// Restricts the session to `servers` (`None`: every server). Pending
+    /// approvals for servers no longer allowed end; the binding is redone.
+    pub fn set_allowed_servers(&self, servers: Option<BTreeSet<String>>) {
+        {
+            let mut state = self.inner.lock();
+            state.allowed = servers;
+            let allowed = state.allowed.clone();
+            state.revoke_where(|server, _| allowed.as_ref().is_some_and(|a| !a.contains(server)));
+        }
+        self.inner.rebind();
+    }
+
+    /// Turns the whole MCP tool channel on or off. Off: no tools, no loader
+    /// tools, no prompt rows, every call refused and pending approvals
+    /// ended.
+    pub fn set_mcp_enabled(&self, enabled: bool) {
+        {
+            let mut state = self.inner.lock();
+            state.enabled = enabled;
+            if !enabled {
+                state.revoke_where(|_, _| true);
+            }
+        }
+        self.inner.rebind();
+    }
+
+    /// Whether the MCP tool channel is on.
+    pub fn mcp_enabled(&self) -> bool {
+        self.inner.lock().enabled
+    }
+
+    /// The session grants in force, sorted. Grants whose catalog lifetime
+    /// has ended are dropped first, so the answer never depends on whether
+    /// the session has heard the manager's events yet.
+    pub fn grants(&self) -> Vec<Grant> {
+        self.inner.reconcile();
+        let mut grants: Vec<Grant> = self.inner.lock().grants.iter().cloned().collect();
+        grants.sort();
+        grants
+    }
+
+    /// Revokes every session grant.
+    pub fn clear_grants(&self) {
+        self.inner.lock().grants.clear();
+    }
+
+    /// Ranks the current binding's tools against `query`.
+    pub fn search_tools(&self, query: &str) -> Vec<SearchHit> {
+        let binding = self.inner.lock().binding.clone();
+        search::search(&binding.index, query, self.inner.options.search_limit)
+    }
+
+    /// One tool of the current binding, with its input schema, as JSON.
+    pub fn describe_tool(&self, name: &str) -> Option<Value> {
+        let binding = self.inner.lock().binding.clone();
+        binding.describe(name)
+    }
+
+    /// The session's options.
+    pub fn options(&self) -> &SessionOptions {
+        &self.inner.options
+    }
+}
+
+/// What a call is aimed at.
+pub(crate) enum Target {
+    /// A bound tool of a ready server.
+    Live(Arc<BoundTool>),
+    /// A bound tool from the cache.
+    Deferred(Arc<BoundTool>),
+    /// A raw `(server, tool)` pair from `call_mcp_tool`, against the live
+    /// catalog.
+    Named { server: String, tool: String },
+}
+
+impl Target {
+    fn server(&self) -> &str {
+        match self {
+            Target::Live(bound) | Target::Deferred(bound) => &bound.server,
+            Target::Named { server, .. } => server,
+        }
+    }
+
+    fn via(&self) -> &str {
+        match self {
+            Target::Live(bound) | Target::Deferred(bound) => &bound.model_name,
+            Target::Named { .. } => crate::loader::CALL_MCP_TOOL,
+        }
+    }
+}
+
+/// A tool resolved against its server's current catalog.
+struct Resolved {
+    server: ReadyServer,
+    index: usize,
+    /// The backend epoch the server was resolved in.
+    epoch: u64,
+}
+
+impl Resolved {
+    fn tool(&self) -> &Tool {
+        &self.server.catalog.tools()[self.index]
+    }
+}
+
+pub(crate) struct Inner {
+    backend: RwLock<Arc<dyn Backend>>,
+    pub(crate) options: SessionOptions,
+    state: Mutex<State>,
+    approvals: broadcast::Sender<ApprovalEvent>,
+    changed: watch::Sender<u64>,
+    next_request: AtomicU64,
+    generation: AtomicU64,
+    /// Bumped when the session follows another backend.
+    epoch: AtomicU64,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let Some(task) = state.event_task.take() {
+            task.abort();
+        }
+    }
+}
+
+struct State {
+    preset: PermissionPreset,
+    handler: Option<Arc<dyn ApprovalHandler>>,
+    allowed: Option<BTreeSet<String>>,
+    enabled: bool,
+    binding: Arc<Binding>,
+    deferred: Vec<DeferredCatalog>,
+    grants: HashSet<Grant>,
+    pending: HashMap<u64, Pending>,
+    /// Compiled input schemas per (server, lifetime), then tool name.
+    schemas: HashMap<(String, u64), SchemaCells>,
+    /// Servers whose readiness makes the session rebind on its own.
+    watching: HashSet<String>,
+    event_task: Option<AbortHandle>,
+}
+
+/// One catalog lifetime's compiled schemas, by tool name; each compiled
+/// once, on first use.
+type SchemaCells = HashMap<String, Arc<OnceLock<ArgumentSchema>>>;
+
+/// An approval that is being waited for.
+struct Pending {
+    server: String,
+    lifetime: u64,
+    revoke: CancelToken,
+}
+
+impl State {
+    fn allows(&self, server: &str) -> bool {
+        self.enabled && self.allowed.as_ref().is_none_or(|a| a.contains(server))
+    }
+
+    /// Drops grants, ends pending approvals and forgets compiled schemas
+    /// for every (server, lifetime) that `revoked` selects.
+    fn revoke_where(&mut self, revoked: impl Fn(&str, u64) -> bool) {
+        self.grants.retain(|g| !revoked(&g.server, g.lifetime));
+        for pending in self.pending.values() {
+            if revoked(&pending.server, pending.lifetime) {
+                pending.revoke.cancel();
+            }
+        }
+        self.schemas
+            .retain(|(server, lifetime), _| !revoked(server, *lifetime));
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Nothing panics while holding the lock; recover rather than
+        // propagate a poison that cannot have left the state inconsistent.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn backend(&self) -> Arc<dyn Backend> {
+        self.backend
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Whether the session may use `server` now.
+    pub(crate) fn allows(&self, server: &str) -> bool {
+        self.lock().allows(server)
+    }
+
+    pub(crate) fn enabled(&self) -> bool {
+        self.lock().enabled
+    }
+
+    /// Starts (or restarts) the task that follows the backend's events.
+    fn start_events(self: &Arc<Self>) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!(
+                "McpSession created outside a tokio runtime: grants are still checked at each call, but pending approvals are not ended early"
+            );
+            return;
+        };
+        let mut events = self.backend().events();
+        let weak: Weak<Inner> = Arc::downgrade(self);
+        let task = runtime.spawn(async move {
+            while let Some(event) = events.next().await {
+                let Some(inner) = weak.upgrade() else {
+                    return;
+                };
+                inner.on_event(event);
+            }
+        });
+        if let Some(old) = self.lock().event_task.replace(task.abort_handle()) {
+            old.abort();
+        }
+    }
+
+    fn on_event(self: &Arc<Self>, event: BackendEvent) {
+        let rebind = {
+            let mut state = self.lock();
+            match &event {
+                BackendEvent::CatalogSwapped { id, lifetime } => {
+                    state.revoke_where(|s, l| s == id && l != *lifetime);
+                    state.watching.remove(id) || state.deferred.iter().any(|d| &*d.id == id)
+                }
+                BackendEvent::CatalogRevoked { id, lifetime } => {
+                    state.revoke_where(|s, l| s == id && l == *lifetime);
+                    false
+                }
+                BackendEvent::Removed { id } => {
+                    state.revoke_where(|s, _| s == id);
+                    false
+                }
+                BackendEvent::Lagged => {
+                    drop(state);
+                    self.reconcile();
+                    false
+                }
+            }
+        };
+        if rebind {
+            tracing::debug!(
+                ?event,
+                "a server the session waited for is ready; rebinding"
+            );
+            self.rebind();
+        }
+    }
+
+    /// After lost events: drops whatever is bound to a lifetime that is no
+    /// longer current.
+    fn reconcile(&self) {
+        let backend = self.backend();
+        let mut servers: HashSet<String> = HashSet::new();
+        {
+            let state = self.lock();
+            servers.extend(state.grants.iter().map(|g| g.server.clone()));
+            servers.extend(state.pending.values().map(|p| p.server.clone()));
+            servers.extend(state.schemas.keys().map(|(s, _)| s.clone()));
+        }
+        let current: HashMap<String, Option<u64>> = servers
+            .into_iter()
+            .map(|s| {
+                let lifetime = backend.availability(&s).lifetime();
+                (s, lifetime)
+            })
+            .collect();
+        self.lock()
+            .revoke_where(|s, l| current.get(s).copied().flatten() != Some(l));
+    }
+
+    /// Takes a snapshot and makes it the current binding.
+    pub(crate) fn rebind(&self) {
+        let epoch = self.epoch.load(Ordering::SeqCst);
+        let backend = self.backend();
+        let ready = backend.snapshot(self.options.workspace.as_deref());
+        let ready_ids: HashSet<&str> = ready.iter().map(|s| &*s.id).collect();
+        let deferred: Vec<DeferredCatalog> = {
+            let mut state = self.lock();
+            // A deferred server that is ready now binds live; one that is no
+            // longer connecting (failed, disabled, removed) is dropped.
+            state.deferred.retain(|d| {
+                !ready_ids.contains(&*d.id)
+                    && matches!(backend.availability(&d.id), Availability::Pending { .. })
+            });
+            state.deferred.clone()
+        };
+        let generation = self.generation.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut state = self.lock();
+        let binding = if state.enabled {
+            let ready: Vec<ReadyServer> =
+                ready.into_iter().filter(|s| state.allows(&s.id)).collect();
+            let deferred: Vec<DeferredCatalog> = deferred
+                .into_iter()
+                .filter(|d| state.allows(&d.id))
+                .collect();
+            Binding::build(generation, epoch, ready, deferred, &self.options.names)
+        } else {
+            Binding::empty(generation)
+        };
+        // Compiled schemas of lifetimes that are neither bound nor current
+        // are of no more use.
+        let live: HashSet<(String, u64)> = binding
+            .servers
+            .iter()
+            .map(|s| (s.id.to_string(), s.lifetime))
+            .collect();
+        state.schemas.retain(|key, _| live.contains(key));
+        state.binding = Arc::new(binding);
+        drop(state);
+        self.changed.send_replace(generation);
+    }
+
+    fn tool_set(self: &Arc<Self>, binding: Arc<Binding>) -> ToolSet {
+        let tools = binding
+            .tools
+            .iter()
+            .map(|bound| -> Arc<dyn ModelTool> {
+                if bound.lifetime.is_some() {
+                    Arc::new(LiveTool {
+                        session: self.clone(),
+                        bound: bound.clone(),
+                    })
+                } else {
+                    Arc::new(DeferredTool {
+                        session: self.clone(),
+                        bound: bound.clone(),
+                    })
+                }
+            })
+            .collect();
+        let rows: Vec<ServerRow<'_>> = binding
+            .servers
+            .iter()
+            .map(|s| ServerRow {
+                id: &s.id,
+                name: &s.name,
+                instructions: s.catalog.instructions(),
+                tool_count: s.tool_count,
+            })
+            .collect();
+        let section = prompt::render(&rows, self.options.access);
+        ToolSet {
+            binding,
+            tools,
+            section,
+        }
+    }
+
+    /// The cell holding the compiled input schema of `tool` in catalog
+    /// `lifetime` of `server`: compiled once per lifetime, on first use.
+    fn schema_cell(
+        &self,
+        server: &str,
+        lifetime: u64,
+        tool: &str,
+    ) -> Arc<OnceLock<ArgumentSchema>> {
+        self.lock()
+            .schemas
+            .entry((server.to_owned(), lifetime))
+            .or_default()
+            .entry(tool.to_owned())
+            .or_default()
+            .clone()
+    }
+
+    /// Runs one call: gate, resolve, validate, authorize, dispatch.
+    pub(crate) async fn run_call(self: &Arc<Self>, target: Target, call: ToolCall) -> ToolOutcome {
+        let outcome = self.run_call_inner(&target, &call).await;
+        match &outcome {
+            ToolOutcome::Completed(result) => tracing::debug!(
+                server = target.server(),
+                via = target.via(),
+                is_error = result.is_error,
+                "MCP call completed"
+            ),
+            ToolOutcome::Failed { failure, .. } => tracing::debug!(
+                server = target.server(),
+                via = target.via(),
+                %failure,
+                "MCP call failed"
+            ),
+            _ => tracing::debug!(
+                server = target.server(),
+                via = target.via(),
+                "MCP call cancelled"
+            ),
+        }
+        outcome
+    }
+
+    async fn run_call_inner(self: &Arc<Self>, target: &Target, call: &ToolCall) -> ToolOutcome {
+        if call.cancel.is_cancelled() {
+            return ToolOutcome::Cancelled;
+        }
+        if let Err(failure) = self.gate(target.server()) {
+            return ToolOutcome::failed(failure);
+        }
+        let resolved = match self.resolve(target, &call.cancel).await {
+            Ok(resolved) => resolved,
+            Err(outcome) => return outcome,
+        };
+        let tool = resolved.tool();
+        let cell = self.schema_cell(&resolved.server.id, resolved.server.lifetime, &tool.name);
+        // Compiled outside the session lock; a caller racing here waits on
+        // the cell, never on the session.
+        let schema = cell.get_or_init(|| ArgumentSchema::compile(&tool.input_schema));
+        let label = match target {
+            Target::Named { server, tool } => format!("{tool} of server {server}"),
+            _ => target.via().to_owned(),
+        };
+        let arguments = match schema.check(&label, &call.arguments) {
+            Ok(arguments) => arguments,
+            Err(invalid) => return ToolOutcome::failed(CallFailure::InvalidArguments(invalid)),
+        };
+        if let Err(outcome) = self
+            .authorize(&resolved, &arguments, call, target.via())
+            .await
+        {
+            return outcome;
+        }
+        self.dispatch(&resolved, arguments, call).await
+    }
+
+    /// The session-level checks: the channel is on and the server allowed.
+    fn gate(&self, server: &str) -> Result<(), CallFailure> {
+        let state = self.lock();
+        if !state.enabled {
+            return Err(CallFailure::Unavailable {
+                server: server.to_owned(),
+                reason: "MCP tools are turned off in this session".to_owned(),
+            });
+        }
+        if !state.allows(server) {
+            return Err(CallFailure::Unavailable {
+                server: server.to_owned(),
+                reason: "not allowed in this session".to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    async fn resolve(
+        &self,
+        target: &Target,
+        cancel: &CancelToken,
+    ) -> Result<Resolved, ToolOutcome> {
+        // The epoch before the backend: a replacement in between shows as
+        // a changed epoch at the re-check, never as a false match.
+        let epoch = self.epoch.load(Ordering::SeqCst);
+        let backend = self.backend();
+        match target {
+            Target::Live(bound) => {
+                let Some(lifetime) = bound.lifetime else {
+                    return Err(ToolOutcome::failed(CallFailure::Protocol(
+                        "a live tool without a catalog lifetime".into(),
+                    )));
+                };
+                if bound.epoch != epoch {
+                    return Err(ToolOutcome::failed(CallFailure::Stale {
+                        server: bound.server.to_string(),
+                    }));
+                }
+                match backend.availability(&bound.server) {
+                    Availability::Ready(server) if server.lifetime == lifetime => {
+                        let index = find_tool(&server, &bound.tool().name, Some(bound.index))
+                            .ok_or_else(|| unknown_tool(&bound.model_name))?;
+                        Ok(Resolved {
+                            server,
+                            index,
+                            epoch,
+                        })
+                    }
+                    Availability::Ready(server) => {
+                        let same = self
+                            .options
+                            .follow_unchanged_tools
+                            .then(|| find_tool(&server, &bound.tool().name, None))
+                            .flatten()
+                            .filter(|&i| server.catalog.tools()[i] == *bound.tool());
+                        match same {
+                            Some(index) => Ok(Resolved {
+                                server,
+                                index,
+                                epoch,
+                            }),
+                            None => Err(ToolOutcome::failed(CallFailure::Stale {
+                                server: bound.server.to_string(),
+                            })),
+                        }
+                    }
+                    other => Err(ToolOutcome::failed(CallFailure::Unavailable {
+                        server: bound.server.to_string(),
+                        reason: other.describe(),
+                    })),
+                }
+            }
+            Target::Deferred(bound) => {
+                let availability = match backend.availability(&bound.server) {
+                    Availability::Pending { .. } | Availability::Stopped { .. } => {
+                        self.lock().watching.insert(bound.server.to_string());
+                        let deadline = Instant::now() + self.options.connect_wait;
+                        tokio::select! {
+                            availability = backend.wait_ready(&bound.server, deadline) => availability,
+                            _ = cancel.cancelled() => return Err(ToolOutcome::Cancelled),
+                        }
+                    }
+                    other => other,
+                };
+                match availability {
+                    Availability::Ready(server) => {
+                        let index = find_tool(&server, &bound.tool().name, None)
+                            .ok_or_else(|| unknown_tool(&bound.model_name))?;
+                        Ok(Resolved {
+                            server,
+                            index,
+                            epoch,
+                        })
+                    }
+                    other => Err(ToolOutcome::failed(CallFailure::Unavailable {
+                        server: bound.server.to_string(),
+                        reason: other.describe(),
+                    })),
+                }
+            }
+            Target::Named { server, tool } => match backend.availability(server) {
+                Availability::Ready(ready) => {
+                    let index = find_tool(&ready, tool, None).ok_or_else(|| {
+                        ToolOutcome::failed(CallFailure::UnknownTool {
+                            name: format!("{tool}\" on server \"{server}"),
+                        })
+                    })?;
+                    Ok(Resolved {
+                        server: ready,
+                        index,
+                        epoch,
+                    })
+                }
+                other => Err(ToolOutcome::failed(CallFailure::Unavailable {
+                    server: server.clone(),
+                    reason: format!(
+                        "{}; call {} with server {server:?} first",
+                        other.describe(),
+                        crate::loader::LOAD_MCP
+                    ),
+                })),
+            },
+        }
+    }
+
+    /// Decides whether the call may run (seed 002: full access, then the
+    /// exact tool's grant, then the handler), publishing the event pair.
+    async fn authorize(
+        &self,
+        resolved: &Resolved,
+        arguments: &Map<String, Value>,
+        call: &ToolCall,
+        via: &str,
+    ) -> Result<(), ToolOutcome> {
+        let server = &resolved.server;
+        let tool = resolved.tool();
+        let grant = Grant {
+            server: server.id.to_string(),
+            lifetime: server.lifetime,
+            tool: tool.name.clone(),
+        };
+        let (preset, handler, granted) = {
+            let state = self.lock();
+            (
+                state.preset,
+                state.handler.clone(),
+                state.grants.contains(&grant),
+            )
+        };
+        let request = Arc::new(ApprovalRequest {
+            request_id: self.next_request.fetch_add(1, Ordering::Relaxed),
+            call_id: call.call_id.clone(),
+            server: server.id.to_string(),
+            server_name: server.name.to_string(),
+            tool: tool.name.clone(),
+            via: via.to_owned(),
+            arguments: arguments.clone(),
+            preset,
+            allow_session: self.options.offer_session_grants,
+            annotations: tool.annotations.clone(),
+        });
+        self.emit(ApprovalEvent::Requested(request.clone()));
+        if !preset.requires_approval() {
+            self.resolved(
+                &request,
+                ApprovalResult::AllowedOnce,
+                ApprovalSource::FullAccess,
+            );
+            return Ok(());
+        }
+        if granted {
+            self.resolved(
+                &request,
+                ApprovalResult::AllowedOnce,
+                ApprovalSource::SessionGrant,
+            );
+            return Ok(());
+        }
+        let Some(handler) = handler else {
+            self.resolved(&request, ApprovalResult::Denied, ApprovalSource::NoHandler);
+            return Err(ToolOutcome::failed(CallFailure::NotApproved(
+                NotApproved::NoHandler,
+            )));
+        };
+
+        let revoke = CancelToken::new();
+        self.lock().pending.insert(
+            request.request_id,
+            Pending {
+                server: grant.server.clone(),
+                lifetime: grant.lifetime,
+                revoke: revoke.clone(),
+            },
+        );
+        let waited = self
+            .wait_for_decision(&*handler, &request, &call.cancel, &revoke)
+            .await;
+        self.lock().pending.remove(&request.request_id);
+
+        let decision = match waited {
+            Waited::Decision(decision) => decision,
+            Waited::Timeout(limit) => {
+                self.resolved(&request, ApprovalResult::Denied, ApprovalSource::Timeout);
+                return Err(ToolOutcome::failed(CallFailure::NotApproved(
+                    NotApproved::Timeout(limit),
+                )));
+            }
+            Waited::Cancelled => {
+                self.resolved(&request, ApprovalResult::Denied, ApprovalSource::Cancelled);
+                return Err(ToolOutcome::Cancelled);
+            }
+            Waited::Revoked => {
+                self.resolved(&request, ApprovalResult::Denied, ApprovalSource::Revoked);
+                return Err(ToolOutcome::failed(CallFailure::NotApproved(
+                    NotApproved::Revoked,
+                )));
+            }
+        };
+        let result = match decision {
+            ApprovalDecision::AllowOnce => ApprovalResult::AllowedOnce,
+            ApprovalDecision::AllowSession if request.allow_session => {
+                ApprovalResult::AllowedForSession
+            }
+            ApprovalDecision::AllowSession => {
+                self.resolved(&request, ApprovalResult::Denied, ApprovalSource::Handler);
+                return Err(ToolOutcome::failed(CallFailure::NotApproved(
+                    NotApproved::InvalidDecision,
+                )));
+            }
+            _ => {
+                self.resolved(&request, ApprovalResult::Denied, ApprovalSource::Handler);
+                return Err(ToolOutcome::failed(CallFailure::NotApproved(
+                    NotApproved::Denied,
+                )));
+            }
+        };
+        // Seed 002: "configuration and cancellation are rechecked after
+        // waiting".
+        if call.cancel.is_cancelled() {
+            self.resolved(&request, ApprovalResult::Denied, ApprovalSource::Cancelled);
+            return Err(ToolOutcome::Cancelled);
+        }
+        let still_current = self.gate(&server.id).is_ok()
+            && self.epoch.load(Ordering::SeqCst) == resolved.epoch
+            && self.backend().availability(&server.id).lifetime() == Some(server.lifetime);
+        if !still_current {
+            self.resolved(&request, ApprovalResult::Denied, ApprovalSource::Revoked);
+            return Err(ToolOutcome::failed(CallFailure::NotApproved(
+                NotApproved::Revoked,
+            )));
+        }
+        if result == ApprovalResult::AllowedForSession {
+            self.lock().grants.insert(grant);
+        }
+        self.resolved(&request, result, ApprovalSource::Handler);
+        Ok(())
+    }
+
+    async fn wait_for_decision(
+        &self,
+        handler: &dyn ApprovalHandler,
+        request: &ApprovalRequest,
+        cancel: &CancelToken,
+        revoke: &CancelToken,
+    ) -> Waited {
+        let limit = self.options.approval_timeout;
+        let deadline = async {
+            match limit {
+                Some(limit) => tokio::time::sleep(limit).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            decision = handler.decide(request) => Waited::Decision(decision),
+            () = deadline => Waited::Timeout(limit.unwrap_or_default()),
+            () = cancel.cancelled() => Waited::Cancelled,
+            () = revoke.cancelled() => Waited::Revoked,
+        }
+    }
+
+    fn emit(&self, event: ApprovalEvent) {
+        // Nobody listening is fine.
+        let _ = self.approvals.send(event);
+    }
+
+    fn resolved(&self, request: &ApprovalRequest, result: ApprovalResult, source: ApprovalSource) {
+        self.emit(ApprovalEvent::Resolved {
+            request_id: request.request_id,
+            call_id: request.call_id.clone(),
+            result,
+            source,
+        });
+    }
+
+    /// Sends the call and waits for its answer, the deadline or the
+    /// caller's cancellation (which withdraws the request on the wire).
+    async fn dispatch(
+        &self,
+        resolved: &Resolved,
+        arguments: Map<String, Value>,
+        call: &ToolCall,
+    ) -> ToolOutcome {
+        let backend = self.backend();
+        let server = &resolved.server.id;
+        let Some(client) = backend.client(server) else {
+            return ToolOutcome::failed(CallFailure::Unavailable {
+                server: server.to_string(),
+                reason: backend.availability(server).describe(),
+            });
+        };
+        backend.touch(server);
+        let params = CallToolRequestParams::new(resolved.tool().name.clone(), Some(arguments));
+        let options = CallOptions {
+            timeout: self.options.call_timeout,
+            ..CallOptions::default()
+        };
+        tokio::select! {
+            biased;
+            // Dropping the request future sends `notifications/cancelled`.
+            () = call.cancel.cancelled() => ToolOutcome::Cancelled,
+            answer = client.call_tool_with(&params, options) => match answer {
+                Ok(result) => ToolOutcome::Completed(ToolResult::from_call_result(result, self.options.content)),
+                Err(ClientError::Cancelled) => ToolOutcome::Cancelled,
+                Err(error) => ToolOutcome::failed(CallFailure::from_client_error(&error)),
+            },
+        }
+    }
+}
+
+enum Waited {
+    Decision(ApprovalDecision),
+    Timeout(Duration),
+    Cancelled,
+    Revoked,
+}
+
+fn unknown_tool(name: &str) -> ToolOutcome {
+    ToolOutcome::failed(CallFailure::UnknownTool {
+        name: name.to_owned(),
+    })
+}
+
+/// The index of tool `name` in a server's catalog, trying `hint` first.
+fn find_tool(server: &ReadyServer, name: &str, hint: Option<usize>) -> Option<usize> {
+    let tools = server.catalog.tools();
+    if let Some(i) = hint
+        && tools.get(i).is_some_and(|t| t.name == name)
+    {
+        return Some(i);
+    }
+    tools.iter().position(|t| t.name == name)
+}
+
+/// One prompt's binding: the servers, their named tools and the search
+/// index, all immutable.
+pub(crate) struct Binding {
+    generation: u64,
+    servers: Vec<BoundServer>,
+    tools: Vec<Arc<BoundTool>>,
+    by_name: HashMap<String, usize>,
+    unusable: Vec<UnusableTool>,
+    index: Vec<IndexEntry>,
+}
+
+struct BoundServer {
+    id: Arc<str>,
+    name: Arc<str>,
+    lifetime: u64,
+    catalog: Arc<dyn CatalogData>,
+    tool_count: usize,
+}
+
+/// One named tool of a binding.
+pub(crate) struct BoundTool {
+    pub(crate) model_name: String,
+    pub(crate) server: Arc<str>,
+    pub(crate) server_name: Arc<str>,
+    /// The catalog lifetime for a live tool; `None` for a deferred one.
+    pub(crate) lifetime: Option<u64>,
+    /// The backend epoch of the binding.
+    epoch: u64,
+    pub(crate) description: String,
+    source: ToolSource,
+    pub(crate) index: usize,
+}
+
+enum ToolSource {
+    Catalog(Arc<dyn CatalogData>),
+    Cached(Arc<[Tool]>),
+}
+
+impl BoundTool {
+    pub(crate) fn tool(&self) -> &Tool {
+        match &self.source {
+            ToolSource::Catalog(catalog) => &catalog.tools()[self.index],
+            ToolSource::Cached(tools) => &tools[self.index],
+        }
+    }
+}
+
+impl Binding {
+    fn empty(generation: u64) -> Self {
+        Binding {
+            generation,
+            servers: Vec::new(),
+            tools: Vec::new(),
+            by_name: HashMap::new(),
+            unusable: Vec::new(),
+            index: Vec::new(),
+        }
+    }
+
+    fn build(
+        generation: u64,
+        epoch: u64,
+        mut ready: Vec<ReadyServer>,
+        deferred: Vec<DeferredCatalog>,
+        names: &NameOptions,
+    ) -> Self {
+        ready.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut unusable = Vec::new();
+        let mut pairs = Vec::new();
+        let all = ready
+            .iter()
+            .flat_map(|s| s.catalog.tools().iter().map(move |t| (&*s.id, t)))
+            .chain(
+                deferred
+                    .iter()
+                    .flat_map(|d| d.tools.iter().map(move |t| (&*d.id, t))),
+            );
+        for (server, tool) in all {
+            if tool.task_support() == TaskSupport::Required {
+                unusable.push(UnusableTool {
+                    server: server.to_owned(),
+                    tool: tool.name.clone(),
+                    reason: UnusableReason::TaskRequired,
+                });
+            } else {
+                pairs.push((server, tool.name.as_str()));
+            }
+        }
+        let tool_names = ToolNames::assign(pairs, names);
+        unusable.extend_from_slice(tool_names.unusable());
+        unusable.sort_by(|a, b| (&a.server, &a.tool).cmp(&(&b.server, &b.tool)));
+        for problem in &unusable {
+            tracing::info!(
+                server = %problem.server,
+                tool = %problem.tool,
+                reason = %problem.reason,
+                "an MCP tool is not offered to the model"
+            );
+        }
+        let mut tools = Vec::new();
+        let mut servers = Vec::new();
+        for server in &ready {
+            let mut count = 0;
+            for (index, tool) in server.catalog.tools().iter().enumerate() {
+                let Some(model_name) = tool_names.name(&server.id, &tool.name) else {
+                    continue;
+                };
+                count += 1;
+                tools.push(Arc::new(BoundTool {
+                    model_name: model_name.to_owned(),
+                    server: server.id.clone(),
+                    server_name: server.name.clone(),
+                    lifetime: Some(server.lifetime),
+                    epoch,
+                    description: tool_description(tool, &server.name),
+                    source: ToolSource::Catalog(server.catalog.clone()),
+                    index,
+                }));
+            }
+            if count > 0 {
+                servers.push(BoundServer {
+                    id: server.id.clone(),
+                    name: server.name.clone(),
+                    lifetime: server.lifetime,
+                    catalog: server.catalog.clone(),
+                    tool_count: count,
+                });
+            }
+        }
+        for server in &deferred {
+            for (index, tool) in server.tools.iter().enumerate() {
+                let Some(model_name) = tool_names.name(&server.id, &tool.name) else {
+                    continue;
+                };
+                tools.push(Arc::new(BoundTool {
+                    model_name: model_name.to_owned(),
+                    server: server.id.clone(),
+                    server_name: server.name.clone(),
+                    lifetime: None,
+                    epoch,
+                    description: tool_description(tool, &server.name),
+                    source: ToolSource::Cached(server.tools.clone()),
+                    index,
+                }));
+            }
+        }
+        tools.sort_by(|a, b| a.model_name.cmp(&b.model_name));
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.model_name.clone(), i))
+            .collect();
+        let index = tools
+            .iter()
+            .map(|t| {
+                let tool = t.tool();
+                IndexEntry::new(
+                    &t.model_name,
+                    &t.server,
+                    &t.server_name,
+                    &tool.name,
+                    tool.title.as_deref(),
+                    tool.description.as_deref(),
+                )
+            })
+            .collect();
+        Binding {
+            generation,
+            servers,
+            tools,
+            by_name,
+            unusable,
+            index,
+        }
+    }
+
+    pub(crate) fn describe(&self, name: &str) -> Option<Value> {
+        let bound = &self.tools[*self.by_name.get(name)?];
+        let tool = bound.tool();
+        let mut out = Map::new();
+        out.insert("name".into(), bound.model_name.clone().into());
+        out.insert("server".into(), bound.server.to_string().into());
+        out.insert("tool".into(), tool.name.clone().into());
+        if let Some(title) = &tool.title {
+            out.insert("title".into(), title.clone().into());
+        }
+        if let Some(description) = &tool.description {
+            out.insert("description".into(), description.clone().into());
+        }
+        out.insert(
+            "inputSchema".into(),
+            Value::Object(tool.input_schema.clone()),
+        );
+        if let Some(output) = &tool.output_schema {
+            out.insert("outputSchema".into(), output.clone());
+        }
+        Some(Value::Object(out))
+    }
+}
+
+/// The description a model sees: the server's, or a line naming the tool
+/// and its server when there is none.
+fn tool_description(tool: &Tool, server_name: &str) -> String {
+    match tool.description.as_deref().map(str::trim) {
+        Some(description) if !description.is_empty() => description.to_owned(),
+        _ => format!(
+            "The {:?} tool of the MCP server {server_name:?}.",
+            tool.display_name()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,1420 @@
+//! Session tests against a scripted backend: in-memory MCP servers behind
+//! a fake connection layer whose catalog lifetimes the tests control.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use mcp_proto::types::{Resource, Tool};
+use mcp_proto::{Frame, Message};
+use mcp_transport::{Client, ClientOptions, Inbound, Transport, memory_pair};
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio::time::Instant;
+
+use super::*;
+use crate::backend::{ConfiguredServer, EventStream};
+use crate::loader::{CALL_MCP_TOOL, LOAD_MCP, READ_MCP_RESOURCE, SEARCH_TOOLS};
+
+// ---------------------------------------------------------------- server
+
+/// What a scripted server saw.
+#[derive(Debug, Clone, PartialEq)]
+enum Seen {
+    Call { name: String, arguments: Value },
+    Cancelled,
+    Read { uri: String },
+}
+
+/// Starts an in-memory MCP server and returns a connected client and the
+/// stream of what the server saw.
+async fn scripted_server() -> (Client, mpsc::UnboundedReceiver<Seen>) {
+    let (client_end, server_end) = memory_pair();
+    let (seen_tx, seen_rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        loop {
+            let message = match server_end.recv().await {
+                Inbound::Frame(Frame::Single(message)) => message,
+                Inbound::Closed(_) => return,
+                _ => continue,
+            };
+            let value: Value = serde_json::from_slice(&message.to_bytes()).unwrap();
+            let method = value["method"].as_str().unwrap_or("").to_owned();
+            let id = value["id"].clone();
+            let result = match method.as_str() {
+                "initialize" => json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}, "resources": {}},
+                    "serverInfo": {"name": "scripted", "version": "1"}
+                }),
+                "notifications/cancelled" => {
+                    let _ = seen_tx.send(Seen::Cancelled);
+                    continue;
+                }
+                "tools/call" => {
+                    let name = value["params"]["name"].as_str().unwrap_or("").to_owned();
+                    let arguments = value["params"]["arguments"].clone();
+                    let _ = seen_tx.send(Seen::Call {
+                        name: name.clone(),
+                        arguments: arguments.clone(),
+                    });
+                    match name.as_str() {
+                        "echo" => json!({"content": [{"type": "text", "text": arguments["text"]}]}),
+                        "media" => json!({"content": [
+                            {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+                            {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}
+                        ], "structuredContent": {"ok": true}}),
+                        "fail" => {
+                            json!({"content": [{"type": "text", "text": "it failed"}], "isError": true})
+                        }
+                        "slow" => continue,
+                        _ => {
+                            let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": "bad things"}});
+                            send(&server_end, error).await;
+                            continue;
+                        }
+                    }
+                }
+                "resources/read" => {
+                    let uri = value["params"]["uri"].as_str().unwrap_or("").to_owned();
+                    let _ = seen_tx.send(Seen::Read { uri: uri.clone() });
+                    json!({"contents": [
+                        {"uri": uri, "mimeType": "text/plain", "text": "resource text"},
+                        {"uri": "blob://x", "blob": "AAEC"}
+                    ]})
+                }
+                _ if id.is_null() => continue,
+                _ => json!({}),
+            };
+            send(
+                &server_end,
+                json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            )
+            .await;
+        }
+    });
+    let (client, driver) = Client::new(client_end, ClientOptions::default());
+    tokio::spawn(driver.run());
+    client.initialize().await.unwrap();
+    (client, seen_rx)
+}
+
+async fn send(transport: &impl Transport, value: Value) {
+    let message: Message = serde_json::from_value(value).unwrap();
+    let _ = transport.send(message).await;
+}
+
+// --------------------------------------------------------------- backend
+
+#[derive(Debug)]
+struct FakeCatalog {
+    tools: Vec<Tool>,
+    resources: Vec<Resource>,
+    instructions: Option<String>,
+}
+
+impl CatalogData for FakeCatalog {
+    fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+    fn resources(&self) -> Option<&[Resource]> {
+        Some(&self.resources)
+    }
+    fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+}
+
+#[derive(Clone)]
+enum FakeStatus {
+    Ready,
+    Pending,
+    Stopped,
+    Disabled,
+}
+
+struct FakeServer {
+    name: String,
+    status: FakeStatus,
+    lifetime: u64,
+    catalog: Arc<FakeCatalog>,
+    client: Option<Client>,
+    /// What `connect` does: the client it will be ready with.
+    on_connect: Option<Client>,
+}
+
+#[derive(Default)]
+struct Fake {
+    servers: Mutex<HashMap<String, FakeServer>>,
+    next_lifetime: Mutex<u64>,
+    events: Mutex<Option<broadcast::Sender<BackendEvent>>>,
+    changed: watch::Sender<u64>,
+    touched: Mutex<Vec<String>>,
+}
+
+impl Fake {
+    fn new() -> Arc<Self> {
+        let fake = Fake::default();
+        *fake.events.lock().unwrap() = Some(broadcast::channel(64).0);
+        Arc::new(fake)
+    }
+
+    fn lifetime(&self) -> u64 {
+        let mut next = self.next_lifetime.lock().unwrap();
+        *next += 1;
+        *next
+    }
+
+    fn emit(&self, event: BackendEvent) {
+        if let Some(tx) = &*self.events.lock().unwrap() {
+            let _ = tx.send(event);
+        }
+        self.changed.send_modify(|n| *n += 1);
+    }
+
+    /// Adds a ready server with `tools` (names and input schemas).
+    fn add_ready(&self, id: &str, tools: Vec<Tool>, client: Client) -> u64 {
+        let lifetime = self.lifetime();
+        self.servers.lock().unwrap().insert(
+            id.to_owned(),
+            FakeServer {
+                name: format!("{id} server"),
+                status: FakeStatus::Ready,
+                lifetime,
+                catalog: Arc::new(FakeCatalog {
+                    tools,
+                    resources: vec![
+                        serde_json::from_value(
+                            json!({"uri": "fixture://readme", "name": "readme"}),
+                        )
+                        .unwrap(),
+                    ],
+                    instructions: Some(format!("The {id} server.\nMore.")),
+                }),
+                client: Some(client),
+                on_connect: None,
+            },
+        );
+        self.emit(BackendEvent::CatalogSwapped {
+            id: id.to_owned(),
+            lifetime,
+        });
+        lifetime
+    }
+
+    /// Adds a server in `status` that becomes ready with `tools` on
+    /// `connect` or `make_ready`.
+    fn add_pending(&self, id: &str, tools: Vec<Tool>, status: FakeStatus, client: Client) {
+        self.servers.lock().unwrap().insert(
+            id.to_owned(),
+            FakeServer {
+                name: format!("{id} server"),
+                status,
+                lifetime: 0,
+                catalog: Arc::new(FakeCatalog {
+                    tools,
+                    resources: Vec::new(),
+                    instructions: None,
+                }),
+                client: None,
+                on_connect: Some(client),
+            },
+        );
+    }
+
+    fn make_ready(&self, id: &str) -> u64 {
+        let lifetime = self.lifetime();
+        {
+            let mut servers = self.servers.lock().unwrap();
+            let server = servers.get_mut(id).unwrap();
+            server.status = FakeStatus::Ready;
+            server.lifetime = lifetime;
+            if let Some(client) = server.on_connect.take() {
+                server.client = Some(client);
+            }
+        }
+        self.emit(BackendEvent::CatalogSwapped {
+            id: id.to_owned(),
+            lifetime,
+        });
+        lifetime
+    }
+
+    /// A refresh: same connection, new lifetime.
+    fn swap(&self, id: &str) -> u64 {
+        self.make_ready(id)
+    }
+
+    /// A new lifetime that nobody hears about (lost events).
+    fn swap_silently(&self, id: &str) {
+        let lifetime = self.lifetime();
+        self.servers.lock().unwrap().get_mut(id).unwrap().lifetime = lifetime;
+    }
+
+    fn disable(&self, id: &str) {
+        let lifetime = {
+            let mut servers = self.servers.lock().unwrap();
+            let server = servers.get_mut(id).unwrap();
+            server.status = FakeStatus::Disabled;
+            server.client = None;
+            server.lifetime
+        };
+        self.emit(BackendEvent::CatalogRevoked {
+            id: id.to_owned(),
+            lifetime,
+        });
+    }
+
+    fn rename(&self, id: &str, name: &str) {
+        self.servers.lock().unwrap().get_mut(id).unwrap().name = name.to_owned();
+    }
+}
+
+struct FakeEvents(broadcast::Receiver<BackendEvent>);
+
+#[async_trait]
+impl EventStream for FakeEvents {
+    async fn next(&mut self) -> Option<BackendEvent> {
+        match self.0.recv().await {
+            Ok(event) => Some(event),
+            Err(broadcast::error::RecvError::Lagged(_)) => Some(BackendEvent::Lagged),
+            Err(broadcast::error::RecvError::Closed) => None,
+        }
+    }
+}
+
+#[async_trait]
+impl Backend for Fake {
+    fn snapshot(&self, _workspace: Option<&std::path::Path>) -> Vec<ReadyServer> {
+        let servers = self.servers.lock().unwrap();
+        let mut out: Vec<ReadyServer> = servers
+            .iter()
+            .filter(|(_, s)| matches!(s.status, FakeStatus::Ready) && !s.catalog.tools.is_empty())
+            .map(|(id, s)| ReadyServer {
+                id: id.as_str().into(),
+                name: s.name.as_str().into(),
+                lifetime: s.lifetime,
+                catalog: s.catalog.clone(),
+            })
+            .collect();
+        out.sort_by(|a, b| a.id.cmp(&b.id));
+        out
+    }
+
+    fn availability(&self, id: &str) -> Availability {
+        let servers = self.servers.lock().unwrap();
+        let Some(s) = servers.get(id) else {
+            return Availability::Unknown;
+        };
+        match s.status {
+            FakeStatus::Ready => Availability::Ready(ReadyServer {
+                id: id.into(),
+                name: s.name.as_str().into(),
+                lifetime: s.lifetime,
+                catalog: s.catalog.clone(),
+            }),
+            FakeStatus::Pending => Availability::Pending {
+                status: "connecting".into(),
+            },
+            FakeStatus::Stopped => Availability::Stopped {
+                status: "disconnected".into(),
+            },
+            FakeStatus::Disabled => Availability::Disabled,
+        }
+    }
+
+    fn client(&self, id: &str) -> Option<Client> {
+        self.servers.lock().unwrap().get(id)?.client.clone()
+    }
+
+    async fn wait_ready(&self, id: &str, deadline: Instant) -> Availability {
+        let mut changed = self.changed.subscribe();
+        loop {
+            let availability = self.availability(id);
+            if !matches!(availability, Availability::Pending { .. }) {
+                return availability;
+            }
+            if tokio::time::timeout_at(deadline, changed.changed())
+                .await
+                .is_err()
+            {
+                return self.availability(id);
+            }
+        }
+    }
+
+    fn connect(&self, id: &str) {
+        if let Some(s) = self.servers.lock().unwrap().get_mut(id) {
+            s.status = FakeStatus::Pending;
+        }
+        self.changed.send_modify(|n| *n += 1);
+    }
+
+    fn servers(&self) -> Vec<ConfiguredServer> {
+        self.servers
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(id, s)| ConfiguredServer {
+                id: id.clone(),
+                name: s.name.clone(),
+                description: Some(format!("What {id} does.")),
+                enabled: !matches!(s.status, FakeStatus::Disabled),
+            })
+            .collect()
+    }
+
+    fn events(&self) -> Box<dyn EventStream> {
+        let rx = self.events.lock().unwrap().as_ref().unwrap().subscribe();
+        Box::new(FakeEvents(rx))
+    }
+
+    fn touch(&self, id: &str) {
+        self.touched.lock().unwrap().push(id.to_owned());
+    }
+}
+
+// --------------------------------------------------------------- helpers
+
+fn tool(name: &str, schema: Value) -> Tool {
+    let mut tool = Tool::new(name);
+    if let Value::Object(schema) = schema {
+        tool.input_schema = schema;
+    }
+    tool.description = Some(format!("The {name} tool."));
+    tool
+}
+
+fn fixture_tools() -> Vec<Tool> {
+    vec![
+        tool(
+            "echo",
+            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        ),
+        tool("media", json!({"type": "object"})),
+        tool("fail", json!({"type": "object"})),
+        tool("slow", json!({"type": "object"})),
+        tool("bad", json!({"type": "object"})),
+    ]
+}
+
+struct Harness {
+    fake: Arc<Fake>,
+    session: McpSession,
+    seen: mpsc::UnboundedReceiver<Seen>,
+    events: broadcast::Receiver<ApprovalEvent>,
+}
+
+async fn harness(options: SessionOptions) -> Harness {
+    let fake = Fake::new();
+    let (client, seen) = scripted_server().await;
+    fake.add_ready("fx", fixture_tools(), client);
+    let session = McpSession::with_backend(fake.clone(), options);
+    let events = session.approval_events();
+    Harness {
+        fake,
+        session,
+        seen,
+        events,
+    }
+}
+
+fn full_access() -> SessionOptions {
+    SessionOptions {
+        preset: PermissionPreset::FullAccess,
+        ..SessionOptions::default()
+    }
+}
+
+async fn call(tools: &ToolSet, name: &str, args: Value) -> ToolOutcome {
+    tools
+        .get(name)
+        .unwrap_or_else(|| panic!("no tool {name}"))
+        .call(ToolCall::new("call-1", args))
+        .await
+}
+
+fn text(outcome: &ToolOutcome) -> String {
+    outcome
+        .result()
+        .map(ToolResult::joined_text)
+        .unwrap_or_default()
+}
+
+/// A handler that answers with a fixed decision and counts its requests.
+struct Answer {
+    decision: ApprovalDecision,
+    asked: Mutex<Vec<ApprovalRequest>>,
+}
+
+impl Answer {
+    fn new(decision: ApprovalDecision) -> Arc<Self> {
+        Arc::new(Answer {
+            decision,
+            asked: Mutex::new(Vec::new()),
+        })
+    }
+    fn count(&self) -> usize {
+        self.asked.lock().unwrap().len()
+    }
+}
+
+#[async_trait]
+impl ApprovalHandler for Answer {
+    async fn decide(&self, request: &ApprovalRequest) -> ApprovalDecision {
+        self.asked.lock().unwrap().push(request.clone());
+        self.decision
+    }
+}
+
+/// A handler that never answers.
+struct Never;
+
+#[async_trait]
+impl ApprovalHandler for Never {
+    async fn decide(&self, _request: &ApprovalRequest) -> ApprovalDecision {
+        std::future::pending().await
+    }
+}
+
+fn drain(events: &mut broadcast::Receiver<ApprovalEvent>) -> Vec<ApprovalEvent> {
+    let mut out = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        out.push(event);
+    }
+    out
+}
+
+/// The (result, source) of every resolution, checking each follows its request.
+fn resolutions(events: &[ApprovalEvent]) -> Vec<(ApprovalResult, ApprovalSource)> {
+    let mut open = Vec::new();
+    let mut out = Vec::new();
+    for event in events {
+        match event {
+            ApprovalEvent::Requested(request) => open.push(request.request_id),
+            ApprovalEvent::Resolved {
+                request_id,
+                result,
+                source,
+                ..
+            } => {
+                let at = open
+                    .iter()
+                    .position(|id| id == request_id)
+                    .expect("resolved before requested");
+                open.remove(at);
+                out.push((*result, *source));
+            }
+        }
+    }
+    assert!(open.is_empty(), "unresolved requests: {open:?}");
+    out
+}
+
+/// Lets spawned tasks (the session's event follower) run.
+async fn settle() {
+    for _ in 0..20 {
+        tokio::task::yield_now().await;
+    }
+}
+
+// ----------------------------------------------------------------- tests
+
+#[tokio::test]
+async fn bind_names_tools_and_renders_the_prompt_section() {
+    let h = harness(full_access()).await;
+    let tools = h.session.bind();
+    let names: Vec<&str> = tools.tools().iter().map(|t| t.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "mcp_fx_bad",
+            "mcp_fx_echo",
+            "mcp_fx_fail",
+            "mcp_fx_media",
+            "mcp_fx_slow"
+        ]
+    );
+    assert_eq!(tools.resolve("mcp_fx_echo"), Some(("fx", "echo")));
+    assert_eq!(
+        tools.get("mcp_fx_echo").unwrap().description(),
+        "The echo tool."
+    );
+    assert_eq!(
+        tools.prompt_section(),
+        "<mcp_servers>\n<server id=\"fx\" name=\"fx server\" access=\"5 tools, declared directly\">The fx server.</server>\n</mcp_servers>"
+    );
+    assert!(tools.generation() > 0);
+}
+
+#[tokio::test]
+async fn full_access_calls_at_once_with_paired_events() {
+    let mut h = harness(full_access()).await;
+    let tools = h.session.bind();
+    let outcome = call(&tools, "mcp_fx_echo", json!({"text": "hi"})).await;
+    assert_eq!(outcome, ToolOutcome::Completed(ToolResult::text("hi")));
+    assert_eq!(
+        h.seen.recv().await,
+        Some(Seen::Call {
+            name: "echo".into(),
+            arguments: json!({"text": "hi"})
+        })
+    );
+    assert_eq!(
+        resolutions(&drain(&mut h.events)),
+        [(ApprovalResult::AllowedOnce, ApprovalSource::FullAccess)]
+    );
+    assert_eq!(h.fake.touched.lock().unwrap().as_slice(), ["fx"]);
+}
+
+#[tokio::test]
+async fn results_keep_images_structured_content_and_errors() {
+    let h = harness(full_access()).await;
+    let tools = h.session.bind();
+    let media = call(&tools, "mcp_fx_media", json!({})).await;
+    let result = media.result().unwrap();
+    assert_eq!(result.content[0].kind(), Some("image"));
+    assert_eq!(result.content[1].kind(), Some("text"));
+    assert!(result.content[1].as_text().unwrap().contains("\"audio\""));
+    assert_eq!(result.structured_content, Some(json!({"ok": true})));
+    let failed = call(&tools, "mcp_fx_fail", json!({})).await;
+    assert!(
+        matches!(&failed, ToolOutcome::Completed(r) if r.is_error && r.joined_text() == "it failed")
+    );
+    let rpc = call(&tools, "mcp_fx_bad", json!({})).await;
+    assert_eq!(text(&rpc), "MCP error -32602: bad things");
+    assert!(matches!(
+        rpc.failure(),
+        Some(CallFailure::Server { code: -32602, .. })
+    ));
+}
+
+#[tokio::test]
+async fn raw_content_mode_keeps_audio() {
+    let h = harness(SessionOptions {
+        content: ContentMode::Raw,
+        ..full_access()
+    })
+    .await;
+    let tools = h.session.bind();
+    let media = call(&tools, "mcp_fx_media", json!({})).await;
+    assert_eq!(media.result().unwrap().content[1].kind(), Some("audio"));
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_refused_before_dispatch() {
+    let mut h = harness(full_access()).await;
+    let tools = h.session.bind();
+    let outcome = call(&tools, "mcp_fx_echo", json!({"text": 5})).await;
+    assert!(matches!(
+        outcome.failure(),
+        Some(CallFailure::InvalidArguments(_))
+    ));
+    let message = text(&outcome);
+    assert!(
+        message.contains("Invalid arguments for tool mcp_fx_echo"),
+        "{message}"
+    );
+    assert!(
+        message.contains("at /text: 5 is not of type \"string\""),
+        "{message}"
+    );
+    assert!(h.seen.try_recv().is_err(), "nothing reached the server");
+    assert!(
+        drain(&mut h.events).is_empty(),
+        "no approval for an invalid call"
+    );
+}
+
+#[tokio::test]
+async fn without_a_handler_nothing_is_called() {
+    let mut h = harness(SessionOptions::default()).await;
+    let tools = h.session.bind();
+    let outcome = call(&tools, "mcp_fx_echo", json!({"text": "hi"})).await;
+    assert_eq!(
+        outcome.failure(),
+        Some(&CallFailure::NotApproved(NotApproved::NoHandler))
+    );
+    assert!(h.seen.try_recv().is_err());
+    assert_eq!(
+        resolutions(&drain(&mut h.events)),
+        [(ApprovalResult::Denied, ApprovalSource::NoHandler)]
+    );
+}
+
+#[tokio::test]
+async fn allow_once_asks_every_time_and_binds_the_exact_call() {
+    let mut h = harness(SessionOptions {
+        preset: PermissionPreset::WorkspaceWrite,
+        ..SessionOptions::default()
+    })
+    .await;
+    let handler = Answer::new(ApprovalDecision::AllowOnce);
+    h.session.set_approval_handler(Some(handler.clone()));
+    let tools = h.session.bind();
+    for text in ["one", "two"] {
+        let outcome = tools
+            .get("mcp_fx_echo")
+            .unwrap()
+            .call(ToolCall::new(format!("call-{text}"), json!({"text": text})))
+            .await;
+        assert_eq!(outcome, ToolOutcome::Completed(ToolResult::text(text)));
+        assert_eq!(
+            h.seen.recv().await,
+            Some(Seen::Call {
+                name: "echo".into(),
+                arguments: json!({"text": text})
+            })
+        );
+    }
+    assert_eq!(handler.count(), 2);
+    let asked = handler.asked.lock().unwrap().clone();
+    assert_eq!(asked[1].call_id, "call-two");
+    assert_eq!(
+        asked[1].arguments,
+        json!({"text": "two"}).as_object().unwrap().clone()
+    );
+    assert_eq!(
+        (asked[1].server.as_str(), asked[1].tool.as_str()),
+        ("fx", "echo")
+    );
+    assert_eq!(asked[1].via, "mcp_fx_echo");
+    assert_eq!(asked[1].preset, PermissionPreset::WorkspaceWrite);
+    assert!(asked[1].allow_session);
+    assert_ne!(asked[0].request_id, asked[1].request_id);
+    assert_eq!(
+        resolutions(&drain(&mut h.events)),
+        [
+            (ApprovalResult::AllowedOnce, ApprovalSource::Handler),
+            (ApprovalResult::AllowedOnce, ApprovalSource::Handler)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn deny_means_no_call() {
+    let mut h = harness(SessionOptions::default()).await;
+    h.session
+        .set_approval_handler(Some(Answer::new(ApprovalDecision::Deny)));
+    let tools = h.session.bind();
+    let outcome = call(&tools, "mcp_fx_echo", json!({"text": "hi"})).await;
+    assert_eq!(
+        outcome.failure(),
+        Some(&CallFailure::NotApproved(NotApproved::Denied))
+    );
+    assert_eq!(text(&outcome), "The call was not made: the user denied it.");
+    assert!(h.seen.try_recv().is_err());
+    assert_eq!(
+        resolutions(&drain(&mut h.events)),
+        [(ApprovalResult::Denied, ApprovalSource::Handler)]
+    );
+}
+
+#[tokio::test]
+async fn annotations_never_bypass_approval() {
+    let fake = Fake::new();
+    let (client, mut seen) = scripted_server().await;
+    let mut echo = tool("echo", json!({"type": "object"}));
+    echo.annotations = Some(
+        serde_json::from_value(
+            json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true}),
+        )
+        .unwrap(),
+    );
+    fake.add_ready("fx", vec![echo], client);
+    let session = McpSession::with_backend(fake.clone(), SessionOptions::default());
+    let handler = Answer::new(ApprovalDecision::Deny);
+    session.set_approval_handler(Some(handler.clone()));
+    let outcome = call(&session.bind(), "mcp_fx_echo", json!({"text": "x"})).await;
+    assert_eq!(
+        outcome.failure(),
+        Some(&CallFailure::NotApproved(NotApproved::Denied))
+    );
+    assert_eq!(handler.count(), 1);
+    let asked = handler.asked.lock().unwrap()[0].clone();
+    assert_eq!(asked.annotations.and_then(|a| a.read_only_hint), Some(true));
+    assert!(seen.try_recv().is_err());
+}
+
+#[tokio::test]
+async fn allow_for_session_grants_the_exact_tool_until_the_catalog_changes() {
+    let mut h = harness(SessionOptions::default()).await;
+    let handler = Answer::new(ApprovalDecision::AllowSession);
+    h.session.set_approval_handler(Some(handler.clone()));
+    let tools = h.session.bind();
+    assert!(
+        call(&tools, "mcp_fx_echo", json!({"text": "a"}))
+            .await
+            .failure()
+            .is_none()
+    );
+    // Same tool, other arguments: the grant covers it.
+    assert!(
+        call(&tools, "mcp_fx_echo", json!({"text": "b"}))
+            .await
+            .failure()
+            .is_none()
+    );
+    assert_eq!(handler.count(), 1);
+    // Another tool of the same server is not covered.
+    let _ = call(&tools, "mcp_fx_fail", json!({})).await;
+    assert_eq!(handler.count(), 2);
+    assert_eq!(
+        resolutions(&drain(&mut h.events)),
+        [
+            (ApprovalResult::AllowedForSession, ApprovalSource::Handler),
+            (ApprovalResult::AllowedOnce, ApprovalSource::SessionGrant),
+            (ApprovalResult::AllowedForSession, ApprovalSource::Handler),
+        ]
+    );
+    assert_eq!(h.session.grants().len(), 2);
+
+    // A display-name-only change keeps the grants.
+    h.fake.rename("fx", "Renamed");
+    let renamed = h.session.bind();
+    assert!(renamed.prompt_section().contains("name=\"Renamed\""));
+    let _ = call(&renamed, "mcp_fx_echo", json!({"text": "c"})).await;
+    assert_eq!(handler.count(), 2);
+
+    // A refresh (new catalog lifetime) revokes them; the old binding's
+    // tools are stale, the new binding asks again.
+    h.fake.swap("fx");
+    settle().await;
+    assert!(h.session.grants().is_empty());
+    let stale = call(&renamed, "mcp_fx_echo", json!({"text": "d"})).await;
+    assert_eq!(
+        stale.failure(),
+        Some(&CallFailure::Stale {
+            server: "fx".into()
+        })
+    );
+    let fresh = h.session.bind();
+    let _ = call(&fresh, "mcp_fx_echo", json!({"text": "e"})).await;
+    assert_eq!(handler.count(), 3);
+}
+
+#[tokio::test]
+async fn grants_end_on_disable() {
+    let h = harness(SessionOptions::default()).await;
+    h.session
+        .set_approval_handler(Some(Answer::new(ApprovalDecision::AllowSession)));
+    let tools = h.session.bind();
+    let _ = call(&tools, "mcp_fx_echo", json!({"text": "a"})).await;
+    assert_eq!(h.session.grants().len(), 1);
+    h.fake.disable("fx");
+    settle().await;
+    assert!(h.session.grants().is_empty());
+    let outcome = call(&tools, "mcp_fx_echo", json!({"text": "a"})).await;
+    assert_eq!(
+        outcome.failure(),
+        Some(&CallFailure::Unavailable {
+            server: "fx".into(),
+            reason: "disabled".into()
+        })
+    );
+}
+
+#[tokio::test]
+async fn allow_for_session_is_refused_when_not_offered() {
+    let mut h = harness(SessionOptions {
+        offer_session_grants: false,
+        ..SessionOptions::default()
+    })
+    .await;
+    let handler = Answer::new(ApprovalDecision::AllowSession);
+    h.session.set_approval_handler(Some(handler.clone()));
+    let outcome = call(&h.session.bind(), "mcp_fx_echo", json!({"text": "a"})).await;
+    assert_eq!(
+        outcome.failure(),
+        Some(&CallFailure::NotApproved(NotApproved::InvalidDecision))
+    );
+    assert!(!handler.asked.lock().unwrap()[0].allow_session);
+    assert!(h.session.grants().is_empty());
+    assert!(h.seen.try_recv().is_err());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_handler_timeout_means_no_call() {
+    let mut h = harness(SessionOptions {
+        approval_timeout: Some(Duration::from_secs(30)),
+        ..SessionOptions::default()
+    })
+    .await;
+    h.session.set_approval_handler(Some(Arc::new(Never)));
+    let started = Instant::now();
+    let outcome = call(&h.session.bind(), "mcp_fx_echo", json!({"text": "a"})).await;
+    assert_eq!(
+        outcome.failure(),
+        Some(&CallFailure::NotApproved(NotApproved::Timeout(
+            Duration::from_secs(30)
+        )))
+    );
+    assert_eq!(started.elapsed(), Duration::from_secs(30));
+    assert!(h.seen.try_recv().is_err());
+    assert_eq!(
+        resolutions(&drain(&mut h.events)),
+        [(ApprovalResult::Denied, ApprovalSource::Timeout)]
+    );
+}
+
+#[tokio::test]
+async fn cancelling_while_waiting_for_approval_is_a_cancellation() {
+    let mut h = harness(SessionOptions::default()).await;
+    h.session.set_approval_handler(Some(Arc::new(Never)));
+    let tools = h.session.bind();
+    let token = CancelToken::new();
+    let tool = tools.get("mcp_fx_echo").unwrap().clone();
+    let pending = tokio::spawn({
+        let token = token.clone();
+        async move {
+            tool.call(ToolCall::new("c", json!({"text": "a"})).with_cancel(token))
+                .await
+        }
+    });
+    // Wait until the request is pending.
+    assert!(matches!(
+        h.events.recv().await.unwrap(),
+        ApprovalEvent::Requested(_)
+    ));
+    token.cancel();
+    assert_eq!(pending.await.unwrap(), ToolOutcome::Cancelled);
+    assert!(matches!(
+        h.events.recv().await.unwrap(),
+        ApprovalEvent::Resolved {
+            source: ApprovalSource::Cancelled,
+            result: ApprovalResult::Denied,
+            ..
+        }
+    ));
+    assert!(h.seen.try_recv().is_err());
+}
+
+#[tokio::test]
+async fn a_refresh_ends_pending_approvals() {
+    let mut h = harness(SessionOptions::default()).await;
+    h.session.set_approval_handler(Some(Arc::new(Never)));
+    let tools = h.session.bind();
+    let tool = tools.get("mcp_fx_echo").unwrap().clone();
+    let pending =
+        tokio::spawn(async move { tool.call(ToolCall::new("c", json!({"text": "a"}))).await });
+    assert!(matches!(
+        h.events.recv().await.unwrap(),
+        ApprovalEvent::Requested(_)
+    ));
+    h.fake.swap("fx");
+    let outcome = pending.await.unwrap();
+    assert_eq!(
+        outcome.failure(),
+        Some(&CallFailure::NotApproved(NotApproved::Revoked))
+    );
+    assert!(matches!(
+        h.events.recv().await.unwrap(),
+        ApprovalEvent::Resolved {
+            source: ApprovalSource::Revoked,
+            ..
+        }
+    ));
+    assert!(h.seen.try_recv().is_err());
+}
+
+#[tokio::test]
+async fn the_tool_is_checked_again_after_approval() {
+    // The catalog changes while the handler decides, and the event is
+    // lost: the re-check after waiting still refuses the call.
+    struct SwapThenAllow(Arc<Fake>);
+    #[async_trait]
+    impl ApprovalHandler for SwapThenAllow {
+        async fn decide(&self, _request: &ApprovalRequest) -> ApprovalDecision {
+            self.0.swap_silently("fx");
+            ApprovalDecision::AllowOnce
+        }
+    }
+    let mut h = harness(SessionOptions::default()).await;
+    h.session
+        .set_approval_handler(Some(Arc::new(SwapThenAllow(h.fake.clone()))));
+    let outcome = call(&h.session.bind(), "mcp_fx_echo", json!({"text": "a"})).await;
+    assert_eq!(
+        outcome.failure(),
+        Some(&CallFailure::NotApproved(NotApproved::Revoked))
+    );
+    assert!(h.seen.try_recv().is_err());
+    assert_eq!(
+        resolutions(&drain(&mut h.events)),
+        [(ApprovalResult::Denied, ApprovalSource::Revoked)]
+    );
+}
+
+#[tokio::test]
+async fn a_live_tool_of_a_server_that_is_not_ready_fails_at_once() {
+    let h = harness(full_access()).await;
+    let tools = h.session.bind();
+    h.fake.servers.lock().unwrap().get_mut("fx").unwrap().status = FakeStatus::Pending;
+    let outcome = call(&tools, "mcp_fx_echo", json!({"text": "a"})).await;
+    assert_eq!(
+        outcome.failure(),
+        Some(&CallFailure::Unavailable {
+            server: "fx".into(),
+            reason: "connecting".into()
+        })
+    );
+    assert_eq!(
+        text(&outcome),
+        "MCP error: server \"fx\" is unavailable (connecting); the call was not made"
+    );
+}
+
+#[tokio::test]
+async fn cancelling_a_call_in_flight_withdraws_it() {
+    let mut h = harness(full_access()).await;
+    let tools = h.session.bind();
+    let token = CancelToken::new();
+    let tool = tools.get("mcp_fx_slow").unwrap().clone();
+    let pending = tokio::spawn({
+        let token = token.clone();
+        async move {
+            tool.call(ToolCall::new("c", json!({})).with_cancel(token))
+                .await
+        }
+    });
+    assert!(matches!(h.seen.recv().await, Some(Seen::Call { .. })));
+    token.cancel();
+    assert_eq!(pending.await.unwrap(), ToolOutcome::Cancelled);
+    assert_eq!(h.seen.recv().await, Some(Seen::Cancelled));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_call_deadline_cancels_on_the_wire() {
+    let mut h = harness(SessionOptions {
+        call_timeout: Some(Duration::from_secs(60)),
+        ..full_access()
+    })
+    .await;
+    let tools = h.session.bind();
+    let started = Instant::now();
+    let outcome = call(&tools, "mcp_fx_slow", json!({})).await;
+    assert_eq!(
+        outcome.failure(),
+        Some(&CallFailure::Timeout(Duration::from_secs(60)))
+    );
+    assert!(text(&outcome).starts_with("MCP error: the call did not finish within 60 s"));
+    assert!(started.elapsed() >= Duration::from_secs(60));
+    assert!(matches!(h.seen.recv().await, Some(Seen::Call { .. })));
+    assert_eq!(h.seen.recv().await, Some(Seen::Cancelled));
+}
+
+#[tokio::test]
+async fn deferred_tools_wait_for_their_server_and_the_session_rebinds() {
+    let fake = Fake::new();
+    let (client, mut seen) = scripted_server().await;
+    fake.add_pending("late", fixture_tools(), FakeStatus::Pending, client);
+    let session = McpSession::with_backend(fake.clone(), full_access());
+    session.set_deferred(vec![DeferredCatalog {
+        id: "late".into(),
+        name: "Late".into(),
+        tools: fixture_tools().into(),
+    }]);
+    let tools = session.bind();
+    let echo = tools.get("mcp_late_echo").unwrap().clone();
+    assert!(format!("{echo:?}").starts_with("DeferredTool"));
+    // Connecting servers have no prompt row.
+    assert_eq!(tools.prompt_section(), "");
+    let mut changes = session.changes();
+    changes.borrow_and_update();
+    let pending = tokio::spawn(async move {
+        echo.call(ToolCall::new("c", json!({"text": "later"})))
+            .await
+    });
+    settle().await;
+    assert!(!pending.is_finished());
+    fake.make_ready("late");
+    assert_eq!(
+        pending.await.unwrap(),
+        ToolOutcome::Completed(ToolResult::text("later"))
+    );
+    assert!(matches!(seen.recv().await, Some(Seen::Call { .. })));
+    // The session rebound on its own: the tool is live now.
+    changes.changed().await.unwrap();
+    let rebound = session.tools();
+    assert!(format!("{:?}", rebound.get("mcp_late_echo").unwrap()).starts_with("LiveTool"));
+    assert!(rebound.prompt_section().contains("id=\"late\""));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_deferred_tool_gives_up_after_its_wait() {
+    let fake = Fake::new();
+    let (client, _seen) = scripted_server().await;
+    fake.add_pending("late", fixture_tools(), FakeStatus::Pending, client);
+    let session = McpSession::with_backend(
+        fake.clone(),
+        SessionOptions {
+            connect_wait: Duration::from_secs(5),
+            ..full_access()
+        },
+    );
+    session.set_deferred(vec![DeferredCatalog {
+        id: "late".into(),
+        name: "Late".into(),
+        tools: fixture_tools().into(),
+    }]);
+    let started = Instant::now();
+    let outcome = call(&session.bind(), "mcp_late_echo", json!({"text": "x"})).await;
+    assert_eq!(
+        outcome.failure(),
+        Some(&CallFailure::Unavailable {
+            server: "late".into(),
+            reason: "connecting".into()
+        })
+    );
+    assert_eq!(started.elapsed(), Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn the_allowlist_and_the_channel_switch_remove_tools() {
+    let fake = Fake::new();
+    let (a, _sa) = scripted_server().await;
+    let (b, _sb) = scripted_server().await;
+    fake.add_ready("alpha", fixture_tools(), a);
+    fake.add_ready("beta", fixture_tools(), b);
+    let session = McpSession::with_backend(
+        fake.clone(),
+        SessionOptions {
+            allowed_servers: Some(BTreeSet::from(["alpha".to_owned()])),
+            ..full_access()
+        },
+    );
+    let tools = session.bind();
+    assert!(
+        tools
+            .tools()
+            .iter()
+            .all(|t| t.name().starts_with("mcp_alpha_"))
+    );
+    assert!(!tools.prompt_section().contains("beta"));
+    let load = session.loader_tools().remove(0);
+    assert_eq!(
+        load.input_schema()["properties"]["server"]["enum"],
+        json!(["alpha"])
+    );
+    assert!(!load.description().contains("beta"));
+    let denied = session.loader_tools()[1]
+        .call(ToolCall::new(
+            "c",
+            json!({"server": "alpha", "tool": "echo", "arguments": {"text": "ok"}}),
+        ))
+        .await;
+    assert_eq!(text(&denied), "ok");
+    // Widening the list brings beta in; the switch takes everything away.
+    session.set_allowed_servers(None);
+    assert!(session.tools().get("mcp_beta_echo").is_some());
+    let old = session.tools();
+    session.set_mcp_enabled(false);
+    assert!(session.bind().tools().is_empty());
+    assert!(session.loader_tools().is_empty());
+    assert!(session.catalog_tools().is_empty());
+    assert_eq!(session.tools().prompt_section(), "");
+    let refused = call(&old, "mcp_beta_echo", json!({"text": "x"})).await;
+    assert!(text(&refused).contains("turned off"), "{}", text(&refused));
+}
+
+#[tokio::test]
+async fn loader_tools_connect_list_call_and_read() {
+    let fake = Fake::new();
+    let (client, mut seen) = scripted_server().await;
+    fake.add_pending("lazy", fixture_tools(), FakeStatus::Stopped, client);
+    let session = McpSession::with_backend(fake.clone(), SessionOptions::default());
+    let handler = Answer::new(ApprovalDecision::AllowOnce);
+    session.set_approval_handler(Some(handler.clone()));
+    let loader = session.loader_tools();
+    let names: Vec<&str> = loader.iter().map(|t| t.name()).collect();
+    assert_eq!(names, [LOAD_MCP, CALL_MCP_TOOL, READ_MCP_RESOURCE]);
+    assert!(
+        loader[0]
+            .description()
+            .contains("- lazy (lazy server): What lazy does.")
+    );
+
+    // Not connected: call_mcp_tool and read_mcp_resource say to load first.
+    let early = loader[1]
+        .call(ToolCall::new(
+            "c",
+            json!({"server": "lazy", "tool": "echo", "arguments": {"text": "x"}}),
+        ))
+        .await;
+    assert!(
+        text(&early).contains("call load_mcp with server \"lazy\" first"),
+        "{}",
+        text(&early)
+    );
+    let early_read = loader[2]
+        .call(ToolCall::new(
+            "c",
+            json!({"server": "lazy", "uri": "fixture://readme"}),
+        ))
+        .await;
+    assert!(text(&early_read).contains("call load_mcp"));
+
+    // load_mcp connects (the fake becomes ready when asked).
+    let fake2 = fake.clone();
+    let mut changed = fake2.changed.subscribe();
+    let connector = tokio::spawn(async move {
+        loop {
+            changed.changed().await.unwrap();
+            let pending = matches!(
+                fake2.servers.lock().unwrap()["lazy"].status,
+                FakeStatus::Pending
+            );
+            if pending {
+                fake2.make_ready("lazy");
+                return;
+            }
+        }
+    });
+    let loaded = loader[0]
+        .call(ToolCall::new("c", json!({"server": "lazy"})))
+        .await;
+    connector.await.unwrap();
+    let manifest = loaded.result().unwrap().structured_content.clone().unwrap();
+    assert_eq!(manifest["server"], "lazy");
+    assert_eq!(manifest["tools"][0]["name"], "echo");
+    assert_eq!(
+        manifest["tools"][0]["inputSchema"]["required"],
+        json!(["text"])
+    );
+    assert_eq!(manifest["resources"], json!([]));
+
+    // call_mcp_tool goes through validation and approval.
+    let invalid = loader[1]
+        .call(ToolCall::new(
+            "c",
+            json!({"server": "lazy", "tool": "echo", "arguments": {}}),
+        ))
+        .await;
+    assert!(
+        text(&invalid).contains("\"text\" is a required property"),
+        "{}",
+        text(&invalid)
+    );
+    let called = loader[1]
+        .call(ToolCall::new(
+            "c2",
+            json!({"server": "lazy", "tool": "echo", "arguments": {"text": "hey"}}),
+        ))
+        .await;
+    assert_eq!(called, ToolOutcome::Completed(ToolResult::text("hey")));
+    assert_eq!(handler.asked.lock().unwrap()[0].via, CALL_MCP_TOOL);
+    assert!(matches!(seen.recv().await, Some(Seen::Call { .. })));
+    let unknown = loader[1]
+        .call(ToolCall::new(
+            "c",
+            json!({"server": "lazy", "tool": "nope"}),
+        ))
+        .await;
+    assert!(matches!(
+        unknown.failure(),
+        Some(CallFailure::UnknownTool { .. })
+    ));
+    let failed = loader[1]
+        .call(ToolCall::new(
+            "c",
+            json!({"server": "lazy", "tool": "fail"}),
+        ))
+        .await;
+    assert!(failed.result().unwrap().is_error);
+
+    // read_mcp_resource: text as text, blobs as JSON text.
+    let read = loader[2]
+        .call(ToolCall::new(
+            "c",
+            json!({"server": "lazy", "uri": "fixture://readme"}),
+        ))
+        .await;
+    let result = read.result().unwrap();
+    assert_eq!(result.content[0].as_text(), Some("resource text"));
+    assert!(
+        result.content[1]
+            .as_text()
+            .unwrap()
+            .contains("\"blob\":\"AAEC\"")
+    );
+    assert!(matches!(seen.recv().await, Some(Seen::Call { name, .. }) if name == "fail"));
+    assert_eq!(
+        seen.recv().await,
+        Some(Seen::Read {
+            uri: "fixture://readme".into()
+        })
+    );
+
+    // Loader arguments are validated too.
+    let bad = loader[0]
+        .call(ToolCall::new("c", json!({"server": "elsewhere"})))
+        .await;
+    assert!(matches!(
+        bad.failure(),
+        Some(CallFailure::InvalidArguments(_))
+    ));
+}
+
+#[tokio::test]
+async fn search_and_describe_tools() {
+    let h = harness(full_access()).await;
+    h.session.bind();
+    let catalog = h.session.catalog_tools();
+    assert_eq!(catalog[0].name(), SEARCH_TOOLS);
+    let found = catalog[0]
+        .call(ToolCall::new("c", json!({"query": "echo"})))
+        .await;
+    let hits = found.result().unwrap().structured_content.clone().unwrap();
+    assert_eq!(hits["tools"][0]["name"], "mcp_fx_echo");
+    assert_eq!(hits["tools"][0]["server"], "fx");
+    assert!(hits["tools"][0].get("inputSchema").is_none());
+    let described = catalog[1]
+        .call(ToolCall::new("c", json!({"name": "mcp_fx_echo"})))
+        .await;
+    let description = described
+        .result()
+        .unwrap()
+        .structured_content
+        .clone()
+        .unwrap();
+    assert_eq!(description["inputSchema"]["required"], json!(["text"]));
+    let missing = catalog[1]
+        .call(ToolCall::new("c", json!({"name": "nope"})))
+        .await;
+    assert!(matches!(
+        missing.failure(),
+        Some(CallFailure::UnknownTool { .. })
+    ));
+}
+
+#[tokio::test]
+async fn lost_events_are_reconciled() {
+    let h = harness(SessionOptions::default()).await;
+    h.session
+        .set_approval_handler(Some(Answer::new(ApprovalDecision::AllowSession)));
+    let _ = call(&h.session.bind(), "mcp_fx_echo", json!({"text": "a"})).await;
+    assert_eq!(h.session.grants().len(), 1);
+    h.fake.swap_silently("fx");
+    h.fake.emit(BackendEvent::Lagged);
+    settle().await;
+    assert!(h.session.grants().is_empty());
+}
+
+#[tokio::test]
+async fn task_only_tools_are_reported_not_bound() {
+    let fake = Fake::new();
+    let (client, _seen) = scripted_server().await;
+    let mut research = tool("research", json!({"type": "object"}));
+    research.execution = Some(serde_json::from_value(json!({"taskSupport": "required"})).unwrap());
+    let mut optional = tool("maybe_task", json!({"type": "object"}));
+    optional.execution = Some(serde_json::from_value(json!({"taskSupport": "optional"})).unwrap());
+    fake.add_ready(
+        "fx",
+        vec![research, optional, tool("", json!({"type": "object"}))],
+        client,
+    );
+    let session = McpSession::with_backend(fake.clone(), full_access());
+    let tools = session.bind();
+    let names: Vec<&str> = tools.tools().iter().map(|t| t.name()).collect();
+    assert_eq!(names, ["mcp_fx_maybe_task"]);
+    let reasons: Vec<(&str, &UnusableReason)> = tools
+        .unusable()
+        .iter()
+        .map(|u| (u.tool.as_str(), &u.reason))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            ("", &UnusableReason::EmptyName),
+            ("research", &UnusableReason::TaskRequired)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn removing_a_server_revokes_its_grants() {
+    let h = harness(SessionOptions::default()).await;
+    h.session
+        .set_approval_handler(Some(Answer::new(ApprovalDecision::AllowSession)));
+    let tools = h.session.bind();
+    let _ = call(&tools, "mcp_fx_echo", json!({"text": "a"})).await;
+    assert_eq!(h.session.grants().len(), 1);
+    h.fake.servers.lock().unwrap().remove("fx");
+    h.fake.emit(BackendEvent::Removed { id: "fx".into() });
+    settle().await;
+    assert!(h.session.grants().is_empty());
+    let outcome = call(&tools, "mcp_fx_echo", json!({"text": "a"})).await;
+    assert_eq!(
+        outcome.failure(),
+        Some(&CallFailure::Unavailable {
+            server: "fx".into(),
+            reason: "not configured".into()
+        })
+    );
+}
+
+#[tokio::test]
+async fn unchanged_tools_can_follow_a_refresh() {
+    let mut h = harness(SessionOptions {
+        follow_unchanged_tools: true,
+        ..SessionOptions::default()
+    })
+    .await;
+    let handler = Answer::new(ApprovalDecision::AllowSession);
+    h.session.set_approval_handler(Some(handler.clone()));
+    let tools = h.session.bind();
+    let _ = call(&tools, "mcp_fx_echo", json!({"text": "a"})).await;
+    // A refresh with an identical catalog: the old binding's call runs
+    // under the new lifetime, after asking again (the grant ended).
+    h.fake.swap("fx");
+    settle().await;
+    let outcome = call(&tools, "mcp_fx_echo", json!({"text": "b"})).await;
+    assert_eq!(outcome, ToolOutcome::Completed(ToolResult::text("b")));
+    assert_eq!(handler.count(), 2);
+    assert_eq!(
+        h.seen.recv().await.map(|s| matches!(s, Seen::Call { .. })),
+        Some(true)
+    );
+    // A changed definition is still stale.
+    {
+        let mut servers = h.fake.servers.lock().unwrap();
+        let server = servers.get_mut("fx").unwrap();
+        let mut tools = server.catalog.tools.clone();
+        tools[0].description = Some("Changed.".into());
+        server.catalog = Arc::new(FakeCatalog {
+            tools,
+            resources: Vec::new(),
+            instructions: None,
+        });
+    }
+    h.fake.swap("fx");
+    let stale = call(&tools, "mcp_fx_echo", json!({"text": "c"})).await;
+    assert_eq!(
+        stale.failure(),
+        Some(&CallFailure::Stale {
+            server: "fx".into()
+        })
+    );
+}
+
+#[tokio::test]
+async fn compiled_schemas_are_cached_per_catalog_lifetime() {
+    let h = harness(full_access()).await;
+    let tools = h.session.bind();
+    let first = h.fake.servers.lock().unwrap()["fx"].lifetime;
+    let _ = call(&tools, "mcp_fx_echo", json!({"text": "a"})).await;
+    let cell = h.session.inner.schema_cell("fx", first, "echo");
+    let _ = call(&tools, "mcp_fx_echo", json!({"text": "b"})).await;
+    assert!(Arc::ptr_eq(
+        &cell,
+        &h.session.inner.schema_cell("fx", first, "echo")
+    ));
+    assert!(cell.get().is_some(), "compiled on first use");
+    h.fake.swap("fx");
+    settle().await;
+    let keys: Vec<(String, u64)> = h.session.inner.lock().schemas.keys().cloned().collect();
+    assert!(
+        keys.iter().all(|(_, lifetime)| *lifetime != first),
+        "{keys:?}"
+    );
+}
