@@ -1,0 +1,403 @@
+//! `mcpctl call SERVER TOOL [JSON]...`: one or more calls of a tool through mcp-toolbridge, in one session.
+//!
+//! The bridge does the work a host's model would get: it validates the
+//! arguments against the tool's input schema, asks for approval when the
+//! preset requires it (through [`TerminalApproval`]), keeps session grants,
+//! applies the call deadline and converts the result. Several JSON
+//! documents make several calls, in order, in the same session, so that
+//! "allow this tool for this session" covers the later ones.
+//!
+//! Output: text blocks as text, images and audio as a note with their type
+//! and size, other blocks and `structuredContent` as JSON. With `--json`
+//! the result object `{"content", "structuredContent"?, "isError"}`
+//! exactly as the server sent it (an array of them, `null` for a call that
+//! was not made, when several documents were given).
+//!
+//! Exit status: 0 success; 1 the tool reported an error (`isError`) or the
+//! server answered the call with a JSON-RPC error; 2 bad arguments, an
+//! unknown server or tool, a configuration error, or a call that was not
+//! approved; 3 the server could not be reached or the connection failed;
+//! 130 interrupted (Ctrl-C cancels the call on the wire). With several
+//! calls, the most severe status wins.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use mcp_proto::types::ContentBlock;
+use mcp_toolbridge::{
+    CallFailure, CancelToken, ContentMode, ModelTool, NotApproved, PermissionPreset,
+    SessionOptions, ToolCall, ToolOutcome, ToolResult,
+};
+use serde_json::{Map, Value, json};
+
+use crate::approval::TerminalApproval;
+use crate::cli::Preset;
+use crate::exit::{CliError, Exit};
+use crate::output::{Output, Paint};
+use crate::runtime::{self, Runtime, Select};
+use crate::sources::SourceOptions;
+
+/// What `call` was asked to do.
+#[derive(Debug)]
+pub(crate) struct CallRequest {
+    /// The server's id.
+    pub(crate) server: String,
+    /// The tool's raw name.
+    pub(crate) tool: String,
+    /// The JSON documents, one per call; none means one call with `{}`.
+    pub(crate) arguments: Vec<String>,
+    /// The permission preset.
+    pub(crate) preset: Preset,
+}
+
+/// `mcpctl call`.
+pub(crate) async fn run(
+    request: CallRequest,
+    options: &SourceOptions,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    // Bad JSON is found before anything starts.
+    let calls = parse_arguments(&request.arguments)?;
+    let runtime = Runtime::start(options, Select::One(&request.server)).await?;
+    runtime.settle().await;
+    let result = call_all(&runtime, &request, calls, output).await;
+    runtime.close().await;
+    result
+}
+
+async fn call_all(
+    runtime: &Runtime,
+    request: &CallRequest,
+    calls: Vec<Value>,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    let server = request.server.as_str();
+    let source = runtime.manager.source(server);
+    let source_path = source.as_ref().and_then(|s| s.path.as_deref());
+    if let Some(error) = runtime.config_error(server) {
+        return Err(runtime::server_error(server, error, source_path));
+    }
+    let status = runtime
+        .manager
+        .status(server)
+        .ok_or_else(|| CliError::usage(format!("no server with id `{server}`")))?;
+    if !status.is_connected() {
+        return Err(runtime::server_failure(server, &status, source_path));
+    }
+
+    let preset = preset(request.preset);
+    let mut session_options = SessionOptions::default();
+    session_options.preset = preset;
+    // Scripts and `--json` get every block exactly as the server sent it;
+    // people get notes for binary blocks (see `print_result`).
+    session_options.content = ContentMode::Raw;
+    let session = runtime.session(session_options);
+    if preset.requires_approval() && std::io::stdin().is_terminal() {
+        session.set_approval_handler(Some(TerminalApproval::new(*output)));
+    }
+    let tools = session.bind();
+    let tool = tools
+        .tools()
+        .iter()
+        .find(|tool| tools.resolve(tool.name()) == Some((server, request.tool.as_str())))
+        .cloned()
+        .ok_or_else(|| unknown_tool(runtime, server, &request.tool))?;
+
+    let many = calls.len() > 1;
+    let mut exit = Exit::Success;
+    let mut results = Vec::new();
+    for (index, arguments) in calls.into_iter().enumerate() {
+        let outcome = call_one(&tool, index, arguments).await;
+        match &outcome {
+            ToolOutcome::Completed(result) => {
+                exit = worse(
+                    exit,
+                    if result.is_error {
+                        Exit::ToolError
+                    } else {
+                        Exit::Success
+                    },
+                );
+                if output.json {
+                    results.push(result_json(result));
+                } else {
+                    print_result(result, output, many.then_some(index + 1))?;
+                }
+            }
+            _ => {
+                let error = failure_error(&outcome, server, &request.tool, preset);
+                exit = worse(exit, error.exit);
+                results.push(Value::Null);
+                let label = output.paint_err(Paint::Red, "error:");
+                eprintln!("mcpctl: {label} {error}");
+            }
+        }
+    }
+    if output.json && (many || results.first().is_some_and(|r| !r.is_null())) {
+        let document = if many {
+            Value::Array(results)
+        } else {
+            results.remove(0)
+        };
+        output
+            .json(&document)
+            .map_err(|e| CliError::usage(format!("cannot write to stdout: {e}")))?;
+    }
+    Ok(exit)
+}
+
+/// One call; Ctrl-C cancels it (the server is sent `notifications/cancelled`).
+async fn call_one(tool: &Arc<dyn ModelTool>, index: usize, arguments: Value) -> ToolOutcome {
+    let cancel = CancelToken::new();
+    let call =
+        ToolCall::new(format!("mcpctl-{}", index + 1), arguments).with_cancel(cancel.clone());
+    let interrupt = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            cancel.cancel();
+        }
+    });
+    let outcome = tool.call(call).await;
+    interrupt.abort();
+    outcome
+}
+
+/// Parses every JSON document; each must be an object. No document means
+/// one call without arguments.
+fn parse_arguments(documents: &[String]) -> Result<Vec<Value>, CliError> {
+    if documents.is_empty() {
+        return Ok(vec![Value::Object(Map::new())]);
+    }
+    documents
+        .iter()
+        .enumerate()
+        .map(|(index, text)| {
+            let which = if documents.len() == 1 {
+                "the arguments".to_owned()
+            } else {
+                format!("arguments #{}", index + 1)
+            };
+            let value: Value = serde_json::from_str(text).map_err(|e| {
+                CliError::usage(format!("{which} are not valid JSON: {e}"))
+                    .hint(r#"pass one JSON object, e.g. '{"text": "hi"}' (quoted for the shell)"#)
+            })?;
+            match value {
+                Value::Object(_) => Ok(value),
+                other => Err(CliError::usage(format!(
+                    "{which} must be a JSON object, not {}",
+                    kind(&other)
+                ))
+                .hint(r#"wrap them in an object, e.g. '{"text": "hi"}'"#)),
+            }
+        })
+        .collect()
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn preset(preset: Preset) -> PermissionPreset {
+    match preset {
+        Preset::Full => PermissionPreset::FullAccess,
+        Preset::Workspace => PermissionPreset::WorkspaceWrite,
+        Preset::Readonly => PermissionPreset::ReadOnly,
+    }
+}
+
+fn unknown_tool(runtime: &Runtime, server: &str, tool: &str) -> CliError {
+    let known: Vec<String> = runtime
+        .manager
+        .catalog(server)
+        .map(|catalog| catalog.tool_names().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let hint = if known.is_empty() {
+        format!("server `{server}` lists no tools")
+    } else {
+        format!("its tools: {}", known.join(", "))
+    };
+    CliError::usage(format!("server `{server}` has no tool `{tool}`")).hint(hint)
+}
+
+/// The error for a call that produced no result, with its exit status:
+/// refused before reaching the server (bad arguments, not approved) is 2,
+/// a JSON-RPC error from the server is 1 (the server got the call and
+/// refused it), an interruption 130, anything on the way 3.
+fn failure_error(
+    outcome: &ToolOutcome,
+    server: &str,
+    tool: &str,
+    preset: PermissionPreset,
+) -> CliError {
+    let failure = match outcome {
+        ToolOutcome::Failed { failure, .. } => failure,
+        ToolOutcome::Cancelled => {
+            let mut error = CliError::connection(format!("the call of `{tool}` was cancelled"));
+            error.exit = Exit::Interrupted;
+            return error;
+        }
+        _ => return CliError::connection(format!("the call of `{tool}` did not complete")),
+    };
+    match failure {
+        CallFailure::InvalidArguments(invalid) => {
+            let mut message =
+                format!("invalid arguments for tool `{tool}` of `{server}`; nothing was sent:");
+            for problem in &invalid.problems {
+                let path = if problem.path.is_empty() {
+                    "(arguments)"
+                } else {
+                    &problem.path
+                };
+                message.push_str(&format!("\n  at {path}: {}", problem.message));
+            }
+            if invalid.more > 0 {
+                message.push_str(&format!("\n  and {} more", invalid.more));
+            }
+            CliError::usage(message).hint(format!(
+                "`mcpctl --json tools {server}` shows the input schema"
+            ))
+        }
+        CallFailure::NotApproved(NotApproved::NoHandler) => CliError::usage(format!(
+            "the call was not made: preset `{}` needs approval and there is no terminal to ask on",
+            preset_name(preset)
+        ))
+        .hint("run it in a terminal to be asked, or pass --preset full"),
+        CallFailure::NotApproved(reason) => CliError::usage(reason.to_string()),
+        CallFailure::UnknownTool { .. } => CliError::usage(failure.to_string()),
+        CallFailure::Server { code, message } => {
+            let mut error = CliError::usage(format!(
+                "server `{server}` refused the call: {message} (JSON-RPC error {code})"
+            ));
+            error.exit = Exit::ToolError;
+            error
+        }
+        other => CliError::connection(other.to_string()),
+    }
+}
+
+fn preset_name(preset: PermissionPreset) -> &'static str {
+    match preset {
+        PermissionPreset::FullAccess => "full",
+        PermissionPreset::WorkspaceWrite => "workspace",
+        PermissionPreset::ReadOnly => "readonly",
+        _ => "?",
+    }
+}
+
+fn worse(a: Exit, b: Exit) -> Exit {
+    let rank = |exit: Exit| match exit {
+        Exit::Success => 0,
+        Exit::ToolError => 1,
+        Exit::Usage => 2,
+        Exit::Connection => 3,
+        Exit::Interrupted => 4,
+    };
+    if rank(b) > rank(a) { b } else { a }
+}
+
+/// The result object of the scripting interface.
+fn result_json(result: &ToolResult) -> Value {
+    let mut object = json!({"content": result.content});
+    if let Some(structured) = &result.structured_content {
+        object["structuredContent"] = structured.clone();
+    }
+    object["isError"] = Value::Bool(result.is_error);
+    object
+}
+
+/// Prints a result for people: text as text, binary blocks as notes.
+fn print_result(
+    result: &ToolResult,
+    output: &Output,
+    number: Option<usize>,
+) -> Result<(), CliError> {
+    let mut text = String::new();
+    if let Some(number) = number {
+        text.push_str(&output.paint(Paint::Dim, &format!("# call {number}")));
+        text.push('\n');
+    }
+    for block in &result.content {
+        let line = match block {
+            ContentBlock::Text(t) => t.text.clone(),
+            ContentBlock::Image(image) => output.paint(
+                Paint::Dim,
+                &format!("[image: {}, {}]", image.mime_type, size(&image.data)),
+            ),
+            ContentBlock::Audio(audio) => output.paint(
+                Paint::Dim,
+                &format!("[audio: {}, {}]", audio.mime_type, size(&audio.data)),
+            ),
+            other => serde_json::to_string_pretty(other).unwrap_or_default(),
+        };
+        text.push_str(&line);
+        if !line.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    if let Some(structured) = &result.structured_content {
+        text.push_str(&output.paint(Paint::Dim, "structured content:"));
+        text.push('\n');
+        text.push_str(&serde_json::to_string_pretty(structured).unwrap_or_default());
+        text.push('\n');
+    }
+    output
+        .text(&text)
+        .map_err(|e| CliError::usage(format!("cannot write to stdout: {e}")))?;
+    if result.is_error {
+        eprintln!(
+            "mcpctl: {} the tool reported an error",
+            output.paint_err(Paint::Red, "error:")
+        );
+    }
+    Ok(())
+}
+
+/// The decoded size of base64 data, for people.
+fn size(base64: &str) -> String {
+    let data = base64.trim_end_matches('=').len();
+    let bytes = data * 3 / 4;
+    if bytes < 1024 {
+        format!("{bytes} bytes")
+    } else {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_must_be_json_objects() {
+        assert_eq!(parse_arguments(&[]).unwrap(), vec![json!({})]);
+        assert_eq!(
+            parse_arguments(&[r#"{"a": 1}"#.to_owned()]).unwrap(),
+            vec![json!({"a": 1})]
+        );
+        let error = parse_arguments(&["{\"a\": ".to_owned()]).unwrap_err();
+        assert_eq!(error.exit, Exit::Usage);
+        assert!(
+            error.message.contains("not valid JSON"),
+            "{}",
+            error.message
+        );
+        let error = parse_arguments(&["{}".to_owned(), "[1]".to_owned()]).unwrap_err();
+        assert!(
+            error
+                .message
+                .contains("arguments #2 must be a JSON object, not an array")
+        );
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(size("iVBORw0KGgo="), "8 bytes");
+        assert_eq!(size(&"A".repeat(4096)), "3.0 KiB");
+    }
+}

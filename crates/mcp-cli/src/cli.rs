@@ -1,0 +1,160 @@
+//! The command line: global options and one subcommand per task, each explained in one help line.
+
+use std::path::PathBuf;
+
+use clap::{ArgAction, ArgGroup, Args, Parser, Subcommand, ValueEnum};
+
+/// Connect to your MCP servers, list their tools and call them.
+///
+/// Servers come from the project's .mcp.json, every --config FILE and the
+/// store ($LOOP_DATA_DIR/mcp.json, else ~/.loop/mcp.json). With none of
+/// these, mcpctl uses its built-in demo server, `demo`.
+#[derive(Debug, Parser)]
+#[command(name = "mcpctl", version, propagate_version = true)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) global: GlobalArgs,
+
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// Options every command accepts, before or after its name.
+#[derive(Debug, Args)]
+pub(crate) struct GlobalArgs {
+    /// Also read servers from FILE (mcpServers, VS Code or store format); repeatable
+    #[arg(long = "config", value_name = "FILE", global = true)]
+    pub(crate) configs: Vec<PathBuf>,
+
+    /// Read the project's .mcp.json from DIR [default: the current directory]
+    #[arg(long, value_name = "DIR", global = true)]
+    pub(crate) project: Option<PathBuf>,
+
+    /// Ignore the project's .mcp.json
+    #[arg(long, global = true, conflicts_with = "project")]
+    pub(crate) no_project: bool,
+
+    /// Permission preset for calls: full calls without asking; workspace and readonly ask first
+    #[arg(long, value_enum, value_name = "PRESET", default_value_t = Preset::Full, global = true)]
+    pub(crate) preset: Preset,
+
+    /// Print one JSON document on stdout (listings and call results)
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+
+    /// Log to stderr: -v info, -vv debug, -vvv trace
+    #[arg(short, long, action = ArgAction::Count, global = true)]
+    pub(crate) verbose: u8,
+}
+
+/// The session permission preset (seed 002, "Call permissions").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Preset {
+    /// Full access: calls run without asking.
+    Full,
+    /// Workspace write: every call asks first, unless allowed for the session.
+    Workspace,
+    /// Read only: every call asks first, unless allowed for the session.
+    Readonly,
+}
+
+/// What to do.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// List every configured server: status, transport, tool count, source, and what to fix
+    Servers,
+
+    /// List the tools of ready servers (all, or SERVER's): model name, raw name, description
+    Tools {
+        /// Only this server's tools
+        server: Option<String>,
+    },
+
+    /// Call a tool with JSON arguments, asking for approval when the preset requires it
+    Call {
+        /// The server's id
+        server: String,
+        /// The tool's raw name (as `mcpctl tools` shows it)
+        tool: String,
+        /// The arguments, a JSON object [default: {}]; several make several calls in one session
+        #[arg(value_name = "JSON")]
+        arguments: Vec<String>,
+    },
+
+    /// Add a server to the store: `add NAME -- COMMAND ARGS...` or `add NAME --url URL`
+    Add(AddArgs),
+
+    /// Remove a server (and its saved secrets) from the store
+    Remove {
+        /// The server's id
+        name: String,
+    },
+
+    /// Enable a stored server
+    Enable {
+        /// The server's id
+        name: String,
+    },
+
+    /// Disable a stored server: it stays in the store and is never connected
+    Disable {
+        /// The server's id
+        name: String,
+    },
+
+    /// Connect to a server afresh (after an error) and show its status
+    Retry {
+        /// The server's id
+        server: String,
+    },
+
+    /// Show every server's status live until all have settled
+    Watch,
+
+    /// Run the built-in demo MCP server on stdin/stdout (the default server)
+    DemoServer,
+}
+
+/// `mcpctl add`.
+#[derive(Debug, Args)]
+#[command(
+    group(ArgGroup::new("target").required(true).args(["url", "command"])),
+    override_usage = "mcpctl add [OPTIONS] NAME -- COMMAND [ARGS]...\n       \
+                      mcpctl add [OPTIONS] NAME --url URL [--header K=V]... [--bearer-env VAR]"
+)]
+pub(crate) struct AddArgs {
+    /// The server's id: its key in the store
+    pub(crate) name: String,
+
+    /// A Streamable HTTP endpoint (http or https; legacy SSE is detected)
+    #[arg(long, value_name = "URL", conflicts_with_all = ["command", "env", "cwd"])]
+    pub(crate) url: Option<String>,
+
+    /// An HTTP header, stored as a write-only secret; repeatable
+    #[arg(long = "header", value_name = "K=V", requires = "url")]
+    pub(crate) headers: Vec<String>,
+
+    /// Send `Authorization: Bearer $VAR`, read from the environment when connecting
+    #[arg(long, value_name = "VAR", requires = "url")]
+    pub(crate) bearer_env: Option<String>,
+
+    /// An environment variable for the command, stored as a write-only secret; repeatable
+    #[arg(long = "env", value_name = "K=V")]
+    pub(crate) env: Vec<String>,
+
+    /// The command's working directory [default: where the host starts]
+    #[arg(long, value_name = "DIR")]
+    pub(crate) cwd: Option<PathBuf>,
+
+    /// The name to show [default: NAME]
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) display_name: Option<String>,
+
+    /// Save the server disabled
+    #[arg(long)]
+    pub(crate) disabled: bool,
+
+    /// The command and its arguments, after `--` (run directly, without a shell)
+    #[arg(last = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<String>,
+}

@@ -1,0 +1,110 @@
+//! Exit statuses and the error every command returns.
+//!
+//! The statuses are part of the scripting interface (issue 7): 0 success,
+//! 1 the tool reported an error (`isError`), 2 a usage or configuration
+//! error, 3 a connection failure; 130 when Ctrl-C interrupted a call.
+//! clap's own usage errors exit with 2 too.
+
+use std::fmt;
+use std::process::ExitCode;
+
+/// How `mcpctl` ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Exit {
+    /// 0: the command did what was asked.
+    Success,
+    /// 1: the tool ran and reported a failure (`isError: true`).
+    ToolError,
+    /// 2: bad usage or configuration: nothing was connected, or the
+    /// request was refused before it reached a server.
+    Usage,
+    /// 3: the server could not be reached or the connection failed.
+    Connection,
+    /// 130: interrupted with Ctrl-C (the shell's convention for SIGINT).
+    Interrupted,
+}
+
+impl Exit {
+    /// The process exit status.
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            Exit::Success => 0,
+            Exit::ToolError => 1,
+            Exit::Usage => 2,
+            Exit::Connection => 3,
+            Exit::Interrupted => 130,
+        }
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> ExitCode {
+        ExitCode::from(exit.code())
+    }
+}
+
+/// Why a command failed: the message for stderr and the exit status.
+/// Messages never contain secret values.
+#[derive(Debug)]
+pub(crate) struct CliError {
+    /// The exit status.
+    pub(crate) exit: Exit,
+    /// What went wrong, one line.
+    pub(crate) message: String,
+    /// What to do about it, if there is something to say.
+    pub(crate) hint: Option<String>,
+}
+
+impl CliError {
+    /// A usage or configuration error (exit 2).
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
+        CliError {
+            exit: Exit::Usage,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    /// A connection failure (exit 3).
+    pub(crate) fn connection(message: impl Into<String>) -> Self {
+        CliError {
+            exit: Exit::Connection,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    /// Adds what to do about it.
+    pub(crate) fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(hint) = &self.hint {
+            write!(f, "\n  hint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+impl From<mcp_config::StoreError> for CliError {
+    fn from(error: mcp_config::StoreError) -> Self {
+        use mcp_config::StoreError;
+        let hint = match &error {
+            StoreError::Malformed { .. } | StoreError::UnsupportedVersion { .. } => {
+                Some("the file was left as it is; repair or move it, then run the command again")
+            }
+            StoreError::NoDataDir { .. } => Some("set LOOP_DATA_DIR to the directory of mcp.json"),
+            _ => None,
+        };
+        let error = CliError::usage(format!("{error} [{}]", error.code()));
+        match hint {
+            Some(hint) => error.hint(hint),
+            None => error,
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! `mcpctl`: a person's front end to the MCP client runtime, with a built-in demo server.
+//!
+//! This binary holds no logic a library user would also need: discovery,
+//! validation and the store are mcp-config's; connections, status and
+//! catalogs are mcp-manager's; model names, argument validation, result
+//! conversion and approvals are mcp-toolbridge's. What is here is the
+//! command line, the embedded default, the terminal (tables, colour,
+//! progress, the approval prompt) and the demo server.
+
+mod approval;
+mod call;
+mod cli;
+mod demo_server;
+mod demo_tools;
+mod exit;
+mod output;
+mod retry;
+mod runtime;
+mod servers;
+mod sources;
+mod store_cmd;
+mod tools_cmd;
+mod watch;
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+use crate::exit::{CliError, Exit};
+use crate::output::{Output, Paint};
+use crate::sources::SourceOptions;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing(cli.global.verbose);
+    let output = Output::new(cli.global.json);
+    match run(cli, &output) {
+        Ok(exit) => exit.into(),
+        Err(error) => {
+            let label = output.paint_err(Paint::Red, "error:");
+            eprintln!("mcpctl: {label} {error}");
+            error.exit.into()
+        }
+    }
+}
+
+fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
+    let global = cli.global;
+    let sources = SourceOptions {
+        configs: global.configs,
+        project: global.project,
+        no_project: global.no_project,
+    };
+    match cli.command {
+        Command::DemoServer => demo_server::run()
+            .map(|()| Exit::Success)
+            .map_err(|e| CliError::connection(format!("demo server: {e:#}"))),
+        Command::Add(args) => store_cmd::add(args, output),
+        Command::Remove { name } => store_cmd::remove(&name, &sources, output),
+        Command::Enable { name } => store_cmd::set_enabled(&name, true, &sources, output),
+        Command::Disable { name } => store_cmd::set_enabled(&name, false, &sources, output),
+        Command::Servers => block_on(servers::run(&sources, output)),
+        Command::Tools { server } => block_on(tools_cmd::run(server.as_deref(), &sources, output)),
+        Command::Call {
+            server,
+            tool,
+            arguments,
+        } => {
+            let request = call::CallRequest {
+                server,
+                tool,
+                arguments,
+                preset: global.preset,
+            };
+            block_on(call::run(request, &sources, output))
+        }
+        Command::Retry { server } => block_on(retry::run(&server, &sources, output)),
+        Command::Watch => block_on(watch::run(&sources, output)),
+    }
+}
+
+/// Runs an async command on a runtime made for it; the synchronous
+/// commands (the store's, the demo server) never start one.
+fn block_on<F: std::future::Future<Output = Result<Exit, CliError>>>(
+    command: F,
+) -> Result<Exit, CliError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::usage(format!("cannot start the async runtime: {e}")))?;
+    let result = runtime.block_on(command);
+    // Every command closes its servers before returning. What may be left
+    // is an approval prompt's read of the terminal after Ctrl-C; waiting
+    // for it would keep the process alive until someone pressed Enter.
+    runtime.shutdown_background();
+    result
+}
+
+/// `-v` sends tracing logs to stderr: info, then debug, then trace. Without
+/// it nothing is logged, so stderr holds only mcpctl's own messages.
+fn init_tracing(verbose: u8) {
+    let level = match verbose {
+        0 => return,
+        1 => tracing::Level::INFO,
+        2 => tracing::Level::DEBUG,
+        _ => tracing::Level::TRACE,
+    };
+    let ansi = std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
+    tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi)
+        .with_target(true)
+        .init();
+}

@@ -1,0 +1,185 @@
+//! One run's connections: discovery over the chosen sources, handed to mcp-manager, and waiting for servers to settle.
+//!
+//! Everything about connecting (deadlines, the three-at-once limit,
+//! statuses, error codes) is mcp-manager's. What is decided here is which
+//! servers this command needs: all of them for `servers`, `tools` and
+//! `watch`, one for `call`, `retry` and `tools SERVER`, so that a call
+//! never starts unrelated server processes.
+
+use std::path::Path;
+use std::time::Duration;
+
+use mcp_config::{DiscoveryEntry, DiscoveryReport};
+use mcp_manager::{
+    ManagerEvent, ManagerOptions, McpManager, ServerError, ServerStatus, StartupError, StartupMode,
+};
+use mcp_toolbridge::{McpSession, SessionOptions};
+use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::time::Instant;
+
+use crate::exit::CliError;
+use crate::sources::{self, SourceOptions};
+
+/// How long to wait for servers to settle at most. Every connection has
+/// its own, shorter deadlines in the manager (15 s per discovery); this
+/// only guards against waiting forever should one be missed.
+const SETTLE_LIMIT: Duration = Duration::from_secs(600);
+
+/// The manager of this run and what discovery found.
+#[derive(Debug)]
+pub(crate) struct Runtime {
+    /// The connections.
+    pub(crate) manager: McpManager,
+    /// The discovery report the servers came from (only the selected
+    /// entries when the command needs one server).
+    pub(crate) report: DiscoveryReport,
+    /// Configuration entries that could not be used (invalid entries,
+    /// unreadable files), from the manager's startup report.
+    pub(crate) config_errors: Vec<StartupError>,
+    /// Every manager event since before the first connection started.
+    events: Option<broadcast::Receiver<ManagerEvent>>,
+}
+
+/// Which servers to connect.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Select<'a> {
+    /// Every discovered server.
+    All,
+    /// Only this one; an id no source defines is a usage error.
+    One(&'a str),
+}
+
+impl Runtime {
+    /// Discovers servers, starts connecting the selected ones in the
+    /// background and returns at once.
+    pub(crate) async fn start(
+        options: &SourceOptions,
+        select: Select<'_>,
+    ) -> Result<Runtime, CliError> {
+        let sources = sources::gather(options)?;
+        let mut report = tokio::task::spawn_blocking(move || sources.discovery.discover())
+            .await
+            .map_err(|e| CliError::usage(format!("discovery failed: {e}")))?;
+        if let Select::One(id) = select {
+            report = only(report, id)?;
+        }
+        let mut manager_options = ManagerOptions::default();
+        // Seed 002's mode: never wait inside the manager; this run waits
+        // for exactly the servers it needs, and `watch` shows the progress.
+        manager_options.startup = StartupMode::Background;
+        let manager = McpManager::builder().options(manager_options).build();
+        let events = manager.events();
+        let startup = manager.connect_discovered(&report).await;
+        Ok(Runtime {
+            manager,
+            report,
+            config_errors: startup.errors,
+            events: Some(events),
+        })
+    }
+
+    /// Waits until every server has settled: ready, failed or disabled, no
+    /// longer queued, connecting or refreshing. Each status change is an
+    /// event, so this wakes only when something happened.
+    pub(crate) async fn settle(&self) {
+        let deadline = Instant::now() + SETTLE_LIMIT;
+        let mut events = self.manager.events();
+        loop {
+            let servers = self.manager.servers();
+            if servers.iter().all(|server| is_settled(&server.status)) {
+                return;
+            }
+            match tokio::time::timeout_at(deadline, events.recv()).await {
+                // A lagged receiver only means "look again".
+                Ok(Ok(_) | Err(RecvError::Lagged(_))) => {}
+                Ok(Err(RecvError::Closed)) | Err(_) => return,
+            }
+        }
+    }
+
+    /// A tool-bridge session over this run's manager: model names,
+    /// argument validation, approvals and calls are the bridge's.
+    pub(crate) fn session(&self, options: SessionOptions) -> McpSession {
+        McpSession::new(&self.manager, options)
+    }
+
+    /// The events since before the first connection started; `None` after
+    /// the first call.
+    pub(crate) fn take_events(&mut self) -> Option<broadcast::Receiver<ManagerEvent>> {
+        self.events.take()
+    }
+
+    /// Closes every connection politely (stdin closed, then signals) and
+    /// waits for the servers to exit.
+    pub(crate) async fn close(self) {
+        self.manager.close().await;
+    }
+
+    /// The configuration error for `id`, if its entry could not be used.
+    pub(crate) fn config_error(&self, id: &str) -> Option<&ServerError> {
+        self.config_errors
+            .iter()
+            .find(|e| e.server.as_deref() == Some(id))
+            .map(|e| &e.error)
+    }
+}
+
+/// The report with only `id`'s entry. When no source defines `id`, the
+/// error lists the servers that exist.
+fn only(report: DiscoveryReport, id: &str) -> Result<DiscoveryReport, CliError> {
+    let known: Vec<String> = report
+        .entries
+        .iter()
+        .filter_map(DiscoveryEntry::server_id)
+        .map(str::to_owned)
+        .collect();
+    let mut selected = DiscoveryReport::default();
+    selected.entries = report
+        .entries
+        .into_iter()
+        .filter(|entry| entry.server_id() == Some(id))
+        .collect();
+    if selected.entries.is_empty() {
+        let hint = if known.is_empty() {
+            "no server is configured; `mcpctl add` adds one".to_owned()
+        } else {
+            format!("configured servers: {}", known.join(", "))
+        };
+        return Err(CliError::usage(format!("no server with id `{id}`")).hint(hint));
+    }
+    Ok(selected)
+}
+
+/// Whether a status is final for this run: not queued, connecting or
+/// refreshing.
+pub(crate) fn is_settled(status: &ServerStatus) -> bool {
+    !status.is_pending() && !matches!(status, ServerStatus::Refreshing)
+}
+
+/// The exit status and message for a server that is not usable: a
+/// configuration problem (the user must change something) is a usage
+/// error (2), anything else a connection failure (3).
+pub(crate) fn server_failure(id: &str, status: &ServerStatus, source: Option<&Path>) -> CliError {
+    match status {
+        ServerStatus::Error { error, .. } => server_error(id, error, source),
+        ServerStatus::Disabled => CliError::usage(format!("server `{id}` is disabled"))
+            .hint(format!("`mcpctl enable {id}` enables it")),
+        other => CliError::connection(format!("server `{id}` is not ready ({})", other.as_str())),
+    }
+}
+
+/// A server's error as a CLI error: code, message and the key to change.
+pub(crate) fn server_error(id: &str, error: &ServerError, source: Option<&Path>) -> CliError {
+    let message = format!("server `{id}`: {} [{}]", error.message, error.code);
+    let mut cli = if error.code.is_config_error() {
+        CliError::usage(message)
+    } else {
+        CliError::connection(message)
+    };
+    if !error.config_key.is_empty() {
+        let place = source.map_or_else(String::new, |p| format!(" in {}", p.display()));
+        cli = cli.hint(format!("check `{}`{place}", error.config_key));
+    }
+    cli
+}

@@ -1,0 +1,191 @@
+//! `add`, `remove`, `enable` and `disable`: editing the store (seed 002's `mcp.json`) through mcp-config's `Store`.
+//!
+//! The store does the safe part: validation with stable codes, atomic
+//! owner-only writes, write-only secrets, and refusing to overwrite a
+//! malformed file. This module turns flags into a `ServerConfig` and
+//! reports what happened. When the id is not in the store but comes from
+//! another source (`--config`, the project's `.mcp.json`, the built-in
+//! default), the error says which file to edit instead.
+
+use std::path::Path;
+
+use mcp_config::{
+    HttpConfig, SecretEntry, ServerConfig, StdioConfig, Store, StoreError, TransportConfig,
+};
+use serde_json::json;
+
+use crate::cli::AddArgs;
+use crate::exit::{CliError, Exit};
+use crate::output::Output;
+use crate::sources::{self, SourceOptions};
+
+/// `mcpctl add`.
+pub(crate) fn add(args: AddArgs, output: &Output) -> Result<Exit, CliError> {
+    let config = server_config(args)?;
+    let store = open()?;
+    let transport = config.transport.kind().as_str();
+    let id = config.id.clone();
+    store.create(config).map_err(|error| match error {
+        StoreError::DuplicateId { id } => CliError::usage(format!(
+            "a server with id `{id}` is already in {}",
+            store.path().display()
+        ))
+        .hint(format!(
+            "run `mcpctl remove {id}` first, or pick another name"
+        )),
+        other => other.into(),
+    })?;
+    report(output, &store, &id, "added", true, || {
+        format!(
+            "added {transport} server `{id}` to {}",
+            store.path().display()
+        )
+    })
+}
+
+/// `mcpctl remove`.
+pub(crate) fn remove(id: &str, sources: &SourceOptions, output: &Output) -> Result<Exit, CliError> {
+    let store = open()?;
+    store
+        .remove(id)
+        .map_err(|error| not_in_store(error, id, sources))?;
+    report(output, &store, id, "removed", true, || {
+        format!("removed `{id}` from {}", store.path().display())
+    })
+}
+
+/// `mcpctl enable` and `mcpctl disable`.
+pub(crate) fn set_enabled(
+    id: &str,
+    enabled: bool,
+    sources: &SourceOptions,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    let store = open()?;
+    let changed = store
+        .set_enabled(id, enabled)
+        .map_err(|error| not_in_store(error, id, sources))?;
+    let action = if enabled { "enabled" } else { "disabled" };
+    report(output, &store, id, action, changed, || {
+        if changed {
+            format!("{action} `{id}` in {}", store.path().display())
+        } else {
+            format!("`{id}` was already {action}; nothing changed")
+        }
+    })
+}
+
+fn open() -> Result<Store, CliError> {
+    Ok(Store::open(sources::store_path()?))
+}
+
+/// Prints the outcome: a sentence, or `{"id", "action", "changed", "store"}`.
+fn report(
+    output: &Output,
+    store: &Store,
+    id: &str,
+    action: &str,
+    changed: bool,
+    sentence: impl FnOnce() -> String,
+) -> Result<Exit, CliError> {
+    let printed = if output.json {
+        output.json(&json!({
+            "id": id,
+            "action": action,
+            "changed": changed,
+            "store": store.path(),
+        }))
+    } else {
+        output.text(&format!("{}\n", sentence()))
+    };
+    printed.map_err(|e| CliError::usage(format!("cannot write to stdout: {e}")))?;
+    Ok(Exit::Success)
+}
+
+/// A `not_found` from the store, explained: the server may come from a
+/// file the store does not own.
+fn not_in_store(error: StoreError, id: &str, options: &SourceOptions) -> CliError {
+    let StoreError::NotFound { .. } = error else {
+        return error.into();
+    };
+    let elsewhere = sources::gather(options).ok().and_then(|sources| {
+        let report = sources.discovery.discover();
+        report
+            .entries
+            .iter()
+            .find(|entry| entry.server_id() == Some(id))
+            .map(|entry| entry.source().clone())
+    });
+    let store = sources::store_path()
+        .map(|path| path.display().to_string())
+        .unwrap_or_else(|_| "the store".to_owned());
+    match elsewhere {
+        Some(source) if source.path.is_some() => {
+            CliError::usage(format!("`{id}` is not in {store}; it comes from {source}"))
+                .hint("edit that file instead")
+        }
+        Some(_) => CliError::usage(format!(
+            "`{id}` is the built-in default server, not a stored one"
+        ))
+        .hint("add a server with `mcpctl add` and the default is no longer used"),
+        None => CliError::usage(format!("no server with id `{id}` in {store}"))
+            .hint("`mcpctl servers` lists the configured servers"),
+    }
+}
+
+/// Turns `add`'s flags into a config; the store validates it.
+fn server_config(args: AddArgs) -> Result<ServerConfig, CliError> {
+    let transport = match (&args.url, args.command.split_first()) {
+        (Some(url), _) => {
+            let mut http = HttpConfig::new(url.clone());
+            http.bearer_token_env = args.bearer_env.clone();
+            http.headers = pairs("--header", &args.headers)?;
+            TransportConfig::Http(http)
+        }
+        (None, Some((command, rest))) => {
+            let mut stdio = StdioConfig::new(command.clone());
+            stdio.args = rest.to_vec();
+            stdio.env = pairs("--env", &args.env)?;
+            stdio.cwd = match &args.cwd {
+                // The store wants an absolute directory; a relative one
+                // means "from here", as it does everywhere on a command line.
+                Some(dir) => Some(absolute(dir)?),
+                None => None,
+            };
+            TransportConfig::Stdio(stdio)
+        }
+        (None, None) => {
+            return Err(CliError::usage(
+                "give the server's command after `--`, or --url URL",
+            ));
+        }
+    };
+    let mut config = ServerConfig::new(args.name, transport);
+    if let Some(name) = args.display_name {
+        config.name = name;
+    }
+    config.enabled = !args.disabled;
+    Ok(config)
+}
+
+/// `K=V` flags as secret rows. The message names the flag and the key,
+/// never the value.
+fn pairs(flag: &str, values: &[String]) -> Result<Vec<SecretEntry>, CliError> {
+    values
+        .iter()
+        .map(|pair| match pair.split_once('=') {
+            Some((key, value)) if !key.trim().is_empty() => Ok(SecretEntry::new(key.trim(), value)),
+            _ => Err(CliError::usage(format!(
+                "{flag} takes KEY=VALUE; one of them has no `=` or no key"
+            ))),
+        })
+        .collect()
+}
+
+fn absolute(dir: &Path) -> Result<String, CliError> {
+    let dir = std::path::absolute(dir)
+        .map_err(|e| CliError::usage(format!("--cwd {}: {e}", dir.display())))?;
+    dir.into_os_string()
+        .into_string()
+        .map_err(|_| CliError::usage("--cwd: the directory's path is not valid UTF-8"))
+}

@@ -1,0 +1,165 @@
+//! `mcpctl tools [SERVER]`: the tools of ready servers, with the model-facing names mcp-toolbridge gives them.
+//!
+//! `--json` prints an array, servers in source order and each server's
+//! tools in the order it lists them:
+//!
+//! ```json
+//! {"server": "demo", "name": "echo", "model_name": "mcp_demo_echo",
+//!  "title": "Echo", "description": "Returns the given text unchanged.",
+//!  "input_schema": {"type": "object", ...}}
+//! ```
+//!
+//! `name`, `title`, `description` and `input_schema` are exactly what the
+//! server listed; `model_name` is `null` for a tool the bridge could not
+//! name (the reason goes to stderr). Servers that are not ready contribute
+//! nothing; a note on stderr names them. Without SERVER the exit status is
+//! 0 whatever the servers' states; with SERVER it is that server's.
+
+use std::collections::HashMap;
+
+use mcp_config::DiscoveryEntry;
+use mcp_toolbridge::SessionOptions;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::exit::{CliError, Exit};
+use crate::output::{Output, Paint, Table, one_line};
+use crate::runtime::{self, Runtime, Select};
+use crate::sources::SourceOptions;
+
+/// One tool's row.
+#[derive(Debug, Serialize)]
+struct ToolRow {
+    server: String,
+    name: String,
+    model_name: Option<String>,
+    title: Option<String>,
+    description: Option<String>,
+    input_schema: Value,
+}
+
+/// `mcpctl tools`.
+pub(crate) async fn run(
+    server: Option<&str>,
+    options: &SourceOptions,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    let select = server.map_or(Select::All, Select::One);
+    let runtime = Runtime::start(options, select).await?;
+    runtime.settle().await;
+    let result = list(&runtime, server, output);
+    runtime.close().await;
+    result
+}
+
+fn list(runtime: &Runtime, only: Option<&str>, output: &Output) -> Result<Exit, CliError> {
+    if let Some(id) = only {
+        let source = runtime.manager.source(id);
+        let path = source.as_ref().and_then(|s| s.path.as_deref());
+        if let Some(error) = runtime.config_error(id) {
+            return Err(runtime::server_error(id, error, path));
+        }
+        match runtime.manager.status(id) {
+            Some(status) if status.is_connected() => {}
+            Some(status) => return Err(runtime::server_failure(id, &status, path)),
+            None => return Err(CliError::usage(format!("no server with id `{id}`"))),
+        }
+    }
+
+    let session = runtime.session(SessionOptions::default());
+    let bound = session.bind();
+    let mut model_names: HashMap<(String, String), String> = HashMap::new();
+    for tool in bound.tools() {
+        if let Some((server, raw)) = bound.resolve(tool.name()) {
+            model_names.insert((server.to_owned(), raw.to_owned()), tool.name().to_owned());
+        }
+    }
+    for unusable in bound.unusable() {
+        eprintln!("mcpctl: note: {unusable}; a model cannot call it");
+    }
+
+    let mut rows = Vec::new();
+    let mut not_ready = Vec::new();
+    for entry in &runtime.report.entries {
+        let Some(id) = entry.server_id() else {
+            continue;
+        };
+        if matches!(entry, DiscoveryEntry::Error { .. }) {
+            not_ready.push(format!("{id} (error)"));
+            continue;
+        }
+        let status = runtime.manager.status(id);
+        let Some(catalog) = runtime.manager.catalog(id).filter(|_| {
+            status
+                .as_ref()
+                .is_some_and(mcp_manager::ServerStatus::is_connected)
+        }) else {
+            let status = status.as_ref().map_or("unknown", |s| s.as_str());
+            if status != "disabled" {
+                not_ready.push(format!("{id} ({status})"));
+            }
+            continue;
+        };
+        for tool in catalog.tools() {
+            rows.push(ToolRow {
+                server: id.to_owned(),
+                name: tool.name.clone(),
+                model_name: model_names
+                    .get(&(id.to_owned(), tool.name.clone()))
+                    .cloned(),
+                title: tool.title.clone(),
+                description: tool.description.clone(),
+                input_schema: Value::Object(tool.input_schema.clone()),
+            });
+        }
+    }
+    for failure in runtime.config_errors.iter().filter(|e| e.server.is_none()) {
+        eprintln!(
+            "mcpctl: note: {} [{}]",
+            failure.error.message, failure.error.code
+        );
+    }
+    if !not_ready.is_empty() {
+        let count = not_ready.len();
+        eprintln!(
+            "mcpctl: {} {} not ready and not listed: {}; `mcpctl servers` says why",
+            count,
+            if count == 1 {
+                "server is"
+            } else {
+                "servers are"
+            },
+            not_ready.join(", ")
+        );
+    }
+
+    let printed = if output.json {
+        output.json(&rows)
+    } else {
+        output.text(&render(&rows, output))
+    };
+    printed.map_err(|e| CliError::usage(format!("cannot write to stdout: {e}")))?;
+    Ok(Exit::Success)
+}
+
+fn render(rows: &[ToolRow], output: &Output) -> String {
+    if rows.is_empty() {
+        return "no tools to list\n".to_owned();
+    }
+    let mut table = Table::new(&["model name", "server", "tool", "description"]);
+    for row in rows {
+        table.painted_row(vec![
+            (
+                row.model_name.clone().unwrap_or_else(|| "-".to_owned()),
+                Some(Paint::Bold),
+            ),
+            (row.server.clone(), None),
+            (row.name.clone(), None),
+            (
+                one_line(row.description.as_deref().unwrap_or(""), 72),
+                Some(Paint::Dim),
+            ),
+        ]);
+    }
+    table.render(output)
+}

@@ -1,0 +1,261 @@
+//! End-to-end tests of the store commands (`add`, `remove`, `enable`, `disable`) on a temp data dir.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::Env;
+
+/// A secret that must never appear in any output.
+const SECRET: &str = "SECRET-hunter2-7f3a9c";
+
+fn stored(env: &Env) -> Value {
+    serde_json::from_slice(&std::fs::read(env.store()).expect("the store exists")).unwrap()
+}
+
+fn stored_ids(env: &Env) -> Vec<String> {
+    stored(env)["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn add_and_remove_round_trip() {
+    let env = Env::new();
+    let run = env.run(&["add", "files", "--", "mcp-files", "--root", "/srv", "-x"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(
+        run.stdout.contains("added stdio server `files`"),
+        "{run:#?}"
+    );
+
+    let added = env.json(&[
+        "add",
+        "remote",
+        "--url",
+        "https://mcp.example.com/mcp",
+        "--header",
+        &format!("X-Api-Key={SECRET}"),
+        "--bearer-env",
+        "REMOTE_TOKEN",
+        "--display-name",
+        "Remote",
+    ]);
+    assert_eq!(
+        added,
+        json!({"id": "remote", "action": "added", "changed": true, "store": env.store()})
+    );
+
+    let store = stored(&env);
+    assert_eq!(store["version"], 1);
+    let files = &store["servers"][0];
+    assert_eq!(files["transport"]["command"], "mcp-files");
+    assert_eq!(files["transport"]["args"], json!(["--root", "/srv", "-x"]));
+    let remote = &store["servers"][1];
+    assert_eq!(remote["name"], "Remote");
+    assert_eq!(remote["transport"]["type"], "http");
+    assert_eq!(remote["transport"]["bearerTokenEnv"], "REMOTE_TOKEN");
+    // The secret is stored (the store is the one place it lives) ...
+    assert_eq!(remote["transport"]["headers"][0]["value"], SECRET);
+    // ... owner-only.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(env.store()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    let removed = env.json(&["remove", "files"]);
+    assert_eq!(removed["action"], "removed");
+    assert_eq!(stored_ids(&env), ["remote"]);
+
+    let again = env.run(&["remove", "files"]);
+    assert_eq!(again.code, 2, "{again:#?}");
+    assert!(
+        again.stderr.contains("no server with id `files`"),
+        "{again:#?}"
+    );
+    assert!(again.stdout.is_empty());
+
+    env.json(&["remove", "remote"]);
+    assert!(stored_ids(&env).is_empty());
+}
+
+#[test]
+fn add_refuses_duplicates_and_invalid_servers() {
+    let env = Env::new();
+    env.json(&["add", "a", "--", "server-a"]);
+    let duplicate = env.run(&["add", "a", "--", "other"]);
+    assert_eq!(duplicate.code, 2);
+    assert!(duplicate.stderr.contains("already in"), "{duplicate:#?}");
+    assert!(
+        duplicate.stderr.contains("mcpctl remove a"),
+        "{duplicate:#?}"
+    );
+
+    for (args, needle) in [
+        (
+            vec!["add", "b", "--url", "ftp://example.com/mcp"],
+            "transport.url",
+        ),
+        (
+            vec!["add", "b", "--url", "https://user:pw@example.com/mcp"],
+            "userinfo",
+        ),
+        (
+            vec![
+                "add",
+                "b",
+                "--url",
+                "https://x.example/mcp",
+                "--header",
+                "novalue",
+            ],
+            "--header takes KEY=VALUE",
+        ),
+        (vec!["add", "b"], "required"),
+        (
+            vec!["add", "b", "--url", "https://x.example", "--", "cmd"],
+            "cannot be used with",
+        ),
+    ] {
+        let run = env.run(&args);
+        assert_eq!(run.code, 2, "{args:?}: {run:#?}");
+        assert!(run.stderr.contains(needle), "{args:?}: {run:#?}");
+        assert!(
+            !run.stderr.contains("pw@"),
+            "{args:?}: the URL's password leaked"
+        );
+    }
+    assert_eq!(stored_ids(&env), ["a"], "nothing invalid was written");
+}
+
+#[test]
+fn relative_cwd_is_made_absolute() {
+    let env = Env::new();
+    std::fs::create_dir(env.work_dir().join("sub")).unwrap();
+    env.json(&[
+        "add",
+        "a",
+        "--cwd",
+        "sub",
+        "--env",
+        &format!("TOKEN={SECRET}"),
+        "--",
+        "srv",
+    ]);
+    let transport = &stored(&env)["servers"][0]["transport"];
+    assert_eq!(
+        transport["cwd"],
+        env.work_dir().join("sub").to_str().unwrap()
+    );
+    assert_eq!(transport["env"][0]["key"], "TOKEN");
+}
+
+#[test]
+fn enable_and_disable() {
+    let env = Env::new();
+    env.json(&["add", "a", "--disabled", "--", "srv"]);
+    assert_eq!(stored(&env)["servers"][0]["enabled"], false);
+
+    let enabled = env.json(&["enable", "a"]);
+    assert_eq!(enabled["action"], "enabled");
+    assert_eq!(enabled["changed"], true);
+    assert_eq!(stored(&env)["servers"][0]["enabled"], true);
+
+    let again = env.json(&["enable", "a"]);
+    assert_eq!(again["changed"], false);
+
+    let disabled = env.run(&["disable", "a"]);
+    assert_eq!(disabled.code, 0);
+    assert!(disabled.stdout.contains("disabled `a`"), "{disabled:#?}");
+    assert_eq!(stored(&env)["servers"][0]["enabled"], false);
+}
+
+#[test]
+fn servers_from_other_files_are_not_edited_here() {
+    let env = Env::new();
+    let config = env.write_json(
+        "extra.json",
+        &json!({"mcpServers": {"elsewhere": {"command": "srv"}}}),
+    );
+    let run = env.run(&["--config", config.to_str().unwrap(), "disable", "elsewhere"]);
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(run.stderr.contains("extra.json"), "{run:#?}");
+    assert!(run.stderr.contains("edit that file"), "{run:#?}");
+
+    let run = env.run(&["remove", "demo"]);
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(run.stderr.contains("built-in default"), "{run:#?}");
+    assert!(!env.store().exists(), "nothing was written");
+}
+
+#[test]
+fn a_malformed_store_is_an_error_naming_the_file_and_is_not_overwritten() {
+    let env = Env::new();
+    let garbage = "{\"version\": 1, \"servers\": [ {\"id\": ";
+    std::fs::write(env.store(), garbage).unwrap();
+    for args in [
+        vec!["add", "a", "--", "srv"],
+        vec!["remove", "a"],
+        vec!["enable", "a"],
+        vec!["disable", "a"],
+    ] {
+        let run = env.run(&args);
+        assert_eq!(run.code, 2, "{args:?}: {run:#?}");
+        assert!(
+            run.stderr.contains(env.store().to_str().unwrap()),
+            "{args:?}: {run:#?}"
+        );
+        assert!(run.stderr.contains("malformed"), "{args:?}: {run:#?}");
+        assert_eq!(std::fs::read_to_string(env.store()).unwrap(), garbage);
+    }
+    // Listings go on: the store is one error row naming the file.
+    let rows = env.json(&["servers"]);
+    assert_eq!(rows[0]["id"], json!(null), "{rows:#}");
+    assert_eq!(rows[0]["status"], "error");
+    assert_eq!(rows[0]["source"]["label"], "store");
+    assert_eq!(rows[0]["source"]["path"], env.store().to_str().unwrap());
+    let tools = env.run(&["tools"]);
+    assert_eq!(tools.code, 0, "{tools:#?}");
+    assert!(
+        tools.stderr.contains(env.store().to_str().unwrap()),
+        "{tools:#?}"
+    );
+    assert_eq!(std::fs::read_to_string(env.store()).unwrap(), garbage);
+}
+
+#[test]
+fn secrets_never_appear_in_output() {
+    let env = Env::new();
+    for args in [
+        vec![
+            "-vvv",
+            "add",
+            "remote",
+            "--url",
+            "https://mcp.example.com/mcp",
+            "--header",
+        ],
+        vec!["-vvv", "--json", "add", "local", "--env"],
+    ] {
+        let mut args: Vec<String> = args.into_iter().map(str::to_owned).collect();
+        args.push(format!("K={SECRET}"));
+        if args.contains(&"local".to_owned()) {
+            args.extend(["--".to_owned(), "srv".to_owned()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = env.run(&args);
+        assert_eq!(run.code, 0, "{run:#?}");
+        assert!(
+            !run.stdout.contains(SECRET) && !run.stderr.contains(SECRET),
+            "{run:#?}"
+        );
+    }
+    // A duplicate add fails; its error holds no secret either.
+    let run = env.run(&["add", "local", "--env", &format!("K={SECRET}"), "--", "srv"]);
+    assert_eq!(run.code, 2);
+    assert!(!run.stderr.contains(SECRET), "{run:#?}");
+}
