@@ -111,8 +111,23 @@ pub(crate) enum Command {
     /// Show every server's status live until all have settled
     Watch,
 
+    /// Serve the settings page on 127.0.0.1: add, edit, enable and delete stored servers
+    Ui(UiArgs),
+
     /// Run the built-in demo MCP server on stdin/stdout (the default server)
     DemoServer,
+}
+
+/// `mcpctl ui`.
+#[derive(Debug, Args)]
+pub(crate) struct UiArgs {
+    /// Listen on this port of 127.0.0.1 [default: a free one]
+    #[arg(long, value_name = "N")]
+    pub(crate) port: Option<u16>,
+
+    /// Also open the page in the system's browser
+    #[arg(long)]
+    pub(crate) open: bool,
 }
 
 /// `mcpctl add`.

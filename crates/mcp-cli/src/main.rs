@@ -5,7 +5,8 @@
 //! catalogs are mcp-manager's; model names, argument validation, result
 //! conversion and approvals are mcp-toolbridge's. What is here is the
 //! command line, the embedded default, the terminal (tables, colour,
-//! progress, the approval prompt) and the demo server.
+//! progress, the approval prompt), the settings page (`ui`) and the demo
+//! server.
 
 mod approval;
 mod call;
@@ -20,6 +21,7 @@ mod servers;
 mod sources;
 mod store_cmd;
 mod tools_cmd;
+mod ui;
 mod watch;
 
 use std::io::IsTerminal;
@@ -78,6 +80,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         }
         Command::Retry { server } => block_on(retry::run(&server, &sources, output)),
         Command::Watch => block_on(watch::run(&sources, output)),
+        Command::Ui(args) => block_on(ui::run(args)),
     }
 }
 

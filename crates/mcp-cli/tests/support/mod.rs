@@ -7,7 +7,9 @@
 
 #![allow(dead_code)]
 
+pub(crate) mod cdp;
 pub(crate) mod pty;
+pub(crate) mod ui;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,159 @@
+//! `mcpctl ui`: seed 002's settings page (Settings → Integrations → MCPs), served on 127.0.0.1.
+//!
+//! One process holds one [`McpManager`] over the store (seed 002's
+//! `mcp.json`, the file `mcpctl add` edits), exactly as a host would: the
+//! page lists, saves, enables, retries and removes through the manager, so
+//! the store and the connections stay consistent, and follows the
+//! manager's event stream over server-sent events.
+//!
+//! The page is plain HTML, CSS and JavaScript compiled into the binary
+//! (`assets/`); there is no front-end build step.
+//!
+//! Security (issue 11): the listener binds 127.0.0.1 only; a random token
+//! made at launch and printed in the URL gates the page and every API
+//! call; `Host` must name this listener and `Origin`, when present, must be
+//! this page, which refuses DNS rebinding and cross-site requests.
+
+mod api;
+mod routes;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
+use mcp_config::Store;
+use mcp_manager::{ManagerOptions, McpManager, StartupMode};
+use tokio::net::TcpListener;
+
+use crate::cli::UiArgs;
+use crate::exit::{CliError, Exit};
+use crate::sources;
+
+/// What every request handler needs: the manager, its store, and the
+/// launch's token and address.
+#[derive(Debug)]
+pub(crate) struct App {
+    /// The manager over the store; the page's only way to change anything.
+    pub(crate) manager: McpManager,
+    /// The store file (for the malformed-store page and the source column).
+    pub(crate) store: Store,
+    /// The per-launch token every API call must carry.
+    pub(crate) token: String,
+    /// The port the listener is bound to (for the `Host`/`Origin` checks).
+    pub(crate) port: u16,
+}
+
+/// Runs `mcpctl ui` until Ctrl-C.
+pub(crate) async fn run(args: UiArgs) -> Result<Exit, CliError> {
+    let path = sources::store_path()?;
+    let listener = TcpListener::bind(SocketAddr::from((
+        Ipv4Addr::LOCALHOST,
+        args.port.unwrap_or(0),
+    )))
+    .await
+    .map_err(|e| CliError::usage(format!("cannot listen on 127.0.0.1: {e}")))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| CliError::usage(format!("cannot read the listening address: {e}")))?
+        .port();
+
+    let mut options = ManagerOptions::default();
+    // Seed 002: startup never waits for discovery; the page shows it live.
+    options.startup = StartupMode::Background;
+    let manager = McpManager::builder()
+        .options(options)
+        .store(Store::open(path.clone()))
+        .build();
+    // A malformed store is not fatal here: the page explains how to repair
+    // it, and nothing writes to the file until it parses again.
+    if let Err(error) = manager.load_store().await {
+        eprintln!("mcpctl ui: {error}");
+    }
+
+    let app = Arc::new(App {
+        manager,
+        store: Store::open(path),
+        token: new_token(),
+        port,
+    });
+    let url = format!("http://127.0.0.1:{port}/?token={}", app.token);
+    println!("mcpctl ui: serving the settings page at {url}");
+    println!("Press Ctrl-C to stop.");
+    if args.open {
+        open_browser(&url);
+    }
+
+    let serve = {
+        let app = Arc::clone(&app);
+        async move {
+            loop {
+                // A failed accept concerns that one connection (the peer
+                // gave up, or a descriptor limit for a moment); the
+                // listener itself stays usable.
+                let Ok((stream, _)) = listener.accept().await else {
+                    tokio::task::yield_now().await;
+                    continue;
+                };
+                let app = Arc::clone(&app);
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |request| {
+                        let app = Arc::clone(&app);
+                        async move {
+                            Ok::<_, std::convert::Infallible>(routes::handle(&app, request).await)
+                        }
+                    });
+                    // A browser closing a tab mid-response is not an error
+                    // worth reporting.
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        }
+    };
+    tokio::select! {
+        () = serve => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    app.manager.close().await;
+    Ok(Exit::Success)
+}
+
+/// 128 random bits from the operating system, as hex. The standard
+/// library's `RandomState` keys come from the same source; they are the
+/// fallback where `/dev/urandom` is missing.
+fn new_token() -> String {
+    let mut bytes = [0u8; 16];
+    let from_os = std::fs::File::open("/dev/urandom")
+        .and_then(|mut file| std::io::Read::read_exact(&mut file, &mut bytes));
+    if from_os.is_err() {
+        use std::hash::{BuildHasher, Hasher};
+        for (i, chunk) in bytes.chunks_mut(8).enumerate() {
+            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+            hasher.write_usize(i);
+            chunk.copy_from_slice(&hasher.finish().to_le_bytes());
+        }
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `--open`: hands the URL to the desktop's opener; a failure only means
+/// the person copies the printed URL.
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    match std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+    {
+        Ok(_) => {}
+        Err(e) => eprintln!("mcpctl ui: cannot run {opener} ({e}); open the URL above"),
+    }
+}

@@ -1,0 +1,293 @@
+//! The page's HTTP layer: the request checks (token, `Host`, `Origin`), routing, embedded assets and the event stream.
+//!
+//! Routes (every `/api` route needs the token, as the `x-mcpctl-token`
+//! header or the `token` query parameter):
+//!
+//! | method | path | what |
+//! |---|---|---|
+//! | GET | `/?token=T` | the page (or the malformed-store page) |
+//! | GET | `/app.js`, `/app.css` | the embedded script and style |
+//! | GET | `/api/servers` | every stored server, redacted, with status and tools |
+//! | POST | `/api/servers` | create a server |
+//! | PUT | `/api/servers/{id}` | save (edit) a server |
+//! | DELETE | `/api/servers/{id}` | remove a server |
+//! | POST | `/api/servers/{id}/enabled` | `{"enabled": bool}` |
+//! | POST | `/api/servers/{id}/retry` | a fresh connection attempt |
+//! | GET | `/api/events` | server-sent events: the list after every change |
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Body, Frame, Incoming};
+use mcp_config::StoreError;
+use tokio::sync::broadcast::error::TryRecvError;
+use tokio::sync::mpsc;
+
+use super::App;
+use super::api;
+
+/// Every response's body.
+pub(crate) type ResponseBody = BoxBody<Bytes, Infallible>;
+
+const INDEX_HTML: &str = include_str!("assets/index.html");
+const APP_JS: &str = include_str!("assets/app.js");
+const APP_CSS: &str = include_str!("assets/app.css");
+
+/// The largest request body the API reads (a server config is a few KiB).
+const BODY_LIMIT: usize = 256 * 1024;
+
+/// Answers one request.
+pub(crate) async fn handle(app: &App, request: Request<Incoming>) -> Response<ResponseBody> {
+    if let Err(refusal) = check_origin(app, &request) {
+        return text(StatusCode::FORBIDDEN, refusal);
+    }
+    let path = request.uri().path().to_owned();
+    let method = request.method().clone();
+    match (&method, path.as_str()) {
+        (&Method::GET, "/app.js") => asset(APP_JS, "text/javascript; charset=utf-8"),
+        (&Method::GET, "/app.css") => asset(APP_CSS, "text/css; charset=utf-8"),
+        (&Method::GET, "/favicon.ico") => empty(StatusCode::NO_CONTENT),
+        _ if !has_token(app, &request) => text(
+            StatusCode::FORBIDDEN,
+            "missing or wrong token: open the URL `mcpctl ui` printed",
+        ),
+        (&Method::GET, "/") => index(app).await,
+        (&Method::GET, "/api/events") => events(app).await,
+        _ if path.starts_with("/api/") => {
+            let body = match read_body(request).await {
+                Ok(body) => body,
+                Err(response) => return response,
+            };
+            api::route(app, &method, &path, &body).await
+        }
+        _ => text(StatusCode::NOT_FOUND, "not found"),
+    }
+}
+
+/// The JSON response every API route returns.
+pub(crate) fn json(status: StatusCode, value: &serde_json::Value) -> Response<ResponseBody> {
+    let mut response = Response::new(Full::new(Bytes::from(value.to_string())).boxed());
+    *response.status_mut() = status;
+    set(&mut response, header::CONTENT_TYPE, "application/json");
+    set(&mut response, header::CACHE_CONTROL, "no-store");
+    response
+}
+
+/// Refuses requests that did not come from this page on this listener:
+/// `Host` must be `127.0.0.1:PORT` or `localhost:PORT` (a rebound DNS name
+/// fails here), and a present `Origin` must be the same (a cross-site
+/// request fails here).
+fn check_origin(app: &App, request: &Request<Incoming>) -> Result<(), &'static str> {
+    let allowed = [
+        format!("127.0.0.1:{}", app.port),
+        format!("localhost:{}", app.port),
+    ];
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    if !allowed.iter().any(|a| a.eq_ignore_ascii_case(host)) {
+        return Err("refused: the Host header does not name this loopback listener");
+    }
+    if let Some(origin) = request.headers().get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or_default();
+        if !allowed
+            .iter()
+            .any(|a| origin.eq_ignore_ascii_case(&format!("http://{a}")))
+        {
+            return Err("refused: cross-origin request");
+        }
+    }
+    Ok(())
+}
+
+/// Whether the request carries this launch's token.
+fn has_token(app: &App, request: &Request<Incoming>) -> bool {
+    let header = request
+        .headers()
+        .get("x-mcpctl-token")
+        .and_then(|h| h.to_str().ok());
+    let query = request.uri().query().and_then(|query| {
+        query
+            .split('&')
+            .find_map(|pair| pair.strip_prefix("token="))
+    });
+    header
+        .or(query)
+        .is_some_and(|given| equal(given, &app.token))
+}
+
+/// Compares without stopping at the first difference.
+fn equal(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+/// The page, or, when the store cannot be read, a page naming the file and
+/// saying how to repair it (seed 002: malformed files fail without being
+/// overwritten; repair them and restart).
+async fn index(app: &App) -> Response<ResponseBody> {
+    match app.manager.list().await {
+        Err(mcp_manager::ManagerError::Store(
+            error @ (StoreError::Malformed { .. }
+            | StoreError::UnsupportedVersion { .. }
+            | StoreError::Read { .. }),
+        )) => {
+            let page = store_error_page(&app.store, &error);
+            let mut response = html(page);
+            *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+            response
+        }
+        _ => html(INDEX_HTML.to_owned()),
+    }
+}
+
+fn store_error_page(store: &mcp_config::Store, error: &StoreError) -> String {
+    let path = escape(&store.path().display().to_string());
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>MCP settings: the store needs repair</title>\
+         <link rel=\"stylesheet\" href=\"/app.css\"></head><body>\
+         <main class=\"page\"><section class=\"store-error\" id=\"store-error\">\
+         <h1>The MCP server store cannot be read</h1>\
+         <p>The file <code id=\"store-path\">{path}</code> is not a valid store ({code}).</p>\
+         <p class=\"detail\">{detail}</p>\
+         <p><strong>Nothing has been changed or overwritten.</strong> To repair it, \
+         open the file in an editor and fix it so that it is a JSON object \
+         <code>{{\"version\": 1, \"servers\": [...]}}</code>, or move it aside to \
+         start with no servers. Then stop <code>mcpctl ui</code> (Ctrl-C) and \
+         start it again.</p></section></main></body></html>",
+        code = error.code(),
+        detail = escape(&error.to_string()),
+    )
+}
+
+/// The event stream: the whole list at once, then again after every change
+/// the manager announces. Bursts of events are coalesced into one message.
+async fn events(app: &App) -> Response<ResponseBody> {
+    let (sender, receiver) = mpsc::channel::<Bytes>(8);
+    let mut events = app.manager.events();
+    let manager = app.manager.clone();
+    let store = app.store.path().to_owned();
+    tokio::spawn(async move {
+        loop {
+            let message = format!(
+                "event: servers\ndata: {}\n\n",
+                api::listing(&manager, &store).await
+            );
+            if sender.send(Bytes::from(message)).await.is_err() {
+                return; // The page went away.
+            }
+            // Wait for the next change; a lagged receiver only means
+            // "look again". Then take whatever else is already queued.
+            match events.recv().await {
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            }
+            loop {
+                match events.try_recv() {
+                    Ok(_) | Err(TryRecvError::Lagged(_)) => {}
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Closed) => return,
+                }
+            }
+        }
+    });
+    let mut response = Response::new(ChannelBody(receiver).boxed());
+    set(&mut response, header::CONTENT_TYPE, "text/event-stream");
+    set(&mut response, header::CACHE_CONTROL, "no-store");
+    response
+}
+
+/// A streaming body fed by a channel (the event stream's).
+struct ChannelBody(mpsc::Receiver<Bytes>);
+
+impl Body for ChannelBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.0
+            .poll_recv(cx)
+            .map(|chunk| chunk.map(|b| Ok(Frame::data(b))))
+    }
+}
+
+async fn read_body(request: Request<Incoming>) -> Result<Bytes, Response<ResponseBody>> {
+    match Limited::new(request.into_body(), BODY_LIMIT)
+        .collect()
+        .await
+    {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(_) => Err(text(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the request body is too large or was cut off",
+        )),
+    }
+}
+
+fn asset(body: &'static str, content_type: &'static str) -> Response<ResponseBody> {
+    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())).boxed());
+    set(&mut response, header::CONTENT_TYPE, content_type);
+    response
+}
+
+fn html(body: String) -> Response<ResponseBody> {
+    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
+    set(
+        &mut response,
+        header::CONTENT_TYPE,
+        "text/html; charset=utf-8",
+    );
+    set(&mut response, header::CACHE_CONTROL, "no-store");
+    // The page loads only its own script and style.
+    set(
+        &mut response,
+        header::CONTENT_SECURITY_POLICY,
+        "default-src 'self'; frame-ancestors 'none'",
+    );
+    response
+}
+
+fn text(status: StatusCode, body: &'static str) -> Response<ResponseBody> {
+    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())).boxed());
+    *response.status_mut() = status;
+    set(
+        &mut response,
+        header::CONTENT_TYPE,
+        "text/plain; charset=utf-8",
+    );
+    response
+}
+
+fn empty(status: StatusCode) -> Response<ResponseBody> {
+    let mut response = Response::new(Full::new(Bytes::new()).boxed());
+    *response.status_mut() = status;
+    response
+}
+
+fn set(response: &mut Response<ResponseBody>, name: header::HeaderName, value: &'static str) {
+    response
+        .headers_mut()
+        .insert(name, HeaderValue::from_static(value));
+}
+
+/// HTML-escapes text for the server-rendered error page.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}

@@ -1,0 +1,294 @@
+//! `mcpctl ui` in real headless Chromium: a person adds the demo server and sees its tools, sees a broken command fail in the form, toggles, edits with a kept secret and deletes with confirmation.
+//!
+//! Chromium comes from Debian (`apt-get install chromium chromium-driver`);
+//! without it these tests fail with that command. Waits are bounded
+//! in-page polls of the real DOM (see `support::cdp`), never sleeps.
+
+mod support;
+
+use std::path::PathBuf;
+
+use support::Env;
+use support::cdp::Browser;
+use support::ui::{UiServer, store, stored};
+
+/// A recognisable secret typed into the form: it must reach the store and
+/// never come back to the page.
+const SECRET: &str = "sk-ui-browser-SECRET-5512";
+const HEADER_SECRET: &str = "hdr-ui-browser-SECRET-6620";
+
+/// Where the screenshot of the list (one ready, one failed server) goes.
+fn screenshot_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mcpctl-ui-servers.png")
+}
+
+fn item(id: &str) -> String {
+    format!("document.querySelector('li.server[data-id=\"{id}\"]')")
+}
+
+#[test]
+fn a_person_adds_edits_toggles_and_deletes_servers_in_the_page() {
+    let env = Env::new();
+    let ui = UiServer::start(&env);
+    let mut page = Browser::launch();
+    page.goto(&ui.url());
+    page.wait_for("document.body.dataset.loaded === 'true'", "the live list");
+    page.wait_for("!document.querySelector('#empty').hidden", "the empty list");
+
+    // Add the demo server, with an argument row and a secret env row.
+    page.click("#add");
+    page.wait_for(
+        "!document.querySelector('#form-view').hidden",
+        "the add form",
+    );
+    assert!(
+        page.contents().contains("runs this command as you"),
+        "the add form does not warn about running commands"
+    );
+    page.type_into("#f-id", "demo");
+    page.type_into("#f-name", "Demo server");
+    page.type_into("#f-command", support::MCPCTL);
+    page.click("#add-arg");
+    page.type_into("#args .kv:last-child .value", "demo-server");
+    page.click("#add-env");
+    page.type_into("#env .kv:last-child .key", "DEMO_TOKEN");
+    page.type_into("#env .kv:last-child .value", SECRET);
+    page.click("#save");
+    // Success returns to the list, where it is ready with its tools.
+    page.wait_for(
+        &format!(
+            "!document.querySelector('#list-view').hidden && {0} && {0}.dataset.status === 'ready'",
+            item("demo")
+        ),
+        "demo ready in the list",
+    );
+    page.wait_for(
+        &format!(
+            "{}.querySelector('.tools').innerText.includes('echo')",
+            item("demo")
+        ),
+        "demo's tools",
+    );
+    let badge = page.eval(&format!(
+        "{}.querySelector('.status').innerText",
+        item("demo")
+    ));
+    assert_eq!(badge, "ready · 5 tools");
+    let file = store(&env);
+    let saved = stored(&file, "demo").expect("demo in the store");
+    assert_eq!(saved["transport"]["args"][0], "demo-server");
+    assert_eq!(saved["transport"]["env"][0]["value"], SECRET);
+
+    // A command that does not exist: the form stays open, where it was,
+    // with the error.
+    page.click("#add");
+    page.type_into("#f-id", "broken");
+    page.type_into("#f-command", "/nonexistent/mcp-server-for-ui-test");
+    page.click("#save");
+    let scrolled = page.eval("window.scrollY");
+    // The window is shorter than the form, so clicking Save scrolled it:
+    // what is checked is that a save keeps a scrolled form where it is.
+    assert!(scrolled.as_f64().unwrap() > 0.0, "the form did not scroll");
+    page.wait_for(
+        "document.querySelector('#form-status').dataset.state === 'error'",
+        "the failed connection in the form",
+    );
+    let status = page.eval("document.querySelector('#form-status').innerText");
+    assert!(
+        status.as_str().unwrap().contains("missing_command"),
+        "{status}"
+    );
+    assert_eq!(
+        page.eval("document.querySelector('#form-view').hidden"),
+        false
+    );
+    assert_eq!(page.eval("window.scrollY"), scrolled, "the form moved");
+    page.screenshot(&PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mcpctl-ui-form-error.png"));
+    page.click("#back");
+    page.wait_for(
+        &format!("{0} && {0}.dataset.status === 'error'", item("broken")),
+        "broken failed in the list",
+    );
+    page.wait_for(
+        &format!("{}.querySelector('.retry') !== null", item("broken")),
+        "Retry on the failed server",
+    );
+    page.screenshot(&screenshot_path());
+    eprintln!("screenshot: {}", screenshot_path().display());
+
+    // Disable and enable again with the switch.
+    page.click("li.server[data-id=\"demo\"] .enable");
+    page.wait_for(
+        &format!("{}.dataset.status === 'disabled'", item("demo")),
+        "demo disabled",
+    );
+    assert_eq!(stored(&store(&env), "demo").unwrap()["enabled"], false);
+    page.click("li.server[data-id=\"demo\"] .enable");
+    page.wait_for(
+        &format!("{}.dataset.status === 'ready'", item("demo")),
+        "demo ready again",
+    );
+
+    // Retry the broken one: it fails the same way and stays listed.
+    page.click("li.server[data-id=\"broken\"] .retry");
+    page.wait_for(
+        &format!(
+            "{0}.dataset.status === 'error' && {0}.innerText.includes('missing_command')",
+            item("broken")
+        ),
+        "broken failed again",
+    );
+
+    // A server that never answers: the form shows it connecting, and Back
+    // returns to the list while discovery goes on there.
+    page.click("#add");
+    page.type_into("#f-id", "slow");
+    page.type_into("#f-command", "/usr/bin/sleep");
+    page.click("#add-arg");
+    page.type_into("#args .kv:last-child .value", "60");
+    page.click("#save");
+    page.wait_for(
+        "document.querySelector('#form-status').dataset.state === 'connecting'",
+        "the background connection in the form",
+    );
+    page.click("#back");
+    page.wait_for(
+        &format!(
+            "!document.querySelector('#list-view').hidden && {0} && \
+             ['queued', 'connecting'].includes({0}.dataset.status)",
+            item("slow")
+        ),
+        "slow still connecting in the list",
+    );
+    page.click("li.server[data-id=\"slow\"] .delete");
+    page.click("li.server[data-id=\"slow\"] .confirm-delete");
+    page.wait_for(&format!("{} === null", item("slow")), "slow removed");
+
+    // Edit: the secret shows as "saved" with an empty field; leaving it
+    // empty keeps it.
+    page.click("li.server[data-id=\"demo\"] .edit");
+    page.wait_for(
+        "!document.querySelector('#form-view').hidden && document.querySelector('#env .saved-badge')",
+        "the edit form with a saved secret",
+    );
+    assert_eq!(page.eval("document.querySelector('#env .value').value"), "");
+    page.type_into("#f-name", "Demo (edited)");
+    page.click("#save");
+    page.wait_for(
+        &format!(
+            "!document.querySelector('#list-view').hidden && {0}.innerText.includes('Demo (edited)') \
+             && {0}.dataset.status === 'ready'",
+            item("demo")
+        ),
+        "the edited server ready in the list",
+    );
+    let file = store(&env);
+    let saved = stored(&file, "demo").unwrap();
+    assert_eq!(saved["name"], "Demo (edited)");
+    assert_eq!(saved["transport"]["env"][0]["key"], "DEMO_TOKEN");
+    assert_eq!(
+        saved["transport"]["env"][0]["value"], SECRET,
+        "the kept secret was lost"
+    );
+    // The secret is not in the page (HTML and field values) or the API.
+    page.click("li.server[data-id=\"demo\"] .edit");
+    page.wait_for(
+        "document.querySelector('#env .saved-badge')",
+        "the edit form again",
+    );
+    assert!(
+        !page.contents().contains(SECRET),
+        "the page shows the secret"
+    );
+    assert!(!ui.call("GET", "/api/servers", None).body.contains(SECRET));
+    page.click("#back");
+
+    // Delete asks first; Cancel keeps the server, Delete removes it.
+    page.click("li.server[data-id=\"broken\"] .delete");
+    page.wait_for(
+        &format!("{}.querySelector('.confirm')", item("broken")),
+        "the delete confirmation",
+    );
+    page.click("li.server[data-id=\"broken\"] .cancel-delete");
+    page.wait_for(
+        &format!("{0} && !{0}.querySelector('.confirm')", item("broken")),
+        "the confirmation gone, the server kept",
+    );
+    page.click("li.server[data-id=\"broken\"] .delete");
+    page.click("li.server[data-id=\"broken\"] .confirm-delete");
+    page.wait_for(&format!("{} === null", item("broken")), "broken removed");
+    assert!(stored(&store(&env), "broken").is_none());
+    assert!(stored(&store(&env), "demo").is_some());
+
+    // A Streamable HTTP server, saved disabled: URL, bearer variable, a
+    // secret header and a header from the environment.
+    page.click("#add");
+    page.type_into("#f-id", "remote");
+    page.click("#f-type-http");
+    page.wait_for(
+        "!document.querySelector('#http-fields').hidden && document.querySelector('#stdio-fields').hidden",
+        "the HTTP fields",
+    );
+    page.type_into("#f-url", "http://127.0.0.1:9/mcp");
+    page.type_into("#f-bearer", "REMOTE_TOKEN");
+    page.click("#add-header");
+    page.type_into("#headers .kv:last-child .key", "X-Api-Key");
+    page.type_into("#headers .kv:last-child .value", HEADER_SECRET);
+    page.click("#add-envheader");
+    page.type_into("#envheaders .kv:last-child .key", "X-Tenant");
+    page.type_into("#envheaders .kv:last-child .value", "TENANT_VAR");
+    page.click("#f-enabled");
+    page.click("#save");
+    page.wait_for(
+        &format!(
+            "!document.querySelector('#list-view').hidden && {0} && {0}.dataset.status === 'disabled'",
+            item("remote")
+        ),
+        "the disabled HTTP server in the list",
+    );
+    let file = store(&env);
+    let remote = &stored(&file, "remote").unwrap()["transport"];
+    assert_eq!(remote["type"], "http");
+    assert_eq!(remote["bearerTokenEnv"], "REMOTE_TOKEN");
+    assert_eq!(remote["headers"][0]["value"], HEADER_SECRET);
+    assert_eq!(remote["envHeaders"][0]["key"], "X-Tenant");
+    assert_eq!(remote["envHeaders"][0]["value"], "TENANT_VAR");
+
+    // Removing a saved header's row deletes it.
+    page.click("li.server[data-id=\"remote\"] .edit");
+    page.wait_for(
+        "document.querySelector('#headers .saved-badge')",
+        "the saved header",
+    );
+    assert!(!page.contents().contains(HEADER_SECRET));
+    page.click("#headers .kv .remove");
+    page.click("#save");
+    page.wait_for(
+        "!document.querySelector('#list-view').hidden",
+        "the list after saving",
+    );
+    let file = store(&env);
+    assert_eq!(
+        stored(&file, "remote").unwrap()["transport"]["headers"],
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn a_malformed_store_shows_the_repair_page_in_the_browser() {
+    let env = Env::new();
+    std::fs::write(env.store(), "{ not json").unwrap();
+    let ui = UiServer::start(&env);
+    let mut page = Browser::launch();
+    page.goto(&ui.url());
+    page.wait_for(
+        "document.querySelector('#store-error') !== null",
+        "the repair page",
+    );
+    let text = page.eval("document.body.innerText");
+    let text = text.as_str().unwrap();
+    assert!(text.contains(&env.store().display().to_string()), "{text}");
+    assert!(text.contains("repair"), "{text}");
+    page.screenshot(&PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mcpctl-ui-malformed.png"));
+    assert_eq!(std::fs::read_to_string(env.store()).unwrap(), "{ not json");
+}
