@@ -29,6 +29,7 @@ const CRATES: &[(&str, Place)] = &[
     ("mcp-transport", Place::Layer(1)),
     ("mcp-config", Place::Layer(1)),
     ("mcp-manager", Place::Layer(2)),
+    ("mcp-oauth", Place::Layer(2)),
     ("mcp-toolbridge", Place::Layer(3)),
     ("mcp-cli", Place::Layer(4)),
     ("tests", Place::Layer(4)),

@@ -291,3 +291,107 @@ async fn auth_hook_renews_credentials_and_the_request_is_retried_once() {
     // 401 is not a fallback signal.
     assert_eq!(t.active_protocol(), Some(HttpProtocol::Streamable));
 }
+
+#[tokio::test]
+async fn auth_hook_step_up_after_401_is_retried_at_most_three_times_in_all() {
+    const STEP_UP: &str = r#"Bearer error="insufficient_scope", scope="read write""#;
+    // t0: 401; t1: 403 step-up; t2: accepted.
+    let server = TestServer::start(|r| async move {
+        match r.header("authorization") {
+            Some("Bearer t2") => basic(&r),
+            Some("Bearer t1") => Reply::status(403)
+                .header("www-authenticate", STEP_UP)
+                .body("more scope"),
+            _ => Reply::status(401)
+                .header("www-authenticate", "Bearer")
+                .body("who are you"),
+        }
+    })
+    .await;
+    let auth = Arc::new(RotatingTokens::default());
+    let mut options = HttpOptions::new(server.url("/mcp"));
+    options.auth = Some(Arc::clone(&auth) as Arc<dyn AuthProvider>);
+    let t = connect(options).await;
+    handshake(&t).await;
+    close_and_expect_nothing_else(&t).await;
+    assert_eq!(
+        *auth.challenges.lock().unwrap(),
+        [
+            (401, Some("Bearer".to_owned())),
+            (403, Some(STEP_UP.to_owned()))
+        ]
+    );
+
+    // A server that always wants more scope: three renewals, then the refusal.
+    let server = TestServer::start(|_| async move {
+        Reply::status(403)
+            .header("www-authenticate", STEP_UP)
+            .body("never enough")
+    })
+    .await;
+    let auth = Arc::new(RotatingTokens::default());
+    let mut options = HttpOptions::new(server.url("/mcp"));
+    options.auth = Some(Arc::clone(&auth) as Arc<dyn AuthProvider>);
+    let t = connect(options).await;
+    t.send(initialize(1)).await.unwrap();
+    let (id, error) = next_undelivered(&t).await;
+    assert_eq!(id, Some(RequestId::Number(1)));
+    assert_eq!(error.http_status(), Some(403));
+    assert_eq!(server.requests().len(), 4);
+    assert_eq!(auth.challenges.lock().unwrap().len(), 3);
+}
+
+/// Records the `Authorization` each refused request carried.
+#[derive(Debug, Default)]
+struct RecordsRefusedCredentials {
+    inner: RotatingTokens,
+    sent: Mutex<Vec<Option<String>>>,
+}
+
+#[async_trait]
+impl AuthProvider for RecordsRefusedCredentials {
+    async fn authorization(&self) -> Result<Option<String>, TransportError> {
+        self.inner.authorization().await
+    }
+
+    async fn on_unauthorized(
+        &self,
+        status: u16,
+        www_authenticate: Option<&str>,
+    ) -> Result<bool, TransportError> {
+        self.inner.on_unauthorized(status, www_authenticate).await
+    }
+
+    async fn on_refusal(
+        &self,
+        status: u16,
+        www_authenticate: Option<&str>,
+        sent_authorization: Option<&str>,
+    ) -> Result<bool, TransportError> {
+        self.sent
+            .lock()
+            .unwrap()
+            .push(sent_authorization.map(str::to_owned));
+        self.on_unauthorized(status, www_authenticate).await
+    }
+}
+
+#[tokio::test]
+async fn auth_hook_hears_which_credentials_were_refused() {
+    let server = TestServer::start(|r| async move {
+        if r.header("authorization") != Some("Bearer t1") {
+            return Reply::status(401)
+                .header("www-authenticate", "Bearer")
+                .body("no");
+        }
+        basic(&r)
+    })
+    .await;
+    let auth = Arc::new(RecordsRefusedCredentials::default());
+    let mut options = HttpOptions::new(server.url("/mcp"));
+    options.auth = Some(Arc::clone(&auth) as Arc<dyn AuthProvider>);
+    let t = connect(options).await;
+    handshake(&t).await;
+    close_and_expect_nothing_else(&t).await;
+    assert_eq!(*auth.sent.lock().unwrap(), [Some("Bearer t0".to_owned())]);
+}

@@ -7,6 +7,12 @@
 //! with legacy fallback), a `Client`, a `ClientHandler` for server requests.
 //! It exits 0 when the scenario's client side succeeded, 1 with a message on
 //! stderr otherwise.
+//!
+//! Authorization (the `auth/*` scenarios) goes through `mcp-oauth` as a
+//! host would wire it: pre-registered credentials from the context, a
+//! client ID metadata document URL, and a headless interactive step that
+//! GETs the authorization URL without following the redirect and reads the
+//! code from `Location`.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -14,6 +20,13 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use async_trait::async_trait;
+use bytes::Bytes;
+use http_body_util::Empty;
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::rt::TokioExecutor;
+use mcp_oauth::{
+    Grant, IdentityAssertionGrant, Interaction, OAuthError, OAuthOptions, OAuthProvider, Secret,
+};
 use mcp_proto::jsonrpc::ErrorObject;
 use mcp_proto::session::SessionOptions;
 use mcp_proto::types::{
@@ -22,6 +35,9 @@ use mcp_proto::types::{
 };
 use mcp_transport::{Client, ClientHandler, ClientOptions, HttpOptions, HttpTransport};
 use serde_json::{Value, json};
+
+/// The client ID metadata document URL the `auth/basic-cimd` scenario expects.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
 
 /// Accepts every form elicitation without typing anything: the client
 /// fills in the schema's defaults (SEP-1034), which is what the
@@ -70,7 +86,9 @@ async fn run() -> anyhow::Result<()> {
         handler: Some(Arc::new(AcceptingUser)),
         ..Default::default()
     };
-    let transport = HttpTransport::connect(HttpOptions::new(url))
+    let mut http_options = HttpOptions::new(url.clone());
+    http_options.auth = Some(Arc::new(oauth_provider(&url, &scenario)?));
+    let transport = HttpTransport::connect(http_options)
         .await
         .context("setting up the HTTP transport")?;
     let client = Client::connect(transport, options)
@@ -80,6 +98,74 @@ async fn run() -> anyhow::Result<()> {
     let result = drive(&client, &scenario).await;
     client.close().await;
     result
+}
+
+/// The OAuth client, configured from `MCP_CONFORMANCE_CONTEXT` the way a
+/// host configures one from its server entry: an identity provider's ID
+/// token means cross-app access (SEP-990); a private key or a
+/// client-credentials scenario means machine-to-machine; otherwise the
+/// authorization code grant, with pre-registered credentials when given.
+fn oauth_provider(url: &str, scenario: &str) -> anyhow::Result<OAuthProvider> {
+    let context: Value = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
+        Ok(text) => serde_json::from_str(&text).context("MCP_CONFORMANCE_CONTEXT is not JSON")?,
+        Err(_) => Value::Null,
+    };
+    let field = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
+    let private_key_pem = field("private_key_pem").map(Secret::new);
+    let grant = if let (Some(endpoint), Some(id_token)) =
+        (field("idp_token_endpoint"), field("idp_id_token"))
+    {
+        let mut grant = IdentityAssertionGrant::new(
+            endpoint.parse().context("idp_token_endpoint")?,
+            Secret::new(id_token),
+        );
+        grant.idp_client_id = field("idp_client_id");
+        Grant::IdentityAssertion(grant)
+    } else if private_key_pem.is_some() || scenario.starts_with("auth/client-credentials") {
+        Grant::ClientCredentials
+    } else {
+        Grant::AuthorizationCode(Arc::new(HeadlessBrowser))
+    };
+    let mut options = OAuthOptions::new(url.parse().context("server URL")?, grant);
+    options.client_name = "mcp-conformance-client".to_owned();
+    options.client_id = field("client_id");
+    options.client_secret = field("client_secret").map(Secret::new);
+    options.private_key_pem = private_key_pem;
+    options.client_metadata_url = Some(CLIENT_METADATA_URL.to_owned());
+    Ok(OAuthProvider::new(options)?)
+}
+
+/// The interactive step without a user: the mock authorization server
+/// redirects at once, so the redirect's `Location` is the answer.
+#[derive(Debug, Default)]
+struct HeadlessBrowser;
+
+#[async_trait]
+impl Interaction for HeadlessBrowser {
+    fn redirect_uri(&self) -> String {
+        "http://localhost:3000/callback".to_owned()
+    }
+
+    async fn authorize(&self, authorization_url: &url::Url) -> Result<url::Url, OAuthError> {
+        let failed = |why: &str| OAuthError::Authorization(format!("headless browser: {why}"));
+        let client = HyperClient::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
+        let uri: hyper::Uri = authorization_url
+            .as_str()
+            .parse()
+            .map_err(|_| failed("the authorization URL is not a URI"))?;
+        let response = client
+            .get(uri)
+            .await
+            .map_err(|_| failed("the authorization request failed"))?;
+        let location = response
+            .headers()
+            .get(hyper::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| failed("the authorization endpoint did not redirect"))?;
+        authorization_url
+            .join(location)
+            .map_err(|_| failed("the redirect Location is not a URL"))
+    }
 }
 
 /// Lists the tools and calls each one with arguments made from its schema:

@@ -11,10 +11,13 @@ use crate::transport::TransportError;
 /// request (POST, GET stream, DELETE, legacy SSE). When the server answers
 /// `401 Unauthorized`, or `403 Forbidden` with a `WWW-Authenticate`
 /// challenge (MCP "Authorization" §Scope Challenge Handling: step-up), they
-/// call [`on_unauthorized`](Self::on_unauthorized); when it returns `true`
-/// they send the same request once more, with a fresh `authorization()`.
-/// A second refusal is reported as [`TransportError::Http`], so a provider
-/// that keeps minting tokens the server refuses cannot loop.
+/// call [`on_refusal`](Self::on_refusal) (by default
+/// [`on_unauthorized`](Self::on_unauthorized)); when it returns `true`
+/// they send the same request again, with a fresh `authorization()`.
+/// A request is retried at most once after a 401 (a second 401 is reported
+/// as [`TransportError::Http`], so a provider that keeps minting tokens the
+/// server refuses cannot loop), and at most three times in all, so a 401
+/// may be followed by up to two 403 step-up challenges.
 ///
 /// An implementation must never log the tokens it hands out.
 #[async_trait]
@@ -35,4 +38,21 @@ pub trait AuthProvider: Send + Sync + 'static {
         status: u16,
         www_authenticate: Option<&str>,
     ) -> Result<bool, TransportError>;
+
+    /// What the transports actually call on a refusal: as
+    /// [`on_unauthorized`](Self::on_unauthorized), and also told the
+    /// `Authorization` value the refused request carried (`None` when it
+    /// carried none). A provider shared by concurrent requests uses it to
+    /// see that the refused credentials were already replaced (by another
+    /// request's renewal) and to retry with the new ones instead of renewing
+    /// again. The default ignores it and calls `on_unauthorized`.
+    async fn on_refusal(
+        &self,
+        status: u16,
+        www_authenticate: Option<&str>,
+        sent_authorization: Option<&str>,
+    ) -> Result<bool, TransportError> {
+        let _ = sent_authorization;
+        self.on_unauthorized(status, www_authenticate).await
+    }
 }

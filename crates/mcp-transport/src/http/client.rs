@@ -31,6 +31,10 @@ pub(crate) const ERROR_BODY_LIMIT: usize = 16 * 1024;
 /// with its connection.
 const DRAIN_LIMIT: usize = 64 * 1024;
 
+/// At most this many credential renewals per request: one after a 401,
+/// the rest after 403 `insufficient_scope` step-up challenges.
+const MAX_AUTH_RETRIES: u32 = 3;
+
 /// The HTTP client of one transport. Cloning shares the connection pool.
 #[derive(Clone)]
 pub(crate) struct HttpClient {
@@ -78,7 +82,8 @@ impl HttpClient {
 
     /// Sends one request and returns the response once its headers have
     /// arrived. Follows same-origin redirects (see [`redirect_target`]) and
-    /// retries once after the auth hook renews credentials. `headers` are
+    /// retries after the auth hook renews credentials (once after a 401, at
+    /// most [`MAX_AUTH_RETRIES`] times in all). `headers` are
     /// added to the fixed ones and win over them.
     pub(crate) async fn send(
         &self,
@@ -89,9 +94,23 @@ impl HttpClient {
     ) -> Result<Response<Incoming>, TransportError> {
         let mut url = url.clone();
         let mut redirects = 0;
-        let mut auth_retried = false;
+        // A 401 is retried once (a second one right after fresh credentials
+        // is fatal: no auth loops); a 403 step-up challenge may follow it,
+        // up to `MAX_AUTH_RETRIES` renewals per request in all (MCP
+        // "Authorization" §Scope Challenge Handling).
+        let mut retried_401 = false;
+        let mut auth_retries = 0;
         loop {
             let request = self.build(&method, &url, headers, body.clone()).await?;
+            // Kept for the auth hook only (which credentials were refused);
+            // never logged.
+            let sent_authorization = self.auth.as_ref().and_then(|_| {
+                request
+                    .headers()
+                    .get(AUTHORIZATION)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
+            });
             let response = tokio::time::timeout(self.request_timeout, self.client.request(request))
                 .await
                 .map_err(|_| {
@@ -106,17 +125,23 @@ impl HttpClient {
                 .map_err(|e| io_error(&e))?;
             let status = response.status();
             if let Some(auth) = &self.auth
-                && !auth_retried
+                && auth_retries < MAX_AUTH_RETRIES
+                && !(retried_401 && status == StatusCode::UNAUTHORIZED)
                 && is_auth_challenge(&response)
             {
-                auth_retried = true;
+                auth_retries += 1;
+                retried_401 |= status == StatusCode::UNAUTHORIZED;
                 let challenge = response
                     .headers()
                     .get(http::header::WWW_AUTHENTICATE)
                     .and_then(|v| v.to_str().ok())
                     .map(str::to_owned);
                 if auth
-                    .on_unauthorized(status.as_u16(), challenge.as_deref())
+                    .on_refusal(
+                        status.as_u16(),
+                        challenge.as_deref(),
+                        sent_authorization.as_deref(),
+                    )
                     .await?
                 {
                     drain(response.into_body()).await;
@@ -186,13 +211,17 @@ pub(crate) async fn read_body(
     limit: usize,
 ) -> Result<Bytes, TransportError> {
     let too_large = TransportError::TooLarge { limit };
-    if let Some(length) = content_length(response.headers())
+    let length = content_length(response.headers());
+    if let Some(length) = length
         && length > limit as u64
     {
         return Err(too_large);
     }
     let mut body = response.into_body();
-    let mut out = BytesMut::new();
+    // Sized from `Content-Length` (within the limit, checked above): growing
+    // by doubling copied a 1 MiB body several times and held up to twice
+    // its size at the peak.
+    let mut out = BytesMut::with_capacity(length.map_or(0, |length| length as usize));
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| io_error(&e))?;
         if let Ok(data) = frame.into_data() {

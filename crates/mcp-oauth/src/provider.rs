@@ -1,0 +1,855 @@
+//! `OAuthProvider`: the [`AuthProvider`] that runs discovery, client identification, the grants, refresh and step-up for one MCP server.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use mcp_transport::{AuthProvider, TransportError};
+use serde::Deserialize;
+use tokio::sync::Mutex;
+use url::Url;
+
+use crate::challenge::Challenge;
+use crate::discovery::{Discovered, canonical_resource, discover};
+use crate::http::{ClientAuth, HttpClient, shown};
+use crate::store::{StoreKey, StoredCredentials, unix_now};
+use crate::{ClientRegistration, OAuthError, Secret, TokenStore, Tokens, crypto};
+
+/// The host's part of the authorization code grant: show the user the
+/// authorization URL (a browser), and hand back the URL the authorization
+/// server redirected to.
+#[async_trait]
+pub trait Interaction: Send + Sync + std::fmt::Debug + 'static {
+    /// Where the authorization server sends the user back (a loopback
+    /// `http://127.0.0.1:PORT/callback` or an HTTPS URL).
+    fn redirect_uri(&self) -> String;
+
+    /// Has the user authorize at `authorization_url` (already checked to be
+    /// `https`, or `http` on a loopback host) and returns the full redirect
+    /// URL with its query (`code`, `state`).
+    async fn authorize(&self, authorization_url: &Url) -> Result<Url, OAuthError>;
+}
+
+/// Which grant obtains tokens.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Grant {
+    /// Authorization code with PKCE, through the host's [`Interaction`].
+    AuthorizationCode(Arc<dyn Interaction>),
+    /// Client credentials (machine to machine): needs a pre-registered
+    /// `client_id` with a `client_secret` or a `private_key_pem`.
+    ClientCredentials,
+    /// Enterprise-managed authorization (SEP-990, "cross-app access"): the
+    /// user's identity provider exchanges their ID token for an identity
+    /// assertion grant (RFC 8693), which the authorization server takes as
+    /// a JWT bearer grant (RFC 7523) from the pre-registered client.
+    IdentityAssertion(IdentityAssertionGrant),
+}
+
+/// The identity provider side of [`Grant::IdentityAssertion`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct IdentityAssertionGrant {
+    /// The identity provider's token endpoint.
+    pub idp_token_endpoint: Url,
+    /// The user's ID token from the identity provider.
+    pub id_token: Secret,
+    /// This client's id at the identity provider. Default none.
+    pub idp_client_id: Option<String>,
+    /// This client's secret at the identity provider (sent with HTTP
+    /// Basic). Default none.
+    pub idp_client_secret: Option<Secret>,
+}
+
+impl IdentityAssertionGrant {
+    /// A grant from the identity provider's token endpoint and an ID token.
+    pub fn new(idp_token_endpoint: Url, id_token: Secret) -> Self {
+        IdentityAssertionGrant {
+            idp_token_endpoint,
+            id_token,
+            idp_client_id: None,
+            idp_client_secret: None,
+        }
+    }
+}
+
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
+
+/// Options of an [`OAuthProvider`]. Build with [`OAuthOptions::new`] and
+/// set the public fields.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct OAuthOptions {
+    /// The MCP server's URL (the protected resource).
+    pub server_url: Url,
+    /// How tokens are obtained.
+    pub grant: Grant,
+    /// Where credentials persist. Default: a [`MemoryTokenStore`](crate::MemoryTokenStore).
+    pub store: Arc<dyn TokenStore>,
+    /// The name shown to users in dynamic registration. Default `mcpctl`.
+    pub client_name: String,
+    /// A pre-registered client id. Default none.
+    pub client_id: Option<String>,
+    /// The pre-registered client's secret. Default none.
+    pub client_secret: Option<Secret>,
+    /// A PKCS#8 PEM P-256 key for `private_key_jwt` (ES256). Default none.
+    pub private_key_pem: Option<Secret>,
+    /// This client's metadata document URL, used as `client_id` where the
+    /// authorization server supports client ID metadata documents. Default
+    /// none.
+    pub client_metadata_url: Option<String>,
+    /// Refresh this long before expiry. Default 60 s.
+    pub refresh_margin: Duration,
+    /// Timeout of each request to an authorization server. Default 30 s.
+    pub request_timeout: Duration,
+}
+
+impl OAuthOptions {
+    /// Options with the defaults above.
+    pub fn new(server_url: Url, grant: Grant) -> Self {
+        OAuthOptions {
+            server_url,
+            grant,
+            store: Arc::new(crate::MemoryTokenStore::default()),
+            client_name: "mcpctl".to_owned(),
+            client_id: None,
+            client_secret: None,
+            private_key_pem: None,
+            client_metadata_url: None,
+            refresh_margin: Duration::from_secs(60),
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// At most this many step-up authorizations for the same scopes (MCP
+/// "Scope Challenge Handling": limit retries).
+const MAX_STEP_UPS: u32 = 3;
+
+/// The OAuth client of one MCP server, plugged into
+/// [`HttpOptions::auth`](mcp_transport::HttpOptions::auth).
+///
+/// It sends no `Authorization` until the server refuses a request: the
+/// refusal starts discovery, which names the issuer, and only then are
+/// stored tokens for this server *and* issuer loaded (or new ones
+/// obtained). Tokens are refreshed shortly before they expire and once
+/// after a 401. Tokens, secrets and codes never reach a log or an error.
+#[derive(Debug)]
+pub struct OAuthProvider {
+    options: OAuthOptions,
+    http: HttpClient,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    discovered: Option<Discovered>,
+    /// The challenge URL discovery ran for.
+    discovered_for: Option<String>,
+    loaded_from_store: bool,
+    client: Option<ClientRegistration>,
+    tokens: Option<Tokens>,
+    /// The current tokens came from a refresh that no request has used
+    /// successfully yet: a 401 now needs a full authorization.
+    just_refreshed: bool,
+    step_ups: HashMap<String, u32>,
+}
+
+impl OAuthProvider {
+    /// A provider; no request is sent until the server asks for
+    /// authorization.
+    pub fn new(options: OAuthOptions) -> Result<Self, OAuthError> {
+        let http = HttpClient::new(options.request_timeout)?;
+        Ok(OAuthProvider {
+            options,
+            http,
+            state: Mutex::new(State::default()),
+        })
+    }
+
+    /// Runs discovery and obtains tokens now, as `mcpctl login` does,
+    /// given the `WWW-Authenticate` challenge of a refusal (or none).
+    pub async fn authorize(&self, www_authenticate: Option<&str>) -> Result<(), OAuthError> {
+        let challenge = Challenge::parse(www_authenticate.unwrap_or_default());
+        let mut state = self.state.lock().await;
+        self.ensure_discovered(&mut state, &challenge).await?;
+        let scope = self.select_scope(&state, &challenge);
+        self.obtain(&mut state, scope).await
+    }
+
+    /// Forgets this server's tokens in memory and in the store.
+    pub async fn logout(&self) -> Result<(), OAuthError> {
+        let mut state = self.state.lock().await;
+        state.tokens = None;
+        if let Some(key) = self.key(&state) {
+            self.options.store.remove(&key).await?;
+        }
+        Ok(())
+    }
+
+    async fn refused(
+        &self,
+        status: u16,
+        header: Option<&str>,
+        sent: Option<Option<&str>>,
+    ) -> Result<bool, OAuthError> {
+        let challenge = Challenge::parse(header.unwrap_or_default());
+        let step_up = status == 403;
+        if step_up && challenge.error.as_deref() != Some("insufficient_scope") {
+            return Ok(false);
+        }
+        let mut state = self.state.lock().await;
+        // Concurrent requests: when the refused request carried other
+        // credentials than the current ones, another request has renewed
+        // them meanwhile; retry with those instead of renewing again.
+        if let Some(sent) = sent
+            && let Some(current) = state.tokens.as_ref()
+            && sent.and_then(|s| s.strip_prefix("Bearer ")) != Some(current.access_token.expose())
+        {
+            return Ok(true);
+        }
+        self.ensure_discovered(&mut state, &challenge).await?;
+        if !state.loaded_from_store {
+            state.loaded_from_store = true;
+            if let Some(key) = self.key(&state)
+                && let Some(stored) = self.options.store.load(&key).await?
+            {
+                state.client = stored.client.or(state.client.take());
+                if !step_up && let Some(tokens) = stored.tokens {
+                    state.tokens = Some(tokens);
+                    if self.refresh(&mut state).await {
+                        return Ok(true);
+                    }
+                    if state
+                        .tokens
+                        .as_ref()
+                        .is_some_and(|t| !t.expires_within(self.margin()))
+                    {
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+        if step_up {
+            let key = challenge.scope.clone().unwrap_or_default();
+            let attempts = state.step_ups.entry(key).or_default();
+            if *attempts >= MAX_STEP_UPS {
+                return Ok(false);
+            }
+            *attempts += 1;
+        } else if !state.just_refreshed && self.refresh(&mut state).await {
+            return Ok(true);
+        }
+        let scope = self.select_scope(&state, &challenge);
+        self.obtain(&mut state, scope).await?;
+        Ok(true)
+    }
+
+    async fn ensure_discovered(
+        &self,
+        state: &mut State,
+        challenge: &Challenge,
+    ) -> Result<(), OAuthError> {
+        let fresh_pointer = challenge.resource_metadata.is_some()
+            && challenge.resource_metadata != state.discovered_for;
+        if state.discovered.is_some() && !fresh_pointer {
+            return Ok(());
+        }
+        let discovered = discover(&self.http, &self.options.server_url, challenge).await?;
+        let issuer_changed = state
+            .discovered
+            .as_ref()
+            .is_some_and(|d| d.metadata.issuer != discovered.metadata.issuer);
+        if issuer_changed {
+            // Tokens and registrations belong to the old issuer.
+            state.tokens = None;
+            state.client = None;
+            state.loaded_from_store = false;
+        }
+        state.discovered = Some(discovered);
+        state.discovered_for = challenge.resource_metadata.clone();
+        Ok(())
+    }
+
+    fn key(&self, state: &State) -> Option<StoreKey> {
+        let discovered = state.discovered.as_ref()?;
+        Some(StoreKey {
+            server: canonical_resource(&self.options.server_url),
+            issuer: discovered.metadata.issuer.clone(),
+        })
+    }
+
+    fn margin(&self) -> u64 {
+        self.options.refresh_margin.as_secs()
+    }
+
+    /// MCP "Scope Selection Strategy": the challenge's `scope`, else the
+    /// resource's `scopes_supported`, else none; `offline_access` is added
+    /// when the authorization server lists it (SEP-2207) and the grant can
+    /// use a refresh token.
+    fn select_scope(&self, state: &State, challenge: &Challenge) -> Option<String> {
+        let mut scopes = challenge.scopes();
+        let discovered = state.discovered.as_ref();
+        if scopes.is_empty()
+            && let Some(supported) = discovered.and_then(|d| d.resource_scopes.as_ref())
+        {
+            scopes.clone_from(supported);
+        }
+        let offers_offline = discovered
+            .and_then(|d| d.metadata.scopes_supported.as_ref())
+            .is_some_and(|s| s.iter().any(|s| s == "offline_access"));
+        if offers_offline
+            && matches!(self.options.grant, Grant::AuthorizationCode(_))
+            && !scopes.is_empty()
+            && !scopes.iter().any(|s| s == "offline_access")
+        {
+            scopes.push("offline_access".to_owned());
+        }
+        (!scopes.is_empty()).then(|| scopes.join(" "))
+    }
+
+    /// Gets new tokens with the configured grant, and stores them.
+    async fn obtain(&self, state: &mut State, scope: Option<String>) -> Result<(), OAuthError> {
+        let discovered = state
+            .discovered
+            .clone()
+            .ok_or_else(|| OAuthError::Config("authorization before discovery".to_owned()))?;
+        let tokens = match &self.options.grant {
+            Grant::AuthorizationCode(interaction) => {
+                let client = self
+                    .client(state, &discovered, Some(interaction.as_ref()))
+                    .await?;
+                self.authorization_code(&discovered, &client, interaction.as_ref(), scope)
+                    .await?
+            }
+            Grant::ClientCredentials => {
+                let client = self.client(state, &discovered, None).await?;
+                self.client_credentials(&discovered, &client, scope).await?
+            }
+            Grant::IdentityAssertion(grant) => {
+                let client = self.client(state, &discovered, None).await?;
+                self.identity_assertion(&discovered, &client, grant, scope)
+                    .await?
+            }
+        };
+        state.tokens = Some(tokens);
+        state.just_refreshed = false;
+        self.persist(state).await
+    }
+
+    async fn persist(&self, state: &State) -> Result<(), OAuthError> {
+        let Some(key) = self.key(state) else {
+            return Ok(());
+        };
+        // Pre-registered and metadata-document identities come from the
+        // configuration; only registrations are worth keeping.
+        let registered = state
+            .client
+            .clone()
+            .filter(|c| Some(&c.client_id) != self.options.client_id.as_ref())
+            .filter(|c| Some(&c.client_id) != self.options.client_metadata_url.as_ref());
+        let value = StoredCredentials {
+            client: registered,
+            tokens: state.tokens.clone(),
+        };
+        self.options.store.save(&key, &value).await
+    }
+
+    /// Refreshes when there is a refresh token; `true` when new tokens are
+    /// in place. A failed refresh drops the tokens.
+    async fn refresh(&self, state: &mut State) -> bool {
+        let Some(refresh_token) = state.tokens.as_ref().and_then(|t| t.refresh_token.clone())
+        else {
+            return false;
+        };
+        let (Some(discovered), Some(client)) = (state.discovered.clone(), state.client.clone())
+        else {
+            return false;
+        };
+        let mut form = vec![
+            ("grant_type", "refresh_token".to_owned()),
+            ("refresh_token", refresh_token.expose().to_owned()),
+            ("resource", discovered.resource.clone()),
+        ];
+        match self.token_request(&discovered, &client, &mut form).await {
+            Ok(mut tokens) => {
+                // RFC 6749 §6: the old refresh token stays good unless a new one came.
+                if tokens.refresh_token.is_none() {
+                    tokens.refresh_token = Some(refresh_token);
+                }
+                state.tokens = Some(tokens);
+                state.just_refreshed = true;
+                if let Err(error) = self.persist(state).await {
+                    tracing::warn!(%error, "could not store refreshed tokens");
+                }
+                true
+            }
+            Err(error) => {
+                tracing::debug!(%error, "token refresh failed");
+                state.tokens = None;
+                false
+            }
+        }
+    }
+
+    /// The client identity, in the order of MCP "Client Registration
+    /// Approaches": pre-registered, client ID metadata document, a stored
+    /// registration, dynamic registration.
+    async fn client(
+        &self,
+        state: &mut State,
+        discovered: &Discovered,
+        interaction: Option<&dyn Interaction>,
+    ) -> Result<ClientRegistration, OAuthError> {
+        let metadata = &discovered.metadata;
+        let supported = metadata.token_endpoint_auth_methods_supported.as_deref();
+        let supports = |method: &str| match supported {
+            Some(list) => list.iter().any(|m| m == method),
+            None => method == "client_secret_basic",
+        };
+        if let Some(client_id) = &self.options.client_id {
+            let method = if self.options.private_key_pem.is_some() {
+                "private_key_jwt"
+            } else if self.options.client_secret.is_some() {
+                if !supports("client_secret_basic") && supports("client_secret_post") {
+                    "client_secret_post"
+                } else {
+                    "client_secret_basic"
+                }
+            } else {
+                "none"
+            };
+            let client = ClientRegistration::new(
+                client_id.clone(),
+                self.options.client_secret.clone(),
+                method,
+            );
+            state.client = Some(client.clone());
+            return Ok(client);
+        }
+        if let Some(url) = &self.options.client_metadata_url
+            && metadata.client_id_metadata_document_supported == Some(true)
+        {
+            let client = ClientRegistration::new(url.clone(), None, "none");
+            state.client = Some(client.clone());
+            return Ok(client);
+        }
+        if let Some(client) = &state.client {
+            return Ok(client.clone());
+        }
+        let Some(endpoint) = metadata.registration_endpoint.as_deref() else {
+            return Err(OAuthError::NoClientIdentity {
+                issuer: metadata.issuer.clone(),
+            });
+        };
+        let endpoint = parse_endpoint(endpoint, "registration_endpoint")?;
+        let method = ["client_secret_basic", "client_secret_post", "none"]
+            .into_iter()
+            .find(|m| supports(m))
+            .unwrap_or("none");
+        let (grant_types, redirect_uris) = match interaction {
+            Some(i) => (
+                vec!["authorization_code", "refresh_token"],
+                vec![i.redirect_uri()],
+            ),
+            None => (vec!["client_credentials"], vec![]),
+        };
+        let body = serde_json::json!({
+            "client_name": self.options.client_name,
+            "redirect_uris": redirect_uris,
+            "grant_types": grant_types,
+            "response_types": if interaction.is_some() { vec!["code"] } else { vec![] },
+            "token_endpoint_auth_method": method,
+            "application_type": "native",
+        });
+        let response = self.http.post_json(&endpoint, &body).await?;
+        if !response.is_success() {
+            return Err(OAuthError::Refused {
+                endpoint: "registration",
+                status: response.status,
+                oauth_error: response.oauth_error(),
+            });
+        }
+        #[derive(Deserialize)]
+        struct Registered {
+            client_id: String,
+            client_secret: Option<String>,
+            token_endpoint_auth_method: Option<String>,
+        }
+        let registered: Registered =
+            serde_json::from_slice(&response.body).map_err(|e| OAuthError::Metadata {
+                url: shown(&endpoint),
+                message: format!("registration response: {e}"),
+            })?;
+        let mut method = registered
+            .token_endpoint_auth_method
+            .unwrap_or_else(|| method.to_owned());
+        if method != "none" && registered.client_secret.is_none() {
+            method = "none".to_owned();
+        }
+        let secret = (method != "none")
+            .then_some(registered.client_secret)
+            .flatten()
+            .map(Secret::new);
+        let client = ClientRegistration::new(registered.client_id, secret, method);
+        state.client = Some(client.clone());
+        Ok(client)
+    }
+
+    /// RFC 6749 §4.1 with PKCE S256 (RFC 7636), `state`, and the RFC 8707
+    /// `resource` in both requests.
+    async fn authorization_code(
+        &self,
+        discovered: &Discovered,
+        client: &ClientRegistration,
+        interaction: &dyn Interaction,
+        scope: Option<String>,
+    ) -> Result<Tokens, OAuthError> {
+        let metadata = &discovered.metadata;
+        // MCP 2025-11-25 "Authorization Code Protection": refuse without
+        // S256. Only the 2025-03-26 default endpoints come without metadata.
+        let s256 = metadata
+            .code_challenge_methods_supported
+            .as_ref()
+            .is_some_and(|m| m.iter().any(|m| m == "S256"));
+        if discovered.has_metadata && !s256 {
+            return Err(OAuthError::PkceUnsupported);
+        }
+        let endpoint =
+            metadata
+                .authorization_endpoint
+                .as_deref()
+                .ok_or_else(|| OAuthError::Metadata {
+                    url: metadata.issuer.clone(),
+                    message: "no authorization_endpoint".to_owned(),
+                })?;
+        let mut url = parse_endpoint(endpoint, "authorization_endpoint")?;
+        check_browser_url(&url)?;
+        let (verifier, challenge) = crypto::pkce_pair()?;
+        let state = crypto::random_token(16)?;
+        let redirect_uri = interaction.redirect_uri();
+        {
+            let mut query = url.query_pairs_mut();
+            query
+                .append_pair("response_type", "code")
+                .append_pair("client_id", &client.client_id)
+                .append_pair("redirect_uri", &redirect_uri)
+                .append_pair("code_challenge", &challenge)
+                .append_pair("code_challenge_method", "S256")
+                .append_pair("state", &state)
+                .append_pair("resource", &discovered.resource);
+            if let Some(scope) = &scope {
+                query.append_pair("scope", scope);
+            }
+        }
+        let redirect = interaction.authorize(&url).await?;
+        let params: HashMap<String, String> = redirect.query_pairs().into_owned().collect();
+        if let Some(error) = params.get("error") {
+            return Err(OAuthError::Authorization(format!(
+                "the authorization server answered {}",
+                error.chars().take(64).collect::<String>()
+            )));
+        }
+        if params.get("state") != Some(&state) {
+            return Err(OAuthError::Authorization(
+                "the redirect's state does not match the request's".to_owned(),
+            ));
+        }
+        // RFC 9207: when present, `iss` must be the issuer, exactly.
+        if let Some(iss) = params.get("iss")
+            && iss != &metadata.issuer
+        {
+            return Err(OAuthError::Authorization(
+                "the redirect's iss is not the authorization server's issuer".to_owned(),
+            ));
+        }
+        if metadata.authorization_response_iss_parameter_supported == Some(true)
+            && !params.contains_key("iss")
+        {
+            return Err(OAuthError::Authorization(
+                "the redirect lacks the iss the authorization server promised".to_owned(),
+            ));
+        }
+        let code = params
+            .get("code")
+            .ok_or_else(|| OAuthError::Authorization("the redirect carries no code".to_owned()))?;
+        let mut form = vec![
+            ("grant_type", "authorization_code".to_owned()),
+            ("code", code.clone()),
+            ("redirect_uri", redirect_uri),
+            ("code_verifier", verifier.expose().to_owned()),
+            ("resource", discovered.resource.clone()),
+        ];
+        self.token_request(discovered, client, &mut form).await
+    }
+
+    /// RFC 6749 §4.4, authenticated with a secret or a signed assertion.
+    async fn client_credentials(
+        &self,
+        discovered: &Discovered,
+        client: &ClientRegistration,
+        scope: Option<String>,
+    ) -> Result<Tokens, OAuthError> {
+        if client.client_secret.is_none() && client.token_endpoint_auth_method != "private_key_jwt"
+        {
+            return Err(OAuthError::Config(
+                "the client credentials grant needs a client secret or a private key".to_owned(),
+            ));
+        }
+        let mut form = vec![
+            ("grant_type", "client_credentials".to_owned()),
+            ("resource", discovered.resource.clone()),
+        ];
+        if let Some(scope) = scope {
+            form.push(("scope", scope));
+        }
+        self.token_request(discovered, client, &mut form).await
+    }
+
+    /// SEP-990: token exchange at the identity provider (RFC 8693) for an
+    /// identity assertion grant naming this authorization server and
+    /// resource, then the JWT bearer grant (RFC 7523) here.
+    async fn identity_assertion(
+        &self,
+        discovered: &Discovered,
+        client: &ClientRegistration,
+        grant: &IdentityAssertionGrant,
+        scope: Option<String>,
+    ) -> Result<Tokens, OAuthError> {
+        let mut form = vec![
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:token-exchange",
+            ),
+            ("requested_token_type", ID_JAG),
+            ("subject_token", grant.id_token.expose()),
+            (
+                "subject_token_type",
+                "urn:ietf:params:oauth:token-type:id_token",
+            ),
+            ("audience", discovered.metadata.issuer.as_str()),
+            ("resource", discovered.resource.as_str()),
+        ];
+        if let Some(scope) = &scope {
+            form.push(("scope", scope));
+        }
+        let auth = match (&grant.idp_client_id, &grant.idp_client_secret) {
+            (Some(id), Some(secret)) => ClientAuth::Basic {
+                id,
+                secret: secret.expose(),
+            },
+            (Some(id), None) => {
+                form.push(("client_id", id));
+                ClientAuth::None
+            }
+            _ => ClientAuth::None,
+        };
+        let response = self
+            .http
+            .post_form(&grant.idp_token_endpoint, &form, auth)
+            .await?;
+        if !response.is_success() {
+            return Err(OAuthError::Refused {
+                endpoint: "identity provider token",
+                status: response.status,
+                oauth_error: response.oauth_error(),
+            });
+        }
+        #[derive(Deserialize)]
+        struct Exchanged {
+            access_token: String,
+            issued_token_type: Option<String>,
+        }
+        let exchanged: Exchanged =
+            serde_json::from_slice(&response.body).map_err(|_| OAuthError::Metadata {
+                url: shown(&grant.idp_token_endpoint),
+                message: "the token exchange response is not valid".to_owned(),
+            })?;
+        if exchanged
+            .issued_token_type
+            .as_deref()
+            .is_some_and(|t| t != ID_JAG)
+        {
+            return Err(OAuthError::Metadata {
+                url: shown(&grant.idp_token_endpoint),
+                message: "the identity provider did not issue an identity assertion grant"
+                    .to_owned(),
+            });
+        }
+        let mut form = vec![
+            ("grant_type", JWT_BEARER.to_owned()),
+            ("assertion", exchanged.access_token),
+            ("resource", discovered.resource.clone()),
+        ];
+        if let Some(scope) = scope {
+            form.push(("scope", scope));
+        }
+        self.token_request(discovered, client, &mut form).await
+    }
+
+    /// POSTs to the token endpoint with the client's authentication method.
+    async fn token_request(
+        &self,
+        discovered: &Discovered,
+        client: &ClientRegistration,
+        form: &mut Vec<(&'static str, String)>,
+    ) -> Result<Tokens, OAuthError> {
+        let metadata = &discovered.metadata;
+        let endpoint = metadata
+            .token_endpoint
+            .as_deref()
+            .ok_or_else(|| OAuthError::Metadata {
+                url: metadata.issuer.clone(),
+                message: "no token_endpoint".to_owned(),
+            })?;
+        let endpoint = parse_endpoint(endpoint, "token_endpoint")?;
+        let secret = client.client_secret.as_ref().map(Secret::expose);
+        let auth = match (client.token_endpoint_auth_method.as_str(), secret) {
+            ("client_secret_basic", Some(secret)) => ClientAuth::Basic {
+                id: &client.client_id,
+                secret,
+            },
+            ("client_secret_post", Some(secret)) => {
+                form.push(("client_id", client.client_id.clone()));
+                form.push(("client_secret", secret.to_owned()));
+                ClientAuth::None
+            }
+            ("private_key_jwt", _) => {
+                let key = self.options.private_key_pem.as_ref().ok_or_else(|| {
+                    OAuthError::Config("private_key_jwt needs a private key".to_owned())
+                })?;
+                let assertion = crypto::client_assertion(key, &client.client_id, &metadata.issuer)?;
+                form.push((
+                    "client_assertion_type",
+                    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned(),
+                ));
+                form.push(("client_assertion", assertion.expose().to_owned()));
+                form.push(("client_id", client.client_id.clone()));
+                ClientAuth::None
+            }
+            _ => {
+                form.push(("client_id", client.client_id.clone()));
+                ClientAuth::None
+            }
+        };
+        let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let response = self.http.post_form(&endpoint, &pairs, auth).await?;
+        if !response.is_success() {
+            return Err(OAuthError::Refused {
+                endpoint: "token",
+                status: response.status,
+                oauth_error: response.oauth_error(),
+            });
+        }
+        #[derive(Deserialize)]
+        struct TokenResponse {
+            access_token: String,
+            token_type: Option<String>,
+            expires_in: Option<u64>,
+            refresh_token: Option<String>,
+            scope: Option<String>,
+        }
+        let parsed: TokenResponse =
+            serde_json::from_slice(&response.body).map_err(|_| OAuthError::Metadata {
+                url: shown(&endpoint),
+                message: "the token response is not a valid token response".to_owned(),
+            })?;
+        if parsed
+            .token_type
+            .as_deref()
+            .is_some_and(|t| !t.eq_ignore_ascii_case("bearer"))
+        {
+            return Err(OAuthError::Metadata {
+                url: shown(&endpoint),
+                message: "the token type is not Bearer".to_owned(),
+            });
+        }
+        let mut tokens = Tokens::new(Secret::new(parsed.access_token));
+        tokens.refresh_token = parsed.refresh_token.map(Secret::new);
+        tokens.expires_at = parsed.expires_in.map(|s| unix_now().saturating_add(s));
+        tokens.scope = parsed.scope;
+        Ok(tokens)
+    }
+}
+
+#[async_trait]
+impl AuthProvider for OAuthProvider {
+    async fn authorization(&self) -> Result<Option<String>, TransportError> {
+        let mut state = self.state.lock().await;
+        if state
+            .tokens
+            .as_ref()
+            .is_some_and(|t| t.expires_within(self.margin()))
+        {
+            // Refresh ahead of expiry; without a refresh token the old one
+            // is still sent and the server's 401 starts a new authorization.
+            self.refresh(&mut state).await;
+        }
+        Ok(state
+            .tokens
+            .as_ref()
+            .map(|t| format!("Bearer {}", t.access_token.expose())))
+    }
+
+    async fn on_unauthorized(
+        &self,
+        status: u16,
+        www_authenticate: Option<&str>,
+    ) -> Result<bool, TransportError> {
+        report(self.refused(status, www_authenticate, None).await)
+    }
+
+    async fn on_refusal(
+        &self,
+        status: u16,
+        www_authenticate: Option<&str>,
+        sent_authorization: Option<&str>,
+    ) -> Result<bool, TransportError> {
+        report(
+            self.refused(status, www_authenticate, Some(sent_authorization))
+                .await,
+        )
+    }
+}
+
+fn report(result: Result<bool, OAuthError>) -> Result<bool, TransportError> {
+    result.map_err(|error| {
+        tracing::warn!(%error, "authorization failed");
+        error.into()
+    })
+}
+
+fn parse_endpoint(text: &str, field: &str) -> Result<Url, OAuthError> {
+    let url = Url::parse(text).map_err(|_| OAuthError::Metadata {
+        url: field.to_owned(),
+        message: format!("{field} is not a URL"),
+    })?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(OAuthError::Metadata {
+            url: field.to_owned(),
+            message: format!("{field} is not an http(s) URL"),
+        });
+    }
+    Ok(url)
+}
+
+/// A URL a browser will open: `https`, or `http` on a loopback host only
+/// (checklist §10, client security).
+fn check_browser_url(url: &Url) -> Result<(), OAuthError> {
+    let loopback = match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    if url.scheme() == "https" || (url.scheme() == "http" && loopback) {
+        Ok(())
+    } else {
+        Err(OAuthError::Authorization(format!(
+            "refused to open the authorization URL {}: only https (or http on loopback)",
+            shown(url)
+        )))
+    }
+}
