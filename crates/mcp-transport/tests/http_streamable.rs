@@ -140,6 +140,50 @@ async fn post_stream_carries_a_server_request_and_our_response_is_accepted() {
     close_and_expect_nothing_else(&t).await;
 }
 
+/// Servers send requests that belong to no client request (an elicitation
+/// from inside a tool) on the GET stream, and drop them when it is not open
+/// yet: a request sent right after `notifications/initialized` waits until
+/// the GET stream has been answered.
+#[tokio::test]
+async fn requests_after_initialized_wait_for_the_get_stream() {
+    let release = Arc::new(tokio::sync::Notify::new());
+    let server = TestServer::start({
+        let release = release.clone();
+        move |r| {
+            let release = release.clone();
+            async move {
+                if r.method == Method::GET {
+                    release.notified().await;
+                    let (reply, _writer) = Reply::sse();
+                    return reply;
+                }
+                basic(&r)
+            }
+        }
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    t.send(Message::request(2, "tools/list", None::<&()>).unwrap())
+        .await
+        .unwrap();
+    server.wait_for(|r| r.method == Method::GET).await;
+    assert!(
+        !server.requests().iter().any(|r| r.is_post_of("tools/list")),
+        "tools/list went out before the GET stream was answered"
+    );
+    release.notify_one();
+    let list = server.wait_for(|r| r.is_post_of("tools/list")).await;
+    let get = server
+        .requests()
+        .into_iter()
+        .find(|r| r.method == Method::GET)
+        .unwrap();
+    assert!(list.at >= get.at);
+    let response = next_message(&t).await;
+    assert!(is_response_to(&response, 2), "{response:?}");
+}
+
 #[tokio::test]
 async fn get_stream_delivers_server_initiated_messages() {
     let (writers_tx, mut writers) = mpsc::unbounded_channel();

@@ -93,6 +93,7 @@ impl HttpTransport {
             },
             inbound: tx,
             mode: watch::Sender::new(initial_mode),
+            listener_gate: watch::Sender::new(true),
             session: Mutex::new(Session::default()),
             tasks: Mutex::new(Tasks {
                 set: JoinSet::new(),
@@ -120,14 +121,29 @@ impl HttpTransport {
         let out = Outgoing::new(&message);
         let probe = self.shared.prepare(&out);
         let shared = Arc::clone(&self.shared);
+        let after_initialized = matches!(
+            out.kind,
+            Kind::Request | Kind::Notification | Kind::Response
+        );
         let task = async move {
             if probe {
                 streamable::post(&shared, out, true).await;
                 return;
             }
             match shared.wait_mode().await {
-                Mode::Legacy(endpoint) => legacy_sse::post(&shared, &endpoint, out).await,
-                Mode::Streamable | Mode::Undecided => streamable::post(&shared, out, false).await,
+                Mode::Legacy(endpoint) => {
+                    if out.kind == Kind::Initialized {
+                        // Legacy SSE has no GET stream to wait for.
+                        shared.open_listener_gate();
+                    }
+                    legacy_sse::post(&shared, &endpoint, out).await;
+                }
+                Mode::Streamable | Mode::Undecided => {
+                    if after_initialized {
+                        shared.wait_listener().await;
+                    }
+                    streamable::post(&shared, out, false).await;
+                }
             }
         };
         match self.shared.spawn(task) {
@@ -296,11 +312,18 @@ pub(crate) struct Shared {
     pub(crate) limits: Limits,
     inbound: mpsc::UnboundedSender<Inbound>,
     mode: watch::Sender<Mode>,
+    /// Open (true) except between `notifications/initialized` and the
+    /// moment the GET stream's answer is known: see [`Shared::wait_listener`].
+    listener_gate: watch::Sender<bool>,
     session: Mutex<Session>,
     tasks: Mutex<Tasks>,
     /// `Closed` has been queued; sends fail from now on.
     closed: AtomicBool,
 }
+
+/// The longest a message waits for the GET stream to be opened (see
+/// [`Shared::wait_listener`]); past it the message goes anyway.
+const LISTENER_GATE_TIMEOUT: Duration = Duration::from_secs(2);
 
 #[derive(Default)]
 struct Session {
@@ -392,6 +415,22 @@ impl Shared {
         self.mode.send_replace(mode);
     }
 
+    /// Waits (at most [`LISTENER_GATE_TIMEOUT`]) until the GET stream that
+    /// `notifications/initialized` opens has been answered. Servers (the
+    /// TypeScript SDK's among them) send requests that belong to no client
+    /// request, such as an elicitation from inside a tool, on the GET stream
+    /// and drop them when it is not open yet; the TypeScript client avoids
+    /// the race by issuing its GET before anything else, and so do we.
+    pub(crate) async fn wait_listener(&self) {
+        let mut gate = self.listener_gate.subscribe();
+        let _ = tokio::time::timeout(LISTENER_GATE_TIMEOUT, gate.wait_for(|open| *open)).await;
+    }
+
+    /// Lets messages held by [`Shared::wait_listener`] go.
+    pub(crate) fn open_listener_gate(&self) {
+        self.listener_gate.send_replace(true);
+    }
+
     /// The mode, once it is settled.
     async fn wait_mode(&self) -> Mode {
         let mut rx = self.mode.subscribe();
@@ -422,6 +461,15 @@ impl Shared {
             }
             Mode::Streamable | Mode::Legacy(_) => false,
         };
+        match out.kind {
+            Kind::Initialize => {
+                self.listener_gate.send_replace(true);
+            }
+            Kind::Initialized => {
+                self.listener_gate.send_replace(false);
+            }
+            Kind::Request | Kind::Notification | Kind::Response => {}
+        }
         if out.kind == Kind::Initialize {
             // MCP "Transports" §Session Management: a new session starts
             // with an `initialize` that carries no session id.
@@ -473,11 +521,13 @@ impl Shared {
     pub(crate) fn start_listener(self: &Arc<Self>) {
         let generation = self.generation();
         if self.session().listener.is_some() {
+            self.open_listener_gate();
             return;
         }
         let shared = Arc::clone(self);
         let Some(handle) = self.spawn(async move { streamable::listen(&shared, generation).await })
         else {
+            self.open_listener_gate();
             return;
         };
         let mut session = self.session();

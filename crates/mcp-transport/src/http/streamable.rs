@@ -44,11 +44,17 @@ pub(crate) async fn post(shared: &Arc<Shared>, out: Outgoing, probe: bool) {
             if probe {
                 shared.set_mode(Mode::Streamable);
             }
+            if out.kind == Kind::Initialized {
+                shared.open_listener_gate();
+            }
             shared.report(&out, error);
             return;
         }
     };
     let status = response.status();
+    if !status.is_success() && out.kind == Kind::Initialized {
+        shared.open_listener_gate();
+    }
     if !status.is_success() {
         if probe
             && matches!(
@@ -246,7 +252,10 @@ pub(crate) async fn listen(shared: &Arc<Shared>, generation: u64) {
         if shared.generation() != generation {
             return;
         }
-        match open_get(shared, decoder.last_event_id()).await {
+        let answer = open_get(shared, decoder.last_event_id()).await;
+        // Whatever the answer, messages held for the GET stream may go now.
+        shared.open_listener_gate();
+        match answer {
             Ok(mut stream) => {
                 opened = true;
                 loop {
