@@ -28,11 +28,11 @@ const CRATES: &[(&str, Place)] = &[
     ("mcp-proto", Place::Layer(0)),
     ("mcp-transport", Place::Layer(1)),
     ("mcp-config", Place::Layer(1)),
-    ("mcp-manager", Place::Layer(2)),
     ("mcp-oauth", Place::Layer(2)),
-    ("mcp-toolbridge", Place::Layer(3)),
-    ("mcp-cli", Place::Layer(4)),
-    ("tests", Place::Layer(4)),
+    ("mcp-manager", Place::Layer(3)),
+    ("mcp-toolbridge", Place::Layer(4)),
+    ("mcp-cli", Place::Layer(5)),
+    ("tests", Place::Layer(5)),
     ("xtask", Place::Apart),
 ];
 

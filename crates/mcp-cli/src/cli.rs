@@ -111,6 +111,21 @@ pub(crate) enum Command {
     /// Show every server's status live until all have settled
     Watch,
 
+    /// Log in to an HTTP server with OAuth: prints a URL to open, then stores the tokens
+    Login {
+        /// The server's id
+        server: String,
+        /// How long to wait for the browser to come back, in seconds
+        #[arg(long, value_name = "SECS", default_value_t = 300)]
+        timeout: u64,
+    },
+
+    /// Forget the OAuth tokens stored for an HTTP server
+    Logout {
+        /// The server's id
+        server: String,
+    },
+
     /// Serve the settings page on 127.0.0.1: add, edit, enable and delete stored servers
     Ui(UiArgs),
 

@@ -14,6 +14,7 @@ mod cli;
 mod demo_server;
 mod demo_tools;
 mod exit;
+mod login;
 mod output;
 mod retry;
 mod runtime;
@@ -80,6 +81,13 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         }
         Command::Retry { server } => block_on(retry::run(&server, &sources, output)),
         Command::Watch => block_on(watch::run(&sources, output)),
+        Command::Login { server, timeout } => block_on(login::login(
+            &server,
+            std::time::Duration::from_secs(timeout),
+            &sources,
+            output,
+        )),
+        Command::Logout { server } => block_on(login::logout(&server, &sources, output)),
         Command::Ui(args) => block_on(ui::run(args)),
     }
 }

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use mcp_config::{DiscoveryEntry, DiscoveryReport};
 use mcp_manager::{
-    ManagerEvent, ManagerOptions, McpManager, ServerError, ServerStatus, StartupError, StartupMode,
+    DefaultTransportFactory, ManagerEvent, ManagerOptions, McpManager, ServerError, ServerStatus,
+    StartupError, StartupMode,
 };
 use mcp_toolbridge::{McpSession, SessionOptions};
 use tokio::sync::broadcast;
@@ -68,7 +69,16 @@ impl Runtime {
         // Seed 002's mode: never wait inside the manager; this run waits
         // for exactly the servers it needs, and `watch` shows the progress.
         manager_options.startup = StartupMode::Background;
-        let manager = McpManager::builder().options(manager_options).build();
+        // HTTP servers authorize with OAuth on a 401, with the tokens
+        // `mcpctl login` stored; without a data dir there are none.
+        let factory = match crate::login::oauth_dir() {
+            Ok(dir) => DefaultTransportFactory::with_oauth_dir(dir),
+            Err(_) => DefaultTransportFactory::new(),
+        };
+        let manager = McpManager::builder()
+            .options(manager_options)
+            .factory(factory)
+            .build();
         let events = manager.events();
         let startup = manager.connect_discovered(&report).await;
         Ok(Runtime {
@@ -127,7 +137,7 @@ impl Runtime {
 
 /// The report with only `id`'s entry. When no source defines `id`, the
 /// error lists the servers that exist.
-fn only(report: DiscoveryReport, id: &str) -> Result<DiscoveryReport, CliError> {
+pub(crate) fn only(report: DiscoveryReport, id: &str) -> Result<DiscoveryReport, CliError> {
     let known: Vec<String> = report
         .entries
         .iter()

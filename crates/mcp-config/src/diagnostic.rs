@@ -76,6 +76,23 @@ pub enum Code {
     BearerWithAuthorizationHeader,
     /// `invalid_reference`: a malformed `${VAR}` reference.
     InvalidReference,
+    /// `oauth_literal_secret`: a client secret written in the file
+    /// (`oauth.clientSecret`); name its environment variable in
+    /// `oauth.clientSecretEnv` instead.
+    OAuthLiteralSecret,
+    /// `invalid_oauth_client_id`: an empty `oauth.clientId`.
+    InvalidOAuthClientId,
+    /// `oauth_secret_without_client_id`: `oauth.clientSecretEnv` without
+    /// `oauth.clientId`.
+    OAuthSecretWithoutClientId,
+    /// `invalid_oauth_scope`: a scope that is empty or not an RFC 6749
+    /// scope token (spaces, quotes, backslashes).
+    InvalidOAuthScope,
+    /// `invalid_client_metadata_url`: `oauth.clientMetadataUrl` is not an
+    /// `https` URL with a path (or `http` on a loopback host).
+    InvalidClientMetadataUrl,
+    /// `invalid_redirect_port`: `oauth.redirectPort` is 0.
+    InvalidRedirectPort,
     // Resolution.
     /// `missing_env`: a referenced environment variable is not set.
     MissingEnv,
@@ -124,6 +141,12 @@ impl Code {
             Code::DuplicateHeader => "duplicate_header",
             Code::BearerWithAuthorizationHeader => "bearer_with_authorization_header",
             Code::InvalidReference => "invalid_reference",
+            Code::OAuthLiteralSecret => "oauth_literal_secret",
+            Code::InvalidOAuthClientId => "invalid_oauth_client_id",
+            Code::OAuthSecretWithoutClientId => "oauth_secret_without_client_id",
+            Code::InvalidOAuthScope => "invalid_oauth_scope",
+            Code::InvalidClientMetadataUrl => "invalid_client_metadata_url",
+            Code::InvalidRedirectPort => "invalid_redirect_port",
             Code::MissingEnv => "missing_env",
             Code::SavedSecretUnavailable => "saved_secret_unavailable",
             Code::IgnoredInputs => "ignored_inputs",

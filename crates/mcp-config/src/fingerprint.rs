@@ -10,7 +10,9 @@
 //!   the working directory;
 //! - HTTP and SSE: the transport, the URL (normalized: `HTTPS://Example.com`
 //!   and `https://example.com/` are one server) and the headers (a set,
-//!   names compared ignoring case, as HTTP does), bearer token included.
+//!   names compared ignoring case, as HTTP does), bearer token included,
+//!   and the `oauth` client settings when present (client id and secret,
+//!   scopes as a set, metadata document URL; not the login's redirect port).
 //!
 //! The id, display name, description and enabled flag do not count (a
 //! rename keeps the connection, seed 002), and neither does `timeout`,
@@ -27,6 +29,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::resolve::{ResolvedConfig, ResolvedTransport};
+use crate::secret::Secret;
 
 /// The fingerprint of a resolved config: 64 lowercase hex digits.
 ///
@@ -92,6 +95,23 @@ fn canonical_form(config: &ResolvedConfig) -> String {
             form.insert("transport", json!(kind));
             form.insert("url", json!(url));
             form.insert("headers", json!(headers));
+            // Only when configured, so servers without one keep their
+            // fingerprints. The redirect port is left out: it changes
+            // where a login listens, not what is connected to.
+            if let Some(oauth) = &http.oauth {
+                let mut scopes: Vec<&str> = oauth.scopes.iter().map(String::as_str).collect();
+                scopes.sort_unstable();
+                scopes.dedup();
+                form.insert(
+                    "oauth",
+                    json!({
+                        "client_id": oauth.client_id,
+                        "client_secret": oauth.client_secret.as_ref().map(Secret::expose),
+                        "scopes": scopes,
+                        "client_metadata_url": oauth.client_metadata_url,
+                    }),
+                );
+            }
         }
     }
     serde_json::to_string(&form).unwrap_or_else(|_| unreachable!("JSON values always serialize"))

@@ -55,10 +55,12 @@ pub use format::{
     write_store_v1,
 };
 pub use model::{
-    EnvHeader, HttpConfig, SecretEntry, ServerConfig, StdioConfig, TransportConfig, TransportKind,
+    EnvHeader, HttpConfig, OAuthConfig, SecretEntry, ServerConfig, StdioConfig, TransportConfig,
+    TransportKind,
 };
 pub use resolve::{
-    ResolveError, ResolvedConfig, ResolvedHttp, ResolvedStdio, ResolvedTransport, resolve,
+    ResolveError, ResolvedConfig, ResolvedHttp, ResolvedOAuth, ResolvedStdio, ResolvedTransport,
+    resolve,
 };
 pub use secret::{Secret, SecretValue};
 pub use store::{

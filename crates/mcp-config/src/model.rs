@@ -165,6 +165,10 @@ pub struct HttpConfig {
     pub headers: Vec<SecretEntry>,
     /// Headers whose values come from environment variables (the store's `envHeaders`).
     pub env_headers: Vec<EnvHeader>,
+    /// OAuth 2.1 client settings (the formats' `oauth` object). Default
+    /// `None`: a host may still authorize with OAuth when the server asks
+    /// (a 401), using discovery and dynamic registration.
+    pub oauth: Option<OAuthConfig>,
 }
 
 impl HttpConfig {
@@ -175,7 +179,42 @@ impl HttpConfig {
             bearer_token_env: None,
             headers: Vec::new(),
             env_headers: Vec::new(),
+            oauth: None,
         }
+    }
+}
+
+/// How a host identifies itself to the authorization server of an HTTP
+/// server that requires OAuth (`{"oauth": {"clientId": ..., ...}}`).
+///
+/// Holds no secret: the client secret is only ever named, by the
+/// environment variable that holds it (`clientSecretEnv`); a literal
+/// `clientSecret` in a file is refused (`oauth_literal_secret`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OAuthConfig {
+    /// A pre-registered client id (`clientId`). Default `None`: a client ID
+    /// metadata document or dynamic registration is used.
+    pub client_id: Option<String>,
+    /// The environment variable holding the pre-registered client's secret
+    /// (`clientSecretEnv`). Needs `client_id`.
+    pub client_secret_env: Option<String>,
+    /// Scopes to ask for (`scopes`); empty: the server's challenge or its
+    /// advertised scopes decide.
+    pub scopes: Vec<String>,
+    /// This client's metadata document URL (`clientMetadataUrl`), used as
+    /// its `client_id` where the authorization server supports that.
+    pub client_metadata_url: Option<String>,
+    /// The loopback port `mcpctl login` listens on for the redirect
+    /// (`redirectPort`); `None`: any free port. Needed when the client was
+    /// registered with a fixed redirect URI.
+    pub redirect_port: Option<u16>,
+}
+
+impl OAuthConfig {
+    /// Settings with every field unset.
+    pub fn new() -> Self {
+        OAuthConfig::default()
     }
 }
 

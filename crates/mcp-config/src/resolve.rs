@@ -67,6 +67,27 @@ pub struct ResolvedHttp {
     /// Static headers, then `envHeaders`, then `Authorization: Bearer ...`
     /// from `bearerTokenEnv`. Names are unique ignoring case.
     pub headers: Vec<(String, Secret)>,
+    /// The configured OAuth client settings, the secret read from its
+    /// variable. `None` when the configuration has no `oauth` object.
+    pub oauth: Option<ResolvedOAuth>,
+}
+
+/// OAuth client settings ready to use: `clientSecretEnv` read.
+///
+/// `Debug` redacts the secret.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ResolvedOAuth {
+    /// A pre-registered client id.
+    pub client_id: Option<String>,
+    /// The pre-registered client's secret, from `clientSecretEnv`.
+    pub client_secret: Option<Secret>,
+    /// Scopes to ask for; empty lets the server decide.
+    pub scopes: Vec<String>,
+    /// The client ID metadata document URL.
+    pub client_metadata_url: Option<String>,
+    /// The loopback port for an interactive login's redirect.
+    pub redirect_port: Option<u16>,
 }
 
 /// Why a server cannot connect: every problem found, validation's and
@@ -299,7 +320,33 @@ impl<E: Environment + ?Sized> Resolver<'_, E> {
                 ),
             }
         }
-        ResolvedHttp { url, headers }
+        let oauth = http.oauth.as_ref().map(|oauth| {
+            let client_secret = oauth.client_secret_env.as_ref().and_then(|var| {
+                match self.env.var(var).filter(|secret| !secret.is_empty()) {
+                    Some(secret) => Some(Secret::new(secret)),
+                    None => {
+                        self.report_missing(
+                            var,
+                            "transport.oauth.clientSecretEnv",
+                            "(the OAuth client secret) is empty or",
+                        );
+                        None
+                    }
+                }
+            });
+            ResolvedOAuth {
+                client_id: oauth.client_id.clone(),
+                client_secret,
+                scopes: oauth.scopes.clone(),
+                client_metadata_url: oauth.client_metadata_url.clone(),
+                redirect_port: oauth.redirect_port,
+            }
+        });
+        ResolvedHttp {
+            url,
+            headers,
+            oauth,
+        }
     }
 
     /// A value from the environment can bring a line break that validation

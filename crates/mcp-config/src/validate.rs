@@ -15,7 +15,9 @@ use std::path::Path;
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::expand::{check_references, has_references};
-use crate::model::{HttpConfig, ServerConfig, StdioConfig, TransportConfig, TransportKind};
+use crate::model::{
+    HttpConfig, OAuthConfig, ServerConfig, StdioConfig, TransportConfig, TransportKind,
+};
 use crate::secret::SecretValue;
 
 /// Every problem in one server's configuration; empty when it is valid.
@@ -246,6 +248,66 @@ impl Validator {
                 );
             }
         }
+        if let Some(oauth) = &http.oauth {
+            self.oauth(oauth);
+        }
+    }
+
+    fn oauth(&mut self, oauth: &OAuthConfig) {
+        match &oauth.client_id {
+            Some(id) if id.trim().is_empty() => self.push(
+                Code::InvalidOAuthClientId,
+                "transport.oauth.clientId",
+                "the client id is empty; set the id the authorization server issued, or remove it",
+            ),
+            Some(_) => {}
+            None if oauth.client_secret_env.is_some() => self.push(
+                Code::OAuthSecretWithoutClientId,
+                "transport.oauth.clientSecretEnv",
+                "a client secret belongs to a pre-registered client: set `oauth.clientId` too",
+            ),
+            None => {}
+        }
+        if let Some(var) = &oauth.client_secret_env
+            && !is_env_name(var)
+        {
+            self.push(
+                Code::InvalidEnvName,
+                "transport.oauth.clientSecretEnv",
+                "the variable name must be nonempty and cannot contain `=` or NUL",
+            );
+        }
+        for (index, scope) in oauth.scopes.iter().enumerate() {
+            // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ).
+            let token = !scope.is_empty()
+                && scope
+                    .bytes()
+                    .all(|b| b == 0x21 || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b));
+            if !token {
+                self.push(
+                    Code::InvalidOAuthScope,
+                    format!("transport.oauth.scopes[{index}]"),
+                    "a scope must be nonempty, one word, without quotes or backslashes",
+                );
+            }
+        }
+        if let Some(url) = &oauth.client_metadata_url
+            && !is_client_metadata_url(url)
+        {
+            self.push(
+                Code::InvalidClientMetadataUrl,
+                "transport.oauth.clientMetadataUrl",
+                "the client metadata document URL must be https (or http on a loopback host), \
+                 with a path and without a fragment",
+            );
+        }
+        if oauth.redirect_port == Some(0) {
+            self.push(
+                Code::InvalidRedirectPort,
+                "transport.oauth.redirectPort",
+                "the redirect port must be from 1 to 65535; remove it to use any free port",
+            );
+        }
     }
 
     fn header_name(&mut self, name: &str, field: &str, names: &mut Vec<(String, String)>) {
@@ -315,6 +377,21 @@ pub(crate) fn check_url(url: &str, server: Option<String>, field: &str, out: &mu
             String::from("remove the `#` fragment from the URL: it is never sent to the server"),
         );
     }
+}
+
+/// A client ID metadata document URL (MCP 2025-11-25): `https` with a
+/// path; `http` is allowed on loopback hosts, for local development.
+fn is_client_metadata_url(url: &str) -> bool {
+    let Ok(parsed) = url::Url::parse(url) else {
+        return false;
+    };
+    let loopback = matches!(parsed.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
+    let scheme_ok = parsed.scheme() == "https" || (parsed.scheme() == "http" && loopback);
+    scheme_ok
+        && parsed.fragment().is_none()
+        && parsed.username().is_empty()
+        && parsed.password().is_none()
+        && parsed.path() != "/"
 }
 
 /// RFC 9110 §5.1: a field name is a `token`.

@@ -123,6 +123,8 @@ impl Keys {
                     "transport.bearerTokenEnv"
                 } else if !http.env_headers.is_empty() {
                     "transport.envHeaders"
+                } else if http.oauth.is_some() {
+                    "transport.oauth"
                 } else {
                     "transport.headers"
                 },

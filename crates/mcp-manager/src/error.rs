@@ -28,6 +28,11 @@ pub enum ErrorCode {
     MissingDirectory,
     /// `auth_rejected`: the server refused the credentials (HTTP 401/403).
     AuthRejected,
+    /// `auth_required`: the server needs an OAuth authorization that only a
+    /// person can give (no stored tokens, or they expired and could not be
+    /// refreshed); the message says to run `mcpctl login <id>`. The
+    /// manager never waits for a browser.
+    AuthRequired,
     /// `timeout`: initialize, a `tools/list` page or the whole discovery
     /// took longer than its deadline.
     Timeout,
@@ -58,6 +63,7 @@ impl ErrorCode {
             ErrorCode::MissingCommand => "missing_command",
             ErrorCode::MissingDirectory => "missing_directory",
             ErrorCode::AuthRejected => "auth_rejected",
+            ErrorCode::AuthRequired => "auth_required",
             ErrorCode::Timeout => "timeout",
             ErrorCode::Closed => "closed",
             ErrorCode::InvalidCatalog => "invalid_catalog",
@@ -78,9 +84,40 @@ impl ErrorCode {
                 | ErrorCode::MissingCommand
                 | ErrorCode::MissingDirectory
                 | ErrorCode::AuthRejected
+                | ErrorCode::AuthRequired
                 | ErrorCode::InvalidConfig
         )
     }
+}
+
+/// The error of a server that needs `mcpctl login`.
+pub(crate) fn auth_required(id: &str) -> ServerError {
+    ServerError::new(
+        ErrorCode::AuthRequired,
+        format!("the server requires you to log in: run `mcpctl login {id}`"),
+        "transport.oauth",
+    )
+}
+
+/// Whether `error` (or a cause of it) is mcp-oauth's "a person must log in".
+pub(crate) fn needs_login(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if matches!(
+            error.downcast_ref::<mcp_oauth::OAuthError>(),
+            Some(mcp_oauth::OAuthError::InteractionRequired)
+        ) {
+            return true;
+        }
+        if let Some(mcp_transport::TransportError::Other(inner)) =
+            error.downcast_ref::<mcp_transport::TransportError>()
+            && needs_login(inner.as_ref())
+        {
+            return true;
+        }
+        current = error.source();
+    }
+    false
 }
 
 impl fmt::Display for ErrorCode {

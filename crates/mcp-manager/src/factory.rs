@@ -5,12 +5,25 @@
 //! 003's test injection: in-memory scripted servers, a custom transport).
 //! [`DefaultTransportFactory`] builds stdio, Streamable HTTP (with the
 //! automatic legacy SSE fallback) and legacy SSE from [`ResolvedConfig`].
+//!
+//! OAuth: with [`DefaultTransportFactory::oauth_dir`] set, every HTTP/SSE
+//! server gets its own [`OAuthProvider`] over a [`FileTokenStore`] in that
+//! directory, configured from the server's `oauth` section when it has one.
+//! A server with a static `Authorization` header (and no `oauth` section)
+//! keeps its header and gets none. The provider is lazy: it sends nothing
+//! until the server answers 401, so servers without OAuth never notice it.
+//! Its interaction is never interactive: stored tokens are used and
+//! refreshed, but when a person must authorize, the connection fails at
+//! once with `auth_required` ("run `mcpctl login <id>`") instead of waiting
+//! for a browser.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mcp_config::{ResolvedConfig, ResolvedTransport};
+use mcp_config::{ResolvedConfig, ResolvedOAuth, ResolvedTransport};
+use mcp_oauth::{FileTokenStore, Grant, Interaction, OAuthError, OAuthOptions, OAuthProvider};
 use mcp_transport::{
     AuthProvider, HttpOptions, HttpProtocol, HttpTransport, Transport, TransportError,
 };
@@ -70,8 +83,13 @@ impl ConnectError {
 pub struct DefaultTransportFactory {
     /// Extra trusted root certificates (PEM) for HTTPS servers.
     pub extra_root_certificates: Vec<String>,
-    /// The authorization hook (OAuth, token refresh) for HTTP servers.
+    /// One authorization hook for every HTTP server; when set it replaces
+    /// the per-server OAuth providers of [`oauth_dir`](Self::oauth_dir).
     pub auth: Option<Arc<dyn AuthProvider>>,
+    /// Where OAuth tokens persist (`<data dir>/oauth` for `mcpctl`). When
+    /// set, HTTP and SSE servers authorize with OAuth on a 401 (see the
+    /// module docs). Default `None`: no OAuth.
+    pub oauth_dir: Option<PathBuf>,
 }
 
 impl fmt::Debug for DefaultTransportFactory {
@@ -82,6 +100,7 @@ impl fmt::Debug for DefaultTransportFactory {
                 &self.extra_root_certificates.len(),
             )
             .field("auth", &self.auth.is_some())
+            .field("oauth_dir", &self.oauth_dir)
             .finish()
     }
 }
@@ -90,6 +109,94 @@ impl DefaultTransportFactory {
     /// The factory with no extra roots and no auth hook.
     pub fn new() -> Self {
         DefaultTransportFactory::default()
+    }
+
+    /// The factory with OAuth tokens kept in `dir`.
+    pub fn with_oauth_dir(dir: impl Into<PathBuf>) -> Self {
+        DefaultTransportFactory {
+            oauth_dir: Some(dir.into()),
+            ..DefaultTransportFactory::default()
+        }
+    }
+
+    /// The authorization hook for one server: the shared one, else an
+    /// OAuth provider when tokens have a home and no static
+    /// `Authorization` header is configured instead.
+    fn auth_for(
+        &self,
+        http: &mcp_config::ResolvedHttp,
+    ) -> Result<Option<Arc<dyn AuthProvider>>, ConnectError> {
+        if let Some(auth) = &self.auth {
+            return Ok(Some(auth.clone()));
+        }
+        let Some(dir) = &self.oauth_dir else {
+            return Ok(None);
+        };
+        let static_authorization = http
+            .headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
+        if http.oauth.is_none() && static_authorization {
+            return Ok(None);
+        }
+        let Ok(url) = url::Url::parse(&http.url) else {
+            return Ok(None);
+        };
+        let grant = Grant::AuthorizationCode(Arc::new(Unattended));
+        let options = oauth_options(url, grant, http.oauth.as_ref(), dir.clone());
+        match OAuthProvider::new(options) {
+            Ok(provider) => Ok(Some(Arc::new(provider))),
+            Err(error) => Err(ConnectError::new(
+                ErrorCode::InvalidConfig,
+                "the OAuth client could not be set up",
+                "transport.oauth",
+            )
+            .with_source(error)),
+        }
+    }
+}
+
+/// The provider options for a server: its `oauth` settings, tokens in
+/// `dir`. Shared with hosts that run the interactive login (`mcpctl
+/// login`), so that the login stores exactly what the manager loads.
+pub fn oauth_options(
+    url: url::Url,
+    grant: Grant,
+    oauth: Option<&ResolvedOAuth>,
+    dir: PathBuf,
+) -> OAuthOptions {
+    let mut options = OAuthOptions::new(url, grant);
+    options.store = Arc::new(FileTokenStore::new(dir));
+    if let Some(oauth) = oauth {
+        options.client_id.clone_from(&oauth.client_id);
+        options.client_secret = oauth
+            .client_secret
+            .as_ref()
+            .map(|secret| mcp_oauth::Secret::new(secret.expose()));
+        options
+            .client_metadata_url
+            .clone_from(&oauth.client_metadata_url);
+        options.scopes.clone_from(&oauth.scopes);
+    }
+    options
+}
+
+/// The manager's side of the authorization code grant: nobody is there.
+#[derive(Debug)]
+struct Unattended;
+
+#[async_trait]
+impl Interaction for Unattended {
+    fn redirect_uri(&self) -> String {
+        "http://127.0.0.1/callback".to_owned()
+    }
+
+    async fn authorize(&self, _authorization_url: &url::Url) -> Result<url::Url, OAuthError> {
+        Err(OAuthError::InteractionRequired)
+    }
+
+    fn interactive(&self) -> bool {
+        false
     }
 }
 
@@ -103,10 +210,11 @@ impl TransportFactory for DefaultTransportFactory {
         match &server.transport {
             ResolvedTransport::Stdio(stdio) => spawn_stdio(stdio),
             ResolvedTransport::Http(http) => {
-                self.connect_http(http, HttpProtocol::Auto, deadline).await
+                self.connect_http(server, http, HttpProtocol::Auto, deadline)
+                    .await
             }
             ResolvedTransport::Sse(http) => {
-                self.connect_http(http, HttpProtocol::LegacySse, deadline)
+                self.connect_http(server, http, HttpProtocol::LegacySse, deadline)
                     .await
             }
             _ => Err(ConnectError::new(
@@ -121,6 +229,7 @@ impl TransportFactory for DefaultTransportFactory {
 impl DefaultTransportFactory {
     async fn connect_http(
         &self,
+        server: &ResolvedConfig,
         http: &mcp_config::ResolvedHttp,
         protocol: HttpProtocol,
         deadline: Instant,
@@ -133,18 +242,23 @@ impl DefaultTransportFactory {
             .map(|(name, value)| (name.clone(), value.expose().to_owned()))
             .collect();
         options.extra_root_certificates = self.extra_root_certificates.clone();
-        options.auth = self.auth.clone();
+        options.auth = self.auth_for(http)?;
         let remaining = deadline.saturating_duration_since(Instant::now());
         options.connect_timeout = options.connect_timeout.min(remaining);
         options.endpoint_timeout = options.endpoint_timeout.min(remaining);
         match HttpTransport::connect(options).await {
             Ok(transport) => Ok(Box::new(transport)),
-            Err(error) => Err(http_connect_error(error)),
+            Err(error) => Err(http_connect_error(&server.id, error)),
         }
     }
 }
 
-fn http_connect_error(error: TransportError) -> ConnectError {
+fn http_connect_error(id: &str, error: TransportError) -> ConnectError {
+    if crate::error::needs_login(&error) {
+        let required = crate::error::auth_required(id);
+        return ConnectError::new(required.code, required.message, required.config_key)
+            .with_source(error);
+    }
     let connect = match &error {
         TransportError::Http {
             status: 401 | 403, ..

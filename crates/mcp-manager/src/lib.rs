@@ -73,7 +73,7 @@ pub use cache::{CachedTools, JsonFileToolCache, MemoryToolCache, ToolCache};
 pub use catalog::{Catalog, LifetimeId};
 pub use error::{ErrorCode, ManagerError, RetryState, ServerError, WaitError};
 pub use events::ManagerEvent;
-pub use factory::{ConnectError, DefaultTransportFactory, TransportFactory};
+pub use factory::{ConnectError, DefaultTransportFactory, TransportFactory, oauth_options};
 pub use manager::{Connected, ManagerBuilder, McpManager, SaveReport, ServerInfo, ServerListing};
 pub use options::{IdlePolicy, ManagerOptions, ReconnectPolicy, StartupMode};
 pub use snapshot::{Snapshot, SnapshotServer};

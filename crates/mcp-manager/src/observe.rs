@@ -19,12 +19,19 @@ use mcp_transport::{Inbound, Transport, TransportError};
 #[derive(Debug, Default)]
 pub(crate) struct Observations {
     auth_rejected: AtomicBool,
+    auth_required: AtomicBool,
     session_expired: AtomicBool,
 }
 
 impl Observations {
     pub(crate) fn auth_rejected(&self) -> bool {
         self.auth_rejected.load(Ordering::Relaxed)
+    }
+
+    /// The OAuth provider needed a person to log in (mcp-oauth's
+    /// `InteractionRequired`).
+    pub(crate) fn auth_required(&self) -> bool {
+        self.auth_required.load(Ordering::Relaxed)
     }
 
     pub(crate) fn session_expired(&self) -> bool {
@@ -34,6 +41,9 @@ impl Observations {
     fn note(&self, error: &TransportError) {
         if error.is_session_expired() {
             self.session_expired.store(true, Ordering::Relaxed);
+        }
+        if crate::error::needs_login(error) {
+            self.auth_required.store(true, Ordering::Relaxed);
         }
         if matches!(error.http_status(), Some(401 | 403)) {
             self.auth_rejected.store(true, Ordering::Relaxed);

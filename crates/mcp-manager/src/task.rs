@@ -605,6 +605,9 @@ fn initialize_error(
     initialize: Duration,
 ) -> ServerError {
     let endpoint = plan.keys.endpoint;
+    if observed.auth_required() {
+        return crate::error::auth_required(&plan.resolved.id);
+    }
     if observed.auth_rejected() {
         return auth_rejected(plan);
     }
@@ -652,6 +655,9 @@ fn list_error(
     page_timeout: Duration,
 ) -> ServerError {
     let endpoint = plan.keys.endpoint;
+    if observed.auth_required() {
+        return crate::error::auth_required(&plan.resolved.id);
+    }
     if observed.auth_rejected() {
         return auth_rejected(plan);
     }
@@ -696,6 +702,9 @@ fn auth_rejected(plan: &Plan) -> ServerError {
 
 /// The management error for a connection that ended while serving.
 fn closed_error(observed: &Observations, plan: &Plan) -> ServerError {
+    if observed.auth_required() {
+        return crate::error::auth_required(&plan.resolved.id);
+    }
     if observed.auth_rejected() {
         return auth_rejected(plan);
     }

@@ -70,6 +70,12 @@ pub enum OAuthError {
     /// The token store failed.
     #[error("token store: {0}")]
     Store(#[source] io::Error),
+    /// New tokens need a person (the authorization code grant) and the
+    /// host's [`Interaction`](crate::Interaction) is not interactive: stored
+    /// tokens were missing, expired or refused. A host tells the user to log
+    /// in (`mcpctl login SERVER`).
+    #[error("authorization needs a person to log in")]
+    InteractionRequired,
     /// The configuration cannot work (for example a client-credentials grant
     /// without credentials).
     #[error("{0}")]

@@ -24,6 +24,8 @@ const BODY_LIMIT: usize = 1024 * 1024;
 pub(crate) struct Response {
     pub(crate) status: u16,
     pub(crate) body: Bytes,
+    /// The `WWW-Authenticate` header, when it is valid text.
+    pub(crate) www_authenticate: Option<String>,
 }
 
 impl Response {
@@ -47,7 +49,12 @@ impl Response {
 /// How a request authenticates the client (RFC 6749 §2.3.1).
 pub(crate) enum ClientAuth<'a> {
     None,
-    Basic { id: &'a str, secret: &'a str },
+    /// No client authentication; an MCP request's `Accept`.
+    Mcp,
+    Basic {
+        id: &'a str,
+        secret: &'a str,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -119,6 +126,23 @@ impl HttpClient {
         .await
     }
 
+    /// An unauthenticated MCP request (a JSON-RPC POST accepting JSON or an
+    /// event stream), to read the server's challenge.
+    pub(crate) async fn probe_mcp(
+        &self,
+        url: &Url,
+        body: &serde_json::Value,
+    ) -> Result<Response, OAuthError> {
+        let body = Bytes::from(body.to_string());
+        self.send(
+            Method::POST,
+            url,
+            Some(("application/json", body)),
+            ClientAuth::Mcp,
+        )
+        .await
+    }
+
     async fn send(
         &self,
         method: Method,
@@ -143,7 +167,12 @@ impl HttpClient {
         *request.method_mut() = method;
         *request.uri_mut() = uri;
         let headers = request.headers_mut();
-        headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
+        let accept = if matches!(auth, ClientAuth::Mcp) {
+            "application/json, text/event-stream"
+        } else {
+            "application/json"
+        };
+        headers.insert(ACCEPT, HeaderValue::from_static(accept));
         if let Some(t) = content_type {
             headers.insert(CONTENT_TYPE, HeaderValue::from_static(t));
         }
@@ -161,6 +190,11 @@ impl HttpClient {
             .map_err(|_| fail("timed out".to_owned()))?
             .map_err(|e| fail(error_chain(&e)))?;
         let status = response.status().as_u16();
+        let www_authenticate = response
+            .headers()
+            .get(http::header::WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         let mut body = response.into_body();
         let mut out = BytesMut::new();
         loop {
@@ -179,6 +213,7 @@ impl HttpClient {
         Ok(Response {
             status,
             body: out.freeze(),
+            www_authenticate,
         })
     }
 }

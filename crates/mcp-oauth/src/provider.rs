@@ -29,6 +29,15 @@ pub trait Interaction: Send + Sync + std::fmt::Debug + 'static {
     /// `https`, or `http` on a loopback host) and returns the full redirect
     /// URL with its query (`code`, `state`).
     async fn authorize(&self, authorization_url: &Url) -> Result<Url, OAuthError>;
+
+    /// Whether a person can take part now. A host that must never wait for
+    /// a browser (a background connection manager) returns `false`: the
+    /// provider then still uses and refreshes stored tokens, but instead of
+    /// registering a client and starting an authorization it fails at once
+    /// with [`OAuthError::InteractionRequired`]. Default `true`.
+    fn interactive(&self) -> bool {
+        true
+    }
 }
 
 /// Which grant obtains tokens.
@@ -100,6 +109,10 @@ pub struct OAuthOptions {
     /// authorization server supports client ID metadata documents. Default
     /// none.
     pub client_metadata_url: Option<String>,
+    /// Scopes the host asks for (from its configuration), added to those of
+    /// the server's challenge; with neither, the resource's
+    /// `scopes_supported` decide. Default empty.
+    pub scopes: Vec<String>,
     /// Refresh this long before expiry. Default 60 s.
     pub refresh_margin: Duration,
     /// Timeout of each request to an authorization server. Default 30 s.
@@ -118,6 +131,7 @@ impl OAuthOptions {
             client_secret: None,
             private_key_pem: None,
             client_metadata_url: None,
+            scopes: Vec::new(),
             refresh_margin: Duration::from_secs(60),
             request_timeout: Duration::from_secs(30),
         }
@@ -177,6 +191,32 @@ impl OAuthProvider {
         self.ensure_discovered(&mut state, &challenge).await?;
         let scope = self.select_scope(&state, &challenge);
         self.obtain(&mut state, scope).await
+    }
+
+    /// An explicit login (`mcpctl login`): asks the server with an
+    /// unauthenticated `initialize` for its challenge and, whatever it
+    /// answers, runs discovery and obtains tokens now ([`authorize`](Self::authorize)
+    /// with the challenge of a 401 or 403, else none).
+    pub async fn login(&self) -> Result<(), OAuthError> {
+        let probe = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": self.options.client_name, "version": "0"},
+            },
+        });
+        let response = self
+            .http
+            .probe_mcp(&self.options.server_url, &probe)
+            .await?;
+        let challenge = match response.status {
+            401 | 403 => response.www_authenticate,
+            _ => None,
+        };
+        self.authorize(challenge.as_deref()).await
     }
 
     /// Forgets this server's tokens in memory and in the store.
@@ -291,6 +331,11 @@ impl OAuthProvider {
     /// use a refresh token.
     fn select_scope(&self, state: &State, challenge: &Challenge) -> Option<String> {
         let mut scopes = challenge.scopes();
+        for scope in &self.options.scopes {
+            if !scopes.contains(scope) {
+                scopes.push(scope.clone());
+            }
+        }
         let discovered = state.discovered.as_ref();
         if scopes.is_empty()
             && let Some(supported) = discovered.and_then(|d| d.resource_scopes.as_ref())
@@ -318,6 +363,9 @@ impl OAuthProvider {
             .ok_or_else(|| OAuthError::Config("authorization before discovery".to_owned()))?;
         let tokens = match &self.options.grant {
             Grant::AuthorizationCode(interaction) => {
+                if !interaction.interactive() {
+                    return Err(OAuthError::InteractionRequired);
+                }
                 let client = self
                     .client(state, &discovered, Some(interaction.as_ref()))
                     .await?;
@@ -364,8 +412,22 @@ impl OAuthProvider {
         else {
             return false;
         };
-        let (Some(discovered), Some(client)) = (state.discovered.clone(), state.client.clone())
-        else {
+        let Some(discovered) = state.discovered.clone() else {
+            return false;
+        };
+        // Configured identities are not stored (see `persist`): after a
+        // restart they come from the options again, without any request.
+        let configured = self.options.client_id.is_some()
+            || (self.options.client_metadata_url.is_some()
+                && discovered.metadata.client_id_metadata_document_supported == Some(true));
+        if state.client.is_none()
+            && configured
+            && let Err(error) = self.client(state, &discovered, None).await
+        {
+            tracing::debug!(%error, "no client identity for the refresh");
+            return false;
+        }
+        let Some(client) = state.client.clone() else {
             return false;
         };
         let mut form = vec![

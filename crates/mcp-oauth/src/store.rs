@@ -168,6 +168,43 @@ impl FileTokenStore {
         let name = crate::crypto::sha256_hex(format!("{}\n{}", key.server, key.issuer).as_bytes());
         self.dir.join(format!("{name}.json"))
     }
+
+    /// Forgets every issuer's credentials for the MCP server at
+    /// `server_url` (`mcpctl logout`: no discovery needed); returns how many
+    /// entries were removed. Files of other servers, and files that do not
+    /// parse, are left alone.
+    pub async fn remove_server(&self, server_url: &url::Url) -> Result<usize, OAuthError> {
+        let server = crate::discovery::canonical_resource(server_url);
+        let dir = self.dir.clone();
+        blocking(move || {
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+                Err(e) => return Err(e),
+            };
+            let mut removed = 0;
+            for entry in entries {
+                let path = entry?.path();
+                if path.extension().is_none_or(|ext| ext != "json") {
+                    continue;
+                }
+                let Ok(text) = std::fs::read(&path) else {
+                    continue;
+                };
+                let Ok(entry) = serde_json::from_slice::<FileEntry>(&text) else {
+                    continue;
+                };
+                if entry.server == server {
+                    match std::fs::remove_file(&path) {
+                        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                        _ => removed += 1,
+                    }
+                }
+            }
+            Ok(removed)
+        })
+        .await
+    }
 }
 
 #[async_trait]
@@ -296,5 +333,31 @@ mod tests {
         store.remove(&key).await.unwrap();
         store.remove(&key).await.unwrap();
         assert_eq!(store.load(&key).await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn remove_server_forgets_every_issuer_of_one_server_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileTokenStore::new(dir.path());
+        let value = StoredCredentials {
+            client: None,
+            tokens: Some(Tokens::new(Secret::new("t"))),
+        };
+        let url = url::Url::parse("https://mcp.example/mcp").unwrap();
+        let server = crate::discovery::canonical_resource(&url);
+        for (server, issuer) in [
+            (server.as_str(), "https://a.example"),
+            (server.as_str(), "https://b.example"),
+            ("https://other.example/mcp", "https://a.example"),
+        ] {
+            let key = StoreKey {
+                server: server.to_owned(),
+                issuer: issuer.to_owned(),
+            };
+            store.save(&key, &value).await.unwrap();
+        }
+        assert_eq!(store.remove_server(&url).await.unwrap(), 2);
+        assert_eq!(store.remove_server(&url).await.unwrap(), 0);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

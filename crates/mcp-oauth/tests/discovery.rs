@@ -736,3 +736,64 @@ async fn a_refusal_of_already_replaced_credentials_retries_without_renewing() {
         Some("Bearer refreshed".to_owned())
     );
 }
+
+/// A host that must never wait for a person (a connection manager).
+#[derive(Debug)]
+struct Unattended;
+
+#[async_trait]
+impl Interaction for Unattended {
+    fn redirect_uri(&self) -> String {
+        "http://127.0.0.1:1/callback".to_owned()
+    }
+
+    async fn authorize(&self, _authorization_url: &Url) -> Result<Url, OAuthError> {
+        panic!("an unattended interaction is never asked to authorize")
+    }
+
+    fn interactive(&self) -> bool {
+        false
+    }
+}
+
+#[tokio::test]
+async fn a_pre_registered_client_refreshes_after_a_restart_and_unattended_hosts_never_register() {
+    let fake = standard_fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(FileTokenStore::new(dir.path()));
+    let make = |grant: Grant| {
+        let mut options =
+            OAuthOptions::new(Url::parse(&format!("{}/mcp", fake.base)).unwrap(), grant);
+        options.store = Arc::clone(&store) as Arc<dyn TokenStore>;
+        options.client_id = Some("pre-registered".to_owned());
+        options.scopes = vec!["configured".to_owned()];
+        OAuthProvider::new(options).unwrap()
+    };
+    let approver = Arc::new(Approver::default());
+    let first = make(Grant::AuthorizationCode(
+        Arc::clone(&approver) as Arc<dyn Interaction>
+    ));
+    assert!(after_401(&first, "Bearer").await.is_some());
+    assert_eq!(approver.query(0)["client_id"], "pre-registered");
+    assert!(approver.query(0)["scope"].contains("configured"));
+
+    // A new process that cannot ask anyone: the stored refresh token and
+    // the configured client id are enough.
+    let second = make(Grant::AuthorizationCode(Arc::new(Unattended)));
+    assert_eq!(
+        after_401(&second, "Bearer").await,
+        Some("Bearer refreshed".to_owned())
+    );
+    let refresh = fake.seen.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(refresh.form["grant_type"], "refresh_token");
+
+    // Without stored tokens it fails at once, before any registration.
+    second.logout().await.unwrap();
+    let third = make(Grant::AuthorizationCode(Arc::new(Unattended)));
+    let error = third
+        .on_unauthorized(401, Some("Bearer"))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("log in"), "{error}");
+    assert!(!fake.paths().iter().any(|p| p == "/register"));
+}

@@ -10,8 +10,8 @@ use crate::model::{
 };
 
 use super::{
-    DocumentError, EntryError, Format, ParsedDocument, ParsedEntry, reject_duplicate_ids,
-    top_level_not_object, transport_kind_from_name,
+    DocumentError, EntryError, Format, ParsedDocument, ParsedEntry, read_oauth,
+    reject_duplicate_ids, top_level_not_object, transport_kind_from_name,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,7 +32,7 @@ impl Flavor {
 /// Entry fields that only a stdio server has, and only an HTTP one has
 /// (issue 4, validation: "fields that belong to the other transport").
 const STDIO_FIELDS: [&str; 5] = ["command", "args", "env", "envVars", "cwd"];
-const HTTP_FIELDS: [&str; 4] = ["url", "headers", "envHeaders", "bearerTokenEnv"];
+const HTTP_FIELDS: [&str; 5] = ["url", "headers", "envHeaders", "bearerTokenEnv", "oauth"];
 
 pub(super) fn read(root: &Json, flavor: Flavor) -> Result<ParsedDocument, DocumentError> {
     let Some(members) = root.as_object() else {
@@ -177,6 +177,7 @@ fn read_entry(
                 .map(|(header, var)| EnvHeader::new(header, var))
                 .collect();
             http.bearer_token_env = r.string("bearerTokenEnv").filter(|v| !v.is_empty());
+            http.oauth = read_oauth(&mut r);
             Some(if kind == TransportKind::Sse {
                 TransportConfig::Sse(http)
             } else {

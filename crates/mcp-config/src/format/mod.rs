@@ -20,7 +20,7 @@ use std::fmt;
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::json::{self, Json};
-use crate::model::{ServerConfig, TransportKind};
+use crate::model::{OAuthConfig, ServerConfig, TransportKind};
 
 pub use store_v1::{STORE_VERSION, parse_store_server, server_to_store_json, write_store_v1};
 
@@ -338,6 +338,56 @@ fn top_level_not_object(root: &Json) -> DocumentError {
             root.type_name()
         ),
     }
+}
+
+/// Reads the optional `oauth` object of an HTTP server, shared by every
+/// format. A literal client secret (`clientSecret`, `client_secret`) is
+/// refused without being read: secrets are only named by variable.
+fn read_oauth(r: &mut json::FieldReader<'_>) -> Option<OAuthConfig> {
+    let fields = match r.raw("oauth")? {
+        Json::Null => return None,
+        Json::Object(fields) => fields,
+        other => {
+            let field = r.field_path("oauth");
+            let message = format!("`oauth` must be an object, not {}", other.type_name());
+            r.problem(Code::InvalidField, field, message);
+            return None;
+        }
+    };
+    let mut o = json::FieldReader::new(fields, r.field_path("oauth"), r.server());
+    for key in ["clientSecret", "client_secret"] {
+        if o.has(key) {
+            let field = o.field_path(key);
+            o.problem(
+                Code::OAuthLiteralSecret,
+                field,
+                "a client secret cannot be written in a configuration file; put it in an \
+                 environment variable and name the variable in `oauth.clientSecretEnv`",
+            );
+        }
+    }
+    let mut oauth = OAuthConfig::new();
+    oauth.client_id = o.string("clientId");
+    oauth.client_secret_env = o.string("clientSecretEnv");
+    oauth.scopes = o.string_array("scopes");
+    oauth.client_metadata_url = o.string("clientMetadataUrl");
+    oauth.redirect_port = match o.raw("redirectPort") {
+        None | Some(Json::Null) => None,
+        Some(Json::Number(n)) if n.as_u64().is_some_and(|p| p <= u64::from(u16::MAX)) => {
+            n.as_u64().and_then(|p| u16::try_from(p).ok())
+        }
+        Some(_) => {
+            let field = o.field_path("redirectPort");
+            o.problem(
+                Code::InvalidField,
+                field,
+                "`redirectPort` must be a port number from 1 to 65535",
+            );
+            None
+        }
+    };
+    r.problems.append(&mut o.problems);
+    Some(oauth)
 }
 
 /// Reads a transport name as the formats spell it.

@@ -12,20 +12,21 @@ use serde_json::{Map, Value, json};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::json::{self, FieldReader, Json, Row, join_index};
 use crate::model::{
-    EnvHeader, HttpConfig, SecretEntry, ServerConfig, StdioConfig, TransportConfig, TransportKind,
+    EnvHeader, HttpConfig, OAuthConfig, SecretEntry, ServerConfig, StdioConfig, TransportConfig,
+    TransportKind,
 };
 use crate::secret::SecretValue;
 
 use super::{
-    DocumentError, EntryError, Format, ParsedDocument, reject_duplicate_ids, top_level_not_object,
-    transport_kind_from_name,
+    DocumentError, EntryError, Format, ParsedDocument, read_oauth, reject_duplicate_ids,
+    top_level_not_object, transport_kind_from_name,
 };
 
 /// The store version this build reads and writes.
 pub const STORE_VERSION: u64 = 1;
 
 const STDIO_FIELDS: [&str; 5] = ["command", "args", "env", "envVars", "cwd"];
-const HTTP_FIELDS: [&str; 4] = ["url", "bearerTokenEnv", "headers", "envHeaders"];
+const HTTP_FIELDS: [&str; 5] = ["url", "bearerTokenEnv", "headers", "envHeaders", "oauth"];
 
 pub(super) fn read(root: &Json) -> Result<ParsedDocument, DocumentError> {
     let Some(_) = root.as_object() else {
@@ -189,6 +190,7 @@ fn read_transport(t: &mut FieldReader<'_>, misplaced: &mut Vec<String>) -> Optio
                 .into_iter()
                 .map(|row| EnvHeader::new(row.key, row.value))
                 .collect();
+            http.oauth = read_oauth(t);
             if kind == TransportKind::Sse {
                 TransportConfig::Sse(http)
             } else {
@@ -262,17 +264,45 @@ pub fn server_to_store_json(server: &ServerConfig) -> Value {
             "envVars": stdio.env_passthrough,
             "cwd": stdio.cwd.clone().unwrap_or_default(),
         }),
-        TransportConfig::Http(http) | TransportConfig::Sse(http) => json!({
-            "type": server.transport.kind().as_str(),
-            "url": http.url,
-            "bearerTokenEnv": http.bearer_token_env.clone().unwrap_or_default(),
-            "headers": http.headers.iter().map(row_json).collect::<Vec<_>>(),
-            "envHeaders": http.env_headers.iter()
-                .map(|h| json!({"key": h.header, "value": h.var}))
-                .collect::<Vec<_>>(),
-        }),
+        TransportConfig::Http(http) | TransportConfig::Sse(http) => {
+            let mut transport = json!({
+                "type": server.transport.kind().as_str(),
+                "url": http.url,
+                "bearerTokenEnv": http.bearer_token_env.clone().unwrap_or_default(),
+                "headers": http.headers.iter().map(row_json).collect::<Vec<_>>(),
+                "envHeaders": http.env_headers.iter()
+                    .map(|h| json!({"key": h.header, "value": h.var}))
+                    .collect::<Vec<_>>(),
+            });
+            if let (Some(oauth), Value::Object(fields)) = (&http.oauth, &mut transport) {
+                fields.insert("oauth".into(), oauth_json(oauth));
+            }
+            transport
+        }
     };
     object.insert("transport".into(), transport);
+    Value::Object(object)
+}
+
+/// The `oauth` object: only the fields that are set. It holds no secret
+/// (the client secret is named by its variable).
+fn oauth_json(oauth: &OAuthConfig) -> Value {
+    let mut object = Map::new();
+    if let Some(client_id) = &oauth.client_id {
+        object.insert("clientId".into(), Value::String(client_id.clone()));
+    }
+    if let Some(var) = &oauth.client_secret_env {
+        object.insert("clientSecretEnv".into(), Value::String(var.clone()));
+    }
+    if !oauth.scopes.is_empty() {
+        object.insert("scopes".into(), json!(oauth.scopes));
+    }
+    if let Some(url) = &oauth.client_metadata_url {
+        object.insert("clientMetadataUrl".into(), Value::String(url.clone()));
+    }
+    if let Some(port) = oauth.redirect_port {
+        object.insert("redirectPort".into(), Value::from(port));
+    }
     Value::Object(object)
 }
 

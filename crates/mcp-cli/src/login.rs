@@ -1,0 +1,258 @@
+//! `mcpctl login SERVER` and `mcpctl logout SERVER`: the interactive OAuth authorization of an HTTP server, and forgetting its tokens.
+//!
+//! `login` runs mcp-oauth's authorization code grant with this module's
+//! [`Interaction`]: a callback listener on `127.0.0.1` (the configured
+//! `oauth.redirectPort`, else a free port) whose
+//! `http://127.0.0.1:PORT/callback` is the redirect URI the client is
+//! registered with. It prints the authorization URL for the user to open,
+//! waits (bounded by `--timeout`) for the browser to come back, and stores
+//! the tokens where mcp-manager looks for them (`<data dir>/oauth`, through
+//! [`mcp_manager::oauth_options`]), so that every later run connects with
+//! them. No token is ever printed.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use mcp_config::{ProcessEnv, ResolvedConfig, ResolvedTransport, StoreLocation, resolve};
+use mcp_oauth::{FileTokenStore, Grant, Interaction, OAuthError, OAuthProvider};
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use url::Url;
+
+use crate::exit::{CliError, Exit};
+use crate::output::Output;
+use crate::sources::{self, SourceOptions};
+
+/// Where OAuth tokens live: `<data dir>/oauth`.
+pub(crate) fn oauth_dir() -> Result<PathBuf, CliError> {
+    Ok(StoreLocation::default()
+        .data_dir(&ProcessEnv)?
+        .join("oauth"))
+}
+
+/// `mcpctl login`.
+pub(crate) async fn login(
+    id: &str,
+    timeout: Duration,
+    options: &SourceOptions,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    let (server, http) = http_server(id, options).await?;
+    let port = http
+        .oauth
+        .as_ref()
+        .and_then(|oauth| oauth.redirect_port)
+        .unwrap_or(0);
+    let listener = TcpListener::bind(("127.0.0.1", port)).await.map_err(|e| {
+        CliError::usage(format!(
+            "cannot listen on 127.0.0.1:{port} for the login redirect: {e}"
+        ))
+        .hint("free the port, or change `oauth.redirectPort`")
+    })?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| CliError::connection(format!("the redirect listener: {e}")))?
+        .port();
+    let interaction = Arc::new(Loopback {
+        server: server.id.clone(),
+        redirect_uri: format!("http://127.0.0.1:{port}/callback"),
+        listener: tokio::sync::Mutex::new(listener),
+        timeout,
+        json: output.json,
+    });
+    let url = server_url(&http.url)?;
+    let dir = oauth_dir()?;
+    let options = mcp_manager::oauth_options(
+        url,
+        Grant::AuthorizationCode(interaction),
+        http.oauth.as_ref(),
+        dir.clone(),
+    );
+    let provider = OAuthProvider::new(options)
+        .map_err(|e| CliError::connection(format!("cannot set up OAuth for `{id}`: {e}")))?;
+    provider.login().await.map_err(|e| {
+        CliError::connection(format!("login to `{id}` failed: {e}"))
+            .hint(format!("run `mcpctl login {id}` again"))
+    })?;
+    if output.json {
+        output
+            .json(&json!({"server": id, "logged_in": true}))
+            .map_err(|e| CliError::connection(format!("cannot write the result: {e}")))?;
+    } else {
+        output
+            .text(&format!(
+                "logged in to `{id}`; its tokens are stored in {}\n",
+                dir.display()
+            ))
+            .map_err(|e| CliError::connection(format!("cannot write the result: {e}")))?;
+    }
+    Ok(Exit::Success)
+}
+
+/// `mcpctl logout`.
+pub(crate) async fn logout(
+    id: &str,
+    options: &SourceOptions,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    let (_, http) = http_server(id, options).await?;
+    let url = server_url(&http.url)?;
+    let removed = FileTokenStore::new(oauth_dir()?)
+        .remove_server(&url)
+        .await
+        .map_err(|e| CliError::connection(format!("cannot remove the tokens of `{id}`: {e}")))?;
+    let result = if output.json {
+        output.json(&json!({"server": id, "removed": removed}))
+    } else if removed == 0 {
+        output.text(&format!("no stored tokens for `{id}`\n"))
+    } else {
+        output.text(&format!("logged out of `{id}`\n"))
+    };
+    result.map_err(|e| CliError::connection(format!("cannot write the result: {e}")))?;
+    Ok(Exit::Success)
+}
+
+/// The configured HTTP or SSE server `id`, resolved.
+async fn http_server(
+    id: &str,
+    options: &SourceOptions,
+) -> Result<(ResolvedConfig, mcp_config::ResolvedHttp), CliError> {
+    let sources = sources::gather(options)?;
+    let report = tokio::task::spawn_blocking(move || sources.discovery.discover())
+        .await
+        .map_err(|e| CliError::usage(format!("discovery failed: {e}")))?;
+    let report = crate::runtime::only(report, id)?;
+    let entry = report
+        .entries
+        .into_iter()
+        .next()
+        .ok_or_else(|| CliError::usage(format!("no server with id `{id}`")))?;
+    let config = match entry {
+        mcp_config::DiscoveryEntry::Server(server)
+        | mcp_config::DiscoveryEntry::Disabled(server) => server.config,
+        mcp_config::DiscoveryEntry::Error { diagnostics, .. } => {
+            let first = diagnostics.first().map_or_else(String::new, |d| {
+                format!(": {}: {} [{}]", d.field, d.message, d.code)
+            });
+            return Err(CliError::usage(format!(
+                "the configuration of `{id}` cannot be used{first}"
+            )));
+        }
+        _ => return Err(CliError::usage(format!("no server with id `{id}`"))),
+    };
+    let resolved = resolve(&config, &ProcessEnv).map_err(|e| CliError::usage(e.to_string()))?;
+    let http = match &resolved.transport {
+        ResolvedTransport::Http(http) | ResolvedTransport::Sse(http) => http.clone(),
+        _ => {
+            return Err(CliError::usage(format!(
+                "`{id}` is not an HTTP server; only HTTP and SSE servers log in with OAuth"
+            )));
+        }
+    };
+    Ok((resolved, http))
+}
+
+fn server_url(url: &str) -> Result<Url, CliError> {
+    Url::parse(url).map_err(|_| CliError::usage("the server URL does not parse"))
+}
+
+/// The person's part of the grant: print the URL, take the redirect on a
+/// loopback listener.
+#[derive(Debug)]
+struct Loopback {
+    server: String,
+    redirect_uri: String,
+    listener: tokio::sync::Mutex<TcpListener>,
+    timeout: Duration,
+    /// With `--json`, the prompt goes to stderr so stdout stays one document.
+    json: bool,
+}
+
+#[async_trait]
+impl Interaction for Loopback {
+    fn redirect_uri(&self) -> String {
+        self.redirect_uri.clone()
+    }
+
+    async fn authorize(&self, authorization_url: &Url) -> Result<Url, OAuthError> {
+        let prompt = format!(
+            "To log in to `{}`, open this URL in a browser:\n\n  {authorization_url}\n\n\
+             Waiting up to {} s for the browser to return to {} ...\n",
+            self.server,
+            self.timeout.as_secs(),
+            self.redirect_uri
+        );
+        if self.json {
+            eprint!("{prompt}");
+        } else {
+            print!("{prompt}");
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+        }
+        let listener = self.listener.lock().await;
+        tokio::time::timeout(self.timeout, self.wait_for_callback(&listener))
+            .await
+            .map_err(|_| {
+                OAuthError::Authorization(format!(
+                    "the browser did not return within {} s",
+                    self.timeout.as_secs()
+                ))
+            })?
+    }
+}
+
+/// The longest request head the callback listener reads.
+const MAX_HEAD: usize = 16 * 1024;
+
+impl Loopback {
+    /// Answers requests until one for `/callback` arrives, and returns its
+    /// full URL. Other paths (a browser's `/favicon.ico`) get a 404.
+    async fn wait_for_callback(&self, listener: &TcpListener) -> Result<Url, OAuthError> {
+        let base = Url::parse(&self.redirect_uri)
+            .map_err(|_| OAuthError::Config("the redirect URI does not parse".to_owned()))?;
+        loop {
+            let (mut stream, _) = listener
+                .accept()
+                .await
+                .map_err(|e| OAuthError::Authorization(format!("the redirect listener: {e}")))?;
+            let mut head = Vec::new();
+            let mut buffer = [0u8; 2048];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_HEAD {
+                match stream.read(&mut buffer).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buffer[..n]),
+                }
+            }
+            let text = String::from_utf8_lossy(&head);
+            let target = text
+                .lines()
+                .next()
+                .and_then(|line| line.strip_prefix("GET "))
+                .and_then(|rest| rest.split(' ').next())
+                .unwrap_or_default()
+                .to_owned();
+            let url = base.join(&target).ok();
+            match url.filter(|url| url.path() == base.path()) {
+                Some(url) => {
+                    let page = "<!doctype html><title>mcpctl</title>\
+                                <p>mcpctl received the authorization. You can close this tab.</p>";
+                    respond(&mut stream, "200 OK", page).await;
+                    return Ok(url);
+                }
+                None => respond(&mut stream, "404 Not Found", "not found").await,
+            }
+        }
+    }
+}
+
+async fn respond(stream: &mut tokio::net::TcpStream, status: &str, body: &str) {
+    let response = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\n\
+         Content-Length: {}\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.write_all(response.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
