@@ -426,10 +426,12 @@ impl<'de> Visitor<'de> for MessageVisitor {
         while let Some(key) = map.next_key::<MessageField>()? {
             match key {
                 MessageField::Jsonrpc => {
-                    let v: std::borrow::Cow<'de, str> = map.next_value()?;
-                    if v != JSONRPC_VERSION {
+                    // Borrowed when it can be: `Cow<str>` would allocate.
+                    let v: crate::types::de::Key<'de> = map.next_value()?;
+                    if v.as_str() != JSONRPC_VERSION {
                         return Err(de::Error::custom(format_args!(
-                            "unsupported jsonrpc version {v:?}"
+                            "unsupported jsonrpc version {:?}",
+                            v.as_str()
                         )));
                     }
                     version_ok = true;
@@ -521,11 +523,31 @@ pub enum Frame {
 impl Frame {
     /// Decodes one frame from JSON bytes.
     pub fn from_slice(bytes: &[u8]) -> Result<Frame, serde_json::Error> {
+        // Checking UTF-8 once for the whole frame and decoding from `str` is
+        // cheaper than decoding from bytes, which checks every string and
+        // every raw payload on its own (measured with callgrind: about a
+        // fifth of a small response's decoding). Invalid UTF-8 takes the byte
+        // decoder, for its error.
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            return Self::decode(bytes, serde_json::from_slice, serde_json::from_slice);
+        };
+        Self::decode(
+            text.as_bytes(),
+            |_| serde_json::from_str(text),
+            |_| serde_json::from_str(text),
+        )
+    }
+
+    fn decode<'a>(
+        bytes: &'a [u8],
+        batch: impl FnOnce(&'a [u8]) -> Result<Vec<Message>, serde_json::Error>,
+        single: impl FnOnce(&'a [u8]) -> Result<Message, serde_json::Error>,
+    ) -> Result<Frame, serde_json::Error> {
         let first = bytes.iter().copied().find(|b| !b.is_ascii_whitespace());
         if first == Some(b'[') {
-            serde_json::from_slice(bytes).map(Frame::Batch)
+            batch(bytes).map(Frame::Batch)
         } else {
-            serde_json::from_slice(bytes).map(Frame::Single)
+            single(bytes).map(Frame::Single)
         }
     }
 }

@@ -39,6 +39,7 @@
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -384,7 +385,7 @@ pub struct ClientSession {
     state: SessionState,
     next_id: i64,
     /// Requests waiting for an answer, by our numeric id.
-    pending: HashMap<i64, Pending>,
+    pending: HashMap<i64, Pending, BuildHasherDefault<IdHasher>>,
     /// Deadlines of pending requests, ordered, for `poll_timeout`.
     deadlines: BTreeSet<(Instant, i64)>,
     /// The initialize request in flight, if any.
@@ -431,7 +432,7 @@ impl ClientSession {
             options,
             state: SessionState::Idle,
             next_id: 0,
-            pending: HashMap::new(),
+            pending: HashMap::default(),
             deadlines: BTreeSet::new(),
             initialize: None,
             negotiated: None,
@@ -1174,6 +1175,37 @@ fn check_server_capability(negotiated: &Negotiated, method: &str) -> Result<(), 
         }
         m if m.starts_with("tasks/") && caps.tasks.is_none() => missing("tasks"),
         _ => Ok(()),
+    }
+}
+
+/// Hashes the ids this session allocates (sequential integers): one
+/// multiplication by an odd constant maps consecutive ids to distinct table
+/// slots and mixes the high bits the table also uses. SipHash's resistance
+/// to flooding is not needed for keys we choose, and it was about a twentieth
+/// of a small call's instructions (measured with callgrind). Other keys go
+/// through `write`, a simple byte-wise mix.
+#[derive(Clone, Copy, Debug, Default)]
+struct IdHasher(u64);
+
+const ID_HASH_MULTIPLIER: u64 = 0x9E37_79B9_7F4A_7C15;
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(ID_HASH_MULTIPLIER);
+        }
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(ID_HASH_MULTIPLIER);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 

@@ -19,6 +19,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -282,7 +283,7 @@ struct Shared {
 
 struct Inner {
     session: ClientSession,
-    waiters: HashMap<RequestHandle, Waiter>,
+    waiters: HashMap<RequestHandle, Waiter, BuildHasherDefault<HandleHasher>>,
     handshake: Option<oneshot::Sender<Result<Arc<Negotiated>, ClientError>>>,
     negotiated: Option<Arc<Negotiated>>,
     /// Why the connection ended, once it has.
@@ -299,6 +300,36 @@ struct Inner {
     /// The deadline the driver's timer is set for; a caller whose request
     /// brings an earlier one wakes the driver.
     armed: Option<Instant>,
+}
+
+/// Hashes [`RequestHandle`]s, which wrap the sequential integer ids the
+/// session allocates: one multiplication by an odd constant maps
+/// consecutive ids to distinct table slots. SipHash's resistance to
+/// flooding is not needed for keys we choose, and it cost about a twentieth
+/// of a small call's instructions (measured with callgrind).
+#[derive(Clone, Copy, Default)]
+struct HandleHasher(u64);
+
+const HANDLE_HASH_MULTIPLIER: u64 = 0x9E37_79B9_7F4A_7C15;
+
+impl Hasher for HandleHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(HANDLE_HASH_MULTIPLIER);
+        }
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(HANDLE_HASH_MULTIPLIER);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 struct Waiter {
@@ -363,7 +394,7 @@ impl Client {
         let shared = Arc::new(Shared {
             inner: Mutex::new(Inner {
                 session: ClientSession::new(options.session),
-                waiters: HashMap::new(),
+                waiters: HashMap::default(),
                 handshake: None,
                 negotiated: None,
                 closed: None,
@@ -662,7 +693,15 @@ impl Driver {
                     None
                 };
                 inner.sending = sending.is_some() || next.is_some();
-                let deadline = inner.session.poll_timeout().map(Instant::from_std);
+                // The timer is moved only to an earlier deadline: the
+                // earliest deadline changes with almost every response, and
+                // moving the timer each time cost a timer-wheel update per
+                // call (measured with callgrind). A timer left earlier than
+                // needed fires once for nothing and is then set again.
+                let deadline = match (inner.session.poll_timeout().map(Instant::from_std), armed) {
+                    (Some(deadline), Some(armed)) => Some(deadline.min(armed)),
+                    (deadline, armed) => deadline.or(armed),
+                };
                 inner.armed = deadline;
                 let closed = inner.session.state() == SessionState::Closed;
                 (deadline, closed, next)
@@ -690,22 +729,18 @@ impl Driver {
                 }
                 inbound = &mut receiving, if transport_open => {
                     let mut inner = shared.lock();
-                    match inbound {
-                        Inbound::Frame(frame) => {
-                            inner.session.handle_frame(Instant::now().into_std(), frame);
-                        }
-                        Inbound::Undelivered { id, error } => on_undelivered(&mut inner, id, error),
-                        Inbound::Closed(error) => {
-                            transport_open = false;
-                            if inner.closed.is_none() {
-                                inner.closed = Some(match error {
-                                    Some(e) if e.is_session_expired() => ClosedCause::SessionExpired,
-                                    Some(e) => ClosedCause::Other(e.to_string()),
-                                    None => ClosedCause::Other("the server closed the connection".to_owned()),
-                                });
-                            }
-                            inner.session.handle_close();
-                        }
+                    let now = Instant::now().into_std();
+                    transport_open = on_inbound(&mut inner, now, inbound);
+                    // Everything else that has already arrived is handled in
+                    // the same pass, under the same lock: with many calls in
+                    // flight, a pass per frame cost more than the frame.
+                    let mut batch = 1;
+                    while transport_open && batch < MAX_INBOUND_BATCH {
+                        let Some(inbound) = transport.try_recv() else {
+                            break;
+                        };
+                        transport_open = on_inbound(&mut inner, now, inbound);
+                        batch += 1;
                     }
                     // Within the same lock: an `Initialized` event must reach
                     // the transport before a caller can flush the
@@ -830,6 +865,31 @@ fn pump(shared: &Arc<Shared>, inner: &mut Inner) {
         inner.outbox.clear();
     }
     flush(shared, inner);
+}
+
+/// How many inbound items the driver handles in one pass at most, so that
+/// callers waiting for the session's lock are not held off for long.
+const MAX_INBOUND_BATCH: usize = 64;
+
+/// Hands one inbound item to the session; returns whether the transport is
+/// still open.
+fn on_inbound(inner: &mut Inner, now: std::time::Instant, inbound: Inbound) -> bool {
+    match inbound {
+        Inbound::Frame(frame) => inner.session.handle_frame(now, frame),
+        Inbound::Undelivered { id, error } => on_undelivered(inner, id, error),
+        Inbound::Closed(error) => {
+            if inner.closed.is_none() {
+                inner.closed = Some(match error {
+                    Some(e) if e.is_session_expired() => ClosedCause::SessionExpired,
+                    Some(e) => ClosedCause::Other(e.to_string()),
+                    None => ClosedCause::Other("the server closed the connection".to_owned()),
+                });
+            }
+            inner.session.handle_close();
+            return false;
+        }
+    }
+    true
 }
 
 fn on_undelivered(inner: &mut Inner, id: Option<RequestId>, error: TransportError) {

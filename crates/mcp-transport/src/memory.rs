@@ -59,6 +59,12 @@ impl Transport for MemoryTransport {
         }
     }
 
+    fn try_recv(&self) -> Option<Inbound> {
+        // A closed channel is left for `recv` to report.
+        let message = self.rx.try_lock().ok()?.try_recv().ok()?;
+        Some(Inbound::Frame(Frame::Single(message)))
+    }
+
     async fn close(&self) -> Result<(), TransportError> {
         // Dropping our sender ends the peer's stream; the peer's `recv` then
         // yields `Closed(None)`.
@@ -96,5 +102,27 @@ mod tests {
                 .await
                 .is_err()
         );
+    }
+
+    #[tokio::test]
+    async fn try_recv_takes_only_what_is_ready_and_leaves_the_end_to_recv() {
+        let (a, b) = memory_pair();
+        assert!(b.try_recv().is_none());
+        for i in 0..2 {
+            a.try_send(Message::notification("n", Some(&i)).unwrap())
+                .unwrap();
+        }
+        for i in 0..2 {
+            match b.try_recv() {
+                Some(Inbound::Frame(Frame::Single(m))) => {
+                    assert_eq!(m, Message::notification("n", Some(&i)).unwrap())
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(b.try_recv().is_none());
+        a.close().await.unwrap();
+        assert!(b.try_recv().is_none());
+        assert!(matches!(b.recv().await, Inbound::Closed(None)));
     }
 }

@@ -4,11 +4,16 @@
 //! directly (never through a shell) in a process group of its own. Four
 //! background tasks do the I/O, so that no pipe is ever left unread:
 //!
-//! - the **writer** owns stdin; [`Transport::send`] queues a message for it,
-//!   and it encodes everything queued into one buffer and writes it with one
-//!   call, so lines never interleave and bursts cost one system call;
+//! - the **writer** flushes stdin: [`Transport::try_send`] and
+//!   [`Transport::send`] encode a message straight into the pipe when
+//!   nothing is waiting to be written and no other message went out in the
+//!   last few microseconds (no hop through another task, which cost a thread
+//!   wake-up per call), and otherwise append it to a buffer that the writer
+//!   writes as a whole, in order, once the ready tasks have added theirs, so
+//!   that bursts cost one system call;
 //! - the **reader** decodes stdout with the NDJSON codec and hands frames to
-//!   [`Transport::recv`] through a channel (which makes `recv` cancel safe);
+//!   [`Transport::recv`] and [`Transport::try_recv`] through a bounded queue
+//!   (which makes `recv` cancel safe, and stops reading while it is full);
 //! - the **stderr drain** keeps the last bytes of stderr in a ring buffer for
 //!   diagnostics and logs each line with `tracing`; a server flooding stderr
 //!   never stalls on a full pipe;
@@ -33,9 +38,9 @@ use async_trait::async_trait;
 use mcp_proto::codec::ndjson::{self, NdjsonDecoder, NdjsonError};
 use mcp_proto::{Frame, Message};
 use rustix::process::{Pid, Signal};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
-use tokio::sync::{OnceCell, mpsc, watch};
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, ChildStderr, ChildStdout, Command};
+use tokio::sync::{Notify, OnceCell, watch};
 use tokio::task::{AbortHandle, JoinHandle};
 use tokio::time::{Instant, timeout, timeout_at};
 
@@ -149,8 +154,8 @@ pub struct StdioTransport {
     pgid: Option<Pid>,
     close_stdin_wait: Duration,
     sigterm_wait: Duration,
-    outbound: mpsc::Sender<Message>,
-    inbound: tokio::sync::Mutex<mpsc::Receiver<Frame>>,
+    writer: Arc<Writer>,
+    inbound: Arc<InboundQueue>,
     shared: Arc<Shared>,
     /// `true` once `close` has begun: the writer flushes and lets go of
     /// stdin, the reader stops delivering, `recv` yields `Closed(None)`.
@@ -234,20 +239,43 @@ impl StdioTransport {
         });
         let (closing, closing_rx) = watch::channel(false);
         let (state_tx, state_rx) = watch::channel(ChildState::Running);
-        let (outbound, outbound_rx) = mpsc::channel(OUTBOUND_QUEUE);
-        let (inbound_tx, inbound) = mpsc::channel(INBOUND_QUEUE);
+        // Non-blocking writes from any thread need the pipe itself rather
+        // than the child's `AsyncWrite` handle.
+        let pipe = stdin
+            .into_owned_fd()
+            .and_then(tokio::net::unix::pipe::Sender::from_owned_fd)
+            .map_err(|error| {
+                TransportError::Setup(format!("cannot set up `{command}`'s stdin: {error}"))
+            })?;
+        let writer = Arc::new(Writer {
+            state: Mutex::new(WriteState {
+                pipe: Some(Arc::new(pipe)),
+                buf: Vec::new(),
+                busy: false,
+                last_direct: None,
+            }),
+            wake: Notify::new(),
+            room: Notify::new(),
+        });
+        let inbound = Arc::new(InboundQueue {
+            state: Mutex::new(InboundState {
+                frames: VecDeque::new(),
+                ended: false,
+            }),
+            ready: Notify::new(),
+            room: Notify::new(),
+        });
 
         runtime.spawn(reap(child, pgid, state_tx));
-        let writer = runtime.spawn(write_loop(
-            stdin,
-            outbound_rx,
+        let writer_task = runtime.spawn(write_loop(
+            Arc::clone(&writer),
             closing_rx.clone(),
             Arc::clone(&shared),
             pid,
         ));
         let reader = runtime.spawn(read_loop(ReadLoop {
             stdout,
-            frames: inbound_tx,
+            frames: Arc::clone(&inbound),
             closing: closing_rx,
             child: state_rx.clone(),
             max_message_size: options.max_message_size,
@@ -256,7 +284,7 @@ impl StdioTransport {
         }));
         let stderr = runtime.spawn(drain_stderr(stderr, Arc::clone(&shared), pid));
         let aborts = vec![
-            writer.abort_handle(),
+            writer_task.abort_handle(),
             reader.abort_handle(),
             stderr.abort_handle(),
         ];
@@ -268,13 +296,13 @@ impl StdioTransport {
             pgid,
             close_stdin_wait: options.close_stdin_wait,
             sigterm_wait: options.sigterm_wait,
-            outbound,
-            inbound: tokio::sync::Mutex::new(inbound),
+            writer,
+            inbound,
             shared,
             closing,
             child: state_rx,
             tasks: Mutex::new(Tasks {
-                writer: Some(writer),
+                writer: Some(writer_task),
                 reader: Some(reader),
                 stderr: Some(stderr),
             }),
@@ -340,6 +368,8 @@ impl StdioTransport {
             && timeout_at(deadline, &mut writer).await.is_err()
         {
             writer.abort();
+            // The last handle on stdin: dropping it closes the pipe.
+            lock(&self.writer.state).pipe = None;
         }
         let mut child = self.child.clone();
         if !wait_for_exit(&mut child, deadline).await {
@@ -368,69 +398,88 @@ impl StdioTransport {
 
 #[async_trait]
 impl Transport for StdioTransport {
-    /// Queues `message` for the writer task. It returns once the message is
-    /// queued (waiting while the queue is full), not once it is written: a
+    /// Writes `message` to stdin, or queues it for the writer task behind
+    /// what is already waiting (waiting while too much is). It returns once
+    /// the message is written or queued, not once the server has read it: a
     /// write failure (a broken pipe) makes the next `send` fail.
     async fn send(&self, message: Message) -> Result<(), TransportError> {
         let mut closing = self.closing.subscribe();
-        if *closing.borrow_and_update() {
-            return Err(TransportError::Closed);
-        }
-        if let Some(error) = self.shared.write_error() {
-            return Err(error);
-        }
-        tokio::select! {
-            sent = self.outbound.send(message) => match sent {
-                Ok(()) => Ok(()),
-                Err(_) => Err(self.shared.write_error().unwrap_or(TransportError::Closed)),
-            },
-            _ = closing.wait_for(|closing| *closing) => Err(TransportError::Closed),
+        let mut message = message;
+        loop {
+            if *closing.borrow_and_update() {
+                return Err(TransportError::Closed);
+            }
+            if let Some(error) = self.shared.write_error() {
+                return Err(error);
+            }
+            let room = self.writer.room.notified();
+            tokio::pin!(room);
+            room.as_mut().enable();
+            match self.writer.offer(message, &self.shared, self.pid) {
+                Ok(()) => return Ok(()),
+                Err(back) => message = back,
+            }
+            tokio::select! {
+                () = &mut room => {}
+                _ = closing.wait_for(|closing| *closing) => return Err(TransportError::Closed),
+            }
         }
     }
 
-    /// Queues the message for the writer task when its queue has room; a
-    /// full queue, a closing transport or a broken pipe leave it to `send`,
-    /// which waits or reports the error.
+    /// Writes the message to stdin, or queues it behind what is waiting,
+    /// unless too much is waiting; a full queue, a closing transport or a
+    /// broken pipe leave it to `send`, which waits or reports the error.
     fn try_send(&self, message: Message) -> Result<(), Message> {
         if *self.closing.borrow() || self.shared.write_error().is_some() {
             return Err(message);
         }
-        self.outbound
-            .try_send(message)
-            .map_err(|error| error.into_inner())
+        self.writer.offer(message, &self.shared, self.pid)
     }
 
-    /// Cancel safe: frames wait in a channel until a `recv` takes them.
+    /// Cancel safe: frames wait in a queue until a `recv` takes them.
     async fn recv(&self) -> Inbound {
         if *self.closing.borrow() {
             return Inbound::Closed(None);
         }
         // A frame already waiting needs no subscription to `closing` and no
         // `select!`: the common case under load.
-        if let Ok(mut inbound) = self.inbound.try_lock() {
-            match inbound.try_recv() {
-                Ok(frame) => return Inbound::Frame(frame),
-                Err(mpsc::error::TryRecvError::Disconnected) => {
-                    return Inbound::Closed(self.shared.end_error());
-                }
-                Err(mpsc::error::TryRecvError::Empty) => {}
-            }
+        match self.inbound.pop() {
+            Some(Some(frame)) => return Inbound::Frame(frame),
+            Some(None) => return Inbound::Closed(self.shared.end_error()),
+            None => {}
         }
         let mut closing = self.closing.subscribe();
-        if *closing.borrow_and_update() {
-            return Inbound::Closed(None);
+        loop {
+            if *closing.borrow_and_update() {
+                return Inbound::Closed(None);
+            }
+            // Registered before the queue is checked, so that a frame pushed
+            // in between is not missed.
+            let ready = self.inbound.ready.notified();
+            tokio::pin!(ready);
+            ready.as_mut().enable();
+            match self.inbound.pop() {
+                Some(Some(frame)) => return Inbound::Frame(frame),
+                Some(None) => return Inbound::Closed(self.shared.end_error()),
+                None => {}
+            }
+            tokio::select! {
+                biased;
+                () = &mut ready => {}
+                _ = closing.wait_for(|closing| *closing) => return Inbound::Closed(None),
+            }
         }
-        let mut inbound = tokio::select! {
-            inbound = self.inbound.lock() => inbound,
-            _ = closing.wait_for(|closing| *closing) => return Inbound::Closed(None),
-        };
-        tokio::select! {
-            biased;
-            frame = inbound.recv() => match frame {
-                Some(frame) => Inbound::Frame(frame),
-                None => Inbound::Closed(self.shared.end_error()),
-            },
-            _ = closing.wait_for(|closing| *closing) => Inbound::Closed(None),
+    }
+
+    /// A frame the reader has already decoded, if any; an ended connection
+    /// is left for `recv` to report.
+    fn try_recv(&self) -> Option<Inbound> {
+        if *self.closing.borrow() {
+            return None;
+        }
+        match self.inbound.pop() {
+            Some(Some(frame)) => Some(Inbound::Frame(frame)),
+            _ => None,
         }
     }
 
@@ -464,15 +513,17 @@ impl fmt::Debug for StdioTransport {
     }
 }
 
-/// Messages `send` may queue before it waits for the writer.
-const OUTBOUND_QUEUE: usize = 256;
+/// Bytes that may wait for the writer task before `send` waits for room
+/// (a message is always taken when nothing waits, however large).
+const MAX_QUEUED_WRITE: usize = 4 * 1024 * 1024;
+/// A message within this long of a caller's own write waits for the writer
+/// task, to be written together with the messages around it.
+const COALESCE_WINDOW: Duration = Duration::from_micros(10);
 /// Frames the reader may hold before it stops reading stdout (backpressure
 /// on the server rather than unbounded memory).
 const INBOUND_QUEUE: usize = 256;
 /// The size of one read from stdout or stderr.
 const READ_CHUNK: usize = 64 * 1024;
-/// The writer stops coalescing queued messages into one write at this size.
-const MAX_WRITE_BATCH: usize = 1024 * 1024;
 /// Write buffer capacity kept between writes.
 const RETAINED_WRITE_BUFFER: usize = 256 * 1024;
 /// After stdout EOF, how long the reader waits to learn the exit status. A
@@ -602,54 +653,231 @@ async fn reap(mut child: Child, pgid: Option<Pid>, state: watch::Sender<ChildSta
     state.send_replace(new_state);
 }
 
-/// Writes queued messages to stdin, coalescing everything already queued
-/// into one write. Ends on a write error, when the transport is dropped, or
-/// when closing (after writing what was queued); stdin closes as it ends.
+/// The write side of stdin, shared by the callers that write directly and
+/// the writer task that flushes what the pipe did not take at once.
+#[derive(Debug)]
+struct Writer {
+    state: Mutex<WriteState>,
+    /// Wakes the writer task when bytes wait for it.
+    wake: Notify,
+    /// Wakes `send` calls waiting for room in the queue.
+    room: Notify,
+}
+
+#[derive(Debug)]
+struct WriteState {
+    /// `None` once the writer task has finished: stdin is closed.
+    pipe: Option<Arc<tokio::net::unix::pipe::Sender>>,
+    /// Encoded bytes waiting for the writer task, in order.
+    buf: Vec<u8>,
+    /// The writer task is writing bytes it took from `buf`; until it is
+    /// done, nobody else may write (order).
+    busy: bool,
+    /// When a caller last wrote to the pipe itself.
+    last_direct: Option<std::time::Instant>,
+}
+
+impl Writer {
+    /// Writes `message` to the pipe if nothing waits and the pipe takes it,
+    /// leaving any rest for the writer task; queues it behind what waits
+    /// otherwise. Gives it back only when the queue is full.
+    fn offer(&self, message: Message, shared: &Shared, pid: u32) -> Result<(), Message> {
+        // The message is freed after the lock is released.
+        if self.write_or_queue(&message, shared, pid) {
+            Ok(())
+        } else {
+            Err(message)
+        }
+    }
+
+    /// [`Writer::offer`] under the lock; `false` when the queue is full.
+    fn write_or_queue(&self, message: &Message, shared: &Shared, pid: u32) -> bool {
+        let mut state = lock(&self.state);
+        let idle = !state.busy && state.buf.is_empty();
+        if !idle && state.buf.len() >= MAX_QUEUED_WRITE {
+            return false;
+        }
+        let start = state.buf.len();
+        ndjson::encode(message, &mut state.buf);
+        if !idle {
+            return true;
+        }
+        // Messages in quick succession (many calls in flight) are left for
+        // the writer task, which writes them together once the tasks that
+        // are ready have run; a lone message goes straight to the pipe.
+        let now = std::time::Instant::now();
+        let recent = state
+            .last_direct
+            .is_some_and(|last| now.duration_since(last) < COALESCE_WINDOW);
+        if recent {
+            state.busy = true;
+            drop(state);
+            self.wake.notify_one();
+            return true;
+        }
+        state.last_direct = Some(now);
+        let written = match state.pipe.as_deref() {
+            Some(pipe) => match pipe.try_write(state.buf.get(start..).unwrap_or_default()) {
+                Ok(n) => n,
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => 0,
+                Err(error) => {
+                    tracing::debug!(pid, %error, "cannot write to the stdio server's stdin");
+                    *lock(&shared.write_error) = Some((error.kind(), error.to_string()));
+                    state.buf.clear();
+                    return true;
+                }
+            },
+            // Closing: the writer task is gone; the message is dropped as a
+            // queued one would be.
+            None => {
+                state.buf.clear();
+                return true;
+            }
+        };
+        state.buf.drain(..written);
+        let left = !state.buf.is_empty();
+        if !left {
+            // A large message must not pin its buffer for the connection's life.
+            state.buf.shrink_to(RETAINED_WRITE_BUFFER);
+        }
+        drop(state);
+        if left {
+            self.wake.notify_one();
+        }
+        true
+    }
+}
+
+/// Writes what callers queued because the pipe was full, in order. Ends on a
+/// write error, when the transport is dropped, or when closing (after
+/// writing what was queued); stdin closes as it ends.
 async fn write_loop(
-    mut stdin: ChildStdin,
-    mut queue: mpsc::Receiver<Message>,
+    writer: Arc<Writer>,
     mut closing: watch::Receiver<bool>,
     shared: Arc<Shared>,
     pid: u32,
 ) {
-    let mut buf = Vec::with_capacity(READ_CHUNK);
+    let Some(pipe) = lock(&writer.state).pipe.clone() else {
+        return;
+    };
+    let mut buf = Vec::new();
     loop {
         let stop = tokio::select! {
             biased;
-            message = queue.recv() => match message {
-                Some(message) => {
-                    ndjson::encode(&message, &mut buf);
-                    false
-                }
-                None => true,
-            },
+            () = writer.wake.notified() => false,
             _ = closing.wait_for(|closing| *closing) => true,
         };
-        while buf.len() < MAX_WRITE_BATCH {
-            match queue.try_recv() {
-                Ok(message) => ndjson::encode(&message, &mut buf),
-                Err(_) => break,
+        // Lets the other tasks that are ready queue their messages first.
+        tokio::task::yield_now().await;
+        loop {
+            {
+                let mut state = lock(&writer.state);
+                if state.buf.is_empty() {
+                    state.busy = false;
+                    break;
+                }
+                std::mem::swap(&mut buf, &mut state.buf);
+                state.busy = true;
             }
-        }
-        if !buf.is_empty() {
-            if let Err(error) = stdin.write_all(&buf).await {
+            writer.room.notify_waiters();
+            if let Err(error) = write_all(&pipe, &buf).await {
                 tracing::debug!(pid, %error, "cannot write to the stdio server's stdin");
                 *lock(&shared.write_error) = Some((error.kind(), error.to_string()));
+                lock(&writer.state).pipe = None;
+                writer.room.notify_waiters();
                 return;
             }
             buf.clear();
             buf.shrink_to(RETAINED_WRITE_BUFFER);
         }
-        if stop && queue.is_empty() {
+        if stop {
+            // Nobody writes once `pipe` is gone; dropping the last handle
+            // closes stdin.
+            lock(&writer.state).pipe = None;
+            writer.room.notify_waiters();
             return;
         }
+    }
+}
+
+async fn write_all(pipe: &tokio::net::unix::pipe::Sender, mut bytes: &[u8]) -> io::Result<()> {
+    while !bytes.is_empty() {
+        pipe.writable().await?;
+        match pipe.try_write(bytes) {
+            Ok(n) => bytes = bytes.get(n..).unwrap_or_default(),
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(())
+}
+
+/// Decoded frames on their way from the reader task to `recv`. A plain
+/// queue under a lock: the driver takes every ready frame in one pass
+/// ([`Transport::try_recv`]), and a channel's per-frame semaphore and
+/// receiver lock cost more than the queue itself (measured with callgrind).
+#[derive(Debug)]
+struct InboundQueue {
+    state: Mutex<InboundState>,
+    /// Wakes `recv` when a frame arrives or the reader ends.
+    ready: Notify,
+    /// Wakes the reader when the queue has room again.
+    room: Notify,
+}
+
+#[derive(Debug)]
+struct InboundState {
+    frames: VecDeque<Frame>,
+    /// The reader has finished (or was stopped): once `frames` is empty,
+    /// `recv` reports how the connection ended.
+    ended: bool,
+}
+
+impl InboundQueue {
+    /// The next frame (`Some(Some)`), the end of the stream (`Some(None)`),
+    /// or nothing yet (`None`).
+    fn pop(&self) -> Option<Option<Frame>> {
+        let mut state = lock(&self.state);
+        match state.frames.pop_front() {
+            Some(frame) => {
+                let was_full = state.frames.len() + 1 == INBOUND_QUEUE;
+                drop(state);
+                if was_full {
+                    self.room.notify_one();
+                }
+                Some(Some(frame))
+            }
+            None if state.ended => Some(None),
+            None => None,
+        }
+    }
+
+    /// Queues `frame` unless the queue is full, when it is given back.
+    fn push(&self, frame: Frame) -> Result<(), Frame> {
+        let mut state = lock(&self.state);
+        if state.frames.len() >= INBOUND_QUEUE {
+            return Err(frame);
+        }
+        let was_empty = state.frames.is_empty();
+        state.frames.push_back(frame);
+        drop(state);
+        // A `recv` waits only on an empty queue.
+        if was_empty {
+            self.ready.notify_one();
+        }
+        Ok(())
+    }
+
+    fn end(&self) {
+        lock(&self.state).ended = true;
+        self.ready.notify_one();
     }
 }
 
 /// What the reader task works with.
 struct ReadLoop {
     stdout: ChildStdout,
-    frames: mpsc::Sender<Frame>,
+    frames: Arc<InboundQueue>,
     closing: watch::Receiver<bool>,
     child: watch::Receiver<ChildState>,
     max_message_size: usize,
@@ -657,8 +885,16 @@ struct ReadLoop {
     pid: u32,
 }
 
+/// Ends the frame queue however the reader stops (aborted included), so
+/// that `recv` reports `Closed` rather than waiting for ever.
+impl Drop for ReadLoop {
+    fn drop(&mut self) {
+        self.frames.end();
+    }
+}
+
 /// Decodes stdout until the connection ends, then records how it ended and
-/// drops the frame sender, so that `recv` reports `Closed`.
+/// ends the frame queue, so that `recv` reports `Closed`.
 async fn read_loop(mut task: ReadLoop) {
     let end = read_frames(&mut task).await;
     let end = if *task.closing.borrow() {
@@ -719,17 +955,26 @@ async fn deliver(task: &mut ReadLoop, item: Result<Frame, NdjsonError>) -> Optio
             if *task.closing.borrow() {
                 return None;
             }
-            let frame = match task.frames.try_send(frame) {
+            let mut frame = match task.frames.push(frame) {
                 Ok(()) => return None,
-                Err(mpsc::error::TrySendError::Closed(_)) => return Some(End::Clean),
-                Err(mpsc::error::TrySendError::Full(frame)) => frame,
+                Err(back) => back,
             };
-            let sent = tokio::select! {
-                sent = task.frames.send(frame) => sent.is_ok(),
-                _ = task.closing.wait_for(|closing| *closing) => true,
-            };
-            // A closed channel: the transport was dropped.
-            (!sent).then_some(End::Clean)
+            loop {
+                // Registered before the push, so that room made in between
+                // is not missed.
+                let room = task.frames.room.notified();
+                tokio::pin!(room);
+                room.as_mut().enable();
+                match task.frames.push(frame) {
+                    Ok(()) => return None,
+                    Err(back) => frame = back,
+                }
+                tokio::select! {
+                    () = &mut room => {}
+                    // Closing: the frame is dropped, as above.
+                    _ = task.closing.wait_for(|closing| *closing) => return None,
+                }
+            }
         }
         Err(NdjsonError::TooLarge { limit }) => {
             tracing::warn!(
@@ -1025,4 +1270,72 @@ fn spawn_error(command: &str, error: &io::Error) -> TransportError {
         }
         _ => format!("cannot run `{command}`: {error}"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cat` echoes every line back: a server that answers nothing but
+    /// returns each message as it was written.
+    fn cat() -> StdioTransport {
+        StdioTransport::spawn(StdioOptions::new("cat")).expect("`cat` runs")
+    }
+
+    fn numbered(i: i64) -> Message {
+        Message::notification("n", Some(&i)).expect("encodes")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn more_frames_than_the_inbound_queue_holds_arrive_in_order() {
+        // More lines than the queue holds come back before anything is taken:
+        // the reader stops at a full queue and goes on as `try_recv` and
+        // `recv` make room, and no line is lost or reordered.
+        let transport = cat();
+        let total = i64::try_from(INBOUND_QUEUE * 4).expect("small");
+        for i in 0..total {
+            transport.send(numbered(i)).await.expect("send");
+        }
+        for i in 0..total {
+            let inbound = match transport.try_recv() {
+                Some(inbound) => inbound,
+                None => transport.recv().await,
+            };
+            match inbound {
+                Inbound::Frame(Frame::Single(message)) => assert_eq!(message, numbered(i)),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert!(transport.try_recv().is_none());
+        transport.close().await.expect("close");
+        assert!(matches!(transport.recv().await, Inbound::Closed(None)));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn bursts_of_sends_keep_their_order_through_direct_and_queued_writes() {
+        // Writes in quick succession go through the writer task, a lone one
+        // straight to the pipe; large messages do not fit the pipe at once.
+        // Whichever path each takes, the lines come back whole and in order.
+        let transport = Arc::new(cat());
+        let fill = "x".repeat(100 * 1024);
+        let message = |i: i64| {
+            let params =
+                serde_json::json!({"i": i, "fill": if i % 7 == 0 { fill.as_str() } else { "" }});
+            Message::notification("n", Some(&params)).expect("encodes")
+        };
+        let total = 300;
+        for i in 0..total {
+            match transport.try_send(message(i)) {
+                Ok(()) => {}
+                Err(back) => transport.send(back).await.expect("send"),
+            }
+        }
+        for i in 0..total {
+            match transport.recv().await {
+                Inbound::Frame(Frame::Single(got)) => assert_eq!(got, message(i)),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        transport.close().await.expect("close");
+    }
 }

@@ -51,6 +51,16 @@ pub trait Transport: Send + Sync + 'static {
     /// Receives the next inbound item. Cancel safe.
     async fn recv(&self) -> Inbound;
 
+    /// Takes the next inbound item if one is ready right now, without
+    /// waiting, so that the driver handles every frame that has arrived in
+    /// one pass instead of one pass per frame. `None` means nothing is ready
+    /// (it never means closed: `recv` reports that). The driver calls it only
+    /// while no `recv` future is pending; items come in the same order
+    /// `recv` would yield them. The default has nothing ready.
+    fn try_recv(&self) -> Option<Inbound> {
+        None
+    }
+
     /// Ends the connection politely. Idempotent.
     async fn close(&self) -> Result<(), TransportError>;
 
@@ -157,6 +167,10 @@ impl Transport for Box<dyn Transport> {
 
     async fn recv(&self) -> Inbound {
         (**self).recv().await
+    }
+
+    fn try_recv(&self) -> Option<Inbound> {
+        (**self).try_recv()
     }
 
     async fn close(&self) -> Result<(), TransportError> {

@@ -13,7 +13,7 @@ use memchr::{memchr, memchr2};
 use serde::Serialize;
 
 use super::{BOM, Input};
-use crate::jsonrpc::{Frame, Message};
+use crate::jsonrpc::{Frame, Message, RawValue};
 
 /// The longest line [`NdjsonDecoder::new`] accepts: 64 MiB.
 pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 64 * 1024 * 1024;
@@ -168,19 +168,78 @@ pub enum NdjsonError {
 
 /// Appends `message` as one line of compact JSON ending in `\n`.
 pub fn encode(message: &Message, out: &mut Vec<u8>) {
-    write_line(message, out);
+    write_line(out, |out| write_message(message, out));
 }
 
 /// Appends `frame` as one line of compact JSON ending in `\n`.
 pub fn encode_frame(frame: &Frame, out: &mut Vec<u8>) {
-    write_line(frame, out);
+    write_line(out, |out| match frame {
+        Frame::Single(message) => write_message(message, out),
+        Frame::Batch(messages) => {
+            out.push(b'[');
+            for (i, message) in messages.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_message(message, out)?;
+            }
+            out.push(b']');
+            Ok(())
+        }
+    });
 }
 
-fn write_line(value: &impl Serialize, out: &mut Vec<u8>) {
+/// Writes `message` exactly as its `Serialize` implementation does in
+/// compact form, without going through serde for the envelope: the fixed
+/// keys are copied rather than escaped one character at a time (measured
+/// with callgrind: about 60% of encoding a `tools/call` request).
+fn write_message(message: &Message, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    out.extend_from_slice(br#"{"jsonrpc":"2.0""#);
+    match message {
+        Message::Request(r) => {
+            out.extend_from_slice(br#","id":"#);
+            write_value(&r.id, out)?;
+            out.extend_from_slice(br#","method":"#);
+            write_value(&r.method, out)?;
+            write_raw(br#","params":"#, r.params.as_deref(), out);
+        }
+        Message::Notification(n) => {
+            out.extend_from_slice(br#","method":"#);
+            write_value(&n.method, out)?;
+            write_raw(br#","params":"#, n.params.as_deref(), out);
+        }
+        Message::Response(r) => {
+            out.extend_from_slice(br#","id":"#);
+            write_value(&r.id, out)?;
+            write_raw(br#","result":"#, Some(&r.result), out);
+        }
+        Message::Error(e) => {
+            out.extend_from_slice(br#","id":"#);
+            write_value(&e.id, out)?;
+            out.extend_from_slice(br#","error":"#);
+            write_value(&e.error, out)?;
+        }
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+fn write_value(value: &(impl Serialize + ?Sized), out: &mut Vec<u8>) -> serde_json::Result<()> {
+    serde_json::to_writer(&mut *out, value)
+}
+
+fn write_raw(key: &[u8], raw: Option<&RawValue>, out: &mut Vec<u8>) {
+    if let Some(raw) = raw {
+        out.extend_from_slice(key);
+        out.extend_from_slice(raw.get().as_bytes());
+    }
+}
+
+fn write_line(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>) {
     let start = out.len();
     // Serializing our own message types cannot fail (see `Message::to_bytes`);
     // should it ever, nothing is written rather than half a line.
-    if serde_json::to_writer(&mut *out, value).is_err() {
+    if write(&mut *out).is_err() {
         out.truncate(start);
         return;
     }
@@ -532,6 +591,44 @@ mod tests {
         assert_eq!(memchr2(b'\n', b'\r', &out), Some(out.len() - 1));
         let decoded = Frame::from_slice(&out).unwrap();
         assert_eq!(decoded, Frame::Single(message));
+    }
+
+    #[test]
+    fn encode_writes_exactly_what_serde_writes() {
+        // The envelope is written by hand; every shape must match the
+        // `Serialize` implementation byte for byte.
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}"#,
+            r#"{"jsonrpc":"2.0","id":"a\"b\u0001","method":"m\né","params":[1,2]}"#,
+            r#"{"jsonrpc":"2.0","id":-3,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"p":1.5}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":9,"result":{"content":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":"x","result":null}"#,
+            r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"no \"such\""}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad","data":{"at":3}}}"#,
+        ];
+        let mut messages = Vec::new();
+        for line in lines {
+            let Frame::Single(message) = Frame::from_slice(line.as_bytes()).unwrap() else {
+                panic!("{line} is not a single message");
+            };
+            let mut out = Vec::new();
+            encode(&message, &mut out);
+            let mut expected = serde_json::to_vec(&message).unwrap();
+            expected.push(b'\n');
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                String::from_utf8(expected).unwrap()
+            );
+            messages.push(message);
+        }
+        let frame = Frame::Batch(messages);
+        let mut out = Vec::new();
+        encode_frame(&frame, &mut out);
+        let mut expected = serde_json::to_vec(&frame).unwrap();
+        expected.push(b'\n');
+        assert_eq!(out, expected);
     }
 
     #[test]

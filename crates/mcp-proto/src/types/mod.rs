@@ -20,7 +20,7 @@
 mod common;
 mod completion;
 mod content;
-mod de;
+pub(crate) mod de;
 mod discovery;
 mod elicitation;
 mod lifecycle;

@@ -219,6 +219,7 @@ impl CallToolRequestParams {
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
     /// The unstructured result.
+    #[serde(deserialize_with = "super::de::deserialize_small_vec")]
     pub content: Vec<ContentBlock>,
     /// The structured result (2025-06-18): an object up to 2025-11-25, any
     /// JSON value from 2026-07-28.

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use mcp_proto::jsonrpc::{Request, error_codes};
+use mcp_proto::jsonrpc::{Request, Response, error_codes};
 use mcp_proto::types::{
     CancelledNotificationParams, Implementation, InitializeRequestParams, InitializeResult,
     ListChangedCapability, ResourcesCapability, ServerCapabilities,
@@ -41,6 +41,10 @@ pub(crate) struct Fixture {
     /// Built-in and generated tools, built once: `tools/list` only appends
     /// the session's runtime-added tools.
     tools: Vec<Value>,
+    /// The last `big` result, encoded: the benchmark calls `big` with the
+    /// same size again and again, and encoding 1 MiB for every call made
+    /// the fixture, not the client, the bottleneck of that measurement.
+    big_result: Mutex<Option<(u64, Arc<RawValue>)>>,
 }
 
 impl Fixture {
@@ -50,7 +54,11 @@ impl Fixture {
             tools.push(catalog::storm_tool());
         }
         tools.extend((1..=options.extra_tools).map(catalog::generated_tool));
-        Arc::new(Fixture { options, tools })
+        Arc::new(Fixture {
+            options,
+            tools,
+            big_result: Mutex::new(None),
+        })
     }
 }
 
@@ -116,6 +124,8 @@ enum Phase {
 enum Reply {
     Now(Result<Value, ErrorObject>),
     Later(Pin<Box<dyn Future<Output = Result<Value, ErrorObject>> + Send>>),
+    /// A result already encoded.
+    Encoded(Box<RawValue>),
 }
 
 impl Server {
@@ -198,6 +208,13 @@ impl Server {
         let id = request.id.clone();
         match self.dispatch(request) {
             Reply::Now(result) => self.answer(id, result, last),
+            Reply::Encoded(result) => {
+                let message = Message::Response(Response {
+                    id: id.clone(),
+                    result,
+                });
+                self.send(Route::Related(id), message, last);
+            }
             Reply::Later(future) => {
                 // Held across the spawn so that the task's removal of its own
                 // entry cannot run before the entry exists.
@@ -229,6 +246,26 @@ impl Server {
             Err(error) => Message::error(Some(id.clone()), error),
         };
         self.send(Route::Related(id), message, last);
+    }
+
+    /// The `big` result for `kib` KiB, encoded once per size in a row.
+    fn big_result(&self, kib: u64) -> Box<RawValue> {
+        let mut cached = lock(&self.fixture.big_result);
+        let raw = match &*cached {
+            Some((size, raw)) if *size == kib => Arc::clone(raw),
+            _ => {
+                let value = text_result(&big_text(kib as usize * 1024));
+                // A JSON value always encodes.
+                let raw: Arc<RawValue> = Arc::from(
+                    mcp_proto::jsonrpc::to_raw(&value)
+                        .unwrap_or_else(|_| mcp_proto::jsonrpc::empty_object()),
+                );
+                *cached = Some((kib, Arc::clone(&raw)));
+                raw
+            }
+        };
+        drop(cached);
+        RawValue::to_owned(&raw)
     }
 
     fn send(&self, route: Route, message: Message, last: bool) {
@@ -510,7 +547,7 @@ impl Server {
                 std::process::exit(1);
             }
             "big" => match uint("kib", 1) {
-                Ok(kib) if kib <= 256 * 1024 => text_result(&big_text(kib as usize * 1024)),
+                Ok(kib) if kib <= 256 * 1024 => return Reply::Encoded(self.big_result(kib)),
                 Ok(_) => tool_error("`kib` is at most 262144"),
                 Err(e) => tool_error(&e),
             },
