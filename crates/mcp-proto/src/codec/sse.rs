@@ -200,7 +200,10 @@ impl SseDecoder {
     }
 
     /// The bytes held for the event being read: input not yet consumed, plus
-    /// the data and type collected so far.
+    /// the data and type collected so far. After the ready events are
+    /// popped this is at most the event size limit, or 2 bytes when the
+    /// limit is smaller: the start of a byte-order mark split across pushes
+    /// is held until it is complete or ruled out.
     pub fn buffered_len(&self) -> usize {
         self.input.len() + self.fields.held()
     }
