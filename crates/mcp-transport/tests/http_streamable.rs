@@ -716,3 +716,20 @@ async fn batch_json_body_is_delivered_as_a_batch() {
     }
     close_and_expect_nothing_else(&t).await;
 }
+
+/// `try_recv` hands over what is already queued, passes the end on once,
+/// and leaves the rest to `recv`, which keeps repeating the end.
+#[tokio::test]
+async fn try_recv_takes_what_is_queued_and_the_end_once() {
+    let server = TestServer::start(|r| async move { basic(&r) }).await;
+    let t = connect(options(&server)).await;
+    assert!(
+        t.try_recv().is_none(),
+        "nothing is queued before anything was sent"
+    );
+    handshake(&t).await;
+    t.close().await.unwrap();
+    assert!(matches!(t.try_recv(), Some(Inbound::Closed(None))));
+    assert!(t.try_recv().is_none());
+    assert!(matches!(next(&t).await, Inbound::Closed(None)));
+}

@@ -189,6 +189,23 @@ impl Transport for HttpTransport {
         self.start_post(message)
     }
 
+    /// What the background tasks already queued: responses that arrived
+    /// together are handled in one pass of the driver. The end of the
+    /// connection is passed on like any item and remembered for `recv`.
+    fn try_recv(&self) -> Option<Inbound> {
+        let mut queue = self.inbound.try_lock().ok()?;
+        if queue.terminal.is_some() {
+            return None;
+        }
+        match queue.rx.try_recv().ok()? {
+            Inbound::Closed(error) => {
+                queue.terminal = Some(error.as_ref().map(duplicate));
+                Some(Inbound::Closed(error))
+            }
+            item => Some(item),
+        }
+    }
+
     async fn recv(&self) -> Inbound {
         // Cancel safe: the lock and `UnboundedReceiver::recv` both are, and
         // nothing happens between taking an item and returning it.
