@@ -1,6 +1,7 @@
 //! Shared helpers for the workspace integration tests: locating the fixture
 //! server and the independently written servers the tests run against.
 
+pub mod bench_args;
 pub mod servers;
 
 use std::path::{Path, PathBuf};

@@ -18,31 +18,12 @@ use mcp_transport::{
     Client, ClientOptions, HttpOptions, HttpProtocol, HttpTransport, StdioOptions, StdioTransport,
 };
 use serde_json::Value;
+use tests::bench_args::{Args, Kind, json_list, parse_args};
 
 /// The text every echo sends and checks.
 const ECHO_TEXT: &str = "hello";
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Stdio,
-    Http,
-}
-
 /// The workload, from the command line.
-struct Args {
-    transport: Kind,
-    server: String,
-    server_args: Vec<String>,
-    url: String,
-    connects: usize,
-    warmup: usize,
-    calls: usize,
-    throughput_calls: usize,
-    inflight: usize,
-    big_calls: usize,
-    big_kib: usize,
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = parse_args()?;
@@ -189,59 +170,4 @@ fn first_text(result: &CallToolResult) -> Option<&str> {
         ContentBlock::Text(text) => Some(&text.text),
         _ => None,
     }
-}
-
-fn json_list(values: &[u128]) -> String {
-    let items: Vec<String> = values.iter().map(u128::to_string).collect();
-    format!("[{}]", items.join(","))
-}
-
-fn parse_args() -> anyhow::Result<Args> {
-    let mut args = Args {
-        transport: Kind::Stdio,
-        server: String::new(),
-        server_args: Vec::new(),
-        url: String::new(),
-        connects: 20,
-        warmup: 100,
-        calls: 2000,
-        throughput_calls: 20_000,
-        inflight: 32,
-        big_calls: 50,
-        big_kib: 1024,
-    };
-    let mut argv = std::env::args().skip(1);
-    while let Some(flag) = argv.next() {
-        let value = argv
-            .next()
-            .with_context(|| format!("{flag} needs a value"))?;
-        let number = || {
-            value
-                .parse::<usize>()
-                .with_context(|| format!("{flag}: not a number"))
-        };
-        match flag.as_str() {
-            "--transport" => {
-                args.transport = match value.as_str() {
-                    "stdio" => Kind::Stdio,
-                    "http" => Kind::Http,
-                    other => bail!("unknown transport {other}"),
-                }
-            }
-            "--server" => args.server = value,
-            "--server-args" => {
-                args.server_args = value.split_whitespace().map(str::to_owned).collect();
-            }
-            "--url" => args.url = value,
-            "--connects" => args.connects = number()?,
-            "--warmup" => args.warmup = number()?,
-            "--calls" => args.calls = number()?,
-            "--throughput-calls" => args.throughput_calls = number()?,
-            "--inflight" => args.inflight = number()?,
-            "--big-calls" => args.big_calls = number()?,
-            "--big-kib" => args.big_kib = number()?,
-            other => bail!("unknown flag {other}"),
-        }
-    }
-    Ok(args)
 }
