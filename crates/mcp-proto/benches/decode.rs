@@ -172,10 +172,10 @@ impl Workload {
         n
     }
 
-    fn raw_results(&self) -> Vec<Box<serde_json::value::RawValue>> {
+    fn raw_results(&self) -> Vec<mcp_proto::RawJson> {
         let mut results = Vec::new();
         self.for_each_response(&mut NdjsonDecoder::new(), |result| {
-            results.push(result.to_owned());
+            results.push(result.clone());
         });
         results
     }
@@ -183,7 +183,7 @@ impl Workload {
     fn for_each_response(
         &self,
         decoder: &mut NdjsonDecoder,
-        mut f: impl FnMut(&serde_json::value::RawValue),
+        mut f: impl FnMut(&mcp_proto::RawJson),
     ) {
         for chunk in self.stream.chunks(READ_SIZE) {
             decoder.push(chunk);
@@ -198,9 +198,9 @@ impl Workload {
     }
 }
 
-fn decode_results<T: DeserializeOwned>(results: &[Box<serde_json::value::RawValue>]) -> usize {
+fn decode_results<T: DeserializeOwned>(results: &[mcp_proto::RawJson]) -> usize {
     for result in results {
-        let typed: T = serde_json::from_str(result.get()).expect("typed result");
+        let typed: T = result.decode().expect("typed result");
         black_box(&typed);
     }
     results.len()

@@ -1,9 +1,13 @@
 //! JSON-RPC 2.0 framing as MCP uses it: ids, requests, notifications, responses and batches.
 //!
-//! Payloads (`params`, `result`, `error.data`) are kept as raw JSON text
+//! Payloads (`params`, `error.data`) are kept as raw JSON text
 //! ([`RawValue`]): decoding a message only scans them, and the caller decodes
-//! them once, straight into the type it expects. Outbound payloads are encoded
-//! once and copied verbatim into the frame.
+//! them once, straight into the type it expects. A response's `result`, the
+//! one payload that grows large (a 500-tool catalog, a 1 MiB tool output), is
+//! not even scanned in full: framing finds where it ends by skipping strings
+//! with a vectorised search ([`RawJson`]), and the caller's decode is the one
+//! pass that reads and checks it. Outbound payloads are encoded once and
+//! copied verbatim into the frame.
 //!
 //! A message is told apart by the fields it carries (MCP spec, "Base
 //! Protocol" / JSON-RPC 2.0 §4-5): `method` with `id` is a request, `method`
@@ -12,11 +16,14 @@
 //! could not be read); both are accepted.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
-use serde::ser::{SerializeMap, Serializer};
+use serde::ser::{Error as _, SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 pub use serde_json::value::RawValue;
+
+use crate::scan;
 
 /// The only JSON-RPC version MCP speaks.
 pub const JSONRPC_VERSION: &str = "2.0";
@@ -128,8 +135,88 @@ pub struct Notification {
 pub struct Response {
     /// The id of the request this answers.
     pub id: RequestId,
-    /// The result, as raw JSON.
-    pub result: Box<RawValue>,
+    /// The result, as the peer sent it; [`RawJson::decode`] reads it.
+    pub result: RawJson,
+}
+
+/// A response's result as JSON text: its extent is known, its content is
+/// checked when it is decoded.
+///
+/// A frame is split into its members without reading the result through
+/// (see the module docs), so a result is read in full exactly once, by
+/// [`RawJson::decode`] into the type the caller expects. A malformed result
+/// therefore fails that decode, and the caller gets an error for its
+/// request rather than a message dropped as unreadable. Results built here
+/// ([`RawJson::encode`], or from a [`RawValue`]) are valid JSON. Cloning
+/// shares the text.
+#[derive(Clone)]
+pub struct RawJson(Arc<str>);
+
+impl RawJson {
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        &self.0
+    }
+
+    /// Decodes the result into `T`, checking it as JSON on the way.
+    pub fn decode<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(&self.0)
+    }
+
+    /// Encodes a value as a result.
+    pub fn encode<T: Serialize + ?Sized>(value: &T) -> Result<RawJson, serde_json::Error> {
+        serde_json::to_string(value).map(|text| RawJson(text.into()))
+    }
+
+    /// The text as a checked [`RawValue`] (which reads it through).
+    pub fn to_raw_value(&self) -> Result<Box<RawValue>, serde_json::Error> {
+        RawValue::from_string(self.0.to_string())
+    }
+
+    /// Text whose extent framing found: not checked here.
+    fn delimited(text: &str) -> RawJson {
+        RawJson(text.into())
+    }
+}
+
+impl From<Box<RawValue>> for RawJson {
+    fn from(raw: Box<RawValue>) -> Self {
+        RawJson(raw.get().into())
+    }
+}
+
+impl From<&RawValue> for RawJson {
+    fn from(raw: &RawValue) -> Self {
+        RawJson(raw.get().into())
+    }
+}
+
+impl fmt::Debug for RawJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("RawJson").field(&self.get()).finish()
+    }
+}
+
+impl PartialEq for RawJson {
+    /// Equal as JSON values (key order and whitespace aside).
+    fn eq(&self, other: &Self) -> bool {
+        json_text_eq(self.get(), other.get())
+    }
+}
+
+impl Serialize for RawJson {
+    /// Writes the text verbatim through serde_json; a result that is not
+    /// valid JSON is refused rather than written.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let raw: &RawValue = serde_json::from_str(self.get()).map_err(S::Error::custom)?;
+        raw.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawJson {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Box::<RawValue>::deserialize(deserializer).map(RawJson::from)
+    }
 }
 
 /// An error response.
@@ -278,7 +365,7 @@ impl Message {
     pub fn response(id: RequestId, result: &impl Serialize) -> Result<Self, serde_json::Error> {
         Ok(Message::Response(Response {
             id,
-            result: to_raw(result)?,
+            result: RawJson::encode(result)?,
         }))
     }
 
@@ -307,11 +394,15 @@ impl Message {
         }
     }
 
-    /// Encodes the message as compact JSON (no embedded newline).
+    /// Encodes the message as compact JSON (no embedded newline), exactly
+    /// as its `Serialize` implementation writes it but with payloads copied
+    /// rather than re-read.
     pub fn to_bytes(&self) -> Vec<u8> {
-        // Serializing our own types to a Vec cannot fail: every map key is a
-        // string and raw payloads are already valid JSON.
-        serde_json::to_vec(self).unwrap_or_default()
+        let mut out = Vec::new();
+        crate::codec::ndjson::encode(self, &mut out);
+        // The line's terminating newline.
+        out.pop();
+        out
     }
 }
 
@@ -341,9 +432,13 @@ fn raw_eq(a: Option<&RawValue>, b: Option<&RawValue>) -> bool {
 
 /// Compares two raw payloads as JSON values (key order and whitespace aside).
 pub fn raw_semantic_eq(a: &RawValue, b: &RawValue) -> bool {
-    a.get() == b.get()
-        || serde_json::from_str::<serde_json::Value>(a.get()).ok()
-            == serde_json::from_str::<serde_json::Value>(b.get()).ok()
+    json_text_eq(a.get(), b.get())
+}
+
+fn json_text_eq(a: &str, b: &str) -> bool {
+    a == b
+        || serde_json::from_str::<serde_json::Value>(a).ok()
+            == serde_json::from_str::<serde_json::Value>(b).ok()
 }
 
 impl PartialEq for Message {
@@ -359,9 +454,7 @@ impl PartialEq for Message {
             (Message::Notification(a), Message::Notification(b)) => {
                 a.method == b.method && raw_eq(a.params.as_deref(), b.params.as_deref())
             }
-            (Message::Response(a), Message::Response(b)) => {
-                a.id == b.id && raw_semantic_eq(&a.result, &b.result)
-            }
+            (Message::Response(a), Message::Response(b)) => a.id == b.id && a.result == b.result,
             (Message::Error(a), Message::Error(b)) => a.id == b.id && a.error == b.error,
             _ => false,
         }
@@ -417,12 +510,7 @@ impl<'de> Visitor<'de> for MessageVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Message, A::Error> {
-        let mut version_ok = false;
-        let mut id: Option<Option<RequestId>> = None;
-        let mut method: Option<String> = None;
-        let mut params: Option<Box<RawValue>> = None;
-        let mut result: Option<Box<RawValue>> = None;
-        let mut error: Option<ErrorObject> = None;
+        let mut members = Members::default();
         while let Some(key) = map.next_key::<MessageField>()? {
             match key {
                 MessageField::Jsonrpc => {
@@ -434,43 +522,125 @@ impl<'de> Visitor<'de> for MessageVisitor {
                             v.as_str()
                         )));
                     }
-                    version_ok = true;
+                    members.version_ok = true;
                 }
-                MessageField::Id => id = Some(map.next_value()?),
-                MessageField::Method => method = Some(map.next_value()?),
-                MessageField::Params => params = Some(map.next_value()?),
-                MessageField::Result => result = Some(map.next_value()?),
-                MessageField::Error => error = Some(map.next_value()?),
+                MessageField::Id => members.id = Some(map.next_value()?),
+                MessageField::Method => members.method = Some(map.next_value()?),
+                MessageField::Params => members.params = Some(map.next_value()?),
+                MessageField::Result => members.result = Some(map.next_value()?),
+                MessageField::Error => members.error = Some(map.next_value()?),
                 MessageField::Other => {
                     map.next_value::<de::IgnoredAny>()?;
                 }
             }
         }
-        if !version_ok {
-            return Err(de::Error::custom("missing \"jsonrpc\": \"2.0\""));
+        members.into_message().map_err(de::Error::custom)
+    }
+}
+
+/// The members of a message object, as read so far.
+#[derive(Default)]
+struct Members {
+    version_ok: bool,
+    /// `Some(None)` for `"id": null`.
+    id: Option<Option<RequestId>>,
+    method: Option<String>,
+    params: Option<Box<RawValue>>,
+    result: Option<RawJson>,
+    error: Option<ErrorObject>,
+}
+
+impl Members {
+    /// Which message the members make (JSON-RPC 2.0 §4-5).
+    fn into_message(self) -> Result<Message, &'static str> {
+        if !self.version_ok {
+            return Err("missing \"jsonrpc\": \"2.0\"");
         }
-        match (method, result, error) {
-            (Some(method), None, None) => match id {
-                Some(Some(id)) => Ok(Message::Request(Request { id, method, params })),
-                Some(None) => Err(de::Error::custom("request id must not be null")),
-                None => Ok(Message::Notification(Notification { method, params })),
+        match (self.method, self.result, self.error) {
+            (Some(method), None, None) => match self.id {
+                Some(Some(id)) => Ok(Message::Request(Request {
+                    id,
+                    method,
+                    params: self.params,
+                })),
+                Some(None) => Err("request id must not be null"),
+                None => Ok(Message::Notification(Notification {
+                    method,
+                    params: self.params,
+                })),
             },
-            (None, Some(result), None) => match id {
+            (None, Some(result), None) => match self.id {
                 Some(Some(id)) => Ok(Message::Response(Response { id, result })),
-                _ => Err(de::Error::custom("response without an id")),
+                _ => Err("response without an id"),
             },
             (None, None, Some(error)) => Ok(Message::Error(ErrorResponse {
-                id: id.flatten(),
+                id: self.id.flatten(),
                 error,
             })),
-            (None, None, None) => Err(de::Error::custom(
-                "message has none of \"method\", \"result\" or \"error\"",
-            )),
-            _ => Err(de::Error::custom(
-                "message mixes \"method\", \"result\" and \"error\"",
-            )),
+            (None, None, None) => Err("message has none of \"method\", \"result\" or \"error\""),
+            _ => Err("message mixes \"method\", \"result\" and \"error\""),
         }
     }
+}
+
+/// Splits a message object into its members without reading its `result`
+/// (or unknown members) through: their extent is found by [`scan`], and
+/// the result is checked when the caller decodes it. The small members
+/// (`id`, `method`, `params`, `error`) are decoded with serde_json as usual.
+///
+/// `None` for anything out of the ordinary (a syntax error, an escaped key,
+/// a member that does not decode, a message that breaks a rule): the serde
+/// decoder then reads the frame and says what is wrong, or decodes the rare
+/// valid message this path leaves to it.
+fn split_message(text: &str) -> Option<Message> {
+    let bytes = text.as_bytes();
+    let mut at = scan::skip_space(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    at = scan::skip_space(bytes, at + 1);
+    let mut members = Members::default();
+    loop {
+        if bytes.get(at) != Some(&b'"') {
+            return None;
+        }
+        let key_end = scan::skip_string(bytes, at)?;
+        let key = text.get(at + 1..key_end - 1)?;
+        if key.contains('\\') {
+            return None;
+        }
+        at = scan::skip_space(bytes, key_end);
+        if bytes.get(at) != Some(&b':') {
+            return None;
+        }
+        at = scan::skip_space(bytes, at + 1);
+        let value_end = scan::skip_value(bytes, at)?;
+        let value = text.get(at..value_end)?;
+        match key {
+            "jsonrpc" => {
+                if value != "\"2.0\"" {
+                    return None;
+                }
+                members.version_ok = true;
+            }
+            "id" => members.id = Some(serde_json::from_str(value).ok()?),
+            "method" => members.method = Some(serde_json::from_str(value).ok()?),
+            "params" => members.params = Some(serde_json::from_str(value).ok()?),
+            "result" => members.result = Some(RawJson::delimited(value)),
+            "error" => members.error = Some(serde_json::from_str(value).ok()?),
+            _ => {}
+        }
+        at = scan::skip_space(bytes, value_end);
+        match bytes.get(at) {
+            Some(b',') => at = scan::skip_space(bytes, at + 1),
+            Some(b'}') => break,
+            _ => return None,
+        }
+    }
+    if scan::skip_space(bytes, at + 1) != bytes.len() {
+        return None;
+    }
+    members.into_message().ok()
 }
 
 enum MessageField {
@@ -534,7 +704,10 @@ impl Frame {
         Self::decode(
             text.as_bytes(),
             |_| serde_json::from_str(text),
-            |_| serde_json::from_str(text),
+            |_| match split_message(text) {
+                Some(message) => Ok(message),
+                None => serde_json::from_str(text),
+            },
         )
     }
 
@@ -665,6 +838,86 @@ mod tests {
             ),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Frames through the splitting path and through serde alone.
+    fn both_ways(text: &str) -> (Option<Message>, Result<Message, serde_json::Error>) {
+        (split_message(text), decode(text))
+    }
+
+    #[test]
+    fn splitting_agrees_with_serde_on_ordinary_messages() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a\"}b"}]}}"#,
+            r#" { "result" : [1, {"x": "]"}] , "id" : "s", "jsonrpc" : "2.0" } "#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"e"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"m","data":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":"text","extra":{"deep":[[[]]]}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"result":null}"#,
+        ] {
+            let (split, serde) = both_ways(text);
+            let split = split.unwrap_or_else(|| panic!("not split: {text}"));
+            assert_eq!(split, serde.unwrap(), "{text}");
+        }
+    }
+
+    #[test]
+    fn anything_unusual_is_left_to_serde() {
+        for text in [
+            // An escaped key, a version written with an escape, a bad id,
+            // trailing text, an unclosed object, a missing comma.
+            r#"{"json\u0072pc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"\u0032.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}} x"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}"#,
+            r#"{"jsonrpc":"2.0" "id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","result":{}}"#,
+            r#"{}"#,
+        ] {
+            assert!(split_message(text).is_none(), "split {text}");
+        }
+        // Left to serde, the valid ones still decode.
+        for text in [
+            r#"{"json\u0072pc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"\u0032.0","id":1,"result":{}}"#,
+        ] {
+            match Frame::from_slice(text.as_bytes()) {
+                Ok(Frame::Single(Message::Response(r))) => assert_eq!(r.result.get(), "{}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_malformed_result_reaches_its_caller_as_a_decode_error() {
+        // Framing does not read the result through: the response is routed
+        // to its request, whose decode then fails (rather than the line
+        // being dropped and the request waiting for its deadline).
+        let frame = Frame::from_slice(br#"{"jsonrpc":"2.0","id":9,"result":{"a":tru}}"#).unwrap();
+        let Frame::Single(Message::Response(response)) = frame else {
+            panic!("{frame:?}");
+        };
+        assert_eq!(response.id, RequestId::Number(9));
+        assert!(response.result.decode::<serde_json::Value>().is_err());
+    }
+
+    #[test]
+    fn results_encode_and_serialize_verbatim() {
+        let result = RawJson::encode(&serde_json::json!({"b": 1, "a": [true]})).unwrap();
+        assert_eq!(result.get(), r#"{"b":1,"a":[true]}"#);
+        let message = Message::Response(Response {
+            id: RequestId::Number(1),
+            result: result.clone(),
+        });
+        assert_eq!(
+            serde_json::to_string(&message).unwrap(),
+            String::from_utf8(message.to_bytes()).unwrap()
+        );
+        let unchecked = RawJson::delimited("{oops");
+        assert!(serde_json::to_string(&unchecked).is_err());
+        assert!(unchecked.to_raw_value().is_err());
     }
 
     #[test]

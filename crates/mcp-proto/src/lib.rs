@@ -14,6 +14,7 @@
 pub mod codec;
 pub mod jsonrpc;
 pub mod methods;
+mod scan;
 pub mod session;
 pub mod types;
 pub mod version;
@@ -21,5 +22,5 @@ pub mod version;
 #[cfg(feature = "proptest")]
 pub mod strategies;
 
-pub use jsonrpc::{ErrorObject, Frame, Message, RawValue, RequestId};
+pub use jsonrpc::{ErrorObject, Frame, Message, RawJson, RawValue, RequestId};
 pub use version::ProtocolVersion;

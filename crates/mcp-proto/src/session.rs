@@ -45,8 +45,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::jsonrpc::{
-    ErrorObject, ErrorResponse, Frame, Message, Notification, RawValue, Request, RequestId,
-    Response, empty_object, error_codes, to_raw,
+    ErrorObject, ErrorResponse, Frame, Message, Notification, RawJson, RawValue, Request,
+    RequestId, Response, empty_object, error_codes, to_raw,
 };
 use crate::methods;
 use crate::types::{
@@ -169,7 +169,7 @@ pub enum Event {
         /// The request.
         handle: RequestHandle,
         /// Its result (raw JSON, to decode into the expected type) or why it failed.
-        outcome: Result<Box<RawValue>, RequestError>,
+        outcome: Result<RawJson, RequestError>,
     },
     /// Progress for a request that asked for it.
     Progress {
@@ -666,7 +666,7 @@ impl ClientSession {
         if !self.server_requests.contains_key(id) {
             return Ok(false);
         }
-        let result = to_raw(result).map_err(|source| SessionError::Encode {
+        let result = RawJson::encode(result).map_err(|source| SessionError::Encode {
             method: "response".to_owned(),
             source,
         })?;
@@ -863,12 +863,7 @@ impl ClientSession {
         }
     }
 
-    fn on_response(
-        &mut self,
-        now: Instant,
-        id: RequestId,
-        outcome: Result<Box<RawValue>, ErrorObject>,
-    ) {
+    fn on_response(&mut self, now: Instant, id: RequestId, outcome: Result<RawJson, ErrorObject>) {
         let RequestId::Number(number) = id else {
             self.events
                 .push_back(Event::Diagnostic(Diagnostic::UnknownResponseId(id)));
@@ -897,7 +892,7 @@ impl ClientSession {
         &mut self,
         now: Instant,
         id: i64,
-        outcome: Result<Box<RawValue>, ErrorObject>,
+        outcome: Result<RawJson, ErrorObject>,
     ) {
         let Some(attempt) = self.initialize.take() else {
             return;
@@ -933,7 +928,7 @@ impl ClientSession {
                 return;
             }
         };
-        let result: InitializeResult = match serde_json::from_str(raw.get()) {
+        let result: InitializeResult = match raw.decode() {
             Ok(result) => result,
             Err(e) => {
                 self.close_with(CloseReason::Handshake(HandshakeError::InvalidResult(
@@ -968,7 +963,7 @@ impl ClientSession {
         if method == methods::PING {
             self.transmit.push_back(Message::Response(Response {
                 id,
-                result: empty_object(),
+                result: RawJson::from(empty_object()),
             }));
             return;
         }

@@ -75,8 +75,10 @@ pub fn arb_message() -> impl Strategy<Value = Message> {
             .prop_map(|(id, method, params)| Message::Request(Request { id, method, params })),
         (arb_method(), option::of(arb_raw_object()))
             .prop_map(|(method, params)| Message::Notification(Notification { method, params })),
-        (arb_request_id(), arb_raw_object())
-            .prop_map(|(id, result)| Message::Response(Response { id, result })),
+        (arb_request_id(), arb_raw_object()).prop_map(|(id, result)| Message::Response(Response {
+            id,
+            result: result.into()
+        })),
         (option::of(arb_request_id()), arb_error_object())
             .prop_map(|(id, error)| Message::Error(ErrorResponse { id, error })),
     ]

@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_proto::jsonrpc::{ErrorObject, Notification, RawValue, RequestId, from_raw};
+use mcp_proto::jsonrpc::{ErrorObject, Notification, RawJson, RawValue, RequestId, from_raw};
 use mcp_proto::methods;
 use mcp_proto::session::{
     ClientSession, CloseReason, Event, HandshakeError, Negotiated, RequestError, RequestHandle,
@@ -333,7 +333,7 @@ impl Hasher for HandleHasher {
 }
 
 struct Waiter {
-    reply: oneshot::Sender<Result<Box<RawValue>, RequestError>>,
+    reply: oneshot::Sender<Result<RawJson, RequestError>>,
     progress: Option<mpsc::UnboundedSender<ProgressNotificationParams>>,
 }
 
@@ -473,7 +473,8 @@ impl Client {
         self.shared.lock().notifications_rx.take()
     }
 
-    /// Sends a request and waits for its raw result.
+    /// Sends a request and waits for its raw result, not yet read through
+    /// ([`RawJson::decode`] checks it).
     ///
     /// Dropping the returned future before it finishes cancels the request
     /// (`notifications/cancelled` goes to the server).
@@ -482,7 +483,7 @@ impl Client {
         method: &str,
         params: Option<&P>,
         options: CallOptions,
-    ) -> Result<Box<RawValue>, ClientError> {
+    ) -> Result<RawJson, ClientError> {
         let (tx, rx) = oneshot::channel();
         let handle = {
             let mut inner = self.shared.lock();
@@ -531,7 +532,7 @@ impl Client {
         options: CallOptions,
     ) -> Result<R, ClientError> {
         let raw = self.request_raw(method, params, options).await?;
-        from_raw(&raw).map_err(|source| ClientError::InvalidResult {
+        raw.decode().map_err(|source| ClientError::InvalidResult {
             method: method.to_owned(),
             source,
         })

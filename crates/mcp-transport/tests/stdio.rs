@@ -101,13 +101,17 @@ fn payload(raw: &mcp_proto::RawValue) -> Value {
     serde_json::from_str(raw.get()).expect("the fixture sends JSON")
 }
 
+fn result_payload(raw: &mcp_proto::RawJson) -> Value {
+    raw.decode().expect("the fixture sends JSON")
+}
+
 /// Sends request `id` and returns the result of the response to it.
 async fn call(transport: &StdioTransport, id: i64, params: Value) -> Value {
     transport.send(request(id, &params)).await.expect("send");
     match next_message(transport).await {
         Message::Response(response) => {
             assert_eq!(response.id, RequestId::Number(id));
-            payload(&response.result)
+            result_payload(&response.result)
         }
         other => panic!("expected the response to {id}, got {other:?}"),
     }
@@ -224,7 +228,7 @@ async fn concurrent_sends_never_interleave_lines() {
                     panic!("unexpected id {:?}", response.id)
                 };
                 let expected = json!({"echo": {"id": id, "fill": format!("{id:08}").repeat(1500)}});
-                assert_eq!(payload(&response.result), expected);
+                assert_eq!(result_payload(&response.result), expected);
                 assert!(seen.insert(id, ()).is_none(), "response {id} arrived twice");
             }
             other => panic!("unexpected {other:?}"),

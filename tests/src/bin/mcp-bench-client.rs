@@ -27,7 +27,13 @@ const ECHO_TEXT: &str = "hello";
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = parse_args()?;
-    let line = run(&args).await?;
+    // The workload runs in a task, as a host's agent loop does, not on the
+    // thread that `block_on` parks: a call awaited there pays one more
+    // thread wake-up per call, whatever the library. The rmcp client in
+    // `bench/` does the same.
+    let line = tokio::spawn(async move { run(&args).await })
+        .await
+        .context("the workload task panicked")??;
     println!("{line}");
     // The harness reads our peak RSS now, then closes stdin.
     let _ = std::io::stdin().read_to_end(&mut Vec::new());

@@ -201,17 +201,25 @@ fn write_message(message: &Message, out: &mut Vec<u8>) -> serde_json::Result<()>
             write_value(&r.id, out)?;
             out.extend_from_slice(br#","method":"#);
             write_value(&r.method, out)?;
-            write_raw(br#","params":"#, r.params.as_deref(), out);
+            write_raw(
+                br#","params":"#,
+                r.params.as_deref().map(RawValue::get),
+                out,
+            );
         }
         Message::Notification(n) => {
             out.extend_from_slice(br#","method":"#);
             write_value(&n.method, out)?;
-            write_raw(br#","params":"#, n.params.as_deref(), out);
+            write_raw(
+                br#","params":"#,
+                n.params.as_deref().map(RawValue::get),
+                out,
+            );
         }
         Message::Response(r) => {
             out.extend_from_slice(br#","id":"#);
             write_value(&r.id, out)?;
-            write_raw(br#","result":"#, Some(&r.result), out);
+            write_raw(br#","result":"#, Some(r.result.get()), out);
         }
         Message::Error(e) => {
             out.extend_from_slice(br#","id":"#);
@@ -228,10 +236,10 @@ fn write_value(value: &(impl Serialize + ?Sized), out: &mut Vec<u8>) -> serde_js
     serde_json::to_writer(&mut *out, value)
 }
 
-fn write_raw(key: &[u8], raw: Option<&RawValue>, out: &mut Vec<u8>) {
+fn write_raw(key: &[u8], raw: Option<&str>, out: &mut Vec<u8>) {
     if let Some(raw) = raw {
         out.extend_from_slice(key);
-        out.extend_from_slice(raw.get().as_bytes());
+        out.extend_from_slice(raw.as_bytes());
     }
 }
 

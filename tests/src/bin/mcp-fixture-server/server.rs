@@ -25,7 +25,9 @@ use mcp_proto::types::{
     CancelledNotificationParams, Implementation, InitializeRequestParams, InitializeResult,
     ListChangedCapability, ResourcesCapability, ServerCapabilities,
 };
-use mcp_proto::{ErrorObject, Frame, Message, ProtocolVersion, RawValue, RequestId, methods};
+use mcp_proto::{
+    ErrorObject, Frame, Message, ProtocolVersion, RawJson, RawValue, RequestId, methods,
+};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
@@ -44,7 +46,7 @@ pub(crate) struct Fixture {
     /// The last `big` result, encoded: the benchmark calls `big` with the
     /// same size again and again, and encoding 1 MiB for every call made
     /// the fixture, not the client, the bottleneck of that measurement.
-    big_result: Mutex<Option<(u64, Arc<RawValue>)>>,
+    big_result: Mutex<Option<(u64, RawJson)>>,
 }
 
 impl Fixture {
@@ -125,7 +127,7 @@ enum Reply {
     Now(Result<Value, ErrorObject>),
     Later(Pin<Box<dyn Future<Output = Result<Value, ErrorObject>> + Send>>),
     /// A result already encoded.
-    Encoded(Box<RawValue>),
+    Encoded(RawJson),
 }
 
 impl Server {
@@ -248,24 +250,21 @@ impl Server {
         self.send(Route::Related(id), message, last);
     }
 
-    /// The `big` result for `kib` KiB, encoded once per size in a row.
-    fn big_result(&self, kib: u64) -> Box<RawValue> {
+    /// The `big` result for `kib` KiB, encoded once per size in a row
+    /// (a clone shares the text).
+    fn big_result(&self, kib: u64) -> RawJson {
         let mut cached = lock(&self.fixture.big_result);
-        let raw = match &*cached {
-            Some((size, raw)) if *size == kib => Arc::clone(raw),
+        match &*cached {
+            Some((size, raw)) if *size == kib => raw.clone(),
             _ => {
                 let value = text_result(&big_text(kib as usize * 1024));
                 // A JSON value always encodes.
-                let raw: Arc<RawValue> = Arc::from(
-                    mcp_proto::jsonrpc::to_raw(&value)
-                        .unwrap_or_else(|_| mcp_proto::jsonrpc::empty_object()),
-                );
-                *cached = Some((kib, Arc::clone(&raw)));
+                let raw = RawJson::encode(&value)
+                    .unwrap_or_else(|_| RawJson::from(mcp_proto::jsonrpc::empty_object()));
+                *cached = Some((kib, raw.clone()));
                 raw
             }
-        };
-        drop(cached);
-        RawValue::to_owned(&raw)
+        }
     }
 
     fn send(&self, route: Route, message: Message, last: bool) {
