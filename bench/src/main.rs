@@ -112,8 +112,9 @@ async fn run(args: &Args) -> anyhow::Result<String> {
     big_args.insert("kib".to_owned(), Value::from(args.big_kib));
     let big = CallToolRequestParams::new("big").with_arguments(big_args);
     let mut big_bytes = 0;
-    let started = Instant::now();
+    let mut big_ns = Vec::with_capacity(args.big_calls);
     for _ in 0..args.big_calls {
+        let started = Instant::now();
         let result = peer.call_tool(big.clone()).await.context("calling big")?;
         let text = first_text(&result.content).context("big returned no text")?;
         if text.len() != args.big_kib * 1024 {
@@ -124,8 +125,8 @@ async fn run(args: &Args) -> anyhow::Result<String> {
             );
         }
         big_bytes += text.len();
+        big_ns.push(started.elapsed().as_nanos());
     }
-    let big_ns = started.elapsed().as_nanos();
     connection.cancel().await.context("closing")?;
 
     let transport = match args.transport {
@@ -135,11 +136,12 @@ async fn run(args: &Args) -> anyhow::Result<String> {
     Ok(format!(
         "{{\"client\":\"rmcp\",\"transport\":\"{transport}\",\"tools\":{tools},\
          \"connect_ns\":{},\"latency_ns\":{},\"throughput_calls\":{},\"throughput_ns\":{throughput_ns},\
-         \"big_calls\":{},\"big_bytes\":{big_bytes},\"big_ns\":{big_ns}}}",
+         \"big_calls\":{},\"big_bytes\":{big_bytes},\"big_ns\":{}}}",
         json_list(&connect_ns),
         json_list(&latency_ns),
         args.throughput_calls,
         args.big_calls,
+        json_list(&big_ns),
     ))
 }
 

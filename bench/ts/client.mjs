@@ -129,8 +129,9 @@ async function run(args) {
   const throughputNs = now() - started;
 
   let bigBytes = 0;
-  started = now();
+  const bigNs = [];
   for (let i = 0; i < args.bigCalls; i++) {
+    started = now();
     const result = await client.callTool({ name: "big", arguments: { kib: args.bigKib } });
     const text = firstText(result);
     if (text === undefined) throw new Error("big returned no text");
@@ -139,8 +140,8 @@ async function run(args) {
       throw new Error(`big returned ${text.length} bytes, not ${args.bigKib} KiB`);
     }
     bigBytes += text.length;
+    bigNs.push(now() - started);
   }
-  const bigNs = now() - started;
   await close(connection);
 
   const list = (values) => `[${values.join(",")}]`;
@@ -148,7 +149,7 @@ async function run(args) {
     `{"client":"ts","transport":"${args.transport}","tools":${tools},` +
     `"connect_ns":${list(connectNs)},"latency_ns":${list(latencyNs)},` +
     `"throughput_calls":${args.throughputCalls},"throughput_ns":${throughputNs},` +
-    `"big_calls":${args.bigCalls},"big_bytes":${bigBytes},"big_ns":${bigNs}}`
+    `"big_calls":${args.bigCalls},"big_bytes":${bigBytes},"big_ns":${list(bigNs)}}`
   );
 }
 

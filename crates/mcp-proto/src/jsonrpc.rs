@@ -150,44 +150,71 @@ pub struct Response {
 /// ([`RawJson::encode`], or from a [`RawValue`]) are valid JSON. Cloning
 /// shares the text.
 #[derive(Clone)]
-pub struct RawJson(Arc<str>);
+pub struct RawJson {
+    /// The text this result is part of: the whole frame when the frame was
+    /// handed over owned ([`Frame::from_vec`]), so that a large result is
+    /// not copied out of it; otherwise the result alone.
+    text: Arc<String>,
+    /// Where the result lies in `text`: always on character boundaries
+    /// (framing cuts only at ASCII delimiters).
+    start: usize,
+    end: usize,
+}
 
 impl RawJson {
     /// The JSON text.
     pub fn get(&self) -> &str {
-        &self.0
+        self.text.get(self.start..self.end).unwrap_or_default()
     }
 
     /// Decodes the result into `T`, checking it as JSON on the way.
     pub fn decode<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
-        serde_json::from_str(&self.0)
+        serde_json::from_str(self.get())
     }
 
     /// Encodes a value as a result.
     pub fn encode<T: Serialize + ?Sized>(value: &T) -> Result<RawJson, serde_json::Error> {
-        serde_json::to_string(value).map(|text| RawJson(text.into()))
+        serde_json::to_string(value).map(RawJson::whole)
     }
 
     /// The text as a checked [`RawValue`] (which reads it through).
     pub fn to_raw_value(&self) -> Result<Box<RawValue>, serde_json::Error> {
-        RawValue::from_string(self.0.to_string())
+        RawValue::from_string(self.get().to_owned())
+    }
+
+    fn whole(text: String) -> RawJson {
+        let end = text.len();
+        RawJson {
+            text: Arc::new(text),
+            start: 0,
+            end,
+        }
     }
 
     /// Text whose extent framing found: not checked here.
     fn delimited(text: &str) -> RawJson {
-        RawJson(text.into())
+        RawJson::whole(text.to_owned())
+    }
+
+    /// `range` of a shared frame, whose extent framing found: not checked here.
+    fn within(frame: &Arc<String>, range: std::ops::Range<usize>) -> RawJson {
+        RawJson {
+            text: Arc::clone(frame),
+            start: range.start,
+            end: range.end,
+        }
     }
 }
 
 impl From<Box<RawValue>> for RawJson {
     fn from(raw: Box<RawValue>) -> Self {
-        RawJson(raw.get().into())
+        RawJson::delimited(raw.get())
     }
 }
 
 impl From<&RawValue> for RawJson {
     fn from(raw: &RawValue) -> Self {
-        RawJson(raw.get().into())
+        RawJson::delimited(raw.get())
     }
 }
 
@@ -592,7 +619,7 @@ impl Members {
 /// a member that does not decode, a message that breaks a rule): the serde
 /// decoder then reads the frame and says what is wrong, or decodes the rare
 /// valid message this path leaves to it.
-fn split_message(text: &str) -> Option<Message> {
+fn split_message(text: &str, shared: Option<&Arc<String>>) -> Option<Message> {
     let bytes = text.as_bytes();
     let mut at = scan::skip_space(bytes, 0);
     if bytes.get(at) != Some(&b'{') {
@@ -626,7 +653,12 @@ fn split_message(text: &str) -> Option<Message> {
             "id" => members.id = Some(serde_json::from_str(value).ok()?),
             "method" => members.method = Some(serde_json::from_str(value).ok()?),
             "params" => members.params = Some(serde_json::from_str(value).ok()?),
-            "result" => members.result = Some(RawJson::delimited(value)),
+            "result" => {
+                members.result = Some(match shared {
+                    Some(frame) => RawJson::within(frame, at..value_end),
+                    None => RawJson::delimited(value),
+                });
+            }
             "error" => members.error = Some(serde_json::from_str(value).ok()?),
             _ => {}
         }
@@ -704,9 +736,27 @@ impl Frame {
         Self::decode(
             text.as_bytes(),
             |_| serde_json::from_str(text),
-            |_| match split_message(text) {
+            |_| match split_message(text, None) {
                 Some(message) => Ok(message),
                 None => serde_json::from_str(text),
+            },
+        )
+    }
+
+    /// Decodes one frame from JSON bytes it takes over: a large result then
+    /// stays where it is, in `bytes`, rather than being copied out (an HTTP
+    /// body, collected whole before it is decoded).
+    pub fn from_vec(bytes: Vec<u8>) -> Result<Frame, serde_json::Error> {
+        let text = match String::from_utf8(bytes) {
+            Ok(text) => Arc::new(text),
+            Err(error) => return Frame::from_slice(error.as_bytes()),
+        };
+        Self::decode(
+            text.as_bytes(),
+            |_| serde_json::from_str(&text),
+            |_| match split_message(&text, Some(&text)) {
+                Some(message) => Ok(message),
+                None => serde_json::from_str(&text),
             },
         )
     }
@@ -842,7 +892,7 @@ mod tests {
 
     /// Frames through the splitting path and through serde alone.
     fn both_ways(text: &str) -> (Option<Message>, Result<Message, serde_json::Error>) {
-        (split_message(text), decode(text))
+        (split_message(text, None), decode(text))
     }
 
     #[test]
@@ -876,7 +926,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","result":{}}"#,
             r#"{}"#,
         ] {
-            assert!(split_message(text).is_none(), "split {text}");
+            assert!(split_message(text, None).is_none(), "split {text}");
         }
         // Left to serde, the valid ones still decode.
         for text in [
@@ -901,6 +951,29 @@ mod tests {
         };
         assert_eq!(response.id, RequestId::Number(9));
         assert!(response.result.decode::<serde_json::Value>().is_err());
+    }
+
+    #[test]
+    fn owned_frames_decode_as_borrowed_ones_do() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"é\"x"}]}}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"m"}]"#,
+            r#"{"json\u0072pc":"2.0","id":1,"result":[1]}"#,
+        ] {
+            let owned = Frame::from_vec(text.as_bytes().to_vec()).unwrap();
+            assert_eq!(owned, Frame::from_slice(text.as_bytes()).unwrap(), "{text}");
+        }
+        let Frame::Single(Message::Response(response)) =
+            Frame::from_vec(br#"{"jsonrpc":"2.0","id":2,"result":"kept"}"#.to_vec()).unwrap()
+        else {
+            panic!("not a response");
+        };
+        assert_eq!(response.result.get(), r#""kept""#);
+        assert_eq!(response.result.decode::<String>().unwrap(), "kept");
+        assert!(
+            Frame::from_vec(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"\xff\"}".to_vec())
+                .is_err()
+        );
     }
 
     #[test]

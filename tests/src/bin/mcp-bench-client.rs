@@ -84,8 +84,9 @@ async fn run(args: &Args) -> anyhow::Result<String> {
     let mut big = JsonObject::new();
     big.insert("kib".to_owned(), Value::from(args.big_kib));
     let mut big_bytes = 0;
-    let started = Instant::now();
+    let mut big_ns = Vec::with_capacity(args.big_calls);
     for _ in 0..args.big_calls {
+        let started = Instant::now();
         let result = client
             .call_tool("big", Some(big.clone()))
             .await
@@ -99,8 +100,8 @@ async fn run(args: &Args) -> anyhow::Result<String> {
             );
         }
         big_bytes += text.len();
+        big_ns.push(started.elapsed().as_nanos());
     }
-    let big_ns = started.elapsed().as_nanos();
     client.close().await;
 
     let transport = match args.transport {
@@ -110,11 +111,12 @@ async fn run(args: &Args) -> anyhow::Result<String> {
     Ok(format!(
         "{{\"client\":\"ours\",\"transport\":\"{transport}\",\"tools\":{tools},\
          \"connect_ns\":{},\"latency_ns\":{},\"throughput_calls\":{},\"throughput_ns\":{throughput_ns},\
-         \"big_calls\":{},\"big_bytes\":{big_bytes},\"big_ns\":{big_ns}}}",
+         \"big_calls\":{},\"big_bytes\":{big_bytes},\"big_ns\":{}}}",
         json_list(&connect_ns),
         json_list(&latency_ns),
         args.throughput_calls,
         args.big_calls,
+        json_list(&big_ns),
     ))
 }
 

@@ -138,8 +138,9 @@ fn run<C: Connection>(args: &Args) -> anyhow::Result<String> {
     let big = Template::big(args.big_kib);
     let payload = args.big_kib * 1024;
     let mut big_bytes = 0;
-    let started = Instant::now();
+    let mut big_ns = Vec::with_capacity(args.big_calls);
     for _ in 0..args.big_calls {
+        let started = Instant::now();
         id += 1;
         let len = connection.call(&big, id)?;
         if len < payload {
@@ -149,8 +150,8 @@ fn run<C: Connection>(args: &Args) -> anyhow::Result<String> {
             );
         }
         big_bytes += payload;
+        big_ns.push(started.elapsed().as_nanos());
     }
-    let big_ns = started.elapsed().as_nanos();
     connection.close()?;
 
     let transport = match args.transport {
@@ -160,11 +161,12 @@ fn run<C: Connection>(args: &Args) -> anyhow::Result<String> {
     Ok(format!(
         "{{\"client\":\"raw\",\"transport\":\"{transport}\",\"tools\":{tools},\
          \"connect_ns\":{},\"latency_ns\":{},\"throughput_calls\":{},\"throughput_ns\":{throughput_ns},\
-         \"big_calls\":{},\"big_bytes\":{big_bytes},\"big_ns\":{big_ns}}}",
+         \"big_calls\":{},\"big_bytes\":{big_bytes},\"big_ns\":{}}}",
         json_list(&connect_ns),
         json_list(&latency_ns),
         args.throughput_calls,
         args.big_calls,
+        json_list(&big_ns),
     ))
 }
 
@@ -245,10 +247,13 @@ impl Connection for StdioConnection {
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             bail!("the server's pipes are missing");
         };
+        // The same stdout pipe size as our stdio transport asks for, so that
+        // the floor stays a floor for large results.
+        let _ = rustix::pipe::fcntl_setpipe_size(&stdout, 1024 * 1024);
         let mut connection = StdioConnection {
             child,
             stdin,
-            stdout: BufReader::with_capacity(64 * 1024, stdout),
+            stdout: BufReader::with_capacity(256 * 1024, stdout),
             out: Vec::with_capacity(4096),
             line: Vec::with_capacity(64 * 1024),
         };

@@ -129,7 +129,8 @@ pub(crate) async fn post(shared: &Arc<Shared>, out: Outgoing, probe: bool) {
 /// A JSON body: one message or a batch.
 async fn json_response(shared: &Shared, out: &Outgoing, response: http::Response<Incoming>) {
     match read_body(response, shared.limits.max_message_size).await {
-        Ok(body) => match Frame::from_slice(&body) {
+        // Handed over whole: a large result is decoded where it lies.
+        Ok(body) => match Frame::from_vec(Vec::from(body)) {
             Ok(frame) => shared.push_frame(frame),
             Err(error) => shared.report(
                 out,
