@@ -639,3 +639,23 @@ async fn dropping_the_transport_kills_the_server_and_its_group() {
     wait_gone(leader).await;
     wait_gone(grandchild).await;
 }
+
+/// The server's stdout is a 1 MiB pipe (Linux `F_SETPIPE_SZ`), so that a
+/// large result crosses in a few writes: the child reads the capacity of
+/// its own stdout (`F_GETPIPE_SZ`, 1032) and reports it.
+#[tokio::test]
+async fn the_servers_stdout_pipe_holds_a_mebibyte() {
+    let mut options = StdioOptions::new(python());
+    options.args = vec![
+        "-c".to_owned(),
+        "import fcntl, json, sys\n\
+         size = fcntl.fcntl(1, 1032)\n\
+         print(json.dumps({'jsonrpc': '2.0', 'method': 'pipe', 'params': {'size': size}}), flush=True)\n\
+         sys.stdin.read()"
+            .to_owned(),
+    ];
+    let transport = spawn(options);
+    let params = notification(&transport, "pipe").await;
+    assert_eq!(params["size"], json!(1024 * 1024), "{params}");
+    transport.close().await.expect("close");
+}
