@@ -150,21 +150,30 @@ pub struct Response {
 /// ([`RawJson::encode`], or from a [`RawValue`]) are valid JSON. Cloning
 /// shares the text.
 #[derive(Clone)]
-pub struct RawJson {
-    /// The text this result is part of: the whole frame when the frame was
-    /// handed over owned ([`Frame::from_vec`]), so that a large result is
-    /// not copied out of it; otherwise the result alone.
-    text: Arc<String>,
-    /// Where the result lies in `text`: always on character boundaries
+pub struct RawJson(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    /// The result alone: copied out of a borrowed frame (one allocation).
+    Own(Arc<str>),
+    /// `start..end` of `text`: a frame handed over whole
+    /// ([`Frame::from_vec`]), so that a large result is not copied out of
+    /// it, or a value encoded here. The range lies on character boundaries
     /// (framing cuts only at ASCII delimiters).
-    start: usize,
-    end: usize,
+    Within {
+        text: Arc<String>,
+        start: usize,
+        end: usize,
+    },
 }
 
 impl RawJson {
     /// The JSON text.
     pub fn get(&self) -> &str {
-        self.text.get(self.start..self.end).unwrap_or_default()
+        match &self.0 {
+            Repr::Own(text) => text,
+            Repr::Within { text, start, end } => text.get(*start..*end).unwrap_or_default(),
+        }
     }
 
     /// Decodes the result into `T`, checking it as JSON on the way.
@@ -174,7 +183,14 @@ impl RawJson {
 
     /// Encodes a value as a result.
     pub fn encode<T: Serialize + ?Sized>(value: &T) -> Result<RawJson, serde_json::Error> {
-        serde_json::to_string(value).map(RawJson::whole)
+        serde_json::to_string(value).map(|text| {
+            let end = text.len();
+            RawJson(Repr::Within {
+                text: Arc::new(text),
+                start: 0,
+                end,
+            })
+        })
     }
 
     /// The text as a checked [`RawValue`] (which reads it through).
@@ -182,27 +198,19 @@ impl RawJson {
         RawValue::from_string(self.get().to_owned())
     }
 
-    fn whole(text: String) -> RawJson {
-        let end = text.len();
-        RawJson {
-            text: Arc::new(text),
-            start: 0,
-            end,
-        }
-    }
-
     /// Text whose extent framing found: not checked here.
     fn delimited(text: &str) -> RawJson {
-        RawJson::whole(text.to_owned())
+        RawJson(Repr::Own(Arc::from(text)))
     }
 
-    /// `range` of a shared frame, whose extent framing found: not checked here.
-    fn within(frame: &Arc<String>, range: std::ops::Range<usize>) -> RawJson {
-        RawJson {
-            text: Arc::clone(frame),
+    /// `range` of a frame handed over whole, whose extent framing found:
+    /// not checked here.
+    fn within(text: &Arc<String>, range: std::ops::Range<usize>) -> RawJson {
+        RawJson(Repr::Within {
+            text: Arc::clone(text),
             start: range.start,
             end: range.end,
-        }
+        })
     }
 }
 
@@ -610,6 +618,28 @@ impl Members {
     }
 }
 
+/// `value` as an integer when it is written as plain decimal digits (an
+/// optional minus, no leading zero) that fit an `i64`: how every id we send
+/// comes back. Anything else is left to serde_json (which reads `-0` as a
+/// float, so it is left too).
+fn plain_integer(value: &str) -> Option<i64> {
+    let digits = value.strip_prefix('-').unwrap_or(value);
+    let plain = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (value == "0" || !digits.starts_with('0'));
+    if plain { value.parse().ok() } else { None }
+}
+
+/// The contents of a JSON string with no escapes and no control characters
+/// (a method name, say); anything else is left to serde_json.
+fn plain_string(value: &str) -> Option<&str> {
+    let inner = value.strip_prefix('"')?.strip_suffix('"')?;
+    inner
+        .bytes()
+        .all(|b| b != b'\\' && b != b'"' && b >= 0x20)
+        .then_some(inner)
+}
+
 /// Splits a message object into its members without reading its `result`
 /// (or unknown members) through: their extent is found by [`scan`], and
 /// the result is checked when the caller decodes it. The small members
@@ -650,8 +680,18 @@ fn split_message(text: &str, shared: Option<&Arc<String>>) -> Option<Message> {
                 }
                 members.version_ok = true;
             }
-            "id" => members.id = Some(serde_json::from_str(value).ok()?),
-            "method" => members.method = Some(serde_json::from_str(value).ok()?),
+            "id" => {
+                members.id = Some(match plain_integer(value) {
+                    Some(n) => Some(RequestId::Number(n)),
+                    None => serde_json::from_str(value).ok()?,
+                })
+            }
+            "method" => {
+                members.method = Some(match plain_string(value) {
+                    Some(method) => method.to_owned(),
+                    None => serde_json::from_str(value).ok()?,
+                });
+            }
             "params" => members.params = Some(serde_json::from_str(value).ok()?),
             "result" => {
                 members.result = Some(match shared {
@@ -937,6 +977,33 @@ mod tests {
                 Ok(Frame::Single(Message::Response(r))) => assert_eq!(r.result.get(), "{}"),
                 other => panic!("{text}: {other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn plain_ids_and_methods_read_as_serde_reads_them() {
+        for text in [
+            "0",
+            "-0",
+            "7",
+            "-12",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "-01",
+        ] {
+            assert_eq!(
+                plain_integer(text).map(RequestId::Number),
+                serde_json::from_str::<RequestId>(text).ok(),
+                "{text}"
+            );
+        }
+        for text in ["01", "1.5", "1e3", "9223372036854775808", "-", "", "\"1\""] {
+            assert_eq!(plain_integer(text), None, "{text}");
+        }
+        assert_eq!(plain_string(r#""tools/call""#), Some("tools/call"));
+        assert_eq!(plain_string(r#""é""#), Some("é"));
+        for text in [r#""a\nb""#, "\"tab\there\"", "x", r#""open"#] {
+            assert_eq!(plain_string(text), None, "{text:?}");
         }
     }
 
