@@ -530,8 +530,10 @@ const COALESCE_WINDOW: Duration = Duration::from_micros(10);
 /// Frames the reader may hold before it stops reading stdout (backpressure
 /// on the server rather than unbounded memory).
 const INBOUND_QUEUE: usize = 256;
-/// The size of one read from stdout: a quarter of the pipe (below).
-const READ_CHUNK: usize = 256 * 1024;
+/// The size of one read from stdout. Reads of 256 KiB measured no faster
+/// for 1 MiB results once the pipe is large, and cost the client 0.2 MiB
+/// more peak memory.
+const READ_CHUNK: usize = 64 * 1024;
 /// The size of one read from stderr, which carries logs, not results.
 const STDERR_READ_CHUNK: usize = 16 * 1024;
 /// The capacity asked for the server's stdout pipe (Linux's
