@@ -448,9 +448,15 @@ async fn serve(core: &Core, id: &str, generation: u64, plan: &Plan, conn: &mut C
         let refresh_at = pending
             .any()
             .then(|| last_pass.map_or_else(Instant::now, |last| last + min_interval));
+        // Idle counts from the last use through the manager or the last
+        // activity on the connection itself (a request starting, a message
+        // arriving), whichever is later.
         let idle_at = match idle {
             Some(idle) => {
-                match core.with_entry(id, generation, |_, entry| entry.last_used + idle) {
+                let activity = conn.client.last_activity();
+                match core.with_entry(id, generation, |_, entry| {
+                    entry.last_used.max(activity) + idle
+                }) {
                     Some(at) => Some(at),
                     None => return End::Stale,
                 }
@@ -490,8 +496,19 @@ async fn serve(core: &Core, id: &str, generation: u64, plan: &Plan, conn: &mut C
                 }
             }
             () = sleep_until_optional(idle_at) => {
+                // A call in flight (or a server request being answered) is
+                // use, however long ago it started: the connection stays, and
+                // the idle period restarts now.
+                let busy = conn.client.in_flight() > 0;
+                let activity = conn.client.last_activity();
                 let expired = idle.and_then(|idle| {
-                    core.with_entry(id, generation, |_, entry| entry.last_used.elapsed() >= idle)
+                    core.with_entry(id, generation, |_, entry| {
+                        if busy {
+                            entry.last_used = Instant::now();
+                            return false;
+                        }
+                        entry.last_used.max(activity).elapsed() >= idle
+                    })
                 });
                 match expired {
                     Some(true) => return End::Idle,

@@ -300,6 +300,9 @@ struct Inner {
     /// The deadline the driver's timer is set for; a caller whose request
     /// brings an earlier one wakes the driver.
     armed: Option<Instant>,
+    /// When a request last started or a message last arrived (see
+    /// [`Client::last_activity`]).
+    last_activity: Instant,
 }
 
 /// Hashes [`RequestHandle`]s, which wrap the sequential integer ids the
@@ -404,6 +407,7 @@ impl Client {
                 outbox: VecDeque::new(),
                 sending: false,
                 armed: None,
+                last_activity: Instant::now(),
             }),
             wake: Notify::new(),
             transport: Arc::new(transport),
@@ -466,6 +470,22 @@ impl Client {
         self.shared.lock().session.state() == SessionState::Closed
     }
 
+    /// How much the connection is doing now: our requests still waiting for
+    /// their response, plus the server's requests a handler is still
+    /// answering (a sampling or elicitation round trip). An idle policy must
+    /// not close a connection while this is above zero: a long tool call is
+    /// use, however long ago it started.
+    pub fn in_flight(&self) -> usize {
+        let inner = self.shared.lock();
+        inner.waiters.len() + inner.server_tasks.len()
+    }
+
+    /// When a request last started or a message from the server last
+    /// arrived: with [`Client::in_flight`], what an idle timer measures from.
+    pub fn last_activity(&self) -> Instant {
+        self.shared.lock().last_activity
+    }
+
     /// The server's notifications, in arrival order. Returns the receiver
     /// once; later calls return `None`. The stream ends when the connection
     /// closes.
@@ -493,9 +513,11 @@ impl Client {
                 reset_timeout_on_progress: options.reset_timeout_on_progress,
                 max_total_timeout: options.max_total_timeout,
             };
+            let now = Instant::now();
+            inner.last_activity = now;
             let handle = inner
                 .session
-                .request(Instant::now().into_std(), method, params, request_options)
+                .request(now.into_std(), method, params, request_options)
                 .map_err(|e| match (&inner.closed, e) {
                     (Some(cause), SessionError::Closed) => cause.to_error(),
                     (_, e) => ClientError::Refused(e),
@@ -730,7 +752,9 @@ impl Driver {
                 }
                 inbound = &mut receiving, if transport_open => {
                     let mut inner = shared.lock();
-                    let now = Instant::now().into_std();
+                    let arrived = Instant::now();
+                    inner.last_activity = arrived;
+                    let now = arrived.into_std();
                     transport_open = on_inbound(&mut inner, now, inbound);
                     // Everything else that has already arrived is handled in
                     // the same pass, under the same lock: with many calls in

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use mcp_proto::types::CallToolRequestParams;
+use mcp_transport::CallOptions;
 use tokio::time::Instant;
 
 use super::support::*;
@@ -217,6 +219,49 @@ async fn idle_connections_close_after_30_min_stdio_and_5_min_http_and_reconnect_
         .unwrap();
     assert_eq!(connected.catalog.server_id(), "remote");
     assert_eq!(fake.stats("remote").connects, 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_in_flight_keeps_an_idle_connection_open_until_an_idle_period_after_it_ends() {
+    let fake = Fake::new();
+    fake.script(
+        "remote",
+        Script {
+            call_delay: Duration::from_secs(12 * 60),
+            ..Script::default()
+        },
+    );
+    let options = ManagerOptions {
+        idle: IdlePolicy::on(),
+        ..ManagerOptions::default()
+    };
+    let manager = manager(&fake, options);
+    let started = Instant::now();
+    manager.connect_servers([http("remote")]).await;
+    let client = manager.client("remote").unwrap();
+    let call = tokio::spawn(async move {
+        let params = CallToolRequestParams::new("tool-0", None);
+        let options = CallOptions {
+            timeout: Some(Duration::from_secs(3600)),
+            ..CallOptions::default()
+        };
+        client.call_tool_with(&params, options).await
+    });
+
+    // Well past the 5 min idle time of an HTTP server, the call is still
+    // running: the connection is in use.
+    tokio::time::sleep(Duration::from_secs(11 * 60)).await;
+    assert_eq!(manager.status("remote"), Some(ServerStatus::Ready));
+    let result = call.await.unwrap().unwrap();
+    assert!(!result.failed());
+    assert_eq!(started.elapsed(), Duration::from_secs(12 * 60));
+
+    // Idle counts from the answer, not from a look taken while it ran.
+    tokio::time::sleep(Duration::from_secs(4 * 60)).await;
+    assert_eq!(manager.status("remote"), Some(ServerStatus::Ready));
+    until(&manager, "remote", |s| *s == ServerStatus::Idle).await;
+    assert_eq!(started.elapsed(), Duration::from_secs(17 * 60));
+    assert_eq!(fake.stats("remote").closed_by_client, 1);
 }
 
 #[tokio::test(start_paused = true)]

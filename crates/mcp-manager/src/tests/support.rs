@@ -50,6 +50,8 @@ pub(crate) struct Script {
     pub(crate) connect_error: Option<ErrorCode>,
     /// The transport reports HTTP 401 for every request.
     pub(crate) reject_auth: bool,
+    /// How long a `tools/call` takes before it answers.
+    pub(crate) call_delay: Duration,
 }
 
 impl Default for Script {
@@ -69,6 +71,7 @@ impl Default for Script {
             fail_list_after: None,
             connect_error: None,
             reject_auth: false,
+            call_delay: Duration::ZERO,
         }
     }
 }
@@ -377,6 +380,10 @@ async fn answer(fake: Fake, id: String, end: Arc<MemoryTransport>, request: Requ
         methods::RESOURCES_LIST => Ok(json!({"resources": script.resources.unwrap_or_default()})),
         methods::PROMPTS_LIST => Ok(json!({"prompts": script.prompts.unwrap_or_default()})),
         methods::PING => Ok(json!({})),
+        methods::TOOLS_CALL => {
+            tokio::time::sleep(script.call_delay).await;
+            Ok(json!({"content": [{"type": "text", "text": "done"}]}))
+        }
         other => Err(ErrorObject::method_not_found(other)),
     };
     let message = match result {
