@@ -16,7 +16,8 @@
 //!   one. The file is written to a temp file in the same directory,
 //!   fsynced, renamed over `mcp.json`, and the directory is fsynced; on
 //!   POSIX the file is mode 0600 and a directory the store creates is 0700.
-//!   A crash leaves the old or the new file, never a mix.
+//!   A crash leaves the old or the new file, never a mix; a temp file a
+//!   killed writer left behind is removed by the next write.
 //! - [`Store::list`] never returns secret values: literal env and header
 //!   values come back as [`SecretValue::Saved`](crate::SecretValue::Saved) (`"value": "", "saved": true`).
 //! - [`Store::save`]: a `Saved` row keeps the stored value of the same key; a
@@ -511,8 +512,10 @@ impl Store {
             .path
             .file_name()
             .map_or_else(|| STORE_FILE_NAME.into(), |name| name.to_string_lossy());
+        let prefix = format!(".{file_name}.");
+        remove_stale_temps(&dir, &prefix);
         let mut temp = tempfile::Builder::new()
-            .prefix(&format!(".{file_name}."))
+            .prefix(&prefix)
             .suffix(".tmp")
             .tempfile_in(&dir)
             .map_err(write_error)?;
@@ -522,6 +525,27 @@ impl Store {
         temp.persist(&self.path)
             .map_err(|error| write_error(error.error))?;
         sync_dir(&dir).map_err(write_error)
+    }
+}
+
+/// Removes temp files a writer left behind when it was killed between
+/// creating its temp file and renaming it (SIGKILL, a power cut): they hold
+/// a whole copy of the store, secrets included. Called with both locks held,
+/// so no live writer owns one. Best effort: a file that cannot be removed
+/// stays, and the write goes on.
+fn remove_stale_temps(dir: &Path, prefix: &str) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let stale = name.starts_with(prefix)
+            && name.ends_with(".tmp")
+            && entry.file_type().is_ok_and(|kind| kind.is_file());
+        if stale {
+            let _ = fs::remove_file(entry.path());
+        }
     }
 }
 

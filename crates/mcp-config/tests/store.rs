@@ -560,3 +560,34 @@ fn saves_from_several_processes_all_land() {
     assert_eq!(servers.len(), 100, "every save from every process landed");
     assert!(path.with_file_name("mcp.json.lock").exists());
 }
+
+#[test]
+fn a_save_removes_temp_files_a_killed_writer_left_and_nothing_else() {
+    let (_dir, path) = scratch();
+    let store = Store::open(&path);
+    store.save(stdio_server("a", "/bin/a", &[])).unwrap();
+    let data = path.parent().unwrap();
+    let stale = data.join(".mcp.json.Ab3dE9.tmp");
+    fs::write(
+        &stale,
+        "{\"version\":1,\"servers\":{\"old\":{\"env\":\"sk-stale\"}}}",
+    )
+    .unwrap();
+    let others = [
+        data.join(".other.json.Ab3dE9.tmp"),
+        data.join("notes.tmp"),
+        data.join(".mcp.json.keep"),
+    ];
+    for other in &others {
+        fs::write(other, "not ours").unwrap();
+    }
+    store.save(stdio_server("b", "/bin/b", &[])).unwrap();
+    assert!(
+        !stale.exists(),
+        "the killed writer's temp file is still there"
+    );
+    for other in &others {
+        assert!(other.exists(), "{} was removed", other.display());
+    }
+    assert_eq!(store.list().unwrap().len(), 2);
+}

@@ -182,4 +182,28 @@ fn parent() {
         );
     }
     assert!(total_reported > 0);
+    // A kill between creating the temp file and renaming it leaves the temp
+    // file (a whole copy of the store, secrets included); the next save
+    // removes whatever a killed writer left.
+    let leftover = tempfile::Builder::new()
+        .prefix(".mcp.json.")
+        .suffix(".tmp")
+        .tempfile_in(dir.path())
+        .expect("a stand-in for a killed writer's temp file")
+        .into_temp_path()
+        .keep()
+        .expect("keep it");
+    Store::open(&path)
+        .save(server(u64::MAX / 2, 1))
+        .expect("a save after the crashes");
+    let temps: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("list the store's directory")
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".tmp"))
+        .collect();
+    assert!(
+        temps.is_empty(),
+        "temp files left beside the store: {temps:?}"
+    );
+    assert!(!leftover.exists());
 }
