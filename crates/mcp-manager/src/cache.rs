@@ -11,7 +11,9 @@
 //! Two implementations: [`MemoryToolCache`] (one process) and
 //! [`JsonFileToolCache`] (a JSON file, written to a temp file in the same
 //! directory and renamed over the old one, so a crashed process leaves the
-//! old or the new file, never a mix).
+//! old or the new file, never a mix; every change re-reads the file under a
+//! lock first, so processes sharing it, a host and `mcpctl` say, keep each
+//! other's entries).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -155,9 +157,12 @@ type Entries = BTreeMap<String, RawEntry>;
 
 /// A cache in one JSON file: `{"version": 1, "entries": {fingerprint: {...}}}`.
 ///
-/// The file is read once, on first use, and rewritten whole on every store
-/// (atomically: temp file in the same directory, then rename; owner-only on
-/// POSIX, as `tempfile` creates it). Writes are serialized. A missing file
+/// The file is read on first use. Every store or removal takes an advisory
+/// lock on `<file>.lock` (across processes), reads the file again, applies
+/// its one change and rewrites the file whole (atomically: temp file in the
+/// same directory, then rename; owner-only on POSIX, as `tempfile` creates
+/// it), so that processes sharing the file never drop each other's entries;
+/// loads see the file as of the last read. Writes are serialized. A missing file
 /// is an empty cache; a malformed or newer-version file is logged, treated
 /// as empty, and replaced on the next store (it is only a cache); so is a
 /// malformed entry, alone. At most [`JsonFileToolCache::max_entries`]
@@ -223,24 +228,68 @@ impl JsonFileToolCache {
         state
     }
 
-    async fn write(&self, entries: &Entries) {
-        let file = CacheFile {
-            version: FILE_VERSION,
-            entries: entries
-                .iter()
-                .map(|(key, entry)| (key.clone(), entry.raw.clone()))
-                .collect(),
-        };
+    /// Applies `change` to the file's current entries under the
+    /// cross-process lock, writes them back when `change` changed them, and
+    /// keeps them as this process's view. The caller holds the state
+    /// guard, so changes from this process land in order.
+    async fn update(
+        &self,
+        state: &mut Option<Entries>,
+        change: impl FnOnce(&mut Entries) -> bool + Send + 'static,
+    ) {
         let path = self.path.clone();
-        let outcome = tokio::task::spawn_blocking(move || write_file(&path, &file)).await;
+        let max_entries = self.max_entries;
+        let outcome = tokio::task::spawn_blocking(move || {
+            let _lock = lock_file(&path)?;
+            let mut entries = read_file(&path);
+            if change(&mut entries) {
+                evict(&mut entries, max_entries);
+                write_file(&path, &entries)?;
+            }
+            std::io::Result::Ok(entries)
+        })
+        .await;
         match outcome {
-            Ok(Ok(())) => {}
+            Ok(Ok(entries)) => *state = Some(entries),
             Ok(Err(error)) => {
                 tracing::warn!(path = %self.path.display(), %error, "cannot write the tool cache");
             }
             Err(error) => tracing::warn!(%error, "writing the tool cache did not complete"),
         }
     }
+}
+
+/// Keeps at most `max_entries`, dropping the oldest first.
+fn evict(entries: &mut Entries, max_entries: usize) {
+    while entries.len() > max_entries {
+        let oldest = entries
+            .iter()
+            .min_by_key(|(_, e)| e.saved_at_ms)
+            .map(|(k, _)| k.clone());
+        match oldest {
+            Some(key) => entries.remove(&key),
+            None => break,
+        };
+    }
+}
+
+/// The advisory lock beside the cache file, `<file>.lock`; released when
+/// the returned file is dropped. Never renamed over, unlike the cache file,
+/// so every process locks the same inode.
+fn lock_file(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    let lock_path = path.with_file_name(name);
+    if let Some(dir) = lock_path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)?;
+    file.lock()?;
+    Ok(file)
 }
 
 #[async_trait]
@@ -266,33 +315,20 @@ impl ToolCache for JsonFileToolCache {
             }
         };
         let mut state = self.entries().await;
-        let entries = state.get_or_insert_with(Entries::new);
-        entries.insert(
-            fingerprint.to_owned(),
-            RawEntry {
-                saved_at_ms: entry.saved_at_ms,
-                raw,
-            },
-        );
-        while entries.len() > self.max_entries {
-            let oldest = entries
-                .iter()
-                .min_by_key(|(_, e)| e.saved_at_ms)
-                .map(|(k, _)| k.clone());
-            match oldest {
-                Some(key) => entries.remove(&key),
-                None => break,
-            };
-        }
-        self.write(entries).await;
+        let key = fingerprint.to_owned();
+        let saved_at_ms = entry.saved_at_ms;
+        self.update(&mut state, move |entries| {
+            entries.insert(key, RawEntry { saved_at_ms, raw });
+            true
+        })
+        .await;
     }
 
     async fn remove(&self, fingerprint: &str) {
         let mut state = self.entries().await;
-        let entries = state.get_or_insert_with(Entries::new);
-        if entries.remove(fingerprint).is_some() {
-            self.write(entries).await;
-        }
+        let key = fingerprint.to_owned();
+        self.update(&mut state, move |entries| entries.remove(&key).is_some())
+            .await;
     }
 }
 
@@ -325,13 +361,20 @@ fn read_file(path: &Path) -> Entries {
         .collect()
 }
 
-fn write_file(path: &Path, file: &CacheFile) -> std::io::Result<()> {
+fn write_file(path: &Path, entries: &Entries) -> std::io::Result<()> {
+    let file = CacheFile {
+        version: FILE_VERSION,
+        entries: entries
+            .iter()
+            .map(|(key, entry)| (key.clone(), entry.raw.clone()))
+            .collect(),
+    };
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
         _ => PathBuf::from("."),
     };
     std::fs::create_dir_all(&dir)?;
-    let bytes = serde_json::to_vec(file).map_err(std::io::Error::other)?;
+    let bytes = serde_json::to_vec(&file).map_err(std::io::Error::other)?;
     let mut temp = tempfile::NamedTempFile::new_in(&dir)?;
     // No fsync: this is a cache. The rename keeps a crashed process from
     // leaving a mix; a power loss may leave an empty file, which reads as
@@ -401,6 +444,56 @@ mod tests {
         assert_eq!(cache.load("one").await, None);
         assert!(cache.load("two").await.is_some());
         assert!(cache.load("three").await.is_some());
+    }
+
+    #[tokio::test]
+    async fn caches_sharing_a_file_keep_each_others_entries() {
+        // Two processes' views of one file (a host and `mcpctl`): each read
+        // the file before the other wrote.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tools.json");
+        let host = JsonFileToolCache::open(&path);
+        let cli = JsonFileToolCache::open(&path);
+        assert_eq!(host.load("a").await, None);
+        assert_eq!(cli.load("b").await, None);
+        host.store("a", entry("a", &["x"], 1)).await;
+        cli.store("b", entry("b", &["y"], 2)).await;
+        cli.store("c", entry("c", &["z"], 3)).await;
+        host.remove("c").await;
+        let fresh = JsonFileToolCache::open(&path);
+        assert!(
+            fresh.load("a").await.is_some(),
+            "the host's entry was dropped"
+        );
+        assert!(
+            fresh.load("b").await.is_some(),
+            "the cli's entry was dropped"
+        );
+        assert_eq!(fresh.load("c").await, None);
+        // A change refreshes the view: the host now sees the cli's entry.
+        assert!(host.load("b").await.is_some());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_stores_from_many_caches_all_land() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tools.json");
+        let mut tasks = Vec::new();
+        for writer in 0..8 {
+            let cache = JsonFileToolCache::open(&path);
+            tasks.push(tokio::spawn(async move {
+                for n in 0..10 {
+                    let key = format!("w{writer}-{n}");
+                    cache.store(&key, entry(&key, &["t"], n)).await;
+                }
+            }));
+        }
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let file: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(file["entries"].as_object().unwrap().len(), 80);
     }
 
     #[tokio::test]
