@@ -143,7 +143,12 @@ impl DefaultTransportFactory {
             return Ok(None);
         };
         let grant = Grant::AuthorizationCode(Arc::new(Unattended));
-        let options = oauth_options(url, grant, http.oauth.as_ref(), dir.clone());
+        let mut options = oauth_options(url, grant, http.oauth.as_ref(), dir.clone());
+        // The authorization server may sit behind the same private CA as
+        // the MCP server.
+        options
+            .extra_root_certificates
+            .clone_from(&self.extra_root_certificates);
         match OAuthProvider::new(options) {
             Ok(provider) => Ok(Some(Arc::new(provider))),
             Err(error) => Err(ConnectError::new(

@@ -64,10 +64,14 @@ pub(crate) struct HttpClient {
 }
 
 impl HttpClient {
-    pub(crate) fn new(timeout: Duration) -> Result<Self, OAuthError> {
-        let roots = rustls::RootCertStore {
-            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-        };
+    /// A client trusting the webpki roots plus `extra_root_certificates`
+    /// (PEM), as the MCP transport does.
+    pub(crate) fn new(
+        timeout: Duration,
+        extra_root_certificates: &[String],
+    ) -> Result<Self, OAuthError> {
+        let roots = mcp_transport::tls_root_store(extra_root_certificates)
+            .map_err(|e| OAuthError::Config(e.to_string()))?;
         let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
             rustls::crypto::ring::default_provider(),
         ))

@@ -117,6 +117,11 @@ pub struct OAuthOptions {
     pub refresh_margin: Duration,
     /// Timeout of each request to an authorization server. Default 30 s.
     pub request_timeout: Duration,
+    /// PEM certificates trusted besides the webpki roots for requests to
+    /// authorization servers: give the same as the transport's
+    /// [`HttpOptions::extra_root_certificates`](mcp_transport::HttpOptions::extra_root_certificates).
+    /// Default none.
+    pub extra_root_certificates: Vec<String>,
 }
 
 impl OAuthOptions {
@@ -134,6 +139,7 @@ impl OAuthOptions {
             scopes: Vec::new(),
             refresh_margin: Duration::from_secs(60),
             request_timeout: Duration::from_secs(30),
+            extra_root_certificates: Vec::new(),
         }
     }
 }
@@ -175,7 +181,7 @@ impl OAuthProvider {
     /// A provider; no request is sent until the server asks for
     /// authorization.
     pub fn new(options: OAuthOptions) -> Result<Self, OAuthError> {
-        let http = HttpClient::new(options.request_timeout)?;
+        let http = HttpClient::new(options.request_timeout, &options.extra_root_certificates)?;
         Ok(OAuthProvider {
             options,
             http,

@@ -40,8 +40,27 @@ struct Fake {
 
 impl Fake {
     async fn start(handler: impl Fn(&Seen, &str) -> (u16, Value) + Send + Sync + 'static) -> Fake {
+        Fake::serve(handler, None).await
+    }
+
+    /// The same over HTTPS, with `acceptor`'s certificate.
+    async fn start_tls(
+        handler: impl Fn(&Seen, &str) -> (u16, Value) + Send + Sync + 'static,
+        acceptor: tokio_rustls::TlsAcceptor,
+    ) -> Fake {
+        Fake::serve(handler, Some(acceptor)).await
+    }
+
+    async fn serve(
+        handler: impl Fn(&Seen, &str) -> (u16, Value) + Send + Sync + 'static,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+    ) -> Fake {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let base = format!(
+            "{scheme}://127.0.0.1:{}",
+            listener.local_addr().unwrap().port()
+        );
         let seen = Arc::new(Mutex::new(Vec::new()));
         let handler: Arc<Handler> = Arc::new(handler);
         let (log, shared_base) = (Arc::clone(&seen), base.clone());
@@ -52,6 +71,7 @@ impl Fake {
                 };
                 let (log, handler, base) =
                     (Arc::clone(&log), Arc::clone(&handler), shared_base.clone());
+                let tls = tls.clone();
                 tokio::spawn(async move {
                     let service =
                         service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
@@ -87,9 +107,23 @@ impl Fake {
                                 Ok::<_, Infallible>(response)
                             }
                         });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
+                    let builder = hyper::server::conn::http1::Builder::new();
+                    match tls {
+                        Some(tls) => {
+                            // A client that does not trust the certificate
+                            // ends the handshake: nothing to serve.
+                            if let Ok(stream) = tls.accept(stream).await {
+                                let _ = builder
+                                    .serve_connection(TokioIo::new(stream), service)
+                                    .await;
+                            }
+                        }
+                        None => {
+                            let _ = builder
+                                .serve_connection(TokioIo::new(stream), service)
+                                .await;
+                        }
+                    }
                 });
             }
         });
@@ -796,4 +830,72 @@ async fn a_pre_registered_client_refreshes_after_a_restart_and_unattended_hosts_
         .unwrap_err();
     assert!(error.to_string().contains("log in"), "{error}");
     assert!(!fake.paths().iter().any(|p| p == "/register"));
+}
+
+/// A certificate for 127.0.0.1, made now, and a TLS acceptor serving it.
+fn test_certificate() -> (String, tokio_rustls::TlsAcceptor) {
+    use tokio_rustls::rustls;
+    let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(rustls::pki_types::PrivatePkcs8KeyDer::from(
+        certified.key_pair.serialize_der(),
+    ));
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![certified.cert.der().clone()], key)
+    .unwrap();
+    (
+        certified.cert.pem(),
+        tokio_rustls::TlsAcceptor::from(Arc::new(config)),
+    )
+}
+
+#[tokio::test]
+async fn an_authorization_server_behind_a_private_ca_is_trusted_through_the_options() {
+    let (pem, acceptor) = test_certificate();
+    let fake = Fake::start_tls(
+        |seen, base| match seen.path.as_str() {
+            "/.well-known/oauth-protected-resource/mcp" => (
+                200,
+                json!({ "resource": format!("{base}/mcp"), "authorization_servers": [base] }),
+            ),
+            "/.well-known/oauth-authorization-server" => (200, as_metadata(base)),
+            _ => endpoints(seen).unwrap_or_else(not_found),
+        },
+        acceptor,
+    )
+    .await;
+    assert!(fake.base.starts_with("https://127.0.0.1:"));
+    let options = |roots: Vec<String>| {
+        let mut options = OAuthOptions::new(
+            Url::parse(&format!("{}/mcp", fake.base)).unwrap(),
+            Grant::ClientCredentials,
+        );
+        options.client_id = Some("machine".to_owned());
+        options.client_secret = Some(Secret::new(SECRET));
+        options.extra_root_certificates = roots;
+        options
+    };
+
+    let trusting = OAuthProvider::new(options(vec![pem])).unwrap();
+    assert_eq!(
+        after_401(&trusting, "Bearer").await,
+        Some(format!("Bearer {TOKEN}"))
+    );
+    assert_eq!(
+        fake.find("/token").unwrap().form["grant_type"],
+        "client_credentials"
+    );
+
+    // The webpki roots alone do not trust it: no request gets through.
+    let before = fake.paths().len();
+    let default = OAuthProvider::new(options(Vec::new())).unwrap();
+    assert!(default.on_refusal(401, Some("Bearer"), None).await.is_err());
+    assert_eq!(fake.paths().len(), before);
+
+    let broken = OAuthProvider::new(options(vec!["not a certificate".to_owned()]));
+    assert!(matches!(broken, Err(OAuthError::Config(_))), "{broken:?}");
 }

@@ -15,7 +15,7 @@ mod transport;
 pub use client::{
     CallOptions, Client, ClientError, ClientHandler, ClientOptions, Driver, ServerNotification,
 };
-pub use http::{AuthProvider, HttpOptions, HttpProtocol, HttpTransport};
+pub use http::{AuthProvider, HttpOptions, HttpProtocol, HttpTransport, tls_root_store};
 pub use memory::{MemoryTransport, memory_pair};
 #[cfg(unix)]
 pub use stdio::{ServerExited, StdioOptions, StdioTransport};

@@ -56,7 +56,7 @@ impl HttpClient {
         ))
         .with_safe_default_protocol_versions()
         .map_err(|e| TransportError::Setup(format!("TLS configuration: {e}")))?
-        .with_root_certificates(root_store(&options.extra_root_certificates)?)
+        .with_root_certificates(tls_root_store(&options.extra_root_certificates)?)
         .with_no_client_auth();
         let mut http = HttpConnector::new();
         // The TLS layer handles `https`; the TCP connector must let it through.
@@ -475,8 +475,12 @@ fn env_value(var: &str) -> Result<String, TransportError> {
     }
 }
 
-/// The webpki (Mozilla) roots plus the configured extra PEM certificates.
-fn root_store(extra_pem: &[String]) -> Result<RootCertStore, TransportError> {
+/// The roots every HTTPS connection trusts: the webpki (Mozilla) roots plus
+/// `extra_pem`, each a PEM text of one or more certificates (a private CA,
+/// say). Public so that the OAuth client trusts exactly what the transport
+/// trusts: an authorization server behind the same private CA as its MCP
+/// server must verify too.
+pub fn tls_root_store(extra_pem: &[String]) -> Result<RootCertStore, TransportError> {
     let mut roots = RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     for (index, pem) in extra_pem.iter().enumerate() {

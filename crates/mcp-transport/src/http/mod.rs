@@ -27,6 +27,7 @@ mod legacy_sse;
 mod streamable;
 
 pub use auth::AuthProvider;
+pub use client::tls_root_store;
 pub use engine::HttpTransport;
 
 /// Which HTTP protocol an [`HttpTransport`] speaks.
