@@ -82,7 +82,7 @@ pub(crate) enum Command {
     },
 
     /// Add a server to the store: `add NAME -- COMMAND ARGS...` or `add NAME --url URL`
-    Add(AddArgs),
+    Add(Box<AddArgs>),
 
     /// Remove a server (and its saved secrets) from the store
     Remove {
@@ -167,6 +167,29 @@ pub(crate) struct AddArgs {
     /// Send `Authorization: Bearer $VAR`, read from the environment when connecting
     #[arg(long, value_name = "VAR", requires = "url")]
     pub(crate) bearer_env: Option<String>,
+
+    /// OAuth: a pre-registered client id (without one, a client ID metadata
+    /// document or dynamic registration is used)
+    #[arg(long, value_name = "ID", requires = "url")]
+    pub(crate) oauth_client_id: Option<String>,
+
+    /// OAuth: the environment variable that holds the client's secret (the
+    /// secret itself is never stored)
+    #[arg(long, value_name = "VAR", requires = "oauth_client_id")]
+    pub(crate) oauth_client_secret_env: Option<String>,
+
+    /// OAuth: a scope to ask for; repeatable
+    #[arg(long = "oauth-scope", value_name = "SCOPE", requires = "url")]
+    pub(crate) oauth_scopes: Vec<String>,
+
+    /// OAuth: this client's metadata document URL
+    #[arg(long, value_name = "URL", requires = "url")]
+    pub(crate) oauth_client_metadata_url: Option<String>,
+
+    /// OAuth: the loopback port `mcpctl login` listens on for the redirect
+    /// (for a client registered with a fixed redirect URI)
+    #[arg(long, value_name = "PORT", requires = "url")]
+    pub(crate) oauth_redirect_port: Option<u16>,
 
     /// An environment variable for the command, stored as a write-only secret; repeatable
     #[arg(long = "env", value_name = "K=V")]

@@ -60,7 +60,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         Command::DemoServer => demo_server::run()
             .map(|()| Exit::Success)
             .map_err(|e| CliError::connection(format!("demo server: {e:#}"))),
-        Command::Add(args) => store_cmd::add(args, output),
+        Command::Add(args) => store_cmd::add(*args, output),
         Command::Remove { name } => store_cmd::remove(&name, &sources, output),
         Command::Enable { name } => store_cmd::set_enabled(&name, true, &sources, output),
         Command::Disable { name } => store_cmd::set_enabled(&name, false, &sources, output),

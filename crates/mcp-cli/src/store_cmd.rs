@@ -10,7 +10,8 @@
 use std::path::Path;
 
 use mcp_config::{
-    HttpConfig, SecretEntry, ServerConfig, StdioConfig, Store, StoreError, TransportConfig,
+    HttpConfig, OAuthConfig, SecretEntry, ServerConfig, StdioConfig, Store, StoreError,
+    TransportConfig,
 };
 use serde_json::json;
 
@@ -135,11 +136,36 @@ fn not_in_store(error: StoreError, id: &str, options: &SourceOptions) -> CliErro
 
 /// Turns `add`'s flags into a config; the store validates it.
 fn server_config(args: AddArgs) -> Result<ServerConfig, CliError> {
+    // Flags of the other transport are refused rather than dropped: a
+    // header or OAuth setting that silently vanished would surprise.
+    if args.url.is_none() {
+        let http_only = [
+            ("--header", !args.headers.is_empty()),
+            ("--bearer-env", args.bearer_env.is_some()),
+            ("--oauth-client-id", args.oauth_client_id.is_some()),
+            (
+                "--oauth-client-secret-env",
+                args.oauth_client_secret_env.is_some(),
+            ),
+            ("--oauth-scope", !args.oauth_scopes.is_empty()),
+            (
+                "--oauth-client-metadata-url",
+                args.oauth_client_metadata_url.is_some(),
+            ),
+            ("--oauth-redirect-port", args.oauth_redirect_port.is_some()),
+        ];
+        if let Some((flag, _)) = http_only.iter().find(|(_, given)| *given) {
+            return Err(CliError::usage(format!(
+                "{flag} is for HTTP servers: give --url URL, not a command"
+            )));
+        }
+    }
     let transport = match (&args.url, args.command.split_first()) {
         (Some(url), _) => {
             let mut http = HttpConfig::new(url.clone());
             http.bearer_token_env = args.bearer_env.clone();
             http.headers = pairs("--header", &args.headers)?;
+            http.oauth = oauth_config(&args);
             TransportConfig::Http(http)
         }
         (None, Some((command, rest))) => {
@@ -166,6 +192,31 @@ fn server_config(args: AddArgs) -> Result<ServerConfig, CliError> {
     }
     config.enabled = !args.disabled;
     Ok(config)
+}
+
+/// The `oauth` section from the `--oauth-*` flags; `None` when none is
+/// given (the server still gets OAuth on demand, with the defaults). The
+/// store validates it (for example a secret variable without a client id).
+fn oauth_config(args: &AddArgs) -> Option<OAuthConfig> {
+    let given = args.oauth_client_id.is_some()
+        || args.oauth_client_secret_env.is_some()
+        || !args.oauth_scopes.is_empty()
+        || args.oauth_client_metadata_url.is_some()
+        || args.oauth_redirect_port.is_some();
+    if !given {
+        return None;
+    }
+    let mut oauth = OAuthConfig::new();
+    oauth.client_id.clone_from(&args.oauth_client_id);
+    oauth
+        .client_secret_env
+        .clone_from(&args.oauth_client_secret_env);
+    oauth.scopes.clone_from(&args.oauth_scopes);
+    oauth
+        .client_metadata_url
+        .clone_from(&args.oauth_client_metadata_url);
+    oauth.redirect_port = args.oauth_redirect_port;
+    Some(oauth)
 }
 
 /// `K=V` flags as secret rows. The message names the flag and the key,

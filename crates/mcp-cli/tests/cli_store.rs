@@ -259,3 +259,66 @@ fn secrets_never_appear_in_output() {
     assert_eq!(run.code, 2);
     assert!(!run.stderr.contains(SECRET), "{run:#?}");
 }
+
+#[test]
+fn add_stores_the_oauth_settings_of_an_http_server() {
+    let env = Env::new();
+    let run = env.run(&[
+        "add",
+        "remote",
+        "--url",
+        "https://mcp.example.com/mcp",
+        "--oauth-client-id",
+        "my-client",
+        "--oauth-client-secret-env",
+        "REMOTE_CLIENT_SECRET",
+        "--oauth-scope",
+        "read",
+        "--oauth-scope",
+        "write",
+        "--oauth-redirect-port",
+        "8123",
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let oauth = &stored(&env)["servers"][0]["transport"]["oauth"];
+    assert_eq!(
+        *oauth,
+        json!({
+            "clientId": "my-client",
+            "clientSecretEnv": "REMOTE_CLIENT_SECRET",
+            "scopes": ["read", "write"],
+            "redirectPort": 8123,
+        })
+    );
+
+    // Without any --oauth-* flag there is no section (OAuth still starts
+    // on demand, with the defaults).
+    env.json(&["add", "plain", "--url", "https://mcp.example.com/other"]);
+    assert!(
+        stored(&env)["servers"][1]["transport"]
+            .get("oauth")
+            .is_none()
+    );
+
+    // OAuth (like headers) belongs to HTTP servers: refused, not dropped.
+    for flag in [
+        ["--oauth-scope", "x"],
+        ["--header", "K=V"],
+        ["--bearer-env", "VAR"],
+    ] {
+        let stdio = env.run(&["add", "local", flag[0], flag[1], "--", "server"]);
+        assert_eq!(stdio.code, 2, "{stdio:#?}");
+        assert!(stdio.stderr.contains(flag[0]), "{stdio:#?}");
+    }
+    // A client secret needs a client id.
+    let orphan = env.run(&[
+        "add",
+        "orphan",
+        "--url",
+        "https://mcp.example.com/mcp",
+        "--oauth-client-secret-env",
+        "VAR",
+    ]);
+    assert_eq!(orphan.code, 2, "{orphan:#?}");
+    assert_eq!(stored_ids(&env), ["remote", "plain"]);
+}
