@@ -175,6 +175,11 @@ pub struct ServerListing {
     pub status: ServerStatus,
     /// How many tools the current catalog has.
     pub tool_count: usize,
+    /// The server's generation when `status` was read (0 for a server the
+    /// manager does not run): read together with the status, so that a
+    /// page that waits for "this generation or later" cannot pair a status
+    /// with a generation from another moment.
+    pub generation: u64,
 }
 
 /// What a save did.
@@ -648,6 +653,7 @@ impl McpManager {
                     config,
                     status,
                     tool_count,
+                    generation: entry.map_or(0, |e| e.generation),
                 }
             })
             .collect())

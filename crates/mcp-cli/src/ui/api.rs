@@ -99,7 +99,7 @@ pub(crate) async fn listing(manager: &McpManager, store: &Path) -> Value {
                         "status": server.status.as_str(),
                         "error": status_error(&server.status),
                         "toolCount": server.tool_count,
-                        "generation": manager.generation(&server.config.id).unwrap_or(0),
+                        "generation": server.generation,
                         "tools": tools,
                         "config": config_json(&server.config),
                     })

@@ -57,6 +57,7 @@ async fn save_list_enable_disable_remove_keep_store_and_connections_consistent()
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].status, ServerStatus::Ready);
     assert_eq!(listed[0].tool_count, 2);
+    assert_eq!(Some(listed[0].generation), manager.generation("gh"));
     let TransportConfig::Stdio(stdio_config) = &listed[0].config.transport else {
         unreachable!()
     };
@@ -73,8 +74,14 @@ async fn save_list_enable_disable_remove_keep_store_and_connections_consistent()
     let stored = Store::open(&path).load().unwrap();
     assert_eq!(stored[0].name, "GitHub");
 
+    let before = manager.list().await.unwrap()[0].generation;
     manager.set_enabled("gh", false).await.unwrap();
     assert_eq!(manager.status("gh"), Some(ServerStatus::Disabled));
+    let after = manager.list().await.unwrap()[0].generation;
+    assert!(
+        after > before,
+        "disabling starts a new generation: {before} -> {after}"
+    );
     assert!(!Store::open(&path).load().unwrap()[0].enabled);
     fake.until_stats("gh", |s| s.closed_by_client == 1).await;
     assert_eq!(
