@@ -111,7 +111,7 @@ pub(crate) enum Command {
     /// Show every server's status live until all have settled
     Watch,
 
-    /// Log in to an HTTP server with OAuth: prints a URL to open, then stores the tokens
+    /// Log in to an HTTP server with OAuth: prints a URL to open (none for client_credentials), then stores the tokens
     Login {
         /// The server's id
         server: String,
@@ -191,6 +191,12 @@ pub(crate) struct AddArgs {
     #[arg(long, value_name = "PORT", requires = "url")]
     pub(crate) oauth_redirect_port: Option<u16>,
 
+    /// OAuth: the grant; client_credentials (machine to machine) needs
+    /// --oauth-client-id and --oauth-client-secret-env and no login
+    /// [default: authorization_code]
+    #[arg(long, value_enum, value_name = "GRANT", requires = "url")]
+    pub(crate) oauth_grant: Option<OAuthGrantArg>,
+
     /// An environment variable for the command, stored as a write-only secret; repeatable
     #[arg(long = "env", value_name = "K=V")]
     pub(crate) env: Vec<String>,
@@ -210,4 +216,14 @@ pub(crate) struct AddArgs {
     /// The command and its arguments, after `--` (run directly, without a shell)
     #[arg(last = true, value_name = "COMMAND")]
     pub(crate) command: Vec<String>,
+}
+
+/// `--oauth-grant`: the config's `oauth.grant` values, spelled as in files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "snake_case")]
+pub(crate) enum OAuthGrantArg {
+    /// A person logs in once in a browser (`mcpctl login`).
+    AuthorizationCode,
+    /// Machine to machine: the client's own secret, no login.
+    ClientCredentials,
 }

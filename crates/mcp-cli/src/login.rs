@@ -9,13 +9,20 @@
 //! the tokens where mcp-manager looks for them (`<data dir>/oauth`, through
 //! [`mcp_manager::oauth_options`]), so that every later run connects with
 //! them. No token is ever printed.
+//!
+//! A server whose `oauth.grant` is `client_credentials` logs in without a
+//! browser: the client authenticates with its own secret (RFC 6749 §4.4)
+//! and the tokens are stored the same way. The manager does the same by
+//! itself, so this only fetches them ahead of time.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_config::{ProcessEnv, ResolvedConfig, ResolvedTransport, StoreLocation, resolve};
+use mcp_config::{
+    OAuthGrant, ProcessEnv, ResolvedConfig, ResolvedTransport, StoreLocation, resolve,
+};
 use mcp_oauth::{FileTokenStore, Grant, Interaction, OAuthError, OAuthProvider};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -41,6 +48,49 @@ pub(crate) async fn login(
     output: &Output,
 ) -> Result<Exit, CliError> {
     let (server, http) = http_server(id, options).await?;
+    let url = server_url(&http.url)?;
+    let dir = oauth_dir()?;
+    let client_credentials = http
+        .oauth
+        .as_ref()
+        .is_some_and(|oauth| oauth.grant == OAuthGrant::ClientCredentials);
+    let grant = if client_credentials {
+        // RFC 6749 §4.4: the client authenticates with its own secret; no
+        // browser, no redirect listener.
+        Grant::ClientCredentials
+    } else {
+        Grant::AuthorizationCode(loopback(&server, &http, timeout, output).await?)
+    };
+    let options = mcp_manager::oauth_options(url, grant, http.oauth.as_ref(), dir.clone());
+    let provider = OAuthProvider::new(options)
+        .map_err(|e| CliError::connection(format!("cannot set up OAuth for `{id}`: {e}")))?;
+    provider.login().await.map_err(|e| {
+        CliError::connection(format!("login to `{id}` failed: {e}"))
+            .hint(format!("run `mcpctl login {id}` again"))
+    })?;
+    if output.json {
+        output
+            .json(&json!({"server": id, "logged_in": true}))
+            .map_err(|e| CliError::connection(format!("cannot write the result: {e}")))?;
+    } else {
+        output
+            .text(&format!(
+                "logged in to `{id}`; its tokens are stored in {}\n",
+                dir.display()
+            ))
+            .map_err(|e| CliError::connection(format!("cannot write the result: {e}")))?;
+    }
+    Ok(Exit::Success)
+}
+
+/// The authorization code grant's interaction: a listener on the configured
+/// redirect port (else a free one) of 127.0.0.1.
+async fn loopback(
+    server: &ResolvedConfig,
+    http: &mcp_config::ResolvedHttp,
+    timeout: Duration,
+    output: &Output,
+) -> Result<Arc<Loopback>, CliError> {
     let port = http
         .oauth
         .as_ref()
@@ -63,33 +113,7 @@ pub(crate) async fn login(
         timeout,
         json: output.json,
     });
-    let url = server_url(&http.url)?;
-    let dir = oauth_dir()?;
-    let options = mcp_manager::oauth_options(
-        url,
-        Grant::AuthorizationCode(interaction),
-        http.oauth.as_ref(),
-        dir.clone(),
-    );
-    let provider = OAuthProvider::new(options)
-        .map_err(|e| CliError::connection(format!("cannot set up OAuth for `{id}`: {e}")))?;
-    provider.login().await.map_err(|e| {
-        CliError::connection(format!("login to `{id}` failed: {e}"))
-            .hint(format!("run `mcpctl login {id}` again"))
-    })?;
-    if output.json {
-        output
-            .json(&json!({"server": id, "logged_in": true}))
-            .map_err(|e| CliError::connection(format!("cannot write the result: {e}")))?;
-    } else {
-        output
-            .text(&format!(
-                "logged in to `{id}`; its tokens are stored in {}\n",
-                dir.display()
-            ))
-            .map_err(|e| CliError::connection(format!("cannot write the result: {e}")))?;
-    }
-    Ok(Exit::Success)
+    Ok(interaction)
 }
 
 /// `mcpctl logout`.

@@ -10,12 +10,12 @@
 use std::path::Path;
 
 use mcp_config::{
-    HttpConfig, OAuthConfig, SecretEntry, ServerConfig, StdioConfig, Store, StoreError,
+    HttpConfig, OAuthConfig, OAuthGrant, SecretEntry, ServerConfig, StdioConfig, Store, StoreError,
     TransportConfig,
 };
 use serde_json::json;
 
-use crate::cli::AddArgs;
+use crate::cli::{AddArgs, OAuthGrantArg};
 use crate::exit::{CliError, Exit};
 use crate::output::Output;
 use crate::sources::{self, SourceOptions};
@@ -153,6 +153,7 @@ fn server_config(args: AddArgs) -> Result<ServerConfig, CliError> {
                 args.oauth_client_metadata_url.is_some(),
             ),
             ("--oauth-redirect-port", args.oauth_redirect_port.is_some()),
+            ("--oauth-grant", args.oauth_grant.is_some()),
         ];
         if let Some((flag, _)) = http_only.iter().find(|(_, given)| *given) {
             return Err(CliError::usage(format!(
@@ -202,7 +203,8 @@ fn oauth_config(args: &AddArgs) -> Option<OAuthConfig> {
         || args.oauth_client_secret_env.is_some()
         || !args.oauth_scopes.is_empty()
         || args.oauth_client_metadata_url.is_some()
-        || args.oauth_redirect_port.is_some();
+        || args.oauth_redirect_port.is_some()
+        || args.oauth_grant.is_some();
     if !given {
         return None;
     }
@@ -216,6 +218,10 @@ fn oauth_config(args: &AddArgs) -> Option<OAuthConfig> {
         .client_metadata_url
         .clone_from(&args.oauth_client_metadata_url);
     oauth.redirect_port = args.oauth_redirect_port;
+    oauth.grant = match args.oauth_grant {
+        Some(OAuthGrantArg::ClientCredentials) => OAuthGrant::ClientCredentials,
+        Some(OAuthGrantArg::AuthorizationCode) | None => OAuthGrant::AuthorizationCode,
+    };
     Some(oauth)
 }
 

@@ -19,6 +19,14 @@ use url::Url;
 /// The access token the fake issues: it must never appear in any output.
 const TOKEN: &str = "RECOGNISABLE-ACCESS-TOKEN-c0ffee42";
 const CODE: &str = "RECOGNISABLE-CODE-51de";
+/// The access token the client credentials grant gets: never shown either.
+const M2M_TOKEN: &str = "RECOGNISABLE-M2M-ACCESS-TOKEN-beef77";
+/// The pre-registered machine client the fake knows.
+const M2M_CLIENT: &str = "tracker-machine";
+/// Its secret, handed to mcpctl only through the environment.
+const M2M_SECRET: &str = "RECOGNISABLE-CLIENT-SECRET-5ec7e7";
+/// The variable the config names for that secret.
+const SECRET_VAR: &str = "TRACKER_CLIENT_SECRET";
 
 /// What the fake authorization server remembers.
 #[derive(Debug, Default)]
@@ -28,6 +36,7 @@ struct State {
     authorize: Option<HashMap<String, String>>,
     token_form: Option<HashMap<String, String>>,
     authorized_mcp_requests: usize,
+    client_credentials_grants: usize,
 }
 
 struct Reply {
@@ -72,7 +81,10 @@ fn route(
                 "registration_endpoint": format!("{base}/register"),
                 "response_types_supported": ["code"],
                 "code_challenge_methods_supported": ["S256"],
-                "token_endpoint_auth_methods_supported": ["none"],
+                // `none` for the dynamically registered public client of
+                // the authorization code tests; `client_secret_post` for the
+                // pre-registered machine client (RFC 6749 §2.3.1).
+                "token_endpoint_auth_methods_supported": ["none", "client_secret_post"],
             }),
         ),
         ("POST", "/register") => {
@@ -110,6 +122,22 @@ fn route(
         ("POST", "/token") => {
             let form: HashMap<String, String> =
                 url::form_urlencoded::parse(body).into_owned().collect();
+            // RFC 6749 §4.4.2: the machine client, authenticated by its
+            // secret in the body (client_secret_post), for this resource.
+            if form.get("grant_type").map(String::as_str) == Some("client_credentials") {
+                let ok = form.get("client_id").map(String::as_str) == Some(M2M_CLIENT)
+                    && form.get("client_secret").map(String::as_str) == Some(M2M_SECRET)
+                    && form.get("resource") == Some(&format!("{base}/mcp"));
+                state.token_form = Some(form);
+                if !ok {
+                    return reply(401, json!({"error": "invalid_client"}));
+                }
+                state.client_credentials_grants += 1;
+                return reply(
+                    200,
+                    json!({"access_token": M2M_TOKEN, "token_type": "Bearer", "expires_in": 3600}),
+                );
+            }
             let redirect_ok = state
                 .authorize
                 .as_ref()
@@ -128,16 +156,21 @@ fn route(
                 reply(400, json!({"error": "invalid_grant"}))
             }
         }
-        (_, "/mcp") if authorization != Some(&format!("Bearer {TOKEN}")) => Reply {
-            status: 401,
-            headers: vec![(
-                "www-authenticate",
-                format!(
-                    "Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\""
-                ),
-            )],
-            body: String::new(),
-        },
+        (_, "/mcp")
+            if authorization != Some(&format!("Bearer {TOKEN}"))
+                && authorization != Some(&format!("Bearer {M2M_TOKEN}")) =>
+        {
+            Reply {
+                status: 401,
+                headers: vec![(
+                    "www-authenticate",
+                    format!(
+                        "Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\""
+                    ),
+                )],
+                body: String::new(),
+            }
+        }
         ("POST", "/mcp") => {
             state.authorized_mcp_requests += 1;
             let message: Value = serde_json::from_slice(body).unwrap();
@@ -465,5 +498,120 @@ fn login_gives_up_when_the_browser_never_returns() {
     assert_eq!(run.code, 3, "{run:#?}");
     assert!(run.stdout.contains("/authorize?"), "{run:#?}");
     assert!(run.stderr.contains("did not return within 1 s"), "{run:#?}");
+    assert!(!env.data_dir().join("oauth").exists(), "nothing stored");
+}
+
+/// `mcpctl ARGS` with `vars` set (`None`: removed) in its environment.
+fn run_with(env: &Env, vars: &[(&str, Option<&str>)], args: &[&str]) -> support::Run {
+    let mut command = env.command(args);
+    for (name, value) in vars {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    support::run_to_end(command, args)
+}
+
+#[test]
+fn a_client_credentials_server_is_ready_without_any_login() {
+    let fake = Fake::start();
+    let env = Env::new();
+    let config = config_with(
+        &env,
+        &fake,
+        json!({"grant": "client_credentials", "clientId": M2M_CLIENT,
+               "clientSecretEnv": SECRET_VAR, "scopes": ["tools"]}),
+    );
+    let secret = [(SECRET_VAR, Some(M2M_SECRET))];
+
+    // Without the variable the server cannot resolve: the message names the
+    // variable, and nothing is sent to the authorization server.
+    let unset = run_with(
+        &env,
+        &[(SECRET_VAR, None)],
+        &["--config", &config, "tools", "tracker"],
+    );
+    assert_ne!(unset.code, 0, "{unset:#?}");
+    assert!(unset.stderr.contains("missing_env"), "{unset:#?}");
+    assert!(unset.stderr.contains(SECRET_VAR), "{unset:#?}");
+    assert_eq!(fake.state.lock().unwrap().client_credentials_grants, 0);
+
+    // With it, the manager runs the grant by itself: no login, no browser.
+    let tools = run_with(&env, &secret, &["--config", &config, "tools", "tracker"]);
+    assert_eq!(tools.code, 0, "{tools:#?}");
+    assert!(tools.stdout.contains("find_issue"), "{tools:#?}");
+    {
+        let state = fake.state.lock().unwrap();
+        assert_eq!(state.client_credentials_grants, 1);
+        assert_eq!(
+            state.registrations, 0,
+            "a pre-registered client registers nothing"
+        );
+        assert!(state.authorize.is_none(), "no authorization code grant");
+        let form = state.token_form.as_ref().unwrap();
+        assert_eq!(form["grant_type"], "client_credentials");
+        assert_eq!(form["scope"], "tools");
+        assert!(state.authorized_mcp_requests > 0);
+    }
+    let rows = {
+        let args = ["--json", "--config", &config, "servers"];
+        let run = run_with(&env, &secret, &args);
+        assert_eq!(run.code, 0, "{run:#?}");
+        support::parse_one_document(&run.stdout)
+    };
+    assert_eq!(rows[0]["id"], "tracker", "{rows:#}");
+    assert_eq!(rows[0]["status"], "ready", "{rows:#}");
+    let verbose = run_with(&env, &secret, &["--config", &config, "-vvv", "tools"]);
+    assert_eq!(verbose.code, 0, "{verbose:#?}");
+
+    // `login` gets and stores tokens the same way, without a URL to open.
+    let login = run_with(&env, &secret, &["--config", &config, "login", "tracker"]);
+    assert_eq!(login.code, 0, "{login:#?}");
+    assert!(
+        login.stdout.contains("logged in to `tracker`"),
+        "{login:#?}"
+    );
+    assert!(!login.stdout.contains("/authorize"), "{login:#?}");
+    assert!(fake.state.lock().unwrap().authorize.is_none());
+    let files = std::fs::read_dir(env.data_dir().join("oauth"))
+        .unwrap()
+        .count();
+    assert_eq!(files, 1);
+
+    for run in [&unset, &tools, &verbose, &login] {
+        for text in [&run.stdout, &run.stderr] {
+            assert!(!text.contains(M2M_TOKEN), "the token was printed: {text}");
+            assert!(!text.contains(M2M_SECRET), "the secret was printed: {text}");
+        }
+    }
+    assert!(!rows.to_string().contains(M2M_TOKEN) && !rows.to_string().contains(M2M_SECRET));
+}
+
+#[test]
+fn a_wrong_client_secret_is_refused_without_being_shown() {
+    let fake = Fake::start();
+    let env = Env::new();
+    let config = config_with(
+        &env,
+        &fake,
+        json!({"grant": "client_credentials", "clientId": M2M_CLIENT,
+               "clientSecretEnv": SECRET_VAR}),
+    );
+    let wrong = "RECOGNISABLE-WRONG-SECRET-0bad";
+    let vars = [(SECRET_VAR, Some(wrong))];
+    let tools = run_with(&env, &vars, &["--config", &config, "tools", "tracker"]);
+    assert_ne!(tools.code, 0, "{tools:#?}");
+    let login = run_with(&env, &vars, &["--config", &config, "login", "tracker"]);
+    assert_ne!(login.code, 0, "{login:#?}");
+    assert!(
+        login.stderr.contains("login to `tracker` failed"),
+        "{login:#?}"
+    );
+    for run in [&tools, &login] {
+        for text in [&run.stdout, &run.stderr] {
+            assert!(!text.contains(wrong), "the secret was printed: {text}");
+        }
+    }
     assert!(!env.data_dir().join("oauth").exists(), "nothing stored");
 }

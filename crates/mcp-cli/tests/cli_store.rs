@@ -322,3 +322,85 @@ fn add_stores_the_oauth_settings_of_an_http_server() {
     assert_eq!(orphan.code, 2, "{orphan:#?}");
     assert_eq!(stored_ids(&env), ["remote", "plain"]);
 }
+
+#[test]
+fn add_stores_the_client_credentials_grant() {
+    let env = Env::new();
+    let run = env.run(&[
+        "add",
+        "machine",
+        "--url",
+        "https://mcp.example.com/mcp",
+        "--oauth-grant",
+        "client_credentials",
+        "--oauth-client-id",
+        "machine-client",
+        "--oauth-client-secret-env",
+        "MACHINE_CLIENT_SECRET",
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        stored(&env)["servers"][0]["transport"]["oauth"],
+        json!({
+            "clientId": "machine-client",
+            "clientSecretEnv": "MACHINE_CLIENT_SECRET",
+            "grant": "client_credentials",
+        })
+    );
+
+    // The default grant alone still makes a section, written without it.
+    env.json(&[
+        "add",
+        "person",
+        "--url",
+        "https://mcp.example.com/other",
+        "--oauth-grant",
+        "authorization_code",
+    ]);
+    assert_eq!(stored(&env)["servers"][1]["transport"]["oauth"], json!({}));
+
+    // The grant needs its client: refused with the stable code, nothing saved.
+    let incomplete = env.run(&[
+        "add",
+        "half",
+        "--url",
+        "https://mcp.example.com/mcp",
+        "--oauth-grant",
+        "client_credentials",
+        "--oauth-client-id",
+        "machine-client",
+    ]);
+    assert_eq!(incomplete.code, 2, "{incomplete:#?}");
+    assert!(
+        incomplete
+            .stderr
+            .contains("oauth_client_credentials_incomplete"),
+        "{incomplete:#?}"
+    );
+    assert!(
+        incomplete.stderr.contains("clientSecretEnv"),
+        "{incomplete:#?}"
+    );
+
+    // An unknown grant and the flag on a stdio server are refused.
+    let unknown = env.run(&[
+        "add",
+        "odd",
+        "--url",
+        "https://mcp.example.com/mcp",
+        "--oauth-grant",
+        "password",
+    ]);
+    assert_eq!(unknown.code, 2, "{unknown:#?}");
+    let stdio = env.run(&[
+        "add",
+        "local",
+        "--oauth-grant",
+        "client_credentials",
+        "--",
+        "server",
+    ]);
+    assert_eq!(stdio.code, 2, "{stdio:#?}");
+    assert!(stdio.stderr.contains("--oauth-grant"), "{stdio:#?}");
+    assert_eq!(stored_ids(&env), ["machine", "person"]);
+}

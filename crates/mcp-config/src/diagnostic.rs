@@ -93,6 +93,10 @@ pub enum Code {
     InvalidClientMetadataUrl,
     /// `invalid_redirect_port`: `oauth.redirectPort` is 0.
     InvalidRedirectPort,
+    /// `oauth_client_credentials_incomplete`: `oauth.grant` is
+    /// `client_credentials` but `oauth.clientId` or `oauth.clientSecretEnv`
+    /// is missing; that grant needs a pre-registered client and its secret.
+    OAuthClientCredentialsIncomplete,
     // Resolution.
     /// `missing_env`: a referenced environment variable is not set.
     MissingEnv,
@@ -147,6 +151,7 @@ impl Code {
             Code::InvalidOAuthScope => "invalid_oauth_scope",
             Code::InvalidClientMetadataUrl => "invalid_client_metadata_url",
             Code::InvalidRedirectPort => "invalid_redirect_port",
+            Code::OAuthClientCredentialsIncomplete => "oauth_client_credentials_incomplete",
             Code::MissingEnv => "missing_env",
             Code::SavedSecretUnavailable => "saved_secret_unavailable",
             Code::IgnoredInputs => "ignored_inputs",

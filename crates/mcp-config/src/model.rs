@@ -190,6 +190,11 @@ impl HttpConfig {
 /// Holds no secret: the client secret is only ever named, by the
 /// environment variable that holds it (`clientSecretEnv`); a literal
 /// `clientSecret` in a file is refused (`oauth_literal_secret`).
+///
+/// `grant` picks how tokens are obtained: `"authorization_code"` (the
+/// default: a person logs in once) or `"client_credentials"` (machine to
+/// machine, which needs `clientId` and `clientSecretEnv`:
+/// `oauth_client_credentials_incomplete` otherwise).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct OAuthConfig {
@@ -209,12 +214,67 @@ pub struct OAuthConfig {
     /// (`redirectPort`); `None`: any free port. Needed when the client was
     /// registered with a fixed redirect URI.
     pub redirect_port: Option<u16>,
+    /// Which OAuth grant obtains tokens (`grant`). Default
+    /// [`OAuthGrant::AuthorizationCode`].
+    pub grant: OAuthGrant,
 }
 
 impl OAuthConfig {
     /// Settings with every field unset.
     pub fn new() -> Self {
         OAuthConfig::default()
+    }
+}
+
+/// The OAuth grant a server's `oauth` section selects (`"grant"`).
+///
+/// ```
+/// use mcp_config::OAuthGrant;
+///
+/// assert_eq!(OAuthGrant::default(), OAuthGrant::AuthorizationCode);
+/// assert_eq!(OAuthGrant::from_name("client_credentials"), Some(OAuthGrant::ClientCredentials));
+/// assert_eq!(OAuthGrant::ClientCredentials.as_str(), "client_credentials");
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum OAuthGrant {
+    /// `authorization_code` (the default): a person authorizes once in a
+    /// browser (`mcpctl login`), with PKCE (OAuth 2.1 §4.1); an unattended
+    /// host only uses and refreshes the tokens that login stored.
+    #[default]
+    AuthorizationCode,
+    /// `client_credentials`: machine to machine (RFC 6749 §4.4). The
+    /// pre-registered client (`clientId`, with its secret in
+    /// `clientSecretEnv`) gets tokens by itself, so an unattended host
+    /// authorizes without anybody logging in.
+    ClientCredentials,
+}
+
+impl OAuthGrant {
+    /// Every grant, in the order messages list them.
+    pub const ALL: [OAuthGrant; 2] = [OAuthGrant::AuthorizationCode, OAuthGrant::ClientCredentials];
+
+    /// The name the formats use: `authorization_code` or `client_credentials`
+    /// (the RFC 6749 `grant_type` values).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OAuthGrant::AuthorizationCode => "authorization_code",
+            OAuthGrant::ClientCredentials => "client_credentials",
+        }
+    }
+
+    /// The grant a format names, exactly as [`OAuthGrant::as_str`] spells
+    /// it; `None` for any other text.
+    pub fn from_name(name: &str) -> Option<OAuthGrant> {
+        OAuthGrant::ALL
+            .into_iter()
+            .find(|grant| grant.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for OAuthGrant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

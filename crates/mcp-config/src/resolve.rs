@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::expand::{Environment, ExpandError, expand, has_references};
-use crate::model::{HttpConfig, ServerConfig, StdioConfig, TransportConfig};
+use crate::model::{HttpConfig, OAuthGrant, ServerConfig, StdioConfig, TransportConfig};
 use crate::secret::{Secret, SecretValue};
 use crate::validate::{check_url, has_forbidden_header_bytes, validate};
 
@@ -88,6 +88,8 @@ pub struct ResolvedOAuth {
     pub client_metadata_url: Option<String>,
     /// The loopback port for an interactive login's redirect.
     pub redirect_port: Option<u16>,
+    /// The grant that obtains tokens.
+    pub grant: OAuthGrant,
 }
 
 /// Why a server cannot connect: every problem found, validation's and
@@ -340,6 +342,7 @@ impl<E: Environment + ?Sized> Resolver<'_, E> {
                 scopes: oauth.scopes.clone(),
                 client_metadata_url: oauth.client_metadata_url.clone(),
                 redirect_port: oauth.redirect_port,
+                grant: oauth.grant,
             }
         });
         ResolvedHttp {

@@ -16,7 +16,7 @@ use std::path::Path;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::expand::{check_references, has_references};
 use crate::model::{
-    HttpConfig, OAuthConfig, ServerConfig, StdioConfig, TransportConfig, TransportKind,
+    HttpConfig, OAuthConfig, OAuthGrant, ServerConfig, StdioConfig, TransportConfig, TransportKind,
 };
 use crate::secret::SecretValue;
 
@@ -300,6 +300,27 @@ impl Validator {
                 "the client metadata document URL must be https (or http on a loopback host), \
                  with a path and without a fragment",
             );
+        }
+        // RFC 6749 §4.4: the client credentials grant is only for a
+        // confidential client, which authenticates with its own
+        // credentials; without them no token can ever be obtained.
+        if oauth.grant == OAuthGrant::ClientCredentials {
+            if oauth.client_id.is_none() {
+                self.push(
+                    Code::OAuthClientCredentialsIncomplete,
+                    "transport.oauth.clientId",
+                    "the client_credentials grant needs a pre-registered client: set \
+                     `oauth.clientId` to the id the authorization server issued",
+                );
+            }
+            if oauth.client_secret_env.is_none() {
+                self.push(
+                    Code::OAuthClientCredentialsIncomplete,
+                    "transport.oauth.clientSecretEnv",
+                    "the client_credentials grant needs the client's secret: set \
+                     `oauth.clientSecretEnv` to the environment variable that holds it",
+                );
+            }
         }
         if oauth.redirect_port == Some(0) {
             self.push(

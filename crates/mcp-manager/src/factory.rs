@@ -15,14 +15,15 @@
 //! Its interaction is never interactive: stored tokens are used and
 //! refreshed, but when a person must authorize, the connection fails at
 //! once with `auth_required` ("run `mcpctl login <id>`") instead of waiting
-//! for a browser.
+//! for a browser. A server whose `oauth.grant` is `client_credentials`
+//! needs no person: its provider runs that grant itself on the first 401.
 
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mcp_config::{ResolvedConfig, ResolvedOAuth, ResolvedTransport};
+use mcp_config::{OAuthGrant, ResolvedConfig, ResolvedOAuth, ResolvedTransport};
 use mcp_oauth::{FileTokenStore, Grant, Interaction, OAuthError, OAuthOptions, OAuthProvider};
 use mcp_transport::{
     AuthProvider, HttpOptions, HttpProtocol, HttpTransport, Transport, TransportError,
@@ -142,7 +143,7 @@ impl DefaultTransportFactory {
         let Ok(url) = url::Url::parse(&http.url) else {
             return Ok(None);
         };
-        let grant = Grant::AuthorizationCode(Arc::new(Unattended));
+        let grant = unattended_grant(http.oauth.as_ref())?;
         let mut options = oauth_options(url, grant, http.oauth.as_ref(), dir.clone());
         // The authorization server may sit behind the same private CA as
         // the MCP server.
@@ -184,6 +185,32 @@ pub fn oauth_options(
         options.scopes.clone_from(&oauth.scopes);
     }
     options
+}
+
+/// The grant the manager runs for a server. The client credentials grant
+/// (RFC 6749 §4.4) needs nobody: the client authenticates with its own
+/// secret (from `clientSecretEnv`, which [`oauth_options`] passes on), so
+/// such a server becomes ready without a login. Every other server gets the
+/// authorization code grant with nobody at the browser: stored tokens are
+/// used and refreshed, and anything more ends as `auth_required`.
+fn unattended_grant(oauth: Option<&ResolvedOAuth>) -> Result<Grant, ConnectError> {
+    match oauth {
+        Some(oauth) if oauth.grant == OAuthGrant::ClientCredentials => {
+            // Validation already demands both; a host that built its
+            // `ResolvedOAuth` itself may not have. Without a pre-registered
+            // client the provider would register one, which the manager
+            // never does on its own.
+            if oauth.client_id.is_none() || oauth.client_secret.is_none() {
+                return Err(ConnectError::new(
+                    ErrorCode::InvalidConfig,
+                    "the client_credentials grant needs `oauth.clientId` and `oauth.clientSecretEnv`",
+                    "transport.oauth",
+                ));
+            }
+            Ok(Grant::ClientCredentials)
+        }
+        _ => Ok(Grant::AuthorizationCode(Arc::new(Unattended))),
+    }
 }
 
 /// The manager's side of the authorization code grant: nobody is there.
@@ -349,4 +376,49 @@ fn spawn_stdio(_stdio: &mcp_config::ResolvedStdio) -> Result<Box<dyn Transport>,
 #[cfg(unix)]
 fn short_command(command: &str) -> &str {
     command.rsplit('/').next().unwrap_or(command)
+}
+
+/// Which grant the manager picks; the end-to-end run is in mcp-cli's
+/// `cli_login` tests.
+#[cfg(test)]
+mod grant_tests {
+    use mcp_config::Secret;
+
+    use super::*;
+
+    fn oauth(grant: OAuthGrant, id: Option<&str>, secret: Option<&str>) -> ResolvedOAuth {
+        let mut oauth = ResolvedOAuth::default();
+        oauth.grant = grant;
+        oauth.client_id = id.map(str::to_owned);
+        oauth.client_secret = secret.map(Secret::new);
+        oauth
+    }
+
+    #[test]
+    fn client_credentials_servers_get_that_grant_and_others_the_unattended_code_grant() {
+        let machine = oauth(OAuthGrant::ClientCredentials, Some("m"), Some("s"));
+        assert!(matches!(
+            unattended_grant(Some(&machine)),
+            Ok(Grant::ClientCredentials)
+        ));
+        let person = oauth(OAuthGrant::AuthorizationCode, Some("m"), Some("s"));
+        for section in [Some(&person), None] {
+            let Ok(Grant::AuthorizationCode(interaction)) = unattended_grant(section) else {
+                panic!("expected the authorization code grant");
+            };
+            assert!(!interaction.interactive());
+        }
+    }
+
+    #[test]
+    fn client_credentials_without_a_client_or_secret_is_a_config_error_not_a_registration() {
+        for (id, secret) in [(None, Some("s")), (Some("m"), None), (None, None)] {
+            let incomplete = oauth(OAuthGrant::ClientCredentials, id, secret);
+            let Err(error) = unattended_grant(Some(&incomplete)) else {
+                panic!("accepted an incomplete client");
+            };
+            assert_eq!(error.error.code, ErrorCode::InvalidConfig);
+            assert_eq!(error.error.config_key, "transport.oauth");
+        }
+    }
 }

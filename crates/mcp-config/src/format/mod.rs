@@ -20,7 +20,7 @@ use std::fmt;
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::json::{self, Json};
-use crate::model::{OAuthConfig, ServerConfig, TransportKind};
+use crate::model::{OAuthConfig, OAuthGrant, ServerConfig, TransportKind};
 
 pub use store_v1::{STORE_VERSION, parse_store_server, server_to_store_json, write_store_v1};
 
@@ -386,6 +386,30 @@ fn read_oauth(r: &mut json::FieldReader<'_>) -> Option<OAuthConfig> {
             None
         }
     };
+    // `grant` names the OAuth grant (RFC 6749 `grant_type` values); absent
+    // means the authorization code grant, what every file meant before the
+    // field existed.
+    let grant = match o.raw("grant") {
+        None | Some(Json::Null) => Some(OAuthGrant::default()),
+        Some(Json::String(name)) => OAuthGrant::from_name(name),
+        Some(_) => None,
+    };
+    match grant {
+        Some(grant) => oauth.grant = grant,
+        None => {
+            // The value itself is not quoted: values stay out of messages.
+            let field = o.field_path("grant");
+            let accepted: Vec<String> = OAuthGrant::ALL
+                .iter()
+                .map(|grant| format!("`{grant}`"))
+                .collect();
+            o.problem(
+                Code::InvalidField,
+                field,
+                format!("`grant` must be {}", accepted.join(" or ")),
+            );
+        }
+    }
     r.problems.append(&mut o.problems);
     Some(oauth)
 }

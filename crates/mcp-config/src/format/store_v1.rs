@@ -12,8 +12,8 @@ use serde_json::{Map, Value, json};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::json::{self, FieldReader, Json, Row, join_index};
 use crate::model::{
-    EnvHeader, HttpConfig, OAuthConfig, SecretEntry, ServerConfig, StdioConfig, TransportConfig,
-    TransportKind,
+    EnvHeader, HttpConfig, OAuthConfig, OAuthGrant, SecretEntry, ServerConfig, StdioConfig,
+    TransportConfig, TransportKind,
 };
 use crate::secret::SecretValue;
 
@@ -302,6 +302,11 @@ fn oauth_json(oauth: &OAuthConfig) -> Value {
     }
     if let Some(port) = oauth.redirect_port {
         object.insert("redirectPort".into(), Value::from(port));
+    }
+    // The default grant is left out, so stores written before `grant`
+    // existed read back byte for byte the same.
+    if oauth.grant != OAuthGrant::default() {
+        object.insert("grant".into(), Value::String(oauth.grant.as_str().into()));
     }
     Value::Object(object)
 }
