@@ -602,6 +602,9 @@ fn a_wrong_client_secret_is_refused_without_being_shown() {
     let vars = [(SECRET_VAR, Some(wrong))];
     let tools = run_with(&env, &vars, &["--config", &config, "tools", "tracker"]);
     assert_ne!(tools.code, 0, "{tools:#?}");
+    // Said as what it is: the credentials, not an unreachable server.
+    assert!(tools.stderr.contains("auth_rejected"), "{tools:#?}");
+    assert!(tools.stderr.contains("OAuth failed"), "{tools:#?}");
     let login = run_with(&env, &vars, &["--config", &config, "login", "tracker"]);
     assert_ne!(login.code, 0, "{login:#?}");
     assert!(

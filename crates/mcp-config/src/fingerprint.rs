@@ -12,7 +12,8 @@
 //!   and `https://example.com/` are one server) and the headers (a set,
 //!   names compared ignoring case, as HTTP does), bearer token included,
 //!   and the `oauth` client settings when present (client id and secret,
-//!   scopes as a set, metadata document URL; not the login's redirect port).
+//!   scopes as a set, metadata document URL, the grant when it is not the
+//!   default; not the login's redirect port).
 //!
 //! The id, display name, description and enabled flag do not count (a
 //! rename keeps the connection, seed 002), and neither does `timeout`,
@@ -28,6 +29,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::model::OAuthGrant;
 use crate::resolve::{ResolvedConfig, ResolvedTransport};
 use crate::secret::Secret;
 
@@ -102,15 +104,19 @@ fn canonical_form(config: &ResolvedConfig) -> String {
                 let mut scopes: Vec<&str> = oauth.scopes.iter().map(String::as_str).collect();
                 scopes.sort_unstable();
                 scopes.dedup();
-                form.insert(
-                    "oauth",
-                    json!({
-                        "client_id": oauth.client_id,
-                        "client_secret": oauth.client_secret.as_ref().map(Secret::expose),
-                        "scopes": scopes,
-                        "client_metadata_url": oauth.client_metadata_url,
-                    }),
-                );
+                let mut section = json!({
+                    "client_id": oauth.client_id,
+                    "client_secret": oauth.client_secret.as_ref().map(Secret::expose),
+                    "scopes": scopes,
+                    "client_metadata_url": oauth.client_metadata_url,
+                });
+                // The grant decides whose credentials reach the server; only
+                // a non-default one is written, so that sections without one
+                // keep their fingerprints.
+                if oauth.grant != OAuthGrant::default() {
+                    section["grant"] = json!(oauth.grant.as_str());
+                }
+                form.insert("oauth", section);
             }
         }
     }

@@ -100,6 +100,10 @@ fn the_fingerprint_covers_the_client_but_not_the_redirect_port() {
         base,
         fingerprint(&resolve(&server(), &other_secret).unwrap())
     );
+
+    // Switching the grant changes whose credentials reach the server: a new
+    // connection (and cache key), not the old one kept as "unchanged".
+    assert_ne!(base, fingerprint(&resolve(&machine(), &env()).unwrap()));
 }
 
 #[test]

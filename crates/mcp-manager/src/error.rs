@@ -101,23 +101,31 @@ pub(crate) fn auth_required(id: &str) -> ServerError {
 
 /// Whether `error` (or a cause of it) is mcp-oauth's "a person must log in".
 pub(crate) fn needs_login(error: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(
+        oauth_error(error),
+        Some(mcp_oauth::OAuthError::InteractionRequired)
+    )
+}
+
+/// The mcp-oauth error in `error`'s chain, if any: the OAuth client failed
+/// before the server was asked (discovery, registration, a token request).
+pub(crate) fn oauth_error<'a>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a mcp_oauth::OAuthError> {
     let mut current = Some(error);
     while let Some(error) = current {
-        if matches!(
-            error.downcast_ref::<mcp_oauth::OAuthError>(),
-            Some(mcp_oauth::OAuthError::InteractionRequired)
-        ) {
-            return true;
+        if let Some(oauth) = error.downcast_ref::<mcp_oauth::OAuthError>() {
+            return Some(oauth);
         }
         if let Some(mcp_transport::TransportError::Other(inner)) =
             error.downcast_ref::<mcp_transport::TransportError>()
-            && needs_login(inner.as_ref())
+            && let Some(oauth) = oauth_error(inner.as_ref())
         {
-            return true;
+            return Some(oauth);
         }
         current = error.source();
     }
-    false
+    None
 }
 
 impl fmt::Display for ErrorCode {

@@ -8,8 +8,8 @@
 //! nothing else. It keeps `recv` cancel safe: it only inspects what the
 //! inner `recv` already returned.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use mcp_proto::Message;
@@ -21,6 +21,9 @@ pub(crate) struct Observations {
     auth_rejected: AtomicBool,
     auth_required: AtomicBool,
     session_expired: AtomicBool,
+    /// Why the OAuth client failed (other than needing a login): its
+    /// message, which mcp-oauth keeps free of secrets.
+    oauth_failure: Mutex<Option<String>>,
 }
 
 impl Observations {
@@ -38,12 +41,31 @@ impl Observations {
         self.session_expired.load(Ordering::Relaxed)
     }
 
+    /// Why the OAuth client could not get credentials (a refused client
+    /// secret, an authorization server that cannot be reached), if it
+    /// failed.
+    pub(crate) fn oauth_failure(&self) -> Option<String> {
+        self.oauth_failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     fn note(&self, error: &TransportError) {
         if error.is_session_expired() {
             self.session_expired.store(true, Ordering::Relaxed);
         }
-        if crate::error::needs_login(error) {
-            self.auth_required.store(true, Ordering::Relaxed);
+        match crate::error::oauth_error(error) {
+            Some(mcp_oauth::OAuthError::InteractionRequired) => {
+                self.auth_required.store(true, Ordering::Relaxed);
+            }
+            Some(other) => {
+                *self
+                    .oauth_failure
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(other.to_string());
+            }
+            None => {}
         }
         if matches!(error.http_status(), Some(401 | 403)) {
             self.auth_rejected.store(true, Ordering::Relaxed);

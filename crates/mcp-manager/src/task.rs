@@ -628,6 +628,9 @@ fn initialize_error(
     if observed.auth_rejected() {
         return auth_rejected(plan);
     }
+    if let Some(failure) = observed.oauth_failure() {
+        return oauth_failed(&failure);
+    }
     let (code, message) = match error {
         ClientError::Timeout(_) | ClientError::Handshake(HandshakeError::Timeout(_)) => {
             return ServerError::new(
@@ -678,6 +681,9 @@ fn list_error(
     if observed.auth_rejected() {
         return auth_rejected(plan);
     }
+    if let Some(failure) = observed.oauth_failure() {
+        return oauth_failed(&failure);
+    }
     let (code, message) = match error {
         ListError::RepeatedCursor => (
             ErrorCode::InvalidCatalog,
@@ -709,6 +715,16 @@ fn list_error(
     ServerError::new(code, message, endpoint)
 }
 
+/// The OAuth client could not get credentials, so the server was never
+/// asked: say why (the message names no secret), not "could not be reached".
+fn oauth_failed(failure: &str) -> ServerError {
+    ServerError::new(
+        ErrorCode::AuthRejected,
+        format!("OAuth failed: {failure}"),
+        "transport.oauth",
+    )
+}
+
 fn auth_rejected(plan: &Plan) -> ServerError {
     ServerError::new(
         ErrorCode::AuthRejected,
@@ -724,6 +740,9 @@ fn closed_error(observed: &Observations, plan: &Plan) -> ServerError {
     }
     if observed.auth_rejected() {
         return auth_rejected(plan);
+    }
+    if let Some(failure) = observed.oauth_failure() {
+        return oauth_failed(&failure);
     }
     let message = if observed.session_expired() {
         "the server ended the session"
