@@ -45,6 +45,10 @@
 //! `--quick` runs the same four clients over both transports once, with a
 //! workload about a tenth of the full one: a smoke test that every client
 //! still works, not a measurement.
+//!
+//! `--instructions` counts instead of timing: each Rust client runs under
+//! valgrind's callgrind and the report gives instructions per echo call,
+//! per 1 MiB result and per connect (see `bench/instructions.rs`).
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
@@ -56,6 +60,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 
 use crate::{cargo, display};
+
+mod instructions;
 
 /// How much work each client run does.
 #[derive(Clone, Copy, Debug)]
@@ -166,10 +172,12 @@ const METRICS: [Metric; 6] = [
 pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     let mut workload = FULL;
     let mut rounds = None;
+    let mut count_instructions = false;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => workload = QUICK,
+            "--instructions" => count_instructions = true,
             "--rounds" => {
                 let n: usize = args
                     .next()
@@ -181,7 +189,9 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
                 }
                 rounds = Some(n);
             }
-            other => bail!("unknown bench option `{other}` (known: --quick, --rounds N)"),
+            other => {
+                bail!("unknown bench option `{other}` (known: --quick, --rounds N, --instructions)")
+            }
         }
     }
     if let Some(rounds) = rounds {
@@ -189,6 +199,18 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     }
     let started = Instant::now();
     let clients = build(root)?;
+    if count_instructions {
+        let fixture = target_dir(root).join("release/mcp-fixture-server");
+        let server = HttpServer::start(&fixture)?;
+        let report = instructions::run(&clients, &fixture, &server.url);
+        drop(server);
+        print!("{}", report?);
+        eprintln!(
+            "==> bench: finished in {:.0} s",
+            started.elapsed().as_secs_f64()
+        );
+        return Ok(());
+    }
     eprintln!(
         "==> bench: built in {:.0} s; {} round(s) of {} clients over stdio and Streamable HTTP",
         started.elapsed().as_secs_f64(),
@@ -374,15 +396,7 @@ fn run_rounds(
     for round in 1..=workload.rounds {
         for transport in Transport::ALL {
             for client in clients {
-                let target = match transport {
-                    Transport::Stdio => vec![
-                        "--server".to_owned(),
-                        fixture.to_string_lossy().into_owned(),
-                        "--server-args".to_owned(),
-                        format!("--transport stdio {FIXTURE_ARGS}"),
-                    ],
-                    Transport::Http => vec!["--url".to_owned(), url.to_owned()],
-                };
+                let target = target_args(transport, fixture, url);
                 let log = logs.join(format!("{round}-{}-{}.log", transport.name(), client.name));
                 let started = Instant::now();
                 let outcome = run_client(client, transport, &target, workload, &log);
@@ -421,6 +435,20 @@ fn run_rounds(
         }
     }
     Ok(results)
+}
+
+/// The protocol's arguments that name the server: the fixture to spawn
+/// (stdio) or the URL of the shared HTTP fixture.
+fn target_args(transport: Transport, fixture: &Path, url: &str) -> Vec<String> {
+    match transport {
+        Transport::Stdio => vec![
+            "--server".to_owned(),
+            fixture.to_string_lossy().into_owned(),
+            "--server-args".to_owned(),
+            format!("--transport stdio {FIXTURE_ARGS}"),
+        ],
+        Transport::Http => vec!["--url".to_owned(), url.to_owned()],
+    }
 }
 
 /// Where a successful run's stderr went, when it wrote any.

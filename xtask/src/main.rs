@@ -23,6 +23,7 @@ commands:
   ci            fmt check, clippy, tidy, tests, conformance: what CI runs (see .ci/run)
   tidy          repository policy only: crate layering, module docs, no dbg!/todo!
   bench         our client vs rmcp, the TypeScript SDK and a raw floor [--quick] [--rounds N]
+                [--instructions: instructions per operation of the Rust clients, by callgrind]
   bench-proto   cargo bench -p mcp-proto --bench decode [-- <bench args>]
   conformance   the official MCP client conformance suite (needs npm)
   help          print this message

@@ -1,0 +1,240 @@
+//! `cargo xtask bench --instructions`: instructions each Rust client executes per operation, counted by callgrind.
+//!
+//! Wall-clock ratios on these shared machines move by a third between
+//! rounds of the same run (the raw floor's p50 ranged from 28 to 57 µs in
+//! one run); an instruction count does not: valgrind's callgrind counts the
+//! same total for the same binary and inputs whatever else the machine is
+//! doing. This mode reports what each client costs per operation, so that
+//! a change to the client's hot path can be judged without noise. It is a
+//! complement to the timed bench, not a replacement: it does not see
+//! thread wake-ups, system calls, page faults or waiting.
+//!
+//! Each figure is a difference: a client program runs the operation `n`
+//! and `2n` times (every other phase of the workload at zero) and the
+//! per-operation count is `(count(2n) - count(n)) / n`, so start-up,
+//! runtime set-up and the handshake cancel out. Only the client process is
+//! counted (`--trace-children=no`): a stdio server is a child it spawns, an
+//! HTTP server a process of its own. The TypeScript client is left out: a
+//! JIT under callgrind measures the instrumentation more than the program.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, bail};
+
+use super::{ClientProgram, Transport};
+
+/// One operation the report counts: its name, how many times the smaller
+/// run performs it, and the workload flag that sets the count.
+struct Operation {
+    name: &'static str,
+    n: usize,
+    flag: &'static str,
+}
+
+const OPERATIONS: [Operation; 3] = [
+    Operation {
+        name: "echo call",
+        n: 500,
+        flag: "--calls",
+    },
+    Operation {
+        name: "1 MiB result",
+        n: 3,
+        flag: "--big-calls",
+    },
+    Operation {
+        name: "connect",
+        n: 3,
+        flag: "--connects",
+    },
+];
+
+/// Every workload flag of the client protocol, at zero unless an operation
+/// sets it (`--inflight` and `--big-kib` keep their meaning).
+const ZERO_FLAGS: [&str; 5] = [
+    "--connects",
+    "--warmup",
+    "--calls",
+    "--throughput-calls",
+    "--big-calls",
+];
+
+/// Counts every Rust client (not TypeScript) over both transports and
+/// returns the report.
+pub(super) fn run(clients: &[ClientProgram], fixture: &Path, url: &str) -> anyhow::Result<String> {
+    check_valgrind()?;
+    let clients: Vec<&ClientProgram> = clients.iter().filter(|c| c.prefix.is_empty()).collect();
+    let mut rows = Vec::new();
+    for transport in Transport::ALL {
+        for operation in &OPERATIONS {
+            let mut counts = Vec::new();
+            for client in &clients {
+                let target = super::target_args(transport, fixture, url);
+                let small = count(client, transport, &target, operation, operation.n)?;
+                let large = count(client, transport, &target, operation, 2 * operation.n)?;
+                let per_op = large.saturating_sub(small) as f64 / operation.n as f64;
+                eprintln!(
+                    "instructions {:5} {:12} {:4}: {per_op:.0}",
+                    transport.name(),
+                    operation.name,
+                    client.name
+                );
+                counts.push((client.name, per_op));
+            }
+            rows.push((transport, operation.name, counts));
+        }
+    }
+    Ok(report(&rows))
+}
+
+fn check_valgrind() -> anyhow::Result<()> {
+    let found = Command::new("valgrind")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !found {
+        bail!(
+            "`--instructions` counts with valgrind's callgrind: install valgrind \
+             (for example `apt-get install valgrind`)"
+        );
+    }
+    Ok(())
+}
+
+/// Runs `client` under callgrind with `operation` performed `times` times
+/// and returns the instructions the client executed in all.
+fn count(
+    client: &ClientProgram,
+    transport: Transport,
+    target: &[String],
+    operation: &Operation,
+    times: usize,
+) -> anyhow::Result<u64> {
+    let mut command = Command::new("valgrind");
+    command
+        .args([
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            "--trace-children=no",
+        ])
+        .arg(&client.program)
+        .args(["--transport", transport.name()])
+        .args(target);
+    for flag in ZERO_FLAGS {
+        let value = if flag == operation.flag { times } else { 0 };
+        command.args([flag, &value.to_string()]);
+    }
+    command
+        .args(["--inflight", "1", "--big-kib", "1024"])
+        // The client waits for stdin to close before it exits.
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let output = command
+        .output()
+        .with_context(|| format!("could not run {} under valgrind", client.program.display()))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !output.status.success() {
+        let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
+        bail!(
+            "{} {} under callgrind failed ({}):\n{}",
+            client.name,
+            transport.name(),
+            output.status,
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        );
+    }
+    collected(&stderr).with_context(|| {
+        format!(
+            "callgrind printed no `Collected` total for {} {}",
+            client.name,
+            transport.name()
+        )
+    })
+}
+
+/// The total from callgrind's summary line, `==PID== Collected : N`.
+fn collected(stderr: &str) -> Option<u64> {
+    stderr.lines().find_map(|line| {
+        let (_, rest) = line.split_once("Collected :")?;
+        rest.trim().parse().ok()
+    })
+}
+
+type Row<'a> = (Transport, &'static str, Vec<(&'a str, f64)>);
+
+fn report(rows: &[Row<'_>]) -> String {
+    let mut out = String::from(
+        "\nInstructions per operation (callgrind; client process only; (count(2n) - count(n)) / n):\n\n",
+    );
+    let names: Vec<&str> = rows
+        .first()
+        .map(|(_, _, counts)| counts.iter().map(|(name, _)| *name).collect())
+        .unwrap_or_default();
+    out.push_str(&format!("{:9} {:13}", "transport", "operation"));
+    for name in &names {
+        out.push_str(&format!(" {name:>12}"));
+    }
+    out.push_str("   ours / other (lower is better)\n");
+    for (transport, operation, counts) in rows {
+        out.push_str(&format!("{:9} {:13}", transport.name(), operation));
+        for (_, value) in counts {
+            out.push_str(&format!(" {:>12}", format_count(*value)));
+        }
+        let ours = counts.iter().find(|(name, _)| *name == "ours").map(|c| c.1);
+        let ratios: Vec<String> = counts
+            .iter()
+            .filter(|(name, _)| *name != "ours")
+            .filter_map(|(name, value)| {
+                let ours = ours?;
+                (*value > 0.0).then(|| format!("{name} {:.2}x", ours / value))
+            })
+            .collect();
+        out.push_str(&format!("   {}\n", ratios.join(", ")));
+    }
+    out
+}
+
+/// A count with thousands grouped: `1,234,567`.
+fn format_count(value: f64) -> String {
+    let digits = format!("{:.0}", value.max(0.0));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_callgrinds_total() {
+        let stderr = "==123== Callgrind, a call-graph generating cache profiler\n\
+                      ==123== Events    : Ir\n==123== Collected : 50842187\n==123==\n";
+        assert_eq!(collected(stderr), Some(50_842_187));
+        assert_eq!(collected("==1== nothing here"), None);
+    }
+
+    #[test]
+    fn the_report_lists_counts_and_ratios() {
+        let rows = vec![(
+            Transport::Stdio,
+            "echo call",
+            vec![("ours", 13_500.0), ("rmcp", 27_000.0), ("raw", 5_400.0)],
+        )];
+        let text = report(&rows);
+        assert!(text.contains("stdio     echo call"), "{text}");
+        assert!(text.contains("13,500"), "{text}");
+        assert!(text.contains("rmcp 0.50x, raw 2.50x"), "{text}");
+        assert_eq!(format_count(1_234_567.4), "1,234,567");
+        assert_eq!(format_count(12.0), "12");
+    }
+}
