@@ -1,4 +1,4 @@
-//! The hyper client both HTTP transports send through: keep-alive pool, rustls, fixed headers, redirects, auth retries and body limits.
+//! The HTTP client both HTTP transports send through: keep-alive pool (see `pool`), rustls, fixed headers, redirects, auth retries and body limits.
 
 use std::error::Error as StdError;
 use std::io;
@@ -10,15 +10,13 @@ use http::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderVal
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use rustls::RootCertStore;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use url::Url;
 
+use super::pool::Pool;
 use super::{AuthProvider, HttpOptions};
 use crate::transport::TransportError;
 
@@ -38,7 +36,7 @@ const MAX_AUTH_RETRIES: u32 = 3;
 /// The HTTP client of one transport. Cloning shares the connection pool.
 #[derive(Clone)]
 pub(crate) struct HttpClient {
-    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    pool: Pool,
     /// Static headers, env headers and the bearer token, resolved at connect.
     fixed_headers: HeaderMap,
     auth: Option<Arc<dyn AuthProvider>>,
@@ -68,11 +66,8 @@ impl HttpClient {
             .https_or_http()
             .enable_http1()
             .wrap_connector(http);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(90))
-            .build(https);
         Ok(HttpClient {
-            client,
+            pool: Pool::new(https),
             fixed_headers,
             auth: options.auth.clone(),
             request_timeout: options.request_timeout,
@@ -111,7 +106,7 @@ impl HttpClient {
                     .and_then(|v| v.to_str().ok())
                     .map(str::to_owned)
             });
-            let response = tokio::time::timeout(self.request_timeout, self.client.request(request))
+            let response = tokio::time::timeout(self.request_timeout, self.pool.request(request))
                 .await
                 .map_err(|_| {
                     TransportError::Io(io::Error::new(
@@ -122,7 +117,7 @@ impl HttpClient {
                         ),
                     ))
                 })?
-                .map_err(|e| io_error(&e))?;
+                .map_err(|e| io_error(e.as_ref()))?;
             let status = response.status();
             if let Some(auth) = &self.auth
                 && auth_retries < MAX_AUTH_RETRIES

@@ -24,6 +24,7 @@ mod client;
 mod engine;
 mod events;
 mod legacy_sse;
+mod pool;
 mod streamable;
 
 pub use auth::AuthProvider;

@@ -1,0 +1,314 @@
+//! Keep-alive HTTP/1.1 connections to one origin, over hyper's connection-level client.
+//!
+//! A transport talks to exactly one origin (redirects are same-origin only,
+//! see [`super::client`]), so its pool is a list of connections, not a map
+//! keyed by scheme and authority. hyper-util's general-purpose pool costs
+//! what this one does not need: a hashed key per checkout and return, a race
+//! between checkout and a new connection, and a task per request to take
+//! the connection back (measured with callgrind: about a sixth of an echo
+//! call's client instructions over Streamable HTTP).
+//!
+//! A connection is taken for a request when it is ready (HTTP/1.1 carries
+//! one exchange at a time, so a connection still streaming a response, an
+//! SSE stream say, is not) and put back as soon as the response head has
+//! arrived; it becomes ready again when that response's body is done.
+//! Closed connections are dropped when met. A request that finds a reused
+//! connection closed before it could be sent (the server's keep-alive
+//! timeout raced it) is sent again on a new connection; one that was sent is
+//! never repeated.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::Bytes;
+use http::header::HOST;
+use http::uri::{Authority, PathAndQuery, Scheme};
+use http::{HeaderValue, Request, Response, Uri};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::client::conn::http1;
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::connect::HttpConnector;
+use tower_service::Service;
+
+/// At most this many connections are kept; beyond, a connection is used for
+/// its request and closed when its response ends.
+const MAX_KEPT: usize = 64;
+
+type Sender = http1::SendRequest<Full<Bytes>>;
+
+/// Why a request failed: connecting (DNS, TCP, TLS) or the exchange itself.
+pub(crate) type PoolError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The connections of one transport. Cloning shares them.
+#[derive(Clone)]
+pub(crate) struct Pool {
+    connector: HttpsConnector<HttpConnector>,
+    kept: Arc<Mutex<Vec<Sender>>>,
+}
+
+impl Pool {
+    pub(crate) fn new(connector: HttpsConnector<HttpConnector>) -> Pool {
+        Pool {
+            connector,
+            kept: Arc::new(Mutex::new(Vec::new())),
+        }
+    }
+
+    /// Sends `request` (absolute URI) and returns the response once its
+    /// head has arrived.
+    pub(crate) async fn request(
+        &self,
+        mut request: Request<Full<Bytes>>,
+    ) -> Result<Response<Incoming>, PoolError> {
+        let target = origin_form(&mut request)?;
+        loop {
+            let (mut sender, reused) = match self.take_ready() {
+                Some(sender) => (sender, true),
+                None => (self.connect(&target).await?, false),
+            };
+            match sender.try_send_request(request).await {
+                Ok(response) => {
+                    self.keep(sender);
+                    return Ok(response);
+                }
+                Err(mut error) => match error.take_message() {
+                    // Never written: the connection was closed under us.
+                    // A new connection gets it (once: a new one has no
+                    // keep-alive race to lose).
+                    Some(unsent) if reused => request = unsent,
+                    _ => return Err(Box::new(error.into_error())),
+                },
+            }
+        }
+    }
+
+    /// A kept connection that can take a request now; closed ones are
+    /// dropped on the way, busy ones stay.
+    fn take_ready(&self) -> Option<Sender> {
+        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        kept.retain(|sender| !sender.is_closed());
+        let ready = kept.iter().position(Sender::is_ready)?;
+        Some(kept.swap_remove(ready))
+    }
+
+    fn keep(&self, sender: Sender) {
+        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.len() < MAX_KEPT {
+            kept.push(sender);
+        }
+    }
+
+    /// A new connection (TCP, then TLS for `https`), its driver task
+    /// spawned on the current runtime.
+    async fn connect(&self, target: &Target) -> Result<Sender, PoolError> {
+        let mut connector = self.connector.clone();
+        std::future::poll_fn(|cx| connector.poll_ready(cx)).await?;
+        let io = connector.call(target.origin.clone()).await?;
+        let (sender, connection) = http1::Builder::new().handshake(io).await?;
+        tokio::spawn(async move {
+            // The connection's end (the server closed it, or a protocol
+            // error) shows as `is_closed` on its sender, or as the error of
+            // the exchange in progress.
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "HTTP connection ended");
+            }
+        });
+        Ok(sender)
+    }
+}
+
+/// Where requests go: the origin to connect to.
+struct Target {
+    origin: Uri,
+}
+
+/// Rewrites an absolute-form request for HTTP/1.1 on a connection of its
+/// own (RFC 9112 §3.2.1): the target in origin form and the authority in
+/// `Host` (without the scheme's default port).
+fn origin_form(request: &mut Request<Full<Bytes>>) -> Result<Target, PoolError> {
+    let uri = request.uri();
+    let scheme = uri
+        .scheme()
+        .cloned()
+        .ok_or("the request URI has no scheme")?;
+    let authority: Authority = uri
+        .authority()
+        .cloned()
+        .ok_or("the request URI has no authority")?;
+    let path = uri
+        .path_and_query()
+        .cloned()
+        .unwrap_or_else(|| PathAndQuery::from_static("/"));
+    let default_port = match scheme.as_str() {
+        "https" => 443,
+        _ => 80,
+    };
+    let host = match authority.port_u16() {
+        Some(port) if port == default_port => authority.host().to_owned(),
+        _ => authority.as_str().to_owned(),
+    };
+    let origin = Uri::builder()
+        .scheme(scheme.clone())
+        .authority(authority)
+        .path_and_query("/")
+        .build()?;
+    *request.uri_mut() = Uri::from(path);
+    if !request.headers().contains_key(HOST) {
+        request
+            .headers_mut()
+            .insert(HOST, HeaderValue::from_str(&host)?);
+    }
+    debug_assert!(scheme == Scheme::HTTP || scheme == Scheme::HTTPS);
+    Ok(Target { origin })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rewritten(uri: &str) -> (Request<Full<Bytes>>, Target) {
+        let mut request = Request::builder()
+            .uri(uri)
+            .body(Full::new(Bytes::new()))
+            .unwrap();
+        let target = origin_form(&mut request).unwrap();
+        (request, target)
+    }
+
+    #[test]
+    fn requests_go_out_in_origin_form_with_the_host_header() {
+        let (request, target) = rewritten("http://127.0.0.1:8080/mcp?x=1");
+        assert_eq!(request.uri(), "/mcp?x=1");
+        assert_eq!(request.headers()[HOST], "127.0.0.1:8080");
+        assert_eq!(target.origin, "http://127.0.0.1:8080/");
+
+        // The scheme's default port is left out of `Host`.
+        let (request, target) = rewritten("https://mcp.example.com:443/a");
+        assert_eq!(request.headers()[HOST], "mcp.example.com");
+        assert_eq!(target.origin.scheme_str(), Some("https"));
+        let (request, _) = rewritten("http://[::1]/");
+        assert_eq!(request.headers()[HOST], "[::1]");
+        assert_eq!(request.uri(), "/");
+    }
+
+    /// A server that answers one request per connection and then closes
+    /// it, without saying so in a header (as a server whose keep-alive
+    /// timeout is shorter than our pause does).
+    async fn one_request_per_connection() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let connections = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&connections);
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                counter.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut head = Vec::new();
+                    let mut byte = [0u8; 1];
+                    while !head.ends_with(b"\r\n\r\n") {
+                        if stream.read(&mut byte).await.unwrap_or(0) == 0 {
+                            return;
+                        }
+                        head.push(byte[0]);
+                    }
+                    let _ = stream
+                        .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                        .await;
+                    // Dropped: the connection closes.
+                });
+            }
+        });
+        (url, connections)
+    }
+
+    fn plain_http_pool() -> Pool {
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
+        Pool::new(https)
+    }
+
+    #[tokio::test]
+    async fn connections_the_server_closed_are_replaced_and_no_request_fails() {
+        use http_body_util::BodyExt;
+        let (url, connections) = one_request_per_connection().await;
+        let pool = plain_http_pool();
+        for n in 1..=5 {
+            let request = Request::builder()
+                .uri(url.as_str())
+                .body(Full::new(Bytes::from_static(b"{}")))
+                .unwrap();
+            let response = pool
+                .request(request)
+                .await
+                .unwrap_or_else(|e| panic!("request {n}: {e}"));
+            assert_eq!(response.status(), 200);
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            assert_eq!(&body[..], b"ok");
+        }
+        assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 5);
+    }
+
+    #[tokio::test]
+    async fn a_kept_connection_is_reused() {
+        use http_body_util::BodyExt;
+        let server = hyper_keep_alive_server().await;
+        let pool = plain_http_pool();
+        for _ in 0..3 {
+            let request = Request::builder()
+                .uri(server.0.as_str())
+                .body(Full::new(Bytes::new()))
+                .unwrap();
+            let response = pool.request(request).await.unwrap();
+            response.into_body().collect().await.unwrap();
+        }
+        assert_eq!(server.1.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    /// A keep-alive HTTP/1.1 server (hyper's) counting its connections.
+    async fn hyper_keep_alive_server() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let connections = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&connections);
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                counter.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(|_request| async {
+                        Ok::<_, std::convert::Infallible>(Response::new(Full::new(
+                            Bytes::from_static(b"ok"),
+                        )))
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        (url, connections)
+    }
+
+    #[test]
+    fn a_relative_uri_is_refused() {
+        let mut request = Request::builder()
+            .uri("/mcp")
+            .body(Full::new(Bytes::new()))
+            .unwrap();
+        assert!(origin_form(&mut request).is_err());
+    }
+}
