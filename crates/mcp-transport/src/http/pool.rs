@@ -103,7 +103,7 @@ impl Pool {
     async fn connect(&self, target: &Target) -> Result<Sender, PoolError> {
         let mut connector = self.connector.clone();
         std::future::poll_fn(|cx| connector.poll_ready(cx)).await?;
-        let io = connector.call(target.origin.clone()).await?;
+        let io = connector.call(target.origin()?).await?;
         let (sender, connection) = http1::Builder::new().handshake(io).await?;
         tokio::spawn(async move {
             // The connection's end (the server closed it, or a protocol
@@ -119,7 +119,20 @@ impl Pool {
 
 /// Where requests go: the origin to connect to.
 struct Target {
-    origin: Uri,
+    scheme: Scheme,
+    authority: Authority,
+}
+
+impl Target {
+    /// The origin as a URI, for the connector: built only when a new
+    /// connection is opened, not for every request.
+    fn origin(&self) -> Result<Uri, http::Error> {
+        Uri::builder()
+            .scheme(self.scheme.clone())
+            .authority(self.authority.clone())
+            .path_and_query("/")
+            .build()
+    }
 }
 
 /// Rewrites an absolute-form request for HTTP/1.1 on a connection of its
@@ -147,19 +160,13 @@ fn origin_form(request: &mut Request<Full<Bytes>>) -> Result<Target, PoolError> 
         Some(port) if port == default_port => authority.host().to_owned(),
         _ => authority.as_str().to_owned(),
     };
-    let origin = Uri::builder()
-        .scheme(scheme.clone())
-        .authority(authority)
-        .path_and_query("/")
-        .build()?;
     *request.uri_mut() = Uri::from(path);
     if !request.headers().contains_key(HOST) {
         request
             .headers_mut()
             .insert(HOST, HeaderValue::from_str(&host)?);
     }
-    debug_assert!(scheme == Scheme::HTTP || scheme == Scheme::HTTPS);
-    Ok(Target { origin })
+    Ok(Target { scheme, authority })
 }
 
 #[cfg(test)]
@@ -180,12 +187,12 @@ mod tests {
         let (request, target) = rewritten("http://127.0.0.1:8080/mcp?x=1");
         assert_eq!(request.uri(), "/mcp?x=1");
         assert_eq!(request.headers()[HOST], "127.0.0.1:8080");
-        assert_eq!(target.origin, "http://127.0.0.1:8080/");
+        assert_eq!(target.origin().unwrap(), "http://127.0.0.1:8080/");
 
         // The scheme's default port is left out of `Host`.
         let (request, target) = rewritten("https://mcp.example.com:443/a");
         assert_eq!(request.headers()[HOST], "mcp.example.com");
-        assert_eq!(target.origin.scheme_str(), Some("https"));
+        assert_eq!(target.origin().unwrap().scheme_str(), Some("https"));
         let (request, _) = rewritten("http://[::1]/");
         assert_eq!(request.headers()[HOST], "[::1]");
         assert_eq!(request.uri(), "/");
