@@ -16,7 +16,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 use http::HeaderValue;
-use http::header::HeaderMap;
+use http::header::{HeaderMap, HeaderName};
 use mcp_proto::{Frame, Message, ProtocolVersion, RequestId};
 use tokio::sync::{mpsc, watch};
 use tokio::task::{AbortHandle, JoinSet};
@@ -27,9 +27,11 @@ use super::{HttpOptions, HttpProtocol, legacy_sse, streamable};
 use crate::transport::{Inbound, Transport, TransportError};
 
 /// `Mcp-Session-Id` (header names are case-insensitive; `http` lowercases).
-pub(crate) const SESSION_ID: &str = "mcp-session-id";
+/// A `HeaderName` made at compile time: a `&str` name is parsed again on
+/// every request it is inserted in.
+pub(crate) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 /// `MCP-Protocol-Version`.
-pub(crate) const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
 /// An MCP client transport over HTTP: Streamable HTTP, legacy HTTP+SSE, or
 /// Streamable HTTP with automatic fallback to legacy SSE (see
@@ -510,7 +512,10 @@ impl Shared {
     pub(crate) fn session_headers(&self, headers: &mut HeaderMap) -> bool {
         let session = self.session();
         if let Some(version) = session.version {
-            headers.insert(PROTOCOL_VERSION, HeaderValue::from_static(version.as_str()));
+            headers.insert(
+                PROTOCOL_VERSION,
+                HeaderValue::from_static(version.as_str()),
+            );
         }
         match &session.id {
             Some(id) => {

@@ -79,7 +79,7 @@ pub(crate) async fn post(shared: &Arc<Shared>, out: Outgoing, probe: bool) {
         return;
     }
     if out.kind == Kind::Initialize
-        && let Some(id) = response.headers().get(SESSION_ID)
+        && let Some(id) = response.headers().get(&SESSION_ID)
     {
         shared.set_session_id(id);
     }
