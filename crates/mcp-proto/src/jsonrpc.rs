@@ -433,13 +433,25 @@ impl Message {
     /// as its `Serialize` implementation writes it but with payloads copied
     /// rather than re-read.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
+        // Sized for the payload plus the envelope, so that encoding does not
+        // grow the buffer step by step (four reallocations for a small call).
+        let payload = match self {
+            Message::Request(r) => r.params.as_deref().map_or(0, |p| p.get().len()),
+            Message::Notification(n) => n.params.as_deref().map_or(0, |p| p.get().len()),
+            Message::Response(r) => r.result.get().len(),
+            Message::Error(_) => 0,
+        };
+        let mut out = Vec::with_capacity(payload + ENVELOPE_ESTIMATE);
         crate::codec::ndjson::encode(self, &mut out);
         // The line's terminating newline.
         out.pop();
         out
     }
 }
+
+/// Room for a message's envelope (version, id, method, keys) beside its
+/// payload: enough for any method name MCP defines.
+const ENVELOPE_ESTIMATE: usize = 128;
 
 /// Encodes a value as a raw JSON payload.
 pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, serde_json::Error> {
