@@ -512,10 +512,7 @@ impl Shared {
     pub(crate) fn session_headers(&self, headers: &mut HeaderMap) -> bool {
         let session = self.session();
         if let Some(version) = session.version {
-            headers.insert(
-                PROTOCOL_VERSION,
-                HeaderValue::from_static(version.as_str()),
-            );
+            headers.insert(PROTOCOL_VERSION, HeaderValue::from_static(version.as_str()));
         }
         match &session.id {
             Some(id) => {
