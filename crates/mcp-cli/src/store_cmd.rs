@@ -142,20 +142,10 @@ fn server_config(args: AddArgs) -> Result<ServerConfig, CliError> {
         let http_only = [
             ("--header", !args.headers.is_empty()),
             ("--bearer-env", args.bearer_env.is_some()),
-            ("--oauth-client-id", args.oauth_client_id.is_some()),
-            (
-                "--oauth-client-secret-env",
-                args.oauth_client_secret_env.is_some(),
-            ),
-            ("--oauth-scope", !args.oauth_scopes.is_empty()),
-            (
-                "--oauth-client-metadata-url",
-                args.oauth_client_metadata_url.is_some(),
-            ),
-            ("--oauth-redirect-port", args.oauth_redirect_port.is_some()),
-            ("--oauth-grant", args.oauth_grant.is_some()),
-        ];
-        if let Some((flag, _)) = http_only.iter().find(|(_, given)| *given) {
+        ]
+        .into_iter()
+        .chain(oauth_flags(&args));
+        if let Some((flag, _)) = http_only.into_iter().find(|(_, given)| *given) {
             return Err(CliError::usage(format!(
                 "{flag} is for HTTP servers: give --url URL, not a command"
             )));
@@ -199,13 +189,7 @@ fn server_config(args: AddArgs) -> Result<ServerConfig, CliError> {
 /// given (the server still gets OAuth on demand, with the defaults). The
 /// store validates it (for example a secret variable without a client id).
 fn oauth_config(args: &AddArgs) -> Option<OAuthConfig> {
-    let given = args.oauth_client_id.is_some()
-        || args.oauth_client_secret_env.is_some()
-        || !args.oauth_scopes.is_empty()
-        || args.oauth_client_metadata_url.is_some()
-        || args.oauth_redirect_port.is_some()
-        || args.oauth_grant.is_some();
-    if !given {
+    if !oauth_flags(args).into_iter().any(|(_, given)| given) {
         return None;
     }
     let mut oauth = OAuthConfig::new();
@@ -223,6 +207,24 @@ fn oauth_config(args: &AddArgs) -> Option<OAuthConfig> {
         Some(OAuthGrantArg::AuthorizationCode) | None => OAuthGrant::AuthorizationCode,
     };
     Some(oauth)
+}
+
+/// The `--oauth-*` flags and whether each was given.
+fn oauth_flags(args: &AddArgs) -> [(&'static str, bool); 6] {
+    [
+        ("--oauth-client-id", args.oauth_client_id.is_some()),
+        (
+            "--oauth-client-secret-env",
+            args.oauth_client_secret_env.is_some(),
+        ),
+        ("--oauth-scope", !args.oauth_scopes.is_empty()),
+        (
+            "--oauth-client-metadata-url",
+            args.oauth_client_metadata_url.is_some(),
+        ),
+        ("--oauth-redirect-port", args.oauth_redirect_port.is_some()),
+        ("--oauth-grant", args.oauth_grant.is_some()),
+    ]
 }
 
 /// `K=V` flags as secret rows. The message names the flag and the key,

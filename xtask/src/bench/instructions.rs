@@ -67,10 +67,10 @@ pub(super) fn run(clients: &[ClientProgram], fixture: &Path, url: &str) -> anyho
     let clients: Vec<&ClientProgram> = clients.iter().filter(|c| c.prefix.is_empty()).collect();
     let mut rows = Vec::new();
     for transport in Transport::ALL {
+        let target = super::target_args(transport, fixture, url);
         for operation in &OPERATIONS {
             let mut counts = Vec::new();
             for client in &clients {
-                let target = super::target_args(transport, fixture, url);
                 let small = count(client, transport, &target, operation, operation.n)?;
                 let large = count(client, transport, &target, operation, 2 * operation.n)?;
                 let per_op = large.saturating_sub(small) as f64 / operation.n as f64;

@@ -10,6 +10,7 @@ use http::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderVal
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use rustls::RootCertStore;
 use rustls::pki_types::CertificateDer;
@@ -49,23 +50,7 @@ impl HttpClient {
     /// (environment variables are read here, once).
     pub(crate) fn new(options: &HttpOptions) -> Result<Self, TransportError> {
         let fixed_headers = fixed_headers(options)?;
-        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| TransportError::Setup(format!("TLS configuration: {e}")))?
-        .with_root_certificates(tls_root_store(&options.extra_root_certificates)?)
-        .with_no_client_auth();
-        let mut http = HttpConnector::new();
-        // The TLS layer handles `https`; the TCP connector must let it through.
-        http.enforce_http(false);
-        http.set_nodelay(true);
-        http.set_connect_timeout(Some(options.connect_timeout));
-        let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(http);
+        let https = connector(&options.extra_root_certificates, options.connect_timeout)?;
         Ok(HttpClient {
             pool: Pool::new(https),
             fixed_headers,
@@ -197,6 +182,32 @@ impl HttpClient {
         }
         Ok(request)
     }
+}
+
+/// The connector new connections are opened with: TCP (no Nagle, a
+/// connect timeout), then rustls for `https` over the webpki roots plus
+/// `extra_root_certificates`.
+pub(super) fn connector(
+    extra_root_certificates: &[String],
+    connect_timeout: Duration,
+) -> Result<HttpsConnector<HttpConnector>, TransportError> {
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| TransportError::Setup(format!("TLS configuration: {e}")))?
+    .with_root_certificates(tls_root_store(extra_root_certificates)?)
+    .with_no_client_auth();
+    let mut http = HttpConnector::new();
+    // The TLS layer handles `https`; the TCP connector must let it through.
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    http.set_connect_timeout(Some(connect_timeout));
+    Ok(hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http))
 }
 
 /// Reads a body up to `limit` bytes. `Err(TooLarge)` when it is longer

@@ -231,21 +231,8 @@ mod tests {
     }
 
     fn plain_http_pool() -> Pool {
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(rustls::RootCertStore::empty())
-        .with_no_client_auth();
-        let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(http);
-        Pool::new(https)
+        let connector = super::super::client::connector(&[], std::time::Duration::from_secs(5));
+        Pool::new(connector.unwrap())
     }
 
     #[tokio::test]
