@@ -23,4 +23,4 @@ pub mod version;
 pub mod strategies;
 
 pub use jsonrpc::{ErrorObject, Frame, Message, RawJson, RawValue, RequestId};
-pub use version::ProtocolVersion;
+pub use version::{Era, EraPolicy, ProtocolVersion};

@@ -12,7 +12,39 @@
 //! It never reads the clock: every input that depends on time carries the
 //! caller's `now`.
 //!
-//! The rules it enforces (MCP 2024-11-05 .. 2025-11-25):
+//! It speaks both eras of MCP and finds out which one a server speaks
+//! ([`EraPolicy`]; 2026-07-28 "Versioning" §Backward Compatibility):
+//! - **Auto** (the default) probes with `server/discover` carrying the
+//!   newest modern version in `_meta`. A `DiscoverResult` that lists a
+//!   modern version both sides support means the stateless era; a
+//!   recognised modern error (-32020, -32021, -32022) means a modern server
+//!   (a -32022 is answered with a version from its `data.supported`). Any
+//!   other error, an undelivered probe (an HTTP 400 with no modern body),
+//!   no answer within [`SessionOptions::probe_timeout`], or a result that
+//!   lists only handshake versions falls back to `initialize`. A -32022
+//!   answer to that fallback means the server was modern after all (a slow
+//!   starter): the session switches once and never loops. A transport that
+//!   closes during the probe ends the session with
+//!   [`HandshakeError::ClosedDuringProbe`], so that the layer that owns
+//!   the process can start it again in the handshake era.
+//! - **Modern** sends `server/discover` and never `initialize`.
+//! - **Legacy** sends `initialize` and never probes.
+//!
+//! In the stateless era every request carries
+//! `_meta["io.modelcontextprotocol/protocolVersion"]`, `.../clientCapabilities`
+//! and `.../clientInfo`; methods the era does not have (`ping`,
+//! `logging/setLevel`, `resources/subscribe`, `resources/unsubscribe`,
+//! `notifications/roots/list_changed`) are refused with
+//! [`SessionError::NotInEra`]; the server sends no requests (any it sends
+//! are dropped with a diagnostic, never answered); and when the server
+//! offers list-change notifications the session keeps a
+//! `subscriptions/listen` request open (2026-07-28 "Subscriptions"): its
+//! acknowledgement is checked against the filter asked for, its
+//! notifications come out as [`Event::Notification`], a graceful end (a
+//! result) is final, and an abrupt end (the stream broke) is retried with
+//! backoff.
+//!
+//! The rules it enforces in the handshake era (MCP 2024-11-05 .. 2025-11-25):
 //! - "Lifecycle": `initialize` first, then `notifications/initialized`; before
 //!   the initialize result only `ping` may be sent; the answered version must
 //!   be one the client supports, else the connection is closed. An
@@ -50,10 +82,12 @@ use crate::jsonrpc::{
 };
 use crate::methods;
 use crate::types::{
-    CancelledNotificationParams, ClientCapabilities, Implementation, InitializeRequestParams,
-    InitializeResult, ProgressNotificationParams, ServerCapabilities,
+    CancelledNotificationParams, ClientCapabilities, DiscoverResult, Implementation,
+    InitializeRequestParams, InitializeResult, JsonObject, ProgressNotificationParams,
+    ServerCapabilities, SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
+    SubscriptionsListenRequestParams, meta,
 };
-use crate::version::{ProtocolVersion, UnsupportedVersion, VersionPolicy};
+use crate::version::{Era, EraPolicy, ProtocolVersion, UnsupportedVersion, VersionPolicy};
 
 /// Options for a [`ClientSession`]. Every field has a documented default.
 #[derive(Clone, Debug)]
@@ -76,6 +110,15 @@ pub struct SessionOptions {
     /// How many server-to-client requests may wait for an answer at once;
     /// more are answered `-32603` straight away. Default: 256.
     pub max_pending_server_requests: usize,
+    /// Which era to speak, or whether to detect it. Default: [`EraPolicy::Auto`].
+    pub era: EraPolicy,
+    /// How long the Auto probe (`server/discover`) waits for an answer
+    /// before the server is taken for a handshake-era one. A server that is
+    /// up answers in milliseconds. Default: 2 s.
+    pub probe_timeout: Duration,
+    /// In the stateless era, keep a `subscriptions/listen` request open for
+    /// the list changes the server offers. Default: true.
+    pub listen: bool,
 }
 
 impl Default for SessionOptions {
@@ -88,6 +131,9 @@ impl Default for SessionOptions {
             request_timeout: Some(Duration::from_secs(60)),
             retry_initialize_on_version_error: true,
             max_pending_server_requests: 256,
+            era: EraPolicy::Auto,
+            probe_timeout: Duration::from_secs(2),
+            listen: true,
         }
     }
 }
@@ -112,9 +158,10 @@ pub struct RequestOptions {
 pub enum SessionState {
     /// Created; [`ClientSession::start`] has not been called.
     Idle,
-    /// `initialize` was sent; waiting for its result.
+    /// `server/discover` or `initialize` was sent; waiting for its result.
     Initializing,
-    /// The handshake succeeded; requests may be sent.
+    /// The era and version are settled (the handshake succeeded, or the
+    /// server was discovered); requests may be sent.
     Ready,
     /// The session ended; see [`Event::Closed`].
     Closed,
@@ -132,16 +179,59 @@ impl RequestHandle {
     }
 }
 
-/// What the handshake settled.
+/// What the handshake (or, in the stateless era, `server/discover`) settled.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Negotiated {
     /// The protocol version both sides speak.
     pub version: ProtocolVersion,
-    /// The server's `initialize` result, as sent.
+    /// The server's `initialize` result, as sent; in the stateless era, the
+    /// same facts taken from its `DiscoverResult` (the version chosen, its
+    /// capabilities, `_meta` server info and instructions).
     pub result: InitializeResult,
+    /// The `server/discover` result, in the stateless era.
+    pub discover: Option<DiscoverResult>,
 }
 
 impl Negotiated {
+    /// What a handshake settled.
+    pub fn from_initialize(version: ProtocolVersion, result: InitializeResult) -> Self {
+        Negotiated {
+            version,
+            result,
+            discover: None,
+        }
+    }
+
+    /// What a `server/discover` settled: the facts the rest of the client
+    /// reads from an initialize result are copied from it.
+    pub fn from_discover(version: ProtocolVersion, discover: DiscoverResult) -> Self {
+        let server_info = discover
+            .meta
+            .as_ref()
+            .and_then(|m| m.get(meta::SERVER_INFO))
+            .and_then(|v| serde_json::from_value::<Implementation>(v.clone()).ok())
+            .unwrap_or_else(|| Implementation::new("", ""));
+        let result = InitializeResult {
+            protocol_version: version.as_str().to_owned(),
+            capabilities: discover.capabilities.clone(),
+            server_info,
+            instructions: discover.instructions.clone(),
+            meta: None,
+            extra: JsonObject::default(),
+        };
+        Negotiated {
+            version,
+            result,
+            discover: Some(discover),
+        }
+    }
+
+    /// The era the connection speaks.
+    pub fn era(&self) -> Era {
+        self.version.era()
+    }
+
     /// What the server offers.
     pub fn server_capabilities(&self) -> &ServerCapabilities {
         &self.result.capabilities
@@ -274,6 +364,33 @@ pub enum HandshakeError {
     /// The transport could not deliver `initialize`.
     #[error("initialize not delivered: {0}")]
     Undelivered(String),
+    /// The server refused `server/discover` (stateless era).
+    #[error("server rejected server/discover: {0}")]
+    DiscoverRejected(ErrorObject),
+    /// The server speaks the stateless era but none of its versions is one
+    /// this client supports (or the other way round).
+    #[error(
+        "no protocol version in common: the server supports {server}; this client supports {client}"
+    )]
+    NoCommonVersion {
+        /// What the server listed, comma-separated (bounded).
+        server: String,
+        /// What the client supports, newest first.
+        client: String,
+    },
+    /// The transport closed while the server was being probed with
+    /// `server/discover`: older servers exit on any request before
+    /// `initialize`. Start it again and speak the handshake era.
+    #[error("the server closed the connection when probed with server/discover")]
+    ClosedDuringProbe,
+}
+
+impl HandshakeError {
+    /// Whether the server went away during the era probe (start it again in
+    /// the handshake era).
+    pub fn is_closed_during_probe(&self) -> bool {
+        matches!(self, HandshakeError::ClosedDuringProbe)
+    }
 }
 
 /// Why the session closed.
@@ -317,6 +434,23 @@ pub enum Diagnostic {
     DuplicateServerRequestId(RequestId),
     /// A server request arrived while too many were waiting; it was refused.
     TooManyServerRequests(RequestId),
+    /// A server sent a request in the stateless era, where servers send
+    /// none; it was dropped unanswered (clients send no responses there).
+    RequestInStatelessEra {
+        /// The request's method.
+        method: String,
+    },
+    /// The server acknowledged a `subscriptions/listen` with fewer
+    /// notification kinds than were asked for.
+    SubscriptionNarrowed {
+        /// What was asked for.
+        requested: SubscriptionFilter,
+        /// What the server agreed to.
+        acknowledged: SubscriptionFilter,
+    },
+    /// The `subscriptions/listen` request failed with an error; it is not
+    /// opened again on this connection.
+    SubscriptionRefused(ErrorObject),
 }
 
 /// A command the session refused.
@@ -338,6 +472,17 @@ pub enum SessionError {
     /// The session is closed.
     #[error("the session is closed")]
     Closed,
+    /// The method does not exist in the era the connection speaks (for
+    /// example `ping` or `logging/setLevel` in 2026-07-28).
+    #[error("{method} does not exist in protocol {version} (the {era} era)")]
+    NotInEra {
+        /// The refused method.
+        method: String,
+        /// The version the connection speaks.
+        version: ProtocolVersion,
+        /// Its era.
+        era: Era,
+    },
     /// The server did not declare the capability the method needs.
     #[error("the server does not support {method} (capability `{capability}` not declared)")]
     CapabilityNotDeclared {
@@ -395,6 +540,28 @@ pub struct ClientSession {
     server_requests: HashMap<RequestId, ()>,
     transmit: VecDeque<Message>,
     events: VecDeque<Event>,
+    /// Era detection: whether the Auto probe has already fallen back to
+    /// `initialize`, and whether a -32022 answer to that fallback already
+    /// switched back to the stateless era (once, never a loop).
+    fell_back: bool,
+    switched: bool,
+    /// The stateless era's `_meta` object, encoded once: the members that go
+    /// into every request (without the surrounding braces).
+    modern_meta: Option<String>,
+    /// The open `subscriptions/listen`, in the stateless era.
+    listen: Option<Listen>,
+}
+
+/// The session's own `subscriptions/listen` request.
+struct Listen {
+    /// What it asks for.
+    filter: SubscriptionFilter,
+    /// The request id while one is open.
+    id: Option<i64>,
+    /// When to open it again after an abrupt end.
+    retry_at: Option<Instant>,
+    /// Abrupt ends in a row without an acknowledgement.
+    failures: u32,
 }
 
 struct Pending {
@@ -409,6 +576,18 @@ struct InitializeAttempt {
     id: i64,
     offered: ProtocolVersion,
     retried: bool,
+    step: Step,
+}
+
+/// What the handshake request in flight is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// `server/discover` sent to find out the era (Auto).
+    Probe,
+    /// `server/discover` sent to a server known or taken to be modern.
+    Discover,
+    /// `initialize`.
+    Initialize,
 }
 
 impl fmt::Debug for ClientSession {
@@ -439,7 +618,16 @@ impl ClientSession {
             server_requests: HashMap::new(),
             transmit: VecDeque::new(),
             events: VecDeque::new(),
+            fell_back: false,
+            switched: false,
+            modern_meta: None,
+            listen: None,
         }
+    }
+
+    /// The era the connection speaks, once it is settled.
+    pub fn era(&self) -> Option<Era> {
+        self.negotiated.as_ref().map(|n| n.era())
     }
 
     /// Where the session is.
@@ -457,12 +645,17 @@ impl ClientSession {
         &self.options
     }
 
-    /// How many of the caller's requests wait for an answer.
+    /// How many of the caller's requests wait for an answer (the session's
+    /// own handshake and `subscriptions/listen` requests are not counted).
     pub fn pending_requests(&self) -> usize {
-        self.pending.len() - usize::from(self.initialize.is_some())
+        self.pending.len()
+            - usize::from(self.initialize.is_some())
+            - usize::from(self.listen.as_ref().is_some_and(|l| l.id.is_some()))
     }
 
-    /// Starts the handshake: queues `initialize` with the offered version.
+    /// Starts the session: by [`SessionOptions::era`], queues the
+    /// `server/discover` probe (Auto), `server/discover` (Modern) or
+    /// `initialize` with the offered version (Legacy).
     pub fn start(&mut self, now: Instant) -> Result<(), SessionError> {
         match self.state {
             SessionState::Idle => {}
@@ -472,7 +665,23 @@ impl ClientSession {
             }
         }
         self.state = SessionState::Initializing;
-        self.send_initialize(now, self.options.versions.offered, false)
+        let modern = self.options.versions.preferred_modern();
+        match (self.options.era, modern) {
+            (EraPolicy::Auto, Some(version)) => self.send_discover(now, version, Step::Probe),
+            (EraPolicy::Modern, Some(version)) => {
+                self.send_discover(now, version, Step::Discover)
+            }
+            (EraPolicy::Modern, None) => {
+                self.close_with(CloseReason::Handshake(HandshakeError::NoCommonVersion {
+                    server: "any".to_owned(),
+                    client: self.options.versions.supported_list(),
+                }));
+                Ok(())
+            }
+            (EraPolicy::Auto | EraPolicy::Legacy, _) => {
+                self.send_initialize(now, self.options.versions.offered, false)
+            }
+        }
     }
 
     /// Sends a request. `params` is encoded once; with
@@ -496,7 +705,10 @@ impl ClientSession {
         match self.state {
             SessionState::Idle => return Err(SessionError::NotStarted),
             SessionState::Closed => return Err(SessionError::Closed),
-            SessionState::Initializing if method != methods::PING => {
+            SessionState::Initializing
+                if method != methods::PING
+                    || self.initialize.as_ref().map(|i| i.step) != Some(Step::Initialize) =>
+            {
                 return Err(SessionError::NotReady {
                     method: method.to_owned(),
                 });
@@ -504,6 +716,13 @@ impl ClientSession {
             SessionState::Initializing | SessionState::Ready => {}
         }
         if let Some(negotiated) = &self.negotiated {
+            if negotiated.era() == Era::Modern && !exists_in_stateless_era(method) {
+                return Err(SessionError::NotInEra {
+                    method: method.to_owned(),
+                    version: negotiated.version,
+                    era: Era::Modern,
+                });
+            }
             check_server_capability(negotiated, method)?;
         }
 
@@ -512,7 +731,17 @@ impl ClientSession {
             method: method.to_owned(),
             source,
         };
-        let params = match params {
+        let params = match &self.modern_meta {
+            Some(modern_meta) => Some(
+                modern_params(modern_meta, params, options.progress.then_some(id))
+                    .map_err(|error| match error {
+                        ParamsError::Encode(source) => encode_error(source),
+                        ParamsError::NotObject => SessionError::ParamsNotObject {
+                            method: method.to_owned(),
+                        },
+                    })?,
+            ),
+            None => match params {
             None if options.progress => {
                 Some(to_raw(&progress_meta_only(id)).map_err(encode_error)?)
             }
@@ -527,6 +756,7 @@ impl ClientSession {
                 Some(to_raw(&value).map_err(encode_error)?)
             }
             Some(p) => Some(to_raw(p).map_err(encode_error)?),
+            },
         };
 
         let timeout = options.timeout.or(self.options.request_timeout);
@@ -578,6 +808,16 @@ impl ClientSession {
             }
             SessionState::Ready => {}
         }
+        if let Some(negotiated) = &self.negotiated
+            && negotiated.era() == Era::Modern
+            && method == methods::NOTIFICATION_ROOTS_LIST_CHANGED
+        {
+            return Err(SessionError::NotInEra {
+                method: method.to_owned(),
+                version: negotiated.version,
+                era: Era::Modern,
+            });
+        }
         // MCP "Client Features/Roots": list_changed belongs to a client that
         // declared `roots.listChanged`.
         if method == methods::NOTIFICATION_ROOTS_LIST_CHANGED
@@ -612,6 +852,9 @@ impl ClientSession {
     /// and `notifications/cancelled` is sent. Returns false when the request
     /// already ended (nothing is sent then).
     pub fn cancel(&mut self, handle: RequestHandle, reason: Option<&str>) -> bool {
+        if self.is_listen(handle.0) {
+            return false;
+        }
         let Some(_) = self.remove_pending(handle.0) else {
             return false;
         };
@@ -627,14 +870,35 @@ impl ClientSession {
     /// [`RequestError::Undelivered`]. Nothing is sent (the server never saw
     /// it). Returns false when no such request is pending. A failed
     /// `initialize` closes the session.
-    pub fn fail_request(&mut self, id: &RequestId, reason: impl Into<String>) -> bool {
+    ///
+    /// An undelivered Auto probe (`server/discover` refused with an HTTP
+    /// status and no modern error) is the handshake era's sign: the session
+    /// falls back to `initialize` instead.
+    pub fn fail_request(
+        &mut self,
+        now: Instant,
+        id: &RequestId,
+        reason: impl Into<String>,
+    ) -> bool {
         let RequestId::Number(number) = *id else {
             return false;
         };
-        if self.initialize.as_ref().is_some_and(|i| i.id == number) {
-            self.close_with(CloseReason::Handshake(HandshakeError::Undelivered(
-                reason.into(),
-            )));
+        if let Some(attempt) = self.initialize.as_ref().filter(|i| i.id == number) {
+            let step = attempt.step;
+            let reason = reason.into();
+            if step == Step::Probe {
+                // An HTTP 400 without a modern error body: a handshake-era
+                // server (2026-07-28 "Streamable HTTP" §Backward Compatibility).
+                self.take_attempt(number);
+                self.fall_back(now);
+                return true;
+            }
+            self.close_with(CloseReason::Handshake(HandshakeError::Undelivered(reason)));
+            return true;
+        }
+        if self.is_listen(number) {
+            self.remove_pending(number);
+            self.on_listen_abrupt_end(now);
             return true;
         }
         if self.remove_pending(number).is_none() {
@@ -738,7 +1002,15 @@ impl ClientSession {
                 break;
             }
             self.deadlines.pop_first();
-            if self.initialize.as_ref().is_some_and(|i| i.id == id) {
+            if let Some(attempt) = self.initialize.as_ref().filter(|i| i.id == id) {
+                if attempt.step == Step::Probe {
+                    // No answer to the probe in time: a handshake-era server
+                    // that ignores unknown requests (or a slow starter, which
+                    // the fallback's -32022 catches).
+                    self.take_attempt(id);
+                    self.fall_back(now);
+                    continue;
+                }
                 let timeout = self.options.initialize_timeout;
                 self.close_with(CloseReason::Handshake(HandshakeError::Timeout(timeout)));
                 return;
@@ -752,11 +1024,21 @@ impl ClientSession {
                 outcome: Err(RequestError::Timeout(pending.timeout.unwrap_or_default())),
             });
         }
+        if let Some(listen) = &self.listen
+            && listen.retry_at.is_some_and(|at| at <= now)
+            && self.state == SessionState::Ready
+        {
+            self.open_listen();
+        }
     }
 
     /// Tells the session the transport ended: every pending request
     /// completes with [`RequestError::Closed`] at once.
     pub fn handle_close(&mut self) {
+        if self.initialize.as_ref().map(|i| i.step) == Some(Step::Probe) {
+            self.close_with(CloseReason::Handshake(HandshakeError::ClosedDuringProbe));
+            return;
+        }
         self.close_with(CloseReason::TransportClosed);
     }
 
@@ -772,7 +1054,12 @@ impl ClientSession {
 
     /// The earliest deadline; call [`ClientSession::handle_timeout`] then.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.deadlines.first().map(|&(deadline, _)| deadline)
+        let deadline = self.deadlines.first().map(|&(deadline, _)| deadline);
+        let retry = self.listen.as_ref().and_then(|l| l.retry_at);
+        match (deadline, retry) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The next event.
@@ -839,10 +1126,57 @@ impl ClientSession {
             id,
             offered: version,
             retried,
+            step: Step::Initialize,
         });
         self.transmit.push_back(Message::Request(Request {
             id: RequestId::Number(id),
             method: methods::INITIALIZE.to_owned(),
+            params: Some(params),
+        }));
+        Ok(())
+    }
+
+    /// Queues `server/discover` with `version` in `_meta`: the Auto probe
+    /// (deadline [`SessionOptions::probe_timeout`]) or the stateless era's
+    /// first request (deadline [`SessionOptions::initialize_timeout`]).
+    fn send_discover(
+        &mut self,
+        now: Instant,
+        version: ProtocolVersion,
+        step: Step,
+    ) -> Result<(), SessionError> {
+        let meta = encode_modern_meta(version, &self.options.capabilities, &self.options.client_info);
+        let params = modern_params(&meta, None::<&()>, None).map_err(|error| match error {
+            ParamsError::Encode(source) => SessionError::Encode {
+                method: methods::SERVER_DISCOVER.to_owned(),
+                source,
+            },
+            ParamsError::NotObject => SessionError::ParamsNotObject {
+                method: methods::SERVER_DISCOVER.to_owned(),
+            },
+        })?;
+        let id = self.allocate_id();
+        let timeout = match step {
+            Step::Probe => self.options.probe_timeout.min(self.options.initialize_timeout),
+            Step::Discover | Step::Initialize => self.options.initialize_timeout,
+        };
+        self.insert_pending(
+            id,
+            Pending {
+                deadline: now.checked_add(timeout),
+                timeout: Some(timeout),
+                hard_deadline: None,
+            },
+        );
+        self.initialize = Some(InitializeAttempt {
+            id,
+            offered: version,
+            retried: false,
+            step,
+        });
+        self.transmit.push_back(Message::Request(Request {
+            id: RequestId::Number(id),
+            method: methods::SERVER_DISCOVER.to_owned(),
             params: Some(params),
         }));
         Ok(())
@@ -873,6 +1207,11 @@ impl ClientSession {
             self.on_initialize_response(now, number, outcome);
             return;
         }
+        if self.is_listen(number) {
+            self.remove_pending(number);
+            self.on_listen_end(outcome);
+            return;
+        }
         match self.remove_pending(number) {
             Some(_) => self.events.push_back(Event::Completed {
                 handle: RequestHandle(number),
@@ -894,25 +1233,41 @@ impl ClientSession {
         id: i64,
         outcome: Result<RawJson, ErrorObject>,
     ) {
-        let Some(attempt) = self.initialize.take() else {
+        let Some(attempt) = self.take_attempt(id) else {
             return;
         };
-        if let Some(pending) = self.pending.remove(&id)
-            && let Some(deadline) = pending.deadline
-        {
-            self.deadlines.remove(&(deadline, id));
+        if attempt.step != Step::Initialize {
+            self.on_discover_response(now, attempt, outcome);
+            return;
         }
         let raw = match outcome {
             Ok(raw) => raw,
             Err(error) => {
+                // 2026-07-28 "Versioning": a -32022 to the fallback
+                // `initialize` whose `supported` lists a modern version means
+                // the server was modern after all (it missed the probe's
+                // deadline); switch once.
+                if self.options.era == EraPolicy::Auto
+                    && !self.switched
+                    && error.code == UNSUPPORTED_PROTOCOL_VERSION
+                {
+                    let supported = supported_versions(&error);
+                    if let Some(version) = self
+                        .options
+                        .versions
+                        .best_mutual_modern(supported.iter().map(String::as_str))
+                    {
+                        self.switched = true;
+                        if self.send_discover(now, version, Step::Discover).is_ok() {
+                            return;
+                        }
+                    }
+                }
                 // MCP "Lifecycle" §Version Negotiation: an error may list the
                 // versions the server supports; retry once with the best one
                 // both sides know.
                 if self.options.retry_initialize_on_version_error && !attempt.retried {
-                    let supported = error
-                        .data_as::<VersionErrorData>()
-                        .map(|d| d.supported)
-                        .unwrap_or_default();
+                    let supported = supported_versions(&error);
                     let retry = self
                         .options
                         .versions
@@ -952,13 +1307,230 @@ impl ClientSession {
             method: methods::NOTIFICATION_INITIALIZED.to_owned(),
             params: None,
         }));
-        let negotiated = Box::new(Negotiated { version, result });
+        let negotiated = Box::new(Negotiated::from_initialize(version, result));
         self.negotiated = Some(negotiated.clone());
         self.events.push_back(Event::Initialized(negotiated));
     }
 
+    /// The answer to `server/discover` (2026-07-28 "Versioning"
+    /// §Backward Compatibility; "stdio" §Backward Compatibility).
+    fn on_discover_response(
+        &mut self,
+        now: Instant,
+        attempt: InitializeAttempt,
+        outcome: Result<RawJson, ErrorObject>,
+    ) {
+        let probing = attempt.step == Step::Probe;
+        let error = match outcome {
+            Ok(raw) => {
+                let discover: DiscoverResult = match raw.decode() {
+                    Ok(discover) => discover,
+                    // Not a DiscoverResult: a lax handshake-era server that
+                    // answers anything.
+                    Err(_) if probing => return self.fall_back(now),
+                    Err(e) => {
+                        return self.close_with(CloseReason::Handshake(
+                            HandshakeError::InvalidResult(e.to_string()),
+                        ));
+                    }
+                };
+                let listed = discover.supported_versions.iter().map(String::as_str);
+                if let Some(version) = self.options.versions.best_mutual_modern(listed) {
+                    return self.become_modern(version, discover);
+                }
+                // A result listing only handshake versions is no proof of a
+                // modern server: speak the handshake era.
+                if self.options.era == EraPolicy::Auto {
+                    return self.fall_back(now);
+                }
+                return self.close_with(CloseReason::Handshake(HandshakeError::NoCommonVersion {
+                    server: bounded_list(&discover.supported_versions),
+                    client: self.options.versions.supported_list(),
+                }));
+            }
+            Err(error) => error,
+        };
+        if !is_modern_error(error.code) {
+            // Any other error: a handshake-era server (never keyed on one code).
+            if probing {
+                return self.fall_back(now);
+            }
+            return self.close_with(CloseReason::Handshake(HandshakeError::DiscoverRejected(
+                error,
+            )));
+        }
+        if error.code == UNSUPPORTED_PROTOCOL_VERSION {
+            let supported = supported_versions(&error);
+            let modern = self
+                .options
+                .versions
+                .best_mutual_modern(supported.iter().map(String::as_str))
+                .filter(|v| *v != attempt.offered);
+            if let Some(version) = modern
+                && !attempt.retried
+            {
+                let step = Step::Discover;
+                if self.send_discover(now, version, step).is_ok() {
+                    if let Some(a) = self.initialize.as_mut() {
+                        a.retried = true;
+                    }
+                    return;
+                }
+            }
+            // A modern server whose list names only handshake versions: use
+            // one of them, through `initialize`.
+            if self.options.era == EraPolicy::Auto
+                && self
+                    .options
+                    .versions
+                    .best_mutual(supported.iter().map(String::as_str))
+                    .is_some()
+            {
+                return self.fall_back(now);
+            }
+            return self.close_with(CloseReason::Handshake(HandshakeError::NoCommonVersion {
+                server: bounded_list(&supported),
+                client: self.options.versions.supported_list(),
+            }));
+        }
+        self.close_with(CloseReason::Handshake(HandshakeError::DiscoverRejected(
+            error,
+        )));
+    }
+
+    /// Settles the stateless era.
+    fn become_modern(&mut self, version: ProtocolVersion, discover: DiscoverResult) {
+        self.modern_meta = Some(encode_modern_meta(
+            version,
+            &self.options.capabilities,
+            &self.options.client_info,
+        ));
+        self.state = SessionState::Ready;
+        let negotiated = Box::new(Negotiated::from_discover(version, discover));
+        let filter = listen_filter(negotiated.server_capabilities());
+        self.negotiated = Some(negotiated.clone());
+        self.events.push_back(Event::Initialized(negotiated));
+        if self.options.listen
+            && let Some(filter) = filter
+        {
+            self.listen = Some(Listen {
+                filter,
+                id: None,
+                retry_at: None,
+                failures: 0,
+            });
+            self.open_listen();
+        }
+    }
+
+    /// The Auto probe found no modern server: the handshake era, once.
+    fn fall_back(&mut self, now: Instant) {
+        if self.fell_back {
+            self.close_with(CloseReason::Handshake(HandshakeError::Cancelled));
+            return;
+        }
+        self.fell_back = true;
+        if let Err(error) = self.send_initialize(now, self.options.versions.offered, false) {
+            self.close_with(CloseReason::Handshake(HandshakeError::InvalidResult(
+                error.to_string(),
+            )));
+        }
+    }
+
+    /// Removes the handshake attempt `id` and its deadline.
+    fn take_attempt(&mut self, id: i64) -> Option<InitializeAttempt> {
+        if !self.initialize.as_ref().is_some_and(|i| i.id == id) {
+            return None;
+        }
+        let attempt = self.initialize.take();
+        if let Some(pending) = self.pending.remove(&id)
+            && let Some(deadline) = pending.deadline
+        {
+            self.deadlines.remove(&(deadline, id));
+        }
+        attempt
+    }
+
+    fn is_listen(&self, id: i64) -> bool {
+        self.listen.as_ref().and_then(|l| l.id) == Some(id)
+    }
+
+    /// Sends `subscriptions/listen` with the session's filter; it has no
+    /// deadline (it lasts as long as the subscription).
+    fn open_listen(&mut self) {
+        let Some(listen) = self.listen.as_mut() else {
+            return;
+        };
+        listen.retry_at = None;
+        let params = SubscriptionsListenRequestParams {
+            notifications: listen.filter.clone(),
+            meta: None,
+            extra: JsonObject::default(),
+        };
+        let Some(modern_meta) = &self.modern_meta else {
+            return;
+        };
+        let Ok(raw) = modern_params(modern_meta, Some(&params), None) else {
+            return;
+        };
+        let id = self.allocate_id();
+        if let Some(listen) = self.listen.as_mut() {
+            listen.id = Some(id);
+        }
+        self.insert_pending(
+            id,
+            Pending {
+                deadline: None,
+                timeout: None,
+                hard_deadline: None,
+            },
+        );
+        self.transmit.push_back(Message::Request(Request {
+            id: RequestId::Number(id),
+            method: methods::SUBSCRIPTIONS_LISTEN.to_owned(),
+            params: Some(raw),
+        }));
+    }
+
+    /// The listen request was answered: a result is a graceful end (the
+    /// server tore the subscription down; it is not reopened), an error a
+    /// refusal.
+    fn on_listen_end(&mut self, outcome: Result<RawJson, ErrorObject>) {
+        match outcome {
+            Ok(_) => {
+                self.listen = None;
+            }
+            Err(error) => {
+                self.listen = None;
+                self.events
+                    .push_back(Event::Diagnostic(Diagnostic::SubscriptionRefused(error)));
+            }
+        }
+    }
+
+    /// The listen stream broke without an answer: open it again after a
+    /// backoff (1 s, doubling, at most 30 s).
+    fn on_listen_abrupt_end(&mut self, now: Instant) {
+        let Some(listen) = self.listen.as_mut() else {
+            return;
+        };
+        listen.id = None;
+        listen.failures = listen.failures.saturating_add(1);
+        let backoff = LISTEN_BACKOFF_START
+            .saturating_mul(1u32 << listen.failures.saturating_sub(1).min(5))
+            .min(LISTEN_BACKOFF_MAX);
+        listen.retry_at = now.checked_add(backoff);
+    }
+
     fn on_server_request(&mut self, request: Request) {
         let Request { id, method, params } = request;
+        // 2026-07-28 "Message patterns": servers send no requests, and
+        // clients MUST NOT write responses.
+        if self.era() == Some(Era::Modern) {
+            self.events
+                .push_back(Event::Diagnostic(Diagnostic::RequestInStatelessEra { method }));
+            return;
+        }
         // MCP "Utilities/Ping": answer promptly, in any state.
         if method == methods::PING {
             self.transmit.push_back(Message::Response(Response {
@@ -1047,6 +1619,14 @@ impl ClientSession {
 
     fn on_notification(&mut self, now: Instant, notification: Notification) {
         match notification.method.as_str() {
+            methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED => {
+                match parse_params::<SubscriptionsAcknowledgedNotificationParams>(
+                    notification.params.as_deref(),
+                ) {
+                    Ok(params) => self.on_acknowledged(params),
+                    Err(error) => self.malformed(notification.method, error),
+                }
+            }
             methods::NOTIFICATION_PROGRESS => {
                 match parse_params::<ProgressNotificationParams>(notification.params.as_deref()) {
                     Ok(params) => self.on_progress(now, params),
@@ -1070,6 +1650,40 @@ impl ClientSession {
                 }
             }
             _ => self.events.push_back(Event::Notification(notification)),
+        }
+    }
+
+    /// `notifications/subscriptions/acknowledged`: the filter the server
+    /// honours, checked against the one asked for (2026-07-28
+    /// "Subscriptions" §Acknowledgment).
+    fn on_acknowledged(&mut self, params: SubscriptionsAcknowledgedNotificationParams) {
+        let subscription = params
+            .meta
+            .as_ref()
+            .and_then(|m| m.get(meta::SUBSCRIPTION_ID))
+            .and_then(serde_json::Value::as_i64);
+        let Some(listen) = self.listen.as_mut() else {
+            return;
+        };
+        if listen.id.is_none() || subscription != listen.id {
+            return;
+        }
+        listen.failures = 0;
+        let requested = &listen.filter;
+        let acknowledged = &params.notifications;
+        let narrowed = (requested.tools_list_changed == Some(true)
+            && acknowledged.tools_list_changed != Some(true))
+            || (requested.prompts_list_changed == Some(true)
+                && acknowledged.prompts_list_changed != Some(true))
+            || (requested.resources_list_changed == Some(true)
+                && acknowledged.resources_list_changed != Some(true));
+        if narrowed {
+            let requested = requested.clone();
+            self.events
+                .push_back(Event::Diagnostic(Diagnostic::SubscriptionNarrowed {
+                    requested,
+                    acknowledged: params.notifications,
+                }));
         }
     }
 
@@ -1118,11 +1732,12 @@ impl ClientSession {
         self.deadlines.clear();
         self.server_requests.clear();
         let init_id = self.initialize.take().map(|i| i.id);
+        let listen_id = self.listen.take().and_then(|l| l.id);
         let mut ids: Vec<i64> = self
             .pending
             .drain()
             .map(|(id, _)| id)
-            .filter(|id| Some(*id) != init_id)
+            .filter(|id| Some(*id) != init_id && Some(*id) != listen_id)
             .collect();
         ids.sort_unstable();
         for id in ids {
@@ -1208,6 +1823,178 @@ impl Hasher for IdHasher {
 struct VersionErrorData {
     #[serde(default)]
     supported: Vec<String>,
+}
+
+/// `UnsupportedProtocolVersion` (2026-07-28 "Base protocol" §Error codes).
+const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+/// The stateless era's own error codes: `HeaderMismatch` (-32020),
+/// `MissingRequiredClientCapability` (-32021) and `UnsupportedProtocolVersion`
+/// (-32022). A plain -32601 or -32602 is not among them: handshake-era
+/// servers send those too.
+fn is_modern_error(code: i64) -> bool {
+    matches!(code, -32022..=-32020)
+}
+
+/// The versions an error's `data.supported` lists (2026-07-28 "Versioning").
+fn supported_versions(error: &ErrorObject) -> Vec<String> {
+    error
+        .data_as::<VersionErrorData>()
+        .map(|d| d.supported)
+        .unwrap_or_default()
+}
+
+/// A server's version list for an error message: at most 8 entries of at
+/// most 32 characters, control characters dropped.
+fn bounded_list(versions: &[String]) -> String {
+    let mut out: Vec<String> = versions
+        .iter()
+        .take(8)
+        .map(|v| v.chars().filter(|c| !c.is_control()).take(32).collect())
+        .collect();
+    if versions.len() > 8 {
+        out.push("...".to_owned());
+    }
+    if out.is_empty() {
+        return "no version".to_owned();
+    }
+    out.join(", ")
+}
+
+/// Methods of the handshake era that 2026-07-28 removed.
+fn exists_in_stateless_era(method: &str) -> bool {
+    !matches!(
+        method,
+        methods::PING
+            | methods::LOGGING_SET_LEVEL
+            | methods::RESOURCES_SUBSCRIBE
+            | methods::RESOURCES_UNSUBSCRIBE
+            | methods::SUBSCRIPTIONS_LISTEN
+            | methods::SERVER_DISCOVER
+    )
+}
+
+/// The first backoff before a broken `subscriptions/listen` is opened again.
+const LISTEN_BACKOFF_START: Duration = Duration::from_secs(1);
+/// The longest backoff between attempts to open `subscriptions/listen`.
+const LISTEN_BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// What `subscriptions/listen` asks for: the list changes the server
+/// declared (2026-07-28 "Subscriptions"), or nothing to listen for.
+fn listen_filter(caps: &ServerCapabilities) -> Option<SubscriptionFilter> {
+    let tools = caps.tools.as_ref().and_then(|t| t.list_changed) == Some(true);
+    let prompts = caps.prompts.as_ref().and_then(|p| p.list_changed) == Some(true);
+    let resources = caps.resources.as_ref().and_then(|r| r.list_changed) == Some(true);
+    if !(tools || prompts || resources) {
+        return None;
+    }
+    Some(SubscriptionFilter {
+        tools_list_changed: tools.then_some(true),
+        prompts_list_changed: prompts.then_some(true),
+        resources_list_changed: resources.then_some(true),
+        resource_subscriptions: None,
+        extra: JsonObject::default(),
+    })
+}
+
+/// The members of the stateless era's request `_meta` (2026-07-28 "Base
+/// protocol" §Per-request metadata), encoded once, without the braces.
+fn encode_modern_meta(
+    version: ProtocolVersion,
+    capabilities: &ClientCapabilities,
+    client_info: &Implementation,
+) -> String {
+    let mut out = String::with_capacity(160);
+    // Each value serializes infallibly (plain data, string keys); a failure
+    // would leave the member out and the server would answer -32602.
+    let caps = serde_json::to_string(capabilities).unwrap_or_else(|_| "{}".to_owned());
+    let info = serde_json::to_string(client_info).unwrap_or_else(|_| "{}".to_owned());
+    out.push('"');
+    out.push_str(meta::PROTOCOL_VERSION);
+    out.push_str("\":\"");
+    out.push_str(version.as_str());
+    out.push_str("\",\"");
+    out.push_str(meta::CLIENT_CAPABILITIES);
+    out.push_str("\":");
+    out.push_str(&caps);
+    out.push_str(",\"");
+    out.push_str(meta::CLIENT_INFO);
+    out.push_str("\":");
+    out.push_str(&info);
+    out
+}
+
+enum ParamsError {
+    Encode(serde_json::Error),
+    NotObject,
+}
+
+/// Request params with the stateless era's `_meta` members (and a progress
+/// token) merged in. The common case, params whose encoding has no `_meta`
+/// at all, is spliced as text; otherwise the params are merged as a value,
+/// keeping the caller's own `_meta` keys.
+fn modern_params<P: Serialize + ?Sized>(
+    modern_meta: &str,
+    params: Option<&P>,
+    progress: Option<i64>,
+) -> Result<Box<RawValue>, ParamsError> {
+    let encoded = match params {
+        Some(p) => Some(serde_json::to_string(p).map_err(ParamsError::Encode)?),
+        None => None,
+    };
+    let body = encoded.as_deref().map(str::trim);
+    let mut out = String::new();
+    match body {
+        None => {
+            out.reserve(modern_meta.len() + 48);
+            out.push_str("{\"_meta\":{");
+            out.push_str(modern_meta);
+            push_progress(&mut out, progress);
+            out.push_str("}}");
+        }
+        Some(b) if b.starts_with('{') && !b.contains("\"_meta\"") => {
+            let rest = b[1..].trim_start();
+            out.reserve(b.len() + modern_meta.len() + 48);
+            out.push_str("{\"_meta\":{");
+            out.push_str(modern_meta);
+            push_progress(&mut out, progress);
+            out.push('}');
+            if !rest.starts_with('}') {
+                out.push(',');
+            }
+            out.push_str(rest);
+        }
+        Some(b) => {
+            let mut value: serde_json::Value =
+                serde_json::from_str(b).map_err(ParamsError::Encode)?;
+            let members: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(&format!("{{{modern_meta}}}")).map_err(ParamsError::Encode)?;
+            let Some(object) = value.as_object_mut() else {
+                return Err(ParamsError::NotObject);
+            };
+            let meta = object
+                .entry("_meta")
+                .or_insert_with(|| serde_json::Value::Object(Default::default()));
+            let Some(meta) = meta.as_object_mut() else {
+                return Err(ParamsError::NotObject);
+            };
+            for (key, value) in members {
+                meta.entry(key).or_insert(value);
+            }
+            if let Some(id) = progress {
+                meta.insert("progressToken".to_owned(), serde_json::Value::from(id));
+            }
+            out = serde_json::to_string(&value).map_err(ParamsError::Encode)?;
+        }
+    }
+    RawValue::from_string(out).map_err(ParamsError::Encode)
+}
+
+fn push_progress(out: &mut String, progress: Option<i64>) {
+    if let Some(id) = progress {
+        out.push_str(",\"progressToken\":");
+        out.push_str(&id.to_string());
+    }
 }
 
 #[derive(Deserialize)]

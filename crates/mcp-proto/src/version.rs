@@ -24,8 +24,10 @@ pub enum ProtocolVersion {
     /// 2025-11-25: icons, URL elicitation, sampling tools, tasks; the newest
     /// handshake-based version.
     V2025_11_25,
-    /// 2026-07-28: the stateless era (no `initialize`). Known so that its
-    /// data can be read; never offered by the handshake.
+    /// 2026-07-28: the stateless era (no `initialize`): every request
+    /// carries its version, capabilities and client info in `_meta`, and
+    /// `server/discover` tells what the server speaks. Never offered by
+    /// the handshake.
     V2026_07_28,
 }
 
@@ -50,6 +52,12 @@ impl ProtocolVersion {
     /// The newest version the handshake offers.
     pub const LATEST_HANDSHAKE: ProtocolVersion = ProtocolVersion::V2025_11_25;
 
+    /// The versions of the stateless era, newest first.
+    pub const MODERN: [ProtocolVersion; 1] = [ProtocolVersion::V2026_07_28];
+
+    /// The newest stateless-era version.
+    pub const LATEST_MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
+
     /// The version's wire form, for example `"2025-06-18"`.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -69,6 +77,15 @@ impl ProtocolVersion {
     /// Whether this version uses the `initialize` handshake (everything before 2026-07-28).
     pub fn uses_handshake(self) -> bool {
         self < ProtocolVersion::V2026_07_28
+    }
+
+    /// The era this version belongs to.
+    pub fn era(self) -> Era {
+        if self.uses_handshake() {
+            Era::Legacy
+        } else {
+            Era::Modern
+        }
     }
 
     /// Whether inbound JSON-RPC batches must be accepted (2025-03-26 only;
@@ -117,6 +134,70 @@ impl fmt::Display for ProtocolVersion {
     }
 }
 
+/// The two eras of MCP (2026-07-28 "Versioning" §Backward Compatibility).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Era {
+    /// The handshake era (2024-11-05 to 2025-11-25): `initialize` first,
+    /// then `notifications/initialized`; state lives in the connection.
+    Legacy,
+    /// The stateless era (2026-07-28 on): no handshake; every request
+    /// carries its protocol version, capabilities and client info in
+    /// `_meta`.
+    Modern,
+}
+
+impl Era {
+    /// `"legacy"` or `"modern"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Era::Legacy => "legacy",
+            Era::Modern => "modern",
+        }
+    }
+}
+
+impl fmt::Display for Era {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which era a client speaks to a server, or how it finds out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum EraPolicy {
+    /// Detect it (2026-07-28 "Versioning" §Backward Compatibility): over
+    /// stdio, probe with `server/discover` and fall back to `initialize` on
+    /// any error that is not a recognised modern one, or on silence; over
+    /// HTTP, a modern request first, and `initialize` when it is refused
+    /// without a recognised modern error.
+    #[default]
+    Auto,
+    /// The stateless era only: `server/discover`, no `initialize`.
+    Modern,
+    /// The handshake era only: `initialize`, never a probe.
+    Legacy,
+}
+
+impl EraPolicy {
+    /// `"auto"`, `"modern"` or `"legacy"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            EraPolicy::Auto => "auto",
+            EraPolicy::Modern => "modern",
+            EraPolicy::Legacy => "legacy",
+        }
+    }
+}
+
+impl From<Era> for EraPolicy {
+    fn from(era: Era) -> Self {
+        match era {
+            Era::Legacy => EraPolicy::Legacy,
+            Era::Modern => EraPolicy::Modern,
+        }
+    }
+}
+
 /// A version string this crate does not know.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("unknown protocol version {0:?}")]
@@ -148,8 +229,9 @@ impl<'de> Deserialize<'de> for ProtocolVersion {
 pub struct VersionPolicy {
     /// The version sent in `initialize` (default: the newest handshake version).
     pub offered: ProtocolVersion,
-    /// Every version the client accepts in the server's answer, any order
-    /// (default: all handshake versions).
+    /// Every version the client accepts, any order (default: every version
+    /// this crate knows). The handshake accepts the handshake versions among
+    /// them; the stateless era uses the newest modern one.
     pub accepted: Vec<ProtocolVersion>,
 }
 
@@ -157,7 +239,7 @@ impl Default for VersionPolicy {
     fn default() -> Self {
         VersionPolicy {
             offered: ProtocolVersion::LATEST_HANDSHAKE,
-            accepted: ProtocolVersion::HANDSHAKE.to_vec(),
+            accepted: ProtocolVersion::ALL.to_vec(),
         }
     }
 }
@@ -180,7 +262,7 @@ impl VersionPolicy {
     /// Checks the server's answer (MCP "Lifecycle" §Version Negotiation).
     pub fn accept(&self, answered: &str) -> Result<ProtocolVersion, UnsupportedVersion> {
         ProtocolVersion::parse(answered)
-            .filter(|v| self.accepted.contains(v))
+            .filter(|v| v.uses_handshake() && self.accepted.contains(v))
             .ok_or_else(|| UnsupportedVersion {
                 offered: self.offered,
                 answered: answered.to_owned(),
@@ -201,7 +283,31 @@ impl VersionPolicy {
             .max()
     }
 
-    fn supported_list(&self) -> String {
+    /// The newest stateless-era version the client accepts, if any.
+    pub fn preferred_modern(&self) -> Option<ProtocolVersion> {
+        self.accepted
+            .iter()
+            .copied()
+            .filter(|v| !v.uses_handshake())
+            .max()
+    }
+
+    /// The best stateless-era version both sides support, given the
+    /// server's list (`supportedVersions`, or a -32022 error's
+    /// `data.supported`).
+    pub fn best_mutual_modern<'a>(
+        &self,
+        server_supported: impl IntoIterator<Item = &'a str>,
+    ) -> Option<ProtocolVersion> {
+        server_supported
+            .into_iter()
+            .filter_map(ProtocolVersion::parse)
+            .filter(|v| self.accepted.contains(v) && !v.uses_handshake())
+            .max()
+    }
+
+    /// Every version the client accepts, newest first, comma-separated.
+    pub fn supported_list(&self) -> String {
         let mut versions = self.accepted.clone();
         versions.sort_by(|a, b| b.cmp(a));
         versions
@@ -246,6 +352,31 @@ mod tests {
         );
         // The stateless era is not negotiated by the handshake.
         assert!(policy.accept("2026-07-28").is_err());
+    }
+
+    #[test]
+    fn modern_versions_are_chosen_apart_from_the_handshake() {
+        let policy = VersionPolicy::default();
+        assert_eq!(
+            policy.preferred_modern(),
+            Some(ProtocolVersion::V2026_07_28)
+        );
+        assert_eq!(
+            policy.best_mutual_modern(["2025-11-25", "2026-07-28"]),
+            Some(ProtocolVersion::V2026_07_28)
+        );
+        assert_eq!(policy.best_mutual_modern(["2025-11-25"]), None);
+        assert_eq!(
+            policy.best_mutual(["2026-07-28", "2025-06-18"]),
+            Some(ProtocolVersion::V2025_06_18)
+        );
+        let legacy_only = VersionPolicy {
+            offered: ProtocolVersion::V2025_11_25,
+            accepted: ProtocolVersion::HANDSHAKE.to_vec(),
+        };
+        assert_eq!(legacy_only.preferred_modern(), None);
+        assert_eq!(ProtocolVersion::V2026_07_28.era(), Era::Modern);
+        assert_eq!(ProtocolVersion::V2024_11_05.era(), Era::Legacy);
     }
 
     #[test]

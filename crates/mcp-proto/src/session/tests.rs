@@ -16,7 +16,18 @@ struct Harness {
 }
 
 impl Harness {
-    fn new(options: SessionOptions) -> Self {
+    /// A session that speaks the handshake era: the handshake rules below
+    /// are tested without the era probe in front of them (an `Auto` policy
+    /// is pinned to `Legacy`; the era tests use [`Harness::detecting`]).
+    fn new(mut options: SessionOptions) -> Self {
+        if options.era == EraPolicy::Auto {
+            options.era = EraPolicy::Legacy;
+        }
+        Self::detecting(options)
+    }
+
+    /// A session with its era policy as given.
+    fn detecting(options: SessionOptions) -> Self {
         let start = Instant::now();
         Harness {
             session: ClientSession::new(options),
@@ -463,9 +474,9 @@ fn undelivered_requests_fail_without_cancelling() {
     let mut h = Harness::ready(all_caps());
     let handle = h.request("tools/call", json!({"name": "x"}));
     h.sent();
-    assert!(h.session.fail_request(&handle.id(), "HTTP 500"));
-    assert!(!h.session.fail_request(&handle.id(), "again"));
-    assert!(!h.session.fail_request(&RequestId::from("s"), "unknown"));
+    assert!(h.session.fail_request(h.now, &handle.id(), "HTTP 500"));
+    assert!(!h.session.fail_request(h.now, &handle.id(), "again"));
+    assert!(!h.session.fail_request(h.now, &RequestId::from("s"), "unknown"));
     assert_eq!(
         completed(&h.events()),
         vec![(handle, Err(RequestError::Undelivered("HTTP 500".into())))]
@@ -478,7 +489,7 @@ fn undelivered_requests_fail_without_cancelling() {
     let mut h = Harness::new(SessionOptions::default());
     h.session.start(h.now).unwrap();
     h.sent();
-    assert!(h.session.fail_request(&RequestId::Number(0), "HTTP 503"));
+    assert!(h.session.fail_request(h.now, &RequestId::Number(0), "HTTP 503"));
     assert_eq!(
         close_reason(&h.events()),
         Some(CloseReason::Handshake(HandshakeError::Undelivered(
@@ -1103,4 +1114,410 @@ proptest! {
         prop_assert_eq!(ended.len(), issued.len());
         prop_assert_eq!(h.session.pending_requests(), 0);
     }
+}
+
+// --- the stateless era and era detection ------------------------------------
+
+fn discover_result(versions: &[&str], caps: Value) -> Value {
+    json!({
+        "supportedVersions": versions,
+        "capabilities": caps,
+        "instructions": "use me",
+        "ttlMs": 60000,
+        "cacheScope": "public",
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern-srv", "version": "2.0"}}
+    })
+}
+
+fn auto_options() -> SessionOptions {
+    SessionOptions {
+        client_info: Implementation::new("host-app", "9.1"),
+        ..SessionOptions::default()
+    }
+}
+
+/// Starts an Auto session and returns the probe it sent.
+fn probing(options: SessionOptions) -> (Harness, Value) {
+    let mut h = Harness::detecting(options);
+    h.session.start(h.now).unwrap();
+    let sent = h.sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["method"], "server/discover");
+    (h, sent[0].clone())
+}
+
+/// An Auto session that found a modern server offering `caps`.
+fn modern(caps: Value) -> Harness {
+    let (mut h, probe) = probing(auto_options());
+    h.recv(json!({"jsonrpc": "2.0", "id": probe["id"], "result": discover_result(&["2026-07-28"], caps)}));
+    let events = h.events();
+    assert!(
+        matches!(events.as_slice(), [Event::Initialized(n)] if n.era() == Era::Modern),
+        "{events:?}"
+    );
+    h
+}
+
+#[test]
+fn the_probe_carries_the_modern_meta() {
+    let (_, probe) = probing(auto_options());
+    let meta = &probe["params"]["_meta"];
+    assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    assert_eq!(meta["io.modelcontextprotocol/clientCapabilities"], json!({}));
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientInfo"],
+        json!({"name": "host-app", "version": "9.1"})
+    );
+}
+
+#[test]
+fn a_discover_result_settles_the_stateless_era() {
+    let (mut h, probe) = probing(auto_options());
+    h.recv(json!({"jsonrpc": "2.0", "id": probe["id"],
+        "result": discover_result(&["2025-11-25", "2026-07-28"], json!({"tools": {}}))}));
+    let events = h.events();
+    let [Event::Initialized(n)] = events.as_slice() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(n.version, ProtocolVersion::V2026_07_28);
+    assert_eq!(n.server_info().name, "modern-srv");
+    assert_eq!(n.instructions(), Some("use me"));
+    assert!(n.discover.is_some());
+    // No `notifications/initialized`, and no listen without list changes.
+    assert_eq!(h.sent(), Vec::<Value>::new());
+    assert_eq!(h.session.era(), Some(Era::Modern));
+
+    h.request("tools/list", json!({}));
+    let sent = h.sent();
+    let meta = &sent[0]["params"]["_meta"];
+    assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientInfo"]["name"],
+        "host-app"
+    );
+    h.request("tools/call", json!({"name": "echo", "arguments": {"text": "_meta"}}));
+    let sent = h.sent();
+    assert_eq!(sent[0]["params"]["name"], "echo");
+    assert_eq!(sent[0]["params"]["arguments"]["text"], "_meta");
+    assert!(sent[0]["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"].is_object());
+}
+
+#[test]
+fn the_stateless_era_refuses_what_it_does_not_have() {
+    let mut h = modern(json!({"tools": {}, "logging": {}, "resources": {"subscribe": true}}));
+    for method in ["ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"] {
+        let error = h
+            .session
+            .request(h.now, method, Some(&json!({})), RequestOptions::default())
+            .unwrap_err();
+        assert!(
+            matches!(&error, SessionError::NotInEra { era: Era::Modern, .. }),
+            "{method}: {error:?}"
+        );
+        assert!(error.to_string().contains("2026-07-28"), "{error}");
+    }
+    let error = h
+        .session
+        .notify("notifications/roots/list_changed", None::<&()>)
+        .unwrap_err();
+    assert!(matches!(error, SessionError::NotInEra { .. }), "{error:?}");
+    assert_eq!(h.sent(), Vec::<Value>::new());
+}
+
+#[test]
+fn caller_meta_and_progress_merge_with_the_modern_meta() {
+    let mut h = modern(json!({"tools": {}}));
+    let handle = h
+        .session
+        .request(
+            h.now,
+            "tools/call",
+            Some(&json!({"name": "slow", "_meta": {"com.example/trace": "t1"}})),
+            RequestOptions {
+                progress: true,
+                ..RequestOptions::default()
+            },
+        )
+        .unwrap();
+    let sent = h.sent();
+    let meta = &sent[0]["params"]["_meta"];
+    assert_eq!(meta["com.example/trace"], "t1");
+    assert_eq!(meta["progressToken"], json!(handle.id()));
+    assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    h.session
+        .request(
+            h.now,
+            "tools/call",
+            Some(&json!({"name": "fast"})),
+            RequestOptions {
+                progress: true,
+                ..RequestOptions::default()
+            },
+        )
+        .unwrap();
+    let sent = h.sent();
+    assert!(sent[0]["params"]["_meta"]["progressToken"].is_i64(), "{sent:?}");
+    assert_eq!(sent[0]["params"]["name"], "fast");
+}
+
+#[test]
+fn any_other_probe_outcome_falls_back_to_initialize() {
+    // Error codes handshake-era servers send: never keyed on one of them.
+    for code in [-32601, -32602, -32600, -32000, -32603] {
+        let (mut h, probe) = probing(auto_options());
+        h.recv(json!({"jsonrpc": "2.0", "id": probe["id"], "error": {"code": code, "message": "no"}}));
+        let sent = h.sent();
+        assert_eq!(sent.len(), 1, "{code}: {sent:?}");
+        assert_eq!(sent[0]["method"], "initialize", "{code}");
+        assert_eq!(sent[0]["params"]["protocolVersion"], "2025-11-25");
+    }
+    // Silence until the probe deadline.
+    let (mut h, _) = probing(auto_options());
+    assert_eq!(h.session.poll_timeout(), Some(h.now + Duration::from_secs(2)));
+    h.advance(Duration::from_millis(1999));
+    assert_eq!(h.sent(), Vec::<Value>::new());
+    h.advance(Duration::from_millis(1));
+    let sent = h.sent();
+    assert_eq!(sent[0]["method"], "initialize");
+    assert!(h.events().is_empty());
+    // A late answer to the probe is ignored.
+    h.recv(json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32601, "message": "late"}}));
+    assert!(h.events().is_empty());
+    h.recv(json!({"jsonrpc": "2.0", "id": sent[0]["id"], "result": init_result("2025-06-18", json!({}))}));
+    let events = h.events();
+    assert!(
+        matches!(events.as_slice(), [Event::Initialized(n)] if n.era() == Era::Legacy && n.version == ProtocolVersion::V2025_06_18),
+        "{events:?}"
+    );
+    // An undelivered probe (HTTP 400 without a modern body).
+    let (mut h, probe) = probing(auto_options());
+    let id: RequestId = serde_json::from_value(probe["id"].clone()).unwrap();
+    assert!(h.session.fail_request(h.now, &id, "HTTP 400"));
+    assert_eq!(h.sent()[0]["method"], "initialize");
+    // A DiscoverResult that lists only handshake versions is no modern server.
+    let (mut h, probe) = probing(auto_options());
+    h.recv(json!({"jsonrpc": "2.0", "id": probe["id"], "result": discover_result(&["2025-06-18"], json!({}))}));
+    assert_eq!(h.sent()[0]["method"], "initialize");
+    assert!(h.events().is_empty());
+}
+
+#[test]
+fn a_modern_version_error_is_answered_not_fallen_back_from() {
+    // -32022 naming only a version we do not know: a modern server with no
+    // version in common; both lists are named.
+    let (mut h, probe) = probing(auto_options());
+    h.recv(json!({"jsonrpc": "2.0", "id": probe["id"], "error": {
+        "code": -32022, "message": "Unsupported protocol version",
+        "data": {"supported": ["2027-01-01"], "requested": "2026-07-28"}}}));
+    assert_eq!(h.sent(), Vec::<Value>::new());
+    let events = h.events();
+    let [Event::Closed(CloseReason::Handshake(error))] = events.as_slice() else {
+        panic!("{events:?}")
+    };
+    let text = error.to_string();
+    assert!(
+        text.contains("2027-01-01") && text.contains("2026-07-28"),
+        "{text}"
+    );
+    // -32021 (missing client capability) is modern too: reported, no fallback.
+    let (mut h, probe) = probing(auto_options());
+    h.recv(json!({"jsonrpc": "2.0", "id": probe["id"], "error": {
+        "code": -32021, "message": "needs elicitation",
+        "data": {"requiredCapabilities": {"elicitation": {}}}}}));
+    assert_eq!(h.sent(), Vec::<Value>::new());
+    let events = h.events();
+    assert!(
+        matches!(events.as_slice(), [Event::Closed(CloseReason::Handshake(HandshakeError::DiscoverRejected(e)))] if e.code == -32021),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn a_slow_modern_starter_is_switched_to_once() {
+    let (mut h, _) = probing(auto_options());
+    h.advance(Duration::from_secs(2));
+    let init = h.sent();
+    assert_eq!(init[0]["method"], "initialize");
+    let version_error = |id: &Value| {
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32022,
+            "message": "only 2026-07-28", "data": {"supported": ["2026-07-28"]}}})
+    };
+    h.recv(version_error(&init[0]["id"]));
+    let discover = h.sent();
+    assert_eq!(discover.len(), 1);
+    assert_eq!(discover[0]["method"], "server/discover");
+    // This one has the whole initialize deadline, not the probe's.
+    assert_eq!(
+        h.session.poll_timeout(),
+        Some(h.now + SessionOptions::default().initialize_timeout)
+    );
+    h.recv(json!({"jsonrpc": "2.0", "id": discover[0]["id"], "result": discover_result(&["2026-07-28"], json!({}))}));
+    let events = h.events();
+    assert!(
+        matches!(events.as_slice(), [Event::Initialized(n)] if n.era() == Era::Modern),
+        "{events:?}"
+    );
+
+    // Never a loop: a server that refuses both ends the session.
+    let (mut h, probe) = probing(auto_options());
+    h.recv(json!({"jsonrpc": "2.0", "id": probe["id"], "error": {"code": -32601, "message": "?"}}));
+    let init = h.sent();
+    h.recv(version_error(&init[0]["id"]));
+    let discover = h.sent();
+    assert_eq!(discover[0]["method"], "server/discover");
+    h.recv(json!({"jsonrpc": "2.0", "id": discover[0]["id"], "error": {"code": -32601, "message": "?"}}));
+    assert_eq!(h.sent(), Vec::<Value>::new());
+    assert!(matches!(
+        h.events().as_slice(),
+        [Event::Closed(CloseReason::Handshake(_))]
+    ));
+}
+
+#[test]
+fn a_server_that_exits_on_the_probe_is_reported_as_such() {
+    let (mut h, _) = probing(auto_options());
+    h.session.handle_close();
+    let events = h.events();
+    let [Event::Closed(CloseReason::Handshake(error))] = events.as_slice() else {
+        panic!("{events:?}")
+    };
+    assert!(error.is_closed_during_probe());
+    // After the fallback, a close is an ordinary one.
+    let (mut h, probe) = probing(auto_options());
+    h.recv(json!({"jsonrpc": "2.0", "id": probe["id"], "error": {"code": -32601, "message": "?"}}));
+    h.sent();
+    h.session.handle_close();
+    assert!(matches!(
+        h.events().as_slice(),
+        [Event::Closed(CloseReason::TransportClosed)]
+    ));
+}
+
+#[test]
+fn pinned_eras_do_not_detect() {
+    let mut h = Harness::detecting(SessionOptions {
+        era: EraPolicy::Legacy,
+        ..SessionOptions::default()
+    });
+    h.session.start(h.now).unwrap();
+    assert_eq!(h.sent()[0]["method"], "initialize");
+
+    let (mut h, probe) = probing(SessionOptions {
+        era: EraPolicy::Modern,
+        ..SessionOptions::default()
+    });
+    assert_eq!(
+        h.session.poll_timeout(),
+        Some(h.now + SessionOptions::default().initialize_timeout)
+    );
+    h.recv(json!({"jsonrpc": "2.0", "id": probe["id"], "error": {"code": -32601, "message": "Method not found"}}));
+    assert_eq!(h.sent(), Vec::<Value>::new());
+    let events = h.events();
+    let [Event::Closed(CloseReason::Handshake(error))] = events.as_slice() else {
+        panic!("{events:?}")
+    };
+    assert!(error.to_string().contains("server/discover"), "{error}");
+}
+
+#[test]
+fn servers_send_no_requests_in_the_stateless_era() {
+    let mut h = modern(json!({}));
+    h.recv(json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}));
+    h.recv(json!({"jsonrpc": "2.0", "id": 8, "method": "roots/list"}));
+    assert_eq!(h.sent(), Vec::<Value>::new());
+    let events = h.events();
+    assert_eq!(events.len(), 2);
+    assert!(events
+        .iter()
+        .all(|e| matches!(e, Event::Diagnostic(Diagnostic::RequestInStatelessEra { .. }))));
+}
+
+#[test]
+fn listen_is_opened_checked_demultiplexed_and_reopened() {
+    let mut h = modern(json!({"tools": {"listChanged": true}, "prompts": {"listChanged": true}}));
+    let sent = h.sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["method"], "subscriptions/listen");
+    assert_eq!(
+        sent[0]["params"]["notifications"],
+        json!({"toolsListChanged": true, "promptsListChanged": true})
+    );
+    assert_eq!(
+        sent[0]["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    let listen_id = sent[0]["id"].clone();
+    // The listen request is the session's own: not a caller's pending request,
+    // and no deadline.
+    assert_eq!(h.session.pending_requests(), 0);
+    assert_eq!(h.session.poll_timeout(), None);
+
+    // An acknowledgement of another subscription is not ours.
+    h.recv(json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+        "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": 999}, "notifications": {}}}));
+    assert!(h.events().is_empty());
+    h.recv(json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+        "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": listen_id},
+                   "notifications": {"toolsListChanged": true}}}));
+    let events = h.events();
+    assert!(
+        matches!(events.as_slice(), [Event::Diagnostic(Diagnostic::SubscriptionNarrowed { acknowledged, .. })] if acknowledged.prompts_list_changed.is_none()),
+        "{events:?}"
+    );
+    h.recv(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+        "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": listen_id}}}));
+    let events = h.events();
+    assert!(
+        matches!(events.as_slice(), [Event::Notification(n)] if n.method == "notifications/tools/list_changed"),
+        "{events:?}"
+    );
+
+    // An abrupt end (the stream broke): reopened after 1 s, then 2 s.
+    let id: RequestId = serde_json::from_value(listen_id.clone()).unwrap();
+    assert!(h.session.fail_request(h.now, &id, "stream broke"));
+    assert!(h.events().is_empty());
+    assert_eq!(h.session.poll_timeout(), Some(h.now + Duration::from_secs(1)));
+    h.advance(Duration::from_millis(999));
+    assert_eq!(h.sent(), Vec::<Value>::new());
+    h.advance(Duration::from_millis(1));
+    let again = h.sent();
+    assert_eq!(again[0]["method"], "subscriptions/listen");
+    assert_ne!(again[0]["id"], listen_id);
+    let id: RequestId = serde_json::from_value(again[0]["id"].clone()).unwrap();
+    assert!(h.session.fail_request(h.now, &id, "stream broke"));
+    assert_eq!(h.session.poll_timeout(), Some(h.now + Duration::from_secs(2)));
+    h.advance(Duration::from_secs(2));
+    let third = h.sent();
+    assert_eq!(third[0]["method"], "subscriptions/listen");
+
+    // A graceful end is final.
+    h.recv(json!({"jsonrpc": "2.0", "id": third[0]["id"], "result": {"resultType": "complete",
+        "_meta": {"io.modelcontextprotocol/subscriptionId": third[0]["id"]}}}));
+    assert!(h.events().is_empty());
+    h.advance(Duration::from_secs(60));
+    assert_eq!(h.sent(), Vec::<Value>::new());
+    assert_eq!(h.session.poll_timeout(), None);
+}
+
+#[test]
+fn a_refused_listen_is_not_retried_and_close_completes_nothing_of_it() {
+    let mut h = modern(json!({"tools": {"listChanged": true}}));
+    let sent = h.sent();
+    h.recv(json!({"jsonrpc": "2.0", "id": sent[0]["id"], "error": {"code": -32601, "message": "no"}}));
+    let events = h.events();
+    assert!(
+        matches!(events.as_slice(), [Event::Diagnostic(Diagnostic::SubscriptionRefused(_))]),
+        "{events:?}"
+    );
+    h.advance(Duration::from_secs(60));
+    assert_eq!(h.sent(), Vec::<Value>::new());
+
+    let mut h = modern(json!({"tools": {"listChanged": true}}));
+    h.sent();
+    h.session.handle_close();
+    let events = h.events();
+    assert!(
+        matches!(events.as_slice(), [Event::Closed(CloseReason::TransportClosed)]),
+        "{events:?}"
+    );
 }
