@@ -9,9 +9,12 @@
 //! - [`methods`]: method names as constants.
 //! - [`version`]: protocol versions and negotiation.
 //! - [`codec`]: incremental newline-delimited JSON and Server-Sent Events decoders.
+//! - [`headers`]: the 2026-07-28 Streamable HTTP request headers (`Mcp-Method`,
+//!   `Mcp-Name`, `Mcp-Param-*` from `x-mcp-header`) and their value encoding.
 //! - [`session`]: the client session state machine.
 
 pub mod codec;
+pub mod headers;
 pub mod jsonrpc;
 pub mod methods;
 mod scan;
