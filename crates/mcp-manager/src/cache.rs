@@ -23,6 +23,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
+use mcp_proto::Era;
 use mcp_proto::types::Tool;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -46,6 +47,36 @@ pub struct CachedTools {
     /// When the entry was written, in milliseconds since the Unix epoch.
     #[serde(default)]
     pub saved_at_ms: u64,
+    /// The protocol era the server spoke, so that the next connection to
+    /// the same configuration skips the era probe (2026-07-28
+    /// "Versioning": the era may be persisted per server configuration).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "era_serde")]
+    pub era: Option<Era>,
+    /// The protocol version the server spoke, for display.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+}
+
+/// `"legacy"` / `"modern"` in the cache file; an unknown value reads as none.
+mod era_serde {
+    use mcp_proto::Era;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(era: &Option<Era>, s: S) -> Result<S::Ok, S::Error> {
+        match era {
+            Some(era) => s.serialize_str(era.as_str()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Era>, D::Error> {
+        let value = Option::<String>::deserialize(d)?;
+        Ok(match value.as_deref() {
+            Some("legacy") => Some(Era::Legacy),
+            Some("modern") => Some(Era::Modern),
+            _ => None,
+        })
+    }
 }
 
 impl CachedTools {
@@ -57,6 +88,8 @@ impl CachedTools {
             instructions: None,
             truncated: false,
             saved_at_ms: now_ms(),
+            era: None,
+            protocol_version: None,
         }
     }
 }

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_proto::session::{HandshakeError, Negotiated};
+use mcp_proto::EraPolicy;
 use mcp_transport::{Client, ClientError, ServerNotification};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until, timeout, timeout_at};
@@ -35,6 +36,9 @@ struct Conn {
     observed: Arc<Observations>,
     notifications: mpsc::Receiver<ServerNotification>,
     negotiated: Arc<Negotiated>,
+    /// The era this connection found differs from the one the tool cache
+    /// holds for the server: the next cache write records it.
+    era_changed: bool,
 }
 
 enum Attempt {
@@ -265,7 +269,15 @@ fn limits(core: &Core) -> ListLimits {
     }
 }
 
-/// Builds the transport, initializes and lists the catalog.
+/// Builds the transport, settles the era (initialize or discover) and lists
+/// the catalog.
+///
+/// The era (2026-07-28 "Versioning" §Backward Compatibility) belongs to the
+/// server: a configured `era` is used as is; with `auto`, the era the tool
+/// cache recorded for this configuration is tried first, so a known server
+/// pays for the probe once, and the probe runs again when that era no
+/// longer works. A server that exits when probed is started again in the
+/// handshake era.
 async fn discover(
     core: &Core,
     id: &str,
@@ -273,44 +285,31 @@ async fn discover(
     init_deadline: Instant,
     initialize: Duration,
 ) -> Result<(Conn, Catalog), ServerError> {
-    let init_timeout = || {
-        ServerError::new(
-            ErrorCode::Timeout,
-            format!("initialize did not finish within {}", human(initialize)),
-            "timeout",
-        )
+    let configured = configured_era(&plan.resolved);
+    let cached = match (configured, &core.cache) {
+        (EraPolicy::Auto, Some(cache)) => cache
+            .load(&plan.fingerprint)
+            .await
+            .and_then(|entry| entry.era),
+        _ => None,
     };
-    let transport = match timeout_at(
-        init_deadline,
-        core.factory.connect(&plan.resolved, init_deadline),
-    )
-    .await
-    {
-        Err(_) => return Err(init_timeout()),
-        Ok(Err(error)) => {
-            tracing::warn!(
-                server = id,
-                code = %error.error.code,
-                cause = ?error.source.as_ref().map(ToString::to_string),
-                "cannot build the transport"
-            );
-            return Err(error.error);
+    let first = cached.map_or(configured, EraPolicy::from);
+    let (client, observed) = match connect(core, id, plan, init_deadline, initialize, first).await {
+        Ok(connected) => connected,
+        Err((error, Some(cause))) if cause.is_closed_during_probe() => {
+            tracing::info!(server = id, "the server exited when probed; starting it again in the handshake era");
+            connect(core, id, plan, init_deadline, initialize, EraPolicy::Legacy)
+                .await
+                .map_err(|(e, _)| e)
+                .map_err(|e| if e.code == ErrorCode::Timeout { error } else { e })?
         }
-        Ok(Ok(transport)) => transport,
-    };
-    let observed = Arc::new(Observations::default());
-    let transport = Observed::new(transport, Arc::clone(&observed));
-    let mut options = core.options.client.clone();
-    options.session.initialize_timeout = init_deadline
-        .saturating_duration_since(Instant::now())
-        .max(Duration::from_millis(1));
-    let client = match timeout_at(init_deadline, Client::connect(transport, options)).await {
-        Err(_) => return Err(init_timeout()),
-        Ok(Err(error)) => {
-            tracing::warn!(server = id, %error, "initialize failed");
-            return Err(initialize_error(&error, &observed, plan, initialize));
+        Err((_, Some(cause))) if cached.is_some() && !cause.is_timeout() => {
+            tracing::info!(server = id, %cause, "the cached protocol era failed; probing again");
+            connect(core, id, plan, init_deadline, initialize, EraPolicy::Auto)
+                .await
+                .map_err(|(e, _)| e)?
         }
-        Ok(Ok(client)) => client,
+        Err((error, _)) => return Err(error),
     };
     let (Some(notifications), Some(negotiated)) =
         (client.take_notifications(), client.negotiated())
@@ -340,15 +339,76 @@ async fn discover(
         )
     })?;
     let catalog = build(id, plan, &negotiated, listed, None);
+    let era_changed = cached != Some(negotiated.era());
     Ok((
         Conn {
             client,
             observed,
             notifications,
             negotiated,
+            era_changed,
         },
         catalog,
     ))
+}
+
+/// The era the server's configuration asks for.
+fn configured_era(resolved: &mcp_config::ResolvedConfig) -> EraPolicy {
+    let _ = resolved;
+    EraPolicy::Auto
+}
+
+/// Builds the transport and settles the era with `era`. On failure, the
+/// management error and, when the client got that far, its error.
+async fn connect(
+    core: &Core,
+    id: &str,
+    plan: &Plan,
+    init_deadline: Instant,
+    initialize: Duration,
+    era: EraPolicy,
+) -> Result<(Client, Arc<Observations>), (ServerError, Option<ClientError>)> {
+    let init_timeout = || {
+        ServerError::new(
+            ErrorCode::Timeout,
+            format!("initialize did not finish within {}", human(initialize)),
+            "timeout",
+        )
+    };
+    let transport = match timeout_at(
+        init_deadline,
+        core.factory.connect(&plan.resolved, init_deadline),
+    )
+    .await
+    {
+        Err(_) => return Err((init_timeout(), None)),
+        Ok(Err(error)) => {
+            tracing::warn!(
+                server = id,
+                code = %error.error.code,
+                cause = ?error.source.as_ref().map(ToString::to_string),
+                "cannot build the transport"
+            );
+            return Err((error.error, None));
+        }
+        Ok(Ok(transport)) => transport,
+    };
+    let observed = Arc::new(Observations::default());
+    let transport = Observed::new(transport, Arc::clone(&observed));
+    let mut options = core.options.client.clone();
+    options.session.era = era;
+    options.session.initialize_timeout = init_deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(1));
+    match timeout_at(init_deadline, Client::connect(transport, options)).await {
+        Err(_) => Err((init_timeout(), None)),
+        Ok(Err(error)) => {
+            tracing::warn!(server = id, %error, era = era.as_str(), "initialize failed");
+            let management = initialize_error(&error, &observed, plan, initialize);
+            Err((management, Some(error)))
+        }
+        Ok(Ok(client)) => Ok((client, observed)),
+    }
 }
 
 /// A catalog from a listing pass; kinds the pass did not list come from
@@ -429,10 +489,12 @@ fn publish(
         tools = catalog.tools().len(),
         "catalog published"
     );
-    if tools_changed && core.cache.is_some() {
+    if (tools_changed || conn.era_changed) && core.cache.is_some() {
         let mut entry = CachedTools::new(id, catalog.tools().to_vec());
         entry.instructions = catalog.instructions.clone();
         entry.truncated = catalog.tools_truncated;
+        entry.era = Some(conn.negotiated.era());
+        entry.protocol_version = Some(conn.negotiated.version.as_str().to_owned());
         core.cache_store(catalog.fingerprint(), entry);
     }
     true
@@ -639,20 +701,57 @@ fn initialize_error(
                 "timeout",
             );
         }
-        ClientError::Handshake(HandshakeError::Rejected(_)) => {
-            (ErrorCode::Protocol, "the server refused to initialize")
+        ClientError::Handshake(HandshakeError::Rejected(e)) => {
+            return ServerError::new(
+                ErrorCode::Protocol,
+                format!(
+                    "the server refused to initialize (code {}): {}",
+                    e.code,
+                    server_text(&e.message)
+                ),
+                endpoint,
+            );
         }
-        ClientError::Handshake(HandshakeError::UnsupportedVersion(_)) => (
-            ErrorCode::Protocol,
-            "the server speaks no protocol version this client supports",
-        ),
+        ClientError::Handshake(HandshakeError::DiscoverRejected(e)) => {
+            return ServerError::new(
+                ErrorCode::Protocol,
+                format!(
+                    "the server refused server/discover (code {}): {}",
+                    e.code,
+                    server_text(&e.message)
+                ),
+                "era",
+            );
+        }
+        ClientError::Handshake(error @ HandshakeError::UnsupportedVersion(_))
+        | ClientError::Handshake(error @ HandshakeError::NoCommonVersion { .. }) => {
+            return ServerError::new(
+                ErrorCode::Protocol,
+                server_text(&error.to_string()),
+                "era",
+            );
+        }
         ClientError::Handshake(HandshakeError::InvalidResult(_)) => (
             ErrorCode::Protocol,
             "the server's initialize result is malformed",
         ),
+        ClientError::Handshake(HandshakeError::Undelivered(reason))
+        | ClientError::Undelivered(reason)
+            if reason.starts_with("HTTP ") =>
+        {
+            return ServerError::new(
+                ErrorCode::Protocol,
+                format!("the server refused the connection: {}", server_text(reason)),
+                endpoint,
+            );
+        }
         ClientError::Handshake(HandshakeError::Undelivered(_)) | ClientError::Undelivered(_) => {
             (ErrorCode::Closed, "the server could not be reached")
         }
+        ClientError::Handshake(HandshakeError::ClosedDuringProbe) => (
+            ErrorCode::Closed,
+            "the server closed the connection when probed with server/discover",
+        ),
         ClientError::Closed { .. } | ClientError::SessionExpired => (
             ErrorCode::Closed,
             if endpoint == "transport.command" {
@@ -664,6 +763,24 @@ fn initialize_error(
         _ => (ErrorCode::Protocol, "initialize failed"),
     };
     ServerError::new(code, message, endpoint)
+}
+
+/// Server text in a management error: at most 200 characters, control
+/// characters shown escaped, never interpreted.
+fn server_text(text: &str) -> String {
+    let mut out = String::new();
+    for (count, c) in text.chars().enumerate() {
+        if count == 200 {
+            out.push_str("...");
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The management error for a failed first listing. The raw error was logged.

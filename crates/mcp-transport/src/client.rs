@@ -15,7 +15,18 @@
 //! - server requests go to the host's [`ClientHandler`], or are answered
 //!   "method not found" without one;
 //! - when the transport ends, every pending call fails at once with
-//!   [`ClientError::Closed`]: nobody waits for a deadline on a dead peer.
+//!   [`ClientError::Closed`]: nobody waits for a deadline on a dead peer;
+//! - both eras of MCP: the session detects the server's
+//!   ([`SessionOptions::era`]); in the stateless era (2026-07-28) a result's
+//!   `resultType` is checked (missing means complete, an unknown value is
+//!   [`ClientError::UnexpectedResultType`]), and `tools/call`,
+//!   `prompts/get` and `resources/read` that need input first
+//!   (`input_required`, "Multi round-trip requests") are answered through
+//!   the same [`ClientHandler`] that serves the handshake era's server
+//!   requests, then sent again with `inputResponses` and the server's
+//!   `requestState` echoed unchanged, a new id per round, at most
+//!   [`ClientOptions::max_input_rounds`] rounds, all within the call's
+//!   deadline.
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -31,8 +42,9 @@ use mcp_proto::session::{
     ClientSession, CloseReason, Event, HandshakeError, Negotiated, RequestError, RequestHandle,
     RequestOptions, ServerRequest, SessionError, SessionOptions, SessionState,
 };
+use mcp_proto::Era;
 use mcp_proto::types::{
-    CallToolRequestParams, CallToolResult, CreateMessageRequestParams, CreateMessageResult,
+    CallToolRequestParams, CallToolResult, InputRequiredResult, ResultType, CreateMessageRequestParams, CreateMessageResult,
     ElicitAction, ElicitRequestParams, ElicitResult, EmptyResult, JsonObject, ListRootsResult,
     ListToolsResult, LoggingMessageNotificationParams, PaginatedRequestParams,
     ProgressNotificationParams, ResourceUpdatedNotificationParams, fill_elicitation_defaults,
@@ -60,6 +72,10 @@ pub struct ClientOptions {
     /// Fill in the schema defaults of fields an accepted form elicitation
     /// left out, before the answer goes back. Default: true.
     pub fill_elicitation_defaults: bool,
+    /// In the stateless era, how many times one call may come back asking
+    /// for input (`input_required`) before it fails with
+    /// [`ClientError::TooManyInputRounds`]. Default: 10.
+    pub max_input_rounds: u32,
 }
 
 impl Default for ClientOptions {
@@ -69,6 +85,7 @@ impl Default for ClientOptions {
             handler: None,
             notification_capacity: 1024,
             fill_elicitation_defaults: true,
+            max_input_rounds: 10,
         }
     }
 }
@@ -80,6 +97,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("handler", &self.handler.is_some())
             .field("notification_capacity", &self.notification_capacity)
             .field("fill_elicitation_defaults", &self.fill_elicitation_defaults)
+            .field("max_input_rounds", &self.max_input_rounds)
             .finish()
     }
 }
@@ -187,9 +205,43 @@ pub enum ClientError {
         #[source]
         source: serde_json::Error,
     },
+    /// A stateless-era result whose `resultType` this client does not know,
+    /// or `input_required` on a method that cannot ask for input.
+    #[error("invalid {method} result: unexpected resultType {result_type:?}")]
+    UnexpectedResultType {
+        /// The method called.
+        method: String,
+        /// The value, bounded to 64 characters.
+        result_type: String,
+    },
+    /// The server asked for input this client cannot give (no handler, or
+    /// the handler refused one of the requests).
+    #[error("{method} needs input the client cannot give: {reason}")]
+    InputNotGiven {
+        /// The method called.
+        method: String,
+        /// Why, in words.
+        reason: String,
+    },
+    /// The server kept asking for input past
+    /// [`ClientOptions::max_input_rounds`].
+    #[error("{method} still asked for input after {rounds} rounds")]
+    TooManyInputRounds {
+        /// The method called.
+        method: String,
+        /// How many rounds were answered.
+        rounds: u32,
+    },
 }
 
 impl ClientError {
+    /// Whether the server went away when probed for its era (older
+    /// handshake-era servers exit on a request before `initialize`): start
+    /// it again with [`EraPolicy::Legacy`](mcp_proto::EraPolicy::Legacy).
+    pub fn is_closed_during_probe(&self) -> bool {
+        matches!(self, ClientError::Handshake(e) if e.is_closed_during_probe())
+    }
+
     /// Whether the deadline passed.
     pub fn is_timeout(&self) -> bool {
         matches!(self, ClientError::Timeout(_))
@@ -277,6 +329,9 @@ struct Shared {
     transport: Arc<dyn Transport>,
     handler: Option<Arc<dyn ClientHandler>>,
     fill_elicitation_defaults: bool,
+    max_input_rounds: u32,
+    /// The session's default deadline, for the whole of a multi-round call.
+    request_timeout: Option<Duration>,
     /// Becomes true when the driver has finished (transport closed too).
     finished: watch::Sender<bool>,
 }
@@ -394,6 +449,7 @@ impl Client {
     pub fn new(transport: impl Transport, options: ClientOptions) -> (Client, Driver) {
         let (notifications_tx, notifications_rx) =
             mpsc::channel(options.notification_capacity.max(1));
+        let request_timeout = options.session.request_timeout;
         let shared = Arc::new(Shared {
             inner: Mutex::new(Inner {
                 session: ClientSession::new(options.session),
@@ -413,6 +469,8 @@ impl Client {
             transport: Arc::new(transport),
             handler: options.handler,
             fill_elicitation_defaults: options.fill_elicitation_defaults,
+            max_input_rounds: options.max_input_rounds,
+            request_timeout,
             finished: watch::Sender::new(false),
         });
         (
@@ -438,8 +496,9 @@ impl Client {
         Ok(client)
     }
 
-    /// Runs the handshake (`initialize`, then `notifications/initialized`)
-    /// and returns what it settled.
+    /// Settles the era and version and returns what was settled: by
+    /// [`SessionOptions::era`], the `server/discover` probe and then, for a
+    /// handshake-era server, `initialize` and `notifications/initialized`.
     pub async fn initialize(&self) -> Result<Arc<Negotiated>, ClientError> {
         let (tx, rx) = oneshot::channel();
         {
@@ -497,8 +556,243 @@ impl Client {
     /// ([`RawJson::decode`] checks it).
     ///
     /// Dropping the returned future before it finishes cancels the request
-    /// (`notifications/cancelled` goes to the server).
+    /// (`notifications/cancelled` goes to the server, or over Streamable
+    /// HTTP in the stateless era, its response stream is closed).
+    ///
+    /// In the stateless era the result's `resultType` is checked, and a
+    /// request that comes back `input_required` is answered and sent again
+    /// (see the module docs) until it completes.
     pub async fn request_raw<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+        options: CallOptions,
+    ) -> Result<RawJson, ClientError> {
+        let modern = self
+            .shared
+            .lock()
+            .negotiated
+            .as_ref()
+            .is_some_and(|n| n.era() == Era::Modern);
+        if !modern {
+            return self.request_once(method, params, options).await;
+        }
+        let timeout = options.timeout.or(self.shared.request_timeout);
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        let first = match self.request_once(method, params, options.clone()).await {
+            // 2026-07-28 "Streamable HTTP" §Custom headers: a HeaderMismatch
+            // means the tool's headers changed; list the tools again and
+            // retry once.
+            Err(ClientError::Rpc(error))
+                if error.code == HEADER_MISMATCH && method == methods::TOOLS_CALL =>
+            {
+                tracing::debug!(message = %error.message, "header mismatch; listing tools again");
+                self.relist_tools().await?;
+                self.request_once(method, params, options.clone()).await?
+            }
+            other => other?,
+        };
+        match peek_result_type(method, &first)? {
+            ResultType::Complete if method == methods::TOOLS_LIST => {
+                self.learn_tool_headers(first)
+            }
+            ResultType::Complete => Ok(first),
+            ResultType::InputRequired if asks_for_input(method) => {
+                self.answer_input(method, params, options, deadline, first)
+                    .await
+            }
+            other => Err(unexpected_result_type(method, &other)),
+        }
+    }
+
+    /// Every page of `tools/list` again, so that the transport learns the
+    /// tools' current headers.
+    async fn relist_tools(&self) -> Result<(), ClientError> {
+        let mut cursor = None;
+        for _ in 0..MAX_RELIST_PAGES {
+            let params = PaginatedRequestParams {
+                cursor,
+                ..Default::default()
+            };
+            let raw = self
+                .request_once(methods::TOOLS_LIST, Some(&params), CallOptions::default())
+                .await?;
+            let raw = self.learn_tool_headers(raw)?;
+            let page: ListToolsResult = raw.decode().map_err(|source| ClientError::InvalidResult {
+                method: methods::TOOLS_LIST.to_owned(),
+                source,
+            })?;
+            cursor = page.next_cursor;
+            if cursor.is_none() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// A stateless-era `tools/list` page: each tool's `x-mcp-header`
+    /// annotations are checked; the transport learns the valid ones, and a
+    /// tool with an invalid one is dropped from the page with a warning
+    /// naming it (2026-07-28 "Streamable HTTP" §Custom headers: the client
+    /// MUST NOT use such a tool).
+    fn learn_tool_headers(&self, raw: RawJson) -> Result<RawJson, ClientError> {
+        let invalid = |source| ClientError::InvalidResult {
+            method: methods::TOOLS_LIST.to_owned(),
+            source,
+        };
+        let mut page: ListToolsResult = raw.decode().map_err(invalid)?;
+        let before = page.tools.len();
+        page.tools.retain(|tool| {
+            match mcp_proto::headers::tool_param_headers(&tool.input_schema) {
+                Ok(headers) => {
+                    self.shared.transport.set_tool_headers(&tool.name, Some(headers));
+                    true
+                }
+                Err(error) => {
+                    tracing::warn!(
+                        tool = %bounded(&tool.name),
+                        %error,
+                        "dropping a tool whose x-mcp-header annotation is invalid"
+                    );
+                    self.shared.transport.set_tool_headers(&tool.name, None);
+                    false
+                }
+            }
+        });
+        if page.tools.len() == before {
+            return Ok(raw);
+        }
+        RawJson::encode(&page).map_err(invalid)
+    }
+
+    /// The rounds of a request that needs input (2026-07-28 "Multi
+    /// round-trip requests"): fulfil `inputRequests` through the handler,
+    /// resend the same method and params with `inputResponses` and the
+    /// `requestState` echoed, each round a new request (a new id) with what
+    /// is left of the call's deadline.
+    async fn answer_input<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+        mut options: CallOptions,
+        deadline: Option<Instant>,
+        mut raw: RawJson,
+    ) -> Result<RawJson, ClientError> {
+        let base = match params {
+            Some(p) => serde_json::to_value(p).map_err(|e| {
+                ClientError::Refused(SessionError::Encode {
+                    method: method.to_owned(),
+                    source: e,
+                })
+            })?,
+            None => serde_json::Value::Object(JsonObject::new()),
+        };
+        if !base.is_object() {
+            return Err(ClientError::Refused(SessionError::ParamsNotObject {
+                method: method.to_owned(),
+            }));
+        }
+        let mut rounds = 0u32;
+        loop {
+            if rounds >= self.shared.max_input_rounds {
+                return Err(ClientError::TooManyInputRounds {
+                    method: method.to_owned(),
+                    rounds,
+                });
+            }
+            rounds += 1;
+            let asked: InputRequiredResult =
+                raw.decode().map_err(|source| ClientError::InvalidResult {
+                    method: method.to_owned(),
+                    source,
+                })?;
+            let mut next = base.clone();
+            let object = next
+                .as_object_mut()
+                .expect("checked to be an object above");
+            if let Some(requests) = asked.input_requests {
+                let responses = self.fulfil(method, requests).await?;
+                object.insert(
+                    "inputResponses".to_owned(),
+                    serde_json::Value::Object(responses),
+                );
+            }
+            // Echoed exactly as given; never one of our own.
+            if let Some(state) = asked.request_state {
+                object.insert("requestState".to_owned(), serde_json::Value::String(state));
+            }
+            if let Some(deadline) = deadline {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(ClientError::Timeout(
+                        options.timeout.or(self.shared.request_timeout).unwrap_or_default(),
+                    ));
+                }
+                options.timeout = Some(left);
+            }
+            raw = self.request_once(method, Some(&next), options.clone()).await?;
+            match peek_result_type(method, &raw)? {
+                ResultType::Complete => return Ok(raw),
+                ResultType::InputRequired => continue,
+                other => return Err(unexpected_result_type(method, &other)),
+            }
+        }
+    }
+
+    /// Answers each of a round's `inputRequests` through the handler.
+    async fn fulfil(&self, method: &str, requests: JsonObject) -> Result<JsonObject, ClientError> {
+        #[derive(serde::Deserialize)]
+        struct InputRequest {
+            method: String,
+            #[serde(default)]
+            params: Option<Box<RawValue>>,
+        }
+        let not_given = |reason: String| ClientError::InputNotGiven {
+            method: method.to_owned(),
+            reason,
+        };
+        let Some(handler) = self.shared.handler.clone() else {
+            return Err(not_given("no handler answers the server's requests".to_owned()));
+        };
+        let mut responses = JsonObject::new();
+        for (key, request) in requests {
+            let request: InputRequest = serde_json::from_value(request).map_err(|e| {
+                not_given(format!("input request {:?} is malformed: {e}", bounded(&key)))
+            })?;
+            if !matches!(
+                request.method.as_str(),
+                methods::ELICITATION_CREATE | methods::SAMPLING_CREATE_MESSAGE | methods::ROOTS_LIST
+            ) {
+                return Err(not_given(format!(
+                    "input request {:?} asks for {:?}",
+                    bounded(&key),
+                    bounded(&request.method)
+                )));
+            }
+            let answer = answer(
+                handler.as_ref(),
+                &request.method,
+                request.params,
+                self.shared.fill_elicitation_defaults,
+            )
+            .await
+            .map_err(|e| {
+                not_given(format!(
+                    "{} for {:?} was refused: {}",
+                    request.method,
+                    bounded(&key),
+                    bounded(&e.message)
+                ))
+            })?;
+            let value: serde_json::Value = serde_json::from_str(answer.get())
+                .map_err(|e| not_given(format!("the handler's answer is not JSON: {e}")))?;
+            responses.insert(key, value);
+        }
+        Ok(responses)
+    }
+
+    /// One request and its raw result (see [`Client::request_raw`]).
+    async fn request_once<P: Serialize + ?Sized>(
         &self,
         method: &str,
         params: Option<&P>,
@@ -546,7 +840,8 @@ impl Client {
         }
     }
 
-    /// Sends a request and decodes its result as `R`.
+    /// Sends a request and decodes its result as `R` (after the stateless
+    /// era's input rounds, if any).
     pub async fn request<P: Serialize + ?Sized, R: DeserializeOwned>(
         &self,
         method: &str,
@@ -929,7 +1224,9 @@ fn on_undelivered(inner: &mut Inner, id: Option<RequestId>, error: TransportErro
     }
     match id {
         Some(id) => {
-            inner.session.fail_request(&id, error.to_string());
+            inner
+                .session
+                .fail_request(Instant::now().into_std(), &id, error.to_string());
         }
         None => tracing::warn!(%error, "a notification or response was not delivered"),
     }
@@ -1038,6 +1335,46 @@ async fn answer(
         }
         _ => handler.other_request(method, params).await,
     }
+}
+
+/// `HeaderMismatch` (2026-07-28 "Base protocol" §Error codes).
+const HEADER_MISMATCH: i64 = -32020;
+
+/// The most `tools/list` pages read again after a header mismatch.
+const MAX_RELIST_PAGES: usize = 100;
+
+/// The methods whose result may be `input_required` (2026-07-28 "Multi
+/// round-trip requests").
+fn asks_for_input(method: &str) -> bool {
+    matches!(
+        method,
+        methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
+    )
+}
+
+/// A stateless-era result's `resultType`: missing means complete.
+fn peek_result_type(method: &str, raw: &RawJson) -> Result<ResultType, ClientError> {
+    ResultType::peek_str(raw.get()).map_err(|source| ClientError::InvalidResult {
+        method: method.to_owned(),
+        source,
+    })
+}
+
+fn unexpected_result_type(method: &str, result_type: &ResultType) -> ClientError {
+    ClientError::UnexpectedResultType {
+        method: method.to_owned(),
+        result_type: bounded(result_type.as_str()),
+    }
+}
+
+/// Server text for an error: at most 64 characters, control characters
+/// shown escaped.
+fn bounded(text: &str) -> String {
+    let mut out: String = text.chars().take(64).flat_map(char::escape_default).collect();
+    if text.chars().count() > 64 {
+        out.push_str("...");
+    }
+    out
 }
 
 async fn poll_optional(future: &mut Option<SendFuture<'_>>) -> Result<(), TransportError> {

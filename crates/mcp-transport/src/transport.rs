@@ -71,6 +71,14 @@ pub trait Transport: Send + Sync + 'static {
     fn set_protocol_version(&self, version: mcp_proto::ProtocolVersion) {
         let _ = version;
     }
+
+    /// The `Mcp-Param-*` headers a tool's `x-mcp-header` annotations ask
+    /// for (2026-07-28 "Streamable HTTP" §Custom headers), for transports
+    /// that send headers; `None` forgets the tool. The client calls it for
+    /// every tool it lists in the stateless era. The default does nothing.
+    fn set_tool_headers(&self, tool: &str, headers: Option<mcp_proto::headers::ToolParamHeaders>) {
+        let _ = (tool, headers);
+    }
 }
 
 /// What [`Transport::recv`] yields.
@@ -179,5 +187,9 @@ impl Transport for Box<dyn Transport> {
 
     fn set_protocol_version(&self, version: mcp_proto::ProtocolVersion) {
         (**self).set_protocol_version(version);
+    }
+
+    fn set_tool_headers(&self, tool: &str, headers: Option<mcp_proto::headers::ToolParamHeaders>) {
+        (**self).set_tool_headers(tool, headers);
     }
 }

@@ -130,13 +130,18 @@ impl ResultType {
     /// (for example [`CallToolResult`](super::CallToolResult) or
     /// [`InputRequiredResult`](super::InputRequiredResult)).
     pub fn peek(raw: &crate::jsonrpc::RawValue) -> Result<ResultType, serde_json::Error> {
+        Self::peek_str(raw.get())
+    }
+
+    /// [`ResultType::peek`] on a result's JSON text.
+    pub fn peek_str(raw: &str) -> Result<ResultType, serde_json::Error> {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct Probe {
             #[serde(default)]
             result_type: Option<ResultType>,
         }
-        let probe: Probe = serde_json::from_str(raw.get())?;
+        let probe: Probe = serde_json::from_str(raw)?;
         Ok(probe.result_type.unwrap_or_default())
     }
 }

@@ -7,6 +7,7 @@
 //! failures of single messages, through one queue that `recv` reads: all
 //! streams go through one dispatcher (checklist §5.3).
 
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,6 +33,10 @@ use crate::transport::{Inbound, Transport, TransportError};
 pub(crate) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 /// `MCP-Protocol-Version`.
 pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+/// `Mcp-Method` (2026-07-28).
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+/// `Mcp-Name` (2026-07-28).
+const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 
 /// An MCP client transport over HTTP: Streamable HTTP, legacy HTTP+SSE, or
 /// Streamable HTTP with automatic fallback to legacy SSE (see
@@ -60,6 +65,21 @@ pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-pro
 ///   is resumed by GET with `Last-Event-ID` after the server's `retry`
 ///   (or [`HttpOptions::default_retry`]); the GET stream reconnects the
 ///   same way. Priming events (empty data) only record their id.
+/// - The stateless era (2026-07-28 "Streamable HTTP"): once the client
+///   settles it through [`set_protocol_version`](Transport::set_protocol_version),
+///   and for the `server/discover` that probes for it, every POST carries
+///   `MCP-Protocol-Version`, `Mcp-Method`, and for `tools/call`,
+///   `prompts/get` and `resources/read` `Mcp-Name` (values that are not
+///   plain visible ASCII are sent in the `=?base64?...?=` form), plus the
+///   `Mcp-Param-*` headers a tool's `x-mcp-header` annotations ask for
+///   (learned through [`set_tool_headers`](Transport::set_tool_headers)).
+///   There is no session id, GET stream, DELETE or resumption; a
+///   `notifications/cancelled` is not posted: the request's response
+///   stream is closed instead. An error status whose body is a JSON-RPC
+///   error for the request (a 400 with -32020/-32021/-32022/-32602, a 404
+///   with -32601) reaches the request as the server's error; any other
+///   refusal of the era probe comes back undelivered, which the session
+///   takes for a handshake-era server.
 /// - Legacy HTTP+SSE (2024-11-05): a GET stream whose `endpoint` event,
 ///   resolved against the SSE URL and on the same origin, receives every
 ///   POST; all server messages arrive on the stream, and its end ends the
@@ -102,6 +122,8 @@ impl HttpTransport {
                 closed: false,
             }),
             closed: AtomicBool::new(false),
+            inflight: Mutex::new(HashMap::new()),
+            tool_headers: Mutex::new(HashMap::new()),
         });
         let transport = HttpTransport {
             shared,
@@ -120,16 +142,38 @@ impl HttpTransport {
         if self.shared.is_closed() {
             return Err(message);
         }
-        let out = Outgoing::new(&message);
+        let modern = self.shared.modern_version();
+        if modern.is_some()
+            && let Message::Notification(n) = &message
+            && n.method == mcp_proto::methods::NOTIFICATION_CANCELLED
+        {
+            // 2026-07-28 "Cancellation": over HTTP, closing the response
+            // stream is the cancel; nothing is posted.
+            self.shared.cancel_inflight(n.params.as_deref());
+            return Ok(());
+        }
+        let mut out = Outgoing::new(&message);
+        if out.kind == Kind::Discover || modern.is_some() {
+            out.modern = Some(Box::new(self.shared.modern_headers(&message, modern)));
+        }
         let probe = self.shared.prepare(&out);
         let shared = Arc::clone(&self.shared);
         let after_initialized = matches!(
             out.kind,
             Kind::Request | Kind::Notification | Kind::Response
         );
+        let track = out.modern.is_some().then(|| out.id.clone()).flatten();
         let task = async move {
             if probe {
                 streamable::post(&shared, out, true).await;
+                return;
+            }
+            if out.modern.is_some() {
+                let id = out.id.clone();
+                streamable::post(&shared, out, false).await;
+                if let Some(id) = id {
+                    shared.forget_inflight(&id);
+                }
                 return;
             }
             match shared.wait_mode().await {
@@ -153,7 +197,12 @@ impl HttpTransport {
         // up and again when it finishes; moving a box instead cut about
         // 4,000 instructions per call (callgrind).
         match self.shared.spawn(Box::pin(task)) {
-            Some(_) => Ok(()),
+            Some(handle) => {
+                if let Some(id) = track {
+                    self.shared.track_inflight(id, handle);
+                }
+                Ok(())
+            }
             None => Err(message),
         }
     }
@@ -244,6 +293,22 @@ impl Transport for HttpTransport {
 
     fn set_protocol_version(&self, version: ProtocolVersion) {
         self.shared.session().version = Some(version);
+        if !version.uses_handshake() {
+            // The stateless era is Streamable HTTP's; nothing to fall back to.
+            self.shared.set_mode(Mode::Streamable);
+        }
+    }
+
+    fn set_tool_headers(&self, tool: &str, headers: Option<mcp_proto::headers::ToolParamHeaders>) {
+        let mut tools = lock(&self.shared.tool_headers);
+        match headers {
+            Some(headers) if !headers.is_empty() => {
+                tools.insert(tool.to_owned(), headers);
+            }
+            _ => {
+                tools.remove(tool);
+            }
+        }
     }
 }
 
@@ -263,12 +328,17 @@ pub(crate) struct Outgoing {
     /// The request id, for requests.
     pub(crate) id: Option<RequestId>,
     pub(crate) body: Bytes,
+    /// The stateless era's headers (protocol version, method, name,
+    /// parameters), when the message goes out in that era.
+    pub(crate) modern: Option<Box<HeaderMap>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
     /// The `initialize` request: starts a session.
     Initialize,
+    /// `server/discover`: the stateless era's first request, and its probe.
+    Discover,
     /// Any other request: expects a response.
     Request,
     /// `notifications/initialized`: its acceptance opens the GET stream.
@@ -285,6 +355,9 @@ impl Outgoing {
             Message::Request(r) if r.method == mcp_proto::methods::INITIALIZE => {
                 (Kind::Initialize, Some(r.id.clone()))
             }
+            Message::Request(r) if r.method == mcp_proto::methods::SERVER_DISCOVER => {
+                (Kind::Discover, Some(r.id.clone()))
+            }
             Message::Request(r) => (Kind::Request, Some(r.id.clone())),
             Message::Notification(n)
                 if n.method == mcp_proto::methods::NOTIFICATION_INITIALIZED =>
@@ -298,11 +371,12 @@ impl Outgoing {
             kind,
             id,
             body: Bytes::from(message.to_bytes()),
+            modern: None,
         }
     }
 
     pub(crate) fn is_request(&self) -> bool {
-        matches!(self.kind, Kind::Initialize | Kind::Request)
+        matches!(self.kind, Kind::Initialize | Kind::Discover | Kind::Request)
     }
 }
 
@@ -342,6 +416,11 @@ pub(crate) struct Shared {
     tasks: Mutex<Tasks>,
     /// `Closed` has been queued; sends fail from now on.
     closed: AtomicBool,
+    /// Stateless era: the POST task of each request in flight, so that a
+    /// cancel closes its response stream.
+    inflight: Mutex<HashMap<RequestId, AbortHandle>>,
+    /// Stateless era: the `Mcp-Param-*` headers of each tool that has any.
+    tool_headers: Mutex<HashMap<String, mcp_proto::headers::ToolParamHeaders>>,
 }
 
 /// The longest a message waits for the GET stream to be opened (see
@@ -475,6 +554,9 @@ impl Shared {
                 session.probing = true;
                 true
             }
+            // The era probe decides nothing about the transport: a
+            // handshake-era answer leads to the `initialize` that does.
+            Mode::Undecided if out.kind == Kind::Discover => false,
             Mode::Undecided => {
                 // The first message is not `initialize` (a stateless
                 // client): nothing to probe with.
@@ -491,7 +573,7 @@ impl Shared {
             Kind::Initialized => {
                 self.listener_gate.send_replace(false);
             }
-            Kind::Request | Kind::Notification | Kind::Response => {}
+            Kind::Discover | Kind::Request | Kind::Notification | Kind::Response => {}
         }
         if out.kind == Kind::Initialize {
             // MCP "Transports" §Session Management: a new session starts
@@ -564,6 +646,130 @@ impl Shared {
     fn session(&self) -> MutexGuard<'_, Session> {
         lock(&self.session)
     }
+
+    /// The stateless-era version the client settled, if it did.
+    pub(crate) fn modern_version(&self) -> Option<ProtocolVersion> {
+        self.session().version.filter(|v| !v.uses_handshake())
+    }
+
+    /// The stateless era's headers for one message (2026-07-28 "Streamable
+    /// HTTP" §Standard headers, §Custom headers). The version is the one
+    /// settled, or for the era probe the one in its own `_meta`, so that the
+    /// header always equals `_meta`.
+    fn modern_headers(&self, message: &Message, settled: Option<ProtocolVersion>) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        let Message::Request(request) = message else {
+            if let Some(version) = settled {
+                headers.insert(PROTOCOL_VERSION, HeaderValue::from_static(version.as_str()));
+            }
+            return headers;
+        };
+        let params = request.params.as_deref();
+        let version = settled.or_else(|| {
+            params.and_then(|p| {
+                request_protocol_version(p).and_then(|v| ProtocolVersion::parse(&v))
+            })
+        });
+        if let Some(version) = version {
+            headers.insert(PROTOCOL_VERSION, HeaderValue::from_static(version.as_str()));
+        }
+        if let Ok(value) = HeaderValue::from_str(&mcp_proto::headers::encode_value(&request.method))
+        {
+            headers.insert(MCP_METHOD, value);
+        }
+        if let Some(name) = mcp_proto::headers::name_value(&request.method, params)
+            && let Ok(value) = HeaderValue::from_str(&name)
+        {
+            headers.insert(MCP_NAME, value);
+        }
+        if request.method == mcp_proto::methods::TOOLS_CALL
+            && let Some(params) = params
+        {
+            let tools = lock(&self.tool_headers);
+            if !tools.is_empty()
+                && let Some(name) = call_name(params)
+                && let Some(param_headers) = tools.get(name.as_str())
+            {
+                let arguments = call_arguments(params);
+                for (name, value) in param_headers.values(arguments.as_ref()) {
+                    if let (Ok(name), Ok(value)) =
+                        (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(&value))
+                    {
+                        headers.insert(name, value);
+                    }
+                }
+            }
+        }
+        headers
+    }
+
+    /// Remembers the POST task of a stateless-era request.
+    fn track_inflight(&self, id: RequestId, handle: AbortHandle) {
+        if handle.is_finished() {
+            return;
+        }
+        lock(&self.inflight).insert(id, handle);
+    }
+
+    /// Forgets a finished stateless-era request.
+    pub(crate) fn forget_inflight(&self, id: &RequestId) {
+        lock(&self.inflight).remove(id);
+    }
+
+    /// Closes the response stream of the request a `notifications/cancelled`
+    /// names (2026-07-28 "Cancellation": that is the cancel over HTTP).
+    fn cancel_inflight(&self, params: Option<&mcp_proto::RawValue>) {
+        let Some(params) = params else {
+            return;
+        };
+        let Ok(cancelled) = serde_json::from_str::<mcp_proto::types::CancelledNotificationParams>(
+            params.get(),
+        ) else {
+            return;
+        };
+        if let Some(id) = cancelled.request_id
+            && let Some(task) = lock(&self.inflight).remove(&id)
+        {
+            task.abort();
+        }
+    }
+}
+
+/// `_meta["io.modelcontextprotocol/protocolVersion"]` of request params,
+/// read without decoding the rest.
+fn request_protocol_version(params: &mcp_proto::RawValue) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "_meta")]
+        meta: Option<Meta>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+        version: Option<String>,
+    }
+    serde_json::from_str::<Params>(params.get())
+        .ok()?
+        .meta?
+        .version
+}
+
+/// A `tools/call`'s tool name, read without decoding the arguments.
+fn call_name(params: &mcp_proto::RawValue) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Params {
+        name: String,
+    }
+    serde_json::from_str::<Params>(params.get()).ok().map(|p| p.name)
+}
+
+/// A `tools/call`'s arguments, for a tool with `Mcp-Param-*` headers.
+fn call_arguments(params: &mcp_proto::RawValue) -> Option<mcp_proto::types::JsonObject> {
+    #[derive(serde::Deserialize)]
+    struct Params {
+        arguments: Option<mcp_proto::types::JsonObject>,
+    }
+    serde_json::from_str::<Params>(params.get()).ok()?.arguments
 }
 
 /// Locks a mutex whose holder never panics; poisoning is ignored.

@@ -1,4 +1,4 @@
-//! Streamable HTTP (MCP "Transports", 2025-03-26 to 2025-11-25): the POST of each message, the GET stream, resumption and DELETE.
+//! Streamable HTTP (MCP "Transports", 2025-03-26 to 2025-11-25, and 2026-07-28): the POST of each message, the GET stream, resumption and DELETE.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,9 +30,15 @@ pub(crate) async fn post(shared: &Arc<Shared>, out: Outgoing, probe: bool) {
     let mut headers = HeaderMap::new();
     headers.insert(ACCEPT, HeaderValue::from_static(POST_ACCEPT));
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
-    // §Protocol Version Header, checklist §5.6: never on `initialize`, whose
-    // POST must not carry an old session id either.
-    let had_session = out.kind != Kind::Initialize && shared.session_headers(&mut headers);
+    // §Protocol Version Header: never on `initialize`, whose POST must not
+    // carry an old session id either. The stateless era has no session.
+    let had_session = match &out.modern {
+        Some(modern) => {
+            headers.extend(modern.iter().map(|(k, v)| (k.clone(), v.clone())));
+            false
+        }
+        None => out.kind != Kind::Initialize && shared.session_headers(&mut headers),
+    };
     let response = match shared
         .client
         .send(Method::POST, &shared.url, &headers, out.body.clone())
@@ -54,6 +60,13 @@ pub(crate) async fn post(shared: &Arc<Shared>, out: Outgoing, probe: bool) {
     let status = response.status();
     if !status.is_success() && out.kind == Kind::Initialized {
         shared.open_listener_gate();
+    }
+    if !status.is_success() && out.modern.is_some() {
+        // 2026-07-28: an error status may carry the request's JSON-RPC
+        // error (-32020/-32021/-32022/-32602 with 400, -32601 with 404);
+        // it is the server's answer. Anything else is a refusal.
+        modern_refusal(shared, &out, response).await;
+        return;
     }
     if !status.is_success() {
         if probe
@@ -126,6 +139,35 @@ pub(crate) async fn post(shared: &Arc<Shared>, out: Outgoing, probe: bool) {
     }
 }
 
+/// An error status in the stateless era (or for its probe): the body is
+/// the server's answer when it is a JSON-RPC error for this request;
+/// otherwise the request was not delivered (for the probe: a handshake-era
+/// server, 2026-07-28 "Streamable HTTP" §Backward Compatibility).
+async fn modern_refusal(shared: &Shared, out: &Outgoing, response: http::Response<Incoming>) {
+    let status = response.status().as_u16();
+    let json = media_type(response.headers()).as_deref() == Some(JSON);
+    let body = match read_body(response, super::client::ERROR_BODY_LIMIT).await {
+        Ok(body) => body,
+        Err(_) => Bytes::new(),
+    };
+    if json
+        && let Some(id) = &out.id
+        && let Ok(frame) = Frame::from_slice(&body)
+        && matches!(&frame, Frame::Single(mcp_proto::Message::Error(e)) if e.id.as_ref() == Some(id))
+    {
+        shared.push_frame(frame);
+        return;
+    }
+    let text = String::from_utf8_lossy(&body);
+    shared.report(
+        out,
+        TransportError::Http {
+            status,
+            body: text.chars().take(512).collect(),
+        },
+    );
+}
+
 /// A JSON body: one message or a batch.
 async fn json_response(shared: &Shared, out: &Outgoing, response: http::Response<Incoming>) {
     match read_body(response, shared.limits.max_message_size).await {
@@ -196,6 +238,16 @@ async fn post_stream(shared: &Arc<Shared>, out: Outgoing, body: Incoming, probe:
                 shared.set_mode(Mode::Streamable);
             }
             if answered || !out.is_request() {
+                return;
+            }
+            if out.modern.is_some() {
+                // 2026-07-28: streams are not resumable; the request is lost.
+                shared.report(
+                    &out,
+                    TransportError::Protocol(
+                        "the response stream ended before the response".to_owned(),
+                    ),
+                );
                 return;
             }
             if decoder.last_event_id().is_none() {
