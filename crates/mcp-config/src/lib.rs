@@ -55,8 +55,8 @@ pub use format::{
     write_store_v1,
 };
 pub use model::{
-    EnvHeader, HttpConfig, OAuthConfig, OAuthGrant, SecretEntry, ServerConfig, StdioConfig,
-    TransportConfig, TransportKind,
+    EnvHeader, HttpConfig, OAuthConfig, OAuthGrant, ProtocolEra, SecretEntry, ServerConfig,
+    StdioConfig, TransportConfig, TransportKind,
 };
 pub use resolve::{
     ResolveError, ResolvedConfig, ResolvedHttp, ResolvedOAuth, ResolvedStdio, ResolvedTransport,
