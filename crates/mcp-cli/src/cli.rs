@@ -209,6 +209,13 @@ pub(crate) struct AddArgs {
     #[arg(long, value_name = "TEXT")]
     pub(crate) display_name: Option<String>,
 
+    /// The protocol era to speak: auto detects it when connecting; modern
+    /// pins the stateless 2026-07-28 era (no initialize, server/discover);
+    /// legacy pins the initialize handshake era (2024-11-05 to 2025-11-25)
+    /// [default: auto]
+    #[arg(long, value_enum, value_name = "ERA")]
+    pub(crate) era: Option<EraArg>,
+
     /// Save the server disabled
     #[arg(long)]
     pub(crate) disabled: bool,
@@ -226,4 +233,15 @@ pub(crate) enum OAuthGrantArg {
     AuthorizationCode,
     /// Machine to machine: the client's own secret, no login.
     ClientCredentials,
+}
+
+/// `--era`: the config's `era` values, spelled as in files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum EraArg {
+    /// Detect the server's era when connecting.
+    Auto,
+    /// Only the stateless 2026-07-28 era.
+    Modern,
+    /// Only the initialize handshake era.
+    Legacy,
 }

@@ -10,12 +10,12 @@
 use std::path::Path;
 
 use mcp_config::{
-    HttpConfig, OAuthConfig, OAuthGrant, SecretEntry, ServerConfig, StdioConfig, Store, StoreError,
-    TransportConfig,
+    HttpConfig, OAuthConfig, OAuthGrant, ProtocolEra, SecretEntry, ServerConfig, StdioConfig,
+    Store, StoreError, TransportConfig,
 };
 use serde_json::json;
 
-use crate::cli::{AddArgs, OAuthGrantArg};
+use crate::cli::{AddArgs, EraArg, OAuthGrantArg};
 use crate::exit::{CliError, Exit};
 use crate::output::Output;
 use crate::sources::{self, SourceOptions};
@@ -182,6 +182,11 @@ fn server_config(args: AddArgs) -> Result<ServerConfig, CliError> {
         config.name = name;
     }
     config.enabled = !args.disabled;
+    config.era = match args.era {
+        Some(EraArg::Modern) => ProtocolEra::Modern,
+        Some(EraArg::Legacy) => ProtocolEra::Legacy,
+        Some(EraArg::Auto) | None => ProtocolEra::Auto,
+    };
     Ok(config)
 }
 

@@ -404,3 +404,41 @@ fn add_stores_the_client_credentials_grant() {
     assert!(stdio.stderr.contains("--oauth-grant"), "{stdio:#?}");
     assert_eq!(stored_ids(&env), ["machine", "person"]);
 }
+
+#[test]
+fn add_pins_the_protocol_era_for_stdio_and_http_servers() {
+    let env = Env::new();
+    let run = env.run(&[
+        "add",
+        "new",
+        "--era",
+        "modern",
+        "--url",
+        "https://mcp.example.com/mcp",
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let run = env.run(&["add", "old", "--era", "legacy", "--", "mcp-files"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    // `auto` is the default and, like no flag at all, is not written.
+    env.json(&["add", "detected", "--era", "auto", "--", "mcp-files"]);
+    env.json(&["add", "plain", "--", "mcp-files"]);
+    let servers = stored(&env)["servers"].clone();
+    assert_eq!(servers[0]["era"], "modern");
+    assert_eq!(servers[1]["era"], "legacy");
+    assert_eq!(servers[2].get("era"), None, "{servers:#}");
+    assert_eq!(servers[3].get("era"), None, "{servers:#}");
+
+    let unknown = env.run(&["add", "odd", "--era", "2026-07-28", "--", "mcp-files"]);
+    assert_eq!(unknown.code, 2, "{unknown:#?}");
+    assert!(unknown.stderr.contains("--era"), "{unknown:#?}");
+    assert_eq!(stored_ids(&env), ["new", "old", "detected", "plain"]);
+}
+
+#[test]
+fn add_help_documents_the_era_flag() {
+    let help = Env::new().run(&["add", "--help"]);
+    assert_eq!(help.code, 0, "{help:#?}");
+    for text in ["--era", "auto", "modern", "legacy", "2026-07-28"] {
+        assert!(help.stdout.contains(text), "{text}: {}", help.stdout);
+    }
+}

@@ -136,6 +136,23 @@ fn add_edit_toggle_retry_delete_through_the_api_never_returning_a_secret() {
         json!([])
     );
 
+    // A pinned era is listed, and an edit that sends it back keeps it.
+    remote_edit["era"] = json!("legacy");
+    let pinned = ui.call("PUT", "/api/servers/remote", Some(&remote_edit));
+    assert_eq!(pinned.status, 200, "{pinned:?}");
+    assert_eq!(stored(&store(&env), "remote").unwrap()["era"], "legacy");
+    let listed = ui.call("GET", "/api/servers", None).json();
+    let remote = server(&listed, "remote").unwrap();
+    assert_eq!(remote["config"]["era"], "legacy", "{remote}");
+    let resent = ui.call("PUT", "/api/servers/remote", Some(&remote["config"]));
+    assert_eq!(resent.status, 200, "{resent:?}");
+    assert_eq!(stored(&store(&env), "remote").unwrap()["era"], "legacy");
+    remote_edit["era"] = json!("newest");
+    let odd = ui.call("PUT", "/api/servers/remote", Some(&remote_edit));
+    assert_eq!(odd.status, 400, "{odd:?}");
+    assert!(odd.body.contains("`era`"), "{odd:?}");
+    assert_eq!(stored(&store(&env), "remote").unwrap()["era"], "legacy");
+
     // Removing the row deletes the secret.
     let removed_row = ui.call("PUT", "/api/servers/demo", Some(&demo(json!([]))));
     assert_eq!(removed_row.status, 200, "{removed_row:?}");

@@ -3,6 +3,8 @@
 //! A UI shows [`Diagnostic::message`] to a person and may branch on
 //! [`Code::as_str`], which never changes for a given problem. Messages name
 //! fields, variables and header names, never a value: values can be secrets.
+//! The one exception is a name from a fixed list that was misspelled (an
+//! unknown transport type or `era`), quoted shortened so the mistake shows.
 
 use std::fmt;
 
@@ -32,6 +34,9 @@ pub enum Code {
     UnknownTransport,
     /// `conflicting_transport`: `type`, `transport` and `transportType` disagree.
     ConflictingTransport,
+    /// `invalid_era`: an `era` other than `auto`, `modern` or `legacy`. The
+    /// message quotes the value, shortened: an era is a name, never a secret.
+    InvalidEra,
     // Validation.
     /// `missing_id`: the server id is empty.
     MissingId,
@@ -125,6 +130,7 @@ impl Code {
             Code::MissingTransport => "missing_transport",
             Code::UnknownTransport => "unknown_transport",
             Code::ConflictingTransport => "conflicting_transport",
+            Code::InvalidEra => "invalid_era",
             Code::MissingId => "missing_id",
             Code::MissingName => "missing_name",
             Code::DuplicateId => "duplicate_id",
@@ -184,7 +190,8 @@ pub struct Diagnostic {
     pub server: Option<String>,
     /// Where the problem is; see the type's documentation.
     pub field: String,
-    /// What is wrong and how to fix it, for a person. Never contains a value.
+    /// What is wrong and how to fix it, for a person. Never contains a value
+    /// that can be a secret (see the module documentation).
     pub message: String,
 }
 

@@ -13,7 +13,11 @@
 //!   names compared ignoring case, as HTTP does), bearer token included,
 //!   and the `oauth` client settings when present (client id and secret,
 //!   scopes as a set, metadata document URL, the grant when it is not the
-//!   default; not the login's redirect port).
+//!   default; not the login's redirect port);
+//! - for every transport, the protocol era when it is pinned (`modern` or
+//!   `legacy`): the same endpoint spoken to in another era can offer other
+//!   tools. `auto` (or no `era`) adds nothing, so configs without the field
+//!   keep the fingerprints they had before it existed.
 //!
 //! The id, display name, description and enabled flag do not count (a
 //! rename keeps the connection, seed 002), and neither does `timeout`,
@@ -29,7 +33,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::model::OAuthGrant;
+use crate::model::{OAuthGrant, ProtocolEra};
 use crate::resolve::{ResolvedConfig, ResolvedTransport};
 use crate::secret::Secret;
 
@@ -65,6 +69,11 @@ pub fn fingerprint(config: &ResolvedConfig) -> String {
 fn canonical_form(config: &ResolvedConfig) -> String {
     let mut form: BTreeMap<&str, Value> = BTreeMap::new();
     form.insert("form", json!("mcp-config/fingerprint/1"));
+    // Only a pinned era is written: an absent key is what every
+    // fingerprint taken before the field existed hashed.
+    if config.era != ProtocolEra::Auto {
+        form.insert("era", json!(config.era.as_str()));
+    }
     match &config.transport {
         ResolvedTransport::Stdio(stdio) => {
             let mut env: Vec<(&str, &str)> = stdio
@@ -171,6 +180,45 @@ mod tests {
     }
 
     #[test]
+    fn a_pinned_era_counts_and_auto_does_not() {
+        for transport in [
+            r#"{"type": "stdio", "command": "c"}"#,
+            r#"{"type": "http", "url": "https://e.com/mcp"}"#,
+        ] {
+            let with = |era: &str| fp(&format!(r#"{{"id": "a", {era} "transport": {transport}}}"#));
+            let absent = with("");
+            assert_eq!(absent, with(r#""era": "auto","#), "{transport}");
+            assert_eq!(absent, with(r#""era": null,"#), "{transport}");
+            let modern = with(r#""era": "modern","#);
+            let legacy = with(r#""era": "legacy","#);
+            assert_ne!(absent, modern, "{transport}");
+            assert_ne!(absent, legacy, "{transport}");
+            assert_ne!(modern, legacy, "{transport}");
+        }
+    }
+
+    #[test]
+    fn fingerprints_without_an_era_are_unchanged() {
+        // Taken before `era` existed: caches keyed by these stay valid.
+        assert_eq!(
+            fp(r#"{"id": "a", "transport": {"type": "stdio", "command": "c", "args": ["x"]}}"#),
+            STDIO_BEFORE_ERA
+        );
+        assert_eq!(
+            fp(
+                r#"{"id": "a", "transport": {"type": "http", "url": "https://e.com/mcp",
+                   "oauth": {"clientId": "c"}}}"#
+            ),
+            HTTP_BEFORE_ERA
+        );
+    }
+
+    const STDIO_BEFORE_ERA: &str =
+        "5e2f8702343fb96f98c2b49b67143c8c60ee1a04ad57e58c81fb7ef4c6adbe70";
+    const HTTP_BEFORE_ERA: &str =
+        "e2b3de9a9d991d448eee0502904b11f0d0cf81953fa986d630c9ac9e5821d3c5";
+
+    #[test]
     fn canonical_form_is_sorted_and_versioned() {
         let env = HashMap::from([("TOKEN".to_owned(), "t".to_owned())]);
         let config = parse_store_server(
@@ -181,6 +229,14 @@ mod tests {
         assert_eq!(
             canonical_form(&resolve(&config, &env).unwrap()),
             r#"{"args":["2","1"],"command":"c","cwd":null,"env":[["A","1"],["B","2"]],"form":"mcp-config/fingerprint/1","transport":"stdio"}"#
+        );
+        let pinned = parse_store_server(
+            r#"{"id": "a", "era": "legacy", "transport": {"type": "stdio", "command": "c"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            canonical_form(&resolve(&pinned, &env).unwrap()),
+            r#"{"args":[],"command":"c","cwd":null,"env":[],"era":"legacy","form":"mcp-config/fingerprint/1","transport":"stdio"}"#
         );
     }
 }

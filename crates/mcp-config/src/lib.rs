@@ -17,7 +17,9 @@
 //!    [`Diagnostic`] with a stable [`Code`] and a field path.
 //! 4. **Resolve** with [`resolve`] when the server connects: `${VAR}` and
 //!    `${VAR:-default}` ([`expand`]) from an injectable [`Environment`];
-//!    a missing variable fails that server with `missing_env`.
+//!    a missing variable fails that server with `missing_env`. The result
+//!    carries the server's [`ProtocolEra`] (`era`: detected, or pinned to the
+//!    2026-07-28 era or to the handshake era) for the connection to use.
 //! 5. **Fingerprint** the result with [`fingerprint`] to recognise the same
 //!    server across saves and caches.
 //!
@@ -55,8 +57,8 @@ pub use format::{
     write_store_v1,
 };
 pub use model::{
-    EnvHeader, HttpConfig, OAuthConfig, OAuthGrant, SecretEntry, ServerConfig, StdioConfig,
-    TransportConfig, TransportKind,
+    EnvHeader, HttpConfig, OAuthConfig, OAuthGrant, ProtocolEra, SecretEntry, ServerConfig,
+    StdioConfig, TransportConfig, TransportKind,
 };
 pub use resolve::{
     ResolveError, ResolvedConfig, ResolvedHttp, ResolvedOAuth, ResolvedStdio, ResolvedTransport,

@@ -34,6 +34,9 @@ pub struct ServerConfig {
     /// Overrides the initialize deadline, in milliseconds (seed 000's
     /// `timeout`). Default `None`: the manager's own deadline applies.
     pub timeout_ms: Option<u64>,
+    /// Which protocol era the client speaks to this server (the formats'
+    /// `era`). Default [`ProtocolEra::Auto`], also when the field is absent.
+    pub era: ProtocolEra,
     /// How to reach the server.
     pub transport: TransportConfig,
     /// Fields the source document set that belong to another transport (for
@@ -44,7 +47,8 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
-    /// A server named after its id, enabled, with no description or timeout.
+    /// A server named after its id, enabled, with no description or
+    /// timeout, its protocol era detected ([`ProtocolEra::Auto`]).
     pub fn new(id: impl Into<String>, transport: TransportConfig) -> Self {
         let id = id.into();
         ServerConfig {
@@ -53,6 +57,7 @@ impl ServerConfig {
             enabled: true,
             description: None,
             timeout_ms: None,
+            era: ProtocolEra::Auto,
             transport,
             misplaced_fields: Vec::new(),
         }
@@ -70,6 +75,70 @@ impl ServerConfig {
             entry.value = SecretValue::Saved;
         }
         copy
+    }
+}
+
+/// Which era of the MCP protocol a client speaks to a server (`"era"` in
+/// every format; the same for stdio and HTTP servers).
+///
+/// MCP has two eras. The handshake era (versions 2024-11-05 to 2025-11-25)
+/// opens every session with `initialize` and negotiates a version there.
+/// The stateless era (2026-07-28) has no `initialize`: the client learns
+/// about the server with `server/discover` and sends `_meta` on every
+/// request. A client detects which one a server speaks unless the
+/// configuration pins it.
+///
+/// ```
+/// use mcp_config::ProtocolEra;
+///
+/// assert_eq!(ProtocolEra::default(), ProtocolEra::Auto);
+/// assert_eq!(ProtocolEra::from_name("legacy"), Some(ProtocolEra::Legacy));
+/// assert_eq!(ProtocolEra::from_name("Legacy"), None);
+/// assert_eq!(ProtocolEra::Modern.as_str(), "modern");
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ProtocolEra {
+    /// `auto` (the default, and what an absent `era` means): the client
+    /// detects the server's era when it connects and speaks that one.
+    #[default]
+    Auto,
+    /// `modern`: the stateless 2026-07-28 era only. The client never sends
+    /// `initialize`; a server that speaks only the handshake era fails to
+    /// connect instead of being spoken to in an older protocol.
+    Modern,
+    /// `legacy`: the handshake era only (2024-11-05 to 2025-11-25). The
+    /// client opens with `initialize` and never sends a 2026-07-28 request
+    /// such as `server/discover`, not even to detect the era; for servers
+    /// that mishandle requests they do not know.
+    Legacy,
+}
+
+impl ProtocolEra {
+    /// Every era, in the order messages list them.
+    pub const ALL: [ProtocolEra; 3] = [ProtocolEra::Auto, ProtocolEra::Modern, ProtocolEra::Legacy];
+
+    /// The name the formats use: `auto`, `modern` or `legacy`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProtocolEra::Auto => "auto",
+            ProtocolEra::Modern => "modern",
+            ProtocolEra::Legacy => "legacy",
+        }
+    }
+
+    /// The era a format names, exactly as [`ProtocolEra::as_str`] spells
+    /// it; `None` for any other text.
+    pub fn from_name(name: &str) -> Option<ProtocolEra> {
+        ProtocolEra::ALL
+            .into_iter()
+            .find(|era| era.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for ProtocolEra {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -10,7 +10,9 @@ use std::path::PathBuf;
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::expand::{Environment, ExpandError, expand, has_references};
-use crate::model::{HttpConfig, OAuthGrant, ServerConfig, StdioConfig, TransportConfig};
+use crate::model::{
+    HttpConfig, OAuthGrant, ProtocolEra, ServerConfig, StdioConfig, TransportConfig,
+};
 use crate::secret::{Secret, SecretValue};
 use crate::validate::{check_url, has_forbidden_header_bytes, validate};
 
@@ -26,6 +28,9 @@ pub struct ResolvedConfig {
     pub name: String,
     /// The initialize deadline override, in milliseconds.
     pub timeout_ms: Option<u64>,
+    /// Which protocol era to speak: detected ([`ProtocolEra::Auto`]) or
+    /// pinned. A connection hands it to the client session it opens.
+    pub era: ProtocolEra,
     /// What to connect to.
     pub transport: ResolvedTransport,
 }
@@ -184,6 +189,7 @@ pub fn resolve<E: Environment + ?Sized>(
         id: config.id.clone(),
         name: config.name.clone(),
         timeout_ms: config.timeout_ms,
+        era: config.era,
         transport,
     })
 }

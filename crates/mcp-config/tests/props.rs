@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 
 use mcp_config::{
-    EnvHeader, Format, HttpConfig, SecretEntry, SecretValue, ServerConfig, StdioConfig, Store,
-    TransportConfig, check_references, expand, fingerprint, parse_document, parse_mcp_servers,
-    parse_store_v1, resolve, validate, write_store_v1,
+    EnvHeader, Format, HttpConfig, ProtocolEra, SecretEntry, SecretValue, ServerConfig,
+    StdioConfig, Store, TransportConfig, check_references, expand, fingerprint, parse_document,
+    parse_mcp_servers, parse_store_v1, resolve, validate, write_store_v1,
 };
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -87,16 +87,18 @@ fn server(index: usize) -> impl Strategy<Value = ServerConfig> {
         any::<bool>(),
         prop::option::of(text()),
         prop::option::of(any::<u64>()),
+        prop::sample::select(ProtocolEra::ALL.to_vec()),
         transport(),
     )
         .prop_map(
-            move |(id, name, enabled, description, timeout_ms, transport)| {
+            move |(id, name, enabled, description, timeout_ms, era, transport)| {
                 // Ids must be unique within a document; the index makes them so.
                 let mut config = ServerConfig::new(format!("{id}#{index}"), transport);
                 config.name = name;
                 config.enabled = enabled;
                 config.description = description;
                 config.timeout_ms = timeout_ms;
+                config.era = era;
                 config
             },
         )

@@ -6,8 +6,8 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 
 use mcp_config::{
-    DropReason, EnvHeader, HttpConfig, SecretEntry, SecretValue, ServerConfig, StdioConfig, Store,
-    StoreError, TransportConfig, parse_store_server,
+    DropReason, EnvHeader, HttpConfig, ProtocolEra, SecretEntry, SecretValue, ServerConfig,
+    StdioConfig, Store, StoreError, TransportConfig, parse_store_server,
 };
 use tempfile::TempDir;
 
@@ -179,6 +179,49 @@ fn legacy_fields_are_read_and_gone_after_the_next_write() {
     assert!(!text.contains("approvalMode"), "{text}");
     assert!(!text.contains("toolPolicies"), "{text}");
     assert!(text.contains("\"enabled\": false"), "{text}");
+}
+
+#[test]
+fn a_pinned_era_is_kept_and_auto_is_never_written() {
+    let (_dir, path) = scratch();
+    let store = Store::open(&path);
+    let mut modern = http_server("modern", "https://e.com/mcp", &[("X-Key", "k")]);
+    modern.era = ProtocolEra::Modern;
+    let mut legacy = stdio_server("legacy", "x", &[]);
+    legacy.era = ProtocolEra::Legacy;
+    store.create(modern).unwrap();
+    store.create(legacy).unwrap();
+    store.create(stdio_server("auto", "x", &[])).unwrap();
+    let text = fs::read_to_string(&path).unwrap();
+    assert_eq!(text.matches("\"era\"").count(), 2, "{text}");
+    assert!(!text.contains("\"era\": \"auto\""), "{text}");
+
+    // Every path through the store keeps it: list, load, set_enabled, save.
+    let eras = |servers: Vec<ServerConfig>| -> Vec<ProtocolEra> {
+        servers.into_iter().map(|s| s.era).collect()
+    };
+    let expected = [ProtocolEra::Modern, ProtocolEra::Legacy, ProtocolEra::Auto];
+    assert_eq!(eras(store.list().unwrap()), expected);
+    store.set_enabled("modern", false).unwrap();
+    store.set_enabled("modern", true).unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), text);
+    // A save from a UI sends the listed (redacted) config back.
+    let listed = store.list().unwrap().remove(0);
+    store.save(listed).unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), text);
+    assert_eq!(eras(store.load().unwrap()), expected);
+
+    // Unpinning writes the field away again.
+    let mut unpinned = stored(&store, "legacy");
+    unpinned.era = ProtocolEra::Auto;
+    store.save(unpinned).unwrap();
+    assert_eq!(
+        fs::read_to_string(&path)
+            .unwrap()
+            .matches("\"era\"")
+            .count(),
+        1
+    );
 }
 
 #[test]

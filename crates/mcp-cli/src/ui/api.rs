@@ -1,7 +1,8 @@
 //! The page's JSON API: server configs in seed 002's store shape, with secrets write-only, over the manager's methods.
 //!
 //! A config travels as the store writes it (seed 002, "Configuration and
-//! API"): `{id, name, enabled, transport}` with `transport` either
+//! API"): `{id, name, enabled, era, transport}` (`era`: `auto`, `modern`
+//! or `legacy`, `auto` when absent) with `transport` either
 //! `{type: "stdio", command, args, env: [{key, value, saved}], envVars, cwd}`
 //! or `{type: "http" | "sse", url, bearerTokenEnv, headers: [{key, value,
 //! saved}], envHeaders: [{key, value}]}`. Responses never carry a literal
@@ -13,7 +14,9 @@
 use std::path::Path;
 
 use http::{Method, StatusCode};
-use mcp_config::{EnvHeader, HttpConfig, SecretEntry, ServerConfig, StdioConfig, TransportConfig};
+use mcp_config::{
+    EnvHeader, HttpConfig, ProtocolEra, SecretEntry, ServerConfig, StdioConfig, TransportConfig,
+};
 use mcp_manager::{ManagerError, McpManager, ServerStatus};
 use serde_json::{Value, json};
 
@@ -148,6 +151,7 @@ fn config_json(config: &ServerConfig) -> Value {
         "id": config.id,
         "name": config.name,
         "enabled": config.enabled,
+        "era": config.era.as_str(),
         "transport": transport,
     })
 }
@@ -206,6 +210,17 @@ fn parse_config(body: &[u8]) -> Result<ServerConfig, String> {
         .get("enabled")
         .and_then(Value::as_bool)
         .unwrap_or(true);
+    // The page sends back the era it was given, so an edit keeps it.
+    config.era = match optional_string(&value, "era")? {
+        None => ProtocolEra::Auto,
+        Some(name) => ProtocolEra::from_name(&name).ok_or_else(|| {
+            let accepted: Vec<String> = ProtocolEra::ALL
+                .iter()
+                .map(|era| format!("`{era}`"))
+                .collect();
+            format!("`era` must be one of {}", accepted.join(", "))
+        })?,
+    };
     Ok(config)
 }
 

@@ -10,7 +10,7 @@ use crate::model::{
 };
 
 use super::{
-    DocumentError, EntryError, Format, ParsedDocument, ParsedEntry, read_oauth,
+    DocumentError, EntryError, Format, ParsedDocument, ParsedEntry, read_era, read_oauth,
     reject_duplicate_ids, top_level_not_object, transport_kind_from_name,
 };
 
@@ -137,6 +137,7 @@ fn read_entry(
     let kind = read_kind(&mut r);
     let description = r.string("description");
     let timeout_ms = r.millis("timeout");
+    let era = read_era(&mut r);
     let disabled = r.bool("disabled").unwrap_or(false);
     if flavor == Flavor::VsCode && r.has("envFile") {
         warnings.push(Diagnostic::new(
@@ -202,6 +203,7 @@ fn read_entry(
             config.enabled = !disabled;
             config.description = description;
             config.timeout_ms = timeout_ms;
+            config.era = era;
             config.misplaced_fields = misplaced_fields;
             Ok(config)
         }

@@ -20,7 +20,7 @@ use std::fmt;
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::json::{self, Json};
-use crate::model::{OAuthConfig, OAuthGrant, ServerConfig, TransportKind};
+use crate::model::{OAuthConfig, OAuthGrant, ProtocolEra, ServerConfig, TransportKind};
 
 pub use store_v1::{STORE_VERSION, parse_store_server, server_to_store_json, write_store_v1};
 
@@ -242,8 +242,10 @@ pub fn parse_document(text: &str, format: Option<Format>) -> Result<ParsedDocume
 /// `type` / `transport` / `transportType` choose the transport when present
 /// (`stdio`, `http`, `streamable-http`, `sse`); otherwise `command` means
 /// stdio and `url` means HTTP. `disabled: true` keeps the entry but disables
-/// it. `description`, `timeout` (ms), `envVars` (passthrough names),
-/// `envHeaders` (header to variable) and `bearerTokenEnv` are read too.
+/// it. `description`, `timeout` (ms), `era` (`auto`, `modern` or `legacy`:
+/// see [`crate::ProtocolEra`]; any other value is `invalid_era`), `envVars`
+/// (passthrough names), `envHeaders` (header to variable) and
+/// `bearerTokenEnv` are read too.
 ///
 /// ```
 /// use mcp_config::{parse_mcp_servers, TransportConfig};
@@ -268,6 +270,7 @@ pub fn parse_mcp_servers(text: &str) -> Result<ParsedDocument, DocumentError> {
 
 /// Reads a VS Code `{"servers": {...}}` document.
 ///
+/// Entries are spelled as in [`parse_mcp_servers`], `era` included.
 /// `inputs` (prompted variables) are not supported: they are ignored with an
 /// `ignored_inputs` warning that names them. `${env:NAME}` is read as
 /// `${NAME}`.
@@ -290,7 +293,9 @@ pub fn parse_vscode(text: &str) -> Result<ParsedDocument, DocumentError> {
 /// Reads a store document (seed 002's `mcp.json`, version 1).
 ///
 /// A row `{"key": K, "value": "", "saved": true}` reads as
-/// [`crate::SecretValue::Saved`]: "keep the saved value".
+/// [`crate::SecretValue::Saved`]: "keep the saved value". A server's
+/// optional `era` sits beside its `timeout`, outside `transport`, with the
+/// values of [`crate::ProtocolEra`].
 ///
 /// ```
 /// use mcp_config::parse_store_v1;
@@ -414,6 +419,57 @@ fn read_oauth(r: &mut json::FieldReader<'_>) -> Option<OAuthConfig> {
     Some(oauth)
 }
 
+/// Reads a server's optional `era`, shared by every format: absent or
+/// `null` is [`ProtocolEra::Auto`]; names are matched exactly, as
+/// [`ProtocolEra::as_str`] spells them. Anything else is `invalid_era`,
+/// naming the value (shortened), the accepted names and the field.
+fn read_era(r: &mut json::FieldReader<'_>) -> ProtocolEra {
+    let (kind, found) = match r.raw("era") {
+        None | Some(Json::Null) => return ProtocolEra::default(),
+        Some(Json::String(name)) => match ProtocolEra::from_name(name) {
+            Some(era) => return era,
+            None => ("", format!("`{}`", shorten(name))),
+        },
+        Some(other) => ("a string: ", other.type_name().to_owned()),
+    };
+    let accepted: Vec<String> = ProtocolEra::ALL
+        .iter()
+        .map(|era| format!("`{era}`"))
+        .collect();
+    let field = r.field_path("era");
+    r.problem(
+        Code::InvalidEra,
+        field,
+        format!(
+            "`era` must be {kind}{} or {}, not {found}",
+            accepted[..accepted.len() - 1].join(", "),
+            accepted[accepted.len() - 1],
+        ),
+    );
+    ProtocolEra::default()
+}
+
+/// At most [`SHORTENED_CHARS`] characters of `text`, control characters
+/// escaped, with `…` when something was cut: a misspelled name fits in a
+/// message, a pasted paragraph does not.
+fn shorten(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars().take(SHORTENED_CHARS) {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    if text.chars().nth(SHORTENED_CHARS).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// How many characters of a misspelled name a message quotes.
+const SHORTENED_CHARS: usize = 24;
+
 /// Reads a transport name as the formats spell it.
 fn transport_kind_from_name(name: &str) -> Option<TransportKind> {
     match name.to_ascii_lowercase().as_str() {
@@ -462,4 +518,52 @@ fn reject_duplicate_ids(entries: Vec<(String, ParsedEntry)>, what: &str) -> Vec<
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shortened_names_are_bounded_and_on_one_line() {
+        assert_eq!(shorten("modern"), "modern");
+        assert_eq!(shorten("a\nb\u{7}c"), "a\\nb\\u{7}c");
+        let long = "é".repeat(SHORTENED_CHARS + 1);
+        assert_eq!(shorten(&long), format!("{}…", "é".repeat(SHORTENED_CHARS)));
+        assert_eq!(
+            shorten(&long[..2 * SHORTENED_CHARS]),
+            "é".repeat(SHORTENED_CHARS)
+        );
+    }
+
+    #[test]
+    fn every_format_reads_every_era_and_refuses_others_with_invalid_era() {
+        let documents = |era: &str| {
+            [
+                format!(r#"{{"mcpServers": {{"s": {{"command": "c", "era": {era}}}}}}}"#),
+                format!(
+                    r#"{{"servers": {{"s": {{"type": "http", "url": "https://e.com", "era": {era}}}}}}}"#
+                ),
+                format!(
+                    r#"{{"version": 1, "servers": [{{"id": "s", "era": {era}, "transport": {{"type": "stdio", "command": "c"}}}}]}}"#
+                ),
+            ]
+        };
+        for era in ProtocolEra::ALL {
+            for text in documents(&format!("\"{era}\"")) {
+                let doc = parse_document(&text, None).unwrap();
+                assert_eq!(doc.servers().next().map(|s| s.era), Some(era), "{text}");
+            }
+        }
+        for text in documents("\"classic\"") {
+            let doc = parse_document(&text, None).unwrap();
+            let error = doc.errors().next().expect(&text);
+            assert_eq!(error.code(), "invalid_era", "{text}");
+            let message = &error.diagnostics[0].message;
+            for part in ["`classic`", "`auto`", "`modern`", "`legacy`", "`era`"] {
+                assert!(message.contains(part), "{part}: {message}");
+            }
+            assert!(error.diagnostics[0].field.ends_with("era"), "{error:?}");
+        }
+    }
 }

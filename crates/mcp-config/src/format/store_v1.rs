@@ -5,20 +5,22 @@
 //! [{key, value}], envHeaders: [{key, value}]}`. The writer always writes
 //! every field of the transport (empty strings and arrays included) so the
 //! file stays readable by hosts that expect seed 002's full shape, and adds
-//! `description` and `timeout` only when set.
+//! `description` and `timeout` only when set, and `era` (`"modern"` or
+//! `"legacy"`, beside `timeout`, for every transport) only when it is not
+//! `"auto"`.
 
 use serde_json::{Map, Value, json};
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::json::{self, FieldReader, Json, Row, join_index};
 use crate::model::{
-    EnvHeader, HttpConfig, OAuthConfig, OAuthGrant, SecretEntry, ServerConfig, StdioConfig,
-    TransportConfig, TransportKind,
+    EnvHeader, HttpConfig, OAuthConfig, OAuthGrant, ProtocolEra, SecretEntry, ServerConfig,
+    StdioConfig, TransportConfig, TransportKind,
 };
 use crate::secret::SecretValue;
 
 use super::{
-    DocumentError, EntryError, Format, ParsedDocument, read_oauth, reject_duplicate_ids,
+    DocumentError, EntryError, Format, ParsedDocument, read_era, read_oauth, reject_duplicate_ids,
     top_level_not_object, transport_kind_from_name,
 };
 
@@ -103,6 +105,7 @@ fn read_server(item: &Json, path: &str) -> Result<ServerConfig, EntryError> {
     let enabled = r.bool("enabled").unwrap_or(true);
     let description = r.string("description");
     let timeout_ms = r.millis("timeout");
+    let era = read_era(&mut r);
     let mut misplaced = Vec::new();
     let transport = match r.raw("transport") {
         None | Some(Json::Null) => {
@@ -136,6 +139,7 @@ fn read_server(item: &Json, path: &str) -> Result<ServerConfig, EntryError> {
             config.enabled = enabled;
             config.description = description;
             config.timeout_ms = timeout_ms;
+            config.era = era;
             config.misplaced_fields = misplaced;
             Ok(config)
         }
@@ -254,6 +258,11 @@ pub fn server_to_store_json(server: &ServerConfig) -> Value {
     }
     if let Some(timeout) = server.timeout_ms {
         object.insert("timeout".into(), Value::from(timeout));
+    }
+    // `auto` is what an absent `era` means, so it is left out: stores
+    // written before the field existed read back byte for byte the same.
+    if server.era != ProtocolEra::Auto {
+        object.insert("era".into(), Value::String(server.era.as_str().into()));
     }
     let transport = match &server.transport {
         TransportConfig::Stdio(stdio) => json!({

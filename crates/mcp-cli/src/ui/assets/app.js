@@ -9,6 +9,7 @@ const state = {
   servers: [],
   confirming: null, // id whose Delete awaits confirmation
   editing: null,    // id being edited, or null for Add
+  era: "auto",      // the edited config's protocol era, sent back unchanged
   pending: null,    // {id, generation} saved and awaiting its connection result
   notice: null,     // what the list says after a save that dropped kept secrets
 };
@@ -184,6 +185,7 @@ function openForm(server) {
   const config = server ? server.config : null;
   const t = config ? config.transport : { type: "stdio" };
   state.editing = server ? server.id : null;
+  state.era = (config && config.era) || "auto";
   state.pending = null;
   $("#server-form").reset();
   $("#form-title").textContent = server ? `Edit ${server.name}` : "Add MCP server";
@@ -237,6 +239,7 @@ function readForm() {
     id: $("#f-id").value.trim(),
     name: $("#f-name").value.trim(),
     enabled: $("#f-enabled").checked,
+    era: state.era,
     transport,
   };
 }
