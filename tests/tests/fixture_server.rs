@@ -1503,6 +1503,9 @@ async fn stdio_modern_cancel_stops_a_request() {
     );
 }
 
+/// Headers, body, and the HTTP status and JSON-RPC code they must get.
+type RefusalCase<'a> = (Vec<(&'a str, &'a str)>, Value, StatusCode, i64);
+
 /// The headers a modern POST of `method` carries.
 fn modern_headers<'a>(method: &'a str, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
     let mut headers = vec![("mcp-protocol-version", MODERN), ("mcp-method", method)];
@@ -1532,7 +1535,7 @@ async fn http_modern_discover_and_header_checks() {
     );
 
     let call = rpc(2, "tools/call", modern_call("echo", json!({"text": "hi"})));
-    let cases: Vec<(Vec<(&str, &str)>, Value, StatusCode, i64)> = vec![
+    let cases: Vec<RefusalCase<'_>> = vec![
         // No Mcp-Name.
         (
             modern_headers("tools/call", &[]),
