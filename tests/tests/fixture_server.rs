@@ -1116,3 +1116,660 @@ impl Events {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// The stateless 2026-07-28 era (`--era`)
+
+const MODERN: &str = "2026-07-28";
+const HANDSHAKE_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The `_meta` every modern request carries.
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}},
+        "io.modelcontextprotocol/clientInfo": {"name": "fixture-modern-test", "version": "7"}
+    })
+}
+
+/// `params` with the modern `_meta` added.
+fn modern(mut params: Value) -> Value {
+    params["_meta"] = modern_meta();
+    params
+}
+
+fn modern_call(name: &str, arguments: Value) -> Value {
+    modern(json!({"name": name, "arguments": arguments}))
+}
+
+/// The event log's lines named `event`, their JSON detail parsed.
+fn logged(path: &std::path::Path, event: &str) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| line.split(' ').next() == Some(event))
+        .map(|line| serde_json::from_str(line.splitn(4, ' ').nth(3).unwrap()).unwrap())
+        .collect()
+}
+
+fn input_required_state(response: &Value) -> String {
+    assert_eq!(
+        response["result"]["resultType"], "input_required",
+        "{response}"
+    );
+    response["result"]["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn stdio_discover_in_each_era() {
+    let mut both = StdioServer::spawn(&["--instructions", "modern too"]);
+    let discover = both.request(1, "server/discover", modern(json!({}))).await;
+    let result = &discover["result"];
+    let mut expected = vec![MODERN];
+    expected.extend(HANDSHAKE_VERSIONS);
+    assert_eq!(result["supportedVersions"], json!(expected), "{discover}");
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["cacheScope"], "public");
+    assert!(result["ttlMs"].as_u64().is_some(), "{discover}");
+    assert_eq!(result["instructions"], "modern too");
+    assert_eq!(result["capabilities"]["tools"]["listChanged"], true);
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "mcp-fixture-server"
+    );
+    // The handshake still works on the same process.
+    let init = both
+        .request(2, "initialize", initialize_params("2025-11-25"))
+        .await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+
+    let mut modern_only = StdioServer::spawn(&["--era", "modern", "--omit-result-type"]);
+    let discover = modern_only
+        .request(1, "server/discover", modern(json!({})))
+        .await;
+    assert_eq!(discover["result"]["supportedVersions"], json!([MODERN]));
+    assert!(discover["result"].get("resultType").is_none(), "{discover}");
+    let init = modern_only
+        .request(2, "initialize", initialize_params("2025-11-25"))
+        .await;
+    assert_eq!(init["error"]["code"], -32022, "{init}");
+    assert_eq!(init["error"]["data"]["supported"], json!([MODERN]));
+
+    let mut legacy = StdioServer::spawn(&["--era", "legacy"]);
+    let discover = legacy
+        .request(1, "server/discover", modern(json!({})))
+        .await;
+    assert_eq!(discover["error"]["code"], -32601, "{discover}");
+    legacy.initialize().await;
+
+    let mut legacy_only = StdioServer::spawn(&["--era", "legacy", "--discover-legacy-only"]);
+    let discover = legacy_only
+        .request(1, "server/discover", modern(json!({})))
+        .await;
+    assert_eq!(
+        discover["result"]["supportedVersions"],
+        json!(HANDSHAKE_VERSIONS),
+        "{discover}"
+    );
+}
+
+#[tokio::test]
+async fn stdio_modern_meta_is_required_and_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events");
+    let mut server = StdioServer::spawn(&["--era", "modern", "--event-log", log.to_str().unwrap()]);
+    let bare = server.request(1, "tools/list", json!({})).await;
+    assert_eq!(bare["error"]["code"], -32602, "{bare}");
+    let no_caps = server
+        .request(
+            2,
+            "tools/list",
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}}),
+        )
+        .await;
+    assert_eq!(no_caps["error"]["code"], -32602, "{no_caps}");
+    let old = server
+        .request(
+            3,
+            "tools/list",
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2099-01-01",
+                             "io.modelcontextprotocol/clientCapabilities": {}}}),
+        )
+        .await;
+    assert_eq!(old["error"]["code"], -32022, "{old}");
+    assert_eq!(old["error"]["data"]["supported"], json!([MODERN]));
+    assert_eq!(old["error"]["data"]["requested"], "2099-01-01");
+
+    let list = server.request(4, "tools/list", modern(json!({}))).await;
+    let names = tool_names(&list);
+    for name in ["echo", "confirm", "two_rounds", "region_echo", "bad_header"] {
+        assert!(names.contains(&name.to_owned()), "{name}: {names:?}");
+    }
+    assert!(!names.iter().any(|n| n.starts_with("ask_")), "{names:?}");
+    assert_eq!(list["result"]["resultType"], "complete");
+    assert_eq!(list["result"]["cacheScope"], "public");
+    let unknown = server.request(5, "ping", modern(json!({}))).await;
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let progress = server
+        .request(
+            6,
+            "tools/call",
+            json!({"name": "progress", "arguments": {"steps": 2},
+                   "_meta": {"progressToken": "p", "io.modelcontextprotocol/protocolVersion": MODERN,
+                             "io.modelcontextprotocol/clientCapabilities": {}}}),
+        )
+        .await;
+    assert_eq!(progress["result"]["resultType"], "complete", "{progress}");
+    let notes = server.take_notifications();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(notes.iter().all(|n| n["params"]["progressToken"] == "p"));
+
+    let requests = logged(&log, "modern-request");
+    assert_eq!(
+        requests.iter().map(|r| r["id"].clone()).collect::<Vec<_>>(),
+        [json!(4), json!(5), json!(6)],
+        "only requests whose _meta passed are logged: {requests:?}"
+    );
+    assert_eq!(
+        requests[0]["meta"]["io.modelcontextprotocol/clientInfo"]["name"],
+        "fixture-modern-test"
+    );
+}
+
+#[tokio::test]
+async fn stdio_legacy_probe_faults() {
+    let mut exits = StdioServer::spawn_with(&["--exit-before-initialize"], Pipe::piped());
+    let mut stderr = BufReader::new(exits.child.stderr.take().unwrap());
+    exits
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": modern(json!({}))}))
+        .await;
+    assert_eq!(exits.line().await, None, "no answer before exiting");
+    assert_eq!(exits.wait().await.code(), Some(1));
+    let mut line = String::new();
+    deadline("the stderr line", stderr.read_line(&mut line))
+        .await
+        .unwrap();
+    assert!(line.contains("before initialize"), "{line:?}");
+
+    let mut noisy = StdioServer::spawn_with(&["--probe-noise", "6000"], Pipe::piped());
+    let mut stderr = noisy.child.stderr.take().unwrap();
+    let drained = tokio::spawn(async move {
+        let mut noise = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut stderr, &mut noise)
+            .await
+            .unwrap();
+        noise.len()
+    });
+    let discover = noisy.request(1, "server/discover", modern(json!({}))).await;
+    assert_eq!(discover["error"]["code"], -32601, "{discover}");
+    noisy.initialize().await;
+    drop(noisy.stdin.take());
+    assert!(noisy.wait().await.success());
+    assert_eq!(deadline("stderr EOF", drained).await.unwrap(), 6000);
+}
+
+#[tokio::test]
+async fn stdio_mrtr_confirm_and_two_rounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events");
+    let mut server = StdioServer::spawn(&["--event-log", log.to_str().unwrap()]);
+    let first = server
+        .request(10, "tools/call", modern_call("confirm", json!({})))
+        .await;
+    let state = input_required_state(&first);
+    assert!(
+        state.contains('"') && state.contains('/') && !state.is_ascii(),
+        "{state:?}"
+    );
+    let ask = &first["result"]["inputRequests"]["answer"];
+    assert_eq!(ask["method"], "elicitation/create", "{first}");
+    assert_eq!(
+        ask["params"]["requestedSchema"]["properties"]["answer"]["type"],
+        "string"
+    );
+    let mut retry = modern_call("confirm", json!({}));
+    retry["inputResponses"] = json!({"answer": {"action": "accept", "content": {"answer": "yes"}}});
+    retry["requestState"] = json!(state);
+    let done = server.request(11, "tools/call", retry.clone()).await;
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "confirmed: yes");
+    retry["requestState"] = json!(format!("{state}x"));
+    let tampered = server.request(12, "tools/call", retry).await;
+    assert_eq!(tampered["error"]["code"], -32602, "{tampered}");
+    let rounds = logged(&log, "mrtr-round");
+    assert_eq!(
+        rounds
+            .iter()
+            .map(|r| (r["id"].clone(), r["requestStateMatched"].clone()))
+            .collect::<Vec<_>>(),
+        [
+            (json!(10), Value::Null),
+            (json!(11), json!(true)),
+            (json!(12), json!(false))
+        ],
+        "{rounds:?}"
+    );
+
+    let one = server
+        .request(20, "tools/call", modern_call("two_rounds", json!({})))
+        .await;
+    let state = input_required_state(&one);
+    let mut params = modern_call("two_rounds", json!({}));
+    params["inputResponses"] = json!({"first": {"action": "accept", "content": {"name": "Ada"}}});
+    params["requestState"] = json!(state);
+    let two = server.request(21, "tools/call", params).await;
+    let state = input_required_state(&two);
+    assert_eq!(
+        two["result"]["inputRequests"]["second"]["method"], "sampling/createMessage",
+        "{two}"
+    );
+    let mut params = modern_call("two_rounds", json!({}));
+    params["inputResponses"] = json!({"second": {"role": "assistant",
+        "content": {"type": "text", "text": "Hello Ada"}, "model": "m", "stopReason": "endTurn"}});
+    params["requestState"] = json!(state);
+    let three = server.request(22, "tools/call", params).await;
+    assert_eq!(
+        three["result"]["content"][0]["text"], "name: Ada; sampling: the model said \"Hello Ada\"",
+        "{three}"
+    );
+    // Without the capability the tool needs, the server asks for nothing.
+    let no_caps = server
+        .request(
+            23,
+            "tools/call",
+            json!({"name": "confirm", "arguments": {},
+                   "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
+                             "io.modelcontextprotocol/clientCapabilities": {}}}),
+        )
+        .await;
+    assert_eq!(no_caps["error"]["code"], -32021, "{no_caps}");
+}
+
+#[tokio::test]
+async fn stdio_listen_acknowledges_and_carries_list_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events");
+    let mut server = StdioServer::spawn(&["--era", "modern", "--event-log", log.to_str().unwrap()]);
+    server
+        .send(
+            json!({"jsonrpc": "2.0", "id": "sub-1", "method": "subscriptions/listen",
+            "params": modern(json!({"notifications": {"toolsListChanged": true,
+                "resourceSubscriptions": ["fixture://readme", "fixture://nope"]}}))}),
+        )
+        .await;
+    let ack = server.recv().await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true, "resourceSubscriptions": ["fixture://readme"]})
+    );
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "sub-1"
+    );
+    let added = server
+        .request(
+            2,
+            "tools/call",
+            modern_call("add_tool", json!({"name": "later"})),
+        )
+        .await;
+    assert_eq!(added["result"]["resultType"], "complete", "{added}");
+    assert_eq!(
+        server.take_notifications(),
+        [
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": "sub-1"}}})
+        ]
+    );
+    let list = server.request(3, "tools/list", modern(json!({}))).await;
+    assert!(tool_names(&list).contains(&"later".to_owned()));
+
+    // Cancelling the listen ends it: the next change reaches nobody.
+    server
+        .notify(
+            "notifications/cancelled",
+            json!({"requestId": "sub-1", "reason": "done"}),
+        )
+        .await;
+    let again = server
+        .request(
+            4,
+            "tools/call",
+            modern_call("add_tool", json!({"name": "later2"})),
+        )
+        .await;
+    assert!(again["result"]["content"].is_array(), "{again}");
+    assert!(
+        server.notifications.is_empty(),
+        "{:?}",
+        server.notifications
+    );
+    let ends = logged(&log, "listen-end");
+    assert_eq!(ends, [json!({"id": "sub-1", "how": "cancelled"})]);
+
+    // --end-listen-after-ms ends each subscription with a complete result.
+    let mut ending = StdioServer::spawn(&["--end-listen-after-ms", "20"]);
+    let end = ending
+        .request(
+            7,
+            "subscriptions/listen",
+            modern(json!({"notifications": {"promptsListChanged": true}})),
+        )
+        .await;
+    assert_eq!(end["result"]["resultType"], "complete", "{end}");
+    assert_eq!(
+        end["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        7
+    );
+    let ack = ending.take_notifications();
+    assert_eq!(
+        ack[0]["params"]["notifications"],
+        json!({"promptsListChanged": true})
+    );
+}
+
+#[tokio::test]
+async fn stdio_modern_cancel_stops_a_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events");
+    let mut server =
+        StdioServer::spawn(&["--event-log", log.to_str().unwrap(), "--bad-result-type"]);
+    server
+        .send(json!({"jsonrpc": "2.0", "id": 30, "method": "tools/call",
+                     "params": modern_call("slow", json!({"ms": 600_000}))}))
+        .await;
+    server
+        .notify("notifications/cancelled", json!({"requestId": 30}))
+        .await;
+    let echo = server
+        .request(
+            31,
+            "tools/call",
+            modern_call("echo", json!({"text": "after"})),
+        )
+        .await;
+    assert_eq!(echo["result"]["content"][0]["text"], "after");
+    assert_eq!(echo["result"]["resultType"], "mystery", "{echo}");
+    assert_eq!(
+        logged(&log, "cancelled"),
+        [json!({"requestId": 30, "inFlight": true})]
+    );
+}
+
+/// Headers, body, and the HTTP status and JSON-RPC code they must get.
+type RefusalCase<'a> = (Vec<(&'a str, &'a str)>, Value, StatusCode, i64);
+
+/// The headers a modern POST of `method` carries.
+fn modern_headers<'a>(method: &'a str, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    let mut headers = vec![("mcp-protocol-version", MODERN), ("mcp-method", method)];
+    headers.extend_from_slice(extra);
+    headers
+}
+
+fn rpc(id: i64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+#[tokio::test]
+async fn http_modern_discover_and_header_checks() {
+    let server = HttpServer::spawn(&["--transport", "http"]).await;
+    let discover = server
+        .post(
+            &modern_headers("server/discover", &[]),
+            &rpc(1, "server/discover", modern(json!({}))),
+        )
+        .await;
+    assert_eq!(discover.status(), StatusCode::OK);
+    assert!(discover.headers().get("mcp-session-id").is_none());
+    let discover = body_json(discover).await;
+    assert_eq!(
+        discover["result"]["supportedVersions"][0], MODERN,
+        "{discover}"
+    );
+
+    let call = rpc(2, "tools/call", modern_call("echo", json!({"text": "hi"})));
+    let cases: Vec<RefusalCase<'_>> = vec![
+        // No Mcp-Name.
+        (
+            modern_headers("tools/call", &[]),
+            call.clone(),
+            StatusCode::BAD_REQUEST,
+            -32020,
+        ),
+        // Mcp-Name differs from params.name.
+        (
+            modern_headers("tools/call", &[("mcp-name", "add")]),
+            call.clone(),
+            StatusCode::BAD_REQUEST,
+            -32020,
+        ),
+        // Mcp-Method differs from the method.
+        (
+            modern_headers("tools/list", &[("mcp-name", "echo")]),
+            call.clone(),
+            StatusCode::BAD_REQUEST,
+            -32020,
+        ),
+        // MCP-Protocol-Version differs from _meta's.
+        (
+            vec![
+                ("mcp-protocol-version", "2025-11-25"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "echo"),
+            ],
+            call.clone(),
+            StatusCode::BAD_REQUEST,
+            -32020,
+        ),
+        // No MCP-Protocol-Version.
+        (
+            vec![("mcp-method", "tools/call"), ("mcp-name", "echo")],
+            call.clone(),
+            StatusCode::BAD_REQUEST,
+            -32020,
+        ),
+        // No clientCapabilities.
+        (
+            modern_headers("tools/list", &[]),
+            rpc(
+                3,
+                "tools/list",
+                json!({"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}}),
+            ),
+            StatusCode::BAD_REQUEST,
+            -32602,
+        ),
+        // Unknown method.
+        (
+            modern_headers("no/such", &[]),
+            rpc(4, "no/such", modern(json!({}))),
+            StatusCode::NOT_FOUND,
+            -32601,
+        ),
+        // x-mcp-header: the argument is there, its header is not.
+        (
+            modern_headers(
+                "tools/call",
+                &[("mcp-name", "region_echo"), ("mcp-param-region", "eu")],
+            ),
+            rpc(
+                5,
+                "tools/call",
+                modern_call("region_echo", json!({"region": "eu", "zone": 7})),
+            ),
+            StatusCode::BAD_REQUEST,
+            -32020,
+        ),
+        // x-mcp-header: the header differs.
+        (
+            modern_headers(
+                "tools/call",
+                &[("mcp-name", "region_echo"), ("mcp-param-region", "us")],
+            ),
+            rpc(
+                6,
+                "tools/call",
+                modern_call("region_echo", json!({"region": "eu"})),
+            ),
+            StatusCode::BAD_REQUEST,
+            -32020,
+        ),
+    ];
+    for (headers, body, status, code) in cases {
+        let response = server.post(&headers, &body).await;
+        assert_eq!(response.status(), status, "{headers:?} {body}");
+        let error = body_json(response).await;
+        assert_eq!(error["error"]["code"], code, "{headers:?}: {error}");
+        assert_eq!(error["id"], body["id"], "{error}");
+    }
+
+    // Base64 forms decode; integers and booleans mirror as text.
+    let ok = server
+        .post(
+            &modern_headers(
+                "tools/call",
+                &[
+                    ("mcp-name", "=?base64?cmVnaW9uX2VjaG8=?="),
+                    ("mcp-param-region", "=?base64?WsO8cmljaA==?="),
+                    ("mcp-param-zone", "7"),
+                    ("mcp-param-dry-run", "true"),
+                ],
+            ),
+            &rpc(
+                7,
+                "tools/call",
+                modern_call(
+                    "region_echo",
+                    json!({"region": "Zürich", "zone": 7, "dry_run": true, "text": "t"}),
+                ),
+            ),
+        )
+        .await;
+    assert_eq!(ok.status(), StatusCode::OK);
+    let ok = body_json(ok).await;
+    assert_eq!(
+        ok["result"]["content"][0]["text"], "region=Zürich zone=7 dry_run=true: t",
+        "{ok}"
+    );
+    // The handshake era still works beside it.
+    server.initialize().await;
+}
+
+#[tokio::test]
+async fn http_modern_era_refuses_the_handshake() {
+    let server = HttpServer::spawn(&["--transport", "http", "--era", "modern"]).await;
+    let init = server.post(&[], &initialize_message(1)).await;
+    assert_eq!(init.status(), StatusCode::BAD_REQUEST);
+    let init = body_json(init).await;
+    assert_eq!(init["error"]["code"], -32022, "{init}");
+    assert_eq!(init["error"]["data"]["supported"], json!([MODERN]));
+    let get = server
+        .send(Method::GET, &[("accept", "text/event-stream")], None)
+        .await;
+    assert_eq!(get.status(), StatusCode::METHOD_NOT_ALLOWED);
+    let list = server
+        .post(
+            &modern_headers("tools/list", &[]),
+            &rpc(2, "tools/list", modern(json!({}))),
+        )
+        .await;
+    assert_eq!(list.status(), StatusCode::OK);
+    assert!(tool_names(&body_json(list).await).contains(&"confirm".to_owned()));
+}
+
+#[tokio::test]
+async fn http_legacy_era_answers_a_modern_post_with_a_bare_400() {
+    let server = HttpServer::spawn(&["--transport", "http", "--era", "legacy"]).await;
+    let probe = server
+        .post(
+            &modern_headers("server/discover", &[]),
+            &rpc(1, "server/discover", modern(json!({}))),
+        )
+        .await;
+    assert_eq!(probe.status(), StatusCode::BAD_REQUEST);
+    let body = deadline("the 400 body", probe.into_body().collect())
+        .await
+        .unwrap()
+        .to_bytes();
+    assert!(body.is_empty(), "{body:?}");
+    server.initialize().await;
+}
+
+#[tokio::test]
+async fn http_modern_listen_stream_and_mrtr() {
+    let server = HttpServer::spawn(&["--transport", "http", "--era", "modern"]).await;
+    let listen = server
+        .post(
+            &modern_headers("subscriptions/listen", &[]),
+            &rpc(
+                40,
+                "subscriptions/listen",
+                modern(json!({"notifications": {"toolsListChanged": true, "resourcesListChanged": true}})),
+            ),
+        )
+        .await;
+    assert_eq!(listen.status(), StatusCode::OK);
+    let mut events = Events::new(listen);
+    let ack = events.next().await.unwrap();
+    let ack: Value = serde_json::from_str(&ack.data).unwrap();
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true, "resourcesListChanged": true})
+    );
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        40
+    );
+    let added = server
+        .post(
+            &modern_headers("tools/call", &[("mcp-name", "add_tool")]),
+            &rpc(
+                41,
+                "tools/call",
+                modern_call("add_tool", json!({"name": "fresh"})),
+            ),
+        )
+        .await;
+    assert_eq!(added.status(), StatusCode::OK);
+    assert_eq!(body_json(added).await["result"]["resultType"], "complete");
+    let changed = events.next().await.unwrap();
+    let changed: Value = serde_json::from_str(&changed.data).unwrap();
+    assert_eq!(
+        changed,
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+               "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": 40}}})
+    );
+
+    // MRTR over HTTP: two independent POSTs with new ids.
+    let confirm_headers = modern_headers("tools/call", &[("mcp-name", "confirm")]);
+    let first = server
+        .post(
+            &confirm_headers,
+            &rpc(42, "tools/call", modern_call("confirm", json!({}))),
+        )
+        .await;
+    let first = body_json(first).await;
+    let state = input_required_state(&first);
+    let mut retry = modern_call("confirm", json!({}));
+    retry["inputResponses"] = json!({"answer": {"action": "accept", "content": {"answer": "ok"}}});
+    retry["requestState"] = json!(state);
+    let done = server
+        .post(&confirm_headers, &rpc(43, "tools/call", retry))
+        .await;
+    let done = body_json(done).await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "confirmed: ok",
+        "{done}"
+    );
+}

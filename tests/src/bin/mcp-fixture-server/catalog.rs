@@ -224,6 +224,80 @@ pub(crate) fn added_tool(name: &str) -> Value {
     )
 }
 
+/// Tools only the modern era (2026-07-28) offers, after the built-ins that
+/// send no server-to-client requests: MRTR and `x-mcp-header` exercises.
+pub(crate) fn modern_only_tools() -> Vec<Value> {
+    vec![
+        tool(
+            "confirm",
+            "MRTR: first answers input_required with one form elicitation (`answer`); the \
+             retry carrying inputResponses.answer and the same requestState completes.",
+            json!({"message": {"type": "string"}}),
+            &[],
+        ),
+        tool(
+            "two_rounds",
+            "MRTR twice: asks for a form elicitation, then for `second` (sampling, the \
+             default, or roots), then completes.",
+            json!({"second": {"type": "string", "enum": ["sampling", "roots"]}}),
+            &[],
+        ),
+        tool(
+            "region_echo",
+            "Echoes `text` with its `region`, `zone` and `dry_run` arguments, which HTTP \
+             clients mirror as Mcp-Param-Region, Mcp-Param-Zone and Mcp-Param-Dry-Run.",
+            json!({
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "zone": {"type": "integer", "x-mcp-header": "Zone"},
+                "dry_run": {"type": "boolean", "x-mcp-header": "Dry-Run"},
+                "text": {"type": "string"}
+            }),
+            &["region"],
+        ),
+        tool(
+            "bad_header",
+            "Declares x-mcp-header on a `number` property, which the spec forbids: \
+             clients must drop this tool.",
+            json!({"amount": {"type": "number", "x-mcp-header": "Amount"}}),
+            &[],
+        ),
+    ]
+}
+
+/// Whether `name` is one of [`modern_only_tools`].
+pub(crate) fn is_modern_only(name: &str) -> bool {
+    matches!(
+        name,
+        "confirm" | "two_rounds" | "region_echo" | "bad_header"
+    )
+}
+
+/// Whether the built-in `name` sends requests to the client, which the
+/// modern era forbids (MRTR replaces them).
+pub(crate) fn asks_client(name: &str) -> bool {
+    matches!(name, "ask_roots" | "ask_sampling" | "ask_elicitation")
+}
+
+/// The `x-mcp-header` annotations of a tool's top-level properties that are
+/// valid (on a string, integer or boolean property): `(header name, property)`.
+pub(crate) fn param_headers(tool: &Value) -> Vec<(String, String)> {
+    let Some(properties) = tool
+        .pointer("/inputSchema/properties")
+        .and_then(Value::as_object)
+    else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .filter_map(|(property, schema)| {
+            let header = schema.get("x-mcp-header")?.as_str()?;
+            let kind = schema.get("type")?.as_str()?;
+            matches!(kind, "string" | "integer" | "boolean")
+                .then(|| (header.to_owned(), property.clone()))
+        })
+        .collect()
+}
+
 /// The `resources/list` result.
 pub(crate) fn resources() -> Value {
     json!({
@@ -283,6 +357,28 @@ mod tests {
         assert_eq!(generated_index("tool_0000", 200), None);
         assert_eq!(generated_index("tool_7", 200), None);
         assert_eq!(generated_index("tool_00x7", 200), None);
+    }
+
+    #[test]
+    fn only_valid_param_headers_are_checked() {
+        let tools = modern_only_tools();
+        let region = tools.iter().find(|t| t["name"] == "region_echo").unwrap();
+        let mut headers = param_headers(region);
+        headers.sort();
+        assert_eq!(
+            headers,
+            [
+                ("Dry-Run", "dry_run"),
+                ("Region", "region"),
+                ("Zone", "zone")
+            ]
+            .map(|(h, p)| (h.to_owned(), p.to_owned()))
+        );
+        let bad = tools.iter().find(|t| t["name"] == "bad_header").unwrap();
+        assert!(param_headers(bad).is_empty());
+        for tool in &tools {
+            assert!(is_modern_only(tool["name"].as_str().unwrap()), "{tool}");
+        }
     }
 
     #[test]

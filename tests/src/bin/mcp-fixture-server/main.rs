@@ -5,9 +5,12 @@
 //! fixed set of tools that exercise every part of a client (progress,
 //! cancellation, crashes, list changes, server-to-client requests), and
 //! fault switches for the misbehaviours clients must survive. `--help`
-//! lists them; `options.rs` documents each.
+//! lists them; `options.rs` documents each. `--era` chooses the protocol
+//! era: the `initialize` handshake, the stateless 2026-07-28 era, or both
+//! (the default), so that a client's era detection meets a real process.
 //!
-//! - [`server`]: the transport-independent protocol logic.
+//! - [`server`]: the transport-independent protocol logic (its `modern`
+//!   module: 2026-07-28 discover, MRTR and subscriptions).
 //! - [`catalog`]: tool, resource and prompt definitions.
 //! - [`eventlog`]: `--event-log`, what happened when, from the server's side.
 //! - [`stdio`], [`http`]: the transports.

@@ -21,6 +21,23 @@ Transport:
   --port N                     port for http and sse; 0 (default) picks a free one.
                                The first stdout line is `listening on URL`.
 
+Era (see ERAS below):
+  --era both|modern|legacy     both (default): initialize and the stateless 2026-07-28 era.
+                               modern: 2026-07-28 only; initialize is -32022.
+                               legacy: the handshake era only; server/discover is -32601.
+  --exit-before-initialize     legacy: exit(1), after a line on stderr, on any request
+                               other than initialize that comes before initialize.
+                               Implies --era legacy.
+  --probe-noise BYTES          legacy: write BYTES of warnings to stderr on each request
+                               that comes before initialize. Implies --era legacy.
+  --discover-delay-ms N        answer server/discover only after N ms.
+  --discover-legacy-only       answer server/discover (also in --era legacy) with a
+                               DiscoverResult whose supportedVersions are handshake ones.
+  --omit-result-type           modern results carry no resultType (complete by default).
+  --bad-result-type            modern tools/call results carry resultType \"mystery\".
+  --end-listen-after-ms N      end each subscriptions/listen after N ms with a complete
+                               result carrying the subscriptionId.
+
 Streamable HTTP:
   --sse-responses              answer POSTed requests with an SSE stream (default JSON).
   --no-get-stream              answer a GET without Last-Event-ID with 405.
@@ -61,7 +78,25 @@ Faults:
 
 Observation:
   --event-log FILE             append `EVENT UNIX_NANOS PID` lines to FILE, one write each:
-                               initialize-start, initialize-end, tools-list.
+                               initialize-start, initialize-end, tools-list; and for the
+                               modern era `EVENT UNIX_NANOS PID JSON` lines: modern-request
+                               {id,method,meta}, mrtr-round {id,tool,round,requestStateMatched},
+                               cancelled {requestId,inFlight}, listen-start {id,accepted},
+                               listen-end {id,how}.
+
+ERAS
+  A modern request is one, other than initialize, whose params._meta carries
+  io.modelcontextprotocol/protocolVersion (over HTTP: or MCP-Protocol-Version:
+  2026-07-28). It must also carry clientCapabilities (-32602 otherwise) and name
+  2026-07-28 (-32022 with data.supported otherwise). Modern results carry
+  resultType and _meta serverInfo; lists carry ttlMs and cacheScope. Modern tools:
+  confirm and two_rounds (MRTR), region_echo (x-mcp-header), bad_header (an
+  invalid x-mcp-header: clients drop it); the ask_* tools are legacy only.
+  Over HTTP a modern POST needs MCP-Protocol-Version, Mcp-Method and Mcp-Name
+  (and Mcp-Param-* for x-mcp-header arguments) matching the body, else 400 with
+  -32020; an unknown method is 404 with -32601; GET and DELETE are 405 in
+  --era modern. In --era legacy a POST with MCP-Protocol-Version: 2026-07-28 and
+  no session is a bare 400 with an empty body.
 ";
 
 /// Which transport the fixture serves.
@@ -73,6 +108,24 @@ pub(crate) enum TransportKind {
     Http,
     /// The 2024-11-05 HTTP+SSE transport: `GET /sse` and `POST /message`.
     LegacySse,
+}
+
+/// Which protocol era(s) the fixture speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Era {
+    /// `initialize` (2024-11-05 .. 2025-11-25) and modern (2026-07-28) requests.
+    Both,
+    /// Only 2026-07-28: `initialize` is answered with -32022.
+    Modern,
+    /// Only the handshake era: `server/discover` is method not found.
+    Legacy,
+}
+
+impl Era {
+    /// Whether modern requests are answered.
+    pub(crate) fn modern(self) -> bool {
+        self != Era::Legacy
+    }
 }
 
 /// Everything the command line sets. Defaults are those of [`Options::default`].
@@ -104,6 +157,14 @@ pub(crate) struct Options {
     pub(crate) hang_initialize_if_exists: Option<PathBuf>,
     pub(crate) fail_tools_list_after: Option<u64>,
     pub(crate) event_log: Option<PathBuf>,
+    pub(crate) era: Era,
+    pub(crate) exit_before_initialize: bool,
+    pub(crate) probe_noise: usize,
+    pub(crate) discover_delay: Duration,
+    pub(crate) discover_legacy_only: bool,
+    pub(crate) omit_result_type: bool,
+    pub(crate) bad_result_type: bool,
+    pub(crate) end_listen_after: Option<Duration>,
 }
 
 impl Default for Options {
@@ -135,6 +196,14 @@ impl Default for Options {
             hang_initialize_if_exists: None,
             fail_tools_list_after: None,
             event_log: None,
+            era: Era::Both,
+            exit_before_initialize: false,
+            probe_noise: 0,
+            discover_delay: Duration::ZERO,
+            discover_legacy_only: false,
+            omit_result_type: false,
+            bad_result_type: false,
+            end_listen_after: None,
         }
     }
 }
@@ -153,6 +222,7 @@ pub(crate) enum Command {
 /// Parses the arguments that follow the program name.
 pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Command> {
     let mut options = Options::default();
+    let mut era_given = false;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -216,11 +286,40 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Co
                 options.fail_tools_list_after = Some(number(&flag, &value()?)?);
             }
             "--event-log" => options.event_log = Some(PathBuf::from(value()?)),
+            "--era" => {
+                era_given = true;
+                options.era = match value()?.as_str() {
+                    "both" => Era::Both,
+                    "modern" => Era::Modern,
+                    "legacy" => Era::Legacy,
+                    other => bail!("unknown era {other:?}: expected both, modern or legacy"),
+                }
+            }
+            "--exit-before-initialize" => options.exit_before_initialize = true,
+            "--probe-noise" => options.probe_noise = number(&flag, &value()?)?,
+            "--discover-delay-ms" => {
+                options.discover_delay = Duration::from_millis(number(&flag, &value()?)?);
+            }
+            "--discover-legacy-only" => options.discover_legacy_only = true,
+            "--omit-result-type" => options.omit_result_type = true,
+            "--bad-result-type" => options.bad_result_type = true,
+            "--end-listen-after-ms" => {
+                options.end_listen_after = Some(Duration::from_millis(number(&flag, &value()?)?));
+            }
             other => bail!("unknown argument {other:?} (see --help)"),
         }
     }
     if options.close_sse_before_response || options.cut_sse_mid_event {
         options.sse_responses = true;
+    }
+    if options.exit_before_initialize || options.probe_noise > 0 {
+        if era_given && options.era != Era::Legacy {
+            bail!("--exit-before-initialize and --probe-noise need --era legacy");
+        }
+        options.era = Era::Legacy;
+    }
+    if options.discover_legacy_only && options.era == Era::Modern {
+        bail!("--discover-legacy-only contradicts --era modern");
     }
     if options.repeat_cursor && options.page_size.is_none() {
         bail!("--repeat-cursor needs --page-size");
@@ -290,6 +389,27 @@ mod tests {
     }
 
     #[test]
+    fn era_switches_parse() {
+        assert_eq!(serve(&[]).era, Era::Both);
+        let options = serve(&[
+            "--era=modern",
+            "--discover-delay-ms",
+            "250",
+            "--omit-result-type",
+            "--end-listen-after-ms",
+            "5",
+        ]);
+        assert_eq!(options.era, Era::Modern);
+        assert_eq!(options.discover_delay, Duration::from_millis(250));
+        assert!(options.omit_result_type);
+        assert_eq!(options.end_listen_after, Some(Duration::from_millis(5)));
+        let legacy = serve(&["--exit-before-initialize", "--probe-noise", "6000"]);
+        assert_eq!(legacy.era, Era::Legacy);
+        assert!(legacy.exit_before_initialize);
+        assert_eq!(legacy.probe_noise, 6000);
+    }
+
+    #[test]
     fn bad_arguments_are_errors() {
         for args in [
             &["--port"][..],
@@ -298,6 +418,10 @@ mod tests {
             &["--frobnicate"],
             &["--page-size", "0"],
             &["--repeat-cursor"],
+            &["--era", "future"],
+            &["--era", "modern", "--exit-before-initialize"],
+            &["--era", "both", "--probe-noise", "10"],
+            &["--era", "modern", "--discover-legacy-only"],
         ] {
             assert!(
                 parse(args.iter().map(|a| (*a).to_owned())).is_err(),

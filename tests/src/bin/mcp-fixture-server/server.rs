@@ -12,6 +12,9 @@
 //! with no task spawned: the benchmark's echo path is a decode, a match and
 //! an encode. The rest run in tokio tasks that `notifications/cancelled`
 //! aborts.
+//!
+//! [`modern`] answers the stateless 2026-07-28 era beside the handshake
+//! (`--era`): a request that carries `_meta` protocolVersion goes there.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -34,7 +37,13 @@ use tokio::task::AbortHandle;
 
 use crate::catalog;
 use crate::eventlog;
-use crate::options::Options;
+use crate::options::{Era, Options};
+
+mod modern;
+
+pub(crate) use modern::{
+    MODERN, check_meta, is_modern, known_method, supported_versions, unsupported_version,
+};
 
 /// The fixture's configuration, shared by every session of the process.
 #[derive(Debug)]
@@ -43,6 +52,9 @@ pub(crate) struct Fixture {
     /// Built-in and generated tools, built once: `tools/list` only appends
     /// the session's runtime-added tools.
     tools: Vec<Value>,
+    /// The modern era's tools: the built-ins that send no requests to the
+    /// client, the MRTR and `x-mcp-header` tools, then the rest as above.
+    modern_tools: Vec<Value>,
     /// The last `big` result, encoded: the benchmark calls `big` with the
     /// same size again and again, and encoding 1 MiB for every call made
     /// the fixture, not the client, the bottleneck of that measurement.
@@ -51,16 +63,32 @@ pub(crate) struct Fixture {
 
 impl Fixture {
     pub(crate) fn new(options: Options) -> Arc<Fixture> {
-        let mut tools = catalog::builtin_tools();
+        let builtin = catalog::builtin_tools();
+        let mut tools = builtin.clone();
+        let mut modern_tools: Vec<Value> = builtin
+            .into_iter()
+            .filter(|t| !catalog::asks_client(t["name"].as_str().unwrap_or("")))
+            .chain(catalog::modern_only_tools())
+            .collect();
+        let mut rest = Vec::new();
         if options.storm_tool {
-            tools.push(catalog::storm_tool());
+            rest.push(catalog::storm_tool());
         }
-        tools.extend((1..=options.extra_tools).map(catalog::generated_tool));
+        rest.extend((1..=options.extra_tools).map(catalog::generated_tool));
+        tools.extend(rest.iter().cloned());
+        modern_tools.extend(rest);
         Arc::new(Fixture {
             options,
             tools,
+            modern_tools,
             big_result: Mutex::new(None),
         })
+    }
+
+    /// The definition of a modern-era tool (built-in or generated), for
+    /// HTTP's `Mcp-Param-*` checks.
+    pub(crate) fn modern_tool(&self, name: &str) -> Option<&Value> {
+        self.modern_tools.iter().find(|t| t["name"] == name)
     }
 }
 
@@ -102,6 +130,8 @@ pub(crate) struct Server {
     requests_seen: AtomicU64,
     /// `tools/list` requests answered so far, for `--fail-tools-list-after`.
     tools_list_calls: AtomicU64,
+    /// Open `subscriptions/listen` streams (2026-07-28), by the listen's id.
+    subscriptions: Mutex<HashMap<RequestId, mcp_proto::types::SubscriptionFilter>>,
 }
 
 #[derive(Debug, Default)]
@@ -141,6 +171,7 @@ impl Server {
             next_client_request: AtomicU64::new(1),
             requests_seen: AtomicU64::new(0),
             tools_list_calls: AtomicU64::new(0),
+            subscriptions: Mutex::new(HashMap::new()),
         })
     }
 
@@ -195,6 +226,20 @@ impl Server {
     /// The protocol version the initialize result named, once answered.
     pub(crate) fn negotiated_version(&self) -> Option<String> {
         lock(&self.state).version.clone()
+    }
+
+    /// Stops one request without answering it (its HTTP stream closed:
+    /// 2026-07-28's cancellation), logging `cancelled`.
+    pub(crate) fn cancel(&self, id: &RequestId) {
+        let task = lock(&self.in_flight).remove(id);
+        eventlog::record_with(
+            self.fixture.options.event_log.as_deref(),
+            "cancelled",
+            &json!({"requestId": id, "inFlight": task.is_some()}),
+        );
+        if let Some(task) = task {
+            task.abort();
+        }
     }
 
     /// Stops every request being handled, without answering: the session ended.
@@ -288,10 +333,8 @@ impl Server {
             eprintln!("fixture: ignoring malformed notifications/cancelled");
             return;
         };
-        if let Some(id) = params.request_id
-            && let Some(task) = lock(&self.in_flight).remove(&id)
-        {
-            task.abort();
+        if let Some(id) = params.request_id {
+            self.cancel(&id);
         }
     }
 
@@ -313,22 +356,45 @@ impl Server {
             },
             None => Value::Null,
         };
+        let options = &self.fixture.options;
+        let era = options.era;
+        if method == methods::INITIALIZE {
+            if era == Era::Modern {
+                let requested = params.get("protocolVersion").and_then(Value::as_str);
+                return Reply::Now(Err(unsupported_version(&[MODERN], requested)));
+            }
+            return self.initialize(params);
+        }
+        if era == Era::Modern || (era.modern() && is_modern(&method, &params)) {
+            return self.dispatch_modern(id, &method, params);
+        }
+        let ready = lock(&self.state).phase == Phase::Ready;
+        if era == Era::Legacy && !ready {
+            self.before_initialize(&method);
+        }
+        if method == methods::SERVER_DISCOVER && options.discover_legacy_only {
+            // A legacy server that answers the probe with only handshake
+            // versions: the client must still choose initialize.
+            return self.dispatch_modern(id, &method, params);
+        }
         if method == methods::PING {
             return Reply::Now(Ok(json!({})));
         }
-        if method == methods::INITIALIZE {
-            return self.initialize(params);
-        }
-        if lock(&self.state).phase != Phase::Ready {
+        if !ready {
+            if era == Era::Legacy
+                && (method == methods::SERVER_DISCOVER || is_modern(&method, &params))
+            {
+                return Reply::Now(Err(ErrorObject::method_not_found(&method)));
+            }
             return Reply::Now(Err(ErrorObject::new(
                 error_codes::INVALID_REQUEST,
                 format!("{method} before initialize: the server is not initialized"),
             )));
         }
-        let tools_offered = !self.fixture.options.no_tools_capability;
+        let tools_offered = !options.no_tools_capability;
         Reply::Now(match method.as_str() {
-            methods::TOOLS_LIST if tools_offered => self.list_tools(&params),
-            methods::TOOLS_CALL if tools_offered => return self.call_tool(id, params),
+            methods::TOOLS_LIST if tools_offered => self.list_tools(&params, false),
+            methods::TOOLS_CALL if tools_offered => return self.call_tool(id, params, false),
             methods::RESOURCES_LIST => Ok(catalog::resources()),
             methods::RESOURCES_TEMPLATES_LIST => Ok(json!({"resourceTemplates": []})),
             methods::RESOURCES_READ => read_resource(&params),
@@ -337,6 +403,26 @@ impl Server {
             methods::LOGGING_SET_LEVEL => self.set_level(id, &params),
             _ => Err(ErrorObject::method_not_found(&method)),
         })
+    }
+
+    /// `--era legacy`, a request before initialize: `--probe-noise` writes
+    /// its warnings, `--exit-before-initialize` ends the process.
+    fn before_initialize(&self, method: &str) {
+        let options = &self.fixture.options;
+        if options.probe_noise > 0 {
+            let line = format!(
+                "WARNING fixture: received {method} before initialize; validation failed, ignoring ...\n"
+            );
+            let mut noise = line.repeat(options.probe_noise / line.len() + 1);
+            noise.truncate(options.probe_noise);
+            let mut stderr = std::io::stderr().lock();
+            let _ = std::io::Write::write_all(&mut stderr, noise.as_bytes());
+            let _ = std::io::Write::flush(&mut stderr);
+        }
+        if options.exit_before_initialize {
+            eprintln!("fixture: {method} before initialize; exiting (--exit-before-initialize)");
+            std::process::exit(1);
+        }
     }
 
     /// MCP "Lifecycle" §Initialization and §Version Negotiation: echo a
@@ -421,7 +507,7 @@ impl Server {
 
     /// `tools/list`, paginated with `--page-size` (MCP "Utilities/Pagination":
     /// cursors are opaque; an invalid one is `-32602`).
-    fn list_tools(&self, params: &Value) -> Result<Value, ErrorObject> {
+    fn list_tools(&self, params: &Value, modern: bool) -> Result<Value, ErrorObject> {
         let options = &self.fixture.options;
         eventlog::record(options.event_log.as_deref(), "tools-list");
         let calls = self.tools_list_calls.fetch_add(1, Ordering::Relaxed) + 1;
@@ -436,7 +522,12 @@ impl Server {
             .iter()
             .map(|name| catalog::added_tool(name))
             .collect();
-        let total = self.fixture.tools.len() + added.len();
+        let base = if modern {
+            &self.fixture.modern_tools
+        } else {
+            &self.fixture.tools
+        };
+        let total = base.len() + added.len();
         let start = match params.get("cursor") {
             None | Some(Value::Null) => 0,
             Some(cursor) => cursor
@@ -449,9 +540,7 @@ impl Server {
         let end = options
             .page_size
             .map_or(total, |size| (start + size).min(total));
-        let tools: Vec<&Value> = self
-            .fixture
-            .tools
+        let tools: Vec<&Value> = base
             .iter()
             .chain(&added)
             .skip(start)
@@ -478,7 +567,9 @@ impl Server {
         Ok(result)
     }
 
-    fn call_tool(self: &Arc<Self>, id: RequestId, params: Value) -> Reply {
+    /// `tools/call` of a tool both eras share; `modern` sends list changes
+    /// to subscriptions only.
+    fn call_tool(self: &Arc<Self>, id: RequestId, params: Value, modern: bool) -> Reply {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Reply::Now(Err(ErrorObject::invalid_params("tools/call needs a name")));
         };
@@ -554,13 +645,13 @@ impl Server {
                 "content": [{"type": "image", "data": catalog::TINY_PNG_BASE64, "mimeType": "image/png"}]
             }),
             "fail" => tool_error("fail: this tool always fails"),
-            "add_tool" => self.add_tool(route, &args),
+            "add_tool" => self.add_tool(route, &args, modern),
             catalog::STORM_TOOL if self.fixture.options.storm_tool => {
                 let (count, ms) = match (uint("count", 0), uint("ms", 0)) {
                     (Ok(count), Ok(ms)) => (count, ms),
                     (Err(e), _) | (_, Err(e)) => return Reply::Now(Ok(tool_error(&e))),
                 };
-                self.storm(count, ms);
+                self.storm(count, ms, modern);
                 text_result(&format!("storm of {count} list changes started"))
             }
             "ask_roots" => return self.ask_client(route, methods::ROOTS_LIST, None),
@@ -614,7 +705,7 @@ impl Server {
         Reply::Now(Ok(result))
     }
 
-    fn add_tool(&self, route: Route, args: &Value) -> Value {
+    fn add_tool(&self, route: Route, args: &Value, modern: bool) -> Value {
         let Some(name) = args
             .get("name")
             .and_then(Value::as_str)
@@ -625,6 +716,7 @@ impl Server {
         {
             let mut state = lock(&self.state);
             let exists = catalog::is_builtin(name)
+                || catalog::is_modern_only(name)
                 || catalog::generated_index(name, self.fixture.options.extra_tools).is_some()
                 || state.added_tools.iter().any(|t| t == name);
             if exists {
@@ -634,7 +726,7 @@ impl Server {
         }
         // Sent before the response, so that a client sees the notification
         // by the time the call returns on transports that keep order.
-        self.notify(route, methods::NOTIFICATION_TOOLS_LIST_CHANGED, json!({}));
+        self.tools_changed((!modern).then_some(route));
         text_result(&format!("added tool {name}"))
     }
 
@@ -642,7 +734,7 @@ impl Server {
     /// `notifications/tools/list_changed`, on a schedule of `ms` apart kept
     /// against the start (no drift), in a task of its own: the call has
     /// already been answered, so the notifications are standalone.
-    fn storm(self: &Arc<Self>, count: u64, ms: u64) {
+    fn storm(self: &Arc<Self>, count: u64, ms: u64, modern: bool) {
         let this = Arc::clone(self);
         tokio::spawn(async move {
             let start = tokio::time::Instant::now();
@@ -655,12 +747,20 @@ impl Server {
                         state.added_tools.push(name);
                     }
                 }
-                this.notify(
-                    Route::Standalone,
-                    methods::NOTIFICATION_TOOLS_LIST_CHANGED,
-                    json!({}),
-                );
+                this.tools_changed((!modern).then_some(Route::Standalone));
             }
+        });
+    }
+
+    /// The tool list changed: `notifications/tools/list_changed` on `legacy`
+    /// (the handshake era's route) if given, and on every subscription that
+    /// asked for it.
+    fn tools_changed(&self, legacy: Option<Route>) {
+        if let Some(route) = legacy {
+            self.notify(route, methods::NOTIFICATION_TOOLS_LIST_CHANGED, json!({}));
+        }
+        self.broadcast(methods::NOTIFICATION_TOOLS_LIST_CHANGED, |f| {
+            f.tools_list_changed == Some(true)
         });
     }
 

@@ -3,8 +3,10 @@
 //!
 //! - [`streamable`]: Streamable HTTP (2025-03-26 .. 2025-11-25), one `/mcp` endpoint.
 //! - [`legacy`]: HTTP+SSE (2024-11-05), `GET /sse` and `POST /message`.
+//! - [`modern`]: the 2026-07-28 POSTs on the Streamable HTTP endpoint.
 
 pub(crate) mod legacy;
+pub(crate) mod modern;
 pub(crate) mod streamable;
 
 use std::convert::Infallible;
@@ -130,6 +132,19 @@ pub(crate) fn rpc_error(
     full(status, Some("application/json"), body)
 }
 
+/// Like [`rpc_error`], answering the request `id`.
+pub(crate) fn rpc_error_for(
+    status: StatusCode,
+    id: Option<mcp_proto::RequestId>,
+    error: ErrorObject,
+) -> Response<Body> {
+    full(
+        status,
+        Some("application/json"),
+        Message::error(id, error).to_bytes(),
+    )
+}
+
 /// Why a request is refused: an HTTP status, and the JSON-RPC error its
 /// body carries (see [`rpc_error`]).
 #[derive(Debug)]
@@ -156,7 +171,26 @@ impl Refusal {
 /// An SSE response whose events come from `events`; the stream ends when
 /// every sender is dropped.
 pub(crate) fn sse(events: mpsc::UnboundedReceiver<Bytes>) -> Response<Body> {
-    let mut response = Response::new(ChannelBody(events).boxed());
+    sse_body(ChannelBody {
+        events,
+        on_close: None,
+    })
+}
+
+/// Like [`sse`], and runs `on_close` once hyper drops the body: the stream
+/// ended, or the client closed it (2026-07-28: that is the cancel).
+pub(crate) fn sse_until_closed(
+    events: mpsc::UnboundedReceiver<Bytes>,
+    on_close: impl FnOnce() + Send + Sync + 'static,
+) -> Response<Body> {
+    sse_body(ChannelBody {
+        events,
+        on_close: Some(Box::new(on_close)),
+    })
+}
+
+fn sse_body(body: ChannelBody) -> Response<Body> {
+    let mut response = Response::new(body.boxed());
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
@@ -267,7 +301,18 @@ pub(crate) fn origin_allowed(headers: &HeaderMap) -> bool {
 }
 
 /// A response body fed by a channel: each message is one data frame.
-struct ChannelBody(mpsc::UnboundedReceiver<Bytes>);
+struct ChannelBody {
+    events: mpsc::UnboundedReceiver<Bytes>,
+    on_close: Option<Box<dyn FnOnce() + Send + Sync>>,
+}
+
+impl Drop for ChannelBody {
+    fn drop(&mut self) {
+        if let Some(on_close) = self.on_close.take() {
+            on_close();
+        }
+    }
+}
 
 impl hyper::body::Body for ChannelBody {
     type Data = Bytes;
@@ -278,7 +323,7 @@ impl hyper::body::Body for ChannelBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<BodyFrame<Bytes>, Infallible>>> {
         self.get_mut()
-            .0
+            .events
             .poll_recv(cx)
             .map(|chunk| chunk.map(|bytes| Ok(BodyFrame::data(bytes))))
     }

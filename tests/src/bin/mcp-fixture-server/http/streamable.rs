@@ -17,6 +17,11 @@
 //! - DELETE ends the session.
 //!
 //! Event ids are `STREAM-SEQ`: per stream, and unique across the session.
+//!
+//! 2026-07-28 POSTs (`--era`) go to [`super::modern`]. In `--era modern`
+//! GET and DELETE are 405; in `--era legacy` a POST that names
+//! `MCP-Protocol-Version: 2026-07-28` without a session is a bare 400 with
+//! an empty body, as legacy servers and gateways answer it.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -32,11 +37,13 @@ use mcp_proto::jsonrpc::error_codes;
 use mcp_proto::{Frame, Message, ProtocolVersion, RequestId, methods};
 use tokio::sync::{mpsc, oneshot};
 
+use super::modern::ModernHttp;
 use super::{
     Body, Handler, Refusal, accepts, exit_after, full, message_data, origin_allowed, read_frame,
     rpc_error, sse, sse_event,
 };
-use crate::server::{Fixture, Outbound, Route, Server, lock};
+use crate::options::Era;
+use crate::server::{Fixture, MODERN, Outbound, Route, Server, lock};
 
 /// The MCP endpoint's path.
 const ENDPOINT: &str = "/mcp";
@@ -48,6 +55,7 @@ const LAST_EVENT_ID: &str = "last-event-id";
 pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
     let port = fixture.options.port;
     let handler = Arc::new(Streamable {
+        modern: ModernHttp::new(Arc::clone(&fixture)),
         fixture,
         sessions: Mutex::new(HashMap::new()),
         ids: RandomState::new(),
@@ -58,6 +66,8 @@ pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
 
 struct Streamable {
     fixture: Arc<Fixture>,
+    /// The 2026-07-28 POSTs.
+    modern: ModernHttp,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     /// Keys the session id hash: ids are unguessable across runs.
     ids: RandomState,
@@ -112,6 +122,13 @@ impl Handler for Streamable {
             if !origin_allowed(request.headers()) {
                 return full(StatusCode::FORBIDDEN, None, "forbidden origin");
             }
+            if self.fixture.options.era == Era::Modern && request.method() != Method::POST {
+                let mut response = full(StatusCode::METHOD_NOT_ALLOWED, None, "");
+                response
+                    .headers_mut()
+                    .insert(header::ALLOW, HeaderValue::from_static("POST"));
+                return response;
+            }
             match *request.method() {
                 Method::POST => self.post(request).await,
                 Method::GET => self.get(request.headers()),
@@ -139,11 +156,15 @@ impl Streamable {
                 "Accept must list application/json and text/event-stream",
             );
         }
-        if let Err(refusal) = check_version_header(headers, None) {
-            return refusal.into_response();
-        }
         let session_id = header_str(headers, SESSION_HEADER).map(str::to_owned);
         let version = header_str(headers, VERSION_HEADER).map(str::to_owned);
+        if self.fixture.options.era == Era::Legacy
+            && session_id.is_none()
+            && version.as_deref() == Some(MODERN)
+        {
+            return full(StatusCode::BAD_REQUEST, None, "");
+        }
+        let headers = headers.clone();
         let message = match read_frame(request).await {
             Ok(Frame::Single(message)) => message,
             Ok(Frame::Batch(_)) => {
@@ -155,6 +176,12 @@ impl Streamable {
             }
             Err(refusal) => return refusal.into_response(),
         };
+        if self.modern.claims(&headers, &message) {
+            return self.modern.post(&headers, message).await;
+        }
+        if let Err(refusal) = check_version_header(&headers, None) {
+            return refusal.into_response();
+        }
         let is_initialize = message.method() == Some(methods::INITIALIZE);
         let (session_id, session) = if is_initialize {
             if session_id.is_some() {

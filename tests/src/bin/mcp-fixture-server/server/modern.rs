@@ -1,0 +1,671 @@
+//! The stateless 2026-07-28 era: per-request `_meta`, `server/discover`,
+//! `resultType`, MRTR tools (`confirm`, `two_rounds`) and
+//! `subscriptions/listen` (MCP 2026-07-28 "Basic", "Patterns/MRTR",
+//! "Patterns/Subscriptions", "Server/Discover").
+//!
+//! A modern request never depends on session state: everything a retry
+//! needs is in its params (`inputResponses`, `requestState`). The only
+//! state is the catalog's runtime-added tools and the open subscriptions.
+
+use std::sync::Arc;
+
+use mcp_proto::jsonrpc::{error_codes, to_raw};
+use mcp_proto::types::{
+    CacheScope, DiscoverResult, Implementation, ListChangedCapability, ResourcesCapability,
+    ServerCapabilities, SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
+    SubscriptionsListenRequestParams, meta,
+};
+use mcp_proto::{ErrorObject, ProtocolVersion, RequestId, methods};
+use serde_json::{Map, Value, json};
+
+use super::{Reply, Route, Server, lock, text_result};
+use crate::catalog;
+use crate::eventlog;
+use crate::options::Era;
+
+/// The only modern version.
+pub(crate) const MODERN: &str = ProtocolVersion::V2026_07_28.as_str();
+
+/// `confirm`'s requestState: opaque to the client, and full of characters a
+/// careless client would re-encode (quotes, backslashes, slashes, unicode).
+pub(crate) const CONFIRM_STATE: &str =
+    "confirm/v1 \"round\":1 \\ back/slash ünïcødé ✓ {\"nested\": [1, 2]} \u{1F680}";
+
+/// `two_rounds`' first requestState.
+const TWO_ROUNDS_STATE_1: &str = "two_rounds/1 «first» \"name\"?/\\";
+
+/// How long modern list and discover results may be cached.
+const TTL_MS: u64 = 60_000;
+
+/// What a modern request's `_meta` says.
+#[derive(Debug)]
+pub(crate) struct RequestMeta {
+    /// The whole `_meta` object, for the event log.
+    pub(crate) raw: Value,
+    /// `io.modelcontextprotocol/clientCapabilities`.
+    pub(crate) capabilities: Value,
+}
+
+/// Whether a request (other than `initialize`) is modern-shaped: it is
+/// `server/discover` or carries a protocol version in `_meta`.
+pub(crate) fn is_modern(method: &str, params: &Value) -> bool {
+    method == methods::SERVER_DISCOVER
+        || params
+            .get("_meta")
+            .and_then(|m| m.get(meta::PROTOCOL_VERSION))
+            .is_some()
+}
+
+/// The versions `server/discover` and -32022 list.
+pub(crate) fn supported_versions(era: Era, legacy_only: bool) -> Vec<&'static str> {
+    let handshake = ProtocolVersion::HANDSHAKE.map(ProtocolVersion::as_str);
+    match (era, legacy_only) {
+        (_, true) => handshake.to_vec(),
+        (Era::Modern, _) => vec![MODERN],
+        _ => std::iter::once(MODERN).chain(handshake).collect(),
+    }
+}
+
+/// -32022 UnsupportedProtocolVersion, with `data.supported` (and
+/// `data.requested` when known).
+pub(crate) fn unsupported_version(supported: &[&str], requested: Option<&str>) -> ErrorObject {
+    let mut error = ErrorObject::new(
+        error_codes::UNSUPPORTED_PROTOCOL_VERSION,
+        "Unsupported protocol version",
+    );
+    let mut data = json!({"supported": supported});
+    if let Some(requested) = requested {
+        data["requested"] = json!(requested);
+    }
+    error.data = to_raw(&data).ok();
+    error
+}
+
+/// Checks the `_meta` every modern request carries: a missing version or
+/// capabilities object is -32602, a version other than 2026-07-28 is -32022.
+pub(crate) fn check_meta(params: &Value, supported: &[&str]) -> Result<RequestMeta, ErrorObject> {
+    let Some(raw) = params.get("_meta").filter(|m| m.is_object()) else {
+        return Err(ErrorObject::invalid_params(
+            "a 2026-07-28 request needs params._meta",
+        ));
+    };
+    let Some(version) = raw.get(meta::PROTOCOL_VERSION).and_then(Value::as_str) else {
+        return Err(ErrorObject::invalid_params(format!(
+            "_meta lacks {}",
+            meta::PROTOCOL_VERSION
+        )));
+    };
+    if version != MODERN {
+        return Err(unsupported_version(supported, Some(version)));
+    }
+    let Some(capabilities) = raw.get(meta::CLIENT_CAPABILITIES).filter(|c| c.is_object()) else {
+        return Err(ErrorObject::invalid_params(format!(
+            "_meta lacks {}",
+            meta::CLIENT_CAPABILITIES
+        )));
+    };
+    Ok(RequestMeta {
+        raw: raw.clone(),
+        capabilities: capabilities.clone(),
+    })
+}
+
+/// Whether the modern era knows `method` (HTTP answers the rest with 404).
+pub(crate) fn known_method(method: &str, tools_offered: bool) -> bool {
+    match method {
+        methods::TOOLS_LIST | methods::TOOLS_CALL => tools_offered,
+        methods::SERVER_DISCOVER
+        | methods::RESOURCES_LIST
+        | methods::RESOURCES_TEMPLATES_LIST
+        | methods::RESOURCES_READ
+        | methods::PROMPTS_LIST
+        | methods::PROMPTS_GET
+        | methods::SUBSCRIPTIONS_LISTEN => true,
+        _ => false,
+    }
+}
+
+fn server_info() -> Value {
+    serde_json::to_value(Implementation {
+        title: Some("MCP fixture server".to_owned()),
+        ..Implementation::new("mcp-fixture-server", env!("CARGO_PKG_VERSION"))
+    })
+    .unwrap_or(Value::Null)
+}
+
+/// Adds `ttlMs` and `cacheScope` to a list or read result.
+fn cacheable(mut value: Value) -> Value {
+    value["ttlMs"] = json!(TTL_MS);
+    value["cacheScope"] = json!("public");
+    value
+}
+
+/// An MRTR result asking for `requests` (key to `{method, params}`).
+fn input_required(requests: Value, state: &str) -> Value {
+    json!({"resultType": "input_required", "inputRequests": requests, "requestState": state})
+}
+
+fn elicit(message: &str, field: &str) -> Value {
+    json!({
+        "method": methods::ELICITATION_CREATE,
+        "params": {
+            "mode": "form",
+            "message": message,
+            "requestedSchema": {
+                "type": "object",
+                "properties": {field: {"type": "string", "title": field}},
+                "required": [field]
+            }
+        }
+    })
+}
+
+/// FNV-1a, to notice a tampered `two_rounds` state (not security: the
+/// fixture only has to reject a changed state).
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn two_rounds_state_2(second: &str, name: &str) -> String {
+    let body = format!(
+        "two_rounds/2 {second} {}",
+        serde_json::to_string(name).unwrap_or_default()
+    );
+    format!("{body} #{:016x}", fnv(&body))
+}
+
+/// `(second, name)` from a `two_rounds` second-round state, if untampered.
+fn parse_state_2(state: &str) -> Option<(String, String)> {
+    let (body, hash) = state.rsplit_once(" #")?;
+    if format!("{:016x}", fnv(body)) != hash {
+        return None;
+    }
+    let rest = body.strip_prefix("two_rounds/2 ")?;
+    let (second, name) = rest.split_once(' ')?;
+    Some((second.to_owned(), serde_json::from_str(name).ok()?))
+}
+
+/// -32021: the request needs client capabilities it did not declare.
+fn missing_capabilities(meta: &RequestMeta, needed: &[&str]) -> Result<(), ErrorObject> {
+    let missing: Map<String, Value> = needed
+        .iter()
+        .filter(|c| meta.capabilities.get(**c).is_none())
+        .map(|c| ((*c).to_owned(), json!({})))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut error = ErrorObject::new(
+        error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!(
+            "this tool needs the client capabilities {:?}",
+            missing.keys().collect::<Vec<_>>()
+        ),
+    );
+    error.data = to_raw(&json!({"requiredCapabilities": missing})).ok();
+    Err(error)
+}
+
+/// The accepted content of an ElicitResult's string `field`, or why not.
+fn elicited(answer: Option<&Value>, field: &str) -> Result<Result<String, String>, ErrorObject> {
+    let Some(answer) = answer else {
+        return Err(ErrorObject::invalid_params(
+            "the retry lacks the inputResponses this tool asked for",
+        ));
+    };
+    let action = answer.get("action").and_then(Value::as_str).unwrap_or("");
+    if action != "accept" {
+        return Ok(Err(action.to_owned()));
+    }
+    answer
+        .pointer(&format!("/content/{field}"))
+        .and_then(Value::as_str)
+        .map(|text| Ok(text.to_owned()))
+        .ok_or_else(|| {
+            ErrorObject::invalid_params(format!("an accepted ElicitResult needs content.{field}"))
+        })
+}
+
+impl Server {
+    /// Answers a modern request: checks `_meta`, logs it, dispatches, and
+    /// stamps the result (`resultType`, `_meta` serverInfo).
+    pub(super) fn dispatch_modern(
+        self: &Arc<Self>,
+        id: RequestId,
+        method: &str,
+        params: Value,
+    ) -> Reply {
+        let options = &self.fixture.options;
+        let supported = supported_versions(options.era, options.discover_legacy_only);
+        let meta = match check_meta(&params, &supported) {
+            Ok(meta) => meta,
+            Err(error) => return Reply::Now(Err(error)),
+        };
+        eventlog::record_with(
+            options.event_log.as_deref(),
+            "modern-request",
+            &json!({"id": id, "method": method, "meta": meta.raw}),
+        );
+        let tools_offered = !options.no_tools_capability;
+        let reply = match method {
+            methods::SERVER_DISCOVER => {
+                let result = self.discover(&supported);
+                let delay = options.discover_delay;
+                if delay.is_zero() {
+                    Reply::Now(result)
+                } else {
+                    Reply::Later(Box::pin(async move {
+                        tokio::time::sleep(delay).await;
+                        result
+                    }))
+                }
+            }
+            methods::TOOLS_LIST if tools_offered => {
+                Reply::Now(self.list_tools(&params, true).map(cacheable))
+            }
+            methods::TOOLS_CALL if tools_offered => self.call_tool_modern(id, params, &meta),
+            methods::RESOURCES_LIST => Reply::Now(Ok(cacheable(catalog::resources()))),
+            methods::RESOURCES_TEMPLATES_LIST => {
+                Reply::Now(Ok(cacheable(json!({"resourceTemplates": []}))))
+            }
+            // 2026-07-28: an unknown resource is -32602, not -32002.
+            methods::RESOURCES_READ => Reply::Now(
+                super::read_resource(&params)
+                    .map(cacheable)
+                    .map_err(|mut e| {
+                        e.code = error_codes::INVALID_PARAMS;
+                        e
+                    }),
+            ),
+            methods::PROMPTS_LIST => Reply::Now(Ok(cacheable(catalog::prompts()))),
+            methods::PROMPTS_GET => Reply::Now(super::get_prompt(&params)),
+            methods::SUBSCRIPTIONS_LISTEN => self.listen(id, params),
+            _ => Reply::Now(Err(ErrorObject::method_not_found(method))),
+        };
+        let stamp = {
+            let this = Arc::clone(self);
+            let tools_call = method == methods::TOOLS_CALL;
+            move |result: Result<Value, ErrorObject>| result.map(|v| this.stamp(v, tools_call))
+        };
+        match reply {
+            Reply::Now(result) => Reply::Now(stamp(result)),
+            Reply::Later(future) => Reply::Later(Box::pin(async move { stamp(future.await) })),
+            Reply::Encoded(raw) => {
+                Reply::Now(stamp(raw.decode().map_err(|e| {
+                    ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string())
+                })))
+            }
+        }
+    }
+
+    /// `resultType` ("complete" unless `--omit-result-type`; "mystery" for
+    /// tools/call with `--bad-result-type`; an input_required one stays) and
+    /// `_meta` serverInfo.
+    fn stamp(&self, mut value: Value, tools_call: bool) -> Value {
+        let options = &self.fixture.options;
+        let Some(object) = value.as_object_mut() else {
+            return value;
+        };
+        if !object.contains_key("resultType") {
+            if tools_call && options.bad_result_type {
+                object.insert("resultType".to_owned(), json!("mystery"));
+            } else if !options.omit_result_type {
+                object.insert("resultType".to_owned(), json!("complete"));
+            }
+        }
+        let meta = object.entry("_meta").or_insert_with(|| json!({}));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert(meta::SERVER_INFO.to_owned(), server_info());
+        }
+        value
+    }
+
+    fn discover(&self, supported: &[&str]) -> Result<Value, ErrorObject> {
+        let options = &self.fixture.options;
+        let result = DiscoverResult {
+            supported_versions: supported.iter().map(|v| (*v).to_owned()).collect(),
+            capabilities: ServerCapabilities {
+                tools: (!options.no_tools_capability).then(|| ListChangedCapability {
+                    list_changed: Some(true),
+                    ..ListChangedCapability::default()
+                }),
+                resources: Some(ResourcesCapability {
+                    subscribe: Some(true),
+                    list_changed: Some(true),
+                    ..ResourcesCapability::default()
+                }),
+                prompts: Some(ListChangedCapability {
+                    list_changed: Some(true),
+                    ..ListChangedCapability::default()
+                }),
+                ..ServerCapabilities::default()
+            },
+            instructions: Some(options.instructions.clone().unwrap_or_else(|| {
+                "A test double: see mcp-fixture-server --help for its tools.".to_owned()
+            })),
+            ttl_ms: Some(TTL_MS.into()),
+            cache_scope: Some(CacheScope::Public),
+            ..DiscoverResult::default()
+        };
+        serde_json::to_value(result)
+            .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))
+    }
+
+    fn call_tool_modern(
+        self: &Arc<Self>,
+        id: RequestId,
+        params: Value,
+        meta: &RequestMeta,
+    ) -> Reply {
+        let name = params.get("name").and_then(Value::as_str).unwrap_or("");
+        let args = params.get("arguments").cloned().unwrap_or(json!({}));
+        let route = Route::Related(id.clone());
+        let result = match name {
+            "confirm" => self.confirm(&id, &params, meta),
+            "two_rounds" => self.two_rounds(&id, &params, meta),
+            "region_echo" => Ok(region_echo(&args)),
+            "bad_header" => Ok(text_result(
+                "bad_header was called: a client should drop it",
+            )),
+            "add_tool" => Ok(self.add_tool(route, &args, true)),
+            catalog::STORM_TOOL => return self.call_tool(id, params, true),
+            other if catalog::asks_client(other) => Err(ErrorObject::invalid_params(format!(
+                "unknown tool: {other} (the 2026-07-28 era sends no requests to clients)"
+            ))),
+            _ => return self.call_tool(id, params, true),
+        };
+        Reply::Now(result)
+    }
+
+    fn log_round(&self, id: &RequestId, tool: &str, round: u32, matched: Option<bool>) {
+        eventlog::record_with(
+            self.fixture.options.event_log.as_deref(),
+            "mrtr-round",
+            &json!({"id": id, "tool": tool, "round": round, "requestStateMatched": matched}),
+        );
+    }
+
+    /// `confirm`: one elicitation round, then a result built from the answer.
+    fn confirm(
+        &self,
+        id: &RequestId,
+        params: &Value,
+        meta: &RequestMeta,
+    ) -> Result<Value, ErrorObject> {
+        missing_capabilities(meta, &["elicitation"])?;
+        let state = params.get("requestState");
+        let responses = params.get("inputResponses");
+        if state.is_none() && responses.is_none() {
+            self.log_round(id, "confirm", 1, None);
+            let message = params
+                .pointer("/arguments/message")
+                .and_then(Value::as_str)
+                .unwrap_or("Please confirm with an answer.");
+            return Ok(input_required(
+                json!({"answer": elicit(message, "answer")}),
+                CONFIRM_STATE,
+            ));
+        }
+        let matched = state.and_then(Value::as_str) == Some(CONFIRM_STATE);
+        self.log_round(id, "confirm", 2, Some(matched));
+        if !matched {
+            return Err(ErrorObject::invalid_params(
+                "requestState is missing or was changed: echo it byte for byte",
+            ));
+        }
+        Ok(
+            match elicited(responses.and_then(|r| r.get("answer")), "answer")? {
+                Ok(answer) => json!({
+                    "content": [{"type": "text", "text": format!("confirmed: {answer}")}],
+                    "structuredContent": {"answer": answer}
+                }),
+                Err(action) => text_result(&format!("not confirmed: the user chose {action}")),
+            },
+        )
+    }
+
+    /// `two_rounds`: an elicitation, then sampling (or roots), then a result.
+    fn two_rounds(
+        &self,
+        id: &RequestId,
+        params: &Value,
+        meta: &RequestMeta,
+    ) -> Result<Value, ErrorObject> {
+        let second = match params.pointer("/arguments/second").and_then(Value::as_str) {
+            None | Some("sampling") => "sampling",
+            Some("roots") => "roots",
+            Some(other) => {
+                return Err(ErrorObject::invalid_params(format!(
+                    "`second` must be sampling or roots, not {other:?}"
+                )));
+            }
+        };
+        missing_capabilities(meta, &["elicitation", second])?;
+        let responses = params.get("inputResponses");
+        let Some(state) = params.get("requestState") else {
+            self.log_round(id, "two_rounds", 1, None);
+            return Ok(input_required(
+                json!({"first": elicit("What is your name?", "name")}),
+                TWO_ROUNDS_STATE_1,
+            ));
+        };
+        let state = state.as_str().unwrap_or("");
+        if state == TWO_ROUNDS_STATE_1 {
+            self.log_round(id, "two_rounds", 2, Some(true));
+            let name = match elicited(responses.and_then(|r| r.get("first")), "name")? {
+                Ok(name) => name,
+                Err(action) => {
+                    return Ok(text_result(&format!("stopped: the user chose {action}")));
+                }
+            };
+            let request = if second == "roots" {
+                json!({"method": methods::ROOTS_LIST, "params": {}})
+            } else {
+                json!({
+                    "method": methods::SAMPLING_CREATE_MESSAGE,
+                    "params": {
+                        "messages": [{"role": "user", "content": {"type": "text",
+                            "text": format!("Write a one-line greeting for {name}.")}}],
+                        "maxTokens": 64
+                    }
+                })
+            };
+            return Ok(input_required(
+                json!({"second": request}),
+                &two_rounds_state_2(second, &name),
+            ));
+        }
+        let parsed = parse_state_2(state).filter(|(s, _)| s == second);
+        self.log_round(id, "two_rounds", 3, Some(parsed.is_some()));
+        let Some((_, name)) = parsed else {
+            return Err(ErrorObject::invalid_params(
+                "requestState is unknown or was changed: echo it byte for byte",
+            ));
+        };
+        let Some(answer) = responses.and_then(|r| r.get("second")) else {
+            return Err(ErrorObject::invalid_params(
+                "the retry lacks inputResponses.second",
+            ));
+        };
+        let summary = if second == "roots" {
+            let roots = answer.get("roots").and_then(Value::as_array);
+            format!("{} roots", roots.map_or(0, Vec::len))
+        } else {
+            let text = answer
+                .pointer("/content/text")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            format!("the model said {text:?}")
+        };
+        Ok(text_result(&format!("name: {name}; {second}: {summary}")))
+    }
+
+    /// `subscriptions/listen`: acknowledges the filter it honours, then
+    /// stays open (until cancelled, or `--end-listen-after-ms`).
+    fn listen(self: &Arc<Self>, id: RequestId, params: Value) -> Reply {
+        let params: SubscriptionsListenRequestParams = match serde_json::from_value(params) {
+            Ok(params) => params,
+            Err(e) => {
+                return Reply::Now(Err(ErrorObject::invalid_params(format!(
+                    "invalid subscriptions/listen params: {e}"
+                ))));
+            }
+        };
+        let asked = params.notifications;
+        let yes = |flag: Option<bool>| (flag == Some(true)).then_some(true);
+        let accepted = SubscriptionFilter {
+            tools_list_changed: yes(asked.tools_list_changed)
+                .filter(|_| !self.fixture.options.no_tools_capability),
+            prompts_list_changed: yes(asked.prompts_list_changed),
+            resources_list_changed: yes(asked.resources_list_changed),
+            resource_subscriptions: asked
+                .resource_subscriptions
+                .map(|uris| {
+                    uris.into_iter()
+                        .filter(|uri| uri == catalog::README_URI)
+                        .collect::<Vec<_>>()
+                })
+                .filter(|uris| !uris.is_empty()),
+            ..SubscriptionFilter::default()
+        };
+        let subscription_meta = json!({meta::SUBSCRIPTION_ID: id});
+        let ack = SubscriptionsAcknowledgedNotificationParams {
+            notifications: accepted.clone(),
+            meta: subscription_meta.as_object().cloned(),
+            ..SubscriptionsAcknowledgedNotificationParams::default()
+        };
+        {
+            // Held while acknowledging, so that no list change reaches the
+            // subscription before its acknowledgment.
+            let mut subscriptions = lock(&self.subscriptions);
+            self.notify(
+                Route::Related(id.clone()),
+                methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED,
+                serde_json::to_value(&ack).unwrap_or_default(),
+            );
+            subscriptions.insert(id.clone(), accepted.clone());
+        }
+        let event_log = self.fixture.options.event_log.clone();
+        eventlog::record_with(
+            event_log.as_deref(),
+            "listen-start",
+            &json!({"id": id, "accepted": accepted}),
+        );
+        let guard = ListenGuard {
+            server: Arc::clone(self),
+            id: Some(id),
+        };
+        let end = self.fixture.options.end_listen_after;
+        Reply::Later(Box::pin(async move {
+            match end {
+                Some(after) => tokio::time::sleep(after).await,
+                None => std::future::pending::<()>().await,
+            }
+            guard.end("graceful");
+            Ok(json!({"_meta": subscription_meta}))
+        }))
+    }
+
+    /// Sends `method` to every subscription whose filter `wants` it.
+    pub(super) fn broadcast(&self, method: &str, wants: impl Fn(&SubscriptionFilter) -> bool) {
+        let subscriptions = lock(&self.subscriptions);
+        for (id, _) in subscriptions.iter().filter(|(_, f)| wants(f)) {
+            self.notify(
+                Route::Related(id.clone()),
+                method,
+                json!({"_meta": {meta::SUBSCRIPTION_ID: id}}),
+            );
+        }
+    }
+}
+
+/// Removes a subscription when its listen ends: gracefully, or when its
+/// task is aborted (`notifications/cancelled`, a closed HTTP stream).
+struct ListenGuard {
+    server: Arc<Server>,
+    id: Option<RequestId>,
+}
+
+impl ListenGuard {
+    fn end(mut self, how: &str) {
+        self.finish(how);
+    }
+
+    fn finish(&mut self, how: &str) {
+        if let Some(id) = self.id.take() {
+            lock(&self.server.subscriptions).remove(&id);
+            eventlog::record_with(
+                self.server.fixture.options.event_log.as_deref(),
+                "listen-end",
+                &json!({"id": id, "how": how}),
+            );
+        }
+    }
+}
+
+impl Drop for ListenGuard {
+    fn drop(&mut self) {
+        self.finish("cancelled");
+    }
+}
+
+/// `region_echo`: the arguments HTTP clients mirror into headers, echoed.
+fn region_echo(args: &Value) -> Value {
+    let show = |key: &str| match args.get(key) {
+        None | Some(Value::Null) => "-".to_owned(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    };
+    json!({
+        "content": [{"type": "text", "text": format!(
+            "region={} zone={} dry_run={}: {}",
+            show("region"), show("zone"), show("dry_run"),
+            args.get("text").and_then(Value::as_str).unwrap_or("")
+        )}],
+        "structuredContent": args
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_rounds_state_detects_tampering() {
+        let state = two_rounds_state_2("sampling", "Ada \"the\" ✓");
+        assert_eq!(
+            parse_state_2(&state),
+            Some(("sampling".to_owned(), "Ada \"the\" ✓".to_owned()))
+        );
+        let tampered = state.replace("Ada", "Bob");
+        assert_eq!(parse_state_2(&tampered), None);
+    }
+
+    #[test]
+    fn meta_is_checked_in_order() {
+        let supported = [MODERN];
+        let missing = check_meta(&json!({}), &supported).unwrap_err();
+        assert_eq!(missing.code, error_codes::INVALID_PARAMS);
+        let old = check_meta(
+            &json!({"_meta": {meta::PROTOCOL_VERSION: "2025-11-25"}}),
+            &supported,
+        )
+        .unwrap_err();
+        assert_eq!(old.code, error_codes::UNSUPPORTED_PROTOCOL_VERSION);
+        let no_caps = check_meta(
+            &json!({"_meta": {meta::PROTOCOL_VERSION: MODERN}}),
+            &supported,
+        )
+        .unwrap_err();
+        assert_eq!(no_caps.code, error_codes::INVALID_PARAMS);
+        assert!(
+            check_meta(
+                &json!({"_meta": {meta::PROTOCOL_VERSION: MODERN, meta::CLIENT_CAPABILITIES: {}}}),
+                &supported
+            )
+            .is_ok()
+        );
+    }
+}
