@@ -38,12 +38,14 @@ that is the signal this script guarantees.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from typing import Annotated
 
 import anyio
 from pydantic import BaseModel
 
+from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Elicit, Resolve
 
@@ -51,6 +53,14 @@ server = MCPServer(
     "interop-modern",
     version="1.0.0",
     instructions="An MCPServer (mcp 2.3.0) used by interop tests of the 2026-07-28 era.",
+)
+
+# The handshake era's initialize result advertises tools.listChanged only when asked to (the
+# 2026-07-28 capabilities derive it from subscriptions/listen being served); add_tool sends the
+# notification in both eras, so advertise it in both.
+_lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
+_lowlevel.create_initialization_options = functools.partial(  # type: ignore[method-assign]
+    type(_lowlevel).create_initialization_options, _lowlevel, NotificationOptions(tools_changed=True)
 )
 
 
@@ -105,7 +115,7 @@ def _run_stdio_modern_only() -> None:
     from mcp.server.runner import _serve_modern_stream  # pyright: ignore[reportPrivateUsage]
     from mcp.server.stdio import stdio_server
 
-    lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
+    lowlevel = _lowlevel
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
