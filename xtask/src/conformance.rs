@@ -7,6 +7,9 @@
 //! scenario that records no checks must count as failed (INTEROP.md). The
 //! scenarios listed in `tests/conformance/expected-pass.txt` must pass; the
 //! others are reported so that the list can grow.
+//!
+//! Then the pre-release runner (`tests/conformance-prerelease`, see
+//! [`prerelease`]) runs its scenarios once per spec version it offers.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -15,6 +18,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 
 use crate::{cargo, display};
+
+mod prerelease;
 
 /// The longest one scenario may take, client included.
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(180);
@@ -41,7 +46,7 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
 
     let (mut passed, mut failed, mut others_passing) = (0, 0, Vec::new());
     for scenario in &scenarios {
-        let outcome = run_scenario(&node, &runner, &client, scenario)?;
+        let outcome = run_scenario(&node, &runner, &client, scenario, &[])?;
         let must_pass = expected.contains(scenario);
         let verdict = match (outcome.passed, must_pass) {
             (true, true) => "pass",
@@ -71,10 +76,19 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
         }
     );
     println!("conformance: {passed} passed, {failed} failed");
-    if failed > 0 {
-        bail!("{failed} expected conformance scenario(s) failed");
+
+    let regressions = prerelease::run(root, &client)?;
+    match (failed, regressions) {
+        (0, 0) => Ok(()),
+        (failed, 0) => bail!("{failed} expected conformance scenario(s) failed"),
+        (0, regressions) => {
+            bail!("{regressions} expected pre-release conformance run(s) failed")
+        }
+        (failed, regressions) => bail!(
+            "{failed} expected conformance scenario(s) and {regressions} expected \
+             pre-release conformance run(s) failed"
+        ),
     }
-    Ok(())
 }
 
 fn install(dir: &Path) -> anyhow::Result<()> {
@@ -147,15 +161,19 @@ fn list_scenarios(node: &Path, runner: &Path) -> anyhow::Result<Vec<String>> {
     Ok(scenarios)
 }
 
+/// Runs one scenario by itself; `extra` goes to `conformance client` (the
+/// pre-release runner's `--spec-version`).
 fn run_scenario(
     node: &Path,
     runner: &Path,
     client: &Path,
     scenario: &str,
+    extra: &[&str],
 ) -> anyhow::Result<Outcome> {
     let log = std::env::temp_dir().join(format!(
-        "mcp-conformance-{}-{}.log",
+        "mcp-conformance-{}-{}{}.log",
         std::process::id(),
+        extra.concat(),
         scenario.replace('/', "_")
     ));
     let log_file =
@@ -168,6 +186,7 @@ fn run_scenario(
         // URL; our path has no characters a shell would interpret.
         .arg(client)
         .args(["--scenario", scenario])
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(log_file.try_clone()?)
         .stderr(log_file)
@@ -203,9 +222,24 @@ fn run_scenario(
         },
         Some((ok, total, failed, warnings)) => Outcome {
             passed: status.success() && failed == 0 && warnings == 0 && ok == total,
-            summary: format!("{ok}/{total} checks, {failed} failed, {warnings} warnings"),
+            summary: format!(
+                "{ok}/{total} checks, {failed} failed, {warnings} warnings{}",
+                client_trouble(&text)
+            ),
         },
     })
+}
+
+/// Why a scenario whose checks all passed can still fail: the runner's
+/// notes that the client exited with an error or timed out.
+fn client_trouble(log: &str) -> &'static str {
+    if log.contains("CLIENT TIMED OUT") {
+        ", the client timed out"
+    } else if log.contains("CLIENT EXITED WITH ERROR") {
+        ", the client exited with an error"
+    } else {
+        ""
+    }
 }
 
 /// Parses the runner's `Passed: X/Y, F failed, W warnings` line.
