@@ -354,8 +354,11 @@ async fn discover(
 
 /// The era the server's configuration asks for.
 fn configured_era(resolved: &mcp_config::ResolvedConfig) -> EraPolicy {
-    let _ = resolved;
-    EraPolicy::Auto
+    match resolved.era {
+        mcp_config::ProtocolEra::Modern => EraPolicy::Modern,
+        mcp_config::ProtocolEra::Legacy => EraPolicy::Legacy,
+        _ => EraPolicy::Auto,
+    }
 }
 
 /// Builds the transport and settles the era with `era`. On failure, the
@@ -766,21 +769,47 @@ fn initialize_error(
 }
 
 /// Server text in a management error: at most 200 characters, control
-/// characters shown escaped, never interpreted.
+/// characters shown escaped (never interpreted), and words that look like
+/// credentials (a known token prefix such as `sk-`, or a run of 32 or more
+/// token characters) replaced by `[redacted]`: a server may echo what it
+/// was sent.
 fn server_text(text: &str) -> String {
     let mut out = String::new();
-    for (count, c) in text.chars().enumerate() {
-        if count == 200 {
-            out.push_str("...");
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
+    let mut shown = 0usize;
+    for word in text.split_inclusive(char::is_whitespace) {
+        let bare = word.trim_end();
+        let redact = looks_like_a_credential(bare.trim_matches(|c: char| "\"'()[]{}<>,;.".contains(c)));
+        let piece = if redact {
+            let tail = &word[bare.len()..];
+            format!("[redacted]{tail}")
         } else {
-            out.push(c);
+            word.to_owned()
+        };
+        for c in piece.chars() {
+            if shown == 200 {
+                out.push_str("...");
+                return out;
+            }
+            shown += 1;
+            if c.is_control() {
+                out.extend(c.escape_default());
+            } else {
+                out.push(c);
+            }
         }
     }
     out
+}
+
+/// Whether a word of server text looks like a secret (see [`server_text`]).
+fn looks_like_a_credential(word: &str) -> bool {
+    const PREFIXES: [&str; 8] = ["sk-", "sk_", "pk_", "ghp_", "gho_", "xoxb-", "xoxp-", "eyJ"];
+    let token_chars = |w: &str| {
+        w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '+' | '/' | '='))
+    };
+    (PREFIXES.iter().any(|p| word.starts_with(p)) && word.len() > 8 && token_chars(word))
+        || (word.len() >= 32 && token_chars(word))
 }
 
 /// The management error for a failed first listing. The raw error was logged.

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use mcp_proto::jsonrpc::ErrorObject;
 use mcp_proto::session::SessionOptions;
 use mcp_proto::types::{
-    ElicitAction, ElicitRequestParams, ElicitResult, ElicitationCapability, JsonObject,
+    CallToolRequestParams, ElicitAction, ElicitRequestParams, ElicitResult, ElicitationCapability, JsonObject,
     ListRootsResult, Root, RootsCapability,
 };
 use mcp_proto::{Frame, Message};
@@ -41,8 +41,14 @@ impl Server {
         self.transport.send(message).await.unwrap();
     }
 
-    /// Answers `initialize` and checks `notifications/initialized` follows.
+    /// Answers the era probe as a handshake-era server does (-32601), then
+    /// `initialize`, and checks `notifications/initialized` follows.
     async fn handshake(&self, capabilities: Value) {
+        let probe = self.next().await;
+        assert_eq!(probe["method"], "server/discover");
+        self.send(json!({"jsonrpc": "2.0", "id": probe["id"],
+            "error": {"code": -32601, "message": "Method not found"}}))
+        .await;
         let init = self.next().await;
         assert_eq!(init["method"], "initialize");
         self.send(json!({"jsonrpc": "2.0", "id": init["id"], "result": {
@@ -409,6 +415,10 @@ async fn a_refused_version_fails_the_handshake_and_closes() {
         transport: server_end,
     };
     let connect = tokio::spawn(Client::connect(client_end, ClientOptions::default()));
+    let probe = server.next().await;
+    server
+        .send(json!({"jsonrpc": "2.0", "id": probe["id"], "error": {"code": -32602, "message": "bad"}}))
+        .await;
     let init = server.next().await;
     server
         .send(json!({"jsonrpc": "2.0", "id": init["id"], "result": {
@@ -439,4 +449,225 @@ async fn calls_the_server_did_not_declare_are_refused_locally() {
         server.next_closed().await,
         "nothing was sent before the close"
     );
+}
+
+
+// --- the stateless era (2026-07-28) ----------------------------------------
+
+/// A client connected to a scripted 2026-07-28 server offering `capabilities`.
+async fn modern(options: ClientOptions, capabilities: Value) -> (Client, Server) {
+    let (client_end, server_end) = memory_pair();
+    let server = Server {
+        transport: server_end,
+    };
+    let (client, driver) = Client::new(client_end, options);
+    tokio::spawn(driver.run());
+    let connecting = tokio::spawn({
+        let client = client.clone();
+        async move { client.initialize().await }
+    });
+    let probe = server.next().await;
+    assert_eq!(probe["method"], "server/discover");
+    server
+        .send(json!({"jsonrpc": "2.0", "id": probe["id"], "result": {
+            "supportedVersions": ["2026-07-28"], "capabilities": capabilities,
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern", "version": "1"}}
+        }}))
+        .await;
+    let negotiated = connecting.await.unwrap().unwrap();
+    assert_eq!(negotiated.version.as_str(), "2026-07-28");
+    (client, server)
+}
+
+/// Answers elicitations with a fixed name, counting them.
+struct NameGiver(std::sync::atomic::AtomicUsize);
+
+#[async_trait]
+impl ClientHandler for NameGiver {
+    async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ErrorObject> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        assert!(matches!(params, ElicitRequestParams::Form(_)));
+        Ok(ElicitResult {
+            action: ElicitAction::Accept,
+            content: Some(serde_json::from_value(json!({"name": "Ada"})).unwrap()),
+            meta: None,
+            extra: JsonObject::new(),
+        })
+    }
+}
+
+#[tokio::test]
+async fn input_required_is_answered_through_the_handler_and_retried() {
+    let handler = Arc::new(NameGiver(Default::default()));
+    let options = ClientOptions {
+        handler: Some(handler.clone()),
+        ..ClientOptions::default()
+    };
+    let (client, server) = modern(options, json!({"tools": {}})).await;
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("ask_name", None).await }
+    });
+    let state = "v1.\"quoted\"/é/🙂";
+    let ask = |id: &Value, state: Option<&str>| {
+        let mut result = json!({"resultType": "input_required", "inputRequests": {
+            "who": {"method": "elicitation/create", "params": {"mode": "form", "message": "Name?",
+                "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}}}});
+        if let Some(state) = state {
+            result["requestState"] = json!(state);
+        }
+        json!({"jsonrpc": "2.0", "id": id, "result": result})
+    };
+    let first = server.next().await;
+    assert_eq!(first["method"], "tools/call");
+    assert!(first["params"].get("inputResponses").is_none());
+    server.send(ask(&first["id"], Some(state))).await;
+    let second = server.next().await;
+    assert_eq!(second["method"], "tools/call");
+    assert_ne!(second["id"], first["id"], "a new id per round");
+    assert_eq!(second["params"]["name"], "ask_name");
+    assert_eq!(second["params"]["requestState"], state, "echoed exactly");
+    assert_eq!(
+        second["params"]["inputResponses"]["who"],
+        json!({"action": "accept", "content": {"name": "Ada"}})
+    );
+    assert_eq!(
+        second["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    // A second round without a state: the retry carries none.
+    server.send(ask(&second["id"], None)).await;
+    let third = server.next().await;
+    assert!(third["params"].get("requestState").is_none(), "{third}");
+    // No resultType: complete.
+    server
+        .send(json!({"jsonrpc": "2.0", "id": third["id"], "result": {
+            "content": [{"type": "text", "text": "hello Ada"}]}}))
+        .await;
+    let result = call.await.unwrap().unwrap();
+    assert_eq!(result.content.len(), 1);
+    assert_eq!(handler.0.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn input_rounds_are_bounded_and_need_a_handler() {
+    let options = ClientOptions {
+        handler: Some(Arc::new(NameGiver(Default::default()))),
+        max_input_rounds: 2,
+        ..ClientOptions::default()
+    };
+    let (client, server) = modern(options, json!({"tools": {}})).await;
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("forever", None).await }
+    });
+    for _ in 0..3 {
+        let request = server.next().await;
+        server
+            .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+                "resultType": "input_required", "requestState": "again"}}))
+            .await;
+    }
+    let error = call.await.unwrap().unwrap_err();
+    assert!(
+        matches!(error, ClientError::TooManyInputRounds { rounds: 2, .. }),
+        "{error:?}"
+    );
+
+    let (client, server) = modern(ClientOptions::default(), json!({"tools": {}})).await;
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("ask", None).await }
+    });
+    let request = server.next().await;
+    server
+        .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+            "resultType": "input_required", "inputRequests": {"k": {"method": "roots/list"}}}}))
+        .await;
+    let error = call.await.unwrap().unwrap_err();
+    assert!(matches!(error, ClientError::InputNotGiven { .. }), "{error:?}");
+}
+
+#[tokio::test]
+async fn an_unknown_result_type_is_an_invalid_result() {
+    let (client, server) = modern(ClientOptions::default(), json!({"tools": {}})).await;
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("odd", None).await }
+    });
+    let request = server.next().await;
+    server
+        .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+            "resultType": "mystery", "content": []}}))
+        .await;
+    let error = call.await.unwrap().unwrap_err();
+    assert!(
+        matches!(&error, ClientError::UnexpectedResultType { result_type, .. } if result_type == "mystery"),
+        "{error:?}"
+    );
+    // input_required where no input can be asked for is invalid too.
+    let list = tokio::spawn({
+        let client = client.clone();
+        async move { client.list_tools(None).await }
+    });
+    let request = server.next().await;
+    server
+        .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+            "resultType": "input_required", "requestState": "x"}}))
+        .await;
+    let error = list.await.unwrap().unwrap_err();
+    assert!(matches!(error, ClientError::UnexpectedResultType { .. }), "{error:?}");
+}
+
+#[tokio::test]
+async fn tools_with_invalid_header_annotations_are_dropped() {
+    let (client, server) = modern(ClientOptions::default(), json!({"tools": {}})).await;
+    let list = tokio::spawn({
+        let client = client.clone();
+        async move { client.list_tools(None).await }
+    });
+    let request = server.next().await;
+    server
+        .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {"tools": [
+            {"name": "good", "inputSchema": {"type": "object", "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"}}}},
+            {"name": "bad_number", "inputSchema": {"type": "object", "properties": {
+                "n": {"type": "number", "x-mcp-header": "N"}}}},
+            {"name": "bad_space", "inputSchema": {"type": "object", "properties": {
+                "n": {"type": "string", "x-mcp-header": "Has Space"}}}},
+            {"name": "plain", "inputSchema": {"type": "object"}}
+        ]}}))
+        .await;
+    let page = list.await.unwrap().unwrap();
+    let names: Vec<&str> = page.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["good", "plain"]);
+}
+
+#[tokio::test]
+async fn the_stateless_era_refuses_ping_and_cancels_with_a_notification_over_stdio_like_pipes() {
+    let (client, server) = modern(ClientOptions::default(), json!({"tools": {}})).await;
+    let error = client.ping().await.unwrap_err();
+    assert!(matches!(error, ClientError::Refused(_)), "{error:?}");
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move {
+            client
+                .call_tool_with(
+                    &CallToolRequestParams {
+                        name: "slow".into(),
+                        ..Default::default()
+                    },
+                    CallOptions {
+                        timeout: Some(Duration::from_millis(50)),
+                        ..CallOptions::default()
+                    },
+                )
+                .await
+        }
+    });
+    let request = server.next().await;
+    let cancel = server.next().await;
+    assert_eq!(cancel["method"], "notifications/cancelled");
+    assert_eq!(cancel["params"]["requestId"], request["id"]);
+    assert!(call.await.unwrap().unwrap_err().is_timeout());
 }

@@ -72,6 +72,11 @@ async fn connect() -> (Client, Peer) {
     };
     let mut peer = Peer { sent, feed, closed };
     let connecting = tokio::spawn(Client::connect(transport, ClientOptions::default()));
+    // A handshake-era server: the era probe gets -32601, then `initialize`.
+    let probe = peer.next().await;
+    assert_eq!(probe["method"], "server/discover");
+    peer.reply(json!({"jsonrpc": "2.0", "id": probe["id"],
+        "error": {"code": -32601, "message": "Method not found"}}));
     let init = peer.next().await;
     peer.reply(json!({"jsonrpc": "2.0", "id": init["id"], "result": {
         "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
@@ -182,6 +187,18 @@ async fn a_boxed_transport_drives_the_client() {
     let (client_end, server_end) = mcp_transport::memory_pair();
     let boxed: Box<dyn Transport> = Box::new(client_end);
     let connecting = tokio::spawn(Client::connect(boxed, ClientOptions::default()));
+    let probe = match server_end.recv().await {
+        Inbound::Frame(Frame::Single(m)) => m,
+        other => panic!("{other:?}"),
+    };
+    let probe_id = probe.id().cloned().expect("the probe has an id");
+    server_end
+        .send(Message::Error(mcp_proto::jsonrpc::ErrorResponse {
+            id: Some(probe_id),
+            error: mcp_proto::ErrorObject::method_not_found("server/discover"),
+        }))
+        .await
+        .unwrap();
     let init = match server_end.recv().await {
         Inbound::Frame(Frame::Single(m)) => m,
         other => panic!("{other:?}"),

@@ -454,7 +454,12 @@ async fn raw_server_errors_stay_out_of_statuses() {
     let manager = manager(&fake, ManagerOptions::default());
     let report = manager.connect_servers([stdio("refused")]).await;
     let error = report.error("refused").unwrap();
-    assert_eq!(error.message, "the server refused to initialize");
+    // The server's own words are shown, bounded, with what looks like a
+    // credential redacted.
+    assert_eq!(
+        error.message,
+        "the server refused to initialize (code -32603): scripted refusal with [redacted]"
+    );
     assert_eq!(error.config_key, "transport.command");
     assert!(!format!("{report:?}").contains("sk-SECRET-FROM-SERVER"));
 }
