@@ -21,6 +21,8 @@ struct Fixture {
 
 async fn start(args: &[&str]) -> Fixture {
     let mut child = Command::new(FIXTURE)
+        // The handshake era only (see `fixture` in the stdio tests).
+        .args(["--era", "legacy"])
         .args(args)
         .args(["--port", "0"])
         .stdout(std::process::Stdio::piped())

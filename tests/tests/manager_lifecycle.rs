@@ -23,7 +23,13 @@ const DEADLINE: Duration = Duration::from_secs(20);
 /// A fixture server run over stdio with `args`.
 fn fixture(id: &str, args: &[&str]) -> ServerConfig {
     let mut stdio = StdioConfig::new(FIXTURE);
-    stdio.args = args.iter().map(|arg| (*arg).to_owned()).collect();
+    // These tests exercise the handshake era: the fixture serves only it
+    // (the client still probes for the stateless era first, and falls back).
+    stdio.args = ["--era", "legacy"]
+        .iter()
+        .chain(args)
+        .map(|arg| (*arg).to_owned())
+        .collect();
     ServerConfig::new(id, TransportConfig::Stdio(stdio))
 }
 
@@ -256,6 +262,7 @@ async fn disabling_during_connect_drops_the_late_result() {
 async fn an_expired_http_session_is_initialized_again() {
     let port = tests::servers::free_port();
     let mut command = tokio::process::Command::new(FIXTURE);
+    command.args(["--era", "legacy"]);
     command.args([
         "--transport",
         "http",
@@ -407,6 +414,7 @@ async fn streamable_http_and_legacy_sse_fixtures_connect_through_the_default_fac
     for (id, mode, path) in [("http", "http", "/mcp"), ("sse", "sse", "/sse")] {
         let port = tests::servers::free_port();
         let mut command = tokio::process::Command::new(FIXTURE);
+        command.args(["--era", "legacy"]);
         command.args(["--transport", mode, "--port", &port.to_string()]);
         servers.push(tests::servers::start_http_server(command, port).await);
         let http = HttpConfig::new(format!("http://127.0.0.1:{port}{path}"));

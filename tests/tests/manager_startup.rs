@@ -19,7 +19,13 @@ const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-fixture-server");
 /// A fixture server run over stdio with `args`.
 fn fixture(id: &str, args: &[&str]) -> ServerConfig {
     let mut stdio = StdioConfig::new(FIXTURE);
-    stdio.args = args.iter().map(|arg| (*arg).to_owned()).collect();
+    // These tests exercise the handshake era: the fixture serves only it
+    // (the client still probes for the stateless era first, and falls back).
+    stdio.args = ["--era", "legacy"]
+        .iter()
+        .chain(args)
+        .map(|arg| (*arg).to_owned())
+        .collect();
     ServerConfig::new(id, TransportConfig::Stdio(stdio))
 }
 

@@ -19,7 +19,13 @@ const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-fixture-server");
 
 fn fixture(args: &[&str]) -> StdioOptions {
     let mut options = StdioOptions::new(FIXTURE);
-    options.args = args.iter().map(|a| (*a).to_owned()).collect();
+    // These tests exercise the handshake era: the fixture serves only it
+    // (the client still probes for the stateless era first, and falls back).
+    options.args = ["--era", "legacy"]
+        .iter()
+        .chain(args)
+        .map(|a| (*a).to_owned())
+        .collect();
     options
 }
 

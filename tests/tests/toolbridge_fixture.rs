@@ -28,7 +28,13 @@ const DEADLINE: Duration = Duration::from_secs(20);
 /// A fixture server run over stdio with `args`.
 fn fixture(id: &str, args: &[&str]) -> ServerConfig {
     let mut stdio = StdioConfig::new(FIXTURE);
-    stdio.args = args.iter().map(|arg| (*arg).to_owned()).collect();
+    // These tests exercise the handshake era: the fixture serves only it
+    // (the client still probes for the stateless era first, and falls back).
+    stdio.args = ["--era", "legacy"]
+        .iter()
+        .chain(args)
+        .map(|arg| (*arg).to_owned())
+        .collect();
     ServerConfig::new(id, TransportConfig::Stdio(stdio))
 }
 
@@ -588,6 +594,7 @@ async fn the_prompt_section_never_shows_configuration_secrets() {
     const URL_SECRET: &str = "URLSECRET-9393";
     let port = free_port();
     let mut command = tokio::process::Command::new(FIXTURE);
+    command.args(["--era", "legacy"]);
     command.args([
         "--transport",
         "http",
