@@ -82,7 +82,13 @@ pub(crate) async fn run(options: &SourceOptions, output: &Output) -> Result<Exit
             () = tokio::time::sleep_until(deadline) => break,
         }
     }
+    // A server may have settled between the last frame and the check above
+    // (they read the statuses separately): its change is logged before the
+    // final table.
     let rows = servers::rows(&runtime);
+    if !interrupted {
+        view.update(&rows, started.elapsed());
+    }
     runtime.close().await;
     view.finish(&rows)?;
     if interrupted {
