@@ -69,6 +69,7 @@ impl Runtime {
         // Seed 002's mode: never wait inside the manager; this run waits
         // for exactly the servers it needs, and `watch` shows the progress.
         manager_options.startup = StartupMode::Background;
+        manager_options.client.session.client_info = client_info();
         // HTTP servers authorize with OAuth on a 401, with the tokens
         // `mcpctl login` stored; without a data dir there are none.
         let factory = match crate::login::oauth_dir() {
@@ -192,4 +193,10 @@ pub(crate) fn server_error(id: &str, error: &ServerError, source: Option<&Path>)
         cli = cli.hint(format!("check `{}`{place}", error.config_key));
     }
     cli
+}
+
+/// Who `mcpctl` says it is to servers: `clientInfo` in `initialize`, and
+/// `_meta["io.modelcontextprotocol/clientInfo"]` on every 2026-07-28 request.
+pub(crate) fn client_info() -> mcp_proto::types::Implementation {
+    mcp_proto::types::Implementation::new("mcpctl", env!("CARGO_PKG_VERSION"))
 }

@@ -43,6 +43,10 @@ pub(crate) struct ServerRow {
     pub(crate) source: Option<SourceJson>,
     /// Why the server is not usable.
     pub(crate) error: Option<ErrorJson>,
+    /// `legacy` (the handshake era) or `modern` (2026-07-28), once connected.
+    pub(crate) era: Option<&'static str>,
+    /// The protocol version spoken, once connected.
+    pub(crate) protocol: Option<&'static str>,
 }
 
 /// A row's `source`.
@@ -144,6 +148,8 @@ pub(crate) fn row(info: &ServerInfo, source: &SourceMeta) -> ServerRow {
         enabled: info.enabled,
         source: Some(source.into()),
         error: info.status.error().map(ErrorJson::from),
+        era: info.protocol_version.map(|v| v.era().as_str()),
+        protocol: info.protocol_version.map(|v| v.as_str()),
     }
 }
 
@@ -157,6 +163,8 @@ fn config_error_row(id: Option<String>, source: &SourceMeta, error: &ServerError
         enabled: true,
         source: Some(source.into()),
         error: Some(error.into()),
+        era: None,
+        protocol: None,
     }
 }
 
@@ -176,12 +184,13 @@ pub(crate) fn render(rows: &[ServerRow], output: &Output) -> String {
     if rows.is_empty() {
         return "no servers are configured; `mcpctl add NAME -- COMMAND` adds one\n".to_owned();
     }
-    let mut table = Table::new(&["id", "status", "transport", "tools", "source"]);
+    let mut table = Table::new(&["id", "status", "transport", "protocol", "tools", "source"]);
     for row in rows {
         table.painted_row(vec![
             (label(row), None),
             (row.status.to_owned(), Some(status_paint(row.status))),
             (row.transport.unwrap_or("-").to_owned(), None),
+            (row.protocol.unwrap_or("-").to_owned(), None),
             (row.tools.to_string(), None),
             (source_text(row), Some(Paint::Dim)),
         ]);

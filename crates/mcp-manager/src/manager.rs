@@ -162,6 +162,10 @@ pub struct ServerInfo {
     pub lifetime: Option<LifetimeId>,
     /// How many tools the current catalog has.
     pub tool_count: usize,
+    /// The protocol version the current connection speaks (its era is
+    /// [`ProtocolVersion::era`](mcp_proto::ProtocolVersion::era)), when
+    /// there is a catalog.
+    pub protocol_version: Option<mcp_proto::ProtocolVersion>,
 }
 
 /// A stored server and its status, as [`McpManager::list`] returns them.
@@ -175,6 +179,8 @@ pub struct ServerListing {
     pub status: ServerStatus,
     /// How many tools the current catalog has.
     pub tool_count: usize,
+    /// The protocol version of the current catalog's connection, if any.
+    pub protocol_version: Option<mcp_proto::ProtocolVersion>,
     /// The server's generation when `status` was read (0 for a server the
     /// manager does not run): read together with the status, so that a
     /// page that waits for "this generation or later" cannot pair a status
@@ -401,6 +407,7 @@ impl McpManager {
                 generation: entry.generation,
                 lifetime: entry.catalog.as_ref().map(|c| c.lifetime()),
                 tool_count: entry.catalog.as_ref().map_or(0, |c| c.tools().len()),
+                protocol_version: entry.catalog.as_ref().map(|c| c.protocol_version()),
             })
             .collect()
     }
@@ -646,13 +653,13 @@ impl McpManager {
                     None if config.enabled => ServerStatus::Disconnected,
                     None => ServerStatus::Disabled,
                 };
-                let tool_count = entry
-                    .and_then(|e| e.catalog.as_ref())
-                    .map_or(0, |c| c.tools().len());
+                let catalog = entry.and_then(|e| e.catalog.as_ref());
+                let tool_count = catalog.map_or(0, |c| c.tools().len());
                 ServerListing {
                     config,
                     status,
                     tool_count,
+                    protocol_version: catalog.map(|c| c.protocol_version()),
                     generation: entry.map_or(0, |e| e.generation),
                 }
             })

@@ -103,6 +103,8 @@ pub(crate) async fn listing(manager: &McpManager, store: &Path) -> Value {
                         "error": status_error(&server.status),
                         "toolCount": server.tool_count,
                         "generation": server.generation,
+                        "era": server.protocol_version.map(|v| v.era().as_str()),
+                        "protocolVersion": server.protocol_version.map(|v| v.as_str()),
                         "tools": tools,
                         "config": config_json(&server.config),
                     })

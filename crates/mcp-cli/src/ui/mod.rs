@@ -61,6 +61,7 @@ pub(crate) async fn run(args: UiArgs) -> Result<Exit, CliError> {
     let mut options = ManagerOptions::default();
     // Seed 002: startup never waits for discovery; the page shows it live.
     options.startup = StartupMode::Background;
+    options.client.session.client_info = crate::runtime::client_info();
     let manager = McpManager::builder()
         .options(options)
         .store(Store::open(path.clone()))

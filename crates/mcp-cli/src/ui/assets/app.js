@@ -67,7 +67,11 @@ function showStoreError(error, store) {
 
 function statusText(server) {
   switch (server.status) {
-    case "ready": return `ready · ${server.toolCount} tool${server.toolCount === 1 ? "" : "s"}`;
+    case "ready": {
+      const tools = `${server.toolCount} tool${server.toolCount === 1 ? "" : "s"}`;
+      const protocol = server.protocolVersion ? ` · ${server.protocolVersion}` : "";
+      return `ready · ${tools}${protocol}`;
+    }
     case "error": return server.error ? `error · ${server.error.code}` : "error";
     default: return server.status;
   }
