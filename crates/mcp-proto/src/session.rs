@@ -1364,8 +1364,9 @@ impl ClientSession {
             let modern = self
                 .options
                 .versions
-                .best_mutual_modern(supported.iter().map(String::as_str))
-                .filter(|v| *v != attempt.offered);
+                .best_mutual_modern(supported.iter().map(String::as_str));
+            // Retried once, with a new id, even with the same version: the
+            // server may have refused something else about the first try.
             if let Some(version) = modern
                 && !attempt.retried
             {

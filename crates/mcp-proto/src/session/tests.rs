@@ -1302,6 +1302,26 @@ fn any_other_probe_outcome_falls_back_to_initialize() {
 }
 
 #[test]
+fn a_version_error_listing_our_version_is_retried_once_with_a_new_id() {
+    let (mut h, probe) = probing(auto_options());
+    let refuse = |id: &Value| {
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32022,
+            "message": "Unsupported protocol version", "data": {"supported": ["2026-07-28"]}}})
+    };
+    h.recv(refuse(&probe["id"]));
+    let retry = h.sent();
+    assert_eq!(retry.len(), 1);
+    assert_eq!(retry[0]["method"], "server/discover");
+    assert_ne!(retry[0]["id"], probe["id"]);
+    h.recv(refuse(&retry[0]["id"]));
+    assert_eq!(h.sent(), Vec::<Value>::new(), "no loop");
+    assert!(matches!(
+        h.events().as_slice(),
+        [Event::Closed(CloseReason::Handshake(HandshakeError::NoCommonVersion { .. }))]
+    ));
+}
+
+#[test]
 fn a_modern_version_error_is_answered_not_fallen_back_from() {
     // -32022 naming only a version we do not know: a modern server with no
     // version in common; both lists are named.
