@@ -183,7 +183,10 @@ async fn use_the_stateless_era(client: &Client) {
 
     let names = tool_names(client).await;
     for expected in ["echo", "confirm", "two_rounds", "region_echo", "add_tool"] {
-        assert!(names.iter().any(|n| n == expected), "{expected} in {names:?}");
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} in {names:?}"
+        );
     }
     assert!(
         !names.iter().any(|n| n == "bad_header"),
@@ -219,7 +222,9 @@ async fn use_the_stateless_era(client: &Client) {
     assert!(!region.is_error.unwrap_or(false), "{region:?}");
 
     // A tool added at runtime arrives through subscriptions/listen.
-    let mut notifications = client.take_notifications().expect("the notification stream");
+    let mut notifications = client
+        .take_notifications()
+        .expect("the notification stream");
     let added = client
         .call_tool("add_tool", args(json!({"name": "added_late"})))
         .await
@@ -247,12 +252,9 @@ async fn use_the_stateless_era(client: &Client) {
 async fn stdio_auto_lands_on_the_stateless_era_and_uses_it() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("events");
-    let client = connect_stdio(
-        &["--event-log", log.to_str().unwrap()],
-        host_options(),
-    )
-    .await
-    .expect("connects");
+    let client = connect_stdio(&["--event-log", log.to_str().unwrap()], host_options())
+        .await
+        .expect("connects");
     use_the_stateless_era(&client).await;
     client.close().await;
 
@@ -260,7 +262,10 @@ async fn stdio_auto_lands_on_the_stateless_era_and_uses_it() {
     assert_eq!(requests[0]["method"], "server/discover", "{requests:?}");
     for request in &requests {
         let meta = &request["meta"];
-        assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+        assert_eq!(
+            meta["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
         assert_eq!(
             meta["io.modelcontextprotocol/clientInfo"],
             json!({"name": "e2e-host", "version": "3.1"}),
@@ -268,7 +273,10 @@ async fn stdio_auto_lands_on_the_stateless_era_and_uses_it() {
         );
         assert!(meta["io.modelcontextprotocol/clientCapabilities"]["elicitation"].is_object());
     }
-    let methods: Vec<&str> = requests.iter().filter_map(|r| r["method"].as_str()).collect();
+    let methods: Vec<&str> = requests
+        .iter()
+        .filter_map(|r| r["method"].as_str())
+        .collect();
     assert!(methods.contains(&"subscriptions/listen"), "{methods:?}");
     assert!(!methods.contains(&"initialize"));
     // A new id per input round, the state echoed.
@@ -303,7 +311,12 @@ async fn modern_only_servers_are_reached_over_both_transports() {
         .expect("http connects");
     assert_eq!(client.negotiated().unwrap().era(), Era::Modern);
     assert_eq!(
-        text_of(&client.call_tool("echo", args(json!({"text": "m"}))).await.unwrap()),
+        text_of(
+            &client
+                .call_tool("echo", args(json!({"text": "m"})))
+                .await
+                .unwrap()
+        ),
         "m"
     );
     client.close().await;
@@ -316,7 +329,10 @@ async fn modern_only_servers_are_reached_over_both_transports() {
         .await
         .expect_err("a handshake-era client cannot speak to it");
     let text = error.to_string();
-    assert!(text.contains("2026-07-28") || text.contains("-32022"), "{text}");
+    assert!(
+        text.contains("2026-07-28") || text.contains("-32022"),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -331,9 +347,18 @@ async fn handshake_era_servers_are_reached_whatever_they_do_with_the_probe() {
             .unwrap_or_else(|e| panic!("{fault:?}: {e}"));
         let negotiated = client.negotiated().unwrap();
         assert_eq!(negotiated.era(), Era::Legacy, "{fault:?}");
-        assert_eq!(negotiated.version, ProtocolVersion::V2025_11_25, "{fault:?}");
         assert_eq!(
-            text_of(&client.call_tool("echo", args(json!({"text": "l"}))).await.unwrap()),
+            negotiated.version,
+            ProtocolVersion::V2025_11_25,
+            "{fault:?}"
+        );
+        assert_eq!(
+            text_of(
+                &client
+                    .call_tool("echo", args(json!({"text": "l"})))
+                    .await
+                    .unwrap()
+            ),
             "l"
         );
         client.close().await;
@@ -395,7 +420,10 @@ async fn a_slow_modern_starter_is_switched_to_after_the_probe_deadline() {
         .into_iter()
         .filter(|r| r["method"] == "server/discover")
         .count();
-    assert_eq!(discovers, 2, "the probe, then once more after -32022: no loop");
+    assert_eq!(
+        discovers, 2,
+        "the probe, then once more after -32022: no loop"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -404,7 +432,12 @@ async fn result_types_are_checked() {
         .await
         .expect("connects");
     assert_eq!(
-        text_of(&client.call_tool("echo", args(json!({"text": "c"}))).await.unwrap()),
+        text_of(
+            &client
+                .call_tool("echo", args(json!({"text": "c"})))
+                .await
+                .unwrap()
+        ),
         "c",
         "a missing resultType is complete"
     );

@@ -16,8 +16,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_proto::session::{HandshakeError, Negotiated};
 use mcp_proto::EraPolicy;
+use mcp_proto::session::{HandshakeError, Negotiated};
 use mcp_transport::{Client, ClientError, ServerNotification};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until, timeout, timeout_at};
@@ -297,11 +297,20 @@ async fn discover(
     let (client, observed) = match connect(core, id, plan, init_deadline, initialize, first).await {
         Ok(connected) => connected,
         Err((error, Some(cause))) if cause.is_closed_during_probe() => {
-            tracing::info!(server = id, "the server exited when probed; starting it again in the handshake era");
+            tracing::info!(
+                server = id,
+                "the server exited when probed; starting it again in the handshake era"
+            );
             connect(core, id, plan, init_deadline, initialize, EraPolicy::Legacy)
                 .await
                 .map_err(|(e, _)| e)
-                .map_err(|e| if e.code == ErrorCode::Timeout { error } else { e })?
+                .map_err(|e| {
+                    if e.code == ErrorCode::Timeout {
+                        error
+                    } else {
+                        e
+                    }
+                })?
         }
         Err((_, Some(cause))) if cached.is_some() && !cause.is_timeout() => {
             tracing::info!(server = id, %cause, "the cached protocol era failed; probing again");
@@ -728,11 +737,7 @@ fn initialize_error(
         }
         ClientError::Handshake(error @ HandshakeError::UnsupportedVersion(_))
         | ClientError::Handshake(error @ HandshakeError::NoCommonVersion { .. }) => {
-            return ServerError::new(
-                ErrorCode::Protocol,
-                server_text(&error.to_string()),
-                "era",
-            );
+            return ServerError::new(ErrorCode::Protocol, server_text(&error.to_string()), "era");
         }
         ClientError::Handshake(HandshakeError::InvalidResult(_)) => (
             ErrorCode::Protocol,
@@ -778,7 +783,8 @@ fn server_text(text: &str) -> String {
     let mut shown = 0usize;
     for word in text.split_inclusive(char::is_whitespace) {
         let bare = word.trim_end();
-        let redact = looks_like_a_credential(bare.trim_matches(|c: char| "\"'()[]{}<>,;.".contains(c)));
+        let redact =
+            looks_like_a_credential(bare.trim_matches(|c: char| "\"'()[]{}<>,;.".contains(c)));
         let piece = if redact {
             let tail = &word[bare.len()..];
             format!("[redacted]{tail}")

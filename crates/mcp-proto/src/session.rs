@@ -668,9 +668,7 @@ impl ClientSession {
         let modern = self.options.versions.preferred_modern();
         match (self.options.era, modern) {
             (EraPolicy::Auto, Some(version)) => self.send_discover(now, version, Step::Probe),
-            (EraPolicy::Modern, Some(version)) => {
-                self.send_discover(now, version, Step::Discover)
-            }
+            (EraPolicy::Modern, Some(version)) => self.send_discover(now, version, Step::Discover),
             (EraPolicy::Modern, None) => {
                 self.close_with(CloseReason::Handshake(HandshakeError::NoCommonVersion {
                     server: "any".to_owned(),
@@ -733,29 +731,30 @@ impl ClientSession {
         };
         let params = match &self.modern_meta {
             Some(modern_meta) => Some(
-                modern_params(modern_meta, params, options.progress.then_some(id))
-                    .map_err(|error| match error {
+                modern_params(modern_meta, params, options.progress.then_some(id)).map_err(
+                    |error| match error {
                         ParamsError::Encode(source) => encode_error(source),
                         ParamsError::NotObject => SessionError::ParamsNotObject {
                             method: method.to_owned(),
                         },
-                    })?,
+                    },
+                )?,
             ),
             None => match params {
-            None if options.progress => {
-                Some(to_raw(&progress_meta_only(id)).map_err(encode_error)?)
-            }
-            None => None,
-            Some(p) if options.progress => {
-                let mut value = serde_json::to_value(p).map_err(encode_error)?;
-                if !insert_progress_token(&mut value, id) {
-                    return Err(SessionError::ParamsNotObject {
-                        method: method.to_owned(),
-                    });
+                None if options.progress => {
+                    Some(to_raw(&progress_meta_only(id)).map_err(encode_error)?)
                 }
-                Some(to_raw(&value).map_err(encode_error)?)
-            }
-            Some(p) => Some(to_raw(p).map_err(encode_error)?),
+                None => None,
+                Some(p) if options.progress => {
+                    let mut value = serde_json::to_value(p).map_err(encode_error)?;
+                    if !insert_progress_token(&mut value, id) {
+                        return Err(SessionError::ParamsNotObject {
+                            method: method.to_owned(),
+                        });
+                    }
+                    Some(to_raw(&value).map_err(encode_error)?)
+                }
+                Some(p) => Some(to_raw(p).map_err(encode_error)?),
             },
         };
 
@@ -1145,7 +1144,11 @@ impl ClientSession {
         version: ProtocolVersion,
         step: Step,
     ) -> Result<(), SessionError> {
-        let meta = encode_modern_meta(version, &self.options.capabilities, &self.options.client_info);
+        let meta = encode_modern_meta(
+            version,
+            &self.options.capabilities,
+            &self.options.client_info,
+        );
         let params = modern_params(&meta, None::<&()>, None).map_err(|error| match error {
             ParamsError::Encode(source) => SessionError::Encode {
                 method: methods::SERVER_DISCOVER.to_owned(),
@@ -1157,7 +1160,10 @@ impl ClientSession {
         })?;
         let id = self.allocate_id();
         let timeout = match step {
-            Step::Probe => self.options.probe_timeout.min(self.options.initialize_timeout),
+            Step::Probe => self
+                .options
+                .probe_timeout
+                .min(self.options.initialize_timeout),
             Step::Discover | Step::Initialize => self.options.initialize_timeout,
         };
         self.insert_pending(
@@ -1440,7 +1446,7 @@ impl ClientSession {
 
     /// Removes the handshake attempt `id` and its deadline.
     fn take_attempt(&mut self, id: i64) -> Option<InitializeAttempt> {
-        if !self.initialize.as_ref().is_some_and(|i| i.id == id) {
+        if self.initialize.as_ref().is_none_or(|i| i.id != id) {
             return None;
         }
         let attempt = self.initialize.take();
@@ -1529,7 +1535,9 @@ impl ClientSession {
         // clients MUST NOT write responses.
         if self.era() == Some(Era::Modern) {
             self.events
-                .push_back(Event::Diagnostic(Diagnostic::RequestInStatelessEra { method }));
+                .push_back(Event::Diagnostic(Diagnostic::RequestInStatelessEra {
+                    method,
+                }));
             return;
         }
         // MCP "Utilities/Ping": answer promptly, in any state.

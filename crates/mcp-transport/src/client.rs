@@ -36,18 +36,19 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use mcp_proto::Era;
 use mcp_proto::jsonrpc::{ErrorObject, Notification, RawJson, RawValue, RequestId, from_raw};
 use mcp_proto::methods;
 use mcp_proto::session::{
     ClientSession, CloseReason, Event, HandshakeError, Negotiated, RequestError, RequestHandle,
     RequestOptions, ServerRequest, SessionError, SessionOptions, SessionState,
 };
-use mcp_proto::Era;
 use mcp_proto::types::{
-    CallToolRequestParams, CallToolResult, InputRequiredResult, ResultType, CreateMessageRequestParams, CreateMessageResult,
-    ElicitAction, ElicitRequestParams, ElicitResult, EmptyResult, JsonObject, ListRootsResult,
-    ListToolsResult, LoggingMessageNotificationParams, PaginatedRequestParams,
-    ProgressNotificationParams, ResourceUpdatedNotificationParams, fill_elicitation_defaults,
+    CallToolRequestParams, CallToolResult, CreateMessageRequestParams, CreateMessageResult,
+    ElicitAction, ElicitRequestParams, ElicitResult, EmptyResult, InputRequiredResult, JsonObject,
+    ListRootsResult, ListToolsResult, LoggingMessageNotificationParams, PaginatedRequestParams,
+    ProgressNotificationParams, ResourceUpdatedNotificationParams, ResultType,
+    fill_elicitation_defaults,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -593,9 +594,7 @@ impl Client {
             other => other?,
         };
         match peek_result_type(method, &first)? {
-            ResultType::Complete if method == methods::TOOLS_LIST => {
-                self.learn_tool_headers(first)
-            }
+            ResultType::Complete if method == methods::TOOLS_LIST => self.learn_tool_headers(first),
             ResultType::Complete => Ok(first),
             ResultType::InputRequired if asks_for_input(method) => {
                 self.answer_input(method, params, options, deadline, first)
@@ -618,10 +617,11 @@ impl Client {
                 .request_once(methods::TOOLS_LIST, Some(&params), CallOptions::default())
                 .await?;
             let raw = self.learn_tool_headers(raw)?;
-            let page: ListToolsResult = raw.decode().map_err(|source| ClientError::InvalidResult {
-                method: methods::TOOLS_LIST.to_owned(),
-                source,
-            })?;
+            let page: ListToolsResult =
+                raw.decode().map_err(|source| ClientError::InvalidResult {
+                    method: methods::TOOLS_LIST.to_owned(),
+                    source,
+                })?;
             cursor = page.next_cursor;
             if cursor.is_none() {
                 break;
@@ -645,7 +645,9 @@ impl Client {
         page.tools.retain(|tool| {
             match mcp_proto::headers::tool_param_headers(&tool.input_schema) {
                 Ok(headers) => {
-                    self.shared.transport.set_tool_headers(&tool.name, Some(headers));
+                    self.shared
+                        .transport
+                        .set_tool_headers(&tool.name, Some(headers));
                     true
                 }
                 Err(error) => {
@@ -707,9 +709,7 @@ impl Client {
                     source,
                 })?;
             let mut next = base.clone();
-            let object = next
-                .as_object_mut()
-                .expect("checked to be an object above");
+            let object = next.as_object_mut().expect("checked to be an object above");
             if let Some(requests) = asked.input_requests {
                 let responses = self.fulfil(method, requests).await?;
                 object.insert(
@@ -725,12 +725,17 @@ impl Client {
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left.is_zero() {
                     return Err(ClientError::Timeout(
-                        options.timeout.or(self.shared.request_timeout).unwrap_or_default(),
+                        options
+                            .timeout
+                            .or(self.shared.request_timeout)
+                            .unwrap_or_default(),
                     ));
                 }
                 options.timeout = Some(left);
             }
-            raw = self.request_once(method, Some(&next), options.clone()).await?;
+            raw = self
+                .request_once(method, Some(&next), options.clone())
+                .await?;
             match peek_result_type(method, &raw)? {
                 ResultType::Complete => return Ok(raw),
                 ResultType::InputRequired => continue,
@@ -752,16 +757,23 @@ impl Client {
             reason,
         };
         let Some(handler) = self.shared.handler.clone() else {
-            return Err(not_given("no handler answers the server's requests".to_owned()));
+            return Err(not_given(
+                "no handler answers the server's requests".to_owned(),
+            ));
         };
         let mut responses = JsonObject::new();
         for (key, request) in requests {
             let request: InputRequest = serde_json::from_value(request).map_err(|e| {
-                not_given(format!("input request {:?} is malformed: {e}", bounded(&key)))
+                not_given(format!(
+                    "input request {:?} is malformed: {e}",
+                    bounded(&key)
+                ))
             })?;
             if !matches!(
                 request.method.as_str(),
-                methods::ELICITATION_CREATE | methods::SAMPLING_CREATE_MESSAGE | methods::ROOTS_LIST
+                methods::ELICITATION_CREATE
+                    | methods::SAMPLING_CREATE_MESSAGE
+                    | methods::ROOTS_LIST
             ) {
                 return Err(not_given(format!(
                     "input request {:?} asks for {:?}",
@@ -1370,7 +1382,11 @@ fn unexpected_result_type(method: &str, result_type: &ResultType) -> ClientError
 /// Server text for an error: at most 64 characters, control characters
 /// shown escaped.
 fn bounded(text: &str) -> String {
-    let mut out: String = text.chars().take(64).flat_map(char::escape_default).collect();
+    let mut out: String = text
+        .chars()
+        .take(64)
+        .flat_map(char::escape_default)
+        .collect();
     if text.chars().count() > 64 {
         out.push_str("...");
     }

@@ -7,8 +7,8 @@ use async_trait::async_trait;
 use mcp_proto::jsonrpc::ErrorObject;
 use mcp_proto::session::SessionOptions;
 use mcp_proto::types::{
-    CallToolRequestParams, ElicitAction, ElicitRequestParams, ElicitResult, ElicitationCapability, JsonObject,
-    ListRootsResult, Root, RootsCapability,
+    CallToolRequestParams, ElicitAction, ElicitRequestParams, ElicitResult, ElicitationCapability,
+    JsonObject, ListRootsResult, Root, RootsCapability,
 };
 use mcp_proto::{Frame, Message};
 use mcp_transport::{
@@ -48,7 +48,7 @@ impl Server {
         assert_eq!(probe["method"], "server/discover");
         self.send(json!({"jsonrpc": "2.0", "id": probe["id"],
             "error": {"code": -32601, "message": "Method not found"}}))
-        .await;
+            .await;
         let init = self.next().await;
         assert_eq!(init["method"], "initialize");
         self.send(json!({"jsonrpc": "2.0", "id": init["id"], "result": {
@@ -451,7 +451,6 @@ async fn calls_the_server_did_not_declare_are_refused_locally() {
     );
 }
 
-
 // --- the stateless era (2026-07-28) ----------------------------------------
 
 /// A client connected to a scripted 2026-07-28 server offering `capabilities`.
@@ -585,7 +584,10 @@ async fn input_rounds_are_bounded_and_need_a_handler() {
             "resultType": "input_required", "inputRequests": {"k": {"method": "roots/list"}}}}))
         .await;
     let error = call.await.unwrap().unwrap_err();
-    assert!(matches!(error, ClientError::InputNotGiven { .. }), "{error:?}");
+    assert!(
+        matches!(error, ClientError::InputNotGiven { .. }),
+        "{error:?}"
+    );
 }
 
 #[tokio::test]
@@ -616,7 +618,10 @@ async fn an_unknown_result_type_is_an_invalid_result() {
             "resultType": "input_required", "requestState": "x"}}))
         .await;
     let error = list.await.unwrap().unwrap_err();
-    assert!(matches!(error, ClientError::UnexpectedResultType { .. }), "{error:?}");
+    assert!(
+        matches!(error, ClientError::UnexpectedResultType { .. }),
+        "{error:?}"
+    );
 }
 
 #[tokio::test]
@@ -628,15 +633,17 @@ async fn tools_with_invalid_header_annotations_are_dropped() {
     });
     let request = server.next().await;
     server
-        .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {"tools": [
-            {"name": "good", "inputSchema": {"type": "object", "properties": {
-                "region": {"type": "string", "x-mcp-header": "Region"}}}},
-            {"name": "bad_number", "inputSchema": {"type": "object", "properties": {
-                "n": {"type": "number", "x-mcp-header": "N"}}}},
-            {"name": "bad_space", "inputSchema": {"type": "object", "properties": {
-                "n": {"type": "string", "x-mcp-header": "Has Space"}}}},
-            {"name": "plain", "inputSchema": {"type": "object"}}
-        ]}}))
+        .send(
+            json!({"jsonrpc": "2.0", "id": request["id"], "result": {"tools": [
+                {"name": "good", "inputSchema": {"type": "object", "properties": {
+                    "region": {"type": "string", "x-mcp-header": "Region"}}}},
+                {"name": "bad_number", "inputSchema": {"type": "object", "properties": {
+                    "n": {"type": "number", "x-mcp-header": "N"}}}},
+                {"name": "bad_space", "inputSchema": {"type": "object", "properties": {
+                    "n": {"type": "string", "x-mcp-header": "Has Space"}}}},
+                {"name": "plain", "inputSchema": {"type": "object"}}
+            ]}}),
+        )
         .await;
     let page = list.await.unwrap().unwrap();
     let names: Vec<&str> = page.tools.iter().map(|t| t.name.as_str()).collect();

@@ -476,7 +476,10 @@ fn undelivered_requests_fail_without_cancelling() {
     h.sent();
     assert!(h.session.fail_request(h.now, &handle.id(), "HTTP 500"));
     assert!(!h.session.fail_request(h.now, &handle.id(), "again"));
-    assert!(!h.session.fail_request(h.now, &RequestId::from("s"), "unknown"));
+    assert!(
+        !h.session
+            .fail_request(h.now, &RequestId::from("s"), "unknown")
+    );
     assert_eq!(
         completed(&h.events()),
         vec![(handle, Err(RequestError::Undelivered("HTTP 500".into())))]
@@ -489,7 +492,10 @@ fn undelivered_requests_fail_without_cancelling() {
     let mut h = Harness::new(SessionOptions::default());
     h.session.start(h.now).unwrap();
     h.sent();
-    assert!(h.session.fail_request(h.now, &RequestId::Number(0), "HTTP 503"));
+    assert!(
+        h.session
+            .fail_request(h.now, &RequestId::Number(0), "HTTP 503")
+    );
     assert_eq!(
         close_reason(&h.events()),
         Some(CloseReason::Handshake(HandshakeError::Undelivered(
@@ -1162,8 +1168,14 @@ fn modern(caps: Value) -> Harness {
 fn the_probe_carries_the_modern_meta() {
     let (_, probe) = probing(auto_options());
     let meta = &probe["params"]["_meta"];
-    assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
-    assert_eq!(meta["io.modelcontextprotocol/clientCapabilities"], json!({}));
+    assert_eq!(
+        meta["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientCapabilities"],
+        json!({})
+    );
     assert_eq!(
         meta["io.modelcontextprotocol/clientInfo"],
         json!({"name": "host-app", "version": "9.1"})
@@ -1190,12 +1202,18 @@ fn a_discover_result_settles_the_stateless_era() {
     h.request("tools/list", json!({}));
     let sent = h.sent();
     let meta = &sent[0]["params"]["_meta"];
-    assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    assert_eq!(
+        meta["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
     assert_eq!(
         meta["io.modelcontextprotocol/clientInfo"]["name"],
         "host-app"
     );
-    h.request("tools/call", json!({"name": "echo", "arguments": {"text": "_meta"}}));
+    h.request(
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "_meta"}}),
+    );
     let sent = h.sent();
     assert_eq!(sent[0]["params"]["name"], "echo");
     assert_eq!(sent[0]["params"]["arguments"]["text"], "_meta");
@@ -1205,13 +1223,24 @@ fn a_discover_result_settles_the_stateless_era() {
 #[test]
 fn the_stateless_era_refuses_what_it_does_not_have() {
     let mut h = modern(json!({"tools": {}, "logging": {}, "resources": {"subscribe": true}}));
-    for method in ["ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"] {
+    for method in [
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+    ] {
         let error = h
             .session
             .request(h.now, method, Some(&json!({})), RequestOptions::default())
             .unwrap_err();
         assert!(
-            matches!(&error, SessionError::NotInEra { era: Era::Modern, .. }),
+            matches!(
+                &error,
+                SessionError::NotInEra {
+                    era: Era::Modern,
+                    ..
+                }
+            ),
             "{method}: {error:?}"
         );
         assert!(error.to_string().contains("2026-07-28"), "{error}");
@@ -1243,7 +1272,10 @@ fn caller_meta_and_progress_merge_with_the_modern_meta() {
     let meta = &sent[0]["params"]["_meta"];
     assert_eq!(meta["com.example/trace"], "t1");
     assert_eq!(meta["progressToken"], json!(handle.id()));
-    assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    assert_eq!(
+        meta["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
     h.session
         .request(
             h.now,
@@ -1256,7 +1288,10 @@ fn caller_meta_and_progress_merge_with_the_modern_meta() {
         )
         .unwrap();
     let sent = h.sent();
-    assert!(sent[0]["params"]["_meta"]["progressToken"].is_i64(), "{sent:?}");
+    assert!(
+        sent[0]["params"]["_meta"]["progressToken"].is_i64(),
+        "{sent:?}"
+    );
     assert_eq!(sent[0]["params"]["name"], "fast");
 }
 
@@ -1265,7 +1300,9 @@ fn any_other_probe_outcome_falls_back_to_initialize() {
     // Error codes handshake-era servers send: never keyed on one of them.
     for code in [-32601, -32602, -32600, -32000, -32603] {
         let (mut h, probe) = probing(auto_options());
-        h.recv(json!({"jsonrpc": "2.0", "id": probe["id"], "error": {"code": code, "message": "no"}}));
+        h.recv(
+            json!({"jsonrpc": "2.0", "id": probe["id"], "error": {"code": code, "message": "no"}}),
+        );
         let sent = h.sent();
         assert_eq!(sent.len(), 1, "{code}: {sent:?}");
         assert_eq!(sent[0]["method"], "initialize", "{code}");
@@ -1273,7 +1310,10 @@ fn any_other_probe_outcome_falls_back_to_initialize() {
     }
     // Silence until the probe deadline.
     let (mut h, _) = probing(auto_options());
-    assert_eq!(h.session.poll_timeout(), Some(h.now + Duration::from_secs(2)));
+    assert_eq!(
+        h.session.poll_timeout(),
+        Some(h.now + Duration::from_secs(2))
+    );
     h.advance(Duration::from_millis(1999));
     assert_eq!(h.sent(), Vec::<Value>::new());
     h.advance(Duration::from_millis(1));
@@ -1317,7 +1357,9 @@ fn a_version_error_listing_our_version_is_retried_once_with_a_new_id() {
     assert_eq!(h.sent(), Vec::<Value>::new(), "no loop");
     assert!(matches!(
         h.events().as_slice(),
-        [Event::Closed(CloseReason::Handshake(HandshakeError::NoCommonVersion { .. }))]
+        [Event::Closed(CloseReason::Handshake(
+            HandshakeError::NoCommonVersion { .. }
+        ))]
     ));
 }
 
@@ -1447,9 +1489,10 @@ fn servers_send_no_requests_in_the_stateless_era() {
     assert_eq!(h.sent(), Vec::<Value>::new());
     let events = h.events();
     assert_eq!(events.len(), 2);
-    assert!(events
-        .iter()
-        .all(|e| matches!(e, Event::Diagnostic(Diagnostic::RequestInStatelessEra { .. }))));
+    assert!(events.iter().all(|e| matches!(
+        e,
+        Event::Diagnostic(Diagnostic::RequestInStatelessEra { .. })
+    )));
 }
 
 #[test]
@@ -1473,19 +1516,25 @@ fn listen_is_opened_checked_demultiplexed_and_reopened() {
     assert_eq!(h.session.poll_timeout(), None);
 
     // An acknowledgement of another subscription is not ours.
-    h.recv(json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-        "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": 999}, "notifications": {}}}));
+    h.recv(
+        json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+        "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": 999}, "notifications": {}}}),
+    );
     assert!(h.events().is_empty());
-    h.recv(json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+    h.recv(
+        json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
         "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": listen_id},
-                   "notifications": {"toolsListChanged": true}}}));
+                   "notifications": {"toolsListChanged": true}}}),
+    );
     let events = h.events();
     assert!(
         matches!(events.as_slice(), [Event::Diagnostic(Diagnostic::SubscriptionNarrowed { acknowledged, .. })] if acknowledged.prompts_list_changed.is_none()),
         "{events:?}"
     );
-    h.recv(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
-        "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": listen_id}}}));
+    h.recv(
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+        "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": listen_id}}}),
+    );
     let events = h.events();
     assert!(
         matches!(events.as_slice(), [Event::Notification(n)] if n.method == "notifications/tools/list_changed"),
@@ -1496,7 +1545,10 @@ fn listen_is_opened_checked_demultiplexed_and_reopened() {
     let id: RequestId = serde_json::from_value(listen_id.clone()).unwrap();
     assert!(h.session.fail_request(h.now, &id, "stream broke"));
     assert!(h.events().is_empty());
-    assert_eq!(h.session.poll_timeout(), Some(h.now + Duration::from_secs(1)));
+    assert_eq!(
+        h.session.poll_timeout(),
+        Some(h.now + Duration::from_secs(1))
+    );
     h.advance(Duration::from_millis(999));
     assert_eq!(h.sent(), Vec::<Value>::new());
     h.advance(Duration::from_millis(1));
@@ -1505,14 +1557,19 @@ fn listen_is_opened_checked_demultiplexed_and_reopened() {
     assert_ne!(again[0]["id"], listen_id);
     let id: RequestId = serde_json::from_value(again[0]["id"].clone()).unwrap();
     assert!(h.session.fail_request(h.now, &id, "stream broke"));
-    assert_eq!(h.session.poll_timeout(), Some(h.now + Duration::from_secs(2)));
+    assert_eq!(
+        h.session.poll_timeout(),
+        Some(h.now + Duration::from_secs(2))
+    );
     h.advance(Duration::from_secs(2));
     let third = h.sent();
     assert_eq!(third[0]["method"], "subscriptions/listen");
 
     // A graceful end is final.
-    h.recv(json!({"jsonrpc": "2.0", "id": third[0]["id"], "result": {"resultType": "complete",
-        "_meta": {"io.modelcontextprotocol/subscriptionId": third[0]["id"]}}}));
+    h.recv(
+        json!({"jsonrpc": "2.0", "id": third[0]["id"], "result": {"resultType": "complete",
+        "_meta": {"io.modelcontextprotocol/subscriptionId": third[0]["id"]}}}),
+    );
     assert!(h.events().is_empty());
     h.advance(Duration::from_secs(60));
     assert_eq!(h.sent(), Vec::<Value>::new());
@@ -1523,10 +1580,15 @@ fn listen_is_opened_checked_demultiplexed_and_reopened() {
 fn a_refused_listen_is_not_retried_and_close_completes_nothing_of_it() {
     let mut h = modern(json!({"tools": {"listChanged": true}}));
     let sent = h.sent();
-    h.recv(json!({"jsonrpc": "2.0", "id": sent[0]["id"], "error": {"code": -32601, "message": "no"}}));
+    h.recv(
+        json!({"jsonrpc": "2.0", "id": sent[0]["id"], "error": {"code": -32601, "message": "no"}}),
+    );
     let events = h.events();
     assert!(
-        matches!(events.as_slice(), [Event::Diagnostic(Diagnostic::SubscriptionRefused(_))]),
+        matches!(
+            events.as_slice(),
+            [Event::Diagnostic(Diagnostic::SubscriptionRefused(_))]
+        ),
         "{events:?}"
     );
     h.advance(Duration::from_secs(60));
@@ -1537,7 +1599,10 @@ fn a_refused_listen_is_not_retried_and_close_completes_nothing_of_it() {
     h.session.handle_close();
     let events = h.events();
     assert!(
-        matches!(events.as_slice(), [Event::Closed(CloseReason::TransportClosed)]),
+        matches!(
+            events.as_slice(),
+            [Event::Closed(CloseReason::TransportClosed)]
+        ),
         "{events:?}"
     );
 }

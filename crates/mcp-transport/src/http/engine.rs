@@ -666,9 +666,8 @@ impl Shared {
         };
         let params = request.params.as_deref();
         let version = settled.or_else(|| {
-            params.and_then(|p| {
-                request_protocol_version(p).and_then(|v| ProtocolVersion::parse(&v))
-            })
+            params
+                .and_then(|p| request_protocol_version(p).and_then(|v| ProtocolVersion::parse(&v)))
         });
         if let Some(version) = version {
             headers.insert(PROTOCOL_VERSION, HeaderValue::from_static(version.as_str()));
@@ -692,9 +691,10 @@ impl Shared {
             {
                 let arguments = call_arguments(params);
                 for (name, value) in param_headers.values(arguments.as_ref()) {
-                    if let (Ok(name), Ok(value)) =
-                        (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(&value))
-                    {
+                    if let (Ok(name), Ok(value)) = (
+                        HeaderName::from_bytes(name.as_bytes()),
+                        HeaderValue::from_str(&value),
+                    ) {
                         headers.insert(name, value);
                     }
                 }
@@ -722,9 +722,9 @@ impl Shared {
         let Some(params) = params else {
             return;
         };
-        let Ok(cancelled) = serde_json::from_str::<mcp_proto::types::CancelledNotificationParams>(
-            params.get(),
-        ) else {
+        let Ok(cancelled) =
+            serde_json::from_str::<mcp_proto::types::CancelledNotificationParams>(params.get())
+        else {
             return;
         };
         if let Some(id) = cancelled.request_id
@@ -760,7 +760,9 @@ fn call_name(params: &mcp_proto::RawValue) -> Option<String> {
     struct Params {
         name: String,
     }
-    serde_json::from_str::<Params>(params.get()).ok().map(|p| p.name)
+    serde_json::from_str::<Params>(params.get())
+        .ok()
+        .map(|p| p.name)
 }
 
 /// A `tools/call`'s arguments, for a tool with `Mcp-Param-*` headers.
