@@ -456,3 +456,32 @@ async fn result_types_are_checked() {
     );
     client.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_manager_starts_a_server_that_exits_on_the_probe_again_in_the_handshake_era() {
+    use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events");
+    let mut stdio = StdioConfig::new(FIXTURE);
+    stdio.args = vec![
+        "--exit-before-initialize".to_owned(),
+        "--event-log".to_owned(),
+        log.to_str().unwrap().to_owned(),
+    ];
+    let manager = mcp_manager::McpManager::builder().build();
+    let report = manager
+        .connect_servers([ServerConfig::new("picky", TransportConfig::Stdio(stdio))])
+        .await;
+    assert_eq!(report.ready.len(), 1, "{:?}", report.errors);
+    let ready = &report.ready[0];
+    assert_eq!(
+        ready.catalog.protocol_version(),
+        ProtocolVersion::V2025_11_25
+    );
+    let info = manager.servers();
+    assert_eq!(info[0].protocol_version.map(|v| v.era()), Some(Era::Legacy));
+    manager.close().await;
+    // The process started again was initialized.
+    let log = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(log.contains("initialize-end"), "{log}");
+}
