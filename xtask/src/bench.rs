@@ -108,8 +108,10 @@ const QUICK: Workload = Workload {
     timeout: Duration::from_secs(60),
 };
 
-/// The fixture's arguments besides `--transport`: a 200-tool catalog.
-const FIXTURE_ARGS: &str = "--tools 200";
+/// The fixture's arguments besides `--transport`: a 200-tool catalog, and
+/// the handshake era only, so that every client speaks the same protocol
+/// (ours, on its default `auto`, pays its era probe on each connect).
+const FIXTURE_ARGS: &str = "--tools 200 --era legacy";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Transport {
