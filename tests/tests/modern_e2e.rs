@@ -485,3 +485,33 @@ async fn the_manager_starts_a_server_that_exits_on_the_probe_again_in_the_handsh
     let log = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(log.contains("initialize-end"), "{log}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manager_hosted_http_connection_mirrors_tool_headers() {
+    use mcp_config::{HttpConfig, ServerConfig, TransportConfig};
+    let server = start_http(&["--transport", "http"]).await;
+    let manager = mcp_manager::McpManager::builder().build();
+    let report = manager
+        .connect_servers([ServerConfig::new(
+            "modern",
+            TransportConfig::Http(HttpConfig::new(server.url.clone())),
+        )])
+        .await;
+    assert_eq!(report.ready.len(), 1, "{:?}", report.errors);
+    let catalog = &report.ready[0].catalog;
+    assert_eq!(catalog.protocol_version(), ProtocolVersion::V2026_07_28);
+    let names: Vec<&str> = catalog.tools().iter().map(|t| t.name.as_str()).collect();
+    assert!(names.contains(&"region_echo"), "{names:?}");
+    assert!(!names.contains(&"bad_header"), "{names:?}");
+    let client = manager.client("modern").expect("a live client");
+    // The server answers -32020 unless Mcp-Param-Region mirrors `region`.
+    let result = client
+        .call_tool(
+            "region_echo",
+            args(json!({"region": "ap-south", "zone": 3, "text": "t"})),
+        )
+        .await
+        .expect("the headers the tool asks for are sent through the manager's transport");
+    assert!(!result.is_error.unwrap_or(false), "{result:?}");
+    manager.close().await;
+}

@@ -113,4 +113,25 @@ impl Transport for Observed {
     fn set_protocol_version(&self, version: mcp_proto::ProtocolVersion) {
         self.inner.set_protocol_version(version);
     }
+
+    // Every provided method is forwarded: a wrapper that kept a default
+    // would silently switch the inner transport's behaviour off.
+    fn set_tool_headers(&self, tool: &str, headers: Option<mcp_proto::headers::ToolParamHeaders>) {
+        self.inner.set_tool_headers(tool, headers);
+    }
+
+    fn try_send(&self, message: Message) -> Result<(), Message> {
+        self.inner.try_send(message)
+    }
+
+    fn try_recv(&self) -> Option<Inbound> {
+        let inbound = self.inner.try_recv()?;
+        match &inbound {
+            Inbound::Undelivered { error, .. } | Inbound::Closed(Some(error)) => {
+                self.seen.note(error)
+            }
+            _ => {}
+        }
+        Some(inbound)
+    }
 }
