@@ -6,6 +6,10 @@
 //! and 1 MiB results. It prints one JSON line of raw timings, then waits for
 //! stdin to close before it exits, so that the harness can read its peak RSS
 //! from `/proc` while it is still alive.
+//!
+//! `MCP_BENCH_ERA=auto|modern|legacy` sets the era policy (default `auto`,
+//! a host's default), to measure the stateless era beside the handshake era
+//! and the cost of detecting it.
 
 use std::io::Read;
 use std::sync::Arc;
@@ -123,12 +127,19 @@ async fn run(args: &Args) -> anyhow::Result<String> {
 /// Connects as a host would and lists every tool, page by page. Returns the
 /// client and how many tools it listed.
 async fn connect(args: &Args) -> anyhow::Result<(Client, usize)> {
+    let mut client_options = ClientOptions::default();
+    client_options.session.era = match std::env::var("MCP_BENCH_ERA").as_deref() {
+        Ok("modern") => mcp_proto::EraPolicy::Modern,
+        Ok("legacy") => mcp_proto::EraPolicy::Legacy,
+        Ok("auto") | Err(_) => mcp_proto::EraPolicy::Auto,
+        Ok(other) => bail!("MCP_BENCH_ERA={other}: expected auto, modern or legacy"),
+    };
     let client = match args.transport {
         Kind::Stdio => {
             let mut options = StdioOptions::new(args.server.clone());
             options.args = args.server_args.clone();
             let transport = StdioTransport::spawn(options).context("spawning the server")?;
-            Client::connect(transport, ClientOptions::default())
+            Client::connect(transport, client_options)
                 .await
                 .context("connecting over stdio")?
         }
@@ -138,7 +149,7 @@ async fn connect(args: &Args) -> anyhow::Result<(Client, usize)> {
             let transport = HttpTransport::connect(options)
                 .await
                 .context("setting up the HTTP transport")?;
-            Client::connect(transport, ClientOptions::default())
+            Client::connect(transport, client_options)
                 .await
                 .context("connecting over HTTP")?
         }
