@@ -264,10 +264,7 @@ async fn exercise_modern(client: &Client) {
         "the elicited name is in the result: {greeted:?}"
     );
 
-    let registered = client
-        .call_tool("add_tool", None)
-        .await
-        .expect("add_tool");
+    let registered = client.call_tool("add_tool", None).await.expect("add_tool");
     assert_ne!(registered.is_error, Some(true), "{registered:?}");
     assert_eq!(text(&registered.content), "registered late_tool");
     tools_list_changed(&mut notifications).await;
@@ -354,7 +351,10 @@ async fn fastmcp_over_streamable_http_stays_in_the_handshake_era() {
         .arg(port.to_string());
     let _server = start_http_server(command, port).await;
     let (client, took) = http_client(format!("http://127.0.0.1:{port}/mcp")).await;
-    eprintln!("HTTP first connect, FastMCP 1.x (legacy): {:.1} ms", ms(took));
+    eprintln!(
+        "HTTP first connect, FastMCP 1.x (legacy): {:.1} ms",
+        ms(took)
+    );
     assert_legacy(&client);
     let sum = client
         .call_tool("add", args(json!({"a": 20, "b": 22})))
