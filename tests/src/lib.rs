@@ -40,6 +40,24 @@ pub fn venv_python() -> PathBuf {
     path
 }
 
+/// The Python interpreter of the venv that has the `mcp` 2.x SDK (`MCPServer`,
+/// both protocol eras), separate from [`venv_python`]'s because the two SDK
+/// lines cannot share a venv. Panics with the command to run when it is missing.
+pub fn modern_venv_python() -> PathBuf {
+    let path = repo_root().join(".venv-modern/bin/python");
+    assert!(
+        path.is_file(),
+        "the modern Python venv is missing at {}: run `python3 -m venv .venv-modern && .venv-modern/bin/pip install -r tests/interop/requirements-modern.txt` (or bash .ci/run)",
+        path.display()
+    );
+    path
+}
+
+/// The `mcp` 2.x server script (`MCPServer`, dual-era unless `--modern-only`).
+pub fn modern_script() -> PathBuf {
+    repo_root().join("tests/interop/modern_server.py")
+}
+
 /// The FastMCP server script used by the interop tests.
 pub fn fastmcp_script() -> PathBuf {
     repo_root().join("tests/interop/fastmcp_server.py")
