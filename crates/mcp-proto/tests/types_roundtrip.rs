@@ -250,6 +250,50 @@ fn result_type_defaults_to_complete_and_keeps_unknown_values() {
 }
 
 #[test]
+fn peeking_the_result_type_scans_only_the_top_level() {
+    for (text, expected) in [
+        (
+            r#"{"content":[{"type":"text","text":"resultType"}],"resultType":"complete"}"#,
+            Some(ResultType::Complete),
+        ),
+        (
+            r#"{"structuredContent":{"resultType":"input_required"},"content":[]}"#,
+            Some(ResultType::Complete),
+        ),
+        (
+            r#" { "a" : 1 , "resultType" : "input_required" } "#,
+            Some(ResultType::InputRequired),
+        ),
+        (
+            r#"{"x":"a \" resultType","resultType":"mystery"}"#,
+            Some(ResultType::Other("mystery".into())),
+        ),
+        (
+            r#"{"result\u0054ype":"input_required"}"#,
+            Some(ResultType::InputRequired),
+        ),
+        (r#"{}"#, Some(ResultType::Complete)),
+        (r#"{"resultType":7}"#, None),
+        (r#"[1,2]"#, None),
+    ] {
+        let peeked = ResultType::peek_str(text).ok();
+        assert_eq!(peeked, expected, "{text}");
+        // The scan agrees with a full serde read.
+        if let Ok(value) = serde_json::from_str::<Value>(text) {
+            let serde = value
+                .get("resultType")
+                .map(|v| serde_json::from_value::<ResultType>(v.clone()).ok());
+            let serde = match serde {
+                None if value.is_object() => Some(ResultType::Complete),
+                None => None,
+                Some(v) => v,
+            };
+            assert_eq!(peeked, serde, "{text}");
+        }
+    }
+}
+
+#[test]
 fn cache_ttl_treats_missing_and_negative_as_zero() {
     use std::time::Duration;
     let ttl = |v: Value| {

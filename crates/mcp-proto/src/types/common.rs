@@ -121,6 +121,46 @@ open_string_enum! {
     }
 }
 
+/// Finds the top-level `resultType` member of a JSON object: `Some(None)`
+/// when there is none, `Some(Some(range))` for its value's text, `None` when
+/// the text is not a plain object this scanner can step through.
+fn scan_result_type(bytes: &[u8]) -> Option<Option<(usize, usize)>> {
+    use crate::scan::{skip_space, skip_string, skip_value};
+    let mut at = skip_space(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    at = skip_space(bytes, at + 1);
+    if bytes.get(at) == Some(&b'}') {
+        return Some(None);
+    }
+    loop {
+        if bytes.get(at) != Some(&b'"') {
+            return None;
+        }
+        let key_end = skip_string(bytes, at)?;
+        let key = bytes.get(at + 1..key_end - 1)?;
+        if key.contains(&b'\\') {
+            return None;
+        }
+        at = skip_space(bytes, key_end);
+        if bytes.get(at) != Some(&b':') {
+            return None;
+        }
+        let value_start = skip_space(bytes, at + 1);
+        let value_end = skip_value(bytes, value_start)?;
+        if key == b"resultType" {
+            return Some(Some((value_start, value_end)));
+        }
+        at = skip_space(bytes, value_end);
+        match bytes.get(at) {
+            Some(b',') => at = skip_space(bytes, at + 1),
+            Some(b'}') => return Some(None),
+            _ => return None,
+        }
+    }
+}
+
 /// The value a missing `resultType` stands for.
 pub(crate) static RESULT_TYPE_COMPLETE: ResultType = ResultType::Complete;
 
@@ -133,8 +173,24 @@ impl ResultType {
         Self::peek_str(raw.get())
     }
 
-    /// [`ResultType::peek`] on a result's JSON text.
+    /// [`ResultType::peek`] on a result's JSON text. The top-level members
+    /// are stepped over with the structural scanner (no value is decoded
+    /// but `resultType`'s), so a large result costs a fast scan, not a parse;
+    /// anything unusual (escaped keys, malformed text) is left to serde.
     pub fn peek_str(raw: &str) -> Result<ResultType, serde_json::Error> {
+        match scan_result_type(raw.as_bytes()) {
+            Some(None) => return Ok(ResultType::Complete),
+            Some(Some((start, end))) => {
+                if let Ok(value) = serde_json::from_str::<ResultType>(&raw[start..end]) {
+                    return Ok(value);
+                }
+            }
+            None => {}
+        }
+        Self::peek_serde(raw)
+    }
+
+    fn peek_serde(raw: &str) -> Result<ResultType, serde_json::Error> {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct Probe {
