@@ -515,3 +515,38 @@ async fn a_manager_hosted_http_connection_mirrors_tool_headers() {
     assert!(!result.is_error.unwrap_or(false), "{result:?}");
     manager.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_era_is_kept_and_a_mismatch_points_at_it() {
+    use mcp_config::{ProtocolEra, ServerConfig, StdioConfig, TransportConfig};
+    let config = |id: &str, era: ProtocolEra, server_era: &str| {
+        let mut stdio = StdioConfig::new(FIXTURE);
+        stdio.args = vec!["--era".to_owned(), server_era.to_owned()];
+        let mut config = ServerConfig::new(id, TransportConfig::Stdio(stdio));
+        config.era = era;
+        config
+    };
+    let manager = mcp_manager::McpManager::builder().build();
+    let report = manager
+        .connect_servers([
+            config("pinned-legacy", ProtocolEra::Legacy, "both"),
+            config("pinned-modern", ProtocolEra::Modern, "both"),
+            config("mismatch", ProtocolEra::Modern, "legacy"),
+        ])
+        .await;
+    let version = |id: &str| {
+        report
+            .ready
+            .iter()
+            .find(|r| r.id == id)
+            .map(|r| r.catalog.protocol_version())
+    };
+    assert_eq!(version("pinned-legacy"), Some(ProtocolVersion::V2025_11_25));
+    assert_eq!(version("pinned-modern"), Some(ProtocolVersion::V2026_07_28));
+    let error = report
+        .error("mismatch")
+        .expect("a modern-only client fails");
+    assert_eq!(error.config_key, "era", "{error:?}");
+    assert!(error.message.contains("server/discover"), "{error:?}");
+    manager.close().await;
+}

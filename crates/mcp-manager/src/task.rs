@@ -285,7 +285,7 @@ async fn discover(
     init_deadline: Instant,
     initialize: Duration,
 ) -> Result<(Conn, Catalog), ServerError> {
-    let configured = configured_era(&plan.resolved);
+    let configured = configured_era(&plan.resolved, core.options.client.session.era);
     let cached = match (configured, &core.cache) {
         (EraPolicy::Auto, Some(cache)) => cache
             .load(&plan.fingerprint)
@@ -361,12 +361,14 @@ async fn discover(
     ))
 }
 
-/// The era the server's configuration asks for.
-fn configured_era(resolved: &mcp_config::ResolvedConfig) -> EraPolicy {
+/// The era the server's configuration asks for; `auto` leaves the host's
+/// own choice ([`ManagerOptions::client`](crate::ManagerOptions::client)'s
+/// session era, `Auto` unless the host changed it).
+fn configured_era(resolved: &mcp_config::ResolvedConfig, host: EraPolicy) -> EraPolicy {
     match resolved.era {
         mcp_config::ProtocolEra::Modern => EraPolicy::Modern,
         mcp_config::ProtocolEra::Legacy => EraPolicy::Legacy,
-        _ => EraPolicy::Auto,
+        _ => host,
     }
 }
 
