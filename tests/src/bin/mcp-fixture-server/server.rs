@@ -231,6 +231,15 @@ impl Server {
     /// Stops one request without answering it (its HTTP stream closed:
     /// 2026-07-28's cancellation), logging `cancelled`.
     pub(crate) fn cancel(&self, id: &RequestId) {
+        // A subscription stops receiving at once: its task is dropped later,
+        // and a list change handled meanwhile must not reach it.
+        if lock(&self.subscriptions).remove(id).is_some() {
+            eventlog::record_with(
+                self.fixture.options.event_log.as_deref(),
+                "listen-end",
+                &json!({"id": id, "how": "cancelled"}),
+            );
+        }
         let task = lock(&self.in_flight).remove(id);
         eventlog::record_with(
             self.fixture.options.event_log.as_deref(),

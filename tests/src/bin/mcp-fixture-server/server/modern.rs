@@ -595,7 +595,10 @@ impl ListenGuard {
 
     fn finish(&mut self, how: &str) {
         if let Some(id) = self.id.take() {
-            lock(&self.server.subscriptions).remove(&id);
+            // A cancel may have removed it already (and logged it).
+            if lock(&self.server.subscriptions).remove(&id).is_none() {
+                return;
+            }
             eventlog::record_with(
                 self.server.fixture.options.event_log.as_deref(),
                 "listen-end",
