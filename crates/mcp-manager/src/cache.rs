@@ -106,6 +106,13 @@ pub trait ToolCache: Send + Sync + fmt::Debug + 'static {
 
     /// Forgets the entry for `fingerprint`.
     async fn remove(&self, fingerprint: &str);
+
+    /// The protocol era recorded for `fingerprint`, read before every
+    /// connect. The default loads the whole entry; a cache that can read
+    /// the one field cheaply overrides it.
+    async fn era(&self, fingerprint: &str) -> Option<Era> {
+        self.load(fingerprint).await.and_then(|entry| entry.era)
+    }
 }
 
 /// A cache in memory, for one process (and for tests).
@@ -339,6 +346,18 @@ impl ToolCache for JsonFileToolCache {
         }
     }
 
+    /// Reads only the entry's `era` (the tools are skipped, not decoded).
+    async fn era(&self, fingerprint: &str) -> Option<Era> {
+        #[derive(Deserialize)]
+        struct EraOnly {
+            #[serde(default, with = "era_serde")]
+            era: Option<Era>,
+        }
+        let state = self.entries().await;
+        let raw = state.as_ref()?.get(fingerprint)?;
+        serde_json::from_str::<EraOnly>(raw.raw.get()).ok()?.era
+    }
+
     async fn store(&self, fingerprint: &str, entry: CachedTools) {
         let raw = match serde_json::value::to_raw_value(&entry) {
             Ok(raw) => raw,
@@ -451,6 +470,39 @@ mod tests {
 
         reopened.remove("fp").await;
         assert_eq!(JsonFileToolCache::open(&path).load("fp").await, None);
+    }
+
+    #[tokio::test]
+    async fn the_era_is_kept_and_read_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tools.json");
+        let cache = JsonFileToolCache::open(&path);
+        assert_eq!(cache.era("fp").await, None);
+        let mut modern = entry("m", &["a"], 1);
+        modern.era = Some(Era::Modern);
+        modern.protocol_version = Some("2026-07-28".to_owned());
+        cache.store("fp", modern).await;
+        cache.store("old", entry("o", &["b"], 2)).await;
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"era\":\"modern\""), "{text}");
+
+        let reopened = JsonFileToolCache::open(&path);
+        assert_eq!(reopened.era("fp").await, Some(Era::Modern));
+        assert_eq!(reopened.era("old").await, None, "entries from before eras");
+        assert_eq!(
+            reopened
+                .load("fp")
+                .await
+                .unwrap()
+                .protocol_version
+                .as_deref(),
+            Some("2026-07-28")
+        );
+        let memory = MemoryToolCache::new();
+        let mut legacy = entry("l", &["c"], 3);
+        legacy.era = Some(Era::Legacy);
+        memory.store("fp", legacy).await;
+        assert_eq!(memory.era("fp").await, Some(Era::Legacy));
     }
 
     #[tokio::test]

@@ -287,10 +287,7 @@ async fn discover(
 ) -> Result<(Conn, Catalog), ServerError> {
     let configured = configured_era(&plan.resolved, core.options.client.session.era);
     let cached = match (configured, &core.cache) {
-        (EraPolicy::Auto, Some(cache)) => cache
-            .load(&plan.fingerprint)
-            .await
-            .and_then(|entry| entry.era),
+        (EraPolicy::Auto, Some(cache)) => cache.era(&plan.fingerprint).await,
         _ => None,
     };
     let first = cached.map_or(configured, EraPolicy::from);
