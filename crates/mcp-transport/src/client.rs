@@ -331,6 +331,8 @@ struct Shared {
     handler: Option<Arc<dyn ClientHandler>>,
     fill_elicitation_defaults: bool,
     max_input_rounds: u32,
+    /// Tools whose `Mcp-Param-*` headers the transport was told.
+    header_tools: Mutex<std::collections::HashSet<String>>,
     /// The session's default deadline, for the whole of a multi-round call.
     request_timeout: Option<Duration>,
     /// Becomes true when the driver has finished (transport closed too).
@@ -471,6 +473,7 @@ impl Client {
             handler: options.handler,
             fill_elicitation_defaults: options.fill_elicitation_defaults,
             max_input_rounds: options.max_input_rounds,
+            header_tools: Mutex::new(std::collections::HashSet::new()),
             request_timeout,
             finished: watch::Sender::new(false),
         });
@@ -635,36 +638,93 @@ impl Client {
     /// tool with an invalid one is dropped from the page with a warning
     /// naming it (2026-07-28 "Streamable HTTP" §Custom headers: the client
     /// MUST NOT use such a tool).
+    ///
+    /// Only what the annotations need is read: a page whose text never
+    /// mentions `x-mcp-header` (most servers') is passed on untouched, and
+    /// otherwise only the annotated tools' names and input schemas are
+    /// decoded; the page is rebuilt from the kept tools' own text when one
+    /// is dropped.
     fn learn_tool_headers(&self, raw: RawJson) -> Result<RawJson, ClientError> {
+        #[derive(serde::Deserialize)]
+        struct Annotated {
+            name: String,
+            #[serde(rename = "inputSchema", default)]
+            input_schema: JsonObject,
+        }
+        #[derive(serde::Deserialize)]
+        struct Named {
+            name: String,
+        }
         let invalid = |source| ClientError::InvalidResult {
             method: methods::TOOLS_LIST.to_owned(),
             source,
         };
-        let mut page: ListToolsResult = raw.decode().map_err(invalid)?;
-        let before = page.tools.len();
-        page.tools.retain(|tool| {
-            match mcp_proto::headers::tool_param_headers(&tool.input_schema) {
-                Ok(headers) => {
-                    self.shared
-                        .transport
-                        .set_tool_headers(&tool.name, Some(headers));
-                    true
-                }
-                Err(error) => {
-                    tracing::warn!(
-                        tool = %bounded(&tool.name),
-                        %error,
-                        "dropping a tool whose x-mcp-header annotation is invalid"
-                    );
-                    self.shared.transport.set_tool_headers(&tool.name, None);
-                    false
-                }
-            }
-        });
-        if page.tools.len() == before {
+        let mentions =
+            |text: &str| memchr::memmem::find(text.as_bytes(), b"x-mcp-header").is_some();
+        let registered = !lock_set(&self.shared.header_tools).is_empty();
+        if !mentions(raw.get()) && !registered {
             return Ok(raw);
         }
+        let mut page: std::collections::BTreeMap<String, Box<RawValue>> =
+            serde_json::from_str(raw.get()).map_err(invalid)?;
+        let Some(tools) = page.get("tools") else {
+            return Ok(raw);
+        };
+        let tools: Vec<Box<RawValue>> = serde_json::from_str(tools.get()).map_err(invalid)?;
+        let mut kept = Vec::with_capacity(tools.len());
+        let mut dropped = false;
+        for tool in tools {
+            if mentions(tool.get()) {
+                let annotated: Annotated = serde_json::from_str(tool.get()).map_err(invalid)?;
+                match mcp_proto::headers::tool_param_headers(&annotated.input_schema) {
+                    Ok(headers) => {
+                        self.remember_headers(&annotated.name, Some(headers));
+                        kept.push(tool);
+                    }
+                    Err(error) => {
+                        tracing::warn!(
+                            tool = %bounded(&annotated.name),
+                            %error,
+                            "dropping a tool whose x-mcp-header annotation is invalid"
+                        );
+                        self.remember_headers(&annotated.name, None);
+                        dropped = true;
+                    }
+                }
+            } else {
+                if registered && let Ok(named) = serde_json::from_str::<Named>(tool.get()) {
+                    self.remember_headers(&named.name, None);
+                }
+                kept.push(tool);
+            }
+        }
+        if !dropped {
+            return Ok(raw);
+        }
+        let list = format!(
+            "[{}]",
+            kept.iter().map(|t| t.get()).collect::<Vec<_>>().join(",")
+        );
+        page.insert(
+            "tools".to_owned(),
+            RawValue::from_string(list).map_err(invalid)?,
+        );
         RawJson::encode(&page).map_err(invalid)
+    }
+
+    /// Tells the transport a tool's headers and keeps track of which tools
+    /// have any, so that a later listing can forget the ones that lost theirs.
+    fn remember_headers(&self, tool: &str, headers: Option<mcp_proto::headers::ToolParamHeaders>) {
+        let has = headers.as_ref().is_some_and(|h| !h.is_empty());
+        {
+            let mut set = lock_set(&self.shared.header_tools);
+            if has {
+                set.insert(tool.to_owned());
+            } else if !set.remove(tool) {
+                return;
+            }
+        }
+        self.shared.transport.set_tool_headers(tool, headers);
     }
 
     /// The rounds of a request that needs input (2026-07-28 "Multi
@@ -1347,6 +1407,12 @@ async fn answer(
         }
         _ => handler.other_request(method, params).await,
     }
+}
+
+fn lock_set(
+    set: &Mutex<std::collections::HashSet<String>>,
+) -> MutexGuard<'_, std::collections::HashSet<String>> {
+    set.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// `HeaderMismatch` (2026-07-28 "Base protocol" §Error codes).
