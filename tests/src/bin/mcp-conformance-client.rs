@@ -212,6 +212,7 @@ impl Interaction for HeadlessBrowser {
     }
 
     async fn authorize(&self, authorization_url: &url::Url) -> Result<url::Url, OAuthError> {
+        tracing::debug!(url = %authorization_url, "headless browser: authorizing");
         let failed = |why: &str| OAuthError::Authorization(format!("headless browser: {why}"));
         let client = HyperClient::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
         let uri: hyper::Uri = authorization_url
@@ -247,6 +248,10 @@ async fn drive(client: &Client, context: &Value) -> anyhow::Result<()> {
         return Ok(());
     }
     let tools = list_all_tools(client).await?;
+    for tool in &tools {
+        let schema = serde_json::to_string(&tool.input_schema).unwrap_or_default();
+        tracing::debug!(tool = %tool.name, input_schema = %schema, "listed");
+    }
     if let Some(calls) = context.get("toolCalls") {
         for (name, arguments) in requested_calls(calls)? {
             call(client, &name, arguments).await?;
