@@ -2,11 +2,27 @@
 //!
 //! Usage: `mcp-conformance-client <server-url>` (the runner appends the URL).
 //! `MCP_CONFORMANCE_SCENARIO` names the scenario; `MCP_CONFORMANCE_CONTEXT`
-//! (JSON) carries scenario data where the runner gives it. The client uses
-//! the public crates the way a host does: an `HttpTransport` (Streamable HTTP
-//! with legacy fallback), a `Client`, a `ClientHandler` for server requests.
-//! It exits 0 when the scenario's client side succeeded, 1 with a message on
-//! stderr otherwise.
+//! (JSON) carries scenario data where the runner gives it;
+//! `MCP_CONFORMANCE_PROTOCOL_VERSION` (pre-release runner) is the protocol
+//! version the run is about. The client uses the public crates the way a
+//! host does: an `HttpTransport` (Streamable HTTP with legacy fallback), a
+//! `Client` that detects the server's era (`EraPolicy::Auto`), a
+//! `ClientHandler` for server requests (and the stateless era's input
+//! rounds).
+//!
+//! The flow is a host's: connect, list the tools, call them. The tool
+//! calls are the context's `toolCalls` when the runner gives them (each
+//! must succeed), else every listed tool with arguments made from its
+//! schema; a failing tool of that kind is reported on stderr and the run
+//! goes on, as a host reports a failed tool and carries on. It exits 0 when
+//! the connection, the listing and the requested calls succeeded, 1 with a
+//! message on stderr otherwise. `RUST_LOG` (`error` … `trace`) prints the
+//! workspace's logs on stderr.
+//!
+//! A protocol version from the runner is the host's configured version:
+//! a handshake-era one is the only version offered and accepted (no
+//! `server/discover` probe); a stateless-era one is preferred, with the
+//! handshake versions still accepted on a fallback.
 //!
 //! Authorization (the `auth/*` scenarios) goes through `mcp-oauth` as a
 //! host would wire it: pre-registered credentials from the context, a
@@ -33,6 +49,8 @@ use mcp_proto::types::{
     ElicitAction, ElicitRequestParams, ElicitResult, ElicitationCapability, Implementation,
     JsonObject, Tool,
 };
+use mcp_proto::version::VersionPolicy;
+use mcp_proto::{EraPolicy, ProtocolVersion};
 use mcp_transport::{Client, ClientHandler, ClientOptions, HttpOptions, HttpTransport};
 use serde_json::{Value, json};
 
@@ -60,6 +78,7 @@ impl ClientHandler for AcceptingUser {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
+    init_logging();
     match run().await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -69,17 +88,42 @@ async fn main() -> ExitCode {
     }
 }
 
+/// `RUST_LOG=<level>` prints the workspace's logs on stderr.
+fn init_logging() {
+    let level = match std::env::var("RUST_LOG").as_deref() {
+        Ok("error") => tracing::Level::ERROR,
+        Ok("warn") => tracing::Level::WARN,
+        Ok("info") => tracing::Level::INFO,
+        Ok("debug") => tracing::Level::DEBUG,
+        Ok("trace") => tracing::Level::TRACE,
+        _ => return,
+    };
+    tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+}
+
 async fn run() -> anyhow::Result<()> {
     let url = std::env::args()
         .next_back()
         .filter(|a| a.starts_with("http"))
         .context("usage: mcp-conformance-client <server-url>")?;
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let context: Value = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
+        Ok(text) => serde_json::from_str(&text).context("MCP_CONFORMANCE_CONTEXT is not JSON")?,
+        Err(_) => Value::Null,
+    };
 
     let mut session = SessionOptions {
         client_info: Implementation::new("mcp-conformance-client", env!("CARGO_PKG_VERSION")),
+        era: EraPolicy::Auto,
         ..Default::default()
     };
+    if let Ok(wire) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
+        session.versions = configured_versions(&wire)?;
+    }
     session.capabilities.elicitation = Some(ElicitationCapability::default());
     let options = ClientOptions {
         session,
@@ -87,7 +131,7 @@ async fn run() -> anyhow::Result<()> {
         ..Default::default()
     };
     let mut http_options = HttpOptions::new(url.clone());
-    http_options.auth = Some(Arc::new(oauth_provider(&url, &scenario)?));
+    http_options.auth = Some(Arc::new(oauth_provider(&url, &scenario, &context)?));
     let transport = HttpTransport::connect(http_options)
         .await
         .context("setting up the HTTP transport")?;
@@ -95,9 +139,34 @@ async fn run() -> anyhow::Result<()> {
         .await
         .context("connecting")?;
 
-    let result = drive(&client, &scenario).await;
+    let result = drive(&client, &context).await;
     client.close().await;
     result
+}
+
+/// The versions a host configured with `wire` offers and accepts: a
+/// handshake-era version alone (no stateless-era probe), or a
+/// stateless-era one preferred over the handshake versions it may fall
+/// back to.
+fn configured_versions(wire: &str) -> anyhow::Result<VersionPolicy> {
+    let Some(version) = ProtocolVersion::parse(wire) else {
+        bail!(
+            "MCP_CONFORMANCE_PROTOCOL_VERSION {wire:?} is not a protocol version this client knows"
+        );
+    };
+    Ok(if version.uses_handshake() {
+        VersionPolicy {
+            offered: version,
+            accepted: vec![version],
+        }
+    } else {
+        let mut accepted = vec![version];
+        accepted.extend(ProtocolVersion::HANDSHAKE);
+        VersionPolicy {
+            offered: ProtocolVersion::LATEST_HANDSHAKE,
+            accepted,
+        }
+    })
 }
 
 /// The OAuth client, configured from `MCP_CONFORMANCE_CONTEXT` the way a
@@ -105,11 +174,7 @@ async fn run() -> anyhow::Result<()> {
 /// token means cross-app access (SEP-990); a private key or a
 /// client-credentials scenario means machine-to-machine; otherwise the
 /// authorization code grant, with pre-registered credentials when given.
-fn oauth_provider(url: &str, scenario: &str) -> anyhow::Result<OAuthProvider> {
-    let context: Value = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
-        Ok(text) => serde_json::from_str(&text).context("MCP_CONFORMANCE_CONTEXT is not JSON")?,
-        Err(_) => Value::Null,
-    };
+fn oauth_provider(url: &str, scenario: &str, context: &Value) -> anyhow::Result<OAuthProvider> {
     let field = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
     let private_key_pem = field("private_key_pem").map(Secret::new);
     let grant = if let (Some(endpoint), Some(id_token)) =
@@ -147,6 +212,7 @@ impl Interaction for HeadlessBrowser {
     }
 
     async fn authorize(&self, authorization_url: &url::Url) -> Result<url::Url, OAuthError> {
+        tracing::debug!(url = %authorization_url, "headless browser: authorizing");
         let failed = |why: &str| OAuthError::Authorization(format!("headless browser: {why}"));
         let client = HyperClient::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
         let uri: hyper::Uri = authorization_url
@@ -168,9 +234,11 @@ impl Interaction for HeadlessBrowser {
     }
 }
 
-/// Lists the tools and calls each one with arguments made from its schema:
-/// what every client scenario needs (`initialize` stops after the handshake).
-async fn drive(client: &Client, scenario: &str) -> anyhow::Result<()> {
+/// A host's session: list the tools, then call the ones the context's
+/// `toolCalls` name (each must succeed) or, without them, every listed
+/// tool with arguments from its schema (a failure is reported and the run
+/// goes on).
+async fn drive(client: &Client, context: &Value) -> anyhow::Result<()> {
     // Only what the server declared (MCP 2025-06-18 "Lifecycle"): the
     // `initialize` scenario's server declares no capabilities at all.
     let declares_tools = client
@@ -180,21 +248,57 @@ async fn drive(client: &Client, scenario: &str) -> anyhow::Result<()> {
         return Ok(());
     }
     let tools = list_all_tools(client).await?;
-    if scenario == "initialize" {
+    for tool in &tools {
+        let schema = serde_json::to_string(&tool.input_schema).unwrap_or_default();
+        tracing::debug!(tool = %tool.name, input_schema = %schema, "listed");
+    }
+    if let Some(calls) = context.get("toolCalls") {
+        for (name, arguments) in requested_calls(calls)? {
+            call(client, &name, arguments).await?;
+        }
         return Ok(());
     }
     for tool in &tools {
-        let arguments = sample_arguments(tool);
-        let result = tokio::time::timeout(
-            Duration::from_secs(20),
-            client.call_tool(&tool.name, Some(arguments)),
-        )
-        .await
-        .with_context(|| format!("calling {} timed out", tool.name))?
-        .with_context(|| format!("calling {}", tool.name))?;
-        if result.is_error == Some(true) {
-            bail!("tool {} reported an error: {:?}", tool.name, result.content);
+        if let Err(error) = call(client, &tool.name, sample_arguments(tool)).await {
+            eprintln!("mcp-conformance-client: {error:#}");
         }
+    }
+    Ok(())
+}
+
+/// The context's `toolCalls`: `[{"name": ..., "arguments": {...}}, ...]`.
+fn requested_calls(calls: &Value) -> anyhow::Result<Vec<(String, JsonObject)>> {
+    let calls = calls
+        .as_array()
+        .context("the context's toolCalls is not an array")?;
+    calls
+        .iter()
+        .map(|call| {
+            let name = call
+                .get("name")
+                .and_then(Value::as_str)
+                .context("a toolCalls entry has no name")?;
+            let arguments = match call.get("arguments") {
+                None | Some(Value::Null) => JsonObject::new(),
+                Some(Value::Object(arguments)) => arguments.clone(),
+                Some(_) => bail!("the toolCalls arguments of {name} are not an object"),
+            };
+            Ok((name.to_owned(), arguments))
+        })
+        .collect()
+}
+
+/// One `tools/call`; a tool result with `isError` counts as a failure.
+async fn call(client: &Client, name: &str, arguments: JsonObject) -> anyhow::Result<()> {
+    let result = tokio::time::timeout(
+        Duration::from_secs(20),
+        client.call_tool(name, Some(arguments)),
+    )
+    .await
+    .with_context(|| format!("calling {name} timed out"))?
+    .with_context(|| format!("calling {name}"))?;
+    if result.is_error == Some(true) {
+        bail!("tool {name} reported an error: {:?}", result.content);
     }
     Ok(())
 }

@@ -9,8 +9,8 @@
 //! default wire, in the `extension` column.
 //!
 //! `expected-pass-<column>.txt` lists what must pass in each column; any
-//! other failure is expected (the client does not speak the 2026-07-28 era
-//! yet), and `out-of-scope.txt` names the scenarios not worked on for now.
+//! other failure is a known one, and
+//! `out-of-scope.txt` names the scenarios not worked on for now.
 //! The result is a table scenario × column and the totals per column.
 
 use std::collections::BTreeMap;
