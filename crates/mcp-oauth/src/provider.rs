@@ -175,6 +175,9 @@ struct State {
     /// successfully yet: a 401 now needs a full authorization.
     just_refreshed: bool,
     step_ups: HashMap<String, u32>,
+    /// The scopes the current tokens were asked for: a step-up asks for
+    /// them again beside the new ones.
+    granted_scopes: Vec<String>,
 }
 
 impl OAuthProvider {
@@ -288,7 +291,13 @@ impl OAuthProvider {
         } else if !state.just_refreshed && self.refresh(&mut state).await {
             return Ok(true);
         }
-        let scope = self.select_scope(&state, &challenge);
+        let mut scope = self.select_scope(&state, &challenge);
+        if step_up {
+            // 2026-07-28 "Authorization" §Scope challenge handling: a
+            // step-up asks for the union of what was granted and what the
+            // challenge names, so that the new token loses nothing.
+            scope = union_scopes(&state.granted_scopes, scope);
+        }
         self.obtain(&mut state, scope).await?;
         Ok(true)
     }
@@ -363,6 +372,10 @@ impl OAuthProvider {
 
     /// Gets new tokens with the configured grant, and stores them.
     async fn obtain(&self, state: &mut State, scope: Option<String>) -> Result<(), OAuthError> {
+        let asked: Vec<String> = scope
+            .as_deref()
+            .map(|s| s.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default();
         let discovered = state
             .discovered
             .clone()
@@ -390,6 +403,7 @@ impl OAuthProvider {
         };
         state.tokens = Some(tokens);
         state.just_refreshed = false;
+        state.granted_scopes = asked;
         self.persist(state).await
     }
 
@@ -919,5 +933,36 @@ fn check_browser_url(url: &Url) -> Result<(), OAuthError> {
             "refused to open the authorization URL {}: only https (or http on loopback)",
             shown(url)
         )))
+    }
+}
+
+/// The scopes granted before, then those of `scope` not among them, space
+/// separated; `None` when both are empty.
+fn union_scopes(granted: &[String], scope: Option<String>) -> Option<String> {
+    let mut all: Vec<String> = granted.to_vec();
+    for s in scope.as_deref().unwrap_or_default().split_whitespace() {
+        if !all.iter().any(|g| g == s) {
+            all.push(s.to_owned());
+        }
+    }
+    (!all.is_empty()).then(|| all.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::union_scopes;
+
+    #[test]
+    fn a_step_up_keeps_what_was_granted() {
+        let granted = vec!["mcp:basic".to_owned(), "offline_access".to_owned()];
+        assert_eq!(
+            union_scopes(&granted, Some("mcp:write mcp:basic".to_owned())).as_deref(),
+            Some("mcp:basic offline_access mcp:write")
+        );
+        assert_eq!(union_scopes(&[], None), None);
+        assert_eq!(
+            union_scopes(&[], Some("a".to_owned())).as_deref(),
+            Some("a")
+        );
     }
 }
