@@ -73,7 +73,8 @@ fn a_person_adds_edits_toggles_and_deletes_servers_in_the_page() {
         "{}.querySelector('.status').innerText",
         item("demo")
     ));
-    assert_eq!(badge, "ready · 5 tools");
+    // The demo server speaks the handshake era; the page names the version.
+    assert_eq!(badge, "ready · 5 tools · 2025-11-25");
     let file = store(&env);
     let saved = stored(&file, "demo").expect("demo in the store");
     assert_eq!(saved["transport"]["args"][0], "demo-server");
