@@ -74,3 +74,40 @@ pub async fn start_http_server(mut command: Command, port: u16) -> HttpServerPro
         Err(_) => panic!("the server did not report listening on {port} within 30 s"),
     }
 }
+
+/// The fixture server in an HTTP mode and the URL it printed; the process
+/// is killed when this is dropped.
+#[derive(Debug)]
+pub struct FixtureHttp {
+    /// The child; `kill_on_drop` ends it with the test.
+    pub child: Child,
+    /// The URL of its first stdout line, `listening on URL`.
+    pub url: String,
+}
+
+/// Starts the fixture server `program` (the test's
+/// `env!("CARGO_BIN_EXE_mcp-fixture-server")`) with `args` on a port it
+/// picks, and waits (at most 20 s) for the URL it prints.
+pub async fn start_fixture_http(program: &str, args: &[&str]) -> FixtureHttp {
+    let mut child = Command::new(program)
+        .args(args)
+        .args(["--port", "0"])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the fixture server starts");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let first = tokio::time::timeout(
+        Duration::from_secs(20),
+        BufReader::new(stdout).lines().next_line(),
+    )
+    .await
+    .expect("the fixture prints its URL")
+    .expect("readable stdout")
+    .expect("a first line");
+    let url = first
+        .strip_prefix("listening on ")
+        .expect("`listening on URL`")
+        .to_owned();
+    FixtureHttp { child, url }
+}

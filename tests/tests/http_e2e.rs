@@ -8,39 +8,19 @@ use mcp_transport::{
     ServerNotification,
 };
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
 
 const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-fixture-server");
 
-/// A fixture server in an HTTP mode and the URL it printed.
-struct Fixture {
-    _child: Child,
-    url: String,
-}
+type Fixture = tests::servers::FixtureHttp;
 
+/// The fixture in an HTTP mode, in the handshake era only (see `fixture`
+/// in the stdio tests).
 async fn start(args: &[&str]) -> Fixture {
-    let mut child = Command::new(FIXTURE)
-        // The handshake era only (see `fixture` in the stdio tests).
-        .args(["--era", "legacy"])
-        .args(args)
-        .args(["--port", "0"])
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the fixture server starts");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let first = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
-        .await
-        .expect("the fixture prints its URL")
-        .expect("readable stdout")
-        .expect("a first line");
-    let url = first
-        .strip_prefix("listening on ")
-        .expect("`listening on URL`")
-        .to_owned();
-    Fixture { _child: child, url }
+    let args: Vec<&str> = ["--era", "legacy"]
+        .into_iter()
+        .chain(args.iter().copied())
+        .collect();
+    tests::servers::start_fixture_http(FIXTURE, &args).await
 }
 
 async fn connect(fixture: &Fixture, protocol: HttpProtocol) -> Client {

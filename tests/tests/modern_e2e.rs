@@ -18,8 +18,6 @@ use mcp_transport::{
     ServerNotification, StdioOptions, StdioTransport,
 };
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
 
 const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-fixture-server");
 
@@ -96,31 +94,10 @@ async fn connect_stdio(args: &[&str], options: ClientOptions) -> Result<Client, 
         .expect("connect within the bound")
 }
 
-/// A fixture served over HTTP, killed on drop.
-struct HttpFixture {
-    _child: Child,
-    url: String,
-}
+use tests::servers::FixtureHttp as HttpFixture;
 
 async fn start_http(args: &[&str]) -> HttpFixture {
-    let mut child = Command::new(FIXTURE)
-        .args(args)
-        .args(["--port", "0"])
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the fixture starts");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let first = tokio::time::timeout(BOUND, BufReader::new(stdout).lines().next_line())
-        .await
-        .expect("the fixture prints its URL")
-        .expect("readable stdout")
-        .expect("a first line");
-    let url = first
-        .strip_prefix("listening on ")
-        .expect("`listening on URL`")
-        .to_owned();
-    HttpFixture { _child: child, url }
+    tests::servers::start_fixture_http(FIXTURE, args).await
 }
 
 async fn connect_http(url: &str, options: ClientOptions) -> Result<Client, ClientError> {

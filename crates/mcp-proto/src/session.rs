@@ -1111,8 +1111,31 @@ impl ClientSession {
             method: methods::INITIALIZE.to_owned(),
             source,
         })?;
-        let id = self.allocate_id();
-        let timeout = self.options.initialize_timeout;
+        let attempt = InitializeAttempt {
+            id: self.allocate_id(),
+            offered: version,
+            retried,
+            step: Step::Initialize,
+        };
+        self.send_attempt(now, attempt, params);
+        Ok(())
+    }
+
+    /// Queues the handshake request of `attempt` (`initialize` or
+    /// `server/discover`) with its deadline: the probe's for the Auto probe,
+    /// [`SessionOptions::initialize_timeout`] otherwise.
+    fn send_attempt(&mut self, now: Instant, attempt: InitializeAttempt, params: Box<RawValue>) {
+        let (method, timeout) = match attempt.step {
+            Step::Probe => (
+                methods::SERVER_DISCOVER,
+                self.options
+                    .probe_timeout
+                    .min(self.options.initialize_timeout),
+            ),
+            Step::Discover => (methods::SERVER_DISCOVER, self.options.initialize_timeout),
+            Step::Initialize => (methods::INITIALIZE, self.options.initialize_timeout),
+        };
+        let id = attempt.id;
         self.insert_pending(
             id,
             Pending {
@@ -1121,18 +1144,12 @@ impl ClientSession {
                 hard_deadline: None,
             },
         );
-        self.initialize = Some(InitializeAttempt {
-            id,
-            offered: version,
-            retried,
-            step: Step::Initialize,
-        });
+        self.initialize = Some(attempt);
         self.transmit.push_back(Message::Request(Request {
             id: RequestId::Number(id),
-            method: methods::INITIALIZE.to_owned(),
+            method: method.to_owned(),
             params: Some(params),
         }));
-        Ok(())
     }
 
     /// Queues `server/discover` with `version` in `_meta`: the Auto probe
@@ -1158,33 +1175,13 @@ impl ClientSession {
                 method: methods::SERVER_DISCOVER.to_owned(),
             },
         })?;
-        let id = self.allocate_id();
-        let timeout = match step {
-            Step::Probe => self
-                .options
-                .probe_timeout
-                .min(self.options.initialize_timeout),
-            Step::Discover | Step::Initialize => self.options.initialize_timeout,
-        };
-        self.insert_pending(
-            id,
-            Pending {
-                deadline: now.checked_add(timeout),
-                timeout: Some(timeout),
-                hard_deadline: None,
-            },
-        );
-        self.initialize = Some(InitializeAttempt {
-            id,
+        let attempt = InitializeAttempt {
+            id: self.allocate_id(),
             offered: version,
             retried: false,
             step,
-        });
-        self.transmit.push_back(Message::Request(Request {
-            id: RequestId::Number(id),
-            method: methods::SERVER_DISCOVER.to_owned(),
-            params: Some(params),
-        }));
+        };
+        self.send_attempt(now, attempt, params);
         Ok(())
     }
 
