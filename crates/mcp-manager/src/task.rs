@@ -481,16 +481,27 @@ fn publish(
             tools: catalog.tools().len(),
             truncated: catalog.is_truncated(),
         });
+        // Queued before anyone can see the new status: a host that waits
+        // for `ready` and then closes (which flushes the cache) must find
+        // the write already queued.
+        let tools_changed = previous.is_none_or(|p| p.tools != catalog.tools);
+        if (tools_changed || conn.era_changed) && core.cache.is_some() {
+            let mut cached = CachedTools::new(id, catalog.tools().to_vec());
+            cached.instructions = catalog.instructions.clone();
+            cached.truncated = catalog.tools_truncated;
+            cached.era = Some(conn.negotiated.era());
+            cached.protocol_version = Some(conn.negotiated.version.as_str().to_owned());
+            core.cache_store(catalog.fingerprint(), cached);
+        }
         if ready {
             entry.last_used = Instant::now();
             core.set_status(entry, ServerStatus::Ready);
         }
         // Readers of `changed` (the gate, `wait_ready`) see the new catalog.
         core.bump();
-        let tools_changed = previous.is_none_or(|p| p.tools != catalog.tools);
-        (catalog, tools_changed)
+        catalog
     });
-    let Some((catalog, tools_changed)) = published else {
+    let Some(catalog) = published else {
         tracing::debug!(server = id, "dropping the result of an older generation");
         return false;
     };
@@ -500,14 +511,6 @@ fn publish(
         tools = catalog.tools().len(),
         "catalog published"
     );
-    if (tools_changed || conn.era_changed) && core.cache.is_some() {
-        let mut entry = CachedTools::new(id, catalog.tools().to_vec());
-        entry.instructions = catalog.instructions.clone();
-        entry.truncated = catalog.tools_truncated;
-        entry.era = Some(conn.negotiated.era());
-        entry.protocol_version = Some(conn.negotiated.version.as_str().to_owned());
-        core.cache_store(catalog.fingerprint(), entry);
-    }
     true
 }
 
