@@ -276,11 +276,7 @@ impl VersionPolicy {
         &self,
         server_supported: impl IntoIterator<Item = &'a str>,
     ) -> Option<ProtocolVersion> {
-        server_supported
-            .into_iter()
-            .filter_map(ProtocolVersion::parse)
-            .filter(|v| self.accepted.contains(v) && v.uses_handshake())
-            .max()
+        self.best_in_era(server_supported, Era::Legacy)
     }
 
     /// The newest stateless-era version the client accepts, if any.
@@ -299,10 +295,19 @@ impl VersionPolicy {
         &self,
         server_supported: impl IntoIterator<Item = &'a str>,
     ) -> Option<ProtocolVersion> {
+        self.best_in_era(server_supported, Era::Modern)
+    }
+
+    /// The newest version of `era` in both the server's list and ours.
+    fn best_in_era<'a>(
+        &self,
+        server_supported: impl IntoIterator<Item = &'a str>,
+        era: Era,
+    ) -> Option<ProtocolVersion> {
         server_supported
             .into_iter()
             .filter_map(ProtocolVersion::parse)
-            .filter(|v| self.accepted.contains(v) && !v.uses_handshake())
+            .filter(|v| v.era() == era && self.accepted.contains(v))
             .max()
     }
 
