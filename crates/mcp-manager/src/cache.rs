@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
@@ -106,6 +106,15 @@ pub trait ToolCache: Send + Sync + fmt::Debug + 'static {
 
     /// Forgets the entry for `fingerprint`.
     async fn remove(&self, fingerprint: &str);
+
+    /// Replaces the entries of several fingerprints, in order. The manager
+    /// hands over every write queued while the last one ran, so a cache
+    /// that writes a whole file overrides this to write it once.
+    async fn store_all(&self, entries: Vec<(String, CachedTools)>) {
+        for (fingerprint, entry) in entries {
+            self.store(&fingerprint, entry).await;
+        }
+    }
 
     /// The protocol era recorded for `fingerprint`, read before every
     /// connect. The default loads the whole entry; a cache that can read
@@ -197,12 +206,16 @@ type Entries = BTreeMap<String, RawEntry>;
 
 /// A cache in one JSON file: `{"version": 1, "entries": {fingerprint: {...}}}`.
 ///
-/// The file is read on first use. Every store or removal takes an advisory
-/// lock on `<file>.lock` (across processes), reads the file again, applies
-/// its one change and rewrites the file whole (atomically: temp file in the
-/// same directory, then rename; owner-only on POSIX, as `tempfile` creates
-/// it), so that processes sharing the file never drop each other's entries;
-/// loads see the file as of the last read. Writes are serialized. A missing file
+/// The file is read on first use. Every write takes an advisory lock on
+/// `<file>.lock` (across processes), reads the file again, applies its
+/// changes and rewrites the file whole (atomically: temp file in the same
+/// directory, then rename; owner-only on POSIX, as `tempfile` creates it),
+/// so that processes sharing the file never drop each other's entries;
+/// loads see the file as of the last read or write, and never wait for a
+/// write in progress. Writes are serialized; a store of an entry the file
+/// already holds unchanged (apart from its timestamp, when that is less
+/// than [`JsonFileToolCache::REFRESH_AFTER_MS`] old) writes nothing, so a
+/// warm start of unchanged servers leaves the file alone. A missing file
 /// is an empty cache; a malformed or newer-version file is logged, treated
 /// as empty, and replaced on the next store (it is only a cache); so is a
 /// malformed entry, alone. At most [`JsonFileToolCache::max_entries`]
@@ -210,7 +223,10 @@ type Entries = BTreeMap<String, RawEntry>;
 pub struct JsonFileToolCache {
     path: PathBuf,
     max_entries: usize,
-    state: tokio::sync::Mutex<Option<Entries>>,
+    /// This process's view of the file; held only to read or swap it.
+    view: tokio::sync::Mutex<Option<Arc<Entries>>>,
+    /// Held across a write, so this process's writes land in order.
+    writer: tokio::sync::Mutex<()>,
 }
 
 impl fmt::Debug for JsonFileToolCache {
@@ -226,12 +242,18 @@ impl JsonFileToolCache {
     /// The default bound on entries: 256.
     pub const DEFAULT_MAX_ENTRIES: usize = 256;
 
+    /// How old an unchanged entry's timestamp may grow before a store
+    /// rewrites it anyway (one day), so that eviction, oldest first, still
+    /// spares the servers in use.
+    pub const REFRESH_AFTER_MS: u64 = 24 * 60 * 60 * 1000;
+
     /// A cache at `path`. Does no I/O until first used.
     pub fn open(path: impl Into<PathBuf>) -> Self {
         JsonFileToolCache {
             path: path.into(),
             max_entries: Self::DEFAULT_MAX_ENTRIES,
-            state: tokio::sync::Mutex::new(None),
+            view: tokio::sync::Mutex::new(None),
+            writer: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -251,32 +273,35 @@ impl JsonFileToolCache {
         &self.path
     }
 
-    /// The entries, read from the file on first use. The guard is held by
-    /// the caller across its write, so writes land in order.
-    async fn entries(&self) -> tokio::sync::MutexGuard<'_, Option<Entries>> {
-        let mut state = self.state.lock().await;
-        if state.is_none() {
-            let path = self.path.clone();
-            let loaded = tokio::task::spawn_blocking(move || read_file(&path))
-                .await
-                .unwrap_or_else(|error| {
-                    tracing::warn!(%error, "reading the tool cache did not complete");
-                    Entries::new()
-                });
-            *state = Some(loaded);
+    /// The entries, read from the file on first use.
+    async fn entries(&self) -> Arc<Entries> {
+        let mut view = self.view.lock().await;
+        if let Some(entries) = view.as_ref() {
+            return Arc::clone(entries);
         }
-        state
+        let path = self.path.clone();
+        let loaded = tokio::task::spawn_blocking(move || read_file(&path))
+            .await
+            .unwrap_or_else(|error| {
+                tracing::warn!(%error, "reading the tool cache did not complete");
+                Entries::new()
+            });
+        let loaded = Arc::new(loaded);
+        *view = Some(Arc::clone(&loaded));
+        loaded
+    }
+
+    /// The raw entry for `fingerprint` in this process's view.
+    async fn raw(&self, fingerprint: &str) -> Option<Box<RawValue>> {
+        let entries = self.entries().await;
+        entries.get(fingerprint).map(|entry| entry.raw.clone())
     }
 
     /// Applies `change` to the file's current entries under the
     /// cross-process lock, writes them back when `change` changed them, and
-    /// keeps them as this process's view. The caller holds the state
-    /// guard, so changes from this process land in order.
-    async fn update(
-        &self,
-        state: &mut Option<Entries>,
-        change: impl FnOnce(&mut Entries) -> bool + Send + 'static,
-    ) {
+    /// keeps them as this process's view.
+    async fn update(&self, change: impl FnOnce(&mut Entries) -> bool + Send + 'static) {
+        let _writer = self.writer.lock().await;
         let path = self.path.clone();
         let max_entries = self.max_entries;
         let outcome = tokio::task::spawn_blocking(move || {
@@ -290,12 +315,30 @@ impl JsonFileToolCache {
         })
         .await;
         match outcome {
-            Ok(Ok(entries)) => *state = Some(entries),
+            Ok(Ok(entries)) => *self.view.lock().await = Some(Arc::new(entries)),
             Ok(Err(error)) => {
                 tracing::warn!(path = %self.path.display(), %error, "cannot write the tool cache");
             }
             Err(error) => tracing::warn!(%error, "writing the tool cache did not complete"),
         }
+    }
+}
+
+/// Whether `existing` holds `entry` already, apart from a timestamp that
+/// is still recent enough to keep.
+fn unchanged(existing: &RawEntry, entry: &CachedTools) -> bool {
+    if entry.saved_at_ms.saturating_sub(existing.saved_at_ms) >= JsonFileToolCache::REFRESH_AFTER_MS
+    {
+        return false;
+    }
+    match serde_json::from_str::<CachedTools>(existing.raw.get()) {
+        Ok(held) => {
+            held == CachedTools {
+                saved_at_ms: held.saved_at_ms,
+                ..entry.clone()
+            }
+        }
+        Err(_) => false,
     }
 }
 
@@ -335,9 +378,8 @@ fn lock_file(path: &Path) -> std::io::Result<std::fs::File> {
 #[async_trait]
 impl ToolCache for JsonFileToolCache {
     async fn load(&self, fingerprint: &str) -> Option<CachedTools> {
-        let state = self.entries().await;
-        let raw = state.as_ref()?.get(fingerprint)?;
-        match serde_json::from_str(raw.raw.get()) {
+        let raw = self.raw(fingerprint).await?;
+        match serde_json::from_str(raw.get()) {
             Ok(entry) => Some(entry),
             Err(error) => {
                 tracing::warn!(path = %self.path.display(), %error, "malformed tool cache entry; ignoring it");
@@ -353,33 +395,44 @@ impl ToolCache for JsonFileToolCache {
             #[serde(default, with = "era_serde")]
             era: Option<Era>,
         }
-        let state = self.entries().await;
-        let raw = state.as_ref()?.get(fingerprint)?;
-        serde_json::from_str::<EraOnly>(raw.raw.get()).ok()?.era
+        let raw = self.raw(fingerprint).await?;
+        serde_json::from_str::<EraOnly>(raw.get()).ok()?.era
     }
 
     async fn store(&self, fingerprint: &str, entry: CachedTools) {
-        let raw = match serde_json::value::to_raw_value(&entry) {
-            Ok(raw) => raw,
-            Err(error) => {
-                tracing::warn!(%error, "cannot encode a tool cache entry");
-                return;
+        self.store_all(vec![(fingerprint.to_owned(), entry)]).await;
+    }
+
+    /// One read and at most one write of the file for all of `entries`.
+    async fn store_all(&self, entries: Vec<(String, CachedTools)>) {
+        let mut encoded = Vec::with_capacity(entries.len());
+        for (key, entry) in entries {
+            match serde_json::value::to_raw_value(&entry) {
+                Ok(raw) => encoded.push((key, entry, raw)),
+                Err(error) => tracing::warn!(%error, "cannot encode a tool cache entry"),
             }
-        };
-        let mut state = self.entries().await;
-        let key = fingerprint.to_owned();
-        let saved_at_ms = entry.saved_at_ms;
-        self.update(&mut state, move |entries| {
-            entries.insert(key, RawEntry { saved_at_ms, raw });
-            true
+        }
+        if encoded.is_empty() {
+            return;
+        }
+        self.update(move |file| {
+            let mut changed = false;
+            for (key, entry, raw) in encoded {
+                if file.get(&key).is_some_and(|held| unchanged(held, &entry)) {
+                    continue;
+                }
+                let saved_at_ms = entry.saved_at_ms;
+                file.insert(key, RawEntry { saved_at_ms, raw });
+                changed = true;
+            }
+            changed
         })
         .await;
     }
 
     async fn remove(&self, fingerprint: &str) {
-        let mut state = self.entries().await;
         let key = fingerprint.to_owned();
-        self.update(&mut state, move |entries| entries.remove(&key).is_some())
+        self.update(move |entries| entries.remove(&key).is_some())
             .await;
     }
 }
@@ -444,6 +497,8 @@ fn now_ms() -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn entry(id: &str, tools: &[&str], saved_at_ms: u64) -> CachedTools {
@@ -579,6 +634,63 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         let file: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(file["entries"].as_object().unwrap().len(), 80);
+    }
+
+    #[tokio::test]
+    async fn an_unchanged_entry_is_not_rewritten_until_its_stamp_is_a_day_old() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tools.json");
+        let cache = JsonFileToolCache::open(&path);
+        let saved = |path: &Path| -> u64 {
+            let text = std::fs::read_to_string(path).unwrap();
+            let file: serde_json::Value = serde_json::from_str(&text).unwrap();
+            file["entries"]["fp"]["savedAtMs"].as_u64().unwrap()
+        };
+        cache.store("fp", entry("s", &["a"], 1_000)).await;
+        cache.store("fp", entry("s", &["a"], 2_000)).await;
+        assert_eq!(saved(&path), 1_000, "an unchanged entry was rewritten");
+        cache.store("fp", entry("s", &["a", "b"], 3_000)).await;
+        assert_eq!(saved(&path), 3_000, "a changed entry was not written");
+        let day_later = 3_000 + JsonFileToolCache::REFRESH_AFTER_MS;
+        cache.store("fp", entry("s", &["a", "b"], day_later)).await;
+        assert_eq!(saved(&path), day_later, "a day-old stamp was kept");
+    }
+
+    #[tokio::test]
+    async fn several_stores_land_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tools.json");
+        let cache = JsonFileToolCache::open(&path);
+        let batch = (0..5)
+            .map(|n| (format!("fp{n}"), entry(&format!("s{n}"), &["t"], n)))
+            .collect();
+        cache.store_all(batch).await;
+        let reopened = JsonFileToolCache::open(&path);
+        for n in 0..5 {
+            assert!(reopened.load(&format!("fp{n}")).await.is_some(), "fp{n}");
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn loads_do_not_wait_for_a_write_in_progress() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tools.json");
+        let cache = Arc::new(JsonFileToolCache::open(&path));
+        cache.store("fp", entry("s", &["a"], 1)).await;
+        // Another process holds the file's lock: a store now waits for it.
+        let held = lock_file(&path).unwrap();
+        let writer = {
+            let cache = Arc::clone(&cache);
+            tokio::spawn(async move { cache.store("other", entry("o", &["b"], 2)).await })
+        };
+        let loaded = tokio::time::timeout(Duration::from_secs(30), cache.load("fp"))
+            .await
+            .expect("a load waited for the blocked write");
+        assert!(loaded.is_some());
+        assert!(!writer.is_finished());
+        drop(held);
+        writer.await.unwrap();
+        assert!(cache.load("other").await.is_some());
     }
 
     #[tokio::test]

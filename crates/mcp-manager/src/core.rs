@@ -168,14 +168,28 @@ enum CacheJob {
 /// Writes cache entries in the order they were queued. It is a task of its
 /// own so that aborting a server's task (disable, disconnect, close) never
 /// loses a write that was due, and it ends when the manager is gone and
-/// the queue is empty.
+/// the queue is empty. The stores queued while a write ran go to the cache
+/// together ([`ToolCache::store_all`]): twenty servers becoming ready at
+/// once cost one rewrite of a cache file, not twenty.
 async fn write_cache(cache: Arc<dyn ToolCache>, mut jobs: mpsc::UnboundedReceiver<CacheJob>) {
+    let mut stores = Vec::new();
+    let mut flushes = Vec::new();
     while let Some(job) = jobs.recv().await {
-        match job {
-            CacheJob::Store(fingerprint, entry) => cache.store(&fingerprint, entry).await,
-            CacheJob::Flush(done) => {
-                let _ = done.send(());
+        let mut next = Some(job);
+        while let Some(job) = next.take() {
+            match job {
+                CacheJob::Store(fingerprint, entry) => stores.push((fingerprint, entry)),
+                // A flush waits for the stores queued before it, and those
+                // are in this batch.
+                CacheJob::Flush(done) => flushes.push(done),
             }
+            next = jobs.try_recv().ok();
+        }
+        if !stores.is_empty() {
+            cache.store_all(std::mem::take(&mut stores)).await;
+        }
+        for done in flushes.drain(..) {
+            let _ = done.send(());
         }
     }
 }
