@@ -1,8 +1,8 @@
 //! The manager's shared state: one entry per server, generations, status changes and the rules that start and stop connections.
 //!
 //! Every server has one [`Entry`] holding its configuration, source
-//! metadata, status, current client and catalog, and the abort handle of
-//! the task that runs its connection (`task.rs`). Seed 000's registries
+//! metadata, status, current client and catalog, and the handle of the
+//! task that runs its connection (`task.rs`). Seed 000's registries
 //! (connected, pending connect, pending tool load, tools, sources) are
 //! views of these entries: the status says which registry a server is in.
 //!
@@ -11,7 +11,11 @@
 //! generation it was started for and every result it applies is checked
 //! against the entry's current one under the lock, so a late result of an
 //! older generation is dropped, never applied, even if the abort of the old
-//! task has not taken effect yet.
+//! task has not taken effect yet. A task holds its generation as a
+//! [`Lease`](crate::lease::Lease), the only way it changes its entry.
+//!
+//! **Closing.** Whatever a change stops (the old task, the old client) is
+//! closed through [`Closings`], which `close` and `disconnect` wait for.
 //!
 //! The state lock is a `std::sync::Mutex`, held for a few instructions and
 //! never across an `.await`.
@@ -27,11 +31,12 @@ use mcp_config::{
 };
 use mcp_transport::Client;
 use tokio::sync::{Semaphore, broadcast, mpsc, oneshot, watch};
-use tokio::task::AbortHandle;
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::cache::{CachedTools, ToolCache};
 use crate::catalog::{Catalog, LifetimeId};
+use crate::closing::Closings;
 use crate::error::ServerError;
 use crate::events::ManagerEvent;
 use crate::factory::TransportFactory;
@@ -75,7 +80,7 @@ pub(crate) struct Entry {
     pub(crate) fingerprint: Option<Arc<str>>,
     pub(crate) client: Option<Client>,
     pub(crate) catalog: Option<Arc<Catalog>>,
-    pub(crate) task: Option<AbortHandle>,
+    pub(crate) task: Option<JoinHandle<()>>,
     pub(crate) last_used: Instant,
 }
 
@@ -149,6 +154,8 @@ pub(crate) struct Core {
     pub(crate) events: broadcast::Sender<ManagerEvent>,
     /// Bumped on every status change; waiters re-check their condition.
     pub(crate) changed: watch::Sender<u64>,
+    /// The connections being closed and the tasks being stopped.
+    pub(crate) closings: Arc<Closings>,
     state: Mutex<State>,
     /// Set (under the state lock) by `close` and by dropping the last
     /// handle; nothing starts afterwards.
@@ -213,6 +220,7 @@ impl Core {
             store_lock: tokio::sync::Mutex::new(()),
             events,
             changed: watch::Sender::new(0),
+            closings: Arc::new(Closings::default()),
             state: Mutex::new(State::default()),
             closed: AtomicBool::new(false),
             next_generation: AtomicU64::new(1),
@@ -303,21 +311,6 @@ impl Core {
         self.bump();
     }
 
-    /// Runs `f` on the entry if it still has generation `generation`.
-    pub(crate) fn with_entry<R>(
-        &self,
-        id: &str,
-        generation: u64,
-        f: impl FnOnce(&Core, &mut Entry) -> R,
-    ) -> Option<R> {
-        let mut state = self.lock();
-        let entry = state.entries.get_mut(id)?;
-        if entry.generation != generation {
-            return None;
-        }
-        Some(f(self, entry))
-    }
-
     /// Drops the entry's catalog, announcing the revocation.
     pub(crate) fn revoke(&self, entry: &mut Entry) {
         if let Some(catalog) = entry.catalog.take() {
@@ -328,23 +321,26 @@ impl Core {
         }
     }
 
-    /// Ends whatever the entry is doing: aborts its task, revokes its
-    /// catalog and gives it a new generation, so nothing the old task still
-    /// produces is applied. Returns the client to close (outside the lock).
-    pub(crate) fn stop(&self, entry: &mut Entry) -> Option<Client> {
+    /// Ends whatever the entry is doing: stops its task, revokes its
+    /// catalog, closes its client and gives it a new generation, so nothing
+    /// the old task still produces is applied. The task's end and the close
+    /// are recorded in [`Core::closings`].
+    pub(crate) fn stop(&self, entry: &mut Entry) {
         if let Some(task) = entry.task.take() {
-            task.abort();
+            self.closings.stop(&entry.id, task);
         }
         self.revoke(entry);
         entry.generation = self.next_generation();
-        entry.client.take()
+        if let Some(client) = entry.client.take() {
+            self.closings.close(&entry.id, client);
+        }
     }
 
     /// Starts connecting the entry with `plan` on a new task (or, once the
     /// manager is closed, leaves it `disconnected`).
     pub(crate) fn start(self: &Arc<Self>, entry: &mut Entry, plan: Plan) {
         if let Some(task) = entry.task.take() {
-            task.abort();
+            self.closings.stop(&entry.id, task);
         }
         entry.generation = self.next_generation();
         entry.fingerprint = Some(plan.fingerprint.clone());
@@ -353,13 +349,8 @@ impl Core {
             return;
         }
         self.set_status(entry, ServerStatus::Queued);
-        let task = tokio::spawn(crate::task::run(
-            Arc::clone(self),
-            Arc::clone(&entry.id),
-            entry.generation,
-            plan,
-        ));
-        entry.task = Some(task.abort_handle());
+        let lease = crate::lease::Lease::new(Arc::clone(self), entry);
+        entry.task = Some(tokio::spawn(crate::task::run(lease, plan)));
     }
 
     /// Resolves the entry's configuration against the environment.
@@ -369,13 +360,8 @@ impl Core {
 
     /// Resolves the entry's configuration and starts it, or records why it
     /// cannot start. `setup` grants the one-time setup allowance.
-    pub(crate) fn restart(
-        self: &Arc<Self>,
-        entry: &mut Entry,
-        setup: bool,
-        closing: &mut Vec<Client>,
-    ) {
-        closing.extend(self.stop(entry));
+    pub(crate) fn restart(self: &Arc<Self>, entry: &mut Entry, setup: bool) {
+        self.stop(entry);
         if !entry.config.enabled {
             entry.fingerprint = None;
             self.set_status(entry, ServerStatus::Disabled);
@@ -419,8 +405,7 @@ impl Core {
     }
 
     /// Applies a configuration: adds the server, or updates it keeping or
-    /// replacing its connection by the rules of `trigger`. Clients to close
-    /// are pushed to `closing`.
+    /// replacing its connection by the rules of `trigger`.
     pub(crate) fn apply(
         self: &Arc<Self>,
         state: &mut State,
@@ -428,7 +413,6 @@ impl Core {
         source: Option<SourceMeta>,
         origin: Origin,
         trigger: Trigger,
-        closing: &mut Vec<Client>,
     ) {
         let resolved = config.enabled.then(|| self.resolve(&config));
         let id = config.id.clone();
@@ -460,7 +444,7 @@ impl Core {
 
         let Some(resolved) = resolved else {
             if created || entry.status != ServerStatus::Disabled {
-                closing.extend(self.stop(entry));
+                self.stop(entry);
                 entry.fingerprint = None;
                 self.set_status(entry, ServerStatus::Disabled);
             }
@@ -469,14 +453,14 @@ impl Core {
         let resolved = match resolved {
             Ok(resolved) => resolved,
             Err(error) => {
-                closing.extend(self.stop(entry));
+                self.stop(entry);
                 self.config_failed(entry, &error);
                 return;
             }
         };
+        let stdio = entry.kind() == TransportKind::Stdio;
         let plan_setup = |same: bool| {
-            matches!(trigger, Trigger::Save { created } if created || !same)
-                && entry_is_stdio(&resolved)
+            matches!(trigger, Trigger::Save { created } if created || !same) && stdio
         };
         let fingerprint = mcp_config::fingerprint(&resolved);
         let same = entry.fingerprint.as_deref() == Some(fingerprint.as_str());
@@ -491,28 +475,29 @@ impl Core {
             }
             return;
         }
-        closing.extend(self.stop(entry));
+        self.stop(entry);
         let setup = plan_setup(same);
         let plan = self.plan(&entry.config, resolved, setup);
         self.start(entry, plan);
     }
 
-    /// Removes a server entirely. Returns its client to close.
-    pub(crate) fn remove_entry(&self, state: &mut State, id: &str) -> Option<Option<Client>> {
-        let mut entry = state.entries.remove(id)?;
-        let client = self.stop(&mut entry);
+    /// Removes a server entirely. Returns whether it was there.
+    pub(crate) fn remove_entry(&self, state: &mut State, id: &str) -> bool {
+        let Some(mut entry) = state.entries.remove(id) else {
+            return false;
+        };
+        self.stop(&mut entry);
         self.emit(ManagerEvent::ServerRemoved { id: id.to_owned() });
         self.bump();
-        Some(client)
+        true
     }
 
     /// Stops a server's connection and marks it `disconnected`.
-    pub(crate) fn disconnect_entry(&self, entry: &mut Entry) -> Option<Client> {
-        let client = self.stop(entry);
+    pub(crate) fn disconnect_entry(&self, entry: &mut Entry) {
+        self.stop(entry);
         if entry.config.enabled {
             self.set_status(entry, ServerStatus::Disconnected);
         }
-        client
     }
 
     /// The ready servers and their catalogs, captured under one lock.
@@ -547,10 +532,6 @@ impl Core {
             entry.client = None;
         }
     }
-}
-
-fn entry_is_stdio(resolved: &ResolvedConfig) -> bool {
-    matches!(resolved.transport, mcp_config::ResolvedTransport::Stdio(_))
 }
 
 /// A project-level server is visible only from inside its project: a

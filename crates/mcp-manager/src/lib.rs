@@ -54,10 +54,12 @@
 
 mod cache;
 mod catalog;
+mod closing;
 mod core;
 mod error;
 mod events;
 mod factory;
+mod lease;
 mod manager;
 mod observe;
 mod options;

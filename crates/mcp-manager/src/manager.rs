@@ -10,7 +10,6 @@ use mcp_config::{
 };
 use mcp_transport::Client;
 use tokio::sync::broadcast;
-use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::cache::{CachedTools, ToolCache};
@@ -309,7 +308,6 @@ impl McpManager {
         // Servers of an earlier discovery that are gone (or now broken).
         let keep: std::collections::HashSet<&str> =
             configs.iter().map(|(c, _)| c.id.as_str()).collect();
-        let mut closing = Vec::new();
         {
             let core = self.core();
             let mut state = core.lock();
@@ -320,12 +318,9 @@ impl McpManager {
                 .map(|e| e.id.to_string())
                 .collect();
             for id in gone {
-                if let Some(client) = core.remove_entry(&mut state, &id) {
-                    closing.extend(client);
-                }
+                core.remove_entry(&mut state, &id);
             }
         }
-        close_in_background(closing);
         self.connect_all(configs, Origin::Discovered, errors, started)
             .await
     }
@@ -339,7 +334,6 @@ impl McpManager {
     ) -> StartupReport {
         let core = self.core();
         let mut ids = Vec::with_capacity(configs.len());
-        let mut closing = Vec::new();
         {
             let mut state = core.lock();
             if core.is_closed() {
@@ -363,17 +357,9 @@ impl McpManager {
             }
             for (config, source) in configs {
                 ids.push(config.id.clone());
-                core.apply(
-                    &mut state,
-                    config,
-                    source,
-                    origin,
-                    Trigger::Startup,
-                    &mut closing,
-                );
+                core.apply(&mut state, config, source, origin, Trigger::Startup);
             }
         }
-        close_in_background(closing);
         core.startup_report(ids, errors, started).await
     }
 
@@ -513,10 +499,7 @@ impl McpManager {
                         if closed {
                             return Err(WaitError::Closed);
                         }
-                        let mut closing = Vec::new();
-                        core.restart(entry, false, &mut closing);
-                        drop(state);
-                        close_in_background(closing);
+                        core.restart(entry, false);
                         continue;
                     }
                     _ => {}
@@ -536,61 +519,58 @@ impl McpManager {
     /// status and events follow the attempt.
     pub fn retry(&self, id: &str) -> Result<(), ManagerError> {
         let core = self.core();
-        let closing = {
-            let mut state = core.lock();
-            if core.is_closed() {
-                return Err(ManagerError::Closed);
-            }
-            let entry = state
-                .entries
-                .get_mut(id)
-                .ok_or_else(|| ManagerError::UnknownServer { id: id.to_owned() })?;
-            if !entry.config.enabled {
-                return Err(ManagerError::Disabled { id: id.to_owned() });
-            }
-            let mut closing = Vec::new();
-            core.restart(entry, false, &mut closing);
-            closing
-        };
-        close_in_background(closing);
-        Ok(())
-    }
-
-    /// Closes a server's connection and waits for it; the server stays
-    /// configured, `disconnected`, until `retry` or a save.
-    pub async fn disconnect(&self, id: &str) -> Result<(), ManagerError> {
-        let client = {
-            let core = self.core();
-            let mut state = core.lock();
-            let entry = state
-                .entries
-                .get_mut(id)
-                .ok_or_else(|| ManagerError::UnknownServer { id: id.to_owned() })?;
-            core.disconnect_entry(entry)
-        };
-        if let Some(client) = client {
-            client.close().await;
+        let mut state = core.lock();
+        if core.is_closed() {
+            return Err(ManagerError::Closed);
         }
+        let entry = state
+            .entries
+            .get_mut(id)
+            .ok_or_else(|| ManagerError::UnknownServer { id: id.to_owned() })?;
+        if !entry.config.enabled {
+            return Err(ManagerError::Disabled { id: id.to_owned() });
+        }
+        core.restart(entry, false);
         Ok(())
     }
 
-    /// Closes every connection and waits for all of them to settle; never
-    /// fails on one. Servers stay configured, `disconnected`.
-    pub async fn disconnect_all(&self) {
-        let clients: Vec<Client> = {
-            let core = self.core();
+    /// Closes a server's connection and waits for it, and for every
+    /// earlier connection of the server still closing (one replaced by a
+    /// save or retry, one whose peer hung up); the server stays configured,
+    /// `disconnected`, until `retry` or a save.
+    pub async fn disconnect(&self, id: &str) -> Result<(), ManagerError> {
+        let core = self.core();
+        {
             let mut state = core.lock();
-            state
+            let entry = state
                 .entries
-                .values_mut()
-                .filter_map(|entry| core.disconnect_entry(entry))
-                .collect()
-        };
-        close_all(clients).await;
+                .get_mut(id)
+                .ok_or_else(|| ManagerError::UnknownServer { id: id.to_owned() })?;
+            core.disconnect_entry(entry);
+        }
+        core.closings.settle(Some(id)).await;
+        Ok(())
+    }
+
+    /// Closes every connection and waits until every connection the
+    /// manager has let go of is closed (the current ones, and those
+    /// replaced, removed or ended earlier and still closing); never fails
+    /// on one. Servers stay configured, `disconnected`.
+    pub async fn disconnect_all(&self) {
+        let core = self.core();
+        {
+            let mut state = core.lock();
+            for entry in state.entries.values_mut() {
+                core.disconnect_entry(entry);
+            }
+        }
+        core.closings.settle(None).await;
     }
 
     /// Stops every task, closes every connection politely and waits for
-    /// them. Afterwards nothing connects: startup calls report every server
+    /// them, and for every connection the manager let go of earlier and is
+    /// still closing: once it returns, no server process the manager
+    /// started is left running. Afterwards nothing connects: startup calls report every server
     /// as failed and the other operations return [`ManagerError::Closed`].
     pub async fn close(&self) {
         {
@@ -732,7 +712,6 @@ impl McpManager {
                 (!exists, Vec::new(), config)
             }
         };
-        let mut closing = Vec::new();
         let status = {
             let mut state = core.lock();
             if core.is_closed() {
@@ -749,14 +728,12 @@ impl McpManager {
                 source,
                 origin,
                 Trigger::Save { created },
-                &mut closing,
             );
             state
                 .entries
                 .get(&id)
                 .map_or(ServerStatus::Disconnected, |e| e.status.clone())
         };
-        close_in_background(closing);
         Ok(SaveReport {
             created,
             dropped_secrets,
@@ -778,7 +755,7 @@ impl McpManager {
             let owned = id.to_owned();
             blocking(move || store.set_enabled(&owned, enabled)).await??;
         }
-        let closing = {
+        {
             let mut state = core.lock();
             let Some(entry) = state.entries.get_mut(id) else {
                 if core.store.is_some() {
@@ -788,16 +765,13 @@ impl McpManager {
                 }
                 return Err(ManagerError::UnknownServer { id: id.to_owned() });
             };
-            let mut closing = Vec::new();
             // Re-enabling a failed or stopped server starts a fresh
             // attempt (seed 002); one that is connected or pending is kept.
             if entry.config.enabled != enabled || (enabled && !entry_active(entry)) {
                 entry.config.enabled = enabled;
-                core.restart(entry, false, &mut closing);
+                core.restart(entry, false);
             }
-            closing
-        };
-        close_in_background(closing);
+        }
         Ok(())
     }
 
@@ -811,17 +785,11 @@ impl McpManager {
             let owned = id.to_owned();
             blocking(move || store.remove(&owned)).await??;
         }
-        let client = {
-            let mut state = core.lock();
-            match core.remove_entry(&mut state, id) {
-                Some(client) => client,
-                None if core.store.is_some() => None,
-                None => return Err(ManagerError::UnknownServer { id: id.to_owned() }),
-            }
-        };
-        if let Some(client) = client {
-            client.close().await;
+        let removed = core.remove_entry(&mut core.lock(), id);
+        if !removed && core.store.is_none() {
+            return Err(ManagerError::UnknownServer { id: id.to_owned() });
         }
+        core.closings.settle(Some(id)).await;
         Ok(())
     }
 
@@ -842,21 +810,4 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|_| ManagerError::StoreTask)
-}
-
-/// Closes clients without waiting (a replaced connection: nobody needs to
-/// wait for it).
-fn close_in_background(clients: Vec<Client>) {
-    for client in clients {
-        tokio::spawn(async move { client.close().await });
-    }
-}
-
-/// Closes clients concurrently and waits for all of them.
-async fn close_all(clients: Vec<Client>) {
-    let mut set = JoinSet::new();
-    for client in clients {
-        set.spawn(async move { client.close().await });
-    }
-    while set.join_next().await.is_some() {}
 }

@@ -10,35 +10,55 @@
 //! never run at once, and notifications that arrive during a refresh wait
 //! in the channel and coalesce into one more pass.
 //!
-//! Everything it applies goes through [`Core::with_entry`], which checks
-//! the generation: a result of an older generation is dropped.
+//! Everything it applies goes through its [`Lease`], which checks the
+//! generation: a result of an older generation is dropped. Every
+//! connection it makes is [`Owned`]: when the task lets go of it, however
+//! it does, the connection is closed where `close` waits for it.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_config::TransportKind;
 use mcp_proto::EraPolicy;
 use mcp_proto::session::{HandshakeError, Negotiated};
 use mcp_transport::{Client, ClientError, ServerNotification};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until, timeout, timeout_at};
 
-use crate::cache::CachedTools;
 use crate::catalog::{self, Catalog, Kinds, ListError, ListLimits, Listed};
+use crate::closing::Owned;
 use crate::core::{Core, Plan};
-use crate::error::{ErrorCode, RetryState, ServerError};
-use crate::events::ManagerEvent;
+use crate::error::{ErrorCode, ServerError};
+use crate::lease::Lease;
 use crate::observe::{Observations, Observed};
 use crate::status::ServerStatus;
 
 /// One live connection, owned by its task.
 struct Conn {
-    client: Client,
+    owned: Owned,
     observed: Arc<Observations>,
     notifications: mpsc::Receiver<ServerNotification>,
     negotiated: Arc<Negotiated>,
     /// The era this connection found differs from the one the tool cache
     /// holds for the server: the next cache write records it.
     era_changed: bool,
+}
+
+impl Conn {
+    fn client(&self) -> &Client {
+        self.owned.client()
+    }
+
+    /// Makes `catalog` current through `lease` (see [`Lease::publish`]).
+    fn publish(&self, lease: &Lease, catalog: Catalog, ready: bool) -> bool {
+        lease.publish(
+            self.client(),
+            &self.negotiated,
+            self.era_changed,
+            catalog,
+            ready,
+        )
+    }
 }
 
 enum Attempt {
@@ -61,18 +81,19 @@ enum End {
 }
 
 /// Runs one server until its generation ends or it settles in a final
-/// status (error without retry, idle).
-pub(crate) async fn run(core: Arc<Core>, id: Arc<str>, generation: u64, mut plan: Plan) {
-    let id: &str = &id;
+/// status (error without retry, idle). Whatever connection it holds when
+/// it returns is closed as its [`Conn`] is dropped.
+pub(crate) async fn run(lease: Lease, mut plan: Plan) {
+    let id = lease.id();
     let mut failures: u32 = 0;
     loop {
-        let attempt = attempt(&core, id, generation, &plan).await;
+        let attempt = attempt(&lease, &plan).await;
         plan.setup = false;
         let mut conn = match attempt {
             Attempt::Stale => return,
             Attempt::Failed(error) => {
                 failures += 1;
-                match core.fail(id, generation, error, failures) {
+                match lease.fail(error, failures) {
                     Some(delay) => {
                         tokio::time::sleep(delay).await;
                         continue;
@@ -82,65 +103,50 @@ pub(crate) async fn run(core: Arc<Core>, id: Arc<str>, generation: u64, mut plan
             }
             Attempt::Connected(connected) => {
                 let (conn, catalog) = *connected;
-                if !publish(&core, id, generation, &conn, catalog, true) {
-                    conn.client.close().await;
+                if !conn.publish(&lease, catalog, true) {
                     return;
                 }
                 conn
             }
         };
         failures = 0;
-        let end = serve(&core, id, generation, &plan, &mut conn).await;
+        let end = serve(&lease, &plan, &mut conn).await;
         match end {
-            End::Stale => {
-                conn.client.close().await;
-                return;
-            }
+            End::Stale => return,
             End::Idle => {
-                let went_idle = core.with_entry(id, generation, |core, entry| {
-                    entry.client = None;
-                    core.revoke(entry);
-                    entry.task = None;
-                    core.set_status(entry, ServerStatus::Idle);
-                });
-                if went_idle.is_some() {
+                if lease.go_idle() {
                     tracing::info!(server = id, "closing the idle connection");
                 }
-                conn.client.close().await;
                 return;
             }
             End::RefreshFailed(error) => {
                 // Seed 002: a failed refresh closes that connection, leaves
                 // the configuration intact and offers Retry; no automatic
                 // reconnect.
-                core.fail(id, generation, error, u32::MAX);
-                conn.client.close().await;
+                lease.fail(error, u32::MAX);
                 return;
             }
             End::Closed => {
                 // The connection is already gone: its status changes first,
                 // and releasing what is left of it (a DELETE that may wait
-                // for a vanished HTTP server) happens aside.
-                let client = conn.client.clone();
-                tokio::spawn(async move { client.close().await });
+                // for a vanished HTTP server, a process that outlived its
+                // stdout) happens aside, where `close` waits for it.
+                let observed = Arc::clone(&conn.observed);
+                drop(conn);
                 // MCP "Transports" §Session Management: a client whose
                 // session expired starts a new one. One attempt per expiry,
                 // whatever the reconnect policy says; if it fails, the
                 // policy decides as for any failure.
-                if conn.observed.session_expired() {
+                if observed.session_expired() {
                     tracing::info!(server = id, "the session expired; initializing again");
-                    let lost = core.with_entry(id, generation, |core, entry| {
-                        entry.client = None;
-                        core.revoke(entry);
-                    });
-                    if lost.is_none() {
+                    if !lease.lose_connection() {
                         return;
                     }
                     continue;
                 }
-                let error = closed_error(&conn.observed, &plan);
+                let error = closed_error(&observed, &plan);
                 failures += 1;
-                match core.fail(id, generation, error, failures) {
+                match lease.fail(error, failures) {
                     Some(delay) => {
                         tokio::time::sleep(delay).await;
                         continue;
@@ -152,68 +158,13 @@ pub(crate) async fn run(core: Arc<Core>, id: Arc<str>, generation: u64, mut plan
     }
 }
 
-impl Core {
-    /// Records a failure: the connection and catalog are gone, the status
-    /// is `error`, with a retry scheduled when the policy allows one.
-    /// Returns the delay before that retry; `None` ends the task.
-    fn fail(
-        &self,
-        id: &str,
-        generation: u64,
-        error: ServerError,
-        failures: u32,
-    ) -> Option<Duration> {
-        let policy = self.options.reconnect;
-        let retry = (policy.enabled
-            && !error.code.is_config_error()
-            && error.code != ErrorCode::RefreshFailed
-            && failures <= policy.max_attempts)
-            .then(|| RetryState {
-                attempt: failures,
-                max_attempts: policy.max_attempts,
-                delay: policy.delay(failures),
-            });
-        let applied = self.with_entry(id, generation, |core, entry| {
-            entry.client = None;
-            core.revoke(entry);
-            if retry.is_none() {
-                entry.task = None;
-            }
-            core.set_status(
-                entry,
-                ServerStatus::Error {
-                    error: error.clone(),
-                    retry,
-                },
-            );
-        });
-        applied?;
-        match retry {
-            Some(retry) => tracing::warn!(
-                server = id,
-                code = %error.code,
-                attempt = retry.attempt,
-                delay_ms = u64::try_from(retry.delay.as_millis()).unwrap_or(u64::MAX),
-                "{}; reconnecting",
-                error.message
-            ),
-            None => {
-                tracing::warn!(server = id, code = %error.code, key = %error.config_key, "{}", error.message)
-            }
-        }
-        retry.map(|retry| retry.delay)
-    }
-}
-
 /// Takes a slot and connects once, within the discovery deadline.
-async fn attempt(core: &Arc<Core>, id: &str, generation: u64, plan: &Plan) -> Attempt {
+async fn attempt(lease: &Lease, plan: &Plan) -> Attempt {
+    let core = lease.core();
     let permit = match Arc::clone(&core.slots).try_acquire_owned() {
         Ok(permit) => permit,
         Err(_) => {
-            let queued = core.with_entry(id, generation, |core, entry| {
-                core.set_status(entry, ServerStatus::Queued);
-            });
-            if queued.is_none() {
+            if !lease.set_status(ServerStatus::Queued) {
                 return Attempt::Stale;
             }
             match Arc::clone(&core.slots).acquire_owned().await {
@@ -222,17 +173,14 @@ async fn attempt(core: &Arc<Core>, id: &str, generation: u64, plan: &Plan) -> At
             }
         }
     };
-    let connecting = core.with_entry(id, generation, |core, entry| {
-        core.set_status(entry, ServerStatus::Connecting);
-    });
-    if connecting.is_none() {
+    if !lease.set_status(ServerStatus::Connecting) {
         return Attempt::Stale;
     }
     let (initialize, discovery) = deadlines(core, plan);
     let started = Instant::now();
     let outcome = timeout_at(
         started + discovery,
-        discover(core, id, plan, started + initialize, initialize),
+        discover(lease, plan, started + initialize, initialize),
     )
     .await;
     drop(permit);
@@ -279,19 +227,19 @@ fn limits(core: &Core) -> ListLimits {
 /// longer works. A server that exits when probed is started again in the
 /// handshake era.
 async fn discover(
-    core: &Core,
-    id: &str,
+    lease: &Lease,
     plan: &Plan,
     init_deadline: Instant,
     initialize: Duration,
 ) -> Result<(Conn, Catalog), ServerError> {
+    let (core, id) = (lease.core(), lease.id());
     let configured = configured_era(&plan.resolved, core.options.client.session.era);
     let cached = match (configured, &core.cache) {
         (EraPolicy::Auto, Some(cache)) => cache.era(&plan.fingerprint).await,
         _ => None,
     };
     let first = cached.map_or(configured, EraPolicy::from);
-    let (client, observed) = match connect(core, id, plan, init_deadline, initialize, first).await {
+    let (owned, observed) = match connect(core, id, plan, init_deadline, initialize, first).await {
         Ok(connected) => connected,
         Err((error, Some(cause))) if cause.is_closed_during_probe() => {
             tracing::info!(
@@ -317,6 +265,7 @@ async fn discover(
         }
         Err((error, _)) => return Err(error),
     };
+    let client = owned.client();
     let (Some(notifications), Some(negotiated)) =
         (client.take_notifications(), client.negotiated())
     else {
@@ -327,7 +276,7 @@ async fn discover(
         ));
     };
     let listed = catalog::list(
-        &client,
+        client,
         id,
         negotiated.server_capabilities(),
         Kinds::ALL,
@@ -338,7 +287,7 @@ async fn discover(
         tracing::warn!(server = id, %error, "listing the catalog failed");
         list_error(
             &error,
-            &client,
+            client,
             &observed,
             plan,
             core.options.list_page_timeout,
@@ -348,7 +297,7 @@ async fn discover(
     let era_changed = cached != Some(negotiated.era());
     Ok((
         Conn {
-            client,
+            owned,
             observed,
             notifications,
             negotiated,
@@ -370,7 +319,8 @@ fn configured_era(resolved: &mcp_config::ResolvedConfig, host: EraPolicy) -> Era
 }
 
 /// Builds the transport and settles the era with `era`. On failure, the
-/// management error and, when the client got that far, its error.
+/// management error and, when the client got that far, its error (the
+/// client itself is closed as it is dropped).
 async fn connect(
     core: &Core,
     id: &str,
@@ -378,7 +328,7 @@ async fn connect(
     init_deadline: Instant,
     initialize: Duration,
     era: EraPolicy,
-) -> Result<(Client, Arc<Observations>), (ServerError, Option<ClientError>)> {
+) -> Result<(Owned, Arc<Observations>), (ServerError, Option<ClientError>)> {
     let init_timeout = || {
         ServerError::new(
             ErrorCode::Timeout,
@@ -411,14 +361,19 @@ async fn connect(
     options.session.initialize_timeout = init_deadline
         .saturating_duration_since(Instant::now())
         .max(Duration::from_millis(1));
-    match timeout_at(init_deadline, Client::connect(transport, options)).await {
+    // Owned from the start: a connection whose initialize fails or times
+    // out is closed where `close` waits for it, not left to its driver.
+    let (client, driver) = Client::new(transport, options);
+    tokio::spawn(driver.run());
+    let owned = Owned::new(client, Arc::from(id), Arc::clone(&core.closings));
+    match timeout_at(init_deadline, owned.client().initialize()).await {
         Err(_) => Err((init_timeout(), None)),
         Ok(Err(error)) => {
             tracing::warn!(server = id, %error, era = era.as_str(), "initialize failed");
             let management = initialize_error(&error, &observed, plan, initialize);
             Err((management, Some(error)))
         }
-        Ok(Ok(client)) => Ok((client, observed)),
+        Ok(Ok(_)) => Ok((owned, observed)),
     }
 }
 
@@ -457,65 +412,9 @@ fn build(
     }
 }
 
-/// Makes `catalog` current (a new lifetime) if the generation still holds,
-/// and with `ready`, sets the status to `ready`. Then queues a cache write
-/// when the tools changed. Returns whether it was applied.
-fn publish(
-    core: &Core,
-    id: &str,
-    generation: u64,
-    conn: &Conn,
-    mut catalog: Catalog,
-    ready: bool,
-) -> bool {
-    let published = core.with_entry(id, generation, |core, entry| {
-        catalog.lifetime = core.next_lifetime();
-        catalog.generation = generation;
-        let catalog = Arc::new(catalog);
-        let previous = entry.catalog.replace(Arc::clone(&catalog));
-        entry.client = Some(conn.client.clone());
-        core.emit(ManagerEvent::CatalogSwapped {
-            id: id.to_owned(),
-            lifetime: catalog.lifetime(),
-            previous: previous.as_ref().map(|p| p.lifetime()),
-            tools: catalog.tools().len(),
-            truncated: catalog.is_truncated(),
-        });
-        // Queued before anyone can see the new status: a host that waits
-        // for `ready` and then closes (which flushes the cache) must find
-        // the write already queued.
-        let tools_changed = previous.is_none_or(|p| p.tools != catalog.tools);
-        if (tools_changed || conn.era_changed) && core.cache.is_some() {
-            let mut cached = CachedTools::new(id, catalog.tools().to_vec());
-            cached.instructions = catalog.instructions.clone();
-            cached.truncated = catalog.tools_truncated;
-            cached.era = Some(conn.negotiated.era());
-            cached.protocol_version = Some(conn.negotiated.version.as_str().to_owned());
-            core.cache_store(catalog.fingerprint(), cached);
-        }
-        if ready {
-            entry.last_used = Instant::now();
-            core.set_status(entry, ServerStatus::Ready);
-        }
-        // Readers of `changed` (the gate, `wait_ready`) see the new catalog.
-        core.bump();
-        catalog
-    });
-    let Some(catalog) = published else {
-        tracing::debug!(server = id, "dropping the result of an older generation");
-        return false;
-    };
-    tracing::debug!(
-        server = id,
-        lifetime = %catalog.lifetime(),
-        tools = catalog.tools().len(),
-        "catalog published"
-    );
-    true
-}
-
 /// Serves a published connection until it ends.
-async fn serve(core: &Core, id: &str, generation: u64, plan: &Plan, conn: &mut Conn) -> End {
+async fn serve(lease: &Lease, plan: &Plan, conn: &mut Conn) -> End {
+    let core = lease.core();
     let min_interval = core.options.refresh_min_interval;
     let idle = core.options.idle.timeout_for(plan.kind);
     let mut pending = Kinds::default();
@@ -529,10 +428,8 @@ async fn serve(core: &Core, id: &str, generation: u64, plan: &Plan, conn: &mut C
         // arriving), whichever is later.
         let idle_at = match idle {
             Some(idle) => {
-                let activity = conn.client.last_activity();
-                match core.with_entry(id, generation, |_, entry| {
-                    entry.last_used.max(activity) + idle
-                }) {
+                let activity = conn.client().last_activity();
+                match lease.apply(|_, entry| entry.last_used.max(activity) + idle) {
                     Some(at) => Some(at),
                     None => return End::Stale,
                 }
@@ -545,40 +442,35 @@ async fn serve(core: &Core, id: &str, generation: u64, plan: &Plan, conn: &mut C
                 let Some(notification) = notification else {
                     return End::Closed;
                 };
-                if !note(core, id, generation, &mut pending, notification) {
+                if !note(lease, &mut pending, notification) {
                     return End::Stale;
                 }
             }
             () = sleep_until_optional(refresh_at) => {
                 last_pass = Some(Instant::now());
                 let kinds = std::mem::take(&mut pending);
-                if let Err(end) = refresh(core, id, generation, plan, conn, kinds).await {
+                if let Err(end) = refresh(lease, plan, conn, kinds).await {
                     return end;
                 }
                 // Notifications that came during the pass coalesce into the
                 // next one; read them now so the status does not flicker.
                 while let Ok(notification) = conn.notifications.try_recv() {
-                    if !note(core, id, generation, &mut pending, notification) {
+                    if !note(lease, &mut pending, notification) {
                         return End::Stale;
                     }
                 }
-                if !pending.any() {
-                    let ready = core.with_entry(id, generation, |core, entry| {
-                        core.set_status(entry, ServerStatus::Ready);
-                    });
-                    if ready.is_none() {
-                        return End::Stale;
-                    }
+                if !pending.any() && !lease.set_status(ServerStatus::Ready) {
+                    return End::Stale;
                 }
             }
             () = sleep_until_optional(idle_at) => {
                 // A call in flight (or a server request being answered) is
                 // use, however long ago it started: the connection stays, and
                 // the idle period restarts now.
-                let busy = conn.client.in_flight() > 0;
-                let activity = conn.client.last_activity();
+                let busy = conn.client().in_flight() > 0;
+                let activity = conn.client().last_activity();
                 let expired = idle.and_then(|idle| {
-                    core.with_entry(id, generation, |_, entry| {
+                    lease.apply(|_, entry| {
                         if busy {
                             entry.last_used = Instant::now();
                             return false;
@@ -599,53 +491,38 @@ async fn serve(core: &Core, id: &str, generation: u64, plan: &Plan, conn: &mut C
 /// Handles one notification: list changes mark what to refresh (and the
 /// status `refreshing`), log messages go to `tracing`. Returns false when
 /// the generation has ended.
-fn note(
-    core: &Core,
-    id: &str,
-    generation: u64,
-    pending: &mut Kinds,
-    notification: ServerNotification,
-) -> bool {
+fn note(lease: &Lease, pending: &mut Kinds, notification: ServerNotification) -> bool {
     let before = *pending;
     match notification {
         ServerNotification::ToolsListChanged => pending.tools = true,
         ServerNotification::ResourcesListChanged => pending.resources = true,
         ServerNotification::PromptsListChanged => pending.prompts = true,
         ServerNotification::LogMessage(message) => {
-            tracing::debug!(server = id, level = ?message.level, data = %message.data, "server log");
+            tracing::debug!(server = lease.id(), level = ?message.level, data = %message.data, "server log");
             return true;
         }
         other => {
-            tracing::trace!(server = id, notification = ?other, "server notification");
+            tracing::trace!(server = lease.id(), notification = ?other, "server notification");
             return true;
         }
     }
     if before.any() {
         return true;
     }
-    core.with_entry(id, generation, |core, entry| {
-        core.set_status(entry, ServerStatus::Refreshing);
-    })
-    .is_some()
+    lease.set_status(ServerStatus::Refreshing)
 }
 
 /// One refresh pass on the same connection, within the refresh deadline.
-async fn refresh(
-    core: &Core,
-    id: &str,
-    generation: u64,
-    plan: &Plan,
-    conn: &mut Conn,
-    kinds: Kinds,
-) -> Result<(), End> {
-    let previous = core
-        .with_entry(id, generation, |_, entry| entry.catalog.clone())
+async fn refresh(lease: &Lease, plan: &Plan, conn: &mut Conn, kinds: Kinds) -> Result<(), End> {
+    let (core, id) = (lease.core(), lease.id());
+    let previous = lease
+        .apply(|_, entry| entry.catalog.clone())
         .ok_or(End::Stale)?;
     let deadline = core.options.refresh_timeout;
     let outcome = timeout(
         deadline,
         catalog::list(
-            &conn.client,
+            conn.client(),
             id,
             conn.negotiated.server_capabilities(),
             kinds,
@@ -656,7 +533,7 @@ async fn refresh(
     let message = match outcome {
         Ok(Ok(listed)) => {
             let catalog = build(id, plan, &conn.negotiated, listed, previous.as_deref());
-            if !publish(core, id, generation, conn, catalog, false) {
+            if !conn.publish(lease, catalog, false) {
                 return Err(End::Stale);
             }
             return Ok(());
@@ -680,7 +557,7 @@ async fn refresh(
             human(deadline)
         ),
     };
-    if conn.client.is_closed() {
+    if conn.client().is_closed() {
         return Err(End::Closed);
     }
     Err(End::RefreshFailed(ServerError::new(
@@ -764,7 +641,7 @@ fn initialize_error(
         ),
         ClientError::Closed { .. } | ClientError::SessionExpired => (
             ErrorCode::Closed,
-            if endpoint == "transport.command" {
+            if plan.kind == TransportKind::Stdio {
                 "the server process exited during initialize"
             } else {
                 "the server closed the connection during initialize"
@@ -900,7 +777,7 @@ fn closed_error(observed: &Observations, plan: &Plan) -> ServerError {
     }
     let message = if observed.session_expired() {
         "the server ended the session"
-    } else if plan.keys.endpoint == "transport.command" {
+    } else if plan.kind == TransportKind::Stdio {
         "the server process exited"
     } else {
         "the server closed the connection"
