@@ -365,25 +365,44 @@ impl StdioTransport {
     /// The shutdown sequence of checklist §4: close stdin, wait, SIGTERM the
     /// group, wait, SIGKILL the group. The reaper kills what is left of the
     /// group once the server itself has exited.
+    ///
+    /// A connection that is dead (the server closed stdout, sent a line
+    /// over the size limit or stopped reading stdin, before or during the
+    /// close) has nobody left to finish politely: from the moment it is
+    /// known dead, each wait is at most [`DEAD_CONNECTION_WAIT`], so a
+    /// process that outlived its connection is ended at once rather than
+    /// after the whole grace.
     async fn shut_down(&self) {
+        let broken_stdin = lock(&self.shared.write_error).is_some();
         self.closing.send_replace(true);
-        let tasks = self.take_tasks();
-        let deadline = Instant::now() + self.close_stdin_wait;
+        let mut tasks = self.take_tasks();
+        let stdin_wait = if broken_stdin {
+            self.close_stdin_wait.min(DEAD_CONNECTION_WAIT)
+        } else {
+            self.close_stdin_wait
+        };
+        let deadline = Instant::now() + stdin_wait;
         // The writer writes what is already queued and drops stdin. A server
         // that does not read its stdin keeps it waiting: then stdin is
-        // dropped when the wait is over.
-        if let Some(mut writer) = tasks.writer
-            && timeout_at(deadline, &mut writer).await.is_err()
-        {
-            writer.abort();
-            // The last handle on stdin: dropping it closes the pipe.
-            lock(&self.writer.state).pipe = None;
+        // dropped when the wait is over (or once stdout has ended).
+        if let Some(mut writer) = tasks.writer {
+            let written = tokio::select! {
+                biased;
+                written = timeout_at(deadline, &mut writer) => written.is_ok(),
+                () = stdout_ended(&mut tasks.reader) => false,
+            };
+            if !written {
+                writer.abort();
+                // The last handle on stdin: dropping it closes the pipe.
+                lock(&self.writer.state).pipe = None;
+            }
         }
         let mut child = self.child.clone();
-        if !wait_for_exit(&mut child, deadline).await {
+        if !wait_unless_dead(&mut child, deadline, &mut tasks.reader).await {
             tracing::debug!(pid = self.pid, "stdio server ignored stdin EOF: SIGTERM");
             self.signal_group(Signal::TERM);
-            if !wait_for_exit(&mut child, Instant::now() + self.sigterm_wait).await {
+            let deadline = Instant::now() + self.sigterm_wait;
+            if !wait_unless_dead(&mut child, deadline, &mut tasks.reader).await {
                 tracing::debug!(pid = self.pid, "stdio server ignored SIGTERM: SIGKILL");
                 self.signal_group(Signal::KILL);
                 if !wait_for_exit(&mut child, Instant::now() + KILL_WAIT).await {
@@ -402,6 +421,33 @@ impl StdioTransport {
             reader.abort();
         }
     }
+}
+
+/// Resolves once the reader has finished (stdout ended, an oversize line, a
+/// read error); `reader` is then `None`, and so it resolves at once. The
+/// reader also finishes a moment after the server exits.
+async fn stdout_ended(reader: &mut Option<JoinHandle<()>>) {
+    if let Some(handle) = reader.as_mut() {
+        let _ = handle.await;
+        *reader = None;
+    }
+}
+
+/// Waits for the server to exit until `deadline`, or, once its stdout has
+/// ended (the connection is dead), for at most [`DEAD_CONNECTION_WAIT`]
+/// more. Whether it exited.
+async fn wait_unless_dead(
+    child: &mut watch::Receiver<ChildState>,
+    deadline: Instant,
+    reader: &mut Option<JoinHandle<()>>,
+) -> bool {
+    let mut exit = child.clone();
+    tokio::select! {
+        biased;
+        exited = wait_for_exit(&mut exit, deadline) => return exited,
+        () = stdout_ended(reader) => {}
+    }
+    wait_for_exit(child, deadline.min(Instant::now() + DEAD_CONNECTION_WAIT)).await
 }
 
 #[async_trait]
@@ -494,7 +540,10 @@ impl Transport for StdioTransport {
     /// Closes stdin and waits up to [`StdioOptions::close_stdin_wait`] for
     /// the server to exit, then SIGTERMs its process group and waits up to
     /// [`StdioOptions::sigterm_wait`], then SIGKILLs the group. Reaps the
-    /// server. Idempotent; concurrent calls wait for the same shutdown.
+    /// server. Once the connection is dead (stdout closed, an oversize
+    /// line, a broken stdin), before or during the close, each wait is at
+    /// most 200 ms: the server can no longer take part in a polite close.
+    /// Idempotent; concurrent calls wait for the same shutdown.
     async fn close(&self) -> Result<(), TransportError> {
         self.shutdown.get_or_init(|| self.shut_down()).await;
         Ok(())
@@ -549,6 +598,11 @@ const EXIT_STATUS_WAIT: Duration = Duration::from_millis(250);
 /// After the server exits, how long a stdout held open by a process outside
 /// its group may stay silent before the connection is considered over.
 const EXIT_DRAIN_GRACE: Duration = Duration::from_millis(100);
+/// Each of `close`'s waits (after closing stdin, after SIGTERM) when the
+/// connection had already ended: a server that closed its stdout, or that
+/// the reader gave up on, is not finishing anything for us, and one that
+/// is exiting anyway has done so by now.
+const DEAD_CONNECTION_WAIT: Duration = Duration::from_millis(200);
 /// How long `close` waits for the server to be reaped after SIGKILL.
 const KILL_WAIT: Duration = Duration::from_secs(5);
 /// How long `close` waits for stderr to reach EOF once the server is gone.

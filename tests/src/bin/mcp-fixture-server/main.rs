@@ -54,6 +54,9 @@ fn run(options: Options) -> anyhow::Result<()> {
     // Before anything else, so that a client that does not drain stderr
     // never sees the server get as far as answering initialize.
     flood_stderr(options.stderr_flood_mib).context("cannot write to stderr")?;
+    if let Some(path) = &options.pid_file {
+        write_pid(path)?;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -70,6 +73,18 @@ fn run(options: Options) -> anyhow::Result<()> {
         TransportKind::Http => runtime.block_on(http::streamable::serve(fixture)),
         TransportKind::LegacySse => runtime.block_on(http::legacy::serve(fixture)),
     }
+}
+
+/// Appends this process's id and a newline to `path`, in one write, so
+/// that every process started with the same file leaves its own line.
+fn write_pid(path: &std::path::Path) -> anyhow::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("cannot open the pid file {}", path.display()))?;
+    file.write_all(format!("{}\n", std::process::id()).as_bytes())
+        .with_context(|| format!("cannot write the pid file {}", path.display()))
 }
 
 /// Writes `mib` MiB of log-like lines to stderr, blocking until a reader

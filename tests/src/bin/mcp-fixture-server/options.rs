@@ -68,6 +68,10 @@ Faults:
   --stderr-flood-mib N         write N MiB to stderr at startup, then serve.
   --oversize-kib N             pad the tools/list response to at least N KiB.
   --exit-after N               exit(0) once the response to the Nth request is out.
+  --close-stdout-after N       stdio: close stdout once the response to the Nth request
+                               is out, and keep running (stdin EOF included) until a
+                               signal ends the process: a server that outlived its
+                               connection.
   --ignore-sigterm             keep running on SIGTERM; stdio: also on stdin EOF,
                                so only SIGKILL ends the process.
   --ignore-stdin-eof           stdio: keep running after stdin closes (SIGTERM ends it).
@@ -77,6 +81,7 @@ Faults:
   --fail-tools-list-after N    answer every tools/list after the first N with -32603.
 
 Observation:
+  --pid-file FILE              append the process id and a newline to FILE at startup.
   --event-log FILE             append `EVENT UNIX_NANOS PID` lines to FILE, one write each:
                                initialize-start, initialize-end, tools-list; and for the
                                modern era `EVENT UNIX_NANOS PID JSON` lines: modern-request
@@ -151,6 +156,8 @@ pub(crate) struct Options {
     pub(crate) stderr_flood_mib: u64,
     pub(crate) oversize_kib: Option<usize>,
     pub(crate) exit_after: Option<u64>,
+    pub(crate) close_stdout_after: Option<u64>,
+    pub(crate) pid_file: Option<PathBuf>,
     pub(crate) ignore_sigterm: bool,
     pub(crate) ignore_stdin_eof: bool,
     pub(crate) storm_tool: bool,
@@ -190,6 +197,8 @@ impl Default for Options {
             stderr_flood_mib: 0,
             oversize_kib: None,
             exit_after: None,
+            close_stdout_after: None,
+            pid_file: None,
             ignore_sigterm: false,
             ignore_stdin_eof: false,
             storm_tool: false,
@@ -276,6 +285,10 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Co
             "--stderr-flood-mib" => options.stderr_flood_mib = number(&flag, &value()?)?,
             "--oversize-kib" => options.oversize_kib = Some(number(&flag, &value()?)?),
             "--exit-after" => options.exit_after = Some(number(&flag, &value()?)?),
+            "--close-stdout-after" => {
+                options.close_stdout_after = Some(number(&flag, &value()?)?);
+            }
+            "--pid-file" => options.pid_file = Some(PathBuf::from(value()?)),
             "--ignore-sigterm" => options.ignore_sigterm = true,
             "--ignore-stdin-eof" => options.ignore_stdin_eof = true,
             "--storm-tool" => options.storm_tool = true,
@@ -320,6 +333,14 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Co
     }
     if options.discover_legacy_only && options.era == Era::Modern {
         bail!("--discover-legacy-only contradicts --era modern");
+    }
+    if options.close_stdout_after.is_some() {
+        if options.transport != TransportKind::Stdio {
+            bail!("--close-stdout-after is for --transport stdio");
+        }
+        if options.exit_after.is_some() {
+            bail!("--close-stdout-after contradicts --exit-after");
+        }
     }
     if options.repeat_cursor && options.page_size.is_none() {
         bail!("--repeat-cursor needs --page-size");
@@ -382,6 +403,14 @@ mod tests {
     }
 
     #[test]
+    fn process_switches_parse() {
+        let options = serve(&["--close-stdout-after", "4", "--pid-file=/tmp/pids"]);
+        assert_eq!(options.close_stdout_after, Some(4));
+        assert_eq!(options.pid_file, Some(PathBuf::from("/tmp/pids")));
+        assert_eq!(serve(&[]).close_stdout_after, None);
+    }
+
+    #[test]
     fn resumption_faults_imply_sse_responses() {
         assert!(serve(&["--close-sse-before-response"]).sse_responses);
         assert!(serve(&["--cut-sse-mid-event"]).sse_responses);
@@ -422,6 +451,8 @@ mod tests {
             &["--era", "modern", "--exit-before-initialize"],
             &["--era", "both", "--probe-noise", "10"],
             &["--era", "modern", "--discover-legacy-only"],
+            &["--close-stdout-after", "2", "--transport", "http"],
+            &["--close-stdout-after", "2", "--exit-after", "3"],
         ] {
             assert!(
                 parse(args.iter().map(|a| (*a).to_owned())).is_err(),

@@ -107,8 +107,9 @@ pub(crate) enum Route {
 pub(crate) struct Outbound {
     pub(crate) route: Route,
     pub(crate) message: Message,
-    /// This is the response to the request `--exit-after` counts last: the
-    /// process exits once it has been written.
+    /// This is the response to the request `--exit-after` (or
+    /// `--close-stdout-after`) counts last: once it has been written the
+    /// process exits (or, over stdio, closes stdout and stays).
     pub(crate) last: bool,
 }
 
@@ -260,7 +261,8 @@ impl Server {
 
     fn on_request(self: &Arc<Self>, request: Request) -> bool {
         let seen = self.requests_seen.fetch_add(1, Ordering::Relaxed) + 1;
-        let last = self.fixture.options.exit_after == Some(seen);
+        let options = &self.fixture.options;
+        let last = options.exit_after == Some(seen) || options.close_stdout_after == Some(seen);
         let id = request.id.clone();
         match self.dispatch(request) {
             Reply::Now(result) => self.answer(id, result, last),

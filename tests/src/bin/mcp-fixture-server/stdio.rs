@@ -7,6 +7,8 @@
 //! what is queued and the process exits, as servers SHOULD (2026-07-28
 //! spells it out); `--ignore-stdin-eof` and `--ignore-sigterm` keep it alive
 //! so that clients can test their SIGTERM and SIGKILL steps.
+//! `--close-stdout-after` closes stdout after a given response and keeps the
+//! process running: the connection is over, the process is not.
 
 use std::io::{self, Read, Write};
 use std::sync::{Arc, mpsc};
@@ -31,9 +33,10 @@ pub(crate) fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
     let writer_tx = tx.clone();
     let options = &fixture.options;
     let (junk, crlf) = (options.junk_stdout, options.crlf);
+    let stay = options.close_stdout_after.is_some();
     std::thread::Builder::new()
         .name("stdout".to_owned())
-        .spawn(move || write_loop(&rx, junk, crlf))
+        .spawn(move || write_loop(&rx, junk, crlf, stay))
         .context("cannot start the stdout writer")?;
     let keep_running = options.ignore_stdin_eof || options.ignore_sigterm;
     let server = Server::new(
@@ -103,12 +106,16 @@ fn handle(server: &Arc<Server>, item: Result<mcp_proto::Frame, NdjsonError>) {
     }
 }
 
-fn write_loop(rx: &mpsc::Receiver<WriterItem>, junk: bool, crlf: bool) {
+/// Writes what the server sends. After the last response (`out.last`) the
+/// process exits, or with `stay` (`--close-stdout-after`) closes stdout and
+/// keeps running until a signal ends it.
+fn write_loop(rx: &mpsc::Receiver<WriterItem>, junk: bool, crlf: bool, stay: bool) {
     let mut stdout = io::stdout().lock();
     let mut buf = Vec::with_capacity(64 * 1024);
     let mut junk_lines = 0u64;
     while let Ok(first) = rx.recv() {
         let mut exit = false;
+        let mut last = false;
         for item in std::iter::once(first).chain(rx.try_iter()) {
             let out = match item {
                 WriterItem::Send(out) => out,
@@ -132,6 +139,7 @@ fn write_loop(rx: &mpsc::Receiver<WriterItem>, junk: bool, crlf: bool) {
             }
             if out.last {
                 exit = true;
+                last = true;
                 break;
             }
         }
@@ -144,9 +152,25 @@ fn write_loop(rx: &mpsc::Receiver<WriterItem>, junk: bool, crlf: bool) {
             std::process::exit(0);
         }
         buf.clear();
+        if last && stay {
+            close_stdout();
+        }
         if exit {
             std::process::exit(0);
         }
+    }
+}
+
+/// Points stdout at /dev/null, which closes the pipe the client reads (its
+/// only other holder is this process), then parks for good: the process
+/// runs on, stdin EOF included, until a signal ends it.
+fn close_stdout() -> ! {
+    match std::fs::File::open("/dev/null").and_then(|null| Ok(rustix::stdio::dup2_stdout(&null)?)) {
+        Ok(()) => eprintln!("fixture: stdout closed; staying up until a signal ends the process"),
+        Err(e) => eprintln!("fixture: cannot close stdout: {e}"),
+    }
+    loop {
+        std::thread::park();
     }
 }
 
