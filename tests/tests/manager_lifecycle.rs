@@ -445,3 +445,70 @@ async fn streamable_http_and_legacy_sse_fixtures_connect_through_the_default_fac
     manager.close().await;
     assert_eq!(manager.status("sse"), Some(ServerStatus::Disconnected));
 }
+
+/// The pids a fixture started with `--pid-file` wrote.
+fn pids(file: &Path) -> Vec<i32> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| line.parse().expect("a pid line"))
+        .collect()
+}
+
+/// Whether process `pid` exists (a zombie counts: nobody reaped it).
+fn exists(pid: i32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disconnect_and_close_wait_for_a_connection_that_is_still_closing() {
+    // The server closes stdout after prompts/list (the fifth request) and
+    // stays up, ignoring stdin EOF and SIGTERM: its connection ends while
+    // served, and the process must be killed. `disconnect` and `close`
+    // each find that old connection still closing, and must not return
+    // before its process is gone.
+    for step in ["disconnect", "close"] {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pids");
+        let pid_arg = pid_file.display().to_string();
+        let config = fixture(
+            "stays",
+            &[
+                "--close-stdout-after",
+                "5",
+                "--ignore-sigterm",
+                "--pid-file",
+                &pid_arg,
+            ],
+        );
+        let manager = McpManager::new(ManagerOptions::default());
+        manager.connect_servers([config]).await;
+        // The catalog is listed, then the connection ends: `error`, with the process alive.
+        until(&manager, "stays", |s| s.error().is_some()).await;
+        let error = manager.status("stays").and_then(|s| s.error().cloned());
+        assert_eq!(error.map(|e| e.code), Some(ErrorCode::Closed), "{step}");
+        let started = pids(&pid_file);
+        assert_eq!(started.len(), 1, "{step}: {started:?}");
+        let began = Instant::now();
+        match step {
+            "disconnect" => manager.disconnect("stays").await.unwrap(),
+            _ => manager.close().await,
+        }
+        let took = began.elapsed();
+        let alive: Vec<i32> = started.iter().copied().filter(|&pid| exists(pid)).collect();
+        for &pid in &alive {
+            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+        assert!(
+            alive.is_empty(),
+            "{step} returned with the server process {alive:?} still running"
+        );
+        assert!(
+            took < Duration::from_secs(3),
+            "{step} took {took:?}: the dead connection got the whole polite grace"
+        );
+        manager.close().await;
+    }
+}
