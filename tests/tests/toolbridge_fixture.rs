@@ -724,3 +724,96 @@ async fn refresh_drops_every_mcp_tool_and_rebinds_the_current_ones() {
     );
     reloaded.close().await;
 }
+
+/// A manager with `web`, the fixture over Streamable HTTP (handshake era)
+/// whose session expires after six requests, ready; and the fixture.
+async fn manager_with_expiring_web(extra: &[&str]) -> (McpManager, tests::servers::FixtureHttp) {
+    let mut args = vec![
+        "--era",
+        "legacy",
+        "--transport",
+        "http",
+        "--expire-session-after",
+        "6",
+    ];
+    args.extend_from_slice(extra);
+    let server = tests::servers::start_fixture_http(FIXTURE, &args).await;
+    let config = ServerConfig::new(
+        "web",
+        TransportConfig::Http(HttpConfig::new(server.url.clone())),
+    );
+    let manager = McpManager::builder().build();
+    let report = manager.connect_servers([config]).await;
+    assert_eq!(report.ready.len(), 1, "{:?}", report.errors);
+    (manager, server)
+}
+
+/// Calls `echo` until the session has expired: initialize and the three
+/// listings were requests 1-4, the calls are 5 and 6, the third call finds
+/// the session gone. Returns once the manager has dropped the old catalog.
+async fn expire_the_session(manager: &McpManager, tools: &ToolSet) {
+    let mut events = manager.events();
+    for n in 5..=6 {
+        let outcome = call(tools, "mcp_web_echo", json!({"text": "before"})).await;
+        assert_eq!(text(&outcome), "before", "request {n}: {outcome:?}");
+    }
+    let expired = call(tools, "mcp_web_echo", json!({"text": "expired"})).await;
+    assert!(
+        matches!(expired.failure(), Some(CallFailure::Connection(_))),
+        "{expired:?}"
+    );
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        match tokio::time::timeout_at(deadline, events.recv()).await {
+            Ok(Ok(ManagerEvent::CatalogRevoked { id, .. })) if id == "web" => return,
+            Ok(Ok(_) | Err(broadcast::error::RecvError::Lagged(_))) => {}
+            other => panic!("the old catalog was never dropped: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_tool_waits_for_its_server_to_renew_an_expired_session() {
+    // Initialize takes 300 ms, so the call after the expiry certainly finds
+    // the new session on its way rather than ready.
+    let (manager, _server) = manager_with_expiring_web(&["--delay-initialize-ms", "300"]).await;
+    let session = McpSession::new(&manager, full_access());
+    let tools = session.bind();
+    expire_the_session(&manager, &tools).await;
+    let outcome = call(&tools, "mcp_web_echo", json!({"text": "renewed"})).await;
+    assert_eq!(text(&outcome), "renewed", "{outcome:?}");
+    manager.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_tool_whose_server_does_not_come_back_fails_at_the_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let hang = dir.path().join("hang");
+    let hang_arg = hang.display().to_string();
+    let (manager, _server) =
+        manager_with_expiring_web(&["--hang-initialize-if-exists", &hang_arg]).await;
+    let wait = Duration::from_secs(1);
+    let mut options = full_access();
+    options.connect_wait = wait;
+    let session = McpSession::new(&manager, options);
+    let tools = session.bind();
+    // From now on the fixture never answers initialize.
+    std::fs::write(&hang, "").unwrap();
+    expire_the_session(&manager, &tools).await;
+    let started = Instant::now();
+    let outcome = call(&tools, "mcp_web_echo", json!({"text": "never"})).await;
+    let took = started.elapsed();
+    assert_eq!(
+        outcome.failure(),
+        Some(&CallFailure::NotReady {
+            server: "web".into(),
+            waited: wait,
+        }),
+        "{outcome:?}"
+    );
+    assert!(
+        took >= wait && took < wait + Duration::from_secs(2),
+        "the call gave up after {took:?}, not at its {wait:?} deadline"
+    );
+    manager.close().await;
+}

@@ -176,6 +176,15 @@ pub enum CallFailure {
         /// Why, in a few words (its status, for example `connecting`).
         reason: String,
     },
+    /// The server was reconnecting and did not become ready before the
+    /// call's deadline ([`SessionOptions::connect_wait`](crate::SessionOptions::connect_wait));
+    /// nothing was sent.
+    NotReady {
+        /// The server's id.
+        server: String,
+        /// How long the call waited.
+        waited: Duration,
+    },
     /// The tool's catalog changed between the prompt and the call (refresh,
     /// reconnect, configuration change); nothing was sent.
     Stale {
@@ -233,6 +242,11 @@ impl fmt::Display for CallFailure {
                     "MCP error: server {server:?} is unavailable ({reason}); the call was not made"
                 )
             }
+            CallFailure::NotReady { server, waited } => write!(
+                f,
+                "MCP error: server {server:?} is reconnecting and was not ready within {} s; the call was not made",
+                waited.as_secs_f64()
+            ),
             CallFailure::Stale { server } => write!(
                 f,
                 "MCP error: the tools of server {server:?} changed since this turn began; the call was not made. The updated tools are available next turn"

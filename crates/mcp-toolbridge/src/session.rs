@@ -50,7 +50,9 @@ pub struct SessionOptions {
     /// Calls are never retried.
     pub call_timeout: Option<Duration>,
     /// How long a deferred tool or `load_mcp` waits for its server to
-    /// connect. Default 15 s (the manager's discovery deadline).
+    /// connect, and a live tool for its server to reconnect (an expired
+    /// session being renewed, say), at most [`SessionOptions::call_timeout`]
+    /// when that is set. Default 15 s (the manager's discovery deadline).
     pub connect_wait: Duration,
     /// How long the approval handler may take. Default 5 minutes; `None`
     /// waits for as long as it takes. A timeout means no call.
@@ -754,7 +756,32 @@ impl Inner {
                         server: bound.server.to_string(),
                     }));
                 }
-                match backend.availability(&bound.server) {
+                let mut availability = backend.availability(&bound.server);
+                // A server on its way back (its connection ended and a new
+                // one is being set up) is waited for, as a deferred tool's
+                // server is; the call is not made if it misses the deadline.
+                let mut reconnected = false;
+                if let Availability::Pending { .. } = availability {
+                    let wait = self
+                        .options
+                        .call_timeout
+                        .map_or(self.options.connect_wait, |call| {
+                            call.min(self.options.connect_wait)
+                        });
+                    let deadline = Instant::now() + wait;
+                    availability = tokio::select! {
+                        availability = backend.wait_ready(&bound.server, deadline) => availability,
+                        _ = cancel.cancelled() => return Err(ToolOutcome::Cancelled),
+                    };
+                    if let Availability::Pending { .. } = availability {
+                        return Err(ToolOutcome::failed(CallFailure::NotReady {
+                            server: bound.server.to_string(),
+                            waited: wait,
+                        }));
+                    }
+                    reconnected = true;
+                }
+                match availability {
                     Availability::Ready(server) if server.lifetime == lifetime => {
                         let index = find_tool(&server, &bound.tool().name, Some(bound.index))
                             .ok_or_else(|| unknown_tool(&bound.model_name))?;
@@ -765,9 +792,10 @@ impl Inner {
                         })
                     }
                     Availability::Ready(server) => {
-                        let same = self
-                            .options
-                            .follow_unchanged_tools
+                        // The reconnect this call waited for is followed
+                        // when it offers the identical tool: waiting for it
+                        // would be pointless otherwise.
+                        let same = (self.options.follow_unchanged_tools || reconnected)
                             .then(|| find_tool(&server, &bound.tool().name, None))
                             .flatten()
                             .filter(|&i| server.catalog.tools()[i] == *bound.tool());

@@ -945,23 +945,52 @@ async fn the_tool_is_checked_again_after_approval() {
     );
 }
 
-#[tokio::test]
-async fn a_live_tool_of_a_server_that_is_not_ready_fails_at_once() {
-    let h = harness(full_access()).await;
+#[tokio::test(start_paused = true)]
+async fn a_live_tool_of_a_server_that_stays_away_fails_at_the_call_deadline() {
+    // The server's connection ended and the new one never gets ready: the
+    // call waits for it until the deadline (the shorter of connect_wait and
+    // call_timeout), then fails without being made.
+    let h = harness(SessionOptions {
+        connect_wait: Duration::from_secs(15),
+        call_timeout: Some(Duration::from_secs(4)),
+        ..full_access()
+    })
+    .await;
     let tools = h.session.bind();
     h.fake.servers.lock().unwrap().get_mut("fx").unwrap().status = FakeStatus::Pending;
+    let started = Instant::now();
     let outcome = call(&tools, "mcp_fx_echo", json!({"text": "a"})).await;
+    assert_eq!(started.elapsed(), Duration::from_secs(4));
     assert_eq!(
         outcome.failure(),
-        Some(&CallFailure::Unavailable {
+        Some(&CallFailure::NotReady {
             server: "fx".into(),
-            reason: "connecting".into()
+            waited: Duration::from_secs(4),
         })
     );
     assert_eq!(
         text(&outcome),
-        "MCP error: server \"fx\" is unavailable (connecting); the call was not made"
+        "MCP error: server \"fx\" is reconnecting and was not ready within 4 s; the call was not made"
     );
+}
+
+#[tokio::test]
+async fn a_live_tool_of_a_reconnecting_server_waits_and_runs_on_the_new_connection() {
+    let mut h = harness(full_access()).await;
+    let tools = h.session.bind();
+    h.fake.servers.lock().unwrap().get_mut("fx").unwrap().status = FakeStatus::Pending;
+    let tool = tools.get("mcp_fx_echo").unwrap().clone();
+    let pending =
+        tokio::spawn(async move { tool.call(ToolCall::new("c", json!({"text": "back"}))).await });
+    settle().await;
+    assert!(!pending.is_finished(), "the call waits for the server");
+    // Back with a new lifetime and the identical tool.
+    h.fake.make_ready("fx");
+    assert_eq!(
+        pending.await.unwrap(),
+        ToolOutcome::Completed(ToolResult::text("back"))
+    );
+    assert!(matches!(h.seen.recv().await, Some(Seen::Call { .. })));
 }
 
 #[tokio::test]
