@@ -77,7 +77,10 @@ fn run_case(fault: &[&str]) -> Vec<Duration> {
             .lines()
             .map(|line| line.parse().expect("a pid line"))
             .collect();
-        assert!(!listed.is_empty(), "run {run}: the server never started: {result:#?}");
+        assert!(
+            !listed.is_empty(),
+            "run {run}: the server never started: {result:#?}"
+        );
         let alive: Vec<i32> = listed.iter().copied().filter(|&pid| exists(pid)).collect();
         for &pid in &alive {
             // Ours to end: mcpctl started it for this test and left it.

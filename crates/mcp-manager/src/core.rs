@@ -459,9 +459,8 @@ impl Core {
             }
         };
         let stdio = entry.kind() == TransportKind::Stdio;
-        let plan_setup = |same: bool| {
-            matches!(trigger, Trigger::Save { created } if created || !same) && stdio
-        };
+        let plan_setup =
+            |same: bool| matches!(trigger, Trigger::Save { created } if created || !same) && stdio;
         let fingerprint = mcp_config::fingerprint(&resolved);
         let same = entry.fingerprint.as_deref() == Some(fingerprint.as_str());
         let keep = same
