@@ -59,7 +59,6 @@ mod error;
 mod events;
 mod factory;
 mod manager;
-mod observe;
 mod options;
 mod snapshot;
 mod startup;

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use mcp_proto::EraPolicy;
 use mcp_proto::session::{HandshakeError, Negotiated};
-use mcp_transport::{Client, ClientError, ServerNotification};
+use mcp_transport::{Client, ClientError, ServerNotification, TransportError};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until, timeout, timeout_at};
 
@@ -27,13 +27,11 @@ use crate::catalog::{self, Catalog, Kinds, ListError, ListLimits, Listed};
 use crate::core::{Core, Plan};
 use crate::error::{ErrorCode, RetryState, ServerError};
 use crate::events::ManagerEvent;
-use crate::observe::{Observations, Observed};
 use crate::status::ServerStatus;
 
 /// One live connection, owned by its task.
 struct Conn {
     client: Client,
-    observed: Arc<Observations>,
     notifications: mpsc::Receiver<ServerNotification>,
     negotiated: Arc<Negotiated>,
     /// The era this connection found differs from the one the tool cache
@@ -127,7 +125,8 @@ pub(crate) async fn run(core: Arc<Core>, id: Arc<str>, generation: u64, mut plan
                 // session expired starts a new one. One attempt per expiry,
                 // whatever the reconnect policy says; if it fails, the
                 // policy decides as for any failure.
-                if conn.observed.session_expired() {
+                let reason = conn.client.closed_reason();
+                if reason.as_ref().is_some_and(session_expired) {
                     tracing::info!(server = id, "the session expired; initializing again");
                     let lost = core.with_entry(id, generation, |core, entry| {
                         entry.client = None;
@@ -138,7 +137,7 @@ pub(crate) async fn run(core: Arc<Core>, id: Arc<str>, generation: u64, mut plan
                     }
                     continue;
                 }
-                let error = closed_error(&conn.observed, &plan);
+                let error = closed_error(reason.as_ref(), &plan);
                 failures += 1;
                 match core.fail(id, generation, error, failures) {
                     Some(delay) => {
@@ -264,6 +263,8 @@ fn limits(core: &Core) -> ListLimits {
     ListLimits {
         page_timeout: core.options.list_page_timeout,
         max_items: core.options.max_tools,
+        max_pages: core.options.max_list_pages,
+        max_empty_pages: core.options.max_empty_pages,
         resources: core.options.list_resources,
         prompts: core.options.list_prompts,
     }
@@ -291,7 +292,7 @@ async fn discover(
         _ => None,
     };
     let first = cached.map_or(configured, EraPolicy::from);
-    let (client, observed) = match connect(core, id, plan, init_deadline, initialize, first).await {
+    let mut client = match connect(core, id, plan, init_deadline, initialize, first).await {
         Ok(connected) => connected,
         Err((error, Some(cause))) if cause.is_closed_during_probe() => {
             tracing::info!(
@@ -317,45 +318,98 @@ async fn discover(
         }
         Err((error, _)) => return Err(error),
     };
-    let (Some(notifications), Some(negotiated)) =
-        (client.take_notifications(), client.negotiated())
-    else {
-        return Err(ServerError::new(
-            ErrorCode::Protocol,
-            "the connection ended right after initialize",
-            plan.keys.endpoint,
-        ));
-    };
-    let listed = catalog::list(
-        &client,
-        id,
-        negotiated.server_capabilities(),
-        Kinds::ALL,
-        limits(core),
-    )
-    .await
-    .map_err(|error| {
-        tracing::warn!(server = id, %error, "listing the catalog failed");
-        list_error(
-            &error,
+    // MCP "Transports" §Session Management: a session that expires between
+    // initialize and the listing is started again with a fresh initialize,
+    // once; a second expiry in a row is the server's failure.
+    let mut renewed = false;
+    loop {
+        let (Some(notifications), Some(negotiated)) =
+            (client.take_notifications(), client.negotiated())
+        else {
+            return Err(ServerError::new(
+                ErrorCode::Protocol,
+                "the connection ended right after initialize",
+                plan.keys.endpoint,
+            ));
+        };
+        let listed = catalog::list(
             &client,
-            &observed,
-            plan,
-            core.options.list_page_timeout,
+            id,
+            negotiated.server_capabilities(),
+            Kinds::ALL,
+            limits(core),
         )
-    })?;
-    let catalog = build(id, plan, &negotiated, listed, None);
-    let era_changed = cached != Some(negotiated.era());
-    Ok((
-        Conn {
-            client,
-            observed,
-            notifications,
-            negotiated,
-            era_changed,
-        },
-        catalog,
-    ))
+        .await;
+        let listed = match listed {
+            Ok(listed) => listed,
+            Err(error) if listing_session_expired(&error, &client) => {
+                let stale = client.clone();
+                tokio::spawn(async move { stale.close().await });
+                if renewed {
+                    tracing::warn!(server = id, "the new session expired too");
+                    return Err(ServerError::new(
+                        ErrorCode::SessionExpired,
+                        "the server ended the session before its tools were listed, \
+                         and again right after a new session started",
+                        plan.keys.endpoint,
+                    ));
+                }
+                renewed = true;
+                tracing::info!(
+                    server = id,
+                    "the session expired before the catalog was listed; initializing again"
+                );
+                client = connect(
+                    core,
+                    id,
+                    plan,
+                    Instant::now() + initialize,
+                    initialize,
+                    EraPolicy::from(negotiated.era()),
+                )
+                .await
+                .map_err(|(e, _)| e)?;
+                continue;
+            }
+            Err(error) => {
+                tracing::warn!(server = id, %error, "listing the catalog failed");
+                return Err(list_error(
+                    &error,
+                    &client,
+                    plan,
+                    core.options.list_page_timeout,
+                ));
+            }
+        };
+        let catalog = build(id, plan, &negotiated, listed, None);
+        let era_changed = cached != Some(negotiated.era());
+        return Ok((
+            Conn {
+                client,
+                notifications,
+                negotiated,
+                era_changed,
+            },
+            catalog,
+        ));
+    }
+}
+
+/// Whether a listing failed because the session expired (HTTP 404 on a
+/// request that carried `Mcp-Session-Id`).
+fn listing_session_expired(error: &ListError, client: &Client) -> bool {
+    match error {
+        ListError::Client(error) => {
+            session_expired(error) || client.closed_reason().is_some_and(|r| session_expired(&r))
+        }
+        _ => false,
+    }
+}
+
+fn session_expired(error: &ClientError) -> bool {
+    error
+        .transport_error()
+        .is_some_and(TransportError::is_session_expired)
 }
 
 /// The era the server's configuration asks for; `auto` leaves the host's
@@ -378,7 +432,7 @@ async fn connect(
     init_deadline: Instant,
     initialize: Duration,
     era: EraPolicy,
-) -> Result<(Client, Arc<Observations>), (ServerError, Option<ClientError>)> {
+) -> Result<Client, (ServerError, Option<ClientError>)> {
     let init_timeout = || {
         ServerError::new(
             ErrorCode::Timeout,
@@ -404,8 +458,6 @@ async fn connect(
         }
         Ok(Ok(transport)) => transport,
     };
-    let observed = Arc::new(Observations::default());
-    let transport = Observed::new(transport, Arc::clone(&observed));
     let mut options = core.options.client.clone();
     options.session.era = era;
     options.session.initialize_timeout = init_deadline
@@ -415,10 +467,10 @@ async fn connect(
         Err(_) => Err((init_timeout(), None)),
         Ok(Err(error)) => {
             tracing::warn!(server = id, %error, era = era.as_str(), "initialize failed");
-            let management = initialize_error(&error, &observed, plan, initialize);
+            let management = initialize_error(&error, plan, initialize);
             Err((management, Some(error)))
         }
-        Ok(Ok(client)) => Ok((client, observed)),
+        Ok(Ok(client)) => Ok(client),
     }
 }
 
@@ -691,31 +743,23 @@ async fn refresh(
 }
 
 /// The management error for a failed `initialize`. The raw error was logged.
-fn initialize_error(
-    error: &ClientError,
-    observed: &Observations,
-    plan: &Plan,
-    initialize: Duration,
-) -> ServerError {
+fn initialize_error(error: &ClientError, plan: &Plan, initialize: Duration) -> ServerError {
     let endpoint = plan.keys.endpoint;
-    if observed.auth_required() {
-        return crate::error::auth_required(&plan.resolved.id);
-    }
-    if observed.auth_rejected() {
-        return auth_rejected(plan);
-    }
-    if let Some(failure) = observed.oauth_failure() {
-        return oauth_failed(&failure);
+    if let Some(cause) = error
+        .transport_error()
+        .and_then(|error| transport_cause(error, plan))
+    {
+        return cause;
     }
     let (code, message) = match error {
-        ClientError::Timeout(_) | ClientError::Handshake(HandshakeError::Timeout(_)) => {
+        ClientError::Timeout(_) | ClientError::Handshake(HandshakeError::Timeout(_), _) => {
             return ServerError::new(
                 ErrorCode::Timeout,
                 format!("initialize did not finish within {}", human(initialize)),
                 "timeout",
             );
         }
-        ClientError::Handshake(HandshakeError::Rejected(e)) => {
+        ClientError::Handshake(HandshakeError::Rejected(e), _) => {
             return ServerError::new(
                 ErrorCode::Protocol,
                 format!(
@@ -726,7 +770,7 @@ fn initialize_error(
                 endpoint,
             );
         }
-        ClientError::Handshake(HandshakeError::DiscoverRejected(e)) => {
+        ClientError::Handshake(HandshakeError::DiscoverRejected(e), _) => {
             return ServerError::new(
                 ErrorCode::Protocol,
                 format!(
@@ -737,28 +781,30 @@ fn initialize_error(
                 "era",
             );
         }
-        ClientError::Handshake(error @ HandshakeError::UnsupportedVersion(_))
-        | ClientError::Handshake(error @ HandshakeError::NoCommonVersion { .. }) => {
-            return ServerError::new(ErrorCode::Protocol, server_text(&error.to_string()), "era");
+        ClientError::Handshake(error @ HandshakeError::UnsupportedVersion(_), _)
+        | ClientError::Handshake(error @ HandshakeError::NoCommonVersion { .. }, _) => {
+            return ServerError::new(
+                ErrorCode::UnsupportedVersion,
+                server_text(&error.to_string()),
+                "era",
+            );
         }
-        ClientError::Handshake(HandshakeError::InvalidResult(_)) => (
+        ClientError::Handshake(HandshakeError::InvalidResult(_), _) => (
             ErrorCode::Protocol,
             "the server's initialize result is malformed",
         ),
-        ClientError::Handshake(HandshakeError::Undelivered(reason))
-        | ClientError::Undelivered(reason)
-            if reason.starts_with("HTTP ") =>
-        {
+        ClientError::Handshake(HandshakeError::Undelivered(reason), _)
+        | ClientError::Undelivered { reason, .. } => {
             return ServerError::new(
-                ErrorCode::Protocol,
-                format!("the server refused the connection: {}", server_text(reason)),
+                ErrorCode::Closed,
+                format!(
+                    "initialize could not be delivered: {}",
+                    server_text(reason)
+                ),
                 endpoint,
             );
         }
-        ClientError::Handshake(HandshakeError::Undelivered(_)) | ClientError::Undelivered(_) => {
-            (ErrorCode::Closed, "the server could not be reached")
-        }
-        ClientError::Handshake(HandshakeError::ClosedDuringProbe) => (
+        ClientError::Handshake(HandshakeError::ClosedDuringProbe, _) => (
             ErrorCode::Closed,
             "the server closed the connection when probed with server/discover",
         ),
@@ -773,6 +819,101 @@ fn initialize_error(
         _ => (ErrorCode::Protocol, "initialize failed"),
     };
     ServerError::new(code, message, endpoint)
+}
+
+/// The management error a transport's error stands for, whichever request
+/// met it (`initialize`, a listing, or the connection's end); `None` when
+/// it says no more than the client's error around it (a plain close).
+fn transport_cause(error: &TransportError, plan: &Plan) -> Option<ServerError> {
+    let endpoint = plan.keys.endpoint;
+    let error_of = |code, message: String| Some(ServerError::new(code, message, endpoint));
+    match crate::error::oauth_error(error) {
+        Some(mcp_oauth::OAuthError::InteractionRequired) => {
+            return Some(crate::error::auth_required(&plan.resolved.id));
+        }
+        Some(other) => return Some(oauth_failed(&other.to_string())),
+        None => {}
+    }
+    match error {
+        TransportError::Http {
+            status: 401 | 403, ..
+        } => Some(auth_rejected(plan)),
+        TransportError::Forbidden { body } => error_of(
+            ErrorCode::Forbidden,
+            format!(
+                "the server refused the request with HTTP 403 and no authentication challenge \
+                 (it may not accept this client's Origin or Host){}",
+                body_text(body)
+            ),
+        ),
+        TransportError::Http { status, body } => error_of(
+            ErrorCode::HttpStatus,
+            format!("the server answered HTTP {status}{}", body_text(body)),
+        ),
+        TransportError::UnexpectedContentType {
+            status,
+            content_type,
+            expected,
+        } => error_of(
+            ErrorCode::UnexpectedContentType,
+            format!(
+                "the server answered HTTP {status} with content type {} (expected {expected})",
+                server_text(content_type)
+            ),
+        ),
+        TransportError::RedirectRefused { reason } => error_of(
+            ErrorCode::RedirectRefused,
+            format!(
+                "the server redirected {}; only redirects within the same origin are followed",
+                server_text(reason)
+            ),
+        ),
+        TransportError::TooManyRedirects { limit } => error_of(
+            ErrorCode::RedirectLoop,
+            format!("the server redirected more than {limit} times in a row (a redirect loop)"),
+        ),
+        TransportError::HeadersTooLarge { limit } => error_of(
+            ErrorCode::HeadersTooLarge,
+            format!("the server's response headers exceed the {limit}-byte limit"),
+        ),
+        TransportError::TooLarge { limit } => error_of(
+            ErrorCode::MessageTooLarge,
+            format!("a message from the server exceeds the {limit}-byte limit"),
+        ),
+        TransportError::Io(io) if unreachable(io) => error_of(
+            ErrorCode::Unreachable,
+            format!(
+                "the server could not be reached: {}",
+                server_text(&io.to_string())
+            ),
+        ),
+        TransportError::Protocol(message) => error_of(
+            ErrorCode::Protocol,
+            format!("the server broke the transport's rules: {}", server_text(message)),
+        ),
+        _ => None,
+    }
+}
+
+/// Whether an I/O error means no connection was made at all.
+fn unreachable(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    matches!(
+        error.kind(),
+        ErrorKind::ConnectionRefused
+            | ErrorKind::HostUnreachable
+            | ErrorKind::NetworkUnreachable
+            | ErrorKind::AddrNotAvailable
+    ) || error.to_string().contains("dns error")
+}
+
+/// `: BODY` for a non-empty error body, bounded; empty otherwise.
+fn body_text(body: &str) -> String {
+    if body.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", server_text(body))
+    }
 }
 
 /// Server text in a management error: at most 200 characters, control
@@ -824,19 +965,16 @@ fn looks_like_a_credential(word: &str) -> bool {
 fn list_error(
     error: &ListError,
     client: &Client,
-    observed: &Observations,
     plan: &Plan,
     page_timeout: Duration,
 ) -> ServerError {
     let endpoint = plan.keys.endpoint;
-    if observed.auth_required() {
-        return crate::error::auth_required(&plan.resolved.id);
-    }
-    if observed.auth_rejected() {
-        return auth_rejected(plan);
-    }
-    if let Some(failure) = observed.oauth_failure() {
-        return oauth_failed(&failure);
+    let cause = match error {
+        ListError::Client(error) => error.transport_error(),
+        _ => None,
+    };
+    if let Some(cause) = cause.and_then(|error| transport_cause(error, plan)) {
+        return cause;
     }
     let (code, message) = match error {
         ListError::RepeatedCursor => (
@@ -888,17 +1026,14 @@ fn auth_rejected(plan: &Plan) -> ServerError {
 }
 
 /// The management error for a connection that ended while serving.
-fn closed_error(observed: &Observations, plan: &Plan) -> ServerError {
-    if observed.auth_required() {
-        return crate::error::auth_required(&plan.resolved.id);
+fn closed_error(reason: Option<&ClientError>, plan: &Plan) -> ServerError {
+    if let Some(cause) = reason
+        .and_then(ClientError::transport_error)
+        .and_then(|error| transport_cause(error, plan))
+    {
+        return cause;
     }
-    if observed.auth_rejected() {
-        return auth_rejected(plan);
-    }
-    if let Some(failure) = observed.oauth_failure() {
-        return oauth_failed(&failure);
-    }
-    let message = if observed.session_expired() {
+    let message = if reason.is_some_and(session_expired) {
         "the server ended the session"
     } else if plan.keys.endpoint == "transport.command" {
         "the server process exited"
