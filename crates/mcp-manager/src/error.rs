@@ -198,6 +198,118 @@ pub(crate) fn oauth_error<'a>(
     None
 }
 
+/// The management error a transport's error stands for, whichever request
+/// met it (`initialize`, a listing, or the connection's end); `None` when
+/// it says no more than the client's error around it (a plain close).
+pub(crate) fn transport_cause(
+    error: &mcp_transport::TransportError,
+    id: &str,
+    endpoint: &str,
+    auth_key: &str,
+) -> Option<ServerError> {
+    let error_of = |code, message: String| Some(ServerError::new(code, message, endpoint));
+    match crate::error::oauth_error(error) {
+        Some(mcp_oauth::OAuthError::InteractionRequired) => {
+            return Some(auth_required(id));
+        }
+        Some(other) => {
+            return Some(ServerError::new(
+                ErrorCode::AuthRejected,
+                format!("OAuth failed: {other}"),
+                "transport.oauth",
+            ));
+        }
+        None => {}
+    }
+    match error {
+        mcp_transport::TransportError::Http {
+            status: 401 | 403, ..
+        } => Some(ServerError::new(
+            ErrorCode::AuthRejected,
+            "the server rejected the credentials",
+            auth_key,
+        )),
+        mcp_transport::TransportError::Forbidden { body } => error_of(
+            ErrorCode::Forbidden,
+            format!(
+                "the server refused the request with HTTP 403 and no authentication challenge \
+                 (it may not accept this client's Origin or Host){}",
+                body_text(body)
+            ),
+        ),
+        mcp_transport::TransportError::Http { status, body } => error_of(
+            ErrorCode::HttpStatus,
+            format!("the server answered HTTP {status}{}", body_text(body)),
+        ),
+        mcp_transport::TransportError::UnexpectedContentType {
+            status,
+            content_type,
+            expected,
+        } => error_of(
+            ErrorCode::UnexpectedContentType,
+            format!(
+                "the server answered HTTP {status} with content type {} (expected {expected})",
+                crate::task::server_text(content_type)
+            ),
+        ),
+        mcp_transport::TransportError::RedirectRefused { reason } => error_of(
+            ErrorCode::RedirectRefused,
+            format!(
+                "the server redirected {}; only redirects within the same origin are followed",
+                crate::task::server_text(reason)
+            ),
+        ),
+        mcp_transport::TransportError::TooManyRedirects { limit } => error_of(
+            ErrorCode::RedirectLoop,
+            format!("the server redirected more than {limit} times in a row (a redirect loop)"),
+        ),
+        mcp_transport::TransportError::HeadersTooLarge { limit } => error_of(
+            ErrorCode::HeadersTooLarge,
+            format!("the server's response headers exceed the {limit}-byte limit"),
+        ),
+        mcp_transport::TransportError::TooLarge { limit } => error_of(
+            ErrorCode::MessageTooLarge,
+            format!("a message from the server exceeds the {limit}-byte limit"),
+        ),
+        mcp_transport::TransportError::Io(io) if unreachable(io) => error_of(
+            ErrorCode::Unreachable,
+            format!(
+                "the server could not be reached: {}",
+                crate::task::server_text(&io.to_string())
+            ),
+        ),
+        mcp_transport::TransportError::Protocol(message) => error_of(
+            ErrorCode::Protocol,
+            format!(
+                "the server broke the transport's rules: {}",
+                crate::task::server_text(message)
+            ),
+        ),
+        _ => None,
+    }
+}
+
+/// Whether an I/O error means no connection was made at all.
+fn unreachable(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    matches!(
+        error.kind(),
+        ErrorKind::ConnectionRefused
+            | ErrorKind::HostUnreachable
+            | ErrorKind::NetworkUnreachable
+            | ErrorKind::AddrNotAvailable
+    ) || error.to_string().contains("dns error")
+}
+
+/// `: BODY` for a non-empty error body, bounded; empty otherwise.
+fn body_text(body: &str) -> String {
+    if body.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", crate::task::server_text(body))
+    }
+}
+
 impl fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

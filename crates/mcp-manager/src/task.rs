@@ -373,12 +373,9 @@ async fn discover(
             }
             Err(error) => {
                 tracing::warn!(server = id, %error, "listing the catalog failed");
-                return Err(list_error(
-                    &error,
-                    &client,
-                    plan,
-                    core.options.list_page_timeout,
-                ));
+                let error = list_error(&error, &client, plan, core.options.list_page_timeout);
+                client.close().await;
+                return Err(error);
             }
         };
         let catalog = build(id, plan, &negotiated, listed, None);
@@ -463,14 +460,22 @@ async fn connect(
     options.session.initialize_timeout = init_deadline
         .saturating_duration_since(Instant::now())
         .max(Duration::from_millis(1));
-    match timeout_at(init_deadline, Client::connect(transport, options)).await {
-        Err(_) => Err((init_timeout(), None)),
+    let (client, driver) = Client::new(transport, options);
+    tokio::spawn(driver.run());
+    // A failed connection is closed before the failure is reported, so that
+    // a stdio server process is gone by the time a host sees the error.
+    match timeout_at(init_deadline, client.initialize()).await {
+        Err(_) => {
+            client.close().await;
+            Err((init_timeout(), None))
+        }
         Ok(Err(error)) => {
             tracing::warn!(server = id, %error, era = era.as_str(), "initialize failed");
+            client.close().await;
             let management = initialize_error(&error, plan, initialize);
             Err((management, Some(error)))
         }
-        Ok(Ok(client)) => Ok(client),
+        Ok(Ok(_)) => Ok(client),
     }
 }
 
@@ -797,10 +802,7 @@ fn initialize_error(error: &ClientError, plan: &Plan, initialize: Duration) -> S
         | ClientError::Undelivered { reason, .. } => {
             return ServerError::new(
                 ErrorCode::Closed,
-                format!(
-                    "initialize could not be delivered: {}",
-                    server_text(reason)
-                ),
+                format!("initialize could not be delivered: {}", server_text(reason)),
                 endpoint,
             );
         }
@@ -821,99 +823,10 @@ fn initialize_error(error: &ClientError, plan: &Plan, initialize: Duration) -> S
     ServerError::new(code, message, endpoint)
 }
 
-/// The management error a transport's error stands for, whichever request
-/// met it (`initialize`, a listing, or the connection's end); `None` when
-/// it says no more than the client's error around it (a plain close).
+/// The management error a transport's error stands for (see
+/// [`crate::error::transport_cause`]).
 fn transport_cause(error: &TransportError, plan: &Plan) -> Option<ServerError> {
-    let endpoint = plan.keys.endpoint;
-    let error_of = |code, message: String| Some(ServerError::new(code, message, endpoint));
-    match crate::error::oauth_error(error) {
-        Some(mcp_oauth::OAuthError::InteractionRequired) => {
-            return Some(crate::error::auth_required(&plan.resolved.id));
-        }
-        Some(other) => return Some(oauth_failed(&other.to_string())),
-        None => {}
-    }
-    match error {
-        TransportError::Http {
-            status: 401 | 403, ..
-        } => Some(auth_rejected(plan)),
-        TransportError::Forbidden { body } => error_of(
-            ErrorCode::Forbidden,
-            format!(
-                "the server refused the request with HTTP 403 and no authentication challenge \
-                 (it may not accept this client's Origin or Host){}",
-                body_text(body)
-            ),
-        ),
-        TransportError::Http { status, body } => error_of(
-            ErrorCode::HttpStatus,
-            format!("the server answered HTTP {status}{}", body_text(body)),
-        ),
-        TransportError::UnexpectedContentType {
-            status,
-            content_type,
-            expected,
-        } => error_of(
-            ErrorCode::UnexpectedContentType,
-            format!(
-                "the server answered HTTP {status} with content type {} (expected {expected})",
-                server_text(content_type)
-            ),
-        ),
-        TransportError::RedirectRefused { reason } => error_of(
-            ErrorCode::RedirectRefused,
-            format!(
-                "the server redirected {}; only redirects within the same origin are followed",
-                server_text(reason)
-            ),
-        ),
-        TransportError::TooManyRedirects { limit } => error_of(
-            ErrorCode::RedirectLoop,
-            format!("the server redirected more than {limit} times in a row (a redirect loop)"),
-        ),
-        TransportError::HeadersTooLarge { limit } => error_of(
-            ErrorCode::HeadersTooLarge,
-            format!("the server's response headers exceed the {limit}-byte limit"),
-        ),
-        TransportError::TooLarge { limit } => error_of(
-            ErrorCode::MessageTooLarge,
-            format!("a message from the server exceeds the {limit}-byte limit"),
-        ),
-        TransportError::Io(io) if unreachable(io) => error_of(
-            ErrorCode::Unreachable,
-            format!(
-                "the server could not be reached: {}",
-                server_text(&io.to_string())
-            ),
-        ),
-        TransportError::Protocol(message) => error_of(
-            ErrorCode::Protocol,
-            format!("the server broke the transport's rules: {}", server_text(message)),
-        ),
-        _ => None,
-    }
-}
-
-/// Whether an I/O error means no connection was made at all.
-fn unreachable(error: &std::io::Error) -> bool {
-    use std::io::ErrorKind;
-    matches!(
-        error.kind(),
-        ErrorKind::ConnectionRefused
-            | ErrorKind::HostUnreachable
-            | ErrorKind::NetworkUnreachable
-            | ErrorKind::AddrNotAvailable
-    ) || error.to_string().contains("dns error")
-}
-
-/// `: BODY` for a non-empty error body, bounded; empty otherwise.
-fn body_text(body: &str) -> String {
-    if body.is_empty() {
-        String::new()
-    } else {
-        format!(": {}", server_text(body))
-    }
+    crate::error::transport_cause(error, &plan.resolved.id, plan.keys.endpoint, plan.keys.auth)
 }
 
 /// Server text in a management error: at most 200 characters, control
@@ -921,7 +834,7 @@ fn body_text(body: &str) -> String {
 /// credentials (a known token prefix such as `sk-`, or a run of 32 or more
 /// token characters) replaced by `[redacted]`: a server may echo what it
 /// was sent.
-fn server_text(text: &str) -> String {
+pub(crate) fn server_text(text: &str) -> String {
     let mut out = String::new();
     let mut shown = 0usize;
     for word in text.split_inclusive(char::is_whitespace) {
@@ -1005,24 +918,6 @@ fn list_error(
         ),
     };
     ServerError::new(code, message, endpoint)
-}
-
-/// The OAuth client could not get credentials, so the server was never
-/// asked: say why (the message names no secret), not "could not be reached".
-fn oauth_failed(failure: &str) -> ServerError {
-    ServerError::new(
-        ErrorCode::AuthRejected,
-        format!("OAuth failed: {failure}"),
-        "transport.oauth",
-    )
-}
-
-fn auth_rejected(plan: &Plan) -> ServerError {
-    ServerError::new(
-        ErrorCode::AuthRejected,
-        "the server rejected the credentials",
-        plan.keys.auth,
-    )
 }
 
 /// The management error for a connection that ended while serving.

@@ -587,7 +587,11 @@ impl Client {
     /// now fail with (its [`ClientError::transport_error`] is the
     /// transport's own, when one ended the connection).
     pub fn closed_reason(&self) -> Option<ClientError> {
-        self.shared.lock().closed.as_ref().map(ClosedCause::to_error)
+        self.shared
+            .lock()
+            .closed
+            .as_ref()
+            .map(ClosedCause::to_error)
     }
 
     /// Whether the connection has closed.

@@ -291,7 +291,11 @@ pub(crate) fn unexpected_content_type(
     expected: &'static str,
 ) -> TransportError {
     let media = media.unwrap_or("none");
-    let mut content_type: String = media.chars().take(64).flat_map(char::escape_default).collect();
+    let mut content_type: String = media
+        .chars()
+        .take(64)
+        .flat_map(char::escape_default)
+        .collect();
     if media.chars().count() > 64 {
         content_type.push_str("...");
     }

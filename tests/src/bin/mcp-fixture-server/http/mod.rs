@@ -125,7 +125,9 @@ impl HttpFaults {
     fn pad(&self, response: &mut Response<Body>) {
         let value = HeaderValue::from_static(PADDING);
         for n in 0..self.huge_headers_kib {
-            if let Ok(name) = header::HeaderName::from_bytes(format!("x-fixture-pad-{n}").as_bytes()) {
+            if let Ok(name) =
+                header::HeaderName::from_bytes(format!("x-fixture-pad-{n}").as_bytes())
+            {
                 response.headers_mut().insert(name, value.clone());
             }
         }

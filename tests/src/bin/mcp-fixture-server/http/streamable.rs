@@ -341,7 +341,11 @@ impl Streamable {
             server,
             streams,
             requests: AtomicU64::new(0),
-            expires: self.fixture.options.expire_sessions.is_none_or(|first| n <= first),
+            expires: self
+                .fixture
+                .options
+                .expire_sessions
+                .is_none_or(|first| n <= first),
         });
         lock(&self.sessions).insert(id.clone(), Arc::clone(&session));
         (id, session)
