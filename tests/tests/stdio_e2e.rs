@@ -211,7 +211,7 @@ async fn an_oversize_message_ends_the_connection_with_a_clear_error() {
     let client = connect_with(stdio, ClientOptions::default()).await;
     let error = client.list_tools(None).await.unwrap_err();
     match &error {
-        ClientError::Closed { reason } => assert!(reason.contains("65536"), "{reason}"),
+        ClientError::Closed { reason, .. } => assert!(reason.contains("65536"), "{reason}"),
         other => panic!("{other:?}"),
     }
 }

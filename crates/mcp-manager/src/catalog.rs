@@ -8,8 +8,11 @@
 //!
 //! Listing follows `nextCursor` (MCP "Utilities/Pagination"), with a
 //! deadline per page, stops after [`ManagerOptions::max_tools`](crate::ManagerOptions::max_tools)
-//! items (the catalog says it was truncated) and refuses a cursor the
-//! server already sent (it would loop forever).
+//! items, [`ManagerOptions::max_list_pages`](crate::ManagerOptions::max_list_pages)
+//! pages or [`ManagerOptions::max_empty_pages`](crate::ManagerOptions::max_empty_pages)
+//! empty pages in a row (in each case the catalog keeps what it got and
+//! says it was truncated), and refuses a cursor the server already sent
+//! (it would loop forever).
 
 use std::collections::HashSet;
 use std::fmt;
@@ -101,7 +104,9 @@ impl Catalog {
         self.tools.iter().find(|tool| tool.name == name)
     }
 
-    /// Whether listing stopped at the tool limit.
+    /// Whether listing stopped before the server's last page: at the tool
+    /// limit, the page limit or the limit of empty pages in a row (see the
+    /// module docs). The tools got until then are kept.
     pub fn is_truncated(&self) -> bool {
         self.tools_truncated
     }
@@ -190,6 +195,8 @@ impl fmt::Display for ListError {
 pub(crate) struct ListLimits {
     pub(crate) page_timeout: Duration,
     pub(crate) max_items: usize,
+    pub(crate) max_pages: usize,
+    pub(crate) max_empty_pages: usize,
     pub(crate) resources: bool,
     pub(crate) prompts: bool,
 }
@@ -314,8 +321,8 @@ impl Page for ListPromptsResult {
     }
 }
 
-/// Follows `nextCursor` until the last page, the item limit (then the
-/// result is truncated) or a repeated cursor (an error).
+/// Follows `nextCursor` until the last page, the item, page or empty-page
+/// limit (then the result is truncated) or a repeated cursor (an error).
 async fn paginate<P: Page>(
     client: &Client,
     method: &str,
@@ -324,6 +331,8 @@ async fn paginate<P: Page>(
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
+    let mut pages = 0usize;
+    let mut empty_in_a_row = 0usize;
     loop {
         let params = PaginatedRequestParams::page(cursor.take());
         let options = CallOptions {
@@ -335,6 +344,12 @@ async fn paginate<P: Page>(
             .await
             .map_err(ListError::Client)?;
         let (page_items, next) = page.into_parts();
+        pages += 1;
+        empty_in_a_row = if page_items.is_empty() {
+            empty_in_a_row + 1
+        } else {
+            0
+        };
         items.extend(page_items);
         if items.len() > limits.max_items {
             items.truncate(limits.max_items);
@@ -345,6 +360,16 @@ async fn paginate<P: Page>(
         };
         if items.len() == limits.max_items {
             // Full, and the server has more.
+            return Ok((items, true));
+        }
+        if pages >= limits.max_pages || empty_in_a_row >= limits.max_empty_pages {
+            tracing::warn!(
+                method,
+                pages,
+                empty_in_a_row,
+                items = items.len(),
+                "the server keeps paging; listing stops here and the list is marked truncated"
+            );
             return Ok((items, true));
         }
         if !seen.insert(next.clone()) {

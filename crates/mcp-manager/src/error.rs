@@ -14,7 +14,36 @@ use mcp_config::{Diagnostic, StoreError};
 
 /// A stable code for why a server is not usable.
 ///
-/// The strings of [`ErrorCode::as_str`] are part of the public contract.
+/// The strings of [`ErrorCode::as_str`] are part of the public contract: a
+/// host may branch on them. Every code, and what its message names:
+///
+/// | code | cause | the message names |
+/// |---|---|---|
+/// | `missing_env` | a `${VAR}`, `envVars`, `envHeaders` or `bearerTokenEnv` variable is not set | the variable |
+/// | `missing_command` | the stdio command is empty, cannot be found or cannot be run | the command |
+/// | `missing_directory` | the stdio working directory does not exist | the field |
+/// | `invalid_config` | the configuration does not validate | the problem |
+/// | `auth_rejected` | the server refused the credentials (HTTP 401, or 403 with a `WWW-Authenticate` challenge), or OAuth failed | the OAuth failure, if any |
+/// | `auth_required` | an OAuth login only a person can give is needed | `mcpctl login <id>` |
+/// | `forbidden` | HTTP 403 without a challenge: the server refused the request itself (its `Origin` or `Host`), not credentials | the status and the start of the body |
+/// | `http_status` | the server answered with another HTTP error status (500, 400 without a JSON-RPC error, ...) | the status and the start of the body |
+/// | `unexpected_content_type` | an HTTP response whose media type the transport cannot read (`text/plain` where JSON or SSE belongs) | the status, the media type and what was expected |
+/// | `redirect_refused` | a redirect to another origin (or to a URL with user info), never followed | the origin |
+/// | `redirect_loop` | more redirects in a row than the transport follows | the limit |
+/// | `headers_too_large` | the response's headers exceed what the transport reads | the limit in bytes |
+/// | `message_too_large` | a message from the server exceeds the size limit; the connection ended | the limit in bytes |
+/// | `unreachable` | no connection could be made (refused, no route, DNS, TLS) | the cause |
+/// | `unsupported_version` | no protocol version in common: the server speaks only versions this client does not | both sides' versions |
+/// | `timeout` | initialize, a `tools/list` page or the whole discovery took longer than its deadline | the deadline |
+/// | `closed` | the connection ended (the process exited, the server hung up) | which |
+/// | `session_expired` | the Streamable HTTP session expired again right after a new one was started | — |
+/// | `invalid_catalog` | the tool catalog could not be read (a repeated cursor, a malformed result) | the problem |
+/// | `refresh_failed` | a refresh after `notifications/tools/list_changed` failed | the problem |
+/// | `protocol` | the server broke the protocol (refused or answered `initialize` wrongly, errored on a request it declared) | the server's code and bounded text |
+///
+/// A server that keeps paging (`tools/list` past the page limits) is not an
+/// error: its catalog keeps the tools got so far and
+/// [`Catalog::is_truncated`](crate::Catalog::is_truncated) says so.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorCode {
@@ -26,7 +55,8 @@ pub enum ErrorCode {
     MissingCommand,
     /// `missing_directory`: the stdio working directory does not exist.
     MissingDirectory,
-    /// `auth_rejected`: the server refused the credentials (HTTP 401/403).
+    /// `auth_rejected`: the server refused the credentials (HTTP 401, or
+    /// 403 with a `WWW-Authenticate` challenge).
     AuthRejected,
     /// `auth_required`: the server needs an OAuth authorization that only a
     /// person can give (no stored tokens, or they expired and could not be
@@ -36,8 +66,8 @@ pub enum ErrorCode {
     /// `timeout`: initialize, a `tools/list` page or the whole discovery
     /// took longer than its deadline.
     Timeout,
-    /// `closed`: the connection ended (the process exited, the network
-    /// failed, the session expired and could not be renewed).
+    /// `closed`: the connection ended (the process exited, the server
+    /// closed the connection).
     Closed,
     /// `invalid_catalog`: the tool catalog could not be read (a repeated
     /// pagination cursor, a malformed `tools/list` result).
@@ -46,13 +76,40 @@ pub enum ErrorCode {
     /// failed; the connection was closed, the configuration left alone.
     RefreshFailed,
     /// `protocol`: the server broke the protocol (refused or answered
-    /// `initialize` wrongly, speaks an unsupported version, errored on a
-    /// request it declared).
+    /// `initialize` wrongly, errored on a request it declared).
     Protocol,
     /// `invalid_config`: the configuration does not validate (a bad URL
     /// scheme, a relative working directory, ...); the message names the
     /// problem and [`ServerError::config_key`] the field.
     InvalidConfig,
+    /// `forbidden`: HTTP 403 without a `WWW-Authenticate` challenge: the
+    /// server refused the request itself (MCP "Transports" §Security
+    /// Warning: an `Origin` or `Host` it does not accept), not credentials.
+    Forbidden,
+    /// `http_status`: the server answered with an HTTP error status other
+    /// than an authentication refusal; the message names it.
+    HttpStatus,
+    /// `unexpected_content_type`: an HTTP response with a media type the
+    /// transport cannot read (MCP "Transports" §Sending Messages).
+    UnexpectedContentType,
+    /// `redirect_refused`: a redirect to another origin or to a URL with
+    /// user info, which is never followed.
+    RedirectRefused,
+    /// `redirect_loop`: more redirects in a row than the transport follows.
+    RedirectLoop,
+    /// `headers_too_large`: the response headers exceed the transport's limit.
+    HeadersTooLarge,
+    /// `message_too_large`: a message from the server exceeds the size limit.
+    MessageTooLarge,
+    /// `unreachable`: no connection could be made to the server.
+    Unreachable,
+    /// `unsupported_version`: the server and this client have no protocol
+    /// version in common (MCP "Lifecycle" §Version Negotiation).
+    UnsupportedVersion,
+    /// `session_expired`: the Streamable HTTP session expired, a new one was
+    /// started (MCP "Transports" §Session Management), and it expired too
+    /// before the catalog was listed.
+    SessionExpired,
 }
 
 impl ErrorCode {
@@ -70,13 +127,24 @@ impl ErrorCode {
             ErrorCode::RefreshFailed => "refresh_failed",
             ErrorCode::Protocol => "protocol",
             ErrorCode::InvalidConfig => "invalid_config",
+            ErrorCode::Forbidden => "forbidden",
+            ErrorCode::HttpStatus => "http_status",
+            ErrorCode::UnexpectedContentType => "unexpected_content_type",
+            ErrorCode::RedirectRefused => "redirect_refused",
+            ErrorCode::RedirectLoop => "redirect_loop",
+            ErrorCode::HeadersTooLarge => "headers_too_large",
+            ErrorCode::MessageTooLarge => "message_too_large",
+            ErrorCode::Unreachable => "unreachable",
+            ErrorCode::UnsupportedVersion => "unsupported_version",
+            ErrorCode::SessionExpired => "session_expired",
         }
     }
 
     /// Whether only a change of configuration (or of the environment) can
     /// fix this: such errors are never retried automatically (seed 003's
     /// `isConfigError`). Rejected credentials count: retrying them with the
-    /// same token cannot succeed.
+    /// same token cannot succeed, and so do a refused `Origin`/`Host` and a
+    /// redirect to another origin: the URL has to change.
     pub fn is_config_error(self) -> bool {
         matches!(
             self,
@@ -86,6 +154,8 @@ impl ErrorCode {
                 | ErrorCode::AuthRejected
                 | ErrorCode::AuthRequired
                 | ErrorCode::InvalidConfig
+                | ErrorCode::Forbidden
+                | ErrorCode::RedirectRefused
         )
     }
 }
@@ -126,6 +196,118 @@ pub(crate) fn oauth_error<'a>(
         current = error.source();
     }
     None
+}
+
+/// The management error a transport's error stands for, whichever request
+/// met it (`initialize`, a listing, or the connection's end); `None` when
+/// it says no more than the client's error around it (a plain close).
+pub(crate) fn transport_cause(
+    error: &mcp_transport::TransportError,
+    id: &str,
+    endpoint: &str,
+    auth_key: &str,
+) -> Option<ServerError> {
+    let error_of = |code, message: String| Some(ServerError::new(code, message, endpoint));
+    match crate::error::oauth_error(error) {
+        Some(mcp_oauth::OAuthError::InteractionRequired) => {
+            return Some(auth_required(id));
+        }
+        Some(other) => {
+            return Some(ServerError::new(
+                ErrorCode::AuthRejected,
+                format!("OAuth failed: {other}"),
+                "transport.oauth",
+            ));
+        }
+        None => {}
+    }
+    match error {
+        mcp_transport::TransportError::Http {
+            status: 401 | 403, ..
+        } => Some(ServerError::new(
+            ErrorCode::AuthRejected,
+            "the server rejected the credentials",
+            auth_key,
+        )),
+        mcp_transport::TransportError::Forbidden { body } => error_of(
+            ErrorCode::Forbidden,
+            format!(
+                "the server refused the request with HTTP 403 and no authentication challenge \
+                 (it may not accept this client's Origin or Host){}",
+                body_text(body)
+            ),
+        ),
+        mcp_transport::TransportError::Http { status, body } => error_of(
+            ErrorCode::HttpStatus,
+            format!("the server answered HTTP {status}{}", body_text(body)),
+        ),
+        mcp_transport::TransportError::UnexpectedContentType {
+            status,
+            content_type,
+            expected,
+        } => error_of(
+            ErrorCode::UnexpectedContentType,
+            format!(
+                "the server answered HTTP {status} with content type {} (expected {expected})",
+                crate::task::server_text(content_type)
+            ),
+        ),
+        mcp_transport::TransportError::RedirectRefused { reason } => error_of(
+            ErrorCode::RedirectRefused,
+            format!(
+                "the server redirected {}; only redirects within the same origin are followed",
+                crate::task::server_text(reason)
+            ),
+        ),
+        mcp_transport::TransportError::TooManyRedirects { limit } => error_of(
+            ErrorCode::RedirectLoop,
+            format!("the server redirected more than {limit} times in a row (a redirect loop)"),
+        ),
+        mcp_transport::TransportError::HeadersTooLarge { limit } => error_of(
+            ErrorCode::HeadersTooLarge,
+            format!("the server's response headers exceed the {limit}-byte limit"),
+        ),
+        mcp_transport::TransportError::TooLarge { limit } => error_of(
+            ErrorCode::MessageTooLarge,
+            format!("a message from the server exceeds the {limit}-byte limit"),
+        ),
+        mcp_transport::TransportError::Io(io) if unreachable(io) => error_of(
+            ErrorCode::Unreachable,
+            format!(
+                "the server could not be reached: {}",
+                crate::task::server_text(&io.to_string())
+            ),
+        ),
+        mcp_transport::TransportError::Protocol(message) => error_of(
+            ErrorCode::Protocol,
+            format!(
+                "the server broke the transport's rules: {}",
+                crate::task::server_text(message)
+            ),
+        ),
+        _ => None,
+    }
+}
+
+/// Whether an I/O error means no connection was made at all.
+fn unreachable(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    matches!(
+        error.kind(),
+        ErrorKind::ConnectionRefused
+            | ErrorKind::HostUnreachable
+            | ErrorKind::NetworkUnreachable
+            | ErrorKind::AddrNotAvailable
+    ) || error.to_string().contains("dns error")
+}
+
+/// `: BODY` for a non-empty error body, bounded; empty otherwise.
+fn body_text(body: &str) -> String {
+    if body.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", crate::task::server_text(body))
+    }
 }
 
 impl fmt::Display for ErrorCode {

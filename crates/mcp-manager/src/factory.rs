@@ -291,6 +291,11 @@ fn http_connect_error(id: &str, error: TransportError) -> ConnectError {
         return ConnectError::new(required.code, required.message, required.config_key)
             .with_source(error);
     }
+    if let Some(cause) =
+        crate::error::transport_cause(&error, id, "transport.url", "transport.headers")
+    {
+        return ConnectError::new(cause.code, cause.message, cause.config_key).with_source(error);
+    }
     let connect = match &error {
         TransportError::Http {
             status: 401 | 403, ..

@@ -61,7 +61,6 @@ mod events;
 mod factory;
 mod lease;
 mod manager;
-mod observe;
 mod options;
 mod snapshot;
 mod startup;

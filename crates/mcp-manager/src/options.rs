@@ -43,6 +43,16 @@ pub struct ManagerOptions {
     /// catalog says it was truncated. The same bound applies to resources
     /// and prompts. Default 500.
     pub max_tools: usize,
+    /// The most pages one listing of tools (resources, prompts) asks for
+    /// (MCP "Utilities/Pagination" puts no bound on a server's cursors):
+    /// past it, listing stops, the catalog keeps what it got and says it was
+    /// truncated, and a warning is logged. Default 1000.
+    pub max_list_pages: usize,
+    /// The most pages in a row without a single item that a listing
+    /// follows before it stops the same way: a server handing out new
+    /// cursors for empty pages would otherwise be asked forever.
+    /// Default 10.
+    pub max_empty_pages: usize,
     /// List resources when the server declares them (seed 003's manifest).
     /// Default true.
     pub list_resources: bool,
@@ -73,6 +83,8 @@ impl Default for ManagerOptions {
             refresh_timeout: Duration::from_secs(15),
             refresh_min_interval: Duration::from_secs(1),
             max_tools: 500,
+            max_list_pages: 1000,
+            max_empty_pages: 10,
             list_resources: true,
             list_prompts: true,
             reconnect: ReconnectPolicy::default(),
@@ -229,6 +241,8 @@ mod tests {
         assert_eq!(o.setup_timeout, Duration::from_secs(120));
         assert_eq!(o.refresh_timeout, Duration::from_secs(15));
         assert_eq!(o.max_tools, 500);
+        assert_eq!(o.max_list_pages, 1000);
+        assert_eq!(o.max_empty_pages, 10);
         assert!(!o.reconnect.enabled);
         assert_eq!(o.reconnect.max_attempts, 3);
         assert!(!o.idle.enabled);

@@ -21,7 +21,7 @@ use std::time::Duration;
 use mcp_config::TransportKind;
 use mcp_proto::EraPolicy;
 use mcp_proto::session::{HandshakeError, Negotiated};
-use mcp_transport::{Client, ClientError, ServerNotification};
+use mcp_transport::{Client, ClientError, ServerNotification, TransportError};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until, timeout, timeout_at};
 
@@ -30,13 +30,11 @@ use crate::closing::Owned;
 use crate::core::{Core, Plan};
 use crate::error::{ErrorCode, ServerError};
 use crate::lease::Lease;
-use crate::observe::{Observations, Observed};
 use crate::status::ServerStatus;
 
 /// One live connection, owned by its task.
 struct Conn {
     owned: Owned,
-    observed: Arc<Observations>,
     notifications: mpsc::Receiver<ServerNotification>,
     negotiated: Arc<Negotiated>,
     /// The era this connection found differs from the one the tool cache
@@ -131,20 +129,20 @@ pub(crate) async fn run(lease: Lease, mut plan: Plan) {
                 // and releasing what is left of it (a DELETE that may wait
                 // for a vanished HTTP server, a process that outlived its
                 // stdout) happens aside, where `close` waits for it.
-                let observed = Arc::clone(&conn.observed);
+                let reason = conn.owned.client().closed_reason();
                 drop(conn);
                 // MCP "Transports" §Session Management: a client whose
                 // session expired starts a new one. One attempt per expiry,
                 // whatever the reconnect policy says; if it fails, the
                 // policy decides as for any failure.
-                if observed.session_expired() {
+                if reason.as_ref().is_some_and(session_expired) {
                     tracing::info!(server = id, "the session expired; initializing again");
                     if !lease.lose_connection() {
                         return;
                     }
                     continue;
                 }
-                let error = closed_error(&observed, &plan);
+                let error = closed_error(reason.as_ref(), &plan);
                 failures += 1;
                 match lease.fail(error, failures) {
                     Some(delay) => {
@@ -212,6 +210,8 @@ fn limits(core: &Core) -> ListLimits {
     ListLimits {
         page_timeout: core.options.list_page_timeout,
         max_items: core.options.max_tools,
+        max_pages: core.options.max_list_pages,
+        max_empty_pages: core.options.max_empty_pages,
         resources: core.options.list_resources,
         prompts: core.options.list_prompts,
     }
@@ -239,7 +239,7 @@ async fn discover(
         _ => None,
     };
     let first = cached.map_or(configured, EraPolicy::from);
-    let (owned, observed) = match connect(core, id, plan, init_deadline, initialize, first).await {
+    let mut owned = match connect(core, id, plan, init_deadline, initialize, first).await {
         Ok(connected) => connected,
         Err((error, Some(cause))) if cause.is_closed_during_probe() => {
             tracing::info!(
@@ -265,46 +265,96 @@ async fn discover(
         }
         Err((error, _)) => return Err(error),
     };
-    let client = owned.client();
-    let (Some(notifications), Some(negotiated)) =
-        (client.take_notifications(), client.negotiated())
-    else {
-        return Err(ServerError::new(
-            ErrorCode::Protocol,
-            "the connection ended right after initialize",
-            plan.keys.endpoint,
-        ));
-    };
-    let listed = catalog::list(
-        client,
-        id,
-        negotiated.server_capabilities(),
-        Kinds::ALL,
-        limits(core),
-    )
-    .await
-    .map_err(|error| {
-        tracing::warn!(server = id, %error, "listing the catalog failed");
-        list_error(
-            &error,
+    // MCP "Transports" §Session Management: a session that expires between
+    // initialize and the listing is started again with a fresh initialize,
+    // once; a second expiry in a row is the server's failure.
+    let mut renewed = false;
+    loop {
+        let client = owned.client();
+        let (Some(notifications), Some(negotiated)) =
+            (client.take_notifications(), client.negotiated())
+        else {
+            return Err(ServerError::new(
+                ErrorCode::Protocol,
+                "the connection ended right after initialize",
+                plan.keys.endpoint,
+            ));
+        };
+        let listed = catalog::list(
             client,
-            &observed,
-            plan,
-            core.options.list_page_timeout,
+            id,
+            negotiated.server_capabilities(),
+            Kinds::ALL,
+            limits(core),
         )
-    })?;
-    let catalog = build(id, plan, &negotiated, listed, None);
-    let era_changed = cached != Some(negotiated.era());
-    Ok((
-        Conn {
-            owned,
-            observed,
-            notifications,
-            negotiated,
-            era_changed,
-        },
-        catalog,
-    ))
+        .await;
+        let listed = match listed {
+            Ok(listed) => listed,
+            Err(error) if listing_session_expired(&error, client) => {
+                if renewed {
+                    owned.client().close().await;
+                    tracing::warn!(server = id, "the new session expired too");
+                    return Err(ServerError::new(
+                        ErrorCode::SessionExpired,
+                        "the server ended the session before its tools were listed, \
+                         and again right after a new session started",
+                        plan.keys.endpoint,
+                    ));
+                }
+                renewed = true;
+                tracing::info!(
+                    server = id,
+                    "the session expired before the catalog was listed; initializing again"
+                );
+                // The expired connection is closed as it is replaced.
+                owned = connect(
+                    core,
+                    id,
+                    plan,
+                    Instant::now() + initialize,
+                    initialize,
+                    EraPolicy::from(negotiated.era()),
+                )
+                .await
+                .map_err(|(e, _)| e)?;
+                continue;
+            }
+            Err(error) => {
+                tracing::warn!(server = id, %error, "listing the catalog failed");
+                let error = list_error(&error, client, plan, core.options.list_page_timeout);
+                client.close().await;
+                return Err(error);
+            }
+        };
+        let catalog = build(id, plan, &negotiated, listed, None);
+        let era_changed = cached != Some(negotiated.era());
+        return Ok((
+            Conn {
+                owned,
+                notifications,
+                negotiated,
+                era_changed,
+            },
+            catalog,
+        ));
+    }
+}
+
+/// Whether a listing failed because the session expired (HTTP 404 on a
+/// request that carried `Mcp-Session-Id`).
+fn listing_session_expired(error: &ListError, client: &Client) -> bool {
+    match error {
+        ListError::Client(error) => {
+            session_expired(error) || client.closed_reason().is_some_and(|r| session_expired(&r))
+        }
+        _ => false,
+    }
+}
+
+fn session_expired(error: &ClientError) -> bool {
+    error
+        .transport_error()
+        .is_some_and(TransportError::is_session_expired)
 }
 
 /// The era the server's configuration asks for; `auto` leaves the host's
@@ -328,7 +378,7 @@ async fn connect(
     init_deadline: Instant,
     initialize: Duration,
     era: EraPolicy,
-) -> Result<(Owned, Arc<Observations>), (ServerError, Option<ClientError>)> {
+) -> Result<Owned, (ServerError, Option<ClientError>)> {
     let init_timeout = || {
         ServerError::new(
             ErrorCode::Timeout,
@@ -354,26 +404,31 @@ async fn connect(
         }
         Ok(Ok(transport)) => transport,
     };
-    let observed = Arc::new(Observations::default());
-    let transport = Observed::new(transport, Arc::clone(&observed));
     let mut options = core.options.client.clone();
     options.session.era = era;
     options.session.initialize_timeout = init_deadline
         .saturating_duration_since(Instant::now())
         .max(Duration::from_millis(1));
     // Owned from the start: a connection whose initialize fails or times
-    // out is closed where `close` waits for it, not left to its driver.
+    // out is closed where `close` waits for it, not left to its driver; and
+    // it is closed before the failure is reported, so that a stdio server
+    // process is gone by the time a host sees the error.
     let (client, driver) = Client::new(transport, options);
     tokio::spawn(driver.run());
     let owned = Owned::new(client, Arc::from(id), Arc::clone(&core.closings));
-    match timeout_at(init_deadline, owned.client().initialize()).await {
-        Err(_) => Err((init_timeout(), None)),
+    let client = owned.client();
+    match timeout_at(init_deadline, client.initialize()).await {
+        Err(_) => {
+            client.close().await;
+            Err((init_timeout(), None))
+        }
         Ok(Err(error)) => {
             tracing::warn!(server = id, %error, era = era.as_str(), "initialize failed");
-            let management = initialize_error(&error, &observed, plan, initialize);
+            client.close().await;
+            let management = initialize_error(&error, plan, initialize);
             Err((management, Some(error)))
         }
-        Ok(Ok(_)) => Ok((owned, observed)),
+        Ok(Ok(_)) => Ok(owned),
     }
 }
 
@@ -568,31 +623,23 @@ async fn refresh(lease: &Lease, plan: &Plan, conn: &mut Conn, kinds: Kinds) -> R
 }
 
 /// The management error for a failed `initialize`. The raw error was logged.
-fn initialize_error(
-    error: &ClientError,
-    observed: &Observations,
-    plan: &Plan,
-    initialize: Duration,
-) -> ServerError {
+fn initialize_error(error: &ClientError, plan: &Plan, initialize: Duration) -> ServerError {
     let endpoint = plan.keys.endpoint;
-    if observed.auth_required() {
-        return crate::error::auth_required(&plan.resolved.id);
-    }
-    if observed.auth_rejected() {
-        return auth_rejected(plan);
-    }
-    if let Some(failure) = observed.oauth_failure() {
-        return oauth_failed(&failure);
+    if let Some(cause) = error
+        .transport_error()
+        .and_then(|error| transport_cause(error, plan))
+    {
+        return cause;
     }
     let (code, message) = match error {
-        ClientError::Timeout(_) | ClientError::Handshake(HandshakeError::Timeout(_)) => {
+        ClientError::Timeout(_) | ClientError::Handshake(HandshakeError::Timeout(_), _) => {
             return ServerError::new(
                 ErrorCode::Timeout,
                 format!("initialize did not finish within {}", human(initialize)),
                 "timeout",
             );
         }
-        ClientError::Handshake(HandshakeError::Rejected(e)) => {
+        ClientError::Handshake(HandshakeError::Rejected(e), _) => {
             return ServerError::new(
                 ErrorCode::Protocol,
                 format!(
@@ -603,7 +650,7 @@ fn initialize_error(
                 endpoint,
             );
         }
-        ClientError::Handshake(HandshakeError::DiscoverRejected(e)) => {
+        ClientError::Handshake(HandshakeError::DiscoverRejected(e), _) => {
             return ServerError::new(
                 ErrorCode::Protocol,
                 format!(
@@ -614,28 +661,27 @@ fn initialize_error(
                 "era",
             );
         }
-        ClientError::Handshake(error @ HandshakeError::UnsupportedVersion(_))
-        | ClientError::Handshake(error @ HandshakeError::NoCommonVersion { .. }) => {
-            return ServerError::new(ErrorCode::Protocol, server_text(&error.to_string()), "era");
+        ClientError::Handshake(error @ HandshakeError::UnsupportedVersion(_), _)
+        | ClientError::Handshake(error @ HandshakeError::NoCommonVersion { .. }, _) => {
+            return ServerError::new(
+                ErrorCode::UnsupportedVersion,
+                server_text(&error.to_string()),
+                "era",
+            );
         }
-        ClientError::Handshake(HandshakeError::InvalidResult(_)) => (
+        ClientError::Handshake(HandshakeError::InvalidResult(_), _) => (
             ErrorCode::Protocol,
             "the server's initialize result is malformed",
         ),
-        ClientError::Handshake(HandshakeError::Undelivered(reason))
-        | ClientError::Undelivered(reason)
-            if reason.starts_with("HTTP ") =>
-        {
+        ClientError::Handshake(HandshakeError::Undelivered(reason), _)
+        | ClientError::Undelivered { reason, .. } => {
             return ServerError::new(
-                ErrorCode::Protocol,
-                format!("the server refused the connection: {}", server_text(reason)),
+                ErrorCode::Closed,
+                format!("initialize could not be delivered: {}", server_text(reason)),
                 endpoint,
             );
         }
-        ClientError::Handshake(HandshakeError::Undelivered(_)) | ClientError::Undelivered(_) => {
-            (ErrorCode::Closed, "the server could not be reached")
-        }
-        ClientError::Handshake(HandshakeError::ClosedDuringProbe) => (
+        ClientError::Handshake(HandshakeError::ClosedDuringProbe, _) => (
             ErrorCode::Closed,
             "the server closed the connection when probed with server/discover",
         ),
@@ -652,12 +698,18 @@ fn initialize_error(
     ServerError::new(code, message, endpoint)
 }
 
+/// The management error a transport's error stands for (see
+/// [`crate::error::transport_cause`]).
+fn transport_cause(error: &TransportError, plan: &Plan) -> Option<ServerError> {
+    crate::error::transport_cause(error, &plan.resolved.id, plan.keys.endpoint, plan.keys.auth)
+}
+
 /// Server text in a management error: at most 200 characters, control
 /// characters shown escaped (never interpreted), and words that look like
 /// credentials (a known token prefix such as `sk-`, or a run of 32 or more
 /// token characters) replaced by `[redacted]`: a server may echo what it
 /// was sent.
-fn server_text(text: &str) -> String {
+pub(crate) fn server_text(text: &str) -> String {
     let mut out = String::new();
     let mut shown = 0usize;
     for word in text.split_inclusive(char::is_whitespace) {
@@ -701,19 +753,16 @@ fn looks_like_a_credential(word: &str) -> bool {
 fn list_error(
     error: &ListError,
     client: &Client,
-    observed: &Observations,
     plan: &Plan,
     page_timeout: Duration,
 ) -> ServerError {
     let endpoint = plan.keys.endpoint;
-    if observed.auth_required() {
-        return crate::error::auth_required(&plan.resolved.id);
-    }
-    if observed.auth_rejected() {
-        return auth_rejected(plan);
-    }
-    if let Some(failure) = observed.oauth_failure() {
-        return oauth_failed(&failure);
+    let cause = match error {
+        ListError::Client(error) => error.transport_error(),
+        _ => None,
+    };
+    if let Some(cause) = cause.and_then(|error| transport_cause(error, plan)) {
+        return cause;
     }
     let (code, message) = match error {
         ListError::RepeatedCursor => (
@@ -746,36 +795,15 @@ fn list_error(
     ServerError::new(code, message, endpoint)
 }
 
-/// The OAuth client could not get credentials, so the server was never
-/// asked: say why (the message names no secret), not "could not be reached".
-fn oauth_failed(failure: &str) -> ServerError {
-    ServerError::new(
-        ErrorCode::AuthRejected,
-        format!("OAuth failed: {failure}"),
-        "transport.oauth",
-    )
-}
-
-fn auth_rejected(plan: &Plan) -> ServerError {
-    ServerError::new(
-        ErrorCode::AuthRejected,
-        "the server rejected the credentials",
-        plan.keys.auth,
-    )
-}
-
 /// The management error for a connection that ended while serving.
-fn closed_error(observed: &Observations, plan: &Plan) -> ServerError {
-    if observed.auth_required() {
-        return crate::error::auth_required(&plan.resolved.id);
+fn closed_error(reason: Option<&ClientError>, plan: &Plan) -> ServerError {
+    if let Some(cause) = reason
+        .and_then(ClientError::transport_error)
+        .and_then(|error| transport_cause(error, plan))
+    {
+        return cause;
     }
-    if observed.auth_rejected() {
-        return auth_rejected(plan);
-    }
-    if let Some(failure) = observed.oauth_failure() {
-        return oauth_failed(&failure);
-    }
-    let message = if observed.session_expired() {
+    let message = if reason.is_some_and(session_expired) {
         "the server ended the session"
     } else if plan.kind == TransportKind::Stdio {
         "the server process exited"

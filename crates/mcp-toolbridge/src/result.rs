@@ -219,8 +219,8 @@ impl CallFailure {
             ClientError::Timeout(d) => CallFailure::Timeout(*d),
             ClientError::Closed { .. }
             | ClientError::SessionExpired
-            | ClientError::Handshake(_)
-            | ClientError::Undelivered(_) => CallFailure::Connection(error.to_string()),
+            | ClientError::Handshake(..)
+            | ClientError::Undelivered { .. } => CallFailure::Connection(error.to_string()),
             ClientError::Cancelled => CallFailure::Protocol("the request was cancelled".into()),
             other => CallFailure::Protocol(other.to_string()),
         }
@@ -367,6 +367,7 @@ mod tests {
             (
                 ClientError::Closed {
                     reason: "server exited".into(),
+                    source: None,
                 },
                 "MCP error: connection closed: server exited",
             ),

@@ -180,19 +180,31 @@ pub enum ClientError {
     /// The connection is closed; `reason` says why.
     #[error("connection closed: {reason}")]
     Closed {
-        /// Why the connection closed.
+        /// Why the connection closed, in words.
         reason: String,
+        /// The transport's error, when one ended the connection (see
+        /// [`ClientError::transport_error`]).
+        #[source]
+        source: Option<Arc<TransportError>>,
     },
     /// The server no longer knows this session (HTTP 404): connect again.
     /// Calls are never replayed automatically.
     #[error("session expired: the server no longer knows this session")]
     SessionExpired,
-    /// The handshake failed.
+    /// The handshake failed; the second field is the transport's error when
+    /// one caused it (`initialize` undelivered, or the connection closed
+    /// while probing).
     #[error("handshake failed: {0}")]
-    Handshake(HandshakeError),
+    Handshake(HandshakeError, #[source] Option<Arc<TransportError>>),
     /// The transport could not deliver the request; the connection goes on.
-    #[error("request not delivered: {0}")]
-    Undelivered(String),
+    #[error("request not delivered: {reason}")]
+    Undelivered {
+        /// Why, in words.
+        reason: String,
+        /// The transport's error (see [`ClientError::transport_error`]).
+        #[source]
+        source: Option<Arc<TransportError>>,
+    },
     /// The session refused the call locally (not ready, capability not
     /// declared by the server, ...). Nothing was sent.
     #[error(transparent)]
@@ -240,7 +252,22 @@ impl ClientError {
     /// handshake-era servers exit on a request before `initialize`): start
     /// it again with [`EraPolicy::Legacy`](mcp_proto::EraPolicy::Legacy).
     pub fn is_closed_during_probe(&self) -> bool {
-        matches!(self, ClientError::Handshake(e) if e.is_closed_during_probe())
+        matches!(self, ClientError::Handshake(e, _) if e.is_closed_during_probe())
+    }
+
+    /// The transport's error behind this one, kept as it was reported (not
+    /// only as text), so that a caller can tell an HTTP status, a refused
+    /// redirect or a size limit apart: for [`ClientError::Closed`],
+    /// [`ClientError::Handshake`] and [`ClientError::Undelivered`] when a
+    /// transport error caused them, and for [`ClientError::SessionExpired`].
+    pub fn transport_error(&self) -> Option<&TransportError> {
+        match self {
+            ClientError::Closed { source, .. }
+            | ClientError::Handshake(_, source)
+            | ClientError::Undelivered { source, .. } => source.as_deref(),
+            ClientError::SessionExpired => Some(&TransportError::SessionExpired),
+            _ => None,
+        }
     }
 
     /// Whether the deadline passed.
@@ -290,9 +317,7 @@ impl Drop for AliveGuard {
     fn drop(&mut self) {
         let mut inner = self.shared.lock();
         if inner.closed.is_none() {
-            inner.closed = Some(ClosedCause::Other(
-                "every client handle was dropped".to_owned(),
-            ));
+            inner.closed = Some(ClosedCause::other("every client handle was dropped"));
         }
         inner.session.close();
         drop(inner);
@@ -346,6 +371,11 @@ struct Inner {
     negotiated: Option<Arc<Negotiated>>,
     /// Why the connection ended, once it has.
     closed: Option<ClosedCause>,
+    /// The transport's errors for requests it could not deliver, until
+    /// their waiters hear of it.
+    undelivered: HashMap<RequestId, Arc<TransportError>>,
+    /// The last of those, for a handshake that fails on it.
+    last_undelivered: Option<Arc<TransportError>>,
     notifications_tx: Option<mpsc::Sender<ServerNotification>>,
     notifications_rx: Option<mpsc::Receiver<ServerNotification>>,
     /// Handler tasks of server requests in progress, to abort on withdrawal.
@@ -393,26 +423,49 @@ impl Hasher for HandleHasher {
     }
 }
 
+/// How a request failed, with the transport's error when it was not
+/// delivered.
+type Failure = (RequestError, Option<Arc<TransportError>>);
+
 struct Waiter {
-    reply: oneshot::Sender<Result<RawJson, RequestError>>,
+    reply: oneshot::Sender<Result<RawJson, Failure>>,
     progress: Option<mpsc::UnboundedSender<ProgressNotificationParams>>,
 }
 
 #[derive(Clone, Debug)]
 enum ClosedCause {
     SessionExpired,
-    Handshake(HandshakeError),
-    Other(String),
+    Handshake(HandshakeError, Option<Arc<TransportError>>),
+    Other(String, Option<Arc<TransportError>>),
 }
 
 impl ClosedCause {
+    fn other(reason: impl Into<String>) -> ClosedCause {
+        ClosedCause::Other(reason.into(), None)
+    }
+
+    fn transport(error: TransportError) -> ClosedCause {
+        if error.is_session_expired() {
+            return ClosedCause::SessionExpired;
+        }
+        ClosedCause::Other(error.to_string(), Some(Arc::new(error)))
+    }
+
     fn to_error(&self) -> ClientError {
         match self {
             ClosedCause::SessionExpired => ClientError::SessionExpired,
-            ClosedCause::Handshake(e) => ClientError::Handshake(e.clone()),
-            ClosedCause::Other(reason) => ClientError::Closed {
+            ClosedCause::Handshake(e, source) => ClientError::Handshake(e.clone(), source.clone()),
+            ClosedCause::Other(reason, source) => ClientError::Closed {
                 reason: reason.clone(),
+                source: source.clone(),
             },
+        }
+    }
+
+    fn source(&self) -> Option<Arc<TransportError>> {
+        match self {
+            ClosedCause::SessionExpired => Some(Arc::new(TransportError::SessionExpired)),
+            ClosedCause::Handshake(_, source) | ClosedCause::Other(_, source) => source.clone(),
         }
     }
 }
@@ -460,6 +513,8 @@ impl Client {
                 handshake: None,
                 negotiated: None,
                 closed: None,
+                undelivered: HashMap::new(),
+                last_undelivered: None,
                 notifications_tx: Some(notifications_tx),
                 notifications_rx: Some(notifications_rx),
                 server_tasks: HashMap::new(),
@@ -526,6 +581,17 @@ impl Client {
     /// What the handshake settled, once it has.
     pub fn negotiated(&self) -> Option<Arc<Negotiated>> {
         self.shared.lock().negotiated.clone()
+    }
+
+    /// Why the connection closed, once it has: the error that calls made
+    /// now fail with (its [`ClientError::transport_error`] is the
+    /// transport's own, when one ended the connection).
+    pub fn closed_reason(&self) -> Option<ClientError> {
+        self.shared
+            .lock()
+            .closed
+            .as_ref()
+            .map(ClosedCause::to_error)
     }
 
     /// Whether the connection has closed.
@@ -992,7 +1058,7 @@ impl Client {
         {
             let mut inner = self.shared.lock();
             if inner.closed.is_none() {
-                inner.closed = Some(ClosedCause::Other("closed by the client".to_owned()));
+                inner.closed = Some(ClosedCause::other("closed by the client"));
             }
             inner.session.close();
         }
@@ -1016,18 +1082,20 @@ impl Client {
             .map(ClosedCause::to_error)
             .unwrap_or_else(|| ClientError::Closed {
                 reason: "the driver stopped".to_owned(),
+                source: None,
             })
     }
 
-    fn map_request_error(&self, error: RequestError) -> ClientError {
+    fn map_request_error(&self, (error, source): Failure) -> ClientError {
         match error {
             RequestError::Rpc(e) => ClientError::Rpc(e),
             RequestError::Timeout(d) => ClientError::Timeout(d),
             RequestError::Cancelled => ClientError::Cancelled,
-            RequestError::Undelivered(reason) => ClientError::Undelivered(reason),
+            RequestError::Undelivered(reason) => ClientError::Undelivered { reason, source },
             RequestError::Closed => self.closed_error(),
             other => ClientError::Closed {
                 reason: other.to_string(),
+                source: None,
             },
         }
     }
@@ -1199,7 +1267,15 @@ fn pump(shared: &Arc<Shared>, inner: &mut Inner) {
             }
             Event::Completed { handle, outcome } => {
                 if let Some(waiter) = inner.waiters.remove(&handle) {
-                    let _ = waiter.reply.send(outcome);
+                    let _ = waiter.reply.send(outcome.map_err(|error| {
+                        let source = match error {
+                            RequestError::Undelivered(_) => inner.undelivered.remove(&handle.id()),
+                            _ => None,
+                        };
+                        (error, source)
+                    }));
+                } else if matches!(outcome, Err(RequestError::Undelivered(_))) {
+                    inner.undelivered.remove(&handle.id());
                 }
             }
             Event::Progress { handle, params } => {
@@ -1232,17 +1308,23 @@ fn pump(shared: &Arc<Shared>, inner: &mut Inner) {
             Event::Closed(reason) => {
                 if inner.closed.is_none() {
                     inner.closed = Some(match &reason {
-                        CloseReason::Handshake(e) => ClosedCause::Handshake(e.clone()),
-                        other => ClosedCause::Other(other.to_string()),
+                        CloseReason::Handshake(e) => {
+                            ClosedCause::Handshake(e.clone(), handshake_source(inner, e))
+                        }
+                        other => ClosedCause::other(other.to_string()),
                     });
                 }
                 let cause = inner.closed.clone();
                 if let Some(tx) = inner.handshake.take() {
                     let error = match (&reason, cause) {
-                        (CloseReason::Handshake(e), _) => ClientError::Handshake(e.clone()),
+                        (CloseReason::Handshake(e), cause) => ClientError::Handshake(
+                            e.clone(),
+                            handshake_source(inner, e).or_else(|| cause?.source()),
+                        ),
                         (_, Some(cause)) => cause.to_error(),
                         (_, None) => ClientError::Closed {
                             reason: reason.to_string(),
+                            source: None,
                         },
                     };
                     let _ = tx.send(Err(error));
@@ -1272,9 +1354,8 @@ fn on_inbound(inner: &mut Inner, now: std::time::Instant, inbound: Inbound) -> b
         Inbound::Closed(error) => {
             if inner.closed.is_none() {
                 inner.closed = Some(match error {
-                    Some(e) if e.is_session_expired() => ClosedCause::SessionExpired,
-                    Some(e) => ClosedCause::Other(e.to_string()),
-                    None => ClosedCause::Other("the server closed the connection".to_owned()),
+                    Some(e) => ClosedCause::transport(e),
+                    None => ClosedCause::other("the server closed the connection"),
                 });
             }
             inner.session.handle_close();
@@ -1296,9 +1377,16 @@ fn on_undelivered(inner: &mut Inner, id: Option<RequestId>, error: TransportErro
     }
     match id {
         Some(id) => {
-            inner
+            let reason = error.to_string();
+            let error = Arc::new(error);
+            inner.undelivered.insert(id.clone(), Arc::clone(&error));
+            inner.last_undelivered = Some(error);
+            let failed = inner
                 .session
-                .fail_request(Instant::now().into_std(), &id, error.to_string());
+                .fail_request(Instant::now().into_std(), &id, reason);
+            if !failed {
+                inner.undelivered.remove(&id);
+            }
         }
         None => tracing::warn!(%error, "a notification or response was not delivered"),
     }
@@ -1306,11 +1394,7 @@ fn on_undelivered(inner: &mut Inner, id: Option<RequestId>, error: TransportErro
 
 fn close_on_transport_error(inner: &mut Inner, error: TransportError) {
     if inner.closed.is_none() {
-        inner.closed = Some(if error.is_session_expired() {
-            ClosedCause::SessionExpired
-        } else {
-            ClosedCause::Other(error.to_string())
-        });
+        inner.closed = Some(ClosedCause::transport(error));
     }
     inner.session.handle_close();
 }
@@ -1428,6 +1512,16 @@ fn asks_for_input(method: &str) -> bool {
         method,
         methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
     )
+}
+
+/// The transport's error behind a failed handshake: the one that left
+/// `initialize` (or the probe) undelivered, or that closed the connection.
+fn handshake_source(inner: &Inner, error: &HandshakeError) -> Option<Arc<TransportError>> {
+    match error {
+        HandshakeError::Undelivered(_) => inner.last_undelivered.clone(),
+        HandshakeError::ClosedDuringProbe => inner.closed.as_ref().and_then(ClosedCause::source),
+        _ => None,
+    }
 }
 
 /// A stateless-era result's `resultType`: missing means complete.

@@ -128,8 +128,49 @@ pub enum TransportError {
         /// The start of the response body (at most 16 KiB), for people.
         body: String,
     },
-    /// The peer broke the transport's rules (wrong content type, an
-    /// `endpoint` event on another origin, ...).
+    /// HTTP 403 without a `WWW-Authenticate` challenge: the server refused
+    /// the request itself (MCP "Transports" §Security Warning: an `Origin`
+    /// or `Host` it does not accept), not its credentials.
+    #[error("HTTP 403 without an authentication challenge: {body}")]
+    Forbidden {
+        /// The start of the response body (at most 16 KiB), for people.
+        body: String,
+    },
+    /// The server answered with a media type this transport cannot read
+    /// (MCP "Transports" §Sending Messages: `application/json` or
+    /// `text/event-stream`).
+    #[error("HTTP {status} answered with content type {content_type} (expected {expected})")]
+    UnexpectedContentType {
+        /// The response's status code.
+        status: u16,
+        /// The media type it named (bounded to 64 characters), or `none`.
+        content_type: String,
+        /// What this transport reads there.
+        expected: &'static str,
+    },
+    /// A redirect this client does not follow: to another origin (so
+    /// credentials and session ids never travel to another host) or to a
+    /// URL with user info.
+    #[error("refused a redirect {reason}")]
+    RedirectRefused {
+        /// Where it pointed, as an origin (never the whole URL).
+        reason: String,
+    },
+    /// More redirects in a row than the transport follows (a loop).
+    #[error("more than {limit} redirects in a row")]
+    TooManyRedirects {
+        /// How many one request follows.
+        limit: u32,
+    },
+    /// The response's status line and headers are longer than the
+    /// transport reads.
+    #[error("the response headers exceed the {limit}-byte limit")]
+    HeadersTooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// The peer broke the transport's rules (a malformed `endpoint` event,
+    /// an SSE stream that is not one, ...).
     #[error("protocol error: {0}")]
     Protocol(String),
     /// The transport could not be set up (a command that cannot be run, an
@@ -152,11 +193,52 @@ impl TransportError {
         matches!(self, TransportError::Closed)
     }
 
-    /// The HTTP status, for [`TransportError::Http`].
+    /// The HTTP status, for [`TransportError::Http`] (and 403 for
+    /// [`TransportError::Forbidden`]).
     pub fn http_status(&self) -> Option<u16> {
         match self {
             TransportError::Http { status, .. } => Some(*status),
+            TransportError::Forbidden { .. } => Some(403),
             _ => None,
+        }
+    }
+
+    /// A copy. Errors are not `Clone` (an I/O error is not); this copies an
+    /// I/O error as its kind and text, and a third-party error as its text.
+    pub fn duplicate(&self) -> TransportError {
+        match self {
+            TransportError::Closed => TransportError::Closed,
+            TransportError::Io(e) => {
+                TransportError::Io(std::io::Error::new(e.kind(), e.to_string()))
+            }
+            TransportError::TooLarge { limit } => TransportError::TooLarge { limit: *limit },
+            TransportError::SessionExpired => TransportError::SessionExpired,
+            TransportError::Http { status, body } => TransportError::Http {
+                status: *status,
+                body: body.clone(),
+            },
+            TransportError::Forbidden { body } => TransportError::Forbidden { body: body.clone() },
+            TransportError::UnexpectedContentType {
+                status,
+                content_type,
+                expected,
+            } => TransportError::UnexpectedContentType {
+                status: *status,
+                content_type: content_type.clone(),
+                expected,
+            },
+            TransportError::RedirectRefused { reason } => TransportError::RedirectRefused {
+                reason: reason.clone(),
+            },
+            TransportError::TooManyRedirects { limit } => {
+                TransportError::TooManyRedirects { limit: *limit }
+            }
+            TransportError::HeadersTooLarge { limit } => {
+                TransportError::HeadersTooLarge { limit: *limit }
+            }
+            TransportError::Protocol(m) => TransportError::Protocol(m.clone()),
+            TransportError::Setup(m) => TransportError::Setup(m.clone()),
+            TransportError::Other(e) => TransportError::Protocol(e.to_string()),
         }
     }
 }

@@ -427,7 +427,7 @@ async fn a_refused_version_fails_the_handshake_and_closes() {
         }}))
         .await;
     let error = connect.await.unwrap().unwrap_err();
-    assert!(matches!(error, ClientError::Handshake(_)), "{error:?}");
+    assert!(matches!(error, ClientError::Handshake(..)), "{error:?}");
     assert!(error.to_string().contains("1999-01-01"), "{error}");
     assert!(server.next_closed().await, "the transport is closed");
 }

@@ -587,7 +587,14 @@ async fn unexpected_content_type_fails_that_request() {
     t.send(request(2, "tools/list")).await.unwrap();
     let (id, error) = next_undelivered(&t).await;
     assert_eq!(id, Some(RequestId::Number(2)));
-    assert!(matches!(error, TransportError::Protocol(_)), "{error:?}");
+    assert!(
+        matches!(
+            &error,
+            TransportError::UnexpectedContentType { status: 200, content_type, .. }
+                if content_type == "text/html"
+        ),
+        "{error:?}"
+    );
     t.send(request(3, "prompts/list")).await.unwrap();
     assert!(is_response_to(&next_message(&t).await, 3));
     close_and_expect_nothing_else(&t).await;

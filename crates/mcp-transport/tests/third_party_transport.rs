@@ -128,7 +128,11 @@ async fn an_undelivered_request_fails_alone() {
         .unwrap();
     let error = call.await.unwrap().unwrap_err();
     assert!(
-        matches!(&error, ClientError::Undelivered(m) if m.contains("500")),
+        matches!(
+            &error,
+            ClientError::Undelivered { reason, source: Some(source) }
+                if reason.contains("500") && source.http_status() == Some(500)
+        ),
         "{error:?}"
     );
     assert!(
@@ -177,7 +181,12 @@ async fn a_broken_transport_reports_why() {
         .unwrap();
     let error = call.await.unwrap().unwrap_err();
     assert!(
-        matches!(&error, ClientError::Closed { reason } if reason.contains("1024")),
+        matches!(
+            &error,
+            ClientError::Closed { reason, source: Some(source) }
+                if reason.contains("1024")
+                    && matches!(**source, TransportError::TooLarge { limit: 1024 })
+        ),
         "{error:?}"
     );
 }

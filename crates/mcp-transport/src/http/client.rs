@@ -25,6 +25,11 @@ use crate::transport::TransportError;
 /// message.
 pub(crate) const ERROR_BODY_LIMIT: usize = 16 * 1024;
 
+/// The most bytes a response's status line and headers may take: hyper's
+/// own default read buffer, set explicitly so that
+/// [`TransportError::HeadersTooLarge`] names the limit that is enforced.
+pub(crate) const MAX_RESPONSE_HEAD: usize = 8192 + 4096 * 100;
+
 /// At most this much of a body nobody needs (a 202's, a refusal's) is read
 /// so that its connection can go back to the pool; a longer one is dropped
 /// with its connection.
@@ -134,10 +139,9 @@ impl HttpClient {
                 None => return Ok(response),
                 Some(target) => {
                     if redirects >= self.max_redirects {
-                        return Err(TransportError::Protocol(format!(
-                            "too many redirects (more than {})",
-                            self.max_redirects
-                        )));
+                        return Err(TransportError::TooManyRedirects {
+                            limit: self.max_redirects,
+                        });
                     }
                     redirects += 1;
                     drain(response.into_body()).await;
@@ -264,11 +268,41 @@ pub(crate) async fn error_body(response: Response<Incoming>) -> String {
 }
 
 /// The error for a non-success response: its status and the start of its body.
+/// A 403 without a `WWW-Authenticate` challenge is
+/// [`TransportError::Forbidden`]: a refusal of the request (its `Origin` or
+/// `Host`), not of its credentials.
 pub(crate) async fn http_error(response: Response<Incoming>) -> TransportError {
     let status = response.status().as_u16();
-    TransportError::Http {
+    let challenged = response
+        .headers()
+        .contains_key(http::header::WWW_AUTHENTICATE);
+    let body = error_body(response).await;
+    if status == 403 && !challenged {
+        return TransportError::Forbidden { body };
+    }
+    TransportError::Http { status, body }
+}
+
+/// The error for a response whose media type this transport cannot read;
+/// the named type is bounded.
+pub(crate) fn unexpected_content_type(
+    status: u16,
+    media: Option<&str>,
+    expected: &'static str,
+) -> TransportError {
+    let media = media.unwrap_or("none");
+    let mut content_type: String = media
+        .chars()
+        .take(64)
+        .flat_map(char::escape_default)
+        .collect();
+    if media.chars().count() > 64 {
+        content_type.push_str("...");
+    }
+    TransportError::UnexpectedContentType {
         status,
-        body: error_body(response).await,
+        content_type,
+        expected,
     }
 }
 
@@ -295,7 +329,22 @@ pub(crate) fn media_type(headers: &HeaderMap) -> Option<String> {
 /// Converts a hyper or hyper-util error into an I/O error that keeps its
 /// kind (connection refused, timed out, ...) and the whole cause chain as
 /// text. The chain never holds the request's headers.
+///
+/// Response headers past [`MAX_RESPONSE_HEAD`] are
+/// [`TransportError::HeadersTooLarge`] instead.
 pub(crate) fn io_error(error: &(dyn StdError + 'static)) -> TransportError {
+    let mut current = Some(error);
+    while let Some(cause) = current {
+        if cause
+            .downcast_ref::<hyper::Error>()
+            .is_some_and(hyper::Error::is_parse_too_large)
+        {
+            return TransportError::HeadersTooLarge {
+                limit: MAX_RESPONSE_HEAD,
+            };
+        }
+        current = cause.source();
+    }
     let mut kind = io::ErrorKind::Other;
     let mut text = error.to_string();
     let mut source = error.source();
@@ -387,15 +436,17 @@ fn redirect_target(
         })?;
     target.set_fragment(None);
     if !same_origin(from, &target) {
-        return Err(TransportError::Protocol(format!(
-            "refused a redirect to another origin ({})",
-            target.origin().ascii_serialization()
-        )));
+        return Err(TransportError::RedirectRefused {
+            reason: format!(
+                "to another origin ({})",
+                target.origin().ascii_serialization()
+            ),
+        });
     }
     if !target.username().is_empty() || target.password().is_some() {
-        return Err(TransportError::Protocol(
-            "refused a redirect to a URL with user info".to_owned(),
-        ));
+        return Err(TransportError::RedirectRefused {
+            reason: "to a URL with user info".to_owned(),
+        });
     }
     Ok(Some(target))
 }

@@ -254,7 +254,7 @@ impl Transport for HttpTransport {
         }
         match queue.rx.try_recv().ok()? {
             Inbound::Closed(error) => {
-                queue.terminal = Some(error.as_ref().map(duplicate));
+                queue.terminal = Some(error.as_ref().map(TransportError::duplicate));
                 Some(Inbound::Closed(error))
             }
             item => Some(item),
@@ -266,11 +266,11 @@ impl Transport for HttpTransport {
         // nothing happens between taking an item and returning it.
         let mut queue = self.inbound.lock().await;
         if let Some(terminal) = &queue.terminal {
-            return Inbound::Closed(terminal.as_ref().map(duplicate));
+            return Inbound::Closed(terminal.as_ref().map(TransportError::duplicate));
         }
         match queue.rx.recv().await {
             Some(Inbound::Closed(error)) => {
-                queue.terminal = Some(error.as_ref().map(duplicate));
+                queue.terminal = Some(error.as_ref().map(TransportError::duplicate));
                 Inbound::Closed(error)
             }
             Some(item) => item,
@@ -779,22 +779,4 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// A copy of an error, for the `Closed` that `recv` repeats (errors are not
-/// `Clone`: an I/O error is copied as its kind and text).
-fn duplicate(error: &TransportError) -> TransportError {
-    match error {
-        TransportError::Closed => TransportError::Closed,
-        TransportError::Io(e) => TransportError::Io(std::io::Error::new(e.kind(), e.to_string())),
-        TransportError::TooLarge { limit } => TransportError::TooLarge { limit: *limit },
-        TransportError::SessionExpired => TransportError::SessionExpired,
-        TransportError::Http { status, body } => TransportError::Http {
-            status: *status,
-            body: body.clone(),
-        },
-        TransportError::Protocol(m) => TransportError::Protocol(m.clone()),
-        TransportError::Setup(m) => TransportError::Setup(m.clone()),
-        other => TransportError::Protocol(other.to_string()),
-    }
 }

@@ -8,7 +8,7 @@ use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use mcp_proto::codec::SseDecoder;
 use url::Url;
 
-use super::client::{drain, http_error, media_type, same_origin};
+use super::client::{drain, http_error, media_type, same_origin, unexpected_content_type};
 use super::engine::{Mode, Outgoing, Shared};
 use super::events::{SseBody, SseItem, event_frame};
 use crate::transport::TransportError;
@@ -63,7 +63,8 @@ pub(crate) async fn fall_back(shared: &Arc<Shared>, out: Outgoing, refusal: Tran
                 TransportError::Protocol(_) | TransportError::TooLarge { .. } => error,
                 TransportError::Http {
                     status: 401 | 403, ..
-                } => error,
+                }
+                | TransportError::Forbidden { .. } => error,
                 other => {
                     tracing::debug!(error = %other, "the legacy SSE fallback failed too");
                     refusal
@@ -118,10 +119,14 @@ async fn open(shared: &Shared) -> Result<(Url, SseBody, SseDecoder), TransportEr
     if !response.status().is_success() {
         return Err(http_error(response).await);
     }
-    if media_type(response.headers()).as_deref() != Some("text/event-stream") {
+    let media = media_type(response.headers());
+    if media.as_deref() != Some("text/event-stream") {
+        let status = response.status().as_u16();
         drain(response.into_body()).await;
-        return Err(TransportError::Protocol(
-            "the legacy SSE URL did not answer with text/event-stream".to_owned(),
+        return Err(unexpected_content_type(
+            status,
+            media.as_deref(),
+            "text/event-stream",
         ));
     }
     let mut stream = SseBody::new(response.into_body());

@@ -104,7 +104,10 @@ impl Pool {
         let mut connector = self.connector.clone();
         std::future::poll_fn(|cx| connector.poll_ready(cx)).await?;
         let io = connector.call(target.origin()?).await?;
-        let (sender, connection) = http1::Builder::new().handshake(io).await?;
+        let (sender, connection) = http1::Builder::new()
+            .max_buf_size(super::client::MAX_RESPONSE_HEAD)
+            .handshake(io)
+            .await?;
         tokio::spawn(async move {
             // The connection's end (the server closed it, or a protocol
             // error) shows as `is_closed` on its sender, or as the error of

@@ -10,7 +10,7 @@ use hyper::body::Incoming;
 use mcp_proto::Frame;
 use mcp_proto::codec::SseDecoder;
 
-use super::client::{drain, http_error, media_type, read_body};
+use super::client::{drain, http_error, media_type, read_body, unexpected_content_type};
 use super::engine::{Kind, Mode, Outgoing, SESSION_ID, Shared};
 use super::events::{SseBody, SseItem, answers, event_frame};
 use super::legacy_sse;
@@ -18,6 +18,7 @@ use crate::transport::TransportError;
 
 const JSON: &str = "application/json";
 const EVENT_STREAM: &str = "text/event-stream";
+const JSON_OR_EVENT_STREAM: &str = "application/json or text/event-stream";
 /// §Sending Messages to the Server: the client MUST list both.
 const POST_ACCEPT: &str = "application/json, text/event-stream";
 /// Reconnection waits without a server `retry` grow to at most this.
@@ -127,14 +128,9 @@ pub(crate) async fn post(shared: &Arc<Shared>, out: Outgoing, probe: bool) {
             if probe {
                 shared.set_mode(Mode::Streamable);
             }
-            let media = other.unwrap_or("none").to_owned();
+            let error = unexpected_content_type(status.as_u16(), other, JSON_OR_EVENT_STREAM);
             drain(response.into_body()).await;
-            shared.report(
-                &out,
-                TransportError::Protocol(format!(
-                    "unexpected response content type {media:?} (expected {JSON} or {EVENT_STREAM})"
-                )),
-            );
+            shared.report(&out, error);
         }
     }
 }
@@ -435,10 +431,13 @@ async fn open_get(shared: &Shared, last_event_id: Option<&str>) -> Result<SseBod
     if !status.is_success() {
         return Err(GetFailure::Failed(http_error(response).await));
     }
-    if media_type(response.headers()).as_deref() != Some(EVENT_STREAM) {
+    let media = media_type(response.headers());
+    if media.as_deref() != Some(EVENT_STREAM) {
         drain(response.into_body()).await;
-        return Err(GetFailure::Failed(TransportError::Protocol(
-            "the GET stream is not text/event-stream".to_owned(),
+        return Err(GetFailure::Failed(unexpected_content_type(
+            status.as_u16(),
+            media.as_deref(),
+            EVENT_STREAM,
         )));
     }
     Ok(SseBody::new(response.into_body()))

@@ -89,6 +89,22 @@ Observation:
                                cancelled {requestId,inFlight}, listen-start {id,accepted},
                                listen-end {id,how}.
 
+Late additions (faults):
+  --expire-sessions N          with --expire-session-after: only the first N sessions
+                               expire; later ones live on (default: every session).
+  --endless-empty-pages        every tools/list page is empty and names a new
+                               nextCursor, forever.
+  --http-status N              http/sse: answer every request with HTTP status N and a
+                               text/plain body.
+  --content-type TYPE          http/sse: answer every request with 200 and a body of
+                               media type TYPE.
+  --redirect-cross-origin      http/sse: answer every request with 307 to the same path
+                               on http://localhost:PORT (another origin).
+  --redirect-loop              http/sse: answer every request with 307 to its own URL.
+  --huge-headers-kib N         http/sse: add N KiB of headers to every response.
+  --refuse-origin              http/sse: refuse every request with 403 and no
+                               WWW-Authenticate, as for a bad Origin or Host.
+
 ERAS
   A modern request is one, other than initialize, whose params._meta carries
   io.modelcontextprotocol/protocolVersion (over HTTP: or MCP-Protocol-Version:
@@ -172,6 +188,14 @@ pub(crate) struct Options {
     pub(crate) omit_result_type: bool,
     pub(crate) bad_result_type: bool,
     pub(crate) end_listen_after: Option<Duration>,
+    pub(crate) expire_sessions: Option<u64>,
+    pub(crate) endless_empty_pages: bool,
+    pub(crate) http_status: Option<u16>,
+    pub(crate) content_type: Option<String>,
+    pub(crate) redirect_cross_origin: bool,
+    pub(crate) redirect_loop: bool,
+    pub(crate) huge_headers_kib: usize,
+    pub(crate) refuse_origin: bool,
 }
 
 impl Default for Options {
@@ -213,6 +237,14 @@ impl Default for Options {
             omit_result_type: false,
             bad_result_type: false,
             end_listen_after: None,
+            expire_sessions: None,
+            endless_empty_pages: false,
+            http_status: None,
+            content_type: None,
+            redirect_cross_origin: false,
+            redirect_loop: false,
+            huge_headers_kib: 0,
+            refuse_origin: false,
         }
     }
 }
@@ -319,6 +351,20 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Co
             "--end-listen-after-ms" => {
                 options.end_listen_after = Some(Duration::from_millis(number(&flag, &value()?)?));
             }
+            "--expire-sessions" => options.expire_sessions = Some(number(&flag, &value()?)?),
+            "--endless-empty-pages" => options.endless_empty_pages = true,
+            "--http-status" => {
+                let status: u16 = number(&flag, &value()?)?;
+                if !(100..=999).contains(&status) {
+                    bail!("--http-status must be a status code, got {status}");
+                }
+                options.http_status = Some(status);
+            }
+            "--content-type" => options.content_type = Some(value()?),
+            "--redirect-cross-origin" => options.redirect_cross_origin = true,
+            "--redirect-loop" => options.redirect_loop = true,
+            "--huge-headers-kib" => options.huge_headers_kib = number(&flag, &value()?)?,
+            "--refuse-origin" => options.refuse_origin = true,
             other => bail!("unknown argument {other:?} (see --help)"),
         }
     }
@@ -436,6 +482,30 @@ mod tests {
         assert_eq!(legacy.era, Era::Legacy);
         assert!(legacy.exit_before_initialize);
         assert_eq!(legacy.probe_noise, 6000);
+    }
+
+    #[test]
+    fn late_fault_switches_parse() {
+        let options = serve(&[
+            "--expire-sessions=1",
+            "--endless-empty-pages",
+            "--http-status",
+            "500",
+            "--content-type",
+            "text/plain",
+            "--redirect-cross-origin",
+            "--redirect-loop",
+            "--huge-headers-kib",
+            "4096",
+            "--refuse-origin",
+        ]);
+        assert_eq!(options.expire_sessions, Some(1));
+        assert!(options.endless_empty_pages);
+        assert_eq!(options.http_status, Some(500));
+        assert_eq!(options.content_type.as_deref(), Some("text/plain"));
+        assert!(options.redirect_cross_origin && options.redirect_loop && options.refuse_origin);
+        assert_eq!(options.huge_headers_kib, 4096);
+        assert!(parse(["--http-status".to_owned(), "42".to_owned()]).is_err());
     }
 
     #[test]

@@ -528,6 +528,17 @@ impl Server {
                 format!("tools/list #{calls} fails (--fail-tools-list-after)"),
             ));
         }
+        if options.endless_empty_pages {
+            // A new cursor every time, never a tool: only a client that
+            // caps its pages stops.
+            let next = params
+                .get("cursor")
+                .and_then(Value::as_str)
+                .and_then(|c| c.strip_prefix("empty:"))
+                .and_then(|n| n.parse::<u64>().ok())
+                .map_or(1, |n| n + 1);
+            return Ok(json!({"tools": [], "nextCursor": format!("empty:{next}")}));
+        }
         let added: Vec<Value> = lock(&self.state)
             .added_tools
             .iter()

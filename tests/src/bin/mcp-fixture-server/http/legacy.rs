@@ -31,12 +31,13 @@ const MESSAGE_PATH: &str = "/message";
 /// Serves HTTP+SSE until the process ends.
 pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
     let port = fixture.options.port;
+    let faults = super::HttpFaults::of(&fixture.options);
     let handler = Arc::new(Legacy {
         fixture,
         sessions: Mutex::new(HashMap::new()),
         next_session: AtomicU64::new(1),
     });
-    super::serve(port, SSE_PATH, handler).await
+    super::serve(port, SSE_PATH, faults, handler).await
 }
 
 struct Legacy {

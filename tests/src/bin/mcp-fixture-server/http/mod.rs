@@ -51,10 +51,118 @@ pub(crate) trait Handler: Send + Sync + 'static {
     ) -> Pin<Box<dyn Future<Output = Response<Body>> + Send>>;
 }
 
+/// The faults every HTTP request meets before its handler (the late
+/// switches of `--help`): a status, a media type, redirects, refusals and
+/// padded headers.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct HttpFaults {
+    status: Option<u16>,
+    content_type: Option<String>,
+    redirect_cross_origin: bool,
+    redirect_loop: bool,
+    huge_headers_kib: usize,
+    refuse_origin: bool,
+}
+
+impl HttpFaults {
+    pub(crate) fn of(options: &crate::options::Options) -> HttpFaults {
+        HttpFaults {
+            status: options.http_status,
+            content_type: options.content_type.clone(),
+            redirect_cross_origin: options.redirect_cross_origin,
+            redirect_loop: options.redirect_loop,
+            huge_headers_kib: options.huge_headers_kib,
+            refuse_origin: options.refuse_origin,
+        }
+    }
+
+    /// The answer that replaces the handler's, if a fault says so.
+    fn answer(&self, request: &Request<Incoming>, port: u16) -> Option<Response<Body>> {
+        let target = request
+            .uri()
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_owned();
+        let redirect = |location: String| {
+            let mut response = full(StatusCode::TEMPORARY_REDIRECT, None, "");
+            if let Ok(value) = HeaderValue::from_str(&location) {
+                response.headers_mut().insert(header::LOCATION, value);
+            }
+            response
+        };
+        if self.refuse_origin {
+            return Some(full(
+                StatusCode::FORBIDDEN,
+                Some("text/plain"),
+                "forbidden: this Origin or Host is not accepted",
+            ));
+        }
+        if let Some(status) = self.status {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            return Some(full(
+                status,
+                Some("text/plain"),
+                format!("fixture: HTTP {} (--http-status)", status.as_u16()),
+            ));
+        }
+        if let Some(media) = &self.content_type {
+            let mut response = full(StatusCode::OK, None, "hello from the fixture");
+            if let Ok(value) = HeaderValue::from_str(media) {
+                response.headers_mut().insert(header::CONTENT_TYPE, value);
+            }
+            return Some(response);
+        }
+        if self.redirect_cross_origin {
+            return Some(redirect(format!("http://localhost:{port}{target}")));
+        }
+        if self.redirect_loop {
+            return Some(redirect(target));
+        }
+        None
+    }
+
+    /// Pads `response` with `--huge-headers-kib` of headers.
+    fn pad(&self, response: &mut Response<Body>) {
+        let value = HeaderValue::from_static(PADDING);
+        for n in 0..self.huge_headers_kib {
+            if let Ok(name) =
+                header::HeaderName::from_bytes(format!("x-fixture-pad-{n}").as_bytes())
+            {
+                response.headers_mut().insert(name, value.clone());
+            }
+        }
+    }
+}
+
+/// 1 KiB of header value.
+const PADDING: &str = concat!(
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+);
+
 /// Binds 127.0.0.1:`port`, prints `listening on http://ADDR{path}` as the
 /// first stdout line, and serves HTTP/1.1 connections with `handler` until
-/// the process ends.
-pub(crate) async fn serve(port: u16, path: &str, handler: Arc<impl Handler>) -> anyhow::Result<()> {
+/// the process ends; every request meets `faults` first.
+pub(crate) async fn serve(
+    port: u16,
+    path: &str,
+    faults: HttpFaults,
+    handler: Arc<impl Handler>,
+) -> anyhow::Result<()> {
     let listener = TcpListener::bind(("127.0.0.1", port))
         .await
         .with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
@@ -76,10 +184,20 @@ pub(crate) async fn serve(port: u16, path: &str, handler: Arc<impl Handler>) -> 
         };
         let _ = stream.set_nodelay(true);
         let handler = Arc::clone(&handler);
+        let faults = faults.clone();
+        let port = addr.port();
         tokio::spawn(async move {
             let service = service_fn(move |request| {
                 let handler = Arc::clone(&handler);
-                async move { Ok::<_, Infallible>(handler.handle(request).await) }
+                let faults = faults.clone();
+                async move {
+                    let mut response = match faults.answer(&request, port) {
+                        Some(response) => response,
+                        None => handler.handle(request).await,
+                    };
+                    faults.pad(&mut response);
+                    Ok::<_, Infallible>(response)
+                }
             });
             let served = http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)

@@ -54,6 +54,7 @@ const LAST_EVENT_ID: &str = "last-event-id";
 /// Serves Streamable HTTP until the process ends.
 pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
     let port = fixture.options.port;
+    let faults = super::HttpFaults::of(&fixture.options);
     let handler = Arc::new(Streamable {
         modern: ModernHttp::new(Arc::clone(&fixture)),
         fixture,
@@ -61,7 +62,7 @@ pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
         ids: RandomState::new(),
         next_session: AtomicU64::new(1),
     });
-    super::serve(port, ENDPOINT, handler).await
+    super::serve(port, ENDPOINT, faults, handler).await
 }
 
 struct Streamable {
@@ -79,6 +80,8 @@ struct Session {
     streams: Arc<Mutex<Streams>>,
     /// JSON-RPC requests received, for `--expire-session-after`.
     requests: AtomicU64,
+    /// Whether `--expire-session-after` applies (`--expire-sessions`).
+    expires: bool,
 }
 
 /// The session's SSE streams and where each outbound message goes.
@@ -207,7 +210,7 @@ impl Streamable {
             return full(StatusCode::ACCEPTED, None, "");
         };
         let seen = session.requests.fetch_add(1, Ordering::Relaxed) + 1;
-        if self.fixture.options.expire_session_after == Some(seen) {
+        if session.expires && self.fixture.options.expire_session_after == Some(seen) {
             // This request is still answered; the session is unknown after it.
             self.end_session(&session_id, false);
         }
@@ -338,6 +341,11 @@ impl Streamable {
             server,
             streams,
             requests: AtomicU64::new(0),
+            expires: self
+                .fixture
+                .options
+                .expire_sessions
+                .is_none_or(|first| n <= first),
         });
         lock(&self.sessions).insert(id.clone(), Arc::clone(&session));
         (id, session)
