@@ -363,7 +363,7 @@ mod tests {
         ]);
         assert_eq!(
             table.render(&output),
-            "TOOL             DESCRIPTION\n\
+            "TOOL            DESCRIPTION\n\
              ctl\\x1b[31mred  Nice tool\\x1b]0;PWNED\\x07\\u{9b}2J\\u{202e}\n"
         );
     }
@@ -372,7 +372,11 @@ mod tests {
     fn json_is_exact_and_has_nothing_a_terminal_acts_on() {
         let value = serde_json::json!({"d": "a\x1b[2J\u{9b}\u{7f}\u{202e}\u{2028}é\\"});
         let text = to_json(&value).unwrap();
-        assert!(!text.chars().any(text::is_unsafe), "{text}");
+        // Pretty-printing's own line breaks are the only controls.
+        assert!(
+            !text.chars().any(|c| c != '\n' && text::is_unsafe(c)),
+            "{text}"
+        );
         assert!(
             text.contains(r"\u001b[2J\u009b\u007f\u202e\u2028é\\"),
             "{text}"
