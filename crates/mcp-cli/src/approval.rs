@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use mcp_toolbridge::{ApprovalDecision, ApprovalHandler, ApprovalRequest, PermissionPreset};
 use tokio::sync::Mutex;
 
-use crate::output::{Output, Paint};
+use crate::output::{Output, Paint, line};
 
 /// Asks at the terminal, one request at a time.
 #[derive(Debug)]
@@ -62,17 +62,22 @@ fn question(request: &ApprovalRequest, output: &Output) -> String {
         PermissionPreset::ReadOnly => "readonly",
         _ => "this preset",
     };
+    // The names may be the server's: shown escaped, like the arguments.
     let server = if request.server_name == request.server {
-        format!("`{}`", request.server)
+        format!("`{}`", line(&request.server))
     } else {
-        format!("`{}` ({})", request.server, request.server_name)
+        format!(
+            "`{}` ({})",
+            line(&request.server),
+            line(&request.server_name)
+        )
     };
     let mut text = format!(
         "{} call tool `{}` of server {server}? (preset {preset})\n",
         output.paint_err(Paint::Yellow, "approval needed:"),
-        request.tool,
+        line(&request.tool),
     );
-    let arguments = serde_json::to_string(&request.arguments).unwrap_or_default();
+    let arguments = crate::output::to_json_line(&request.arguments);
     text.push_str(&format!("  arguments: {arguments}\n"));
     if let Some(annotations) = &request.annotations {
         let mut hints = Vec::new();

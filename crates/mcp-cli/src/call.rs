@@ -8,10 +8,17 @@
 //! "allow this tool for this session" covers the later ones.
 //!
 //! Output: text blocks as text, images and audio as a note with their type
-//! and size, other blocks and `structuredContent` as JSON. With `--json`
-//! the result object `{"content", "structuredContent"?, "isError"}`
-//! exactly as the server sent it (an array of them, `null` for a call that
-//! was not made, when several documents were given).
+//! and size, other blocks and `structuredContent` as JSON. A server's text
+//! never reaches the terminal raw: line breaks and tabs are kept, every
+//! other control character (escape sequences, carriage returns,
+//! backspaces, C1 controls, bidirectional overrides) is shown escaped,
+//! `\x1b`, whether stdout is a terminal or not, since whoever reads a pipe
+//! or a file later may be one. With `--json` the result object
+//! `{"content", "structuredContent"?, "isError"}` exactly as the server
+//! sent it (an array of them, `null` for a call that was not made, when
+//! several documents were given). Error messages on stderr carry a
+//! server's words bounded (mcp-toolbridge's [`CallFailure`] cuts them at
+//! 1 KiB with a marker) and escaped onto one line.
 //!
 //! Exit status: 0 success; 1 the tool reported an error (`isError`) or the
 //! server answered the call with a JSON-RPC error; 2 bad arguments, an
@@ -33,7 +40,7 @@ use serde_json::{Map, Value, json};
 use crate::approval::TerminalApproval;
 use crate::cli::Preset;
 use crate::exit::{CliError, Exit};
-use crate::output::{Output, Paint};
+use crate::output::{self, Output, Paint, line};
 use crate::runtime::{self, Runtime, Select};
 use crate::sources::SourceOptions;
 
@@ -220,9 +227,10 @@ fn unknown_tool(runtime: &Runtime, server: &str, tool: &str) -> CliError {
     let hint = if known.is_empty() {
         format!("server `{server}` lists no tools")
     } else {
+        let known: Vec<_> = known.iter().map(|name| line(name)).collect();
         format!("its tools: {}", known.join(", "))
     };
-    CliError::usage(format!("server `{server}` has no tool `{tool}`")).hint(hint)
+    CliError::usage(format!("server `{server}` has no tool `{}`", line(tool))).hint(hint)
 }
 
 /// The error for a call that produced no result, with its exit status:
@@ -254,7 +262,11 @@ fn failure_error(
                 } else {
                     &problem.path
                 };
-                message.push_str(&format!("\n  at {path}: {}", problem.message));
+                message.push_str(&format!(
+                    "\n  at {}: {}",
+                    line(path),
+                    line(&problem.message)
+                ));
             }
             if invalid.more > 0 {
                 message.push_str(&format!("\n  and {} more", invalid.more));
@@ -269,15 +281,16 @@ fn failure_error(
         ))
         .hint("run it in a terminal to be asked, or pass --preset full"),
         CallFailure::NotApproved(reason) => CliError::usage(reason.to_string()),
-        CallFailure::UnknownTool { .. } => CliError::usage(failure.to_string()),
+        CallFailure::UnknownTool { .. } => CliError::usage(line(&failure.to_string())),
         CallFailure::Server { code, message } => {
             let mut error = CliError::usage(format!(
-                "server `{server}` refused the call: {message} (JSON-RPC error {code})"
+                "server `{server}` refused the call: {} (JSON-RPC error {code})",
+                line(message)
             ));
             error.exit = Exit::ToolError;
             error
         }
-        other => CliError::connection(other.to_string()),
+        other => CliError::connection(line(&other.to_string())),
     }
 }
 
@@ -311,7 +324,8 @@ fn result_json(result: &ToolResult) -> Value {
     object
 }
 
-/// Prints a result for people: text as text, binary blocks as notes.
+/// Prints a result for people: text as text (control characters but line
+/// breaks and tabs escaped), binary blocks as notes, the rest as JSON.
 fn print_result(
     result: &ToolResult,
     output: &Output,
@@ -324,16 +338,16 @@ fn print_result(
     }
     for block in &result.content {
         let line = match block {
-            ContentBlock::Text(t) => t.text.clone(),
+            ContentBlock::Text(t) => output::block(&t.text).into_owned(),
             ContentBlock::Image(image) => output.paint(
                 Paint::Dim,
-                &format!("[image: {}, {}]", image.mime_type, size(&image.data)),
+                &format!("[image: {}, {}]", line(&image.mime_type), size(&image.data)),
             ),
             ContentBlock::Audio(audio) => output.paint(
                 Paint::Dim,
-                &format!("[audio: {}, {}]", audio.mime_type, size(&audio.data)),
+                &format!("[audio: {}, {}]", line(&audio.mime_type), size(&audio.data)),
             ),
-            other => serde_json::to_string_pretty(other).unwrap_or_default(),
+            other => output::to_json(other).unwrap_or_default(),
         };
         text.push_str(&line);
         if !line.ends_with('\n') {
@@ -343,7 +357,7 @@ fn print_result(
     if let Some(structured) = &result.structured_content {
         text.push_str(&output.paint(Paint::Dim, "structured content:"));
         text.push('\n');
-        text.push_str(&serde_json::to_string_pretty(structured).unwrap_or_default());
+        text.push_str(&output::to_json(structured).unwrap_or_default());
         text.push('\n');
     }
     output

@@ -81,11 +81,15 @@ impl CliError {
     }
 }
 
+/// The message, then the hint on its own line. Whatever a server put into
+/// them was escaped where it was put in (onto one line); as a last guard,
+/// any control character left but a line break or tab is shown escaped
+/// here, so an error never lets a terminal act on a server's bytes.
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)?;
+        f.write_str(&crate::output::block(&self.message))?;
         if let Some(hint) = &self.hint {
-            write!(f, "\n  hint: {hint}")?;
+            write!(f, "\n  hint: {}", crate::output::block(hint))?;
         }
         Ok(())
     }

@@ -2,10 +2,25 @@
 //!
 //! With `--json` every command prints exactly one JSON document on stdout
 //! and nothing else there; notes, progress and errors go to stderr.
+//!
+//! Servers choose much of what is printed (names, descriptions, error
+//! messages, tool output), and a terminal interprets control characters:
+//! none a server sent ever reaches one raw. Text for people goes through
+//! [`mcp_proto::text::escape`]: table cells and one-line messages with
+//! [`line`] (line breaks escaped too), multi-line text such as a tool's
+//! output with [`block`] (line breaks and tabs kept), on a terminal or
+//! not, since a pipe's reader (`less -R`, a later `cat`) interprets them
+//! just the same. JSON documents are exact: the strings parse back to what
+//! the server sent, and the characters JSON would leave raw that a
+//! terminal could act on (DEL, C1 controls, bidirectional overrides) are
+//! written as `\uXXXX` escapes ([`SafeJson`]).
 
+use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
 
+use mcp_proto::text::{self, Lines};
 use serde::Serialize;
+use serde_json::ser::{CharEscape, CompactFormatter, Formatter, PrettyFormatter};
 
 /// How to print.
 #[derive(Clone, Copy, Debug)]
@@ -33,7 +48,7 @@ impl Output {
 
     /// Prints `value` as the one JSON document of this run.
     pub(crate) fn json(&self, value: &impl Serialize) -> io::Result<()> {
-        let mut text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
+        let mut text = to_json(value)?;
         text.push('\n');
         write_stdout(&text)
     }
@@ -51,6 +66,113 @@ impl Output {
     /// Paints `text` for stderr.
     pub(crate) fn paint_err(&self, paint: Paint, text: &str) -> String {
         paint.apply(text, self.color_stderr)
+    }
+}
+
+/// Server text for one line (a table cell, a message): every control
+/// character, line breaks included, shown escaped.
+pub(crate) fn line(text: &str) -> Cow<'_, str> {
+    text::escape(text, Lines::One)
+}
+
+/// Server text that may span lines (a tool's text output): line breaks and
+/// tabs kept, every other control character shown escaped.
+pub(crate) fn block(text: &str) -> Cow<'_, str> {
+    text::escape(text, Lines::Keep)
+}
+
+/// `value` as pretty-printed JSON that is safe on a terminal (see
+/// [`SafeJson`]).
+pub(crate) fn to_json(value: &impl Serialize) -> io::Result<String> {
+    write_json(value, PrettyFormatter::new())
+}
+
+/// `value` as compact JSON on one line, safe on a terminal; empty if it
+/// cannot be serialized.
+pub(crate) fn to_json_line(value: &impl Serialize) -> String {
+    write_json(value, CompactFormatter).unwrap_or_default()
+}
+
+fn write_json(value: &impl Serialize, formatter: impl Formatter) -> io::Result<String> {
+    let mut bytes = Vec::new();
+    let mut serializer = serde_json::Serializer::with_formatter(&mut bytes, SafeJson(formatter));
+    value.serialize(&mut serializer).map_err(io::Error::other)?;
+    String::from_utf8(bytes).map_err(io::Error::other)
+}
+
+/// A serde_json formatter, except that inside strings every character
+/// [`text::is_unsafe`] names that JSON allows raw (DEL, C1 controls,
+/// bidirectional overrides, U+2028/U+2029) is written as a `\uXXXX`
+/// escape. The document means exactly the same; a terminal showing it
+/// just has nothing to interpret. (Controls below U+0020 serde_json
+/// escapes already.)
+pub(crate) struct SafeJson<F>(F);
+
+impl<F: Formatter> Formatter for SafeJson<F> {
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        let mut rest = fragment;
+        while let Some((index, c)) = rest.char_indices().find(|&(_, c)| text::is_unsafe(c)) {
+            writer.write_all(&rest.as_bytes()[..index])?;
+            write!(writer, "\\u{:04x}", u32::from(c))?;
+            rest = &rest[index + c.len_utf8()..];
+        }
+        writer.write_all(rest.as_bytes())
+    }
+
+    fn write_char_escape<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        escape: CharEscape,
+    ) -> io::Result<()> {
+        self.0.write_char_escape(writer, escape)
+    }
+
+    fn begin_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.begin_array(writer)
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.end_array(writer)
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.0.begin_array_value(writer, first)
+    }
+
+    fn end_array_value<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.end_array_value(writer)
+    }
+
+    fn begin_object<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.begin_object(writer)
+    }
+
+    fn end_object<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.end_object(writer)
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.0.begin_object_key(writer, first)
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.begin_object_value(writer)
+    }
+
+    fn end_object_value<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.end_object_value(writer)
     }
 }
 
@@ -98,8 +220,9 @@ impl Paint {
 }
 
 /// A table for people: a header row and left-aligned columns separated by
-/// two spaces; the last column is not padded. Cells are measured in
-/// characters before painting, so colour never shifts a column.
+/// two spaces; the last column is not padded. Every cell is shown with
+/// [`line`] (its text may be a server's), then measured in characters
+/// before painting, so colour never shifts a column.
 #[derive(Debug, Default)]
 pub(crate) struct Table {
     headers: Vec<String>,
@@ -118,13 +241,17 @@ impl Table {
     /// Adds a row of plain cells.
     #[cfg(test)]
     pub(crate) fn row(&mut self, cells: Vec<String>) {
-        self.rows
-            .push(cells.into_iter().map(|cell| (cell, None)).collect());
+        self.painted_row(cells.into_iter().map(|cell| (cell, None)).collect());
     }
 
     /// Adds a row whose cells may be painted.
     pub(crate) fn painted_row(&mut self, cells: Vec<(String, Option<Paint>)>) {
-        self.rows.push(cells);
+        self.rows.push(
+            cells
+                .into_iter()
+                .map(|(cell, paint)| (line(&cell).into_owned(), paint))
+                .collect(),
+        );
     }
 
     /// Renders the table; `None` paints nothing.
@@ -219,6 +346,49 @@ mod tests {
         assert_eq!(
             table.render(&output),
             "\x1b[1mA\x1b[0m  \x1b[1mB\x1b[0m\n\x1b[32mx\x1b[0m  y\n"
+        );
+    }
+
+    #[test]
+    fn cells_never_carry_controls() {
+        let output = Output {
+            json: false,
+            color: false,
+            color_stderr: false,
+        };
+        let mut table = Table::new(&["tool", "description"]);
+        table.row(vec![
+            "ctl\x1b[31mred".into(),
+            "Nice tool\x1b]0;PWNED\x07\u{9b}2J\u{202e}".into(),
+        ]);
+        assert_eq!(
+            table.render(&output),
+            "TOOL            DESCRIPTION\n\
+             ctl\\x1b[31mred  Nice tool\\x1b]0;PWNED\\x07\\u{9b}2J\\u{202e}\n"
+        );
+    }
+
+    #[test]
+    fn json_is_exact_and_has_nothing_a_terminal_acts_on() {
+        let value = serde_json::json!({"d": "a\x1b[2J\u{9b}\u{7f}\u{202e}\u{2028}é\\"});
+        let text = to_json(&value).unwrap();
+        // Pretty-printing's own line breaks are the only controls.
+        assert!(
+            !text.chars().any(|c| c != '\n' && text::is_unsafe(c)),
+            "{text}"
+        );
+        assert!(
+            text.contains(r"\u001b[2J\u009b\u007f\u202e\u2028é\\"),
+            "{text}"
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            value
+        );
+        let plain = serde_json::json!({"a": [1, {"b": null}], "c": "x"});
+        assert_eq!(
+            to_json(&plain).unwrap(),
+            serde_json::to_string_pretty(&plain).unwrap()
         );
     }
 

@@ -11,7 +11,7 @@
 //! connection failure.
 
 use crate::exit::{CliError, Exit};
-use crate::output::Output;
+use crate::output::{Output, line};
 use crate::runtime::{self, Runtime, Select};
 use crate::servers;
 use crate::sources::SourceOptions;
@@ -32,7 +32,8 @@ pub(crate) async fn run(
     {
         eprintln!(
             "mcpctl: `{id}` failed ({}: {}); trying once more",
-            error.code, error.message
+            error.code,
+            line(&error.message)
         );
         runtime
             .manager

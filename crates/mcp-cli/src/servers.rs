@@ -19,7 +19,7 @@ use mcp_manager::{ServerError, ServerInfo};
 use serde::Serialize;
 
 use crate::exit::{CliError, Exit};
-use crate::output::{Output, Paint, Table};
+use crate::output::{Output, Paint, Table, line};
 use crate::runtime::{Runtime, Select};
 use crate::sources::SourceOptions;
 
@@ -200,10 +200,10 @@ pub(crate) fn render(rows: &[ServerRow], output: &Output) -> String {
         .iter()
         .filter_map(|row| {
             let error = row.error.as_ref()?;
-            let mut line = format!(
+            let mut text = format!(
                 "  {}: {} [{}]",
-                label(row),
-                error.message,
+                line(&label(row)),
+                line(&error.message),
                 output.paint(Paint::Red, error.code)
             );
             let file = row
@@ -215,11 +215,11 @@ pub(crate) fn render(rows: &[ServerRow], output: &Output) -> String {
                 // Nothing to point at.
             } else if row.id.is_none() {
                 // A whole file failed: the key is a position in it.
-                line.push_str(&format!("; at {}{file}", error.config_key));
+                text.push_str(&format!("; at {}{file}", line(&error.config_key)));
             } else {
-                line.push_str(&format!("; change `{}`{file}", error.config_key));
+                text.push_str(&format!("; change `{}`{file}", line(&error.config_key)));
             }
-            Some(line)
+            Some(text)
         })
         .collect();
     if !problems.is_empty() {

@@ -10,7 +10,8 @@
 //! ```
 //!
 //! `name`, `title`, `description` and `input_schema` are exactly what the
-//! server listed; `model_name` is `null` for a tool the bridge could not
+//! server listed (the table shows them with control characters escaped,
+//! see [`crate::output`]); `model_name` is `null` for a tool the bridge could not
 //! name (the reason goes to stderr). Servers that are not ready contribute
 //! nothing; a note on stderr names them. Without SERVER the exit status is
 //! 0 whatever the servers' states; with SERVER it is that server's.
@@ -23,7 +24,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::exit::{CliError, Exit};
-use crate::output::{Output, Paint, Table, one_line};
+use crate::output::{Output, Paint, Table, line, one_line};
 use crate::runtime::{self, Runtime, Select};
 use crate::sources::SourceOptions;
 
@@ -75,7 +76,10 @@ fn list(runtime: &Runtime, only: Option<&str>, output: &Output) -> Result<Exit, 
         }
     }
     for unusable in bound.unusable() {
-        eprintln!("mcpctl: note: {unusable}; a model cannot call it");
+        eprintln!(
+            "mcpctl: note: {}; a model cannot call it",
+            line(&unusable.to_string())
+        );
     }
 
     let mut rows = Vec::new();
@@ -116,7 +120,8 @@ fn list(runtime: &Runtime, only: Option<&str>, output: &Output) -> Result<Exit, 
     for failure in runtime.config_errors.iter().filter(|e| e.server.is_none()) {
         eprintln!(
             "mcpctl: note: {} [{}]",
-            failure.error.message, failure.error.code
+            line(&failure.error.message),
+            failure.error.code
         );
     }
     if !not_ready.is_empty() {

@@ -21,7 +21,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::time::Instant;
 
 use crate::exit::{CliError, Exit};
-use crate::output::{Output, Paint};
+use crate::output::{Output, Paint, line};
 use crate::runtime::{self, Runtime, Select};
 use crate::servers::{self, ErrorJson, ServerRow};
 use crate::sources::SourceOptions;
@@ -161,7 +161,7 @@ impl View {
         let columns = terminal_width();
         let width = rows
             .iter()
-            .map(|row| key(row).chars().count())
+            .map(|row| line(&key(row)).chars().count())
             .max()
             .unwrap_or(0);
         let mut text = String::new();
@@ -181,7 +181,7 @@ impl View {
                 _ => "-",
             };
             let detail = match (&row.error, row.status) {
-                (Some(error), _) => format!("{} [{}]", error.message, error.code),
+                (Some(error), _) => format!("{} [{}]", line(&error.message), error.code),
                 (None, "ready") => format!("{} tools", row.tools),
                 (None, _) if pending => {
                     let since = self.since.get(&key).copied().unwrap_or_default();
@@ -190,6 +190,7 @@ impl View {
                 _ => String::new(),
             };
             // Measured and cut before painting, so escape codes never count.
+            let key = line(&key);
             let plain = format!("{mark} {key:<width$}  {:<10}  {detail}", row.status);
             let plain: String = plain.chars().take(columns.saturating_sub(1)).collect();
             let paint = servers::status_paint(row.status);
@@ -257,13 +258,13 @@ fn log_line(row: &ServerRow, elapsed: Duration, output: &Output) -> String {
     let stamp = format!("{:>8.3}s", elapsed.as_secs_f64());
     let status = output.paint(servers::status_paint(row.status), row.status);
     let detail = match (&row.error, row.status) {
-        (Some(error), _) => format!(" {} [{}]", error.message, error.code),
+        (Some(error), _) => format!(" {} [{}]", line(&error.message), error.code),
         (None, "ready") => format!(" ({} tools)", row.tools),
         _ => String::new(),
     };
     format!(
         "{} {} {status}{detail}",
         output.paint(Paint::Dim, &stamp),
-        key(row)
+        line(&key(row))
     )
 }

@@ -21,6 +21,7 @@ use std::time::Duration;
 use mcp_config::TransportKind;
 use mcp_proto::EraPolicy;
 use mcp_proto::session::{HandshakeError, Negotiated};
+use mcp_proto::text;
 use mcp_transport::{Client, ClientError, ServerNotification, TransportError};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until, timeout, timeout_at};
@@ -704,38 +705,24 @@ fn transport_cause(error: &TransportError, plan: &Plan) -> Option<ServerError> {
     crate::error::transport_cause(error, &plan.resolved.id, plan.keys.endpoint, plan.keys.auth)
 }
 
-/// Server text in a management error: at most 200 characters, control
-/// characters shown escaped (never interpreted), and words that look like
-/// credentials (a known token prefix such as `sk-`, or a run of 32 or more
-/// token characters) replaced by `[redacted]`: a server may echo what it
-/// was sent.
-pub(crate) fn server_text(text: &str) -> String {
-    let mut out = String::new();
-    let mut shown = 0usize;
-    for word in text.split_inclusive(char::is_whitespace) {
+/// Server text in a management error: words that look like credentials
+/// (a known token prefix such as `sk-`, or a run of 32 or more token
+/// characters) replaced by `[redacted]` (a server may echo what it was
+/// sent), then at most 200 bytes of it ([`text::bound`], with its cut
+/// marker), control characters shown escaped on one line, never
+/// interpreted ([`text::escape`]).
+pub(crate) fn server_text(peer: &str) -> String {
+    let mut out = String::with_capacity(peer.len().min(256));
+    for word in peer.split_inclusive(char::is_whitespace) {
         let bare = word.trim_end();
-        let redact =
-            looks_like_a_credential(bare.trim_matches(|c: char| "\"'()[]{}<>,;.".contains(c)));
-        let piece = if redact {
-            let tail = &word[bare.len()..];
-            format!("[redacted]{tail}")
+        if looks_like_a_credential(bare.trim_matches(|c: char| "\"'()[]{}<>,;.".contains(c))) {
+            out.push_str("[redacted]");
+            out.push_str(&word[bare.len()..]);
         } else {
-            word.to_owned()
-        };
-        for c in piece.chars() {
-            if shown == 200 {
-                out.push_str("...");
-                return out;
-            }
-            shown += 1;
-            if c.is_control() {
-                out.extend(c.escape_default());
-            } else {
-                out.push(c);
-            }
+            out.push_str(word);
         }
     }
-    out
+    text::escape(&text::bound(&out, 200), text::Lines::One).into_owned()
 }
 
 /// Whether a word of server text looks like a secret (see [`server_text`]).

@@ -328,9 +328,14 @@ impl PartialEq for ErrorObject {
     }
 }
 
+/// The message (bounded to [`ERROR_TEXT_LIMIT`](crate::text::ERROR_TEXT_LIMIT)
+/// bytes and escaped onto one line, [`text::error_text`](crate::text::error_text):
+/// it is the peer's text) and the code. The fields themselves stay exactly
+/// as received.
 impl fmt::Display for ErrorObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (code {})", self.message, self.code)
+        let message = crate::text::error_text(&self.message, crate::text::ERROR_TEXT_LIMIT);
+        write!(f, "{message} (code {})", self.code)
     }
 }
 
@@ -842,6 +847,22 @@ mod tests {
 
     fn decode(s: &str) -> Result<Message, serde_json::Error> {
         serde_json::from_str(s)
+    }
+
+    #[test]
+    fn an_error_shows_its_message_bounded_and_escaped_but_keeps_it_whole() {
+        let message = format!("boom\x1b]0;PWNED\x07{}", "x".repeat(10 * 1024 * 1024));
+        let error = ErrorObject::new(-32603, message.clone());
+        let shown = error.to_string();
+        assert!(
+            shown.starts_with(r"boom\x1b]0;PWNED\x07xx"),
+            "{}",
+            &shown[..40]
+        );
+        assert!(shown.ends_with(" more bytes] (code -32603)"), "{shown}");
+        assert!(shown.len() < 1200, "{}", shown.len());
+        assert_eq!(error.message, message);
+        assert_eq!(ErrorObject::new(1, "plain").to_string(), "plain (code 1)");
     }
 
     #[test]

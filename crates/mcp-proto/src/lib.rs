@@ -12,6 +12,8 @@
 //! - [`headers`]: the 2026-07-28 Streamable HTTP request headers (`Mcp-Method`,
 //!   `Mcp-Name`, `Mcp-Param-*` from `x-mcp-header`) and their value encoding.
 //! - [`session`]: the client session state machine.
+//! - [`text`]: a peer's text made safe to show: escaped for terminals,
+//!   bounded for errors and a model's context.
 
 pub mod codec;
 pub mod headers;
@@ -19,6 +21,7 @@ pub mod jsonrpc;
 pub mod methods;
 mod scan;
 pub mod session;
+pub mod text;
 pub mod types;
 pub mod version;
 

@@ -81,6 +81,7 @@ use crate::jsonrpc::{
     RequestId, Response, empty_object, error_codes, to_raw,
 };
 use crate::methods;
+use crate::text;
 use crate::types::{
     CancelledNotificationParams, ClientCapabilities, DiscoverResult, Implementation,
     InitializeRequestParams, InitializeResult, JsonObject, ProgressNotificationParams,
@@ -1850,13 +1851,14 @@ fn supported_versions(error: &ErrorObject) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// A server's version list for an error message: at most 8 entries of at
-/// most 32 characters, control characters dropped.
+/// A server's version list for an error message: at most 8 entries, each
+/// bounded and escaped as [`text::error_text`] does with
+/// [`text::NAME_LIMIT`].
 fn bounded_list(versions: &[String]) -> String {
     let mut out: Vec<String> = versions
         .iter()
         .take(8)
-        .map(|v| v.chars().filter(|c| !c.is_control()).take(32).collect())
+        .map(|v| text::error_text(v, text::NAME_LIMIT).into_owned())
         .collect();
     if versions.len() > 8 {
         out.push("...".to_owned());

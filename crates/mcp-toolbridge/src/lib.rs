@@ -90,7 +90,9 @@ pub use cancel::CancelToken;
 pub use loader::{CALL_MCP_TOOL, DESCRIBE_TOOL, LOAD_MCP, READ_MCP_RESOURCE, SEARCH_TOOLS};
 pub use names::{NameOptions, ToolKey, ToolNames, UnusableReason, UnusableTool};
 pub use prompt::ToolAccess;
-pub use result::{CallFailure, ContentMode, NotApproved, ToolOutcome, ToolResult};
+pub use result::{
+    CallFailure, ContentMode, DESCRIBED_ERROR_LIMIT, NotApproved, ToolOutcome, ToolResult,
+};
 pub use schema::{ArgumentProblem, ArgumentSchema, InvalidArguments};
 pub use search::SearchHit;
 pub use session::{McpSession, SessionOptions, ToolSet};

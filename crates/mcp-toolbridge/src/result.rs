@@ -15,6 +15,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use mcp_proto::text::{self, ERROR_TEXT_LIMIT};
 use mcp_proto::types::{CallToolResult, ContentBlock};
 use mcp_transport::ClientError;
 use serde_json::Value;
@@ -154,6 +155,11 @@ impl ToolOutcome {
     }
 }
 
+/// The most bytes of a failure's description (a [`ClientError`]'s text,
+/// made of this client's words and server text already bounded where it
+/// was quoted) that [`CallFailure::from_client_error`] keeps: 4 KiB.
+pub const DESCRIBED_ERROR_LIMIT: usize = 4 * ERROR_TEXT_LIMIT;
+
 /// Why a call produced no server answer. The `Display` text is what the
 /// model reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -199,7 +205,8 @@ pub enum CallFailure {
     Server {
         /// The JSON-RPC error code.
         code: i64,
-        /// The server's message.
+        /// The server's message, bounded to
+        /// [`ERROR_TEXT_LIMIT`] bytes and escaped onto one line.
         message: String,
     },
     /// A protocol problem: a malformed result, or a call the session refused.
@@ -210,19 +217,31 @@ impl CallFailure {
     /// The failure of a client call that did not return a result.
     /// [`ClientError::Cancelled`] should be turned into
     /// [`ToolOutcome::Cancelled`] by the caller before this.
+    ///
+    /// The server's words reach the model bounded, with a cut marker, and
+    /// escaped onto one line ([`text::error_text`]), so that a server
+    /// cannot fill the model's context with a 10 MiB message: a JSON-RPC
+    /// error's message to [`ERROR_TEXT_LIMIT`] bytes, and the description
+    /// of any other failure (which quotes a server at most
+    /// [`ERROR_TEXT_LIMIT`] bytes at a time, an HTTP error body for
+    /// example, but may quote a malformed result's values) to
+    /// [`DESCRIBED_ERROR_LIMIT`] bytes.
     pub fn from_client_error(error: &ClientError) -> Self {
+        let bounded = |text: &str, limit| text::error_text(text, limit).into_owned();
         match error {
             ClientError::Rpc(e) => CallFailure::Server {
                 code: e.code,
-                message: e.message.clone(),
+                message: bounded(&e.message, ERROR_TEXT_LIMIT),
             },
             ClientError::Timeout(d) => CallFailure::Timeout(*d),
             ClientError::Closed { .. }
             | ClientError::SessionExpired
             | ClientError::Handshake(..)
-            | ClientError::Undelivered { .. } => CallFailure::Connection(error.to_string()),
+            | ClientError::Undelivered { .. } => {
+                CallFailure::Connection(bounded(&error.to_string(), DESCRIBED_ERROR_LIMIT))
+            }
             ClientError::Cancelled => CallFailure::Protocol("the request was cancelled".into()),
-            other => CallFailure::Protocol(other.to_string()),
+            other => CallFailure::Protocol(bounded(&other.to_string(), DESCRIBED_ERROR_LIMIT)),
         }
     }
 }
@@ -382,6 +401,45 @@ mod tests {
                 result.joined_text()
             );
         }
+    }
+
+    #[test]
+    fn server_text_reaches_the_model_bounded_and_escaped() {
+        let huge = format!("boom\x1b[2J\n{}", "y".repeat(10 * 1024 * 1024));
+        let traceback = format!("HTTP 500: <html>{}</html>", "Traceback ".repeat(1700));
+        for (error, limit) in [
+            (
+                ClientError::Rpc(ErrorObject::new(-32603, huge.clone())),
+                ERROR_TEXT_LIMIT,
+            ),
+            (
+                ClientError::Undelivered {
+                    reason: traceback,
+                    source: None,
+                },
+                DESCRIBED_ERROR_LIMIT,
+            ),
+        ] {
+            let failure = CallFailure::from_client_error(&error);
+            let text = ToolOutcome::failed(failure).result().unwrap().joined_text();
+            assert!(
+                text.len() < limit + 128,
+                "{} bytes: {}",
+                text.len(),
+                &text[..80]
+            );
+            assert!(text.contains(" more bytes]"), "{text}");
+            assert!(!text.contains('\x1b'), "{text}");
+        }
+        let failure = CallFailure::from_client_error(&ClientError::Rpc(ErrorObject::new(1, huge)));
+        let CallFailure::Server { message, .. } = failure else {
+            panic!("{failure:?}")
+        };
+        assert!(
+            message.starts_with(r"boom\x1b[2J\nyyy"),
+            "{}",
+            &message[..20]
+        );
     }
 
     #[test]

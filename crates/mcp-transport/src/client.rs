@@ -43,6 +43,7 @@ use mcp_proto::session::{
     ClientSession, CloseReason, Event, HandshakeError, Negotiated, RequestError, RequestHandle,
     RequestOptions, ServerRequest, SessionError, SessionOptions, SessionState,
 };
+use mcp_proto::text;
 use mcp_proto::types::{
     CallToolRequestParams, CallToolResult, CreateMessageRequestParams, CreateMessageResult,
     ElicitAction, ElicitRequestParams, ElicitResult, EmptyResult, InputRequiredResult, JsonObject,
@@ -224,7 +225,7 @@ pub enum ClientError {
     UnexpectedResultType {
         /// The method called.
         method: String,
-        /// The value, bounded to 64 characters.
+        /// The value, bounded to 64 bytes and escaped.
         result_type: String,
     },
     /// The server asked for input this client cannot give (no handler, or
@@ -1539,18 +1540,10 @@ fn unexpected_result_type(method: &str, result_type: &ResultType) -> ClientError
     }
 }
 
-/// Server text for an error: at most 64 characters, control characters
-/// shown escaped.
-fn bounded(text: &str) -> String {
-    let mut out: String = text
-        .chars()
-        .take(64)
-        .flat_map(char::escape_default)
-        .collect();
-    if text.chars().count() > 64 {
-        out.push_str("...");
-    }
-    out
+/// Server text for an error: bounded to [`text::NAME_LIMIT`] bytes and
+/// escaped onto one line ([`text::error_text`]).
+fn bounded(peer: &str) -> String {
+    text::error_text(peer, text::NAME_LIMIT).into_owned()
 }
 
 async fn poll_optional(future: &mut Option<SendFuture<'_>>) -> Result<(), TransportError> {

@@ -125,7 +125,9 @@ pub enum TransportError {
     Http {
         /// The status code.
         status: u16,
-        /// The start of the response body (at most 16 KiB), for people.
+        /// The start of the response body, for people: at most
+        /// [`ERROR_TEXT_LIMIT`](mcp_proto::text::ERROR_TEXT_LIMIT) bytes of
+        /// it, escaped onto one line, with a cut marker when it went on.
         body: String,
     },
     /// HTTP 403 without a `WWW-Authenticate` challenge: the server refused

@@ -544,10 +544,11 @@ async fn notification_refused_is_reported_without_an_id() {
 }
 
 #[tokio::test]
-async fn error_bodies_are_capped_at_16_kib() {
+async fn error_bodies_are_cut_to_1_kib_with_a_marker_and_escaped() {
     let server = TestServer::start(|r| async move {
         if r.is_post_of("tools/list") {
-            return Reply::status(500).body("x".repeat(100 * 1024));
+            let page = format!("<h1>\x1b]0;PWNED\x07</h1>\n{}", "x".repeat(100 * 1024));
+            return Reply::status(500).body(page);
         }
         basic(&r)
     })
@@ -558,7 +559,16 @@ async fn error_bodies_are_capped_at_16_kib() {
     match next_undelivered(&t).await {
         (Some(RequestId::Number(2)), TransportError::Http { status, body }) => {
             assert_eq!(status, 500);
-            assert_eq!(body.len(), 16 * 1024);
+            // 20 bytes of markup, then 1004 of the x's: 1 KiB read.
+            let sent = 20 + 100 * 1024;
+            assert_eq!(
+                body,
+                format!(
+                    r"<h1>\x1b]0;PWNED\x07</h1>\n{}… [{} more bytes]",
+                    "x".repeat(1024 - 20),
+                    sent - 1024
+                )
+            );
         }
         other => panic!("{other:?}"),
     }

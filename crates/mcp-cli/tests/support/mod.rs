@@ -205,6 +205,23 @@ pub(crate) fn server_everything() -> PathBuf {
     path
 }
 
+/// The workspace's fixture server (`tests/src/bin/mcp-fixture-server`),
+/// built beside `mcpctl` by `cargo test --workspace`. Panics with the
+/// command that builds it when it is missing: a missing prerequisite fails.
+pub(crate) fn fixture_server() -> PathBuf {
+    let path = Path::new(MCPCTL).with_file_name(format!(
+        "mcp-fixture-server{}",
+        std::env::consts::EXE_SUFFIX
+    ));
+    assert!(
+        path.is_file(),
+        "the fixture server is not built at {}: run `cargo build -p tests --bin mcp-fixture-server` \
+         (`cargo test --workspace` builds it)",
+        path.display()
+    );
+    path
+}
+
 /// The venv Python with FastMCP, installed by `.ci/run`.
 pub(crate) fn venv_python() -> PathBuf {
     let path = repo_root().join(".venv/bin/python");

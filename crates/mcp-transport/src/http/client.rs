@@ -12,6 +12,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
+use mcp_proto::text::{self, ERROR_TEXT_LIMIT, Lines};
 use rustls::RootCertStore;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
@@ -21,8 +22,9 @@ use super::pool::Pool;
 use super::{AuthProvider, HttpOptions};
 use crate::transport::TransportError;
 
-/// Error bodies are cut to this many bytes before they go into an error
-/// message.
+/// The most of an error status's body read to find the request's JSON-RPC
+/// error in it (the 2026-07-28 era answers with one); a body that is not
+/// one is shown from its first [`ERROR_TEXT_LIMIT`] bytes only.
 pub(crate) const ERROR_BODY_LIMIT: usize = 16 * 1024;
 
 /// The most bytes a response's status line and headers may take: hyper's
@@ -244,27 +246,59 @@ pub(crate) async fn read_body(
     Ok(out.freeze())
 }
 
-/// The start of an error response's body, at most [`ERROR_BODY_LIMIT`]
-/// bytes, decoded lossily and trimmed, for [`TransportError::Http`].
+/// The start of an error response's body for [`TransportError::Http`]: at
+/// most [`ERROR_TEXT_LIMIT`] bytes of it are read from the wire (the rest
+/// is never read, so a 16 KiB HTML page costs no more than its first
+/// kilobyte), decoded lossily, trimmed and escaped onto one line; a body
+/// that goes on is marked with what was left, counted from
+/// `Content-Length` when the server sent one ([`text::cut_marker`]).
 pub(crate) async fn error_body(response: Response<Incoming>) -> String {
+    let length = content_length(response.headers());
     let mut body = response.into_body();
-    let mut out = Vec::new();
-    while out.len() < ERROR_BODY_LIMIT {
+    let mut out = Vec::with_capacity(length.map_or(ERROR_TEXT_LIMIT, |l| {
+        l.min(ERROR_TEXT_LIMIT as u64 + 1) as usize
+    }));
+    // One byte past the limit tells "exactly the limit" from "more".
+    while out.len() <= ERROR_TEXT_LIMIT {
         match body.frame().await {
             Some(Ok(frame)) => {
                 if let Ok(data) = frame.into_data() {
-                    let room = ERROR_BODY_LIMIT - out.len();
-                    out.extend_from_slice(data.get(..room.min(data.len())).unwrap_or_default());
+                    let room = ERROR_TEXT_LIMIT + 1 - out.len();
+                    out.extend_from_slice(&data[..room.min(data.len())]);
                 }
             }
             Some(Err(_)) | None => break,
         }
     }
-    let mut text = String::from_utf8_lossy(&out).into_owned();
-    // A cut in the middle of a UTF-8 sequence leaves one replacement
-    // character at the end; that is fine for a message meant for people.
-    text.truncate(text.trim_end().len());
-    text.trim_start().to_owned()
+    bounded_body(&out, length)
+}
+
+/// [`error_body`]'s text from the bytes read: `read` holds the whole body
+/// when it is at most [`ERROR_TEXT_LIMIT`] bytes long, and one byte more
+/// than that when the body goes on.
+pub(crate) fn bounded_body(read: &[u8], length: Option<u64>) -> String {
+    let cut = read.len() > ERROR_TEXT_LIMIT;
+    let mut kept = &read[..read.len().min(ERROR_TEXT_LIMIT)];
+    if cut {
+        // Cut before a UTF-8 sequence the limit split, not into U+FFFD.
+        if let Err(error) = std::str::from_utf8(kept)
+            && error.error_len().is_none()
+        {
+            kept = &kept[..error.valid_up_to()];
+        }
+    }
+    let decoded = String::from_utf8_lossy(kept);
+    let trimmed = if cut {
+        decoded.trim_start()
+    } else {
+        decoded.trim()
+    };
+    let mut shown = text::escape(trimmed, Lines::One).into_owned();
+    if cut {
+        let more = length.map(|length| length.saturating_sub(kept.len() as u64));
+        shown.push_str(&text::cut_marker(more));
+    }
+    shown
 }
 
 /// The error for a non-success response: its status and the start of its body.

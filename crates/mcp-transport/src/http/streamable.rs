@@ -9,6 +9,7 @@ use http::{Method, StatusCode};
 use hyper::body::Incoming;
 use mcp_proto::Frame;
 use mcp_proto::codec::SseDecoder;
+use mcp_proto::text::ERROR_TEXT_LIMIT;
 
 use super::client::{drain, http_error, media_type, read_body, unexpected_content_type};
 use super::engine::{Kind, Mode, Outgoing, SESSION_ID, Shared};
@@ -141,27 +142,26 @@ pub(crate) async fn post(shared: &Arc<Shared>, out: Outgoing, probe: bool) {
 /// server, 2026-07-28 "Streamable HTTP" §Backward Compatibility).
 async fn modern_refusal(shared: &Shared, out: &Outgoing, response: http::Response<Incoming>) {
     let status = response.status().as_u16();
-    let json = media_type(response.headers()).as_deref() == Some(JSON);
+    if media_type(response.headers()).as_deref() != Some(JSON) {
+        // Not a JSON-RPC answer: only the start of it is read, for the error.
+        let body = super::client::error_body(response).await;
+        shared.report(out, TransportError::Http { status, body });
+        return;
+    }
     let body = match read_body(response, super::client::ERROR_BODY_LIMIT).await {
         Ok(body) => body,
         Err(_) => Bytes::new(),
     };
-    if json
-        && let Some(id) = &out.id
+    if let Some(id) = &out.id
         && let Ok(frame) = Frame::from_slice(&body)
         && matches!(&frame, Frame::Single(mcp_proto::Message::Error(e)) if e.id.as_ref() == Some(id))
     {
         shared.push_frame(frame);
         return;
     }
-    let text = String::from_utf8_lossy(&body);
-    shared.report(
-        out,
-        TransportError::Http {
-            status,
-            body: text.chars().take(512).collect(),
-        },
-    );
+    let length = Some(body.len() as u64);
+    let body = super::client::bounded_body(&body[..body.len().min(ERROR_TEXT_LIMIT + 1)], length);
+    shared.report(out, TransportError::Http { status, body });
 }
 
 /// A JSON body: one message or a batch.

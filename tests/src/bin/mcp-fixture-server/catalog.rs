@@ -224,6 +224,83 @@ pub(crate) fn added_tool(name: &str) -> Value {
     )
 }
 
+/// The name of `--hostile-text`'s tool whose name carries an escape.
+pub(crate) const HOSTILE_NAME: &str = "ctl\x1b[31mred";
+
+/// The escape-laden description of [`HOSTILE_NAME`]: it would retitle the
+/// terminal and clear it.
+pub(crate) const HOSTILE_DESCRIPTION: &str = "Nice tool\x1b]0;PWNED\x07\x1b[2J";
+
+/// The message of `hostile_error`'s JSON-RPC error.
+pub(crate) const HOSTILE_ERROR: &str = "denied\x1b]0;PWNED\x07\x1b[2J\u{9b}31m\u{202e}txt.exe";
+
+/// The text block of `hostile_output`: escapes, a lone carriage return
+/// that would overwrite its line, and line breaks and a tab that are fine.
+pub(crate) const HOSTILE_OUTPUT: &str =
+    "first\x1b[2J\x1b]0;PWNED\x07\rFAKE\nsecond\tline\u{9b}1m\u{202e}\x08\n";
+
+/// `--hostile-text`'s tools.
+pub(crate) fn hostile_tools() -> Vec<Value> {
+    let mut named = tool(HOSTILE_NAME, HOSTILE_DESCRIPTION, json!({}), &[]);
+    named["title"] = json!("Title\u{9b}31m\u{202e}");
+    vec![
+        named,
+        tool(
+            "hostile_error",
+            "Fails with a JSON-RPC error whose message\x1b[5m and data carry terminal escapes.",
+            json!({}),
+            &[],
+        ),
+        tool(
+            "hostile_output",
+            "Returns text and a resource_link whose fields carry terminal escapes.",
+            json!({}),
+            &[],
+        ),
+    ]
+}
+
+/// `hostile_output`'s result.
+pub(crate) fn hostile_output() -> Value {
+    json!({
+        "content": [
+            {"type": "text", "text": HOSTILE_OUTPUT},
+            {"type": "resource_link", "uri": "file:///x", "name": "link\x1b[2J\u{9b}\u{7f}"}
+        ]
+    })
+}
+
+/// `--error-message-kib`'s tool.
+pub(crate) fn long_error_tool() -> Value {
+    tool(
+        "long_error",
+        "Fails with a -32603 JSON-RPC error whose message is --error-message-kib KiB long.",
+        json!({}),
+        &[],
+    )
+}
+
+/// `--http-500-html-kib`'s body: an HTML traceback page of `kib` KiB, with
+/// an escape sequence in it as a hostile page would have.
+pub(crate) fn traceback_page(kib: usize) -> String {
+    let head = "<!DOCTYPE html><html><head><title>500 Internal Server Error</title></head>\n\
+                <body><h1>Internal Server Error\x1b]0;PWNED\x07</h1><pre>Traceback (most recent call last):\n";
+    let frame =
+        "  File \"/srv/app/handlers.py\", line 42, in call_tool\n    result = tool(**arguments)\n";
+    let tail = "KeyError: 'arguments'</pre></body></html>\n";
+    let len = kib * 1024;
+    let mut page = String::with_capacity(len);
+    page.push_str(head);
+    while page.len() + frame.len() + tail.len() <= len {
+        page.push_str(frame);
+    }
+    while page.len() + tail.len() < len {
+        page.push(' ');
+    }
+    page.push_str(tail);
+    page
+}
+
 /// Tools only the modern era (2026-07-28) offers, after the built-ins that
 /// send no server-to-client requests: MRTR and `x-mcp-header` exercises.
 pub(crate) fn modern_only_tools() -> Vec<Value> {

@@ -80,6 +80,17 @@ Faults:
                                arrives), so one config can hang or not from run to run.
   --fail-tools-list-after N    answer every tools/list after the first N with -32603.
 
+Hostile text (what a terminal or a model must not take raw):
+  --hostile-text               add tools whose name, title and description carry terminal
+                               escapes (ESC ] 0 ; … BEL, ESC [ 2 J, C1 CSI, bidi overrides):
+                               `ctl<ESC>[31mred`; `hostile_error`, whose call is a JSON-RPC
+                               error whose message and data carry them; `hostile_output`,
+                               whose text and resource_link blocks carry them.
+  --error-message-kib N        add the tool `long_error`: its call is a -32603 JSON-RPC
+                               error whose message is N KiB long.
+  --http-500-html-kib N        http: answer every tools/call POST with HTTP 500 and a
+                               text/html body of N KiB (a Python traceback page).
+
 Observation:
   --pid-file FILE              append the process id and a newline to FILE at startup.
   --event-log FILE             append `EVENT UNIX_NANOS PID` lines to FILE, one write each:
@@ -196,6 +207,9 @@ pub(crate) struct Options {
     pub(crate) redirect_loop: bool,
     pub(crate) huge_headers_kib: usize,
     pub(crate) refuse_origin: bool,
+    pub(crate) hostile_text: bool,
+    pub(crate) error_message_kib: Option<usize>,
+    pub(crate) http_500_html_kib: Option<usize>,
 }
 
 impl Default for Options {
@@ -245,6 +259,9 @@ impl Default for Options {
             redirect_loop: false,
             huge_headers_kib: 0,
             refuse_origin: false,
+            hostile_text: false,
+            error_message_kib: None,
+            http_500_html_kib: None,
         }
     }
 }
@@ -365,6 +382,9 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Co
             "--redirect-loop" => options.redirect_loop = true,
             "--huge-headers-kib" => options.huge_headers_kib = number(&flag, &value()?)?,
             "--refuse-origin" => options.refuse_origin = true,
+            "--hostile-text" => options.hostile_text = true,
+            "--error-message-kib" => options.error_message_kib = Some(number(&flag, &value()?)?),
+            "--http-500-html-kib" => options.http_500_html_kib = Some(number(&flag, &value()?)?),
             other => bail!("unknown argument {other:?} (see --help)"),
         }
     }
@@ -390,6 +410,9 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Co
     }
     if options.repeat_cursor && options.page_size.is_none() {
         bail!("--repeat-cursor needs --page-size");
+    }
+    if options.http_500_html_kib.is_some() && options.transport != TransportKind::Http {
+        bail!("--http-500-html-kib needs --transport http");
     }
     Ok(Command::Serve(options))
 }
@@ -506,6 +529,23 @@ mod tests {
         assert!(options.redirect_cross_origin && options.redirect_loop && options.refuse_origin);
         assert_eq!(options.huge_headers_kib, 4096);
         assert!(parse(["--http-status".to_owned(), "42".to_owned()]).is_err());
+    }
+
+    #[test]
+    fn hostile_text_switches_parse() {
+        let options = serve(&[
+            "--hostile-text",
+            "--error-message-kib=10240",
+            "--transport",
+            "http",
+            "--http-500-html-kib",
+            "16",
+        ]);
+        assert!(options.hostile_text);
+        assert_eq!(options.error_message_kib, Some(10240));
+        assert_eq!(options.http_500_html_kib, Some(16));
+        assert!(!serve(&[]).hostile_text);
+        assert!(parse(["--http-500-html-kib".to_owned(), "16".to_owned()]).is_err());
     }
 
     #[test]

@@ -74,6 +74,12 @@ impl Fixture {
         if options.storm_tool {
             rest.push(catalog::storm_tool());
         }
+        if options.hostile_text {
+            rest.extend(catalog::hostile_tools());
+        }
+        if options.error_message_kib.is_some() {
+            rest.push(catalog::long_error_tool());
+        }
         rest.extend((1..=options.extra_tools).map(catalog::generated_tool));
         tools.extend(rest.iter().cloned());
         modern_tools.extend(rest);
@@ -675,6 +681,21 @@ impl Server {
                 };
                 self.storm(count, ms, modern);
                 text_result(&format!("storm of {count} list changes started"))
+            }
+            catalog::HOSTILE_NAME if self.fixture.options.hostile_text => text_result("called"),
+            "hostile_error" if self.fixture.options.hostile_text => {
+                let mut error =
+                    ErrorObject::new(error_codes::INTERNAL_ERROR, catalog::HOSTILE_ERROR);
+                error.data =
+                    serde_json::value::to_raw_value(&json!({"detail": "\x1b[2J\u{9b}"})).ok();
+                return Reply::Now(Err(error));
+            }
+            "hostile_output" if self.fixture.options.hostile_text => catalog::hostile_output(),
+            "long_error" if self.fixture.options.error_message_kib.is_some() => {
+                let kib = self.fixture.options.error_message_kib.unwrap_or(0);
+                let mut message = String::from("long error: ");
+                message.push_str(&"e".repeat((kib * 1024).saturating_sub(message.len())));
+                return Reply::Now(Err(ErrorObject::new(error_codes::INTERNAL_ERROR, message)));
             }
             "ask_roots" => return self.ask_client(route, methods::ROOTS_LIST, None),
             "ask_sampling" => {

@@ -42,6 +42,7 @@ use super::{
     Body, Handler, Refusal, accepts, exit_after, full, message_data, origin_allowed, read_frame,
     rpc_error, sse, sse_event,
 };
+use crate::catalog;
 use crate::options::Era;
 use crate::server::{Fixture, MODERN, Outbound, Route, Server, lock};
 
@@ -179,6 +180,15 @@ impl Streamable {
             }
             Err(refusal) => return refusal.into_response(),
         };
+        if let Some(kib) = self.fixture.options.http_500_html_kib
+            && message.method() == Some(methods::TOOLS_CALL)
+        {
+            return full(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                Some("text/html; charset=utf-8"),
+                catalog::traceback_page(kib),
+            );
+        }
         if self.modern.claims(&headers, &message) {
             return self.modern.post(&headers, message).await;
         }
