@@ -255,6 +255,31 @@ const CASES: &[Case] = &[
         WEB,
         Expect::Code("forbidden"),
     ),
+    case(
+        "--close-stdout-after 1 --ignore-sigterm (stdout closed, process stays)",
+        &[
+            "--era",
+            "legacy",
+            "--close-stdout-after",
+            "1",
+            "--ignore-sigterm",
+            "--ignore-stdin-eof",
+        ],
+        STDIO,
+        Expect::Code("closed"),
+    ),
+    case(
+        "--hostile-text (escapes in names, descriptions, errors)",
+        &["--hostile-text"],
+        ALL,
+        Expect::Ready,
+    ),
+    case(
+        "--error-message-kib 10240",
+        &["--error-message-kib", "10240"],
+        ALL,
+        Expect::Ready,
+    ),
 ];
 
 /// One cell of the matrix.

@@ -11,6 +11,7 @@ use std::fmt;
 use std::time::Duration;
 
 use mcp_config::{Diagnostic, StoreError};
+use mcp_proto::text;
 
 /// A stable code for why a server is not usable.
 ///
@@ -249,14 +250,14 @@ pub(crate) fn transport_cause(
             ErrorCode::UnexpectedContentType,
             format!(
                 "the server answered HTTP {status} with content type {} (expected {expected})",
-                crate::task::server_text(content_type)
+                server_text(content_type)
             ),
         ),
         mcp_transport::TransportError::RedirectRefused { reason } => error_of(
             ErrorCode::RedirectRefused,
             format!(
                 "the server redirected {}; only redirects within the same origin are followed",
-                crate::task::server_text(reason)
+                server_text(reason)
             ),
         ),
         mcp_transport::TransportError::TooManyRedirects { limit } => error_of(
@@ -275,14 +276,14 @@ pub(crate) fn transport_cause(
             ErrorCode::Unreachable,
             format!(
                 "the server could not be reached: {}",
-                crate::task::server_text(&io.to_string())
+                server_text(&io.to_string())
             ),
         ),
         mcp_transport::TransportError::Protocol(message) => error_of(
             ErrorCode::Protocol,
             format!(
                 "the server broke the transport's rules: {}",
-                crate::task::server_text(message)
+                server_text(message)
             ),
         ),
         _ => None,
@@ -306,7 +307,7 @@ fn body_text(body: &str) -> String {
     if body.is_empty() {
         String::new()
     } else {
-        format!(": {}", crate::task::server_text(body))
+        format!(": {}", server_text(body))
     }
 }
 
@@ -498,4 +499,35 @@ impl WaitError {
             WaitError::Closed => "manager_closed",
         }
     }
+}
+
+/// Server text in a management error: words that look like credentials
+/// (a known token prefix such as `sk-`, or a run of 32 or more token
+/// characters) replaced by `[redacted]` (a server may echo what it was
+/// sent), then at most 200 bytes of it ([`text::bound`], with its cut
+/// marker), control characters shown escaped on one line, never
+/// interpreted ([`text::escape`]).
+pub(crate) fn server_text(peer: &str) -> String {
+    let mut out = String::with_capacity(peer.len().min(256));
+    for word in peer.split_inclusive(char::is_whitespace) {
+        let bare = word.trim_end();
+        if looks_like_a_credential(bare.trim_matches(|c: char| "\"'()[]{}<>,;.".contains(c))) {
+            out.push_str("[redacted]");
+            out.push_str(&word[bare.len()..]);
+        } else {
+            out.push_str(word);
+        }
+    }
+    text::escape(&text::bound(&out, 200), text::Lines::One).into_owned()
+}
+
+/// Whether a word of server text looks like a secret (see [`server_text`]).
+fn looks_like_a_credential(word: &str) -> bool {
+    const PREFIXES: [&str; 8] = ["sk-", "sk_", "pk_", "ghp_", "gho_", "xoxb-", "xoxp-", "eyJ"];
+    let token_chars = |w: &str| {
+        w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '+' | '/' | '='))
+    };
+    (PREFIXES.iter().any(|p| word.starts_with(p)) && word.len() > 8 && token_chars(word))
+        || (word.len() >= 32 && token_chars(word))
 }

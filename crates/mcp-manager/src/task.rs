@@ -21,7 +21,6 @@ use std::time::Duration;
 use mcp_config::TransportKind;
 use mcp_proto::EraPolicy;
 use mcp_proto::session::{HandshakeError, Negotiated};
-use mcp_proto::text;
 use mcp_transport::{Client, ClientError, ServerNotification, TransportError};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until, timeout, timeout_at};
@@ -29,7 +28,7 @@ use tokio::time::{Instant, sleep_until, timeout, timeout_at};
 use crate::catalog::{self, Catalog, Kinds, ListError, ListLimits, Listed};
 use crate::closing::Owned;
 use crate::core::{Core, Plan};
-use crate::error::{ErrorCode, ServerError};
+use crate::error::{ErrorCode, ServerError, server_text};
 use crate::lease::Lease;
 use crate::status::ServerStatus;
 
@@ -703,37 +702,6 @@ fn initialize_error(error: &ClientError, plan: &Plan, initialize: Duration) -> S
 /// [`crate::error::transport_cause`]).
 fn transport_cause(error: &TransportError, plan: &Plan) -> Option<ServerError> {
     crate::error::transport_cause(error, &plan.resolved.id, plan.keys.endpoint, plan.keys.auth)
-}
-
-/// Server text in a management error: words that look like credentials
-/// (a known token prefix such as `sk-`, or a run of 32 or more token
-/// characters) replaced by `[redacted]` (a server may echo what it was
-/// sent), then at most 200 bytes of it ([`text::bound`], with its cut
-/// marker), control characters shown escaped on one line, never
-/// interpreted ([`text::escape`]).
-pub(crate) fn server_text(peer: &str) -> String {
-    let mut out = String::with_capacity(peer.len().min(256));
-    for word in peer.split_inclusive(char::is_whitespace) {
-        let bare = word.trim_end();
-        if looks_like_a_credential(bare.trim_matches(|c: char| "\"'()[]{}<>,;.".contains(c))) {
-            out.push_str("[redacted]");
-            out.push_str(&word[bare.len()..]);
-        } else {
-            out.push_str(word);
-        }
-    }
-    text::escape(&text::bound(&out, 200), text::Lines::One).into_owned()
-}
-
-/// Whether a word of server text looks like a secret (see [`server_text`]).
-fn looks_like_a_credential(word: &str) -> bool {
-    const PREFIXES: [&str; 8] = ["sk-", "sk_", "pk_", "ghp_", "gho_", "xoxb-", "xoxp-", "eyJ"];
-    let token_chars = |w: &str| {
-        w.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '+' | '/' | '='))
-    };
-    (PREFIXES.iter().any(|p| word.starts_with(p)) && word.len() > 8 && token_chars(word))
-        || (word.len() >= 32 && token_chars(word))
 }
 
 /// The management error for a failed first listing. The raw error was logged.
