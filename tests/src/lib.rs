@@ -71,3 +71,13 @@ pub fn node() -> String {
     assert!(found, "node is not on PATH: install Node.js 20 or newer");
     "node".to_owned()
 }
+
+/// How many `tools/list` requests a fixture server's `--event-log` records
+/// (its `tools-list ` lines); a log not written yet counts none.
+pub fn tools_list_calls(log: &std::path::Path) -> usize {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| line.starts_with("tools-list "))
+        .count()
+}

@@ -332,14 +332,6 @@ fn processes_with(marker: &str) -> Vec<u32> {
     found
 }
 
-fn tools_list_calls(log: &Path) -> usize {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .filter(|line| line.starts_with("tools-list "))
-        .count()
-}
-
 /// Runs one cell; what it got wrong goes to `problems`, so that the whole
 /// matrix is printed before the test fails.
 async fn run(case: &Case, kind: Kind, dir: &Path, n: usize, problems: &mut Vec<String>) -> Outcome {
@@ -431,7 +423,7 @@ async fn run(case: &Case, kind: Kind, dir: &Path, n: usize, problems: &mut Vec<S
         Expect::Ready => check(code == "ready", format!("{what}: {error:?}")),
         Expect::Truncated { max_list_calls } => {
             check(code == "ready (truncated)", format!("{what}: {error:?}"));
-            let calls = tools_list_calls(&log);
+            let calls = tests::tools_list_calls(&log);
             check(
                 calls <= max_list_calls,
                 format!("{what}: {calls} tools/list requests"),

@@ -52,15 +52,6 @@ async fn until(manager: &McpManager, id: &str, f: impl Fn(&ServerStatus) -> bool
     }
 }
 
-/// The `tools-list` lines of an event log.
-fn tools_list_calls(log: &Path) -> usize {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .filter(|line| line.starts_with("tools-list "))
-        .count()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_storm_of_100_list_changed_within_1_s_ends_in_one_or_two_refreshes() {
     let dir = tempfile::tempdir().expect("a scratch dir");
@@ -99,7 +90,7 @@ async fn a_storm_of_100_list_changed_within_1_s_ends_in_one_or_two_refreshes() {
     }
     let catalog = manager.catalog("stormy").unwrap();
     assert_eq!(catalog.tools().len(), 113);
-    let refreshes = tools_list_calls(&log) - 1;
+    let refreshes = tests::tools_list_calls(&log) - 1;
     assert!(
         (1..=2).contains(&refreshes),
         "{refreshes} refreshes, by the server's log"
@@ -348,14 +339,14 @@ async fn pagination_three_pages_600_tools_and_a_repeated_cursor() {
     let three_catalog = manager.catalog("three").unwrap();
     assert_eq!(three_catalog.tools().len(), 12);
     assert!(!three_catalog.is_truncated());
-    assert_eq!(tools_list_calls(&three), 3);
+    assert_eq!(tests::tools_list_calls(&three), 3);
 
     let big_catalog = manager.catalog("big").unwrap();
     assert_eq!(big_catalog.tools().len(), 500);
     assert!(big_catalog.is_truncated());
     assert_eq!(big_catalog.tool_names().last(), Some("tool_0488"));
     assert_eq!(
-        tools_list_calls(&big),
+        tests::tools_list_calls(&big),
         5,
         "the sixth page is never asked for"
     );

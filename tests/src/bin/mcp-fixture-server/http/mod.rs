@@ -123,7 +123,10 @@ impl HttpFaults {
 
     /// Pads `response` with `--huge-headers-kib` of headers.
     fn pad(&self, response: &mut Response<Body>) {
-        let value = HeaderValue::from_static(PADDING);
+        // 1 KiB a header.
+        let Ok(value) = HeaderValue::from_str(&"0123456789abcdef".repeat(64)) else {
+            return;
+        };
         for n in 0..self.huge_headers_kib {
             if let Ok(name) =
                 header::HeaderName::from_bytes(format!("x-fixture-pad-{n}").as_bytes())
@@ -133,26 +136,6 @@ impl HttpFaults {
         }
     }
 }
-
-/// 1 KiB of header value.
-const PADDING: &str = concat!(
-    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-);
 
 /// Binds 127.0.0.1:`port`, prints `listening on http://ADDR{path}` as the
 /// first stdout line, and serves HTTP/1.1 connections with `handler` until
