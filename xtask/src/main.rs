@@ -1,4 +1,4 @@
-//! `cargo xtask`: repository automation (CI, tidy checks, benchmarks).
+//! `cargo xtask`: repository automation (CI, tidy checks, benchmarks, fuzzing).
 //!
 //! Subcommands are parsed by hand: there are few of them and none has
 //! options of its own, so a dependency on an argument parser would cost more
@@ -8,6 +8,7 @@
 mod bench;
 mod ci;
 mod conformance;
+mod fuzz;
 mod tidy;
 
 use std::ffi::OsString;
@@ -26,6 +27,8 @@ commands:
                 [--instructions: instructions per operation of the Rust clients, by callgrind]
   bench-proto   cargo bench -p mcp-proto --bench decode [-- <bench args>]
   conformance   the official MCP client conformance suite (needs npm)
+  fuzz          every cargo-fuzz target on nightly, corpus replayed first; not in CI
+                [--time SECONDS | --runs N] [--target NAME] (needs cargo-fuzz)
   help          print this message
 ";
 
@@ -61,6 +64,7 @@ fn run() -> anyhow::Result<()> {
             no_arguments("conformance", &rest)?;
             conformance::run(&root)
         }
+        Some("fuzz") => fuzz::run(&root, &rest),
         Some("help" | "-h" | "--help") => {
             print!("{USAGE}");
             Ok(())

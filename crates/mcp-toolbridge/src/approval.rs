@@ -122,6 +122,9 @@ pub enum ApprovalSource {
     Timeout,
     /// Ended: the call was cancelled while waiting.
     Cancelled,
+    /// Ended: the call was abandoned while waiting: its future was dropped
+    /// or its task aborted, so nobody is left to run it.
+    Abandoned,
     /// Ended: the tool's catalog lifetime ended (refresh, reconnect,
     /// configuration change, disable, delete) or the server was disallowed
     /// while waiting.
@@ -188,6 +191,7 @@ impl fmt::Display for ApprovalSource {
             ApprovalSource::NoHandler => "no-handler",
             ApprovalSource::Timeout => "timeout",
             ApprovalSource::Cancelled => "cancelled",
+            ApprovalSource::Abandoned => "abandoned",
             ApprovalSource::Revoked => "revoked",
         })
     }

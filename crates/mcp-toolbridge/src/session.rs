@@ -177,7 +177,8 @@ impl ToolSet {
         &self.binding.unusable
     }
 
-    /// Which binding this is; every bind increments it.
+    /// Which binding this is; every binding installed increments it (a
+    /// rebind overtaken by a newer one installs nothing).
     pub fn generation(&self) -> u64 {
         self.binding.generation
     }
@@ -207,6 +208,7 @@ impl McpSession {
             allowed: options.allowed_servers.clone(),
             enabled: options.mcp_enabled,
             binding: Arc::new(Binding::empty(0)),
+            installed: 0,
             deferred: Vec::new(),
             grants: HashSet::new(),
             pending: HashMap::new(),
@@ -221,7 +223,7 @@ impl McpSession {
             approvals: broadcast::channel(256).0,
             changed: watch::Sender::new(0),
             next_request: AtomicU64::new(1),
-            generation: AtomicU64::new(0),
+            snapshots: AtomicU64::new(0),
             epoch: AtomicU64::new(0),
         });
         inner.start_events();
@@ -404,7 +406,8 @@ pub(crate) struct Inner {
     approvals: broadcast::Sender<ApprovalEvent>,
     changed: watch::Sender<u64>,
     next_request: AtomicU64,
-    generation: AtomicU64,
+    /// Numbers the snapshots rebinds take, in the order they start.
+    snapshots: AtomicU64,
     /// Bumped when the session follows another backend.
     epoch: AtomicU64,
 }
@@ -424,6 +427,8 @@ struct State {
     allowed: Option<BTreeSet<String>>,
     enabled: bool,
     binding: Arc<Binding>,
+    /// The number of the snapshot `binding` was built from.
+    installed: u64,
     deferred: Vec<DeferredCatalog>,
     grants: HashSet<Grant>,
     pending: HashMap<u64, Pending>,
@@ -564,30 +569,43 @@ impl Inner {
             .revoke_where(|s, l| current.get(s).copied().flatten() != Some(l));
     }
 
-    /// Takes a snapshot and makes it the current binding.
+    /// Takes a snapshot and makes it the current binding, unless a rebind
+    /// that started later has already installed its own.
+    ///
+    /// Rebinds run concurrently (the host's [`McpSession::bind`], the event
+    /// task's for a late server, a settings change) and take their
+    /// snapshots outside the session lock, so they can reach the lock in
+    /// any order. Each snapshot is numbered before it is taken, and only a
+    /// number above the installed one is installed: a snapshot that was
+    /// overtaken is dropped instead of replacing a newer one, and the
+    /// generation counts installed bindings only, so the one a caller sees
+    /// is always the one in force.
     pub(crate) fn rebind(&self) {
+        let number = self.snapshots.fetch_add(1, Ordering::SeqCst) + 1;
         let epoch = self.epoch.load(Ordering::SeqCst);
         let backend = self.backend();
         let ready = backend.snapshot(self.options.workspace.as_deref());
         let ready_ids: HashSet<&str> = ready.iter().map(|s| &*s.id).collect();
-        let deferred: Vec<DeferredCatalog> = {
-            let mut state = self.lock();
-            // A deferred server that is ready now binds live; one that is no
-            // longer connecting (failed, disabled, removed) is dropped.
-            state.deferred.retain(|d| {
-                !ready_ids.contains(&*d.id)
-                    && matches!(backend.availability(&d.id), Availability::Pending { .. })
-            });
-            state.deferred.clone()
-        };
-        let generation = self.generation.fetch_add(1, Ordering::Relaxed) + 1;
         let mut state = self.lock();
+        if number <= state.installed {
+            tracing::debug!("a newer snapshot is already bound; dropping an overtaken one");
+            return;
+        }
+        // A deferred server that is ready now binds live; one that is no
+        // longer connecting (failed, disabled, removed) is dropped.
+        state.deferred.retain(|d| {
+            !ready_ids.contains(&*d.id)
+                && matches!(backend.availability(&d.id), Availability::Pending { .. })
+        });
+        let generation = state.binding.generation + 1;
         let binding = if state.enabled {
             let ready: Vec<ReadyServer> =
                 ready.into_iter().filter(|s| state.allows(&s.id)).collect();
-            let deferred: Vec<DeferredCatalog> = deferred
-                .into_iter()
+            let deferred: Vec<DeferredCatalog> = state
+                .deferred
+                .iter()
                 .filter(|d| state.allows(&d.id))
+                .cloned()
                 .collect();
             Binding::build(generation, epoch, ready, deferred, &self.options.names)
         } else {
@@ -602,7 +620,9 @@ impl Inner {
             .collect();
         state.schemas.retain(|key, _| live.contains(key));
         state.binding = Arc::new(binding);
-        drop(state);
+        state.installed = number;
+        // Still under the lock, so the generations followers see arrive in
+        // the order they were installed.
         self.changed.send_replace(generation);
     }
 
@@ -938,25 +958,34 @@ impl Inner {
                 revoke: revoke.clone(),
             },
         );
+        // From here on the request ends through the guard: if this future
+        // is dropped while the handler decides (the caller gave up on it,
+        // its task was aborted), the guard still removes the pending entry
+        // and publishes the one `Resolved` the request was promised.
+        let mut waiting = AwaitingDecision {
+            inner: self,
+            request: &request,
+            resolved: false,
+        };
         let waited = self
             .wait_for_decision(&*handler, &request, &call.cancel, &revoke)
             .await;
-        self.lock().pending.remove(&request.request_id);
+        waiting.remove_pending();
 
         let decision = match waited {
             Waited::Decision(decision) => decision,
             Waited::Timeout(limit) => {
-                self.resolved(&request, ApprovalResult::Denied, ApprovalSource::Timeout);
+                waiting.resolve(ApprovalResult::Denied, ApprovalSource::Timeout);
                 return Err(ToolOutcome::failed(CallFailure::NotApproved(
                     NotApproved::Timeout(limit),
                 )));
             }
             Waited::Cancelled => {
-                self.resolved(&request, ApprovalResult::Denied, ApprovalSource::Cancelled);
+                waiting.resolve(ApprovalResult::Denied, ApprovalSource::Cancelled);
                 return Err(ToolOutcome::Cancelled);
             }
             Waited::Revoked => {
-                self.resolved(&request, ApprovalResult::Denied, ApprovalSource::Revoked);
+                waiting.resolve(ApprovalResult::Denied, ApprovalSource::Revoked);
                 return Err(ToolOutcome::failed(CallFailure::NotApproved(
                     NotApproved::Revoked,
                 )));
@@ -968,13 +997,13 @@ impl Inner {
                 ApprovalResult::AllowedForSession
             }
             ApprovalDecision::AllowSession => {
-                self.resolved(&request, ApprovalResult::Denied, ApprovalSource::Handler);
+                waiting.resolve(ApprovalResult::Denied, ApprovalSource::Handler);
                 return Err(ToolOutcome::failed(CallFailure::NotApproved(
                     NotApproved::InvalidDecision,
                 )));
             }
             _ => {
-                self.resolved(&request, ApprovalResult::Denied, ApprovalSource::Handler);
+                waiting.resolve(ApprovalResult::Denied, ApprovalSource::Handler);
                 return Err(ToolOutcome::failed(CallFailure::NotApproved(
                     NotApproved::Denied,
                 )));
@@ -983,14 +1012,14 @@ impl Inner {
         // Seed 002: "configuration and cancellation are rechecked after
         // waiting".
         if call.cancel.is_cancelled() {
-            self.resolved(&request, ApprovalResult::Denied, ApprovalSource::Cancelled);
+            waiting.resolve(ApprovalResult::Denied, ApprovalSource::Cancelled);
             return Err(ToolOutcome::Cancelled);
         }
         let still_current = self.gate(&server.id).is_ok()
             && self.epoch.load(Ordering::SeqCst) == resolved.epoch
             && self.backend().availability(&server.id).lifetime() == Some(server.lifetime);
         if !still_current {
-            self.resolved(&request, ApprovalResult::Denied, ApprovalSource::Revoked);
+            waiting.resolve(ApprovalResult::Denied, ApprovalSource::Revoked);
             return Err(ToolOutcome::failed(CallFailure::NotApproved(
                 NotApproved::Revoked,
             )));
@@ -998,7 +1027,7 @@ impl Inner {
         if result == ApprovalResult::AllowedForSession {
             self.lock().grants.insert(grant);
         }
-        self.resolved(&request, result, ApprovalSource::Handler);
+        waiting.resolve(result, ApprovalSource::Handler);
         Ok(())
     }
 
@@ -1069,6 +1098,38 @@ impl Inner {
                 Err(ClientError::Cancelled) => ToolOutcome::Cancelled,
                 Err(error) => ToolOutcome::failed(CallFailure::from_client_error(&error)),
             },
+        }
+    }
+}
+
+/// An approval request the handler is deciding: in the pending table until
+/// the wait ends, and resolved exactly once, by the call or, when the call
+/// is dropped before that, by this guard's `Drop`.
+struct AwaitingDecision<'a> {
+    inner: &'a Inner,
+    request: &'a ApprovalRequest,
+    resolved: bool,
+}
+
+impl AwaitingDecision<'_> {
+    /// Takes the request out of the pending table: nothing can revoke it
+    /// any more.
+    fn remove_pending(&self) {
+        self.inner.lock().pending.remove(&self.request.request_id);
+    }
+
+    /// Publishes the request's resolution.
+    fn resolve(&mut self, result: ApprovalResult, source: ApprovalSource) {
+        self.resolved = true;
+        self.inner.resolved(self.request, result, source);
+    }
+}
+
+impl Drop for AwaitingDecision<'_> {
+    fn drop(&mut self) {
+        if !self.resolved {
+            self.remove_pending();
+            self.resolve(ApprovalResult::Denied, ApprovalSource::Abandoned);
         }
     }
 }

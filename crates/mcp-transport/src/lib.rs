@@ -6,6 +6,8 @@
 //! - [`Client`]: pumps `mcp_proto`'s sans-IO session over any transport.
 
 mod client;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod http;
 mod memory;
 #[cfg(unix)]

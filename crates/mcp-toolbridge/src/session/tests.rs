@@ -151,6 +151,9 @@ struct Fake {
     events: Mutex<Option<broadcast::Sender<BackendEvent>>>,
     changed: watch::Sender<u64>,
     touched: Mutex<Vec<String>>,
+    /// Runs once, inside the next `snapshot`, after the servers were read:
+    /// lets a test hold one rebind between its snapshot and its install.
+    after_snapshot: Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
 impl Fake {
@@ -299,6 +302,11 @@ impl Backend for Fake {
             })
             .collect();
         out.sort_by(|a, b| a.id.cmp(&b.id));
+        drop(servers);
+        let hook = self.after_snapshot.lock().unwrap().take();
+        if let Some(hook) = hook {
+            hook();
+        }
         out
     }
 
@@ -888,6 +896,124 @@ async fn cancelling_while_waiting_for_approval_is_a_cancellation() {
         }
     ));
     assert!(h.seen.try_recv().is_err());
+}
+
+/// The approval requests the session is waiting on.
+fn pending_requests(session: &McpSession) -> Vec<u64> {
+    let mut ids: Vec<u64> = session.inner.lock().pending.keys().copied().collect();
+    ids.sort_unstable();
+    ids
+}
+
+#[tokio::test]
+async fn dropping_a_call_that_waits_for_approval_resolves_it_as_abandoned() {
+    let mut h = harness(SessionOptions::default()).await;
+    h.session.set_approval_handler(Some(Arc::new(Never)));
+    let tools = h.session.bind();
+    let tool = tools.get("mcp_fx_echo").unwrap().clone();
+    let mut call = Box::pin(tool.call(ToolCall::new("c", json!({"text": "a"}))));
+    // The call runs up to the handler's wait, which publishes the request.
+    let requested = tokio::select! {
+        biased;
+        outcome = &mut call => panic!("the call ended without a decision: {outcome:?}"),
+        event = h.events.recv() => event.unwrap(),
+    };
+    let ApprovalEvent::Requested(request) = requested else {
+        panic!("expected a request, got {requested:?}");
+    };
+    assert_eq!(pending_requests(&h.session), [request.request_id]);
+
+    drop(call);
+
+    assert_eq!(pending_requests(&h.session), [] as [u64; 0]);
+    assert_eq!(
+        drain(&mut h.events),
+        [ApprovalEvent::Resolved {
+            request_id: request.request_id,
+            call_id: "c".into(),
+            result: ApprovalResult::Denied,
+            source: ApprovalSource::Abandoned,
+        }]
+    );
+    assert!(h.seen.try_recv().is_err());
+}
+
+#[tokio::test]
+async fn aborting_the_task_of_a_call_that_waits_for_approval_resolves_it_once() {
+    let mut h = harness(SessionOptions::default()).await;
+    h.session.set_approval_handler(Some(Arc::new(Never)));
+    let tools = h.session.bind();
+    let tool = tools.get("mcp_fx_echo").unwrap().clone();
+    let task =
+        tokio::spawn(async move { tool.call(ToolCall::new("c", json!({"text": "a"}))).await });
+    let ApprovalEvent::Requested(request) = h.events.recv().await.unwrap() else {
+        panic!("expected a request first");
+    };
+    assert_eq!(pending_requests(&h.session), [request.request_id]);
+
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+
+    assert_eq!(pending_requests(&h.session), [] as [u64; 0]);
+    let events = drain(&mut h.events);
+    assert_eq!(
+        resolutions(
+            &[ApprovalEvent::Requested(request.clone())]
+                .into_iter()
+                .chain(events.iter().cloned())
+                .collect::<Vec<_>>()
+        ),
+        [(ApprovalResult::Denied, ApprovalSource::Abandoned)]
+    );
+    assert_eq!(events.len(), 1, "one resolution, nothing else: {events:?}");
+    // Later revocations find nothing left to end.
+    h.fake.swap("fx");
+    assert!(h.seen.try_recv().is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_rebind_that_snapshotted_first_never_installs_over_a_newer_one() {
+    let h = harness(full_access()).await;
+    let first = h.session.bind();
+    let old = h.fake.availability("fx").lifetime().unwrap();
+    assert_eq!(first.binding.servers[0].lifetime, old);
+
+    // One rebind reads the servers, then is held before it installs.
+    let (read_tx, read_rx) = std::sync::mpsc::channel();
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    *h.fake.after_snapshot.lock().unwrap() = Some(Box::new(move || {
+        read_tx.send(()).unwrap();
+        go_rx.recv().unwrap();
+    }));
+    let slow = std::thread::spawn({
+        let session = h.session.clone();
+        move || session.bind()
+    });
+    read_rx.recv().unwrap();
+
+    // Meanwhile the catalog is refreshed and another rebind runs whole.
+    let new = h.fake.swap("fx");
+    assert_ne!(new, old);
+    let fast = h.session.bind();
+    assert_eq!(fast.binding.servers[0].lifetime, new);
+
+    go_tx.send(()).unwrap();
+    let late = slow.join().unwrap();
+
+    let current = h.session.tools();
+    assert_eq!(
+        current.binding.servers[0].lifetime, new,
+        "the older snapshot was installed last"
+    );
+    assert_eq!(late.binding.servers[0].lifetime, new);
+    assert_eq!(current.generation(), fast.generation());
+    assert_eq!(*h.session.changes().borrow(), current.generation());
+    assert!(current.generation() > first.generation());
+    // The current binding's tools call the current catalog.
+    assert_eq!(
+        text(&call(&current, "mcp_fx_echo", json!({"text": "hi"})).await),
+        "hi"
+    );
 }
 
 #[tokio::test]

@@ -39,20 +39,8 @@ impl SseBody {
     /// next connection of the same stream.
     pub(crate) async fn next(&mut self, decoder: &mut SseDecoder) -> SseItem {
         loop {
-            let item = if self.ended {
-                decoder.finish()
-            } else {
-                decoder.next_event()
-            };
-            match item {
-                Some(Ok(event)) => return SseItem::Event(event),
-                Some(Err(SseError::TooLarge { limit })) => return SseItem::TooLarge(limit),
-                Some(Err(error)) => {
-                    tracing::warn!(%error, "skipping an SSE event that cannot be read");
-                    continue;
-                }
-                None if self.ended => return SseItem::End,
-                None => {}
+            if let Some(item) = decoded_item(decoder, self.ended) {
+                return item;
             }
             match self.body.frame().await {
                 Some(Ok(frame)) => {
@@ -69,6 +57,29 @@ impl SseBody {
                 None => self.ended = true,
             }
         }
+    }
+}
+
+/// The sans-IO half of [`SseBody::next`]: the next item the decoder holds,
+/// given whether the body has ended, or `None` when it needs more of the
+/// body. Events that cannot be read are logged and skipped.
+pub(crate) fn decoded_item(decoder: &mut SseDecoder, ended: bool) -> Option<SseItem> {
+    loop {
+        let item = if ended {
+            decoder.finish()
+        } else {
+            decoder.next_event()
+        };
+        return match item {
+            Some(Ok(event)) => Some(SseItem::Event(event)),
+            Some(Err(SseError::TooLarge { limit })) => Some(SseItem::TooLarge(limit)),
+            Some(Err(error)) => {
+                tracing::warn!(%error, "skipping an SSE event that cannot be read");
+                continue;
+            }
+            None if ended => Some(SseItem::End),
+            None => None,
+        };
     }
 }
 

@@ -22,7 +22,7 @@ use std::time::Duration;
 mod auth;
 mod client;
 mod engine;
-mod events;
+pub(crate) mod events;
 mod legacy_sse;
 mod pool;
 mod streamable;
