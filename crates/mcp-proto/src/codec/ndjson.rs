@@ -167,11 +167,16 @@ pub enum NdjsonError {
 }
 
 /// Appends `message` as one line of compact JSON ending in `\n`.
+///
+/// A message holding a raw line break inside a JSON string (invalid JSON a
+/// peer sent, kept raw in a payload) has no one-line form that means the
+/// same, so nothing is appended for it.
 pub fn encode(message: &Message, out: &mut Vec<u8>) {
     write_line(out, |out| write_message(message, out));
 }
 
-/// Appends `frame` as one line of compact JSON ending in `\n`.
+/// Appends `frame` as one line of compact JSON ending in `\n`; nothing
+/// for a frame that [`encode`] would refuse a member of.
 pub fn encode_frame(frame: &Frame, out: &mut Vec<u8>) {
     write_line(out, |out| match frame {
         Frame::Single(message) => write_message(message, out),
@@ -259,11 +264,38 @@ fn write_line(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>) -> serde_json:
     if let Some(line) = out.get_mut(start..)
         && memchr2(b'\n', b'\r', line).is_some()
     {
+        // A raw line break inside a string is invalid JSON kept raw from a
+        // peer: a space there would change the string (and make the JSON
+        // valid), and the break itself would end the line.
+        if breaks_inside_strings(line) {
+            out.truncate(start);
+            return;
+        }
         for byte in line.iter_mut().filter(|b| matches!(**b, b'\n' | b'\r')) {
             *byte = b' ';
         }
     }
     out.push(b'\n');
+}
+
+/// Whether a CR or LF byte of `json` sits inside a string literal.
+fn breaks_inside_strings(json: &[u8]) -> bool {
+    let mut in_string = false;
+    let mut escaped = false;
+    for &byte in json {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                b'\n' | b'\r' => return true,
+                _ => {}
+            }
+        } else if byte == b'"' {
+            in_string = true;
+        }
+    }
+    false
 }
 
 /// The item of one complete line, `None` for a blank line.
@@ -637,6 +669,31 @@ mod tests {
         let mut expected = serde_json::to_vec(&frame).unwrap();
         expected.push(b'\n');
         assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn a_line_break_inside_a_peers_string_is_not_written_as_a_space() {
+        // The scanner keeps a result's bytes raw; this one is invalid JSON
+        // (a raw CR in a string), which fails at the caller's decode. A
+        // space in its place would make it valid, and mean something else.
+        let frame =
+            Frame::from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"x\":\"a\rb\"}}")
+                .expect("the envelope is read; the result stays raw");
+        let mut out = b"before\n".to_vec();
+        encode_frame(&frame, &mut out);
+        assert_eq!(out, b"before\n", "nothing is appended");
+        // Between tokens a break is whitespace, and a space means the same.
+        let frame = Frame::from_slice(
+            b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\r\n\"x\":\"a\\r\\\"b\"}}",
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        encode_frame(&frame, &mut out);
+        assert_eq!(
+            out,
+            b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{  \"x\":\"a\\r\\\"b\"}}\n"
+        );
+        assert_eq!(Frame::from_slice(&out).unwrap(), frame);
     }
 
     #[test]
