@@ -47,7 +47,7 @@ pub(crate) struct GlobalArgs {
     pub(crate) verbose: u8,
 }
 
-/// The session permission preset (seed 002, "Call permissions").
+/// The session permission preset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Preset {
     /// Full access: calls run without asking.

@@ -1,6 +1,6 @@
 //! Exit statuses and the error every command returns.
 //!
-//! The statuses are part of the scripting interface (issue 7): 0 success,
+//! The statuses are part of the scripting interface: 0 success,
 //! 1 the tool reported an error (`isError`), 2 a usage or configuration
 //! error, 3 a connection failure; 130 when Ctrl-C interrupted a call.
 //! clap's own usage errors exit with 2 too.

@@ -66,7 +66,7 @@ impl Runtime {
             report = only(report, id)?;
         }
         let mut manager_options = ManagerOptions::default();
-        // Seed 002's mode: never wait inside the manager; this run waits
+        // The mode: never wait inside the manager; this run waits
         // for exactly the servers it needs, and `watch` shows the progress.
         manager_options.startup = StartupMode::Background;
         manager_options.client.session.client_info = client_info();

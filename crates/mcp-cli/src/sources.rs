@@ -7,7 +7,7 @@
 //! 1. the project's `.mcp.json` (`--project DIR`, default the current
 //!    directory; `--no-project` skips it);
 //! 2. every `--config FILE`, in the order given (any supported format);
-//! 3. the store, seed 002's `mcp.json` (`$LOOP_DATA_DIR/mcp.json`, else
+//! 3. the store, `mcp.json` (`$LOOP_DATA_DIR/mcp.json`, else
 //!    `~/.loop/mcp.json`), which `add`, `remove`, `enable` and `disable` edit.
 //!
 //! The embedded default: when none of these exists (no store file, no

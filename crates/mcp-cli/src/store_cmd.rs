@@ -1,4 +1,4 @@
-//! `add`, `remove`, `enable` and `disable`: editing the store (seed 002's `mcp.json`) through mcp-config's `Store`.
+//! `add`, `remove`, `enable` and `disable`: editing the store (`mcp.json`) through mcp-config's `Store`.
 //!
 //! The store does the safe part: validation with stable codes, atomic
 //! owner-only writes, write-only secrets, and refusing to overwrite a

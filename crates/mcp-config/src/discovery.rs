@@ -1,6 +1,6 @@
 //! Discovery: collecting servers from the user file, the project file and host sources, with source metadata.
 //!
-//! Seed 000 ("loadAllMCPConfigs") and issue 4 ("Discovery"):
+//! Discovery:
 //!
 //! - Sources are read in order: the user-level file, the project-level file
 //!   (`<project>/.mcp.json`), then every source the host added through
@@ -18,13 +18,13 @@
 //! - Disabled entries are set aside ([`DiscoveryEntry::Disabled`]) before
 //!   anything could connect to them.
 //! - A [`NativeHook`] can take entries the host serves natively out of the
-//!   list (seed 000's Exa case, see [`ExaHook`]), receiving the entry and
+//!   list (Exa case, see [`ExaHook`]), receiving the entry and
 //!   its API key.
 //! - Every remaining server is validated; an invalid one becomes an error
 //!   entry with all its diagnostics.
 //! - A source that cannot be read at all becomes one synthetic error entry
 //!   naming the file. [`Discovery::discover`] itself never fails, so a
-//!   host's startup never does either (seed 000: discovery errors are
+//!   host's startup never does either (discovery errors are
 //!   best-effort).
 //!
 //! Discovery reads files synchronously; they are small, but a tokio host
@@ -84,7 +84,7 @@ pub struct SourceMeta {
     pub level: ConfigLevel,
     /// The file, when the source is one.
     pub path: Option<PathBuf>,
-    /// A name for display, e.g. `Claude Desktop` (seed 000: `mcp:<server> via <provider>`).
+    /// A name for display, e.g. `Claude Desktop` (`mcp:<server> via <provider>`).
     pub provider_label: String,
 }
 
@@ -168,7 +168,7 @@ impl SourceError {
     }
 }
 
-/// A configuration file. A missing file has no servers (seed 002).
+/// A configuration file. A missing file has no servers.
 #[derive(Clone, Debug)]
 pub struct FileSource {
     meta: SourceMeta,
@@ -233,7 +233,7 @@ impl ConfigSource for FileSource {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DiscoveryOptions {
-    /// Read project-level sources. Default `true`; seed 000's
+    /// Read project-level sources. Default `true`; the
     /// `mcp.enableProjectConfig: false` turns it off.
     pub project_configs: bool,
     /// The file looked up in the project root. Default `.mcp.json`.
@@ -358,7 +358,7 @@ pub trait NativeHook: fmt::Debug + Send + Sync {
     fn claim(&self, server: &DiscoveredServer) -> Option<NativeClaim>;
 }
 
-/// Seed 000's Exa filter: claims Exa's MCP server (`npx exa-mcp-server`, or
+/// The Exa filter: claims Exa's MCP server (`npx exa-mcp-server`, or
 /// an `https://mcp.exa.ai/...` URL) and hands over its API key (the
 /// `EXA_API_KEY` env value, the URL's `exaApiKey` parameter, or an
 /// `x-api-key` header).
@@ -537,7 +537,7 @@ impl Discovery {
         let mut slots: Vec<Slot> = Vec::new();
         for (source_index, source) in sources.enumerate() {
             // A host source that panics must not take the host's startup
-            // down with it: seed 000 turns a throwing discovery into an
+            // down with it: the design turns a throwing discovery into an
             // error entry, and so does this.
             let Ok(meta) = catch_unwind(AssertUnwindSafe(|| source.meta())) else {
                 slots.push(Slot::Failed(source_failure(

@@ -1,6 +1,6 @@
 //! `${VAR}` and `${VAR:-default}` references, resolved from an injectable environment.
 //!
-//! Issue 4: references are allowed in the command, args, env values, URL and
+//! References are allowed in the command, args, env values, URL and
 //! header values, and resolved when a server connects, from the host
 //! process's environment (injectable for tests). The syntax:
 //!

@@ -1,7 +1,7 @@
 //! Fingerprints: sha256 over a canonical form of a resolved config, to tell "the same server".
 //!
 //! DESIGN.md (mcp-config): the fingerprint identifies the same server for
-//! tool caches and for seed 002's "saving an unchanged ready connection
+//! tool caches and for "saving an unchanged ready connection
 //! preserves it". So it covers exactly what decides where and how the
 //! connection is made, after `${VAR}` expansion:
 //!
@@ -20,7 +20,7 @@
 //!   keep the fingerprints they had before it existed.
 //!
 //! The id, display name, description and enabled flag do not count (a
-//! rename keeps the connection, seed 002), and neither does `timeout`,
+//! rename keeps the connection), and neither does `timeout`,
 //! which bounds how long the host waits, not what it connects to.
 //!
 //! The canonical form is JSON with sorted keys and sorted pairs, prefixed

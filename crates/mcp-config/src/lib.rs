@@ -23,7 +23,7 @@
 //! 5. **Fingerprint** the result with [`fingerprint`] to recognise the same
 //!    server across saves and caches.
 //!
-//! [`Store`] keeps servers a person adds in seed 002's `mcp.json`: atomic,
+//! [`Store`] keeps servers a person adds in `mcp.json`: atomic,
 //! owner-only, serialized writes, write-only secrets.
 //!
 //! Secret values (literal env and header values, tokens) are held in

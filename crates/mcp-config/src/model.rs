@@ -1,8 +1,8 @@
 //! The configuration model every format reads into: a server and its transport, described as data.
 //!
-//! The model follows the store of seed 002 (`id`, `name`, `enabled`,
-//! `transport`), extended with the per-server `description` (seed 003) and
-//! `timeout` (seed 000) that the other formats carry. It describes a transport;
+//! The model follows the store (`id`, `name`, `enabled`,
+//! `transport`), extended with the per-server `description` and
+//! `timeout` that the other formats carry. It describes a transport;
 //! connecting is `mcp-manager`'s job.
 
 use crate::secret::SecretValue;
@@ -29,9 +29,9 @@ pub struct ServerConfig {
     pub name: String,
     /// Disabled servers are kept and listed but never connected. Default `true`.
     pub enabled: bool,
-    /// A description for people and models (seed 003). Default `None`.
+    /// A description for people and models. Default `None`.
     pub description: Option<String>,
-    /// Overrides the initialize deadline, in milliseconds (seed 000's
+    /// Overrides the initialize deadline, in milliseconds (the
     /// `timeout`). Default `None`: the manager's own deadline applies.
     pub timeout_ms: Option<u64>,
     /// Which protocol era the client speaks to this server (the formats'
@@ -64,7 +64,7 @@ impl ServerConfig {
     }
 
     /// A copy whose literal env and header values are all replaced by
-    /// [`SecretValue::Saved`]: what `Store::list` hands out (seed 002).
+    /// [`SecretValue::Saved`]: what `Store::list` hands out.
     pub fn redacted(&self) -> ServerConfig {
         let mut copy = self.clone();
         let entries = match &mut copy.transport {
@@ -188,7 +188,7 @@ impl TransportKind {
     }
 }
 
-/// A stdio server: a command spawned directly, without a shell (seed 002).
+/// A stdio server: a command spawned directly, without a shell.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct StdioConfig {
@@ -203,7 +203,7 @@ pub struct StdioConfig {
     /// (the store's `envVars`).
     pub env_passthrough: Vec<String>,
     /// The working directory: must be absolute; `None` (or empty) inherits
-    /// the host's launch directory (seed 002). Never expanded.
+    /// the host's launch directory. Never expanded.
     pub cwd: Option<String>,
 }
 
@@ -366,7 +366,7 @@ impl SecretEntry {
         }
     }
 
-    /// A row that keeps the value already saved under `key` (seed 002's
+    /// A row that keeps the value already saved under `key` (the
     /// `saved: true` with an empty value).
     pub fn saved(key: impl Into<String>) -> Self {
         SecretEntry {

@@ -1,6 +1,6 @@
 //! Resolution: turning a validated server into exactly what a transport needs, with `${VAR}` expanded.
 //!
-//! Issue 4 and seed 002: references are resolved when a server connects,
+//! References are resolved when a server connects,
 //! from the host process's environment; a missing variable fails that server
 //! (`missing_env`, naming the variable) and no other. `envVars`,
 //! `bearerTokenEnv` and `envHeaders` name variables too, and are resolved
@@ -47,7 +47,7 @@ pub enum ResolvedTransport {
     Sse(ResolvedHttp),
 }
 
-/// A process to spawn, directly and without a shell (seed 002).
+/// A process to spawn, directly and without a shell.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ResolvedStdio {
@@ -57,7 +57,7 @@ pub struct ResolvedStdio {
     pub args: Vec<String>,
     /// Variables to set on top of the transport's minimal platform
     /// environment: the passed-through `envVars` first, then the literal
-    /// `env` values, which override them (seed 002). One entry per name.
+    /// `env` values, which override them. One entry per name.
     pub env: Vec<(String, Secret)>,
     /// The working directory; `None` inherits the host's launch directory.
     pub cwd: Option<PathBuf>,

@@ -1,6 +1,6 @@
 //! Secret strings that never show in `Debug` output, and the write-only value of a stored secret.
 //!
-//! Seed 002 ("Configuration and API"): literal env and header values are
+//! Literal env and header values are
 //! write-only. Every type that can hold one wraps it in [`Secret`], so that a
 //! derived `Debug` anywhere in the crate prints `<redacted>` instead of the
 //! value, and nothing formats it by accident (there is no `Display`).
@@ -66,7 +66,7 @@ impl From<&str> for Secret {
 
 /// The value of a literal env entry or header.
 ///
-/// Seed 002: `list()` returns literal values empty with `saved: true`, and a
+/// list()` returns literal values empty with `saved: true`, and a
 /// caller that sends the same key back with `saved: true` and an empty value
 /// keeps the stored value. [`SecretValue::Saved`] is that marker; in the
 /// store's JSON it is written `"value": "", "saved": true`.

@@ -1,6 +1,6 @@
-//! The store: seed 002's `mcp.json` (version 1), written atomically and owner-only, with write-only secrets.
+//! The store: `mcp.json` (version 1), written atomically and owner-only, with write-only secrets.
 //!
-//! Seed 002 ("Configuration and API") is the specification:
+//! The rules:
 //!
 //! - The file is `<data dir>/mcp.json`; an environment variable
 //!   ([`DATA_DIR_ENV`], `LOOP_DATA_DIR`) moves the data dir. See [`StoreLocation`].
@@ -45,7 +45,7 @@ use crate::format::{DocumentError, Format, parse_document, write_store_v1};
 use crate::model::{SecretEntry, ServerConfig, TransportConfig};
 use crate::validate::validate;
 
-/// The variable that moves the store's data dir (seed 002: "LOOP_DATA_DIR
+/// The variable that moves the store's data dir ("LOOP_DATA_DIR
 /// changes the root").
 pub const DATA_DIR_ENV: &str = "LOOP_DATA_DIR";
 
@@ -241,7 +241,7 @@ pub struct DroppedSecret {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DropReason {
-    /// The command, args, cwd, URL or transport changed (seed 002: the
+    /// The command, args, cwd, URL or transport changed (the
     /// secret must be entered again for the new program or endpoint).
     ConnectionChanged,
     /// Nothing is stored under that key for this server.
@@ -575,7 +575,7 @@ fn lock_path(path: &Path) -> PathBuf {
     store_dir(path).join(name)
 }
 
-/// Kept-secret rules of seed 002, applied to `config` against the stored
+/// Kept-secret rules, applied to `config` against the stored
 /// `previous` version. Returns the rows that were dropped.
 fn merge_kept_secrets(
     config: &mut ServerConfig,
@@ -630,7 +630,7 @@ fn merge_kept_secrets(
     dropped
 }
 
-/// Seed 002: "Changing a STDIO command, arguments or cwd, or an HTTP URL,
+/// The rule: "Changing a STDIO command, arguments or cwd, or an HTTP URL,
 /// requires re-entering preserved secrets." A different transport is a
 /// different connection too.
 fn connection_changed(old: &TransportConfig, new: &TransportConfig) -> bool {
@@ -680,7 +680,7 @@ fn create_private_dir(dir: &Path) -> io::Result<()> {
     fs::create_dir_all(dir)
 }
 
-/// Seed 002: owner-only file mode on POSIX. The temp file is created 0600
+/// Owner-only file mode on POSIX. The temp file is created 0600
 /// already; setting it again makes the guarantee independent of that.
 #[cfg(unix)]
 fn restrict_to_owner(file: &fs::File) -> io::Result<()> {
@@ -688,7 +688,7 @@ fn restrict_to_owner(file: &fs::File) -> io::Result<()> {
     file.set_permissions(fs::Permissions::from_mode(0o600))
 }
 
-/// Seed 002: on Windows the protection follows the directory's ACL.
+/// On Windows the protection follows the directory's ACL.
 #[cfg(not(unix))]
 fn restrict_to_owner(_file: &fs::File) -> io::Result<()> {
     Ok(())

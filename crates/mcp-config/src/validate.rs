@@ -1,6 +1,6 @@
 //! Validation: every problem in a server's configuration, each with a stable code and a field path.
 //!
-//! The rules are seed 002's ("Configuration and API") plus issue 4's list:
+//! The rules:
 //! an empty command, a relative cwd, a URL scheme other than http/https, URL
 //! userinfo or fragment, header names repeated case-insensitively across
 //! `headers` and `envHeaders`, `bearerTokenEnv` together with an
@@ -357,7 +357,7 @@ impl Validator {
     }
 }
 
-/// The URL rules of seed 002: http or https, no userinfo, no fragment.
+/// The URL rules: http or https, no userinfo, no fragment.
 /// Shared with resolution, which applies them to expanded URLs. Messages
 /// never repeat the URL: it may hold a password.
 pub(crate) fn check_url(url: &str, server: Option<String>, field: &str, out: &mut Vec<Diagnostic>) {

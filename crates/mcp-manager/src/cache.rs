@@ -1,4 +1,4 @@
-//! The tool cache (seed 000's `MCPToolCache`): the last catalog of each server, keyed by config fingerprint.
+//! The tool cache (`MCPToolCache`): the last catalog of each server, keyed by config fingerprint.
 //!
 //! The startup gate turns a still-pending server's cached tools into
 //! deferred tools, so a host starts at once when a server is slow. Entries

@@ -2,7 +2,7 @@
 //!
 //! A [`Catalog`] never changes once built; a refresh builds a new one and
 //! swaps the `Arc`, so a snapshot taken earlier keeps the catalog it saw
-//! (seed 002: "an in-flight catalog never changes"). Every swap gets a new
+//! (an in-flight catalog never changes). Every swap gets a new
 //! [`LifetimeId`]; the tool bridge binds session grants to it, so a refresh,
 //! reconnect, disable, delete or config change revokes them.
 //!

@@ -2,7 +2,7 @@
 //!
 //! Every server has one [`Entry`] holding its configuration, source
 //! metadata, status, current client and catalog, and the handle of the
-//! task that runs its connection (`task.rs`). Seed 000's registries
+//! task that runs its connection (`task.rs`). The registries
 //! (connected, pending connect, pending tool load, tools, sources) are
 //! views of these entries: the status says which registry a server is in.
 //!
@@ -58,10 +58,10 @@ pub(crate) enum Origin {
 /// Why a configuration is being applied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Trigger {
-    /// Startup or rediscovery (seed 000's `connectServers`): a server that is
+    /// Startup or rediscovery (`connectServers`): a server that is
     /// connected or pending with the same fingerprint is left alone.
     Startup,
-    /// A save (seed 002): a ready server with the same fingerprint keeps its
+    /// A save: a ready server with the same fingerprint keeps its
     /// connection; a failed or pending one starts a fresh attempt.
     Save {
         /// The save created the server.

@@ -1,6 +1,6 @@
 //! Management errors: a stable code, a short message and the config key to change.
 //!
-//! Issue 5 and seed 002 ("Lifecycle and errors"): a server's error carries a
+//! A server's error carries a
 //! code a UI may branch on, a message for a person, and the field of the
 //! configuration to look at. Raw server errors and stderr go to `tracing`,
 //! never into these types, and no secret value (env values, header values,
@@ -142,7 +142,7 @@ impl ErrorCode {
     }
 
     /// Whether only a change of configuration (or of the environment) can
-    /// fix this: such errors are never retried automatically (seed 003's
+    /// fix this: such errors are never retried automatically (the
     /// `isConfigError`). Rejected credentials count: retrying them with the
     /// same token cannot succeed, and so do a refused `Origin`/`Host` and a
     /// redirect to another origin: the URL has to change.

@@ -3,8 +3,8 @@
 //! [`McpManager`] connects servers in parallel (at most 3 setting up at
 //! once, the others `queued`), applies deadlines (initialize 10 s, each
 //! `tools/list` page 10 s, whole discovery 15 s, a one-time 120 s for a
-//! first stdio save), runs seed 000's startup gate with deferred tools from
-//! a [`ToolCache`] (or seed 002's background startup), keeps catalogs fresh
+//! first stdio save), runs the startup gate with deferred tools from
+//! a [`ToolCache`] (or background startup), keeps catalogs fresh
 //! on `notifications/tools/list_changed`, reconnects and closes idle
 //! connections when asked to, and publishes [`Snapshot`]s and
 //! [`ManagerEvent`]s. It is shared by every host session (cheap `Clone`).

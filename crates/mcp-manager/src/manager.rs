@@ -24,7 +24,7 @@ use crate::startup::{StartupError, StartupReport};
 use crate::status::ServerStatus;
 
 /// The connection lifecycle engine. Cheap to clone: every clone is the same
-/// manager, so one manager serves many host sessions (seed 000's subagents
+/// manager, so one manager serves many host sessions (subagents
 /// reuse their parent's connections this way).
 ///
 /// Dropping the last clone aborts every server task and closes every
@@ -172,7 +172,7 @@ pub struct ServerInfo {
 #[non_exhaustive]
 pub struct ServerListing {
     /// The configuration, with every literal env and header value
-    /// replaced by the "saved" marker (seed 002's write-only secrets).
+    /// replaced by the "saved" marker (write-only secrets).
     pub config: ServerConfig,
     /// The status.
     pub status: ServerStatus,
@@ -265,7 +265,7 @@ impl McpManager {
     /// Connects the servers of a discovery report: enabled ones connect,
     /// disabled ones are recorded, error entries become startup errors, and
     /// servers an earlier discovery added that this report no longer has
-    /// are removed (seed 000's `/mcp` reload).
+    /// are removed (`/mcp` reload).
     pub async fn connect_discovered(&self, report: &DiscoveryReport) -> StartupReport {
         self.connect_report(report, Instant::now()).await
     }
@@ -513,7 +513,7 @@ impl McpManager {
         }
     }
 
-    /// Starts a fresh connection attempt for an enabled server (seed 002's
+    /// Starts a fresh connection attempt for an enabled server (the
     /// Retry): the configuration is resolved again (a variable set since
     /// counts) and any current connection is closed. Returns at once; the
     /// status and events follow the attempt.
@@ -647,7 +647,7 @@ impl McpManager {
     }
 
     /// Saves a new or changed server (persisting it when there is a store)
-    /// and applies it (seed 002): an unchanged ready server keeps its
+    /// and applies it: an unchanged ready server keeps its
     /// connection; an unchanged failed or pending one starts a fresh
     /// attempt; a changed one reconnects (results of the old connection are
     /// dropped); a disabled one is saved without connecting. A save that
@@ -766,7 +766,7 @@ impl McpManager {
                 return Err(ManagerError::UnknownServer { id: id.to_owned() });
             };
             // Re-enabling a failed or stopped server starts a fresh
-            // attempt (seed 002); one that is connected or pending is kept.
+            // attempt; one that is connected or pending is kept.
             if entry.config.enabled != enabled || (enabled && !entry_active(entry)) {
                 entry.config.enabled = enabled;
                 core.restart(entry, false);

@@ -1,4 +1,4 @@
-//! Manager options: every number of issue 5 is a field here, with the issue's default.
+//! Manager options: every number the manager works by is a field here, with its default.
 
 use std::time::Duration;
 
@@ -11,7 +11,7 @@ use mcp_transport::ClientOptions;
 #[non_exhaustive]
 pub struct ManagerOptions {
     /// How `connect_servers` and friends return. Default
-    /// [`StartupMode::Gate`] waiting 250 ms (seed 000).
+    /// [`StartupMode::Gate`] waiting 250 ms.
     pub startup: StartupMode,
     /// How many connections may be set up (transport, initialize, catalog
     /// listing) at once; the others are `queued`. Default 3.
@@ -53,7 +53,7 @@ pub struct ManagerOptions {
     /// cursors for empty pages would otherwise be asked forever.
     /// Default 10.
     pub max_empty_pages: usize,
-    /// List resources when the server declares them (seed 003's manifest).
+    /// List resources when the server declares them (manifest).
     /// Default true.
     pub list_resources: bool,
     /// List prompts when the server declares them. Default true.
@@ -99,7 +99,7 @@ impl Default for ManagerOptions {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StartupMode {
-    /// Seed 000's fast startup gate: wait up to `wait` for every server;
+    /// The fast startup gate: wait up to `wait` for every server;
     /// then return the ready ones, the failures, and deferred tools from the
     /// tool cache for servers still pending. A pending server without a
     /// cache entry is waited for.
@@ -107,7 +107,7 @@ pub enum StartupMode {
         /// How long to wait for every server. Default 250 ms.
         wait: Duration,
     },
-    /// Seed 002: never wait; servers join later snapshots as they become
+    /// Never wait; servers join later snapshots as they become
     /// ready.
     Background,
 }
@@ -170,7 +170,7 @@ impl ReconnectPolicy {
     }
 }
 
-/// Closing connections nobody used for a while (seed 003).
+/// Closing connections nobody used for a while.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct IdlePolicy {

@@ -1,6 +1,6 @@
 //! Snapshots: the ready servers and their catalogs, captured together and cheaply for one host prompt.
 //!
-//! Seed 002 ("Call permissions"): a session snapshots ready tools and the
+//! A session snapshots ready tools and the
 //! server rows of the `<mcp_servers>` prompt section together, so the two
 //! always agree; servers that are connecting, failed, disabled or have
 //! zero tools are omitted. A snapshot only clones `Arc`s of immutable

@@ -1,4 +1,4 @@
-//! Startup: the report `connect_servers` returns, and seed 000's fast startup gate that decides when to return it.
+//! Startup: the report `connect_servers` returns, and the fast startup gate that decides when to return it.
 //!
 //! With [`StartupMode::Gate`](crate::StartupMode::Gate) the manager waits up
 //! to 250 ms for every server it just started. Then it returns the ready

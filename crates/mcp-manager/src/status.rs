@@ -6,11 +6,11 @@ use crate::error::{RetryState, ServerError};
 
 /// The status of one server.
 ///
-/// Issue 5 and seed 002 name six: `disabled`, `queued`, `connecting`,
+/// There are six: `disabled`, `queued`, `connecting`,
 /// `refreshing`, `ready` and `error`. Two more cover what the issue's
 /// policies produce and the six cannot say: `idle` (the idle timeout closed
 /// the connection; the next [`wait_ready`](crate::McpManager::wait_ready)
-/// connects again, as seed 003's `load_mcp` does) and `disconnected`
+/// connects again, as `load_mcp` does) and `disconnected`
 /// (closed by [`disconnect`](crate::McpManager::disconnect),
 /// [`disconnect_all`](crate::McpManager::disconnect_all) or
 /// [`close`](crate::McpManager::close); only

@@ -118,7 +118,7 @@ pub(crate) async fn run(lease: Lease, mut plan: Plan) {
                 return;
             }
             End::RefreshFailed(error) => {
-                // Seed 002: a failed refresh closes that connection, leaves
+                // A failed refresh closes that connection, leaves
                 // the configuration intact and offers Retry; no automatic
                 // reconnect.
                 lease.fail(error, u32::MAX);

@@ -1,4 +1,4 @@
-//! Permissions and approvals (seed 002, "Call permissions").
+//! Permissions and approvals.
 //!
 //! MCP calls follow the live session's permission preset. Full access
 //! calls without asking; read only and workspace write ask the host's

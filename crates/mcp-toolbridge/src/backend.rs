@@ -117,7 +117,7 @@ pub(crate) trait EventStream: Send + 'static {
 /// The bridge's view of the connection layer.
 #[async_trait]
 pub(crate) trait Backend: Send + Sync + 'static {
-    /// The ready servers with tools, captured together (seed 002's
+    /// The ready servers with tools, captured together (the
     /// `snapshot(workspaceRoot)`).
     fn snapshot(&self, workspace: Option<&Path>) -> Vec<ReadyServer>;
     /// One server's availability now.

@@ -1,6 +1,6 @@
 //! Loader tools for hosts that keep MCP tools out of the initial
-//! declarations (seed 003, "Dynamic tools"), and the catalog search tools
-//! (seed 002's `searchTools`/`describeTool`).
+//! declarations, and the catalog search tools
+//! (`searchTools`/`describeTool`).
 //!
 //! - `load_mcp(server)`: the `server` enum lists the allowed servers with
 //!   their descriptions; connects the server if needed and returns its
@@ -9,8 +9,8 @@
 //!   server through the same validation, approval and deadline as a direct
 //!   tool; a server that is not connected gets "call load_mcp first".
 //! - `read_mcp_resource(server, uri)`: reads a resource of a connected
-//!   server. Reading is not a tool call, so it needs no approval (seed 003:
-//!   resources follow server-level trust).
+//!   server. Reading is not a tool call, so it needs no approval
+//!   (resources follow server-level trust).
 //! - `search_tools(query)` and `describe_tool(name)`: find tools of the
 //!   current binding by name and description, and fetch one schema, so
 //!   schemas enter the model's context only when asked for.
@@ -312,7 +312,7 @@ fn unavailable(server: &str, reason: impl Into<String>) -> ToolOutcome {
     })
 }
 
-/// `load_mcp`: connects if needed (seed 003: "if not connected,
+/// `load_mcp`: connects if needed ("if not connected,
 /// connect()"), then returns the manifest.
 async fn load(inner: &Arc<Inner>, server: &str, call: &ToolCall) -> ToolOutcome {
     if !inner.allows(server) {

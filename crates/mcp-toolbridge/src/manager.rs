@@ -50,7 +50,7 @@ impl McpSession {
         McpSession::with_backend(Arc::new(ManagerBackend(manager.clone())), options)
     }
 
-    /// Seed 000's startup path: binds the ready tools and, for servers the
+    /// The startup path: binds the ready tools and, for servers the
     /// startup gate left pending, the deferred tools from the tool cache.
     /// When such a server becomes ready the session rebinds on its own.
     pub fn bind_startup(&self, report: &StartupReport) -> ToolSet {
@@ -67,13 +67,13 @@ impl McpSession {
         self.bind()
     }
 
-    /// Seed 000's `refreshMCPTools`, for the reload path (after the host
+    /// The refresh, for the reload path (after the host
     /// disconnected and rediscovered servers): drops every MCP tool and
     /// binds the ones `manager` has ready now. The session follows
     /// `manager` from now on (normally the one it was created with). As a
     /// reload replaces connections, it ends every session grant and pending
     /// approval, and the tools of earlier bindings are refused as stale.
-    /// For the per-prompt rebinding of seed 002, use [`McpSession::bind`].
+    /// For per-prompt rebinding, use [`McpSession::bind`].
     pub fn refresh(&self, manager: &McpManager) -> ToolSet {
         self.replace_backend(Arc::new(ManagerBackend(manager.clone())));
         self.bind()
@@ -198,7 +198,7 @@ impl EventStream for ManagerEvents {
                 ManagerEvent::ServerRemoved { id } => BackendEvent::Removed { id },
                 // Status changes without a catalog change, renames and new
                 // servers touch no grant: a display-name-only change keeps
-                // them (seed 002).
+                // them.
                 _ => continue,
             };
             return Some(mapped);

@@ -1,7 +1,7 @@
 //! Model-facing tool names: `mcp_<server>_<tool>`, collision-free and within
 //! a provider's length limit, with the reverse map back to the raw pair.
 //!
-//! The rules (seed 000's `mcp_<server>_<tool>`, seed 002's "tool names
+//! The rules (`mcp_<server>_<tool>`, "tool names
 //! include a server/tool hash to avoid normalization collisions and fit
 //! common provider limits"):
 //!

@@ -1,5 +1,4 @@
-//! The `<mcp_servers>` section of the system prompt (seed 002, "Call
-//! permissions").
+//! The `<mcp_servers>` section of the system prompt.
 //!
 //! One row per ready server that has tools: its id, display name and how the
 //! model reaches its tools, plus an optional summary: the first nonempty

@@ -3,12 +3,12 @@
 //! Text and image blocks reach the model as they are. Audio, resource links,
 //! embedded resources and blocks of unknown types become text holding their
 //! JSON, unless the host asks for them raw ([`ContentMode::Raw`]), because
-//! most model APIs accept only text and images in a tool result (seed 002:
-//! "results preserve text/images; other content blocks become JSON text").
+//! most model APIs accept only text and images in a tool result
+//! ("results preserve text/images; other content blocks become JSON text").
 //! `structuredContent` and `isError` are kept.
 //!
 //! Failures on the way (the connection, the protocol, a deadline) become a
-//! result whose only block reads `MCP error: ...` (seed 000), so the model
+//! result whose only block reads `MCP error: ...`, so the model
 //! sees what happened; a cancellation is not a result at all
 //! ([`ToolOutcome::Cancelled`]).
 

@@ -1,5 +1,5 @@
 //! Catalog search: ranks tools by how well their names and descriptions
-//! match a free-text query (seed 002's `searchTools`, seed 003's lazy
+//! match a free-text query (`searchTools`, lazy
 //! loading), so that a host can keep hundreds of schemas out of the model's
 //! context until one is asked for.
 //!

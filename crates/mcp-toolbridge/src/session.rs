@@ -2,10 +2,10 @@
 //! per prompt, runs calls through validation, approval and dispatch, and
 //! keeps session grants and pending approvals honest as catalogs change.
 //!
-//! Seed 002: each user prompt snapshots ready tools before the model runs
+//! Each user prompt snapshots ready tools before the model runs
 //! ([`McpSession::bind`]); an in-flight catalog never changes, and a call
 //! whose catalog lifetime ended meanwhile is refused ([`CallFailure::Stale`]).
-//! Seed 000: [`McpSession::refresh`] drops every MCP tool and rebinds the
+//! [`McpSession::refresh`] drops every MCP tool and rebinds the
 //! current ones, and a session that waited for a server (a deferred tool)
 //! rebinds on its own when that server becomes ready.
 
@@ -46,7 +46,7 @@ pub struct SessionOptions {
     /// Model-name rules. Default: 64 characters, 8-digit suffixes.
     pub names: NameOptions,
     /// The total deadline of one call on the wire, after approval. Default
-    /// 60 s (seed 002); `None` takes the connection's request timeout.
+    /// 60 s; `None` takes the connection's request timeout.
     /// Calls are never retried.
     pub call_timeout: Option<Duration>,
     /// How long a deferred tool or `load_mcp` waits for its server to
@@ -65,7 +65,7 @@ pub struct SessionOptions {
     /// Whether approval requests offer "allow this tool for this session".
     /// Default true.
     pub offer_session_grants: bool,
-    /// The servers this session may use (seed 003's server-level trust); a
+    /// The servers this session may use (server-level trust); a
     /// server outside the list contributes no tools, no loader entries and
     /// no prompt row. Default `None`: every server.
     pub allowed_servers: Option<BTreeSet<String>>,
@@ -82,7 +82,7 @@ pub struct SessionOptions {
     /// How many hits `search_tools` returns at most. Default 10.
     pub search_limit: usize,
     /// What a call of a tool whose catalog lifetime has ended does. Default
-    /// false: it is refused as stale ([`CallFailure::Stale`]; seed 002:
+    /// false: it is refused as stale ([`CallFailure::Stale`];:
     /// execution checks reject invalidated calls). True: it runs if the
     /// server's current catalog has the same tool with an identical
     /// definition, under the current lifetime (approval is asked again, the
@@ -255,7 +255,7 @@ impl McpSession {
 
     /// Takes a fresh snapshot of the ready servers and binds their tools
     /// (plus deferred tools of servers still connecting) for the next
-    /// prompt. Seed 002 calls this once per user prompt.
+    /// prompt. calls this once per user prompt.
     pub fn bind(&self) -> ToolSet {
         self.inner.rebind();
         self.tools()
@@ -889,7 +889,7 @@ impl Inner {
         }
     }
 
-    /// Decides whether the call may run (seed 002: full access, then the
+    /// Decides whether the call may run (full access, then the
     /// exact tool's grant, then the handler), publishing the event pair.
     async fn authorize(
         &self,
@@ -1009,7 +1009,7 @@ impl Inner {
                 )));
             }
         };
-        // Seed 002: "configuration and cancellation are rechecked after
+        // "Configuration and cancellation are rechecked after
         // waiting".
         if call.cancel.is_cancelled() {
             waiting.resolve(ApprovalResult::Denied, ApprovalSource::Cancelled);

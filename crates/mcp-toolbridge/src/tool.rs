@@ -1,6 +1,6 @@
 //! The host-facing tool trait and its two MCP implementations: live tools,
 //! which call a ready server's connection, and deferred tools, built from
-//! the tool cache, which wait for their server first (seed 000's `MCPTool`
+//! the tool cache, which wait for their server first (`MCPTool`
 //! and `DeferredMCPTool`).
 
 use std::fmt;
@@ -76,7 +76,7 @@ pub struct LiveTool {
 /// call waits for the server (up to
 /// [`SessionOptions::connect_wait`](crate::SessionOptions::connect_wait)),
 /// then runs against the live catalog. When the server turns out ready the
-/// session rebinds its tools on its own (seed 000's late-connection path).
+/// session rebinds its tools on its own (late-connection path).
 pub struct DeferredTool {
     pub(crate) session: Arc<Inner>,
     pub(crate) bound: Arc<BoundTool>,

@@ -1,7 +1,6 @@
-//! The page's JSON API: server configs in seed 002's store shape, with secrets write-only, over the manager's methods.
+//! The page's JSON API: server configs in store shape, with secrets write-only, over the manager's methods.
 //!
-//! A config travels as the store writes it (seed 002, "Configuration and
-//! API"): `{id, name, enabled, era, transport}` (`era`: `auto`, `modern`
+//! A config travels as the store writes it: `{id, name, enabled, era, transport}` (`era`: `auto`, `modern`
 //! or `legacy`, `auto` when absent) with `transport` either
 //! `{type: "stdio", command, args, env: [{key, value, saved}], envVars, cwd}`
 //! or `{type: "http" | "sse", url, bearerTokenEnv, headers: [{key, value,
@@ -227,7 +226,7 @@ fn parse_config(body: &[u8]) -> Result<ServerConfig, String> {
 }
 
 /// Secret rows: `saved: true` with an empty value keeps the stored value
-/// (seed 002); any other row is a new literal.
+/// Any other row is a new literal.
 fn secret_entries(value: &Value, field: &str) -> Result<Vec<SecretEntry>, String> {
     Ok(rows(value, field)?
         .into_iter()

@@ -1,6 +1,6 @@
-//! `mcpctl ui`: seed 002's settings page (Settings → Integrations → MCPs), served on 127.0.0.1.
+//! `mcpctl ui`: settings page (Settings → Integrations → MCPs), served on 127.0.0.1.
 //!
-//! One process holds one [`McpManager`] over the store (seed 002's
+//! One process holds one [`McpManager`] over the store (the
 //! `mcp.json`, the file `mcpctl add` edits), exactly as a host would: the
 //! page lists, saves, enables, retries and removes through the manager, so
 //! the store and the connections stay consistent, and follows the
@@ -9,7 +9,7 @@
 //! The page is plain HTML, CSS and JavaScript compiled into the binary
 //! (`assets/`); there is no front-end build step.
 //!
-//! Security (issue 11): the listener binds 127.0.0.1 only; a random token
+//! Security: the listener binds 127.0.0.1 only; a random token
 //! made at launch and printed in the URL gates the page and every API
 //! call; `Host` must name this listener and `Origin`, when present, must be
 //! this page, which refuses DNS rebinding and cross-site requests.
@@ -59,7 +59,7 @@ pub(crate) async fn run(args: UiArgs) -> Result<Exit, CliError> {
         .port();
 
     let mut options = ManagerOptions::default();
-    // Seed 002: startup never waits for discovery; the page shows it live.
+    // Startup never waits for discovery; the page shows it live.
     options.startup = StartupMode::Background;
     options.client.session.client_info = crate::runtime::client_info();
     let manager = McpManager::builder()

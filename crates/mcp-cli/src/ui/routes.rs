@@ -133,7 +133,7 @@ fn equal(a: &str, b: &str) -> bool {
 }
 
 /// The page, or, when the store cannot be read, a page naming the file and
-/// saying how to repair it (seed 002: malformed files fail without being
+/// saying how to repair it (malformed files fail without being
 /// overwritten; repair them and restart).
 async fn index(app: &App) -> Response<ResponseBody> {
     match app.manager.list().await {

@@ -1,4 +1,4 @@
-//! The map formats: `{"mcpServers": {...}}` (Claude, seed 003) and VS Code's `{"servers": {...}}`.
+//! The map formats: `{"mcpServers": {...}}` (Claude) and VS Code's `{"servers": {...}}`.
 //!
 //! Both key servers by name and spell an entry the same way; VS Code adds
 //! `inputs` (prompted variables), `envFile` and `${env:NAME}` references.
@@ -30,7 +30,7 @@ impl Flavor {
 }
 
 /// Entry fields that only a stdio server has, and only an HTTP one has
-/// (issue 4, validation: "fields that belong to the other transport").
+/// (validation: "fields that belong to the other transport").
 const STDIO_FIELDS: [&str; 5] = ["command", "args", "env", "envVars", "cwd"];
 const HTTP_FIELDS: [&str; 5] = ["url", "headers", "envHeaders", "bearerTokenEnv", "oauth"];
 
@@ -212,7 +212,7 @@ fn read_entry(
 }
 
 /// Decides the transport: `type`, `transport` or `transportType` when given
-/// (they must agree), else `command` means stdio and `url` means HTTP (seed 003).
+/// (they must agree), else `command` means stdio and `url` means HTTP.
 fn read_kind(r: &mut FieldReader<'_>) -> Option<TransportKind> {
     let mut declared: Vec<(&str, TransportKind)> = Vec::new();
     let mut unknown = false;

@@ -1,16 +1,16 @@
 //! Readers for the three configuration formats, and the store format's writer.
 //!
 //! - `{"mcpServers": {name: {...}}}`: Claude Desktop, Claude Code's `.mcp.json`
-//!   and AI-Zen (seed 003). See [`parse_mcp_servers`].
+//!   and AI-Zen. See [`parse_mcp_servers`].
 //! - VS Code's `{"servers": {name: {"type": ...}}}`. See [`parse_vscode`].
-//! - The versioned store `{"version": 1, "servers": [...]}` (seed 002). See
+//! - The versioned store `{"version": 1, "servers": [...]}`. See
 //!   [`parse_store_v1`] and [`write_store_v1`].
 //!
 //! Every reader returns one result per entry: an entry that does not parse is
 //! one [`EntryError`] (with the server name when it is known) and the others
-//! load (issue 4, "Formats read"). Only a document that is not JSON at all, or
+//! load. Only a document that is not JSON at all, or
 //! not shaped like its format, fails whole, with a [`DocumentError`]. Unknown
-//! fields, including the legacy `approvalMode` and `toolPolicies` (seed 002),
+//! fields, including the legacy `approvalMode` and `toolPolicies`,
 //! are ignored on read and never written.
 
 mod mcp_servers;
@@ -237,7 +237,7 @@ pub fn parse_document(text: &str, format: Option<Format>) -> Result<ParsedDocume
     }
 }
 
-/// Reads an `{"mcpServers": {...}}` document (Claude Desktop, `.mcp.json`, seed 003).
+/// Reads an `{"mcpServers": {...}}` document (Claude Desktop, `.mcp.json`).
 ///
 /// `type` / `transport` / `transportType` choose the transport when present
 /// (`stdio`, `http`, `streamable-http`, `sse`); otherwise `command` means
@@ -290,7 +290,7 @@ pub fn parse_vscode(text: &str) -> Result<ParsedDocument, DocumentError> {
     parse_document(text, Some(Format::VsCode))
 }
 
-/// Reads a store document (seed 002's `mcp.json`, version 1).
+/// Reads a store document (`mcp.json`, version 1).
 ///
 /// A row `{"key": K, "value": "", "saved": true}` reads as
 /// [`crate::SecretValue::Saved`]: "keep the saved value". A server's

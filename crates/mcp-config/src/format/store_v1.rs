@@ -1,10 +1,10 @@
-//! The store format of seed 002: `{"version": 1, "servers": [{id, name, enabled, transport}]}`.
+//! The store format: `{"version": 1, "servers": [{id, name, enabled, transport}]}`.
 //!
 //! `transport` is `{type: "stdio", command, args, env: [{key, value}],
 //! envVars, cwd}` or `{type: "http" | "sse", url, bearerTokenEnv, headers:
 //! [{key, value}], envHeaders: [{key, value}]}`. The writer always writes
 //! every field of the transport (empty strings and arrays included) so the
-//! file stays readable by hosts that expect seed 002's full shape, and adds
+//! file stays readable by hosts that expect full shape, and adds
 //! `description` and `timeout` only when set, and `era` (`"modern"` or
 //! `"legacy"`, beside `timeout`, for every transport) only when it is not
 //! `"auto"`.
@@ -204,7 +204,7 @@ fn read_transport(t: &mut FieldReader<'_>, misplaced: &mut Vec<String>) -> Optio
     })
 }
 
-/// Seed 002: "Retain the same key and saved marker with an empty value to
+/// The rule: "Retain the same key and saved marker with an empty value to
 /// preserve it"; a nonempty value replaces the old one even when marked saved.
 fn secret_entry(row: Row) -> SecretEntry {
     if row.saved && row.value.is_empty() {
@@ -218,7 +218,7 @@ fn secret_entry(row: Row) -> SecretEntry {
 /// trailing newline.
 ///
 /// Literal values are written as they are (the store keeps them in
-/// plaintext, seed 002); [`SecretValue::Saved`] rows are written
+/// plaintext); [`SecretValue::Saved`] rows are written
 /// `{"key": K, "value": "", "saved": true}`, which is also the shape `list()`
 /// results take when a host sends them to a UI. Legacy and misplaced fields
 /// are never written.

@@ -302,7 +302,7 @@ async fn project_servers_show_only_in_their_workspace_and_rediscovery_drops_the_
     assert_eq!(ids(None), ["everyone", "mine"]);
     assert_eq!(manager.source("mine").unwrap().level, ConfigLevel::Project);
 
-    // Seed 000's reload: the project file no longer has "mine".
+    // The reload: the project file no longer has "mine".
     std::fs::write(repo.join(".mcp.json"), r#"{"mcpServers": {}}"#).unwrap();
     manager.discover_and_connect(&discovery()).await;
     assert_eq!(manager.status("mine"), None);

@@ -257,7 +257,7 @@ async fn resources_and_prompts_are_listed_only_when_declared_and_asked_for() {
     let bare = manager.catalog("bare").unwrap();
     assert!(bare.resources().is_none() && bare.prompts().is_none());
 
-    // Seed 002's policy: tools only.
+    // The policy: tools only.
     let fake = Fake::new();
     fake.script(
         "rich",

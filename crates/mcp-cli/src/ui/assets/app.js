@@ -1,4 +1,4 @@
-// mcpctl ui: the settings page's script (seed 002's Settings → Integrations → MCPs flow).
+// mcpctl ui: the settings page's script (Settings → Integrations → MCPs flow).
 // Plain JavaScript, no build step. Live state arrives over server-sent events
 // (/api/events); changes go through the JSON API with the per-launch token.
 "use strict";
@@ -262,7 +262,7 @@ async function save(event) {
   const path = state.editing ? `/api/servers/${encodeURIComponent(state.editing)}` : "/api/servers";
   formStatus("saving", "Saving…");
   // The form is not rebuilt after a save: what the person typed and the
-  // scroll position stay as they are (seed 002).
+  // scroll position stay as they are.
   const result = await api(state.editing ? "PUT" : "POST", path, config);
   if (!result.ok) {
     const error = result.data.error || { code: `http_${result.status}`, message: "the save failed" };
@@ -273,7 +273,7 @@ async function save(event) {
   state.editing = config.id;
   $("#f-id").readOnly = true;
   state.pending = { id: config.id, generation: result.data.generation };
-  // Seed 002: a changed command line or URL drops kept secrets; say which
+  // A changed command line or URL drops kept secrets; say which
   // ones must be entered again.
   const dropped = (result.data.droppedSecrets || []).map((d) => d.key);
   state.notice = dropped.length
