@@ -36,6 +36,7 @@ mod discovery;
 mod expand;
 mod fingerprint;
 mod format;
+mod hosts;
 mod json;
 mod model;
 mod resolve;
@@ -52,13 +53,14 @@ pub use discovery::{
 pub use expand::{Environment, ExpandError, ProcessEnv, check_references, expand};
 pub use fingerprint::fingerprint;
 pub use format::{
-    DocumentError, EntryError, Format, ParsedDocument, ParsedEntry, STORE_VERSION, parse_document,
-    parse_mcp_servers, parse_store_server, parse_store_v1, parse_vscode, server_to_store_json,
-    write_store_v1,
+    DocumentError, EntryError, Format, ParsedDocument, ParsedEntry, ReadContext, STORE_VERSION,
+    parse_document, parse_document_with, parse_mcp_servers, parse_store_server, parse_store_v1,
+    parse_vscode, server_to_store_json, write_store_v1,
 };
+pub use hosts::Host;
 pub use model::{
-    EnvHeader, HttpConfig, OAuthConfig, OAuthGrant, ProtocolEra, SecretEntry, ServerConfig,
-    StdioConfig, TransportConfig, TransportKind,
+    EnvHeader, HttpConfig, InputPrompt, OAuthConfig, OAuthGrant, ProtocolEra, SecretEntry,
+    ServerConfig, StdioConfig, ToolFilter, TransportConfig, TransportKind,
 };
 pub use resolve::{
     ResolveError, ResolvedConfig, ResolvedHttp, ResolvedOAuth, ResolvedStdio, ResolvedTransport,

@@ -37,6 +37,18 @@ pub struct ServerConfig {
     /// Which protocol era the client speaks to this server (the formats'
     /// `era`). Default [`ProtocolEra::Auto`], also when the field is absent.
     pub era: ProtocolEra,
+    /// How long one tool call may take on the wire, in milliseconds (Codex's
+    /// `tool_timeout_sec`, goose's `timeout`, ...). Default `None`: the
+    /// host's own call deadline applies.
+    pub call_timeout_ms: Option<u64>,
+    /// Which of the server's tools reach the host (Codex's `enabled_tools` /
+    /// `disabled_tools`, Gemini's `includeTools` / `excludeTools`). Default:
+    /// every tool.
+    pub tools: ToolFilter,
+    /// The values the person is asked for when the server connects
+    /// (VS Code's `inputs`), referenced as `${input:ID}` in the server's
+    /// strings. Default empty.
+    pub inputs: Vec<InputPrompt>,
     /// How to reach the server.
     pub transport: TransportConfig,
     /// Fields the source document set that belong to another transport (for
@@ -58,6 +70,9 @@ impl ServerConfig {
             description: None,
             timeout_ms: None,
             era: ProtocolEra::Auto,
+            call_timeout_ms: None,
+            tools: ToolFilter::default(),
+            inputs: Vec::new(),
             transport,
             misplaced_fields: Vec::new(),
         }
@@ -75,6 +90,73 @@ impl ServerConfig {
             entry.value = SecretValue::Saved;
         }
         copy
+    }
+}
+
+/// A value the person is asked for when a server connects (VS Code's
+/// `{"type": "promptString", "id": ..., "description": ..., "password": true}`),
+/// referenced as `${input:ID}` in the server's command, args, env, URL or
+/// headers.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct InputPrompt {
+    /// The id that `${input:ID}` names.
+    pub id: String,
+    /// What to ask, for a person.
+    pub description: Option<String>,
+    /// Whether the answer is a secret (shown as dots, never echoed).
+    pub password: bool,
+    /// The answer offered when the person gives none.
+    pub default: Option<String>,
+}
+
+impl InputPrompt {
+    /// A prompt for `id` with no description, not a password, no default.
+    pub fn new(id: impl Into<String>) -> Self {
+        InputPrompt {
+            id: id.into(),
+            ..InputPrompt::default()
+        }
+    }
+}
+
+/// Which of a server's tools a host offers, by the names the server gives
+/// them: a tool is offered when `include` is `None` or lists it, and
+/// `exclude` does not list it (`exclude` wins).
+///
+/// ```
+/// use mcp_config::ToolFilter;
+///
+/// let mut filter = ToolFilter::default();
+/// assert!(filter.allows("anything"));
+/// filter.include = Some(vec!["read".into(), "write".into()]);
+/// filter.exclude = vec!["write".into()];
+/// assert!(filter.allows("read"));
+/// assert!(!filter.allows("write"));
+/// assert!(!filter.allows("delete"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct ToolFilter {
+    /// The only tools offered; `None`: every tool.
+    pub include: Option<Vec<String>>,
+    /// Tools never offered, even when `include` lists them.
+    pub exclude: Vec<String>,
+}
+
+impl ToolFilter {
+    /// Whether the tool the server calls `name` is offered.
+    pub fn allows(&self, name: &str) -> bool {
+        let included = self
+            .include
+            .as_ref()
+            .is_none_or(|include| include.iter().any(|tool| tool == name));
+        included && !self.exclude.iter().any(|tool| tool == name)
+    }
+
+    /// True when every tool is offered.
+    pub fn is_all(&self) -> bool {
+        self.include.is_none() && self.exclude.is_empty()
     }
 }
 

@@ -34,6 +34,32 @@ pub enum Format {
     VsCode,
     /// The store: `{"version": 1, "servers": [{id, name, enabled, transport}]}`.
     StoreV1,
+    /// Claude Code's `~/.claude.json`: the user's `mcpServers` and, for the
+    /// project being read ([`ReadContext::project_dir`]),
+    /// `projects.<absolute dir>.mcpServers`.
+    ClaudeCode,
+    /// Cursor's `mcp.json`: `mcpServers`, with `${env:NAME}`,
+    /// `${userHome}` and `${workspaceFolder}` references.
+    Cursor,
+    /// Windsurf's `mcp_config.json`: `mcpServers`, with `serverUrl` for
+    /// HTTP servers.
+    Windsurf,
+    /// Gemini CLI's `settings.json`: `mcpServers`, with `httpUrl`
+    /// (Streamable HTTP), `url` (legacy SSE), `trust` and
+    /// `includeTools` / `excludeTools`.
+    Gemini,
+    /// Zed's `settings.json`: `context_servers`.
+    Zed,
+    /// Codex's `config.toml`: `[mcp_servers.NAME]` tables.
+    Codex,
+    /// goose's `config.yaml`: `extensions`.
+    Goose,
+    /// opencode's `opencode.json`: `mcp`, with `type: local | remote` and
+    /// `command` as an array.
+    OpenCode,
+    /// Cline's `cline_mcp_settings.json`: `mcpServers`, with `timeout` in
+    /// seconds.
+    Cline,
 }
 
 impl Format {
@@ -43,6 +69,15 @@ impl Format {
             Format::McpServers => "mcpServers",
             Format::VsCode => "vscode",
             Format::StoreV1 => "store-v1",
+            Format::ClaudeCode => "claude-code",
+            Format::Cursor => "cursor",
+            Format::Windsurf => "windsurf",
+            Format::Gemini => "gemini",
+            Format::Zed => "zed",
+            Format::Codex => "codex",
+            Format::Goose => "goose",
+            Format::OpenCode => "opencode",
+            Format::Cline => "cline",
         }
     }
 }
@@ -50,6 +85,37 @@ impl Format {
 impl fmt::Display for Format {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// What a reader may need beyond the text: the project being read for
+/// (Claude Code's per-project entries, `${workspaceFolder}`) and the
+/// person's home directory (`${userHome}`, `~`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReadContext {
+    /// The project (workspace) directory, absolute. Default `None`.
+    pub project_dir: Option<std::path::PathBuf>,
+    /// The home directory. Default `None`.
+    pub home_dir: Option<std::path::PathBuf>,
+}
+
+impl ReadContext {
+    /// A context with neither a project nor a home directory.
+    pub fn new() -> Self {
+        ReadContext::default()
+    }
+
+    /// The same context for the project at `dir`.
+    pub fn with_project(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.project_dir = Some(dir.into());
+        self
+    }
+
+    /// The same context with the home directory `dir`.
+    pub fn with_home(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.home_dir = Some(dir.into());
+        self
     }
 }
 
@@ -225,6 +291,17 @@ impl From<json::SyntaxError> for DocumentError {
 /// # Ok::<(), mcp_config::DocumentError>(())
 /// ```
 pub fn parse_document(text: &str, format: Option<Format>) -> Result<ParsedDocument, DocumentError> {
+    parse_document_with(text, format, &ReadContext::default())
+}
+
+/// Reads a document as [`parse_document`] does, with what the host formats
+/// need to know about the project and the home directory.
+pub fn parse_document_with(
+    text: &str,
+    format: Option<Format>,
+    context: &ReadContext,
+) -> Result<ParsedDocument, DocumentError> {
+    let _ = context;
     let root = json::parse(text)?;
     let format = match format {
         Some(format) => format,
@@ -234,6 +311,10 @@ pub fn parse_document(text: &str, format: Option<Format>) -> Result<ParsedDocume
         Format::McpServers => mcp_servers::read(&root, mcp_servers::Flavor::McpServers),
         Format::VsCode => mcp_servers::read(&root, mcp_servers::Flavor::VsCode),
         Format::StoreV1 => store_v1::read(&root),
+        other => Err(DocumentError::Shape {
+            path: String::new(),
+            message: format!("the {other} format is not read yet"),
+        }),
     }
 }
 
