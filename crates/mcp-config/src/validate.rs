@@ -53,6 +53,13 @@ pub fn validate(config: &ServerConfig) -> Vec<Diagnostic> {
             "a timeout of 0 ms can never be met; give milliseconds, or remove it to use the default",
         );
     }
+    if config.call_timeout_ms == Some(0) {
+        v.push(
+            Code::InvalidTimeout,
+            "callTimeout",
+            "a tool-call timeout of 0 ms can never be met; give milliseconds, or remove it to use the default",
+        );
+    }
     let kind = config.transport.kind();
     for field in &config.misplaced_fields {
         let short = field.rsplit('.').next().unwrap_or(field);

@@ -6,7 +6,7 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 
 use mcp_config::{
-    DropReason, EnvHeader, HttpConfig, ProtocolEra, SecretEntry, SecretValue, ServerConfig,
+    DropReason, EnvHeader, HttpConfig, InputPrompt, ProtocolEra, SecretEntry, SecretValue, ServerConfig,
     StdioConfig, Store, StoreError, TransportConfig, parse_store_server,
 };
 use tempfile::TempDir;
@@ -633,4 +633,54 @@ fn a_save_removes_temp_files_a_killed_writer_left_and_nothing_else() {
         assert!(other.exists(), "{} was removed", other.display());
     }
     assert_eq!(store.list().unwrap().len(), 2);
+}
+
+#[test]
+fn call_timeouts_tool_filters_and_input_prompts_round_trip_and_are_absent_when_unset() {
+    let (_dir, path) = scratch();
+    let store = Store::open(&path);
+    let mut filtered = stdio_server("filtered", "x", &[("TOKEN", "t")]);
+    filtered.call_timeout_ms = Some(90_000);
+    filtered.tools.include = Some(vec!["read".into(), "list".into()]);
+    filtered.tools.exclude = vec!["list".into()];
+    let mut prompt = InputPrompt::new("token");
+    prompt.description = Some("API token".into());
+    prompt.password = true;
+    filtered.inputs = vec![prompt];
+    store.create(filtered.clone()).unwrap();
+    store.create(stdio_server("plain", "x", &[])).unwrap();
+
+    let text = fs::read_to_string(&path).unwrap();
+    for key in ["\"callTimeout\"", "\"tools\"", "\"inputs\"", "\"password\""] {
+        assert_eq!(text.matches(key).count(), 1, "{key}: {text}");
+    }
+    assert_eq!(stored(&store, "filtered"), filtered);
+    let plain = stored(&store, "plain");
+    assert_eq!(
+        (plain.call_timeout_ms, plain.tools.is_all(), plain.inputs.len()),
+        (None, true, 0)
+    );
+    // A save of the listed (redacted) config keeps every one of them.
+    let listed = store.list().unwrap().remove(0);
+    store.save(listed).unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), text);
+
+    // A wrong shape is one clear error naming the field.
+    let bad = parse_store_server(
+        r#"{"id": "b", "tools": ["read"], "callTimeout": 0,
+            "transport": {"type": "stdio", "command": "x"}}"#,
+    )
+    .unwrap_err();
+    assert_eq!(bad.diagnostics[0].field, "tools", "{bad}");
+    let zero = parse_store_server(
+        r#"{"id": "z", "callTimeout": 0, "transport": {"type": "stdio", "command": "x"}}"#,
+    )
+    .unwrap();
+    let problems = mcp_config::validate(&zero);
+    assert!(
+        problems
+            .iter()
+            .any(|d| d.code() == "invalid_timeout" && d.field == "callTimeout"),
+        "{problems:?}"
+    );
 }

@@ -5,7 +5,8 @@
 //! [{key, value}], envHeaders: [{key, value}]}`. The writer always writes
 //! every field of the transport (empty strings and arrays included) so the
 //! file stays readable by hosts that expect full shape, and adds
-//! `description` and `timeout` only when set, and `era` (`"modern"` or
+//! `description`, `timeout`, `callTimeout` (ms), `tools` (`{include,
+//! exclude}`) and `inputs` (prompts, never answers) only when set, and `era` (`"modern"` or
 //! `"legacy"`, beside `timeout`, for every transport) only when it is not
 //! `"auto"`.
 
@@ -14,8 +15,8 @@ use serde_json::{Map, Value, json};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::json::{self, FieldReader, Json, Row, join_index};
 use crate::model::{
-    EnvHeader, HttpConfig, OAuthConfig, OAuthGrant, ProtocolEra, SecretEntry, ServerConfig,
-    StdioConfig, TransportConfig, TransportKind,
+    EnvHeader, HttpConfig, InputPrompt, OAuthConfig, OAuthGrant, ProtocolEra, SecretEntry,
+    ServerConfig, StdioConfig, ToolFilter, TransportConfig, TransportKind,
 };
 use crate::secret::SecretValue;
 
@@ -105,7 +106,10 @@ fn read_server(item: &Json, path: &str) -> Result<ServerConfig, EntryError> {
     let enabled = r.bool("enabled").unwrap_or(true);
     let description = r.string("description");
     let timeout_ms = r.millis("timeout");
+    let call_timeout_ms = r.millis("callTimeout");
     let era = read_era(&mut r);
+    let tools = read_tool_filter(&mut r);
+    let inputs = read_inputs(&mut r);
     let mut misplaced = Vec::new();
     let transport = match r.raw("transport") {
         None | Some(Json::Null) => {
@@ -139,12 +143,76 @@ fn read_server(item: &Json, path: &str) -> Result<ServerConfig, EntryError> {
             config.enabled = enabled;
             config.description = description;
             config.timeout_ms = timeout_ms;
+            config.call_timeout_ms = call_timeout_ms;
             config.era = era;
+            config.tools = tools;
+            config.inputs = inputs;
             config.misplaced_fields = misplaced;
             Ok(config)
         }
         _ => Err(EntryError::new(r.server(), r.problems)),
     }
+}
+
+/// Reads the optional `tools` object: `{"include": [...], "exclude": [...]}`
+/// (see [`ToolFilter`]); absent is every tool.
+fn read_tool_filter(r: &mut FieldReader<'_>) -> ToolFilter {
+    let mut filter = ToolFilter::default();
+    match r.raw("tools") {
+        None | Some(Json::Null) => {}
+        Some(Json::Object(fields)) => {
+            let mut t = FieldReader::new(fields, r.field_path("tools"), r.server());
+            if t.has("include") && !matches!(t.raw("include"), Some(Json::Null)) {
+                filter.include = Some(t.string_array("include"));
+            }
+            filter.exclude = t.string_array("exclude");
+            r.problems.append(&mut t.problems);
+        }
+        Some(other) => {
+            let field = r.field_path("tools");
+            let message = format!(
+                "`tools` must be an object with `include` and `exclude` lists, not {}",
+                other.type_name()
+            );
+            r.problem(Code::InvalidField, field, message);
+        }
+    }
+    filter
+}
+
+/// Reads the optional `inputs` array: `[{"id", "description"?, "password"?,
+/// "default"?}]` (see [`InputPrompt`]).
+fn read_inputs(r: &mut FieldReader<'_>) -> Vec<InputPrompt> {
+    let items = match r.raw("inputs") {
+        None | Some(Json::Null) => return Vec::new(),
+        Some(Json::Array(items)) => items,
+        Some(other) => {
+            let field = r.field_path("inputs");
+            let message = format!("`inputs` must be an array, not {}", other.type_name());
+            r.problem(Code::InvalidField, field, message);
+            return Vec::new();
+        }
+    };
+    let base = r.field_path("inputs");
+    let mut inputs = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let path = join_index(&base, index);
+        let Json::Object(fields) = item else {
+            let message = format!("every input must be an object, not {}", item.type_name());
+            r.problem(Code::InvalidField, path, message);
+            continue;
+        };
+        let mut i = FieldReader::new(fields, path, r.server());
+        if let Some(id) = i.required_string("id") {
+            let mut input = InputPrompt::new(id);
+            input.description = i.string("description");
+            input.password = i.bool("password").unwrap_or(false);
+            input.default = i.string("default");
+            inputs.push(input);
+        }
+        r.problems.append(&mut i.problems);
+    }
+    inputs
 }
 
 fn read_transport(t: &mut FieldReader<'_>, misplaced: &mut Vec<String>) -> Option<TransportConfig> {
@@ -259,6 +327,23 @@ pub fn server_to_store_json(server: &ServerConfig) -> Value {
     if let Some(timeout) = server.timeout_ms {
         object.insert("timeout".into(), Value::from(timeout));
     }
+    if let Some(timeout) = server.call_timeout_ms {
+        object.insert("callTimeout".into(), Value::from(timeout));
+    }
+    if !server.tools.is_all() {
+        let mut tools = Map::new();
+        if let Some(include) = &server.tools.include {
+            tools.insert("include".into(), json!(include));
+        }
+        if !server.tools.exclude.is_empty() {
+            tools.insert("exclude".into(), json!(server.tools.exclude));
+        }
+        object.insert("tools".into(), Value::Object(tools));
+    }
+    if !server.inputs.is_empty() {
+        let inputs = server.inputs.iter().map(input_json).collect();
+        object.insert("inputs".into(), Value::Array(inputs));
+    }
     // `auto` is what an absent `era` means, so it is left out: stores
     // written before the field existed read back byte for byte the same.
     if server.era != ProtocolEra::Auto {
@@ -316,6 +401,22 @@ fn oauth_json(oauth: &OAuthConfig) -> Value {
     // existed read back byte for byte the same.
     if oauth.grant != OAuthGrant::default() {
         object.insert("grant".into(), Value::String(oauth.grant.as_str().into()));
+    }
+    Value::Object(object)
+}
+
+/// One `inputs` element: the prompt, never an answer.
+fn input_json(input: &InputPrompt) -> Value {
+    let mut object = Map::new();
+    object.insert("id".into(), Value::String(input.id.clone()));
+    if let Some(description) = &input.description {
+        object.insert("description".into(), Value::String(description.clone()));
+    }
+    if input.password {
+        object.insert("password".into(), Value::Bool(true));
+    }
+    if let Some(default) = &input.default {
+        object.insert("default".into(), Value::String(default.clone()));
     }
     Value::Object(object)
 }
