@@ -6,8 +6,8 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 
 use mcp_config::{
-    DropReason, EnvHeader, HttpConfig, InputPrompt, ProtocolEra, SecretEntry, SecretValue, ServerConfig,
-    StdioConfig, Store, StoreError, TransportConfig, parse_store_server,
+    DropReason, EnvHeader, HttpConfig, InputPrompt, ProtocolEra, SecretEntry, SecretValue,
+    ServerConfig, StdioConfig, Store, StoreError, TransportConfig, parse_store_server,
 };
 use tempfile::TempDir;
 
@@ -657,7 +657,11 @@ fn call_timeouts_tool_filters_and_input_prompts_round_trip_and_are_absent_when_u
     assert_eq!(stored(&store, "filtered"), filtered);
     let plain = stored(&store, "plain");
     assert_eq!(
-        (plain.call_timeout_ms, plain.tools.is_all(), plain.inputs.len()),
+        (
+            plain.call_timeout_ms,
+            plain.tools.is_all(),
+            plain.inputs.len()
+        ),
         (None, true, 0)
     );
     // A save of the listed (redacted) config keeps every one of them.

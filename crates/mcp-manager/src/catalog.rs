@@ -48,6 +48,27 @@ impl fmt::Display for LifetimeId {
     }
 }
 
+/// The listing back in order: `kept` as they came, each of `out` put back
+/// at its position.
+fn merge_listing(kept: Vec<Tool>, out: Vec<(usize, Tool)>) -> Vec<Tool> {
+    if out.is_empty() {
+        return kept;
+    }
+    let mut all = Vec::with_capacity(kept.len() + out.len());
+    let mut kept = kept.into_iter();
+    for (index, tool) in out {
+        while all.len() < index {
+            match kept.next() {
+                Some(next) => all.push(next),
+                None => break,
+            }
+        }
+        all.push(tool);
+    }
+    all.extend(kept);
+    all
+}
+
 /// What one server offers, as listed on one connection. Immutable.
 #[derive(Clone, Debug)]
 pub struct Catalog {
@@ -56,6 +77,10 @@ pub struct Catalog {
     pub(crate) generation: u64,
     pub(crate) fingerprint: String,
     pub(crate) tools: Vec<Tool>,
+    /// Listed tools the server's configured [`mcp_config::ToolFilter`] keeps
+    /// from the host, each with its position in the listing; empty without
+    /// a filter.
+    pub(crate) filtered_out: Vec<(usize, Tool)>,
     pub(crate) tools_truncated: bool,
     pub(crate) resources: Option<Vec<Resource>>,
     pub(crate) prompts: Option<Vec<Prompt>>,
@@ -87,11 +112,47 @@ impl Catalog {
         &self.fingerprint
     }
 
-    /// The tools exactly as the server listed them, in its order (at most
-    /// [`ManagerOptions::max_tools`](crate::ManagerOptions::max_tools); later
-    /// duplicates of a name are dropped).
+    /// The tools the host may offer: as the server listed them, in its order
+    /// (at most [`ManagerOptions::max_tools`](crate::ManagerOptions::max_tools);
+    /// later duplicates of a name are dropped), without those the server's
+    /// configured tool filter ([`mcp_config::ServerConfig::tools`]) leaves out.
     pub fn tools(&self) -> &[Tool] {
         &self.tools
+    }
+
+    /// The listed tools the server's configured tool filter leaves out, in
+    /// listing order: never offered, never callable through the bridge.
+    pub fn filtered_out(&self) -> impl ExactSizeIterator<Item = &Tool> + '_ {
+        self.filtered_out.iter().map(|(_, tool)| tool)
+    }
+
+    /// Applies `filter`: the tools it does not allow move to
+    /// [`Catalog::filtered_out`], the others stay in listing order.
+    pub(crate) fn apply_filter(&mut self, filter: &mcp_config::ToolFilter) {
+        if filter.is_all() && self.filtered_out.is_empty() {
+            return;
+        }
+        let listed = std::mem::take(&mut self.tools);
+        let mut kept = Vec::with_capacity(listed.len());
+        let mut out = Vec::new();
+        for (index, tool) in merge_listing(listed, std::mem::take(&mut self.filtered_out))
+            .into_iter()
+            .enumerate()
+        {
+            if filter.allows(&tool.name) {
+                kept.push(tool);
+            } else {
+                out.push((index, tool));
+            }
+        }
+        self.tools = kept;
+        self.filtered_out = out;
+    }
+
+    /// Every tool the server listed, the filtered-out ones included, in
+    /// listing order.
+    pub(crate) fn listed_tools(&self) -> Vec<Tool> {
+        merge_listing(self.tools.clone(), self.filtered_out.clone())
     }
 
     /// The tool names, in order.

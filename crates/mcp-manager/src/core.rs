@@ -437,6 +437,7 @@ impl Core {
         let described_differently = entry.config.name != config.name
             || entry.config.description != config.description
             || entry.source != source;
+        let filter_changed = entry.config.tools != config.tools;
         entry.name = Arc::from(config.name.as_str());
         entry.config = config;
         entry.source = source;
@@ -469,6 +470,9 @@ impl Core {
                 Trigger::Save { .. } => entry.status.is_connected(),
             };
         if keep {
+            if filter_changed {
+                self.refilter(entry);
+            }
             if described_differently && !created {
                 self.emit(ManagerEvent::ServerUpdated { id });
             }
@@ -478,6 +482,28 @@ impl Core {
         let setup = plan_setup(same);
         let plan = self.plan(&entry.config, resolved, setup);
         self.start(entry, plan);
+    }
+
+    /// A kept connection whose tool filter changed: its catalog is swapped
+    /// for one filtered anew, under a new lifetime (grants for the tools it
+    /// offered end with the old one). Nothing is listed again.
+    fn refilter(&self, entry: &mut Entry) {
+        let Some(current) = entry.catalog.as_ref() else {
+            return;
+        };
+        let mut catalog = Catalog::clone(current);
+        catalog.apply_filter(&entry.config.tools);
+        catalog.lifetime = self.next_lifetime();
+        let event = ManagerEvent::CatalogSwapped {
+            id: entry.id.to_string(),
+            lifetime: catalog.lifetime(),
+            previous: Some(current.lifetime()),
+            tools: catalog.tools().len(),
+            truncated: catalog.is_truncated(),
+        };
+        entry.catalog = Some(Arc::new(catalog));
+        self.emit(event);
+        self.bump();
     }
 
     /// Removes a server entirely. Returns whether it was there.

@@ -150,6 +150,7 @@ impl Lease {
         let published = self.apply(|core, entry| {
             catalog.lifetime = core.next_lifetime();
             catalog.generation = generation;
+            catalog.apply_filter(&entry.config.tools);
             let catalog = Arc::new(catalog);
             let previous = entry.catalog.replace(Arc::clone(&catalog));
             entry.client = Some(client.clone());
@@ -163,9 +164,12 @@ impl Lease {
             // Queued before anyone can see the new status: a host that waits
             // for `ready` and then closes (which flushes the cache) must find
             // the write already queued.
-            let tools_changed = previous.is_none_or(|p| p.tools != catalog.tools);
+            let tools_changed = previous
+                .is_none_or(|p| p.tools != catalog.tools || p.filtered_out != catalog.filtered_out);
             if (tools_changed || era_changed) && core.cache.is_some() {
-                let mut cached = CachedTools::new(id, catalog.tools().to_vec());
+                // The cache keeps every listed tool: the filter is
+                // configuration, applied again whenever tools are read.
+                let mut cached = CachedTools::new(id, catalog.listed_tools());
                 cached.instructions = catalog.instructions.clone();
                 cached.truncated = catalog.tools_truncated;
                 cached.era = Some(negotiated.era());

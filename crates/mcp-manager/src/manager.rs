@@ -426,6 +426,14 @@ impl McpManager {
         self.core().lock().entries.get(id).map(|e| e.generation)
     }
 
+    /// The tool-call deadline configured for server `id`
+    /// ([`mcp_config::ServerConfig::call_timeout_ms`]), if it has one.
+    pub fn call_timeout(&self, id: &str) -> Option<std::time::Duration> {
+        let state = self.core().lock();
+        let millis = state.entries.get(id)?.config.call_timeout_ms?;
+        Some(std::time::Duration::from_millis(millis))
+    }
+
     /// The client of a connected server. Counts as a use (see
     /// [`McpManager::touch`]).
     pub fn client(&self, id: &str) -> Option<Client> {
@@ -450,12 +458,19 @@ impl McpManager {
     }
 
     /// The cached tools of a server's current fingerprint, if the manager
-    /// has a cache and it holds them.
+    /// has a cache and it holds them, without those the server's tool
+    /// filter leaves out.
     pub async fn cached_tools(&self, id: &str) -> Option<CachedTools> {
         let core = self.core();
         let cache = core.cache.as_ref()?;
-        let fingerprint = core.lock().entries.get(id)?.fingerprint.clone()?;
-        cache.load(&fingerprint).await
+        let (fingerprint, filter) = {
+            let state = core.lock();
+            let entry = state.entries.get(id)?;
+            (entry.fingerprint.clone()?, entry.config.tools.clone())
+        };
+        let mut cached = cache.load(&fingerprint).await?;
+        cached.tools.retain(|tool| filter.allows(&tool.name));
+        Some(cached)
     }
 
     /// Waits until server `id` is connected, at most until `deadline`, and

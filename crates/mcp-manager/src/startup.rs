@@ -261,7 +261,12 @@ impl Core {
                         id: id.clone(),
                         name,
                         fingerprint: fingerprint.clone(),
-                        tools: Arc::from(cached.tools.clone()),
+                        tools: cached
+                            .tools
+                            .iter()
+                            .filter(|tool| entry.config.tools.allows(&tool.name))
+                            .cloned()
+                            .collect(),
                         instructions: cached.instructions.clone(),
                         status: status.clone(),
                     }),

@@ -441,9 +441,11 @@ fn build(
     listed: Listed,
     previous: Option<&Catalog>,
 ) -> Catalog {
+    // A pass that did not list tools keeps every tool the previous one
+    // listed; the filter is applied again when the catalog is published.
     let (tools, tools_truncated) = listed.tools.unwrap_or_else(|| {
         previous.map_or((Vec::new(), false), |p| {
-            (p.tools.clone(), p.tools_truncated)
+            (p.listed_tools(), p.tools_truncated)
         })
     });
     Catalog {
@@ -453,6 +455,7 @@ fn build(
         generation: 0,
         fingerprint: plan.fingerprint.to_string(),
         tools,
+        filtered_out: Vec::new(),
         tools_truncated,
         resources: listed
             .resources

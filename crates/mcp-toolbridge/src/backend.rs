@@ -135,4 +135,10 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn events(&self) -> Box<dyn EventStream>;
     /// Records a use of the server (idle timers).
     fn touch(&self, id: &str);
+    /// The tool-call deadline the server's configuration sets, which
+    /// replaces the session's for its calls. Default: none.
+    fn call_timeout(&self, id: &str) -> Option<std::time::Duration> {
+        let _ = id;
+        None
+    }
 }

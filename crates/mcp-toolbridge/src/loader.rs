@@ -422,7 +422,7 @@ async fn read(inner: &Arc<Inner>, server: &str, uri: &str, call: &ToolCall) -> T
         ..ReadResourceRequestParams::default()
     };
     let options = CallOptions {
-        timeout: inner.options.call_timeout,
+        timeout: backend.call_timeout(server).or(inner.options.call_timeout),
         ..CallOptions::default()
     };
     let answer = tokio::select! {

@@ -172,6 +172,10 @@ impl Backend for ManagerBackend {
     fn touch(&self, id: &str) {
         self.0.touch(id);
     }
+
+    fn call_timeout(&self, id: &str) -> Option<std::time::Duration> {
+        self.0.call_timeout(id)
+    }
 }
 
 /// The manager's events, reduced to what grants and bindings care about.

@@ -46,7 +46,8 @@ pub struct SessionOptions {
     /// Model-name rules. Default: 64 characters, 8-digit suffixes.
     pub names: NameOptions,
     /// The total deadline of one call on the wire, after approval. Default
-    /// 60 s; `None` takes the connection's request timeout.
+    /// 60 s; `None` takes the connection's request timeout. A server whose
+    /// configuration sets its own (`call_timeout_ms`) uses that instead.
     /// Calls are never retried.
     pub call_timeout: Option<Duration>,
     /// How long a deferred tool or `load_mcp` waits for its server to
@@ -1086,7 +1087,7 @@ impl Inner {
         backend.touch(server);
         let params = CallToolRequestParams::new(resolved.tool().name.clone(), Some(arguments));
         let options = CallOptions {
-            timeout: self.options.call_timeout,
+            timeout: backend.call_timeout(server).or(self.options.call_timeout),
             ..CallOptions::default()
         };
         tokio::select! {

@@ -309,3 +309,53 @@ async fn project_servers_show_only_in_their_workspace_and_rediscovery_drops_the_
     fake.until_stats("mine", |s| s.closed_by_client == 1).await;
     assert_eq!(fake.stats("everyone").connects, 1, "kept its connection");
 }
+
+fn names<'a>(tools: impl IntoIterator<Item = &'a mcp_proto::types::Tool>) -> Vec<&'a str> {
+    tools.into_iter().map(|tool| tool.name.as_str()).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_filter_hides_tools_the_cache_keeps_them_and_a_new_filter_needs_no_reconnect() {
+    let fake = Fake::new();
+    fake.script(
+        "s",
+        Script {
+            tools: tools("t", 4),
+            ..Script::default()
+        },
+    );
+    let cache = std::sync::Arc::new(crate::MemoryToolCache::new());
+    let manager = manager_with_cache(&fake, ManagerOptions::default(), cache.clone());
+    let mut config = stdio("s");
+    config.tools.include = Some(vec!["t_0000".into(), "t_0001".into(), "t_0003".into()]);
+    config.tools.exclude = vec!["t_0001".into()];
+    manager.connect_servers([config.clone()]).await;
+
+    let first = manager.catalog("s").unwrap();
+    assert_eq!(names(first.tools()), ["t_0000", "t_0003"]);
+    assert_eq!(names(first.filtered_out()), ["t_0001", "t_0002"]);
+    assert_eq!(manager.snapshot(None).tool_count(), 2);
+    // The cache keeps the whole listing, in order; what reads it filters.
+    manager.flush_cache().await;
+    let stored = crate::ToolCache::load(&*cache, &fingerprint_of(&config))
+        .await
+        .unwrap();
+    assert_eq!(
+        names(&stored.tools),
+        ["t_0000", "t_0001", "t_0002", "t_0003"]
+    );
+    let cached = manager.cached_tools("s").await.unwrap();
+    assert_eq!(names(&cached.tools), ["t_0000", "t_0003"]);
+
+    // Another filter is applied to the listing the connection has: a new
+    // catalog lifetime, no new connection, no new listing.
+    config.tools = mcp_config::ToolFilter::default();
+    config.tools.exclude = vec!["t_0003".into()];
+    manager.connect_servers([config]).await;
+    let second = manager.catalog("s").unwrap();
+    assert_eq!(names(second.tools()), ["t_0000", "t_0001", "t_0002"]);
+    assert_eq!(names(second.filtered_out()), ["t_0003"]);
+    assert_ne!(second.lifetime(), first.lifetime());
+    let stats = fake.stats("s");
+    assert_eq!((stats.connects, stats.list_calls), (1, 1), "{stats:?}");
+}

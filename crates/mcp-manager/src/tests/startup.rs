@@ -475,3 +475,28 @@ async fn reconnecting_servers_are_not_restarted_by_a_second_startup() {
     assert_eq!(manager.catalog("a").unwrap().lifetime(), lifetime);
     assert_eq!(fake.stats("a").connects, 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn deferred_tools_from_the_cache_pass_the_server_tool_filter() {
+    let fake = Fake::new();
+    fake.script(
+        "hung",
+        Script {
+            hang_initialize: true,
+            ..Script::default()
+        },
+    );
+    let mut config = stdio("hung");
+    config.tools.include = Some(vec!["cached_0001".into()]);
+    let cache = Arc::new(MemoryToolCache::new());
+    cache
+        .store(
+            &fingerprint_of(&config),
+            CachedTools::new("hung", tools("cached", 4)),
+        )
+        .await;
+    let manager = manager_with_cache(&fake, ManagerOptions::default(), cache);
+    let report = manager.connect_servers([config]).await;
+    let deferred: Vec<&str> = report.tools().map(|(_, tool)| tool.name.as_str()).collect();
+    assert_eq!(deferred, ["cached_0001"]);
+}

@@ -151,6 +151,8 @@ struct Fake {
     events: Mutex<Option<broadcast::Sender<BackendEvent>>>,
     changed: watch::Sender<u64>,
     touched: Mutex<Vec<String>>,
+    /// Per-server call deadlines, as a server's configuration sets them.
+    call_timeouts: Mutex<HashMap<String, Duration>>,
     /// Runs once, inside the next `snapshot`, after the servers were read:
     /// lets a test hold one rebind between its snapshot and its install.
     after_snapshot: Mutex<Option<Box<dyn FnOnce() + Send>>>,
@@ -380,6 +382,10 @@ impl Backend for Fake {
 
     fn touch(&self, id: &str) {
         self.touched.lock().unwrap().push(id.to_owned());
+    }
+
+    fn call_timeout(&self, id: &str) -> Option<Duration> {
+        self.call_timeouts.lock().unwrap().get(id).copied()
     }
 }
 
@@ -1154,6 +1160,30 @@ async fn the_call_deadline_cancels_on_the_wire() {
     );
     assert!(text(&outcome).starts_with("MCP error: the call did not finish within 60 s"));
     assert!(started.elapsed() >= Duration::from_secs(60));
+    assert!(matches!(h.seen.recv().await, Some(Seen::Call { .. })));
+    assert_eq!(h.seen.recv().await, Some(Seen::Cancelled));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_call_deadline_replaces_the_session_one() {
+    let mut h = harness(SessionOptions {
+        call_timeout: Some(Duration::from_secs(60)),
+        ..full_access()
+    })
+    .await;
+    h.fake
+        .call_timeouts
+        .lock()
+        .unwrap()
+        .insert("fx".into(), Duration::from_secs(5));
+    let tools = h.session.bind();
+    let started = Instant::now();
+    let outcome = call(&tools, "mcp_fx_slow", json!({})).await;
+    assert_eq!(
+        outcome.failure(),
+        Some(&CallFailure::Timeout(Duration::from_secs(5)))
+    );
+    assert_eq!(started.elapsed(), Duration::from_secs(5));
     assert!(matches!(h.seen.recv().await, Some(Seen::Call { .. })));
     assert_eq!(h.seen.recv().await, Some(Seen::Cancelled));
 }
