@@ -10,6 +10,7 @@ mod ci;
 mod conformance;
 mod fuzz;
 mod tidy;
+mod tidy_source;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

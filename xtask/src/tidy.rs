@@ -1,4 +1,4 @@
-//! Repository policy as code: crate layering, module docs, no debugging macros.
+//! Repository policy as code: crate layering, module docs, no debugging macros, comments in their own terms, no module circles.
 //!
 //! Every rule is a function over a repository root, so the tests below run it
 //! on small fake repositories in temporary directories, and one test runs the
@@ -87,7 +87,32 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<Problem>> {
     let mut problems = check_dependency_direction(root)?;
     problems.extend(check_module_docs(root)?);
     problems.extend(check_forbidden_macros(root)?);
+    problems.extend(crate::tidy_source::check_planning_words(root)?);
+    problems.extend(crate::tidy_source::check_module_circles(root)?);
     Ok(problems)
+}
+
+/// Every crate under `crates/` with a `src` directory: its name (the
+/// directory's), the `src` directory and its `.rs` files, sorted.
+pub(crate) fn crate_sources(root: &Path) -> anyhow::Result<Vec<(String, PathBuf, Vec<PathBuf>)>> {
+    let crates_dir = root.join("crates");
+    if !crates_dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for krate in sorted_entries(&crates_dir)? {
+        let src = krate.join("src");
+        if !src.is_dir() {
+            continue;
+        }
+        let name = krate
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let files = rust_files(&src)?;
+        out.push((name, src, files));
+    }
+    Ok(out)
 }
 
 /// Prints the problems, one a line, and fails if there is any.
@@ -448,7 +473,7 @@ fn sorted_entries(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(entries)
 }
 
-fn read(path: &Path) -> anyhow::Result<String> {
+pub(crate) fn read(path: &Path) -> anyhow::Result<String> {
     fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
 }
 
@@ -459,7 +484,7 @@ fn read_manifest(path: &Path) -> anyhow::Result<Table> {
 }
 
 /// `path` relative to `root`, with `/` separators on every platform.
-fn relative(root: &Path, path: &Path) -> String {
+pub(crate) fn relative(root: &Path, path: &Path) -> String {
     let relative = path.strip_prefix(root).unwrap_or(path);
     let parts: Vec<_> = relative
         .components()

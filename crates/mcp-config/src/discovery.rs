@@ -230,7 +230,7 @@ impl ConfigSource for FileSource {
 }
 
 /// Discovery's options. Build with `DiscoveryOptions::default()` and set fields.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, derive_setters::Setters)]
 #[non_exhaustive]
 pub struct DiscoveryOptions {
     /// Read project-level sources. Default `true`; the

@@ -1,8 +1,8 @@
 //! Transport factories: how the manager turns a resolved config into a transport, and the default one.
 //!
 //! The manager never builds a transport itself: it asks its
-//! [`TransportFactory`], so tests and third parties inject their own (seed
-//! 003's test injection: in-memory scripted servers, a custom transport).
+//! [`TransportFactory`], so tests and third parties inject their own
+//! (in-memory scripted servers, a custom transport).
 //! [`DefaultTransportFactory`] builds stdio, Streamable HTTP (with the
 //! automatic legacy SSE fallback) and legacy SSE from [`ResolvedConfig`].
 //!

@@ -6,8 +6,22 @@ use mcp_config::TransportKind;
 use mcp_transport::ClientOptions;
 
 /// Options of an [`McpManager`](crate::McpManager). Start from
-/// [`ManagerOptions::default`] and change fields.
-#[derive(Clone, Debug)]
+/// [`ManagerOptions::default`] and change fields, or chain the setter of
+/// each field (every field has one, named after it):
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_manager::{IdlePolicy, ManagerOptions, ReconnectPolicy, StartupMode};
+///
+/// let options = ManagerOptions::default()
+///     .startup(StartupMode::Gate { wait: Duration::from_millis(500) })
+///     .reconnect(ReconnectPolicy::on().max_attempts(5))
+///     .idle(IdlePolicy::on().stdio(Duration::from_secs(600)))
+///     .max_tools(200);
+/// assert_eq!(options.reconnect.max_attempts, 5);
+/// assert!(options.idle.enabled);
+/// ```
+#[derive(Clone, Debug, derive_setters::Setters)]
 #[non_exhaustive]
 pub struct ManagerOptions {
     /// How `connect_servers` and friends return. Default
@@ -58,7 +72,7 @@ pub struct ManagerOptions {
     pub list_resources: bool,
     /// List prompts when the server declares them. Default true.
     pub list_prompts: bool,
-    /// Automatic reconnects. Default off (seeds 000 and 002).
+    /// Automatic reconnects. Default off: a host that wants them says so.
     pub reconnect: ReconnectPolicy,
     /// Closing unused connections. Default off.
     pub idle: IdlePolicy,
@@ -127,7 +141,7 @@ impl Default for StartupMode {
 /// replayed: calls in flight on a dropped connection fail. Independently of
 /// this policy, a Streamable HTTP session the server forgot ("session
 /// expired") is initialized again once.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, derive_setters::Setters)]
 #[non_exhaustive]
 pub struct ReconnectPolicy {
     /// Whether to reconnect at all. Default false.
@@ -171,7 +185,7 @@ impl ReconnectPolicy {
 }
 
 /// Closing connections nobody used for a while.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, derive_setters::Setters)]
 #[non_exhaustive]
 pub struct IdlePolicy {
     /// Whether to close idle connections at all. Default false.

@@ -11,8 +11,8 @@
 //! come (a [`ManagerEvent::CatalogSwapped`](crate::ManagerEvent)) and
 //! refresh the cache; late failures are logged and show in the status.
 //!
-//! With [`StartupMode::Background`](crate::StartupMode::Background) (seed
-//! 002) nothing waits: every started server is reported pending and joins
+//! With [`StartupMode::Background`](crate::StartupMode::Background)
+//! nothing waits: every started server is reported pending and joins
 //! later snapshots when it is ready.
 
 use std::collections::HashMap;

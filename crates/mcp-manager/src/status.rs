@@ -7,7 +7,7 @@ use crate::error::{RetryState, ServerError};
 /// The status of one server.
 ///
 /// There are six: `disabled`, `queued`, `connecting`,
-/// `refreshing`, `ready` and `error`. Two more cover what the issue's
+/// `refreshing`, `ready` and `error`. Two more cover what the manager.s
 /// policies produce and the six cannot say: `idle` (the idle timeout closed
 /// the connection; the next [`wait_ready`](crate::McpManager::wait_ready)
 /// connects again, as `load_mcp` does) and `disconnected`

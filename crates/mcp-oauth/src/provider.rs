@@ -88,7 +88,7 @@ const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
 
 /// Options of an [`OAuthProvider`]. Build with [`OAuthOptions::new`] and
 /// set the public fields.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, derive_setters::Setters)]
 #[non_exhaustive]
 pub struct OAuthOptions {
     /// The MCP server's URL (the protected resource).
@@ -918,7 +918,8 @@ fn parse_endpoint(text: &str, field: &str) -> Result<Url, OAuthError> {
 }
 
 /// A URL a browser will open: `https`, or `http` on a loopback host only
-/// (checklist §10, client security).
+/// (MCP "Authorization", security considerations: open redirects and
+/// insecure endpoints).
 fn check_browser_url(url: &Url) -> Result<(), OAuthError> {
     let loopback = match url.host() {
         Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),

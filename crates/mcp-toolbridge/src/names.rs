@@ -27,7 +27,7 @@ use std::fmt;
 use sha2::{Digest, Sha256};
 
 /// Options for [`ToolNames::assign`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, derive_setters::Setters)]
 #[non_exhaustive]
 pub struct NameOptions {
     /// The longest name, in characters. Default 64 (OpenAI's and

@@ -39,8 +39,19 @@ use crate::search::{self, IndexEntry, SearchHit};
 use crate::tool::{DeferredTool, LiveTool, ModelTool, ToolCall};
 
 /// Options of a [`McpSession`]. Every field has the default documented on
-/// it.
-#[derive(Clone, Debug)]
+/// it, and a setter named after it:
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_toolbridge::{NameOptions, SessionOptions};
+///
+/// let options = SessionOptions::default()
+///     .call_timeout(Some(Duration::from_secs(120)))
+///     .names(NameOptions::with_max_len(48))
+///     .search_limit(5);
+/// assert_eq!(options.names.max_len, 48);
+/// ```
+#[derive(Clone, Debug, derive_setters::Setters)]
 #[non_exhaustive]
 pub struct SessionOptions {
     /// Model-name rules. Default: 64 characters, 8-digit suffixes.

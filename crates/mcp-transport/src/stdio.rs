@@ -1,6 +1,6 @@
 //! The stdio transport: an MCP server run as a child process, spoken to over its stdin and stdout.
 //!
-//! MCP spec, "Transports" §stdio, and checklist §4. The server is spawned
+//! MCP spec, "Transports" §stdio, and its shutdown advice. The server is spawned
 //! directly (never through a shell) in a process group of its own. Four
 //! background tasks do the I/O, so that no pipe is ever left unread:
 //!
@@ -48,7 +48,7 @@ use crate::transport::{Inbound, Transport, TransportError};
 
 /// How a stdio server is started and stopped. Every field is public; start
 /// from [`StdioOptions::new`] and set what differs from the defaults.
-#[derive(Clone)]
+#[derive(Clone, derive_setters::Setters)]
 #[non_exhaustive]
 pub struct StdioOptions {
     /// The program: an absolute path, a path relative to the working
@@ -362,7 +362,7 @@ impl StdioTransport {
         }
     }
 
-    /// The shutdown sequence of checklist §4: close stdin, wait, SIGTERM the
+    /// The shutdown sequence of MCP "Lifecycle" §shutdown: close stdin, wait, SIGTERM the
     /// group, wait, SIGKILL the group. The reaper kills what is left of the
     /// group once the server itself has exited.
     ///

@@ -1,4 +1,4 @@
-//! Tests of model names: examples, then the properties the issue asks for.
+//! Tests of model names: examples, then the properties every name must have.
 
 use std::collections::HashSet;
 

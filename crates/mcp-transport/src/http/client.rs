@@ -18,7 +18,7 @@ use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use url::Url;
 
-use super::pool::Pool;
+use super::pool::{MAX_RESPONSE_HEAD, Pool};
 use super::{AuthProvider, HttpOptions};
 use crate::transport::TransportError;
 
@@ -26,11 +26,6 @@ use crate::transport::TransportError;
 /// error in it (the 2026-07-28 era answers with one); a body that is not
 /// one is shown from its first [`ERROR_TEXT_LIMIT`] bytes only.
 pub(crate) const ERROR_BODY_LIMIT: usize = 16 * 1024;
-
-/// The most bytes a response's status line and headers may take: hyper's
-/// own default read buffer, set explicitly so that
-/// [`TransportError::HeadersTooLarge`] names the limit that is enforced.
-pub(crate) const MAX_RESPONSE_HEAD: usize = 8192 + 4096 * 100;
 
 /// At most this much of a body nobody needs (a 202's, a refusal's) is read
 /// so that its connection can go back to the pool; a longer one is dropped
@@ -434,9 +429,9 @@ pub(crate) fn same_origin(a: &Url, b: &Url) -> bool {
 
 /// Where a redirect response points, when it is one this client follows.
 ///
-/// Policy (the issue leaves it to us; MCP "Transports" says nothing): only
+/// Policy (MCP "Transports" says nothing about redirects): only
 /// same-origin redirects are followed, so credentials and session ids never
-/// travel to another host (checklist §5.9). 307 and 308 keep the method and
+/// travel to another host. 307 and 308 keep the method and
 /// body and are followed for every method (FastMCP redirects `/mcp` to
 /// `/mcp/` this way). 301, 302 and 303 would turn a POST into a bodiless
 /// GET, so they are followed for GET only; for other methods the response
@@ -486,7 +481,8 @@ fn redirect_target(
 }
 
 /// 401, or 403 with a challenge (a step-up request for more scopes; a bare
-/// 403 is more likely an `Origin` refusal, checklist §5.9).
+/// 403 is more likely an `Origin` refusal: MCP "Transports", security
+/// warning).
 fn is_auth_challenge(response: &Response<Incoming>) -> bool {
     match response.status() {
         StatusCode::UNAUTHORIZED => true,

@@ -9,8 +9,8 @@ use mcp_proto::codec::SseDecoder;
 use url::Url;
 
 use super::client::{drain, http_error, media_type, same_origin, unexpected_content_type};
-use super::engine::{Mode, Outgoing, Shared};
 use super::events::{SseBody, SseItem, event_frame};
+use super::shared::{Mode, Outgoing, Shared};
 use crate::transport::TransportError;
 
 /// Opens the SSE stream, waits for its endpoint, and starts reading it:
@@ -46,7 +46,8 @@ pub(crate) async fn post(shared: &Shared, endpoint: &Url, out: Outgoing) {
 
 /// Auto mode: the Streamable HTTP `initialize` was refused with 400, 404
 /// or 405 (`refusal`). Try the same URL as a legacy SSE server and, if it
-/// is one, send the `initialize` there (checklist §6.2).
+/// is one, send the `initialize` there (MCP "Transports", backwards
+/// compatibility).
 pub(crate) async fn fall_back(shared: &Arc<Shared>, out: Outgoing, refusal: TransportError) {
     match open(shared).await {
         Ok((endpoint, stream, decoder)) => {

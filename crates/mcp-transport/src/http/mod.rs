@@ -25,6 +25,7 @@ mod engine;
 pub(crate) mod events;
 mod legacy_sse;
 mod pool;
+mod shared;
 mod streamable;
 
 pub use auth::AuthProvider;
@@ -49,7 +50,7 @@ pub enum HttpProtocol {
 
 /// How to reach an MCP server over HTTP. Every number is a default that a
 /// host may change; the defaults are those of [`HttpOptions::new`].
-#[derive(Clone)]
+#[derive(Clone, derive_setters::Setters)]
 #[non_exhaustive]
 pub struct HttpOptions {
     /// The MCP endpoint (Streamable HTTP) or SSE URL (legacy). `http` or

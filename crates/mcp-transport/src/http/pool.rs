@@ -30,6 +30,12 @@ use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use tower_service::Service;
 
+/// The most bytes a response's status line and headers may take: hyper's
+/// own default read buffer, set explicitly so that
+/// [`TransportError::HeadersTooLarge`](crate::TransportError::HeadersTooLarge)
+/// names the limit that is enforced.
+pub(crate) const MAX_RESPONSE_HEAD: usize = 8192 + 4096 * 100;
+
 /// At most this many connections are kept; beyond, a connection is used for
 /// its request and closed when its response ends.
 const MAX_KEPT: usize = 64;
@@ -105,7 +111,7 @@ impl Pool {
         std::future::poll_fn(|cx| connector.poll_ready(cx)).await?;
         let io = connector.call(target.origin()?).await?;
         let (sender, connection) = http1::Builder::new()
-            .max_buf_size(super::client::MAX_RESPONSE_HEAD)
+            .max_buf_size(MAX_RESPONSE_HEAD)
             .handshake(io)
             .await?;
         tokio::spawn(async move {

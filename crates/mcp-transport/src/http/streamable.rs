@@ -12,9 +12,9 @@ use mcp_proto::codec::SseDecoder;
 use mcp_proto::text::ERROR_TEXT_LIMIT;
 
 use super::client::{drain, http_error, media_type, read_body, unexpected_content_type};
-use super::engine::{Kind, Mode, Outgoing, SESSION_ID, Shared};
 use super::events::{SseBody, SseItem, answers, event_frame};
 use super::legacy_sse;
+use super::shared::{Kind, Mode, Outgoing, SESSION_ID, Shared};
 use crate::transport::TransportError;
 
 const JSON: &str = "application/json";
@@ -199,7 +199,8 @@ async fn post_stream(shared: &Arc<Shared>, out: Outgoing, body: Incoming, probe:
                         undecided = false;
                         if event.event == "endpoint" {
                             // A legacy server that answers POST with its
-                            // SSE stream (checklist §6.2, as VS Code does).
+                            // SSE stream (the 2024-11-05 backwards-compatibility advice, as
+                            // VS Code does).
                             if let Some(stream) = body.take() {
                                 legacy_sse::adopt(shared, out, &event.data, stream, decoder).await;
                             }
@@ -457,6 +458,28 @@ fn reconnect_delay(shared: &Shared, decoder: &SseDecoder, attempt: u32) -> Durat
                 .default_retry
                 .saturating_mul(factor)
                 .min(MAX_BACKOFF.max(shared.limits.default_retry))
+        }
+    }
+}
+
+impl Shared {
+    /// Starts the GET stream of the current session, unless one runs.
+    pub(crate) fn start_listener(self: &Arc<Self>) {
+        let generation = self.generation();
+        if self.session().listener.is_some() {
+            self.open_listener_gate();
+            return;
+        }
+        let shared = Arc::clone(self);
+        let Some(handle) = self.spawn(async move { listen(&shared, generation).await }) else {
+            self.open_listener_gate();
+            return;
+        };
+        let mut session = self.session();
+        if session.generation == generation && session.listener.is_none() {
+            session.listener = Some(handle);
+        } else {
+            handle.abort();
         }
     }
 }

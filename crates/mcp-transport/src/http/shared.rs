@@ -1,0 +1,470 @@
+//! The state an HTTP transport shares with its background tasks: mode, session, limits, tasks, and how one outgoing message is classified.
+//!
+//! [`Shared`] is what the transport object (`engine`) and the exchange
+//! modules (`streamable` for Streamable HTTP, `legacy_sse` for HTTP+SSE)
+//! have in common: each of them uses it, and it uses none of them.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::HeaderValue;
+use http::header::{HeaderMap, HeaderName};
+use mcp_proto::{Frame, Message, ProtocolVersion, RequestId};
+use tokio::sync::{mpsc, watch};
+use tokio::task::{AbortHandle, JoinSet};
+use url::Url;
+
+use super::client::HttpClient;
+use crate::transport::{Inbound, TransportError};
+
+/// `Mcp-Session-Id` (header names are case-insensitive; `http` lowercases).
+/// A `HeaderName` made at compile time: a `&str` name is parsed again on
+/// every request it is inserted in.
+pub(crate) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+/// `MCP-Protocol-Version`.
+pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+/// `Mcp-Method` (2026-07-28).
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+/// `Mcp-Name` (2026-07-28).
+const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+
+/// One message on its way out, classified for the rules that depend on
+/// what it is.
+#[derive(Debug)]
+pub(crate) struct Outgoing {
+    pub(crate) kind: Kind,
+    /// The request id, for requests.
+    pub(crate) id: Option<RequestId>,
+    pub(crate) body: Bytes,
+    /// The stateless era's headers (protocol version, method, name,
+    /// parameters), when the message goes out in that era.
+    pub(crate) modern: Option<Box<HeaderMap>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// The `initialize` request: starts a session.
+    Initialize,
+    /// `server/discover`: the stateless era's first request, and its probe.
+    Discover,
+    /// Any other request: expects a response.
+    Request,
+    /// `notifications/initialized`: its acceptance opens the GET stream.
+    Initialized,
+    /// Any other notification.
+    Notification,
+    /// A response or error response to a server request.
+    Response,
+}
+
+impl Outgoing {
+    pub(super) fn new(message: &Message) -> Self {
+        let (kind, id) = match message {
+            Message::Request(r) if r.method == mcp_proto::methods::INITIALIZE => {
+                (Kind::Initialize, Some(r.id.clone()))
+            }
+            Message::Request(r) if r.method == mcp_proto::methods::SERVER_DISCOVER => {
+                (Kind::Discover, Some(r.id.clone()))
+            }
+            Message::Request(r) => (Kind::Request, Some(r.id.clone())),
+            Message::Notification(n)
+                if n.method == mcp_proto::methods::NOTIFICATION_INITIALIZED =>
+            {
+                (Kind::Initialized, None)
+            }
+            Message::Notification(_) => (Kind::Notification, None),
+            Message::Response(_) | Message::Error(_) => (Kind::Response, None),
+        };
+        Outgoing {
+            kind,
+            id,
+            body: Bytes::from(message.to_bytes()),
+            modern: None,
+        }
+    }
+
+    pub(crate) fn is_request(&self) -> bool {
+        matches!(self.kind, Kind::Initialize | Kind::Discover | Kind::Request)
+    }
+}
+
+/// Which protocol the transport speaks.
+#[derive(Clone, Debug)]
+pub(crate) enum Mode {
+    /// Auto mode before the server answered `initialize`: messages other
+    /// than the probing `initialize` wait.
+    Undecided,
+    Streamable,
+    /// Legacy SSE, with the endpoint every POST goes to.
+    Legacy(Arc<Url>),
+}
+
+/// Numbers the tasks need from [`HttpOptions`].
+#[derive(Debug)]
+pub(crate) struct Limits {
+    pub(crate) max_message_size: usize,
+    pub(crate) close_timeout: Duration,
+    pub(crate) endpoint_timeout: Duration,
+    pub(crate) default_retry: Duration,
+    pub(crate) max_reconnect_attempts: u32,
+}
+
+/// The state the transport and its tasks share.
+pub(crate) struct Shared {
+    pub(crate) client: HttpClient,
+    /// The configured URL: the MCP endpoint, or the legacy SSE URL.
+    pub(crate) url: Url,
+    pub(crate) limits: Limits,
+    pub(super) inbound: mpsc::UnboundedSender<Inbound>,
+    pub(super) mode: watch::Sender<Mode>,
+    /// Open (true) except between `notifications/initialized` and the
+    /// moment the GET stream's answer is known: see [`Shared::wait_listener`].
+    pub(super) listener_gate: watch::Sender<bool>,
+    pub(super) session: Mutex<Session>,
+    pub(super) tasks: Mutex<Tasks>,
+    /// `Closed` has been queued; sends fail from now on.
+    pub(super) closed: AtomicBool,
+    /// Stateless era: the POST task of each request in flight, so that a
+    /// cancel closes its response stream.
+    pub(super) inflight: Mutex<HashMap<RequestId, AbortHandle>>,
+    /// Stateless era: the `Mcp-Param-*` headers of each tool that has any.
+    pub(super) tool_headers: Mutex<HashMap<String, mcp_proto::headers::ToolParamHeaders>>,
+}
+
+/// The longest a message waits for the GET stream to be opened (see
+/// [`Shared::wait_listener`]); past it the message goes anyway.
+const LISTENER_GATE_TIMEOUT: Duration = Duration::from_secs(2);
+
+#[derive(Default)]
+pub(super) struct Session {
+    /// Secret: marked sensitive, never logged.
+    id: Option<HeaderValue>,
+    pub(super) version: Option<ProtocolVersion>,
+    /// Bumped by every `initialize`, so that a GET stream of an old session
+    /// stops reconnecting.
+    pub(super) generation: u64,
+    /// The GET stream task of the current session.
+    pub(super) listener: Option<AbortHandle>,
+    /// Auto mode: the probing `initialize` is in flight.
+    probing: bool,
+}
+
+pub(super) struct Tasks {
+    pub(super) set: JoinSet<()>,
+    /// No task may start any more (closed or dropped).
+    pub(super) closed: bool,
+}
+
+impl Shared {
+    pub(crate) fn push_frame(&self, frame: Frame) {
+        let _ = self.inbound.send(Inbound::Frame(frame));
+    }
+
+    /// Reports that one message was not delivered. For a notification or a
+    /// response nobody waits, so it is also logged.
+    pub(crate) fn report(&self, out: &Outgoing, error: TransportError) {
+        if !out.is_request() {
+            tracing::warn!(%error, "an HTTP POST of a notification or response failed");
+        }
+        let _ = self.inbound.send(Inbound::Undelivered {
+            id: out.id.clone(),
+            error,
+        });
+    }
+
+    /// Ends the connection: queues `Closed(error)` unless it is already
+    /// closed. Sends fail from now on.
+    pub(crate) fn finish(&self, error: Option<TransportError>) {
+        if !self.closed.swap(true, Ordering::SeqCst) {
+            if let Some(error) = &error {
+                tracing::debug!(%error, "HTTP transport ended");
+            }
+            let _ = self.inbound.send(Inbound::Closed(error));
+        }
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Starts a background task, unless the transport is closed.
+    pub(crate) fn spawn(
+        &self,
+        task: impl Future<Output = ()> + Send + 'static,
+    ) -> Option<AbortHandle> {
+        let mut tasks = lock(&self.tasks);
+        if tasks.closed {
+            return None;
+        }
+        // Forget finished tasks so the set does not grow with every POST.
+        while tasks.set.try_join_next().is_some() {}
+        Some(tasks.set.spawn(task))
+    }
+
+    /// Aborts every task and refuses new ones.
+    pub(crate) fn abort_all(&self) {
+        let mut tasks = lock(&self.tasks);
+        tasks.closed = true;
+        tasks.set.abort_all();
+    }
+
+    pub(crate) fn mode(&self) -> Mode {
+        self.mode.borrow().clone()
+    }
+
+    /// Settles the mode (ending an Auto probe).
+    pub(crate) fn set_mode(&self, mode: Mode) {
+        self.session().probing = false;
+        self.mode.send_replace(mode);
+    }
+
+    /// Waits (at most [`LISTENER_GATE_TIMEOUT`]) until the GET stream that
+    /// `notifications/initialized` opens has been answered. Servers (the
+    /// TypeScript SDK's among them) send requests that belong to no client
+    /// request, such as an elicitation from inside a tool, on the GET stream
+    /// and drop them when it is not open yet; the TypeScript client avoids
+    /// the race by issuing its GET before anything else, and so do we.
+    pub(crate) async fn wait_listener(&self) {
+        let mut gate = self.listener_gate.subscribe();
+        let _ = tokio::time::timeout(LISTENER_GATE_TIMEOUT, gate.wait_for(|open| *open)).await;
+    }
+
+    /// Lets messages held by [`Shared::wait_listener`] go.
+    pub(crate) fn open_listener_gate(&self) {
+        self.listener_gate.send_replace(true);
+    }
+
+    /// The mode, once it is settled.
+    pub(super) async fn wait_mode(&self) -> Mode {
+        let mut rx = self.mode.subscribe();
+        match rx.wait_for(|m| !matches!(m, Mode::Undecided)).await {
+            Ok(mode) => mode.clone(),
+            // The sender lives in `self`, so this cannot happen.
+            Err(_) => Mode::Streamable,
+        }
+    }
+
+    /// Bookkeeping at `send` time, before the task starts. Returns whether
+    /// this message is the Auto probe (the first `initialize`).
+    pub(super) fn prepare(&self, out: &Outgoing) -> bool {
+        let mode = self.mode();
+        let mut session = self.session();
+        let probe = match mode {
+            Mode::Undecided if session.probing => false,
+            Mode::Undecided if out.kind == Kind::Initialize => {
+                session.probing = true;
+                true
+            }
+            // The era probe decides nothing about the transport: a
+            // handshake-era answer leads to the `initialize` that does.
+            Mode::Undecided if out.kind == Kind::Discover => false,
+            Mode::Undecided => {
+                // The first message is not `initialize` (a stateless
+                // client): nothing to probe with.
+                drop(session);
+                self.mode.send_replace(Mode::Streamable);
+                return false;
+            }
+            Mode::Streamable | Mode::Legacy(_) => false,
+        };
+        match out.kind {
+            Kind::Initialize => {
+                self.listener_gate.send_replace(true);
+            }
+            Kind::Initialized => {
+                self.listener_gate.send_replace(false);
+            }
+            Kind::Discover | Kind::Request | Kind::Notification | Kind::Response => {}
+        }
+        if out.kind == Kind::Initialize {
+            // MCP "Transports" §Session Management: a new session starts
+            // with an `initialize` that carries no session id.
+            session.id = None;
+            session.version = None;
+            session.generation += 1;
+            if let Some(listener) = session.listener.take() {
+                listener.abort();
+            }
+        }
+        probe
+    }
+
+    /// The session headers for a request: `Mcp-Session-Id` and
+    /// `MCP-Protocol-Version` when known. Returns whether the session id
+    /// was included.
+    pub(crate) fn session_headers(&self, headers: &mut HeaderMap) -> bool {
+        let session = self.session();
+        if let Some(version) = session.version {
+            headers.insert(PROTOCOL_VERSION, HeaderValue::from_static(version.as_str()));
+        }
+        match &session.id {
+            Some(id) => {
+                headers.insert(SESSION_ID, id.clone());
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Records the session id of an `initialize` response. The value must
+    /// be visible ASCII (0x21 to 0x7E); anything else is ignored.
+    pub(crate) fn set_session_id(&self, value: &HeaderValue) {
+        let valid = !value.is_empty() && value.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b));
+        if !valid {
+            tracing::warn!("ignoring an Mcp-Session-Id header that is not visible ASCII");
+            return;
+        }
+        let mut value = value.clone();
+        value.set_sensitive(true);
+        self.session().id = Some(value);
+    }
+
+    pub(crate) fn generation(&self) -> u64 {
+        self.session().generation
+    }
+
+    pub(super) fn session(&self) -> MutexGuard<'_, Session> {
+        lock(&self.session)
+    }
+
+    /// The stateless-era version the client settled, if it did.
+    pub(crate) fn modern_version(&self) -> Option<ProtocolVersion> {
+        self.session().version.filter(|v| !v.uses_handshake())
+    }
+
+    /// The stateless era's headers for one message (2026-07-28 "Streamable
+    /// HTTP" §Standard headers, §Custom headers). The version is the one
+    /// settled, or for the era probe the one in its own `_meta`, so that the
+    /// header always equals `_meta`.
+    pub(super) fn modern_headers(
+        &self,
+        message: &Message,
+        settled: Option<ProtocolVersion>,
+    ) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        let Message::Request(request) = message else {
+            if let Some(version) = settled {
+                headers.insert(PROTOCOL_VERSION, HeaderValue::from_static(version.as_str()));
+            }
+            return headers;
+        };
+        let params = request.params.as_deref();
+        let version = settled.or_else(|| {
+            params
+                .and_then(|p| request_protocol_version(p).and_then(|v| ProtocolVersion::parse(&v)))
+        });
+        if let Some(version) = version {
+            headers.insert(PROTOCOL_VERSION, HeaderValue::from_static(version.as_str()));
+        }
+        if let Ok(value) = HeaderValue::from_str(&mcp_proto::headers::encode_value(&request.method))
+        {
+            headers.insert(MCP_METHOD, value);
+        }
+        if let Some(name) = mcp_proto::headers::name_value(&request.method, params)
+            && let Ok(value) = HeaderValue::from_str(&name)
+        {
+            headers.insert(MCP_NAME, value);
+        }
+        if request.method == mcp_proto::methods::TOOLS_CALL
+            && let Some(params) = params
+        {
+            let tools = lock(&self.tool_headers);
+            if !tools.is_empty()
+                && let Some(name) = call_name(params)
+                && let Some(param_headers) = tools.get(name.as_str())
+            {
+                let arguments = call_arguments(params);
+                for (name, value) in param_headers.values(arguments.as_ref()) {
+                    if let (Ok(name), Ok(value)) = (
+                        HeaderName::from_bytes(name.as_bytes()),
+                        HeaderValue::from_str(&value),
+                    ) {
+                        headers.insert(name, value);
+                    }
+                }
+            }
+        }
+        headers
+    }
+
+    /// Remembers the POST task of a stateless-era request.
+    pub(super) fn track_inflight(&self, id: RequestId, handle: AbortHandle) {
+        if handle.is_finished() {
+            return;
+        }
+        lock(&self.inflight).insert(id, handle);
+    }
+
+    /// Forgets a finished stateless-era request.
+    pub(crate) fn forget_inflight(&self, id: &RequestId) {
+        lock(&self.inflight).remove(id);
+    }
+
+    /// Closes the response stream of the request a `notifications/cancelled`
+    /// names (2026-07-28 "Cancellation": that is the cancel over HTTP).
+    pub(super) fn cancel_inflight(&self, params: Option<&mcp_proto::RawValue>) {
+        let Some(params) = params else {
+            return;
+        };
+        let Ok(cancelled) =
+            serde_json::from_str::<mcp_proto::types::CancelledNotificationParams>(params.get())
+        else {
+            return;
+        };
+        if let Some(id) = cancelled.request_id
+            && let Some(task) = lock(&self.inflight).remove(&id)
+        {
+            task.abort();
+        }
+    }
+}
+
+/// `_meta["io.modelcontextprotocol/protocolVersion"]` of request params,
+/// read without decoding the rest.
+fn request_protocol_version(params: &mcp_proto::RawValue) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "_meta")]
+        meta: Option<Meta>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+        version: Option<String>,
+    }
+    serde_json::from_str::<Params>(params.get())
+        .ok()?
+        .meta?
+        .version
+}
+
+/// A `tools/call`'s tool name, read without decoding the arguments.
+fn call_name(params: &mcp_proto::RawValue) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Params {
+        name: String,
+    }
+    serde_json::from_str::<Params>(params.get())
+        .ok()
+        .map(|p| p.name)
+}
+
+/// A `tools/call`'s arguments, for a tool with `Mcp-Param-*` headers.
+fn call_arguments(params: &mcp_proto::RawValue) -> Option<mcp_proto::types::JsonObject> {
+    #[derive(serde::Deserialize)]
+    struct Params {
+        arguments: Option<mcp_proto::types::JsonObject>,
+    }
+    serde_json::from_str::<Params>(params.get()).ok()?.arguments
+}
+
+/// Locks a mutex whose holder never panics; poisoning is ignored.
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
