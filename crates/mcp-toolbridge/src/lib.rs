@@ -68,7 +68,6 @@
 mod approval;
 mod backend;
 mod cancel;
-mod loader;
 mod manager;
 pub mod names;
 pub mod prompt;
@@ -87,7 +86,6 @@ pub use approval::{
 /// need no dependency of their own).
 pub use async_trait::async_trait;
 pub use cancel::CancelToken;
-pub use loader::{CALL_MCP_TOOL, DESCRIBE_TOOL, LOAD_MCP, READ_MCP_RESOURCE, SEARCH_TOOLS};
 pub use names::{NameOptions, ToolKey, ToolNames, UnusableReason, UnusableTool};
 pub use prompt::ToolAccess;
 pub use result::{
@@ -95,5 +93,8 @@ pub use result::{
 };
 pub use schema::{ArgumentProblem, ArgumentSchema, InvalidArguments};
 pub use search::SearchHit;
-pub use session::{McpSession, SessionOptions, ToolSet};
-pub use tool::{DeferredTool, LiveTool, ModelTool, ToolCall};
+pub use session::loader::{
+    CALL_MCP_TOOL, DESCRIBE_TOOL, LOAD_MCP, READ_MCP_RESOURCE, SEARCH_TOOLS,
+};
+pub use session::{DeferredTool, LiveTool, McpSession, SessionOptions, ToolSet};
+pub use tool::{ModelTool, ToolCall};

@@ -13,9 +13,9 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::time::Instant;
 
+use super::loader::{CALL_MCP_TOOL, LOAD_MCP, READ_MCP_RESOURCE, SEARCH_TOOLS};
 use super::*;
 use crate::backend::{ConfiguredServer, EventStream};
-use crate::loader::{CALL_MCP_TOOL, LOAD_MCP, READ_MCP_RESOURCE, SEARCH_TOOLS};
 
 // ---------------------------------------------------------------- server
 

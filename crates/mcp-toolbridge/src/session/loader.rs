@@ -28,12 +28,12 @@ use mcp_transport::{CallOptions, ClientError};
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
+use super::{Inner, McpSession, Target};
 use crate::backend::{Availability, ReadyServer};
 use crate::prompt::instructions_summary;
 use crate::result::{CallFailure, ContentMode, ToolOutcome, ToolResult};
 use crate::schema::ArgumentSchema;
 use crate::search;
-use crate::session::{Inner, McpSession, Target};
 use crate::text::truncate_chars;
 use crate::tool::{ModelTool, ToolCall};
 
