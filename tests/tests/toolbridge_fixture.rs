@@ -257,13 +257,24 @@ async fn deferred_tools_wait_for_a_late_server_then_the_session_rebinds() {
     let echo = tools.get("mcp_late_echo").expect("a deferred echo").clone();
     assert!(format!("{echo:?}").starts_with("DeferredTool"), "{echo:?}");
     assert_eq!(tools.prompt_section(), "", "a connecting server has no row");
+    // A host that calls plain `bind` (no report at hand) is offered the
+    // same deferred tool: the manager remembers what the gate deferred.
+    let other = McpSession::new(&manager, full_access());
+    let plain = other.bind();
+    let deferred = plain
+        .get("mcp_late_echo")
+        .expect("bind offers the deferred echo");
+    assert!(
+        format!("{deferred:?}").starts_with("DeferredTool"),
+        "{deferred:?}"
+    );
     let mut changes = session.changes();
     changes.borrow_and_update();
 
     let outcome = call_tool(&echo, json!({"text": "worth the wait"})).await;
     assert_eq!(text(&outcome), "worth the wait");
 
-    // Seed 000's late-connection path: the session rebinds on its own.
+    // The late-connection path: the session rebinds on its own.
     tokio::time::timeout(DEADLINE, changes.changed())
         .await
         .expect("the session rebinds")

@@ -80,6 +80,9 @@ pub(crate) struct Entry {
     pub(crate) fingerprint: Option<Arc<str>>,
     pub(crate) client: Option<Client>,
     pub(crate) catalog: Option<Arc<Catalog>>,
+    /// The cached tools a startup report offered while the server was still
+    /// connecting; gone once it publishes a catalog or starts again.
+    pub(crate) deferred: Option<crate::DeferredServer>,
     pub(crate) task: Option<JoinHandle<()>>,
     pub(crate) last_used: Instant,
 }
@@ -344,6 +347,7 @@ impl Core {
         }
         entry.generation = self.next_generation();
         entry.fingerprint = Some(plan.fingerprint.clone());
+        entry.deferred = None;
         if self.is_closed() {
             self.set_status(entry, ServerStatus::Disconnected);
             return;
@@ -430,6 +434,7 @@ impl Core {
             catalog: None,
             task: None,
             last_used: Instant::now(),
+            deferred: None,
         });
         if created {
             self.emit(ManagerEvent::ServerAdded { id: id.clone() });

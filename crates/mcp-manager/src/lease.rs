@@ -153,6 +153,7 @@ impl Lease {
             catalog.apply_filter(&entry.config.tools);
             let catalog = Arc::new(catalog);
             let previous = entry.catalog.replace(Arc::clone(&catalog));
+            entry.deferred = None;
             entry.client = Some(client.clone());
             core.emit(ManagerEvent::CatalogSwapped {
                 id: id.to_owned(),

@@ -426,6 +426,20 @@ impl McpManager {
         self.core().lock().entries.get(id).map(|e| e.generation)
     }
 
+    /// The servers a startup report offered cached tools for and that are
+    /// still connecting, with those tools: what a binding offers in their
+    /// place until they are ready. A server leaves the list when it
+    /// publishes a catalog or its configuration starts it again.
+    pub fn deferred(&self) -> Vec<crate::DeferredServer> {
+        let state = self.core().lock();
+        state
+            .entries
+            .values()
+            .filter(|entry| entry.status.is_pending())
+            .filter_map(|entry| entry.deferred.clone())
+            .collect()
+    }
+
     /// The tool-call deadline configured for server `id`
     /// ([`mcp_config::ServerConfig::call_timeout_ms`]), if it has one.
     pub fn call_timeout(&self, id: &str) -> Option<std::time::Duration> {

@@ -230,10 +230,10 @@ impl Core {
         cached: &HashMap<String, (String, CachedTools)>,
         gate: bool,
     ) -> StartupReport {
-        let state = self.lock();
+        let mut state = self.lock();
         let mut report = StartupReport::default();
         for id in ids {
-            let Some(entry) = state.entries.get(id) else {
+            let Some(entry) = state.entries.get_mut(id) else {
                 continue;
             };
             let name = entry.name.to_string();
@@ -257,19 +257,25 @@ impl Core {
                     error: error.clone(),
                 }),
                 status => match cached.get(id) {
-                    Some((fingerprint, cached)) if gate => report.deferred.push(DeferredServer {
-                        id: id.clone(),
-                        name,
-                        fingerprint: fingerprint.clone(),
-                        tools: cached
-                            .tools
-                            .iter()
-                            .filter(|tool| entry.config.tools.allows(&tool.name))
-                            .cloned()
-                            .collect(),
-                        instructions: cached.instructions.clone(),
-                        status: status.clone(),
-                    }),
+                    Some((fingerprint, cached)) if gate => {
+                        let deferred = DeferredServer {
+                            id: id.clone(),
+                            name,
+                            fingerprint: fingerprint.clone(),
+                            tools: cached
+                                .tools
+                                .iter()
+                                .filter(|tool| entry.config.tools.allows(&tool.name))
+                                .cloned()
+                                .collect(),
+                            instructions: cached.instructions.clone(),
+                            status: status.clone(),
+                        };
+                        // Kept until the server publishes a catalog, so
+                        // that every later binding offers the same tools.
+                        entry.deferred = Some(deferred.clone());
+                        report.deferred.push(deferred);
+                    }
                     _ => report.pending.push(PendingServer {
                         id: id.clone(),
                         name,

@@ -135,6 +135,11 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn events(&self) -> Box<dyn EventStream>;
     /// Records a use of the server (idle timers).
     fn touch(&self, id: &str);
+    /// Servers still connecting whose cached tools a binding offers in
+    /// their place. Default: none.
+    fn deferred(&self) -> Vec<DeferredCatalog> {
+        Vec::new()
+    }
     /// The tool-call deadline the server's configuration sets, which
     /// replaces the session's for its calls. Default: none.
     fn call_timeout(&self, id: &str) -> Option<std::time::Duration> {

@@ -53,17 +53,10 @@ impl McpSession {
     /// The startup path: binds the ready tools and, for servers the
     /// startup gate left pending, the deferred tools from the tool cache.
     /// When such a server becomes ready the session rebinds on its own.
+    /// [`McpSession::bind`] offers the same deferred tools (the manager
+    /// remembers them); this is the same call with the report at hand.
     pub fn bind_startup(&self, report: &StartupReport) -> ToolSet {
-        let deferred = report
-            .deferred
-            .iter()
-            .map(|server| DeferredCatalog {
-                id: server.id.as_str().into(),
-                name: server.name.as_str().into(),
-                tools: server.tools.clone(),
-            })
-            .collect();
-        self.set_deferred(deferred);
+        self.set_deferred(report.deferred.iter().map(deferred_catalog).collect());
         self.bind()
     }
 
@@ -77,6 +70,15 @@ impl McpSession {
     pub fn refresh(&self, manager: &McpManager) -> ToolSet {
         self.replace_backend(Arc::new(ManagerBackend(manager.clone())));
         self.bind()
+    }
+}
+
+/// A deferred server as a binding offers it.
+fn deferred_catalog(server: &mcp_manager::DeferredServer) -> DeferredCatalog {
+    DeferredCatalog {
+        id: server.id.as_str().into(),
+        name: server.name.as_str().into(),
+        tools: server.tools.clone(),
     }
 }
 
@@ -175,6 +177,10 @@ impl Backend for ManagerBackend {
 
     fn call_timeout(&self, id: &str) -> Option<std::time::Duration> {
         self.0.call_timeout(id)
+    }
+
+    fn deferred(&self) -> Vec<DeferredCatalog> {
+        self.0.deferred().iter().map(deferred_catalog).collect()
     }
 }
 

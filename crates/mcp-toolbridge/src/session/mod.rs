@@ -567,10 +567,19 @@ impl Inner {
         let backend = self.backend();
         let ready = backend.snapshot(self.options.workspace.as_deref());
         let ready_ids: HashSet<&str> = ready.iter().map(|s| &*s.id).collect();
+        let offered = backend.deferred();
         let mut state = self.lock();
         if number <= state.installed {
             tracing::debug!("a newer snapshot is already bound; dropping an overtaken one");
             return;
+        }
+        // Deferred servers the backend knows of join those the host handed
+        // over, so a plain `bind` after startup offers them too.
+        for catalog in offered {
+            if !state.deferred.iter().any(|d| d.id == catalog.id) {
+                state.watching.insert(catalog.id.to_string());
+                state.deferred.push(catalog);
+            }
         }
         // A deferred server that is ready now binds live; one that is no
         // longer connecting (failed, disabled, removed) is dropped.
