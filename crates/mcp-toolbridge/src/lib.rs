@@ -9,10 +9,7 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
-//! use mcp_manager::McpManager;
-//! use mcp_toolbridge::{async_trait, ApprovalDecision, ApprovalHandler, ApprovalRequest};
-//! use mcp_toolbridge::{McpSession, SessionOptions, ToolCall, ToolOutcome};
+//! use mcp_toolbridge::prelude::*;
 //!
 //! struct AskTheUser;
 //! #[async_trait]
@@ -51,8 +48,10 @@
 //! `describe_tool`) instead, with [`ToolAccess::Loader`] or
 //! [`ToolAccess::Search`] for the prompt section.
 //!
-//! Modules: [`names`] (model names and the reverse map), [`prompt`] (the
-//! `<mcp_servers>` section); the rest is re-exported here: the session and
+//! Modules: [`prelude`] (one import for a host program: the types above
+//! and the manager's and configuration's it needs), [`names`] (model names
+//! and the reverse map), [`prompt`] (the `<mcp_servers>` section); the rest
+//! is re-exported here: the session and
 //! its [`ToolSet`], the [`ModelTool`] trait with [`LiveTool`] and
 //! [`DeferredTool`], [`ArgumentSchema`] validation, [`ToolOutcome`] and
 //! [`ToolResult`], the approval types.
@@ -70,6 +69,7 @@ mod backend;
 mod cancel;
 mod manager;
 pub mod names;
+pub mod prelude;
 pub mod prompt;
 mod result;
 mod schema;
