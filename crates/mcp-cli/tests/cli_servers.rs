@@ -50,6 +50,9 @@ fn a_broken_server_beside_working_ones() {
     let missing = by_id(&rows, "missing");
     assert_eq!(missing["error"]["code"], "missing_command");
     assert_eq!(missing["error"]["config_key"], "transport.command");
+    // The whole program path: `/nonexistent/mcp-server`, not `mcp-server`.
+    let message = missing["error"]["message"].as_str().unwrap();
+    assert!(message.contains("`/nonexistent/mcp-server`"), "{message}");
     assert_eq!(by_id(&rows, "off")["status"], "disabled");
     let file_error = rows
         .as_array()

@@ -321,9 +321,11 @@ impl fmt::Display for ErrorCode {
 ///
 /// `message` is short, for a person, and never contains a secret or a raw
 /// server error; `config_key` is the field to change, in the store's JSON
-/// vocabulary (`transport.command`, `transport.envVars[0]`, `timeout`, ...).
+/// vocabulary (`transport.command`, `transport.envVars[0]`, `timeout`, ...),
+/// or empty when no setting is at fault (a server that lists a malformed
+/// catalog, say).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{message} [{code}] (see `{config_key}`)")]
+#[error("{message} [{code}]{}", if config_key.is_empty() { String::new() } else { format!(" (see `{config_key}`)") })]
 #[non_exhaustive]
 pub struct ServerError {
     /// The stable code.

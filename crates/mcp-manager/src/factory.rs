@@ -353,7 +353,7 @@ fn spawn_stdio(stdio: &mcp_config::ResolvedStdio) -> Result<Box<dyn Transport>, 
             ErrorCode::MissingCommand,
             format!(
                 "the command `{}` was not found or cannot be run",
-                short_command(&stdio.command)
+                whole_command(&stdio.command)
             ),
             "transport.command",
         )
@@ -376,11 +376,14 @@ fn spawn_stdio(_stdio: &mcp_config::ResolvedStdio) -> Result<Box<dyn Transport>,
     ))
 }
 
-/// The program's file name: enough to recognise it, without a directory
-/// that might say more than the user wants shown.
+/// The program as configured, directory included (`/opt/x/server` and
+/// `server` are different mistakes), escaped and bounded: the person needs
+/// to see which file was looked for. Arguments, which may carry tokens, are
+/// left out.
 #[cfg(unix)]
-fn short_command(command: &str) -> &str {
-    command.rsplit('/').next().unwrap_or(command)
+fn whole_command(command: &str) -> String {
+    use mcp_proto::text::{Lines, bound, escape};
+    bound(&escape(command, Lines::One), 256).into_owned()
 }
 
 /// Which grant the manager picks; the end-to-end run is in mcp-cli's

@@ -618,10 +618,11 @@ async fn refresh(lease: &Lease, plan: &Plan, conn: &mut Conn, kinds: Kinds) -> R
     if conn.client().is_closed() {
         return Err(End::Closed);
     }
+    // The server's answer is at fault, not a setting.
     Err(End::RefreshFailed(ServerError::new(
         ErrorCode::RefreshFailed,
         message,
-        plan.keys.endpoint,
+        "",
     )))
 }
 
@@ -750,7 +751,13 @@ fn list_error(
             "the server failed tools/list".to_owned(),
         ),
     };
-    ServerError::new(code, message, endpoint)
+    // A malformed catalog is the server's answer, not a setting.
+    let key = if code == ErrorCode::InvalidCatalog {
+        ""
+    } else {
+        endpoint
+    };
+    ServerError::new(code, message, key)
 }
 
 /// The management error for a connection that ended while serving.
