@@ -48,6 +48,14 @@
 //! `describe_tool`) instead, with [`ToolAccess::Loader`] or
 //! [`ToolAccess::Search`] for the prompt section.
 //!
+//! The options that reproduce the defaults of three common kinds of host:
+//!
+//! | host | tools reach the model | [`NameOptions`] | [`SessionOptions`] |
+//! |---|---|---|---|
+//! | a coding agent that declares every tool | declared as `mcp_<server>_<tool>` | default ([`Suffix::WhenNeeded`]) | default ([`ToolAccess::Direct`]) |
+//! | a chat web app that keeps tools out of its declarations | found by search, called by name | `.suffix(Suffix::Always)` | `.access(ToolAccess::Search)`, register [`McpSession::catalog_tools`] and [`McpSession::loader_tools`] |
+//! | an IDE that connects servers on demand | `load_mcp`, then `call_mcp_tool` | default | `.access(ToolAccess::Loader)`, register [`McpSession::loader_tools`] |
+//!
 //! Modules: [`prelude`] (one import for a host program: the types above
 //! and the manager's and configuration's it needs), [`names`] (model names
 //! and the reverse map), [`prompt`] (the `<mcp_servers>` section); the rest
@@ -86,7 +94,7 @@ pub use approval::{
 /// need no dependency of their own).
 pub use async_trait::async_trait;
 pub use cancel::CancelToken;
-pub use names::{NameOptions, ToolKey, ToolNames, UnusableReason, UnusableTool};
+pub use names::{NameOptions, Suffix, ToolKey, ToolNames, UnusableReason, UnusableTool};
 pub use prompt::ToolAccess;
 pub use result::{
     CallFailure, ContentMode, DESCRIBED_ERROR_LIMIT, NotApproved, ToolOutcome, ToolResult,

@@ -38,6 +38,34 @@ pub struct NameOptions {
     /// names. Default 8; clamped to 4..=16. Suffixes grow beyond this only
     /// to separate names that would still collide.
     pub hash_len: usize,
+    /// Which names carry the suffix. Default [`Suffix::WhenNeeded`].
+    pub suffix: Suffix,
+}
+
+/// Which model names end with the sha256 suffix of their `(server, tool)`
+/// pair.
+///
+/// ```
+/// use mcp_toolbridge::names::{NameOptions, Suffix, ToolNames};
+///
+/// let plain = ToolNames::assign([("github", "search")], &NameOptions::default());
+/// assert_eq!(plain.name("github", "search"), Some("mcp_github_search"));
+///
+/// let always = NameOptions::default().suffix(Suffix::Always);
+/// let hashed = ToolNames::assign([("github", "search")], &always);
+/// let name = hashed.name("github", "search").unwrap();
+/// assert!(name.starts_with("mcp_github_search_") && name.len() == "mcp_github_search_".len() + 8);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Suffix {
+    /// Only names that are too long or that two pairs share after
+    /// replacement (the default): most names read as `mcp_<server>_<tool>`.
+    #[default]
+    WhenNeeded,
+    /// Every name: a name never changes when another server adds a tool
+    /// whose name would collide, at the cost of eight characters each.
+    Always,
 }
 
 impl NameOptions {
@@ -67,6 +95,7 @@ impl Default for NameOptions {
         NameOptions {
             max_len: 64,
             hash_len: 8,
+            suffix: Suffix::WhenNeeded,
         }
     }
 }
@@ -338,7 +367,7 @@ fn resolve_collisions(
     // The longest suffix that leaves room for `mcp_` and a separator.
     let longest = (max_len - 6).min(64);
     for c in &mut candidates {
-        if c.plain.len() > max_len {
+        if c.plain.len() > max_len || options.suffix == Suffix::Always {
             c.suffix = Some(first);
         }
     }

@@ -20,6 +20,28 @@ fn check(pairs: &[(&str, &str)], expected: &[&str]) {
 }
 
 #[test]
+fn always_suffixed_names_do_not_move_when_a_colliding_tool_arrives() {
+    let options = NameOptions::default().suffix(Suffix::Always);
+    let before = ToolNames::assign([("a.b", "c"), ("fs", "read")], &options);
+    // `a_b` sanitizes to the same plain name as `a.b`: with suffixes only
+    // when needed, the first name would change now.
+    let after = ToolNames::assign([("a.b", "c"), ("fs", "read"), ("a_b", "c")], &options);
+    for (server, tool) in [("a.b", "c"), ("fs", "read")] {
+        let name = before.name(server, tool).unwrap();
+        assert_eq!(after.name(server, tool), Some(name));
+        let stem = format!("mcp_{}_{}_", sanitize(server), sanitize(tool));
+        assert!(
+            name.starts_with(&stem) && name.len() == stem.len() + 8,
+            "{name}"
+        );
+    }
+    assert_ne!(after.name("a_b", "c"), after.name("a.b", "c"));
+    let plain = ToolNames::assign([("a.b", "c")], &NameOptions::default());
+    let collided = ToolNames::assign([("a.b", "c"), ("a_b", "c")], &NameOptions::default());
+    assert_ne!(plain.name("a.b", "c"), collided.name("a.b", "c"));
+}
+
+#[test]
 fn plain_names_when_they_fit_and_are_unique() {
     check(
         &[("github", "create_issue"), ("fs", "read-file")],
