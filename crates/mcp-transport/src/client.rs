@@ -1129,8 +1129,11 @@ impl Drop for CancelOnDrop<'_> {
 type SendFuture<'a> = Pin<Box<dyn Future<Output = Result<(), TransportError>> + Send + 'a>>;
 
 impl Driver {
-    /// Runs the connection until it closes.
-    pub async fn run(self) {
+    /// Runs the connection until it closes, and returns why it closed: the
+    /// error calls now fail with, as [`Client::closed_reason`] gives it
+    /// (its [`ClientError::transport_error`] is the transport's own when one
+    /// ended the connection).
+    pub async fn run(self) -> ClientError {
         let shared = self.shared;
         let transport = shared.transport.clone();
         // The futures live across passes of the loop: a new `recv()` or
@@ -1228,7 +1231,17 @@ impl Driver {
         for task in tasks {
             task.abort();
         }
+        let reason = shared
+            .lock()
+            .closed
+            .as_ref()
+            .map(ClosedCause::to_error)
+            .unwrap_or_else(|| ClientError::Closed {
+                reason: "the connection was closed".to_owned(),
+                source: None,
+            });
         shared.finished.send_replace(true);
+        reason
     }
 }
 

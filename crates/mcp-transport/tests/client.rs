@@ -678,3 +678,18 @@ async fn the_stateless_era_refuses_ping_and_cancels_with_a_notification_over_std
     assert_eq!(cancel["params"]["requestId"], request["id"]);
     assert!(call.await.unwrap().unwrap_err().is_timeout());
 }
+
+#[tokio::test]
+async fn the_driver_returns_why_the_connection_ended() {
+    let (client_end, server_end) = memory_pair();
+    let (client, driver) = Client::new(client_end, ClientOptions::default());
+    let driver = tokio::spawn(driver.run());
+    // The server goes away before anything was said.
+    drop(server_end);
+    let reason = driver.await.unwrap();
+    assert!(matches!(reason, ClientError::Closed { .. }), "{reason:?}");
+    assert_eq!(
+        client.closed_reason().map(|error| error.to_string()),
+        Some(reason.to_string())
+    );
+}
