@@ -1,8 +1,8 @@
 //! MCP server configuration: formats, discovery, validation, `${VAR}` references, the safe store and fingerprints.
 //!
 //! This crate describes how to reach MCP servers, as data; it never connects
-//! (`mcp-manager` turns a [`ResolvedConfig`] into a transport). It depends on
-//! no other crate of the workspace.
+//! (`mcp-manager` turns a [`ResolvedConfig`] into a transport). Of the
+//! workspace it depends only on `mcp-proto`, for the [`Secret`] string type.
 //!
 //! The path of a server from a file to a connection:
 //!

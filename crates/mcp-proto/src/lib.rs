@@ -20,6 +20,7 @@ pub mod headers;
 pub mod jsonrpc;
 pub mod methods;
 mod scan;
+pub mod secret;
 pub mod session;
 pub mod text;
 pub mod types;

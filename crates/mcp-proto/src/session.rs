@@ -531,7 +531,7 @@ pub struct ClientSession {
     state: SessionState,
     next_id: i64,
     /// Requests waiting for an answer, by our numeric id.
-    pending: HashMap<i64, Pending, BuildHasherDefault<IdHasher>>,
+    pending: HashMap<i64, Pending, IdBuildHasher>,
     /// Deadlines of pending requests, ordered, for `poll_timeout`.
     deadlines: BTreeSet<(Instant, i64)>,
     /// The initialize request in flight, if any.
@@ -1795,14 +1795,28 @@ fn check_server_capability(negotiated: &Negotiated, method: &str) -> Result<(), 
     }
 }
 
-/// Hashes the ids this session allocates (sequential integers): one
-/// multiplication by an odd constant maps consecutive ids to distinct table
-/// slots and mixes the high bits the table also uses. SipHash's resistance
-/// to flooding is not needed for keys we choose, and it was about a twentieth
-/// of a small call's instructions (measured with callgrind). Other keys go
-/// through `write`, a simple byte-wise mix.
+/// A hasher for the ids a session allocates (sequential integers), and for
+/// keys that wrap them: one multiplication by an odd constant maps
+/// consecutive ids to distinct table slots and mixes the high bits the
+/// table also uses. SipHash's resistance to flooding is not needed for keys
+/// we choose, and it was about a twentieth of a small call's instructions
+/// (measured with callgrind). Other keys go through `write`, a simple
+/// byte-wise mix. Use it only for keys a peer cannot choose.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use mcp_proto::session::IdBuildHasher;
+///
+/// let mut pending: HashMap<i64, &str, IdBuildHasher> = HashMap::default();
+/// pending.insert(1, "tools/call");
+/// assert_eq!(pending.get(&1), Some(&"tools/call"));
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
-struct IdHasher(u64);
+pub struct IdHasher(u64);
+
+/// The [`std::hash::BuildHasher`] of [`IdHasher`], for `HashMap`s keyed by
+/// request ids.
+pub type IdBuildHasher = BuildHasherDefault<IdHasher>;
 
 const ID_HASH_MULTIPLIER: u64 = 0x9E37_79B9_7F4A_7C15;
 

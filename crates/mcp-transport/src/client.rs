@@ -30,7 +30,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -367,7 +366,9 @@ struct Shared {
 
 struct Inner {
     session: ClientSession,
-    waiters: HashMap<RequestHandle, Waiter, BuildHasherDefault<HandleHasher>>,
+    /// Keyed by handles that wrap the session's sequential ids, hashed as
+    /// the session hashes them.
+    waiters: HashMap<RequestHandle, Waiter, mcp_proto::session::IdBuildHasher>,
     handshake: Option<oneshot::Sender<Result<Arc<Negotiated>, ClientError>>>,
     negotiated: Option<Arc<Negotiated>>,
     /// Why the connection ended, once it has.
@@ -392,36 +393,6 @@ struct Inner {
     /// When a request last started or a message last arrived (see
     /// [`Client::last_activity`]).
     last_activity: Instant,
-}
-
-/// Hashes [`RequestHandle`]s, which wrap the sequential integer ids the
-/// session allocates: one multiplication by an odd constant maps
-/// consecutive ids to distinct table slots. SipHash's resistance to
-/// flooding is not needed for keys we choose, and it cost about a twentieth
-/// of a small call's instructions (measured with callgrind).
-#[derive(Clone, Copy, Default)]
-struct HandleHasher(u64);
-
-const HANDLE_HASH_MULTIPLIER: u64 = 0x9E37_79B9_7F4A_7C15;
-
-impl Hasher for HandleHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(HANDLE_HASH_MULTIPLIER);
-        }
-    }
-
-    fn write_i64(&mut self, n: i64) {
-        self.write_u64(n as u64);
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0 ^ n).wrapping_mul(HANDLE_HASH_MULTIPLIER);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 /// How a request failed, with the transport's error when it was not
