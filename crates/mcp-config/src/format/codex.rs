@@ -282,6 +282,7 @@ fn read_entry(
             .map_or("is not a Codex server setting", |(_, reason)| *reason);
         warnings.push(ignored(&r, key, reason));
     }
+    tree::drop_stand_in_problems(&mut r, notes);
     match transport {
         Some(transport) if r.problems.is_empty() => {
             let mut config = ServerConfig::new(name, transport);

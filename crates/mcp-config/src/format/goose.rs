@@ -237,6 +237,7 @@ fn read_extension(
             }
         }
     }
+    tree::drop_stand_in_problems(&mut r, notes);
     Some(match transport {
         Some(transport) if r.problems.is_empty() => {
             let mut config = ServerConfig::new(id, transport);

@@ -43,6 +43,19 @@ pub(super) fn report_unreadable(r: &mut FieldReader<'_>, notes: &[Unreadable]) {
     }
 }
 
+/// Drops the problems the reader found at a noted value besides the note
+/// itself: the `null` standing in for the value is the conversion's, not the
+/// person's, so "must be a string, not null" would only mislead.
+pub(super) fn drop_stand_in_problems(r: &mut FieldReader<'_>, notes: &[Unreadable]) {
+    let path = r.path().to_owned();
+    let noted: Vec<&Unreadable> = unreadable_within(notes, &path).collect();
+    r.problems.retain(|problem| {
+        noted
+            .iter()
+            .all(|note| note.path != problem.field || note.message == problem.message)
+    });
+}
+
 /// The message of the first note at exactly `path`, if any.
 pub(super) fn unreadable_at<'a>(notes: &'a [Unreadable], path: &str) -> Option<&'a str> {
     notes
