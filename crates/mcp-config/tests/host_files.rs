@@ -162,4 +162,13 @@ fn discovery_lists_servers_from_codex_and_goose_files_side_by_side() {
         .collect();
     ids.sort();
     assert_eq!(ids, ["docs", "figma", "github", "linear"]);
+    // goose's own extension is named, with the file it came from.
+    let named: Vec<(&str, Option<&Path>)> = report
+        .warnings
+        .iter()
+        .map(|w| (w.diagnostic.field.as_str(), w.source.path.as_deref()))
+        .collect();
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert_eq!(named[0].0, "extensions.developer.type");
+    assert!(named[0].1.is_some_and(|p| p.ends_with("goose/config.yaml")));
 }

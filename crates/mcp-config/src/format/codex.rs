@@ -101,7 +101,7 @@ pub(super) fn read(text: &str) -> Result<ParsedDocument, DocumentError> {
             .unwrap_or_else(|| {
                 format!(
                     "`{SERVERS_KEY}` must be a table of servers (`[{SERVERS_KEY}.NAME]`), not {}",
-                    servers.type_name()
+                    tree::type_name(&servers, "a table")
                 )
             });
         return Err(DocumentError::Shape {
@@ -170,7 +170,7 @@ fn read_entry(
             .unwrap_or_else(|| {
                 format!(
                     "a server must be a table (`[{SERVERS_KEY}.{name}]`), not {}",
-                    value.type_name()
+                    tree::type_name(value, "a table")
                 )
             });
         return Err(EntryError::new(
@@ -325,7 +325,7 @@ fn seconds(r: &mut FieldReader<'_>, key: &str) -> Option<u64> {
             Json::Number(_) => format!("`{key}` must be a number of seconds, zero or more"),
             other => format!(
                 "`{key}` must be a number of seconds, not {}",
-                other.type_name()
+                tree::type_name(other, "a table")
             ),
         };
         r.problem(Code::InvalidField, field, message);
@@ -345,7 +345,7 @@ fn env_vars(r: &mut FieldReader<'_>, warnings: &mut Vec<Diagnostic>) -> Vec<Stri
             let field = r.field_path("env_vars");
             let message = format!(
                 "`env_vars` must be an array of variable names, not {}",
-                other.type_name()
+                tree::type_name(other, "a table")
             );
             r.problem(Code::InvalidField, field, message);
             return Vec::new();
@@ -384,7 +384,7 @@ fn env_vars(r: &mut FieldReader<'_>, warnings: &mut Vec<Diagnostic>) -> Vec<Stri
                 let message = format!(
                     "every entry of `env_vars` must be a variable name or a `{{ name, source }}` \
                      table, not {}",
-                    other.type_name()
+                    tree::type_name(other, "a table")
                 );
                 r.problem(Code::InvalidField, path, message);
             }
