@@ -196,7 +196,7 @@ fn read_entry(
                 warnings.push(ignored(
                     &r,
                     "startup_timeout_ms",
-                    "is ignored because `startup_timeout_sec` is given, as Codex does",
+                    "gives way to `startup_timeout_sec`, as in Codex",
                 ));
             }
             Some(ms)
