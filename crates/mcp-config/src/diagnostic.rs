@@ -16,7 +16,7 @@ use std::fmt;
 #[non_exhaustive]
 pub enum Code {
     // Reading a document or an entry.
-    /// `parse_error`: the document is not valid JSON.
+    /// `parse_error`: the document is not valid JSON (or TOML, or YAML).
     ParseError,
     /// `invalid_document`: valid JSON, but not shaped like any supported format.
     InvalidDocument,

@@ -177,7 +177,8 @@ pub struct FileSource {
 }
 
 impl FileSource {
-    /// A file at `path`, its format detected when read.
+    /// A file at `path`, its format told by its name ([`Format::from_path`])
+    /// or, failing that, by its content when read.
     pub fn new(
         path: impl Into<PathBuf>,
         level: ConfigLevel,
@@ -209,10 +210,13 @@ impl ConfigSource for FileSource {
     }
 
     fn load(&self) -> Result<ParsedDocument, SourceError> {
+        // A host's file is told by its name (Codex's TOML, goose's YAML, ...);
+        // any other file by its content.
+        let format = self.format.or_else(|| Format::from_path(&self.path));
         let bytes = match std::fs::read(&self.path) {
             Ok(bytes) => bytes,
             Err(error) if error.kind() == io::ErrorKind::NotFound => {
-                return Ok(ParsedDocument::empty(self.format));
+                return Ok(ParsedDocument::empty(format));
             }
             Err(source) => {
                 return Err(SourceError::Io {
@@ -225,7 +229,7 @@ impl ConfigSource for FileSource {
             path: self.path.clone(),
             source: io::Error::new(io::ErrorKind::InvalidData, "the file is not valid UTF-8"),
         })?;
-        Ok(parse_document(&text, self.format)?)
+        Ok(parse_document(&text, format)?)
     }
 }
 

@@ -1,7 +1,7 @@
 //! Golden files: every document under `tests/golden/<format>/` is read and its rendering compared with the `.expected` file beside it.
 //!
-//! The directory names the reader: `mcp_servers`, `vscode`, `store_v1`, or
-//! `detected` (format detection). Run with `UPDATE_EXPECT=1` to rewrite the
+//! The directory names the reader: `mcp_servers`, `vscode`, `store_v1`,
+//! `codex` (TOML), `goose` (YAML), or `detected` (format detection). Run with `UPDATE_EXPECT=1` to rewrite the
 //! expectations after an intended change, then review the diff.
 
 use std::fmt::Write as _;
@@ -41,6 +41,16 @@ fn render(result: &Result<ParsedDocument, DocumentError>) -> String {
                 writeln!(out, "\nentry {index}: server `{}`", config.id).unwrap();
                 let json = serde_json::to_string_pretty(&server_to_store_json(config)).unwrap();
                 writeln!(out, "{json}").unwrap();
+                // Read from host files, not (yet) written to the store.
+                if let Some(ms) = config.call_timeout_ms {
+                    writeln!(out, "  call timeout: {ms} ms").unwrap();
+                }
+                if !config.tools.is_all() {
+                    let include = config.tools.include.as_ref();
+                    let include = include.map_or(String::from("every tool"), |t| t.join(", "));
+                    let exclude = config.tools.exclude.join(", ");
+                    writeln!(out, "  tools: only [{include}], never [{exclude}]").unwrap();
+                }
                 for problem in validate(config) {
                     writeln!(out, "  invalid: {problem}").unwrap();
                 }
@@ -77,9 +87,19 @@ fn format_for(dir: &str) -> Option<Format> {
         "mcp_servers" => Some(Format::McpServers),
         "vscode" => Some(Format::VsCode),
         "store_v1" => Some(Format::StoreV1),
+        "codex" => Some(Format::Codex),
+        "goose" => Some(Format::Goose),
         "detected" => None,
         other => panic!("unknown golden directory `{other}`: add it to format_for"),
     }
+}
+
+/// Golden inputs: JSON, and the TOML and YAML some hosts write.
+const INPUT_EXTENSIONS: [&str; 4] = ["json", "toml", "yaml", "yml"];
+
+fn is_input(file: &Path) -> bool {
+    file.extension()
+        .is_some_and(|ext| INPUT_EXTENSIONS.iter().any(|input| ext == *input))
 }
 
 fn golden_dir() -> PathBuf {
@@ -97,16 +117,15 @@ fn check_dir(dir: &str) {
     for file in &inputs {
         if file.extension().is_some_and(|ext| ext == "expected") {
             assert!(
-                file.with_extension("json").exists(),
+                INPUT_EXTENSIONS
+                    .iter()
+                    .any(|ext| file.with_extension(ext).exists()),
                 "{} has no input file",
                 file.display()
             );
         }
     }
-    let inputs: Vec<&PathBuf> = inputs
-        .iter()
-        .filter(|file| file.extension().is_some_and(|ext| ext == "json"))
-        .collect();
+    let inputs: Vec<&PathBuf> = inputs.iter().filter(|file| is_input(file)).collect();
     assert!(
         inputs.len() >= 3,
         "{dir}: expected at least 3 golden inputs, found {}",
@@ -149,4 +168,14 @@ fn store_v1_format() {
 #[test]
 fn format_detection() {
     check_dir("detected");
+}
+
+#[test]
+fn codex_format() {
+    check_dir("codex");
+}
+
+#[test]
+fn goose_format() {
+    check_dir("goose");
 }

@@ -13,8 +13,12 @@
 //! fields, including the legacy `approvalMode` and `toolPolicies`,
 //! are ignored on read and never written.
 
+mod by_name;
+mod codex;
+mod goose;
 mod mcp_servers;
 mod store_v1;
+mod tree;
 
 use std::fmt;
 
@@ -216,9 +220,11 @@ fn describe_entry_error(error: &EntryError) -> String {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DocumentError {
-    /// Not valid JSON. Positions are 1-based.
-    #[error("not valid JSON at line {line} column {column}: {message}")]
+    /// Not valid JSON (or TOML, or YAML: see `language`). Positions are 1-based.
+    #[error("not valid {language} at line {line} column {column}: {message}")]
     Syntax {
+        /// The syntax the document was read as: `JSON`, `TOML` or `YAML`.
+        language: &'static str,
         /// Line of the error.
         line: usize,
         /// Column of the error.
@@ -268,6 +274,7 @@ impl DocumentError {
 impl From<json::SyntaxError> for DocumentError {
     fn from(error: json::SyntaxError) -> Self {
         DocumentError::Syntax {
+            language: "JSON",
             line: error.line,
             column: error.column,
             message: error.message,
@@ -302,6 +309,12 @@ pub fn parse_document_with(
     context: &ReadContext,
 ) -> Result<ParsedDocument, DocumentError> {
     let _ = context;
+    // Codex writes TOML and goose YAML: neither is read as JSON.
+    match format {
+        Some(Format::Codex) => return codex::read(text),
+        Some(Format::Goose) => return goose::read(text),
+        _ => {}
+    }
     let root = json::parse(text)?;
     let format = match format {
         Some(format) => format,
