@@ -276,7 +276,7 @@ pub enum DiscoveryEntry {
     /// A project server the person has not approved (stable code
     /// `untrusted`, [`UntrustedServer::diagnostic`]): listed with what
     /// approving it means, never connected.
-    Untrusted(UntrustedServer),
+    Untrusted(Box<UntrustedServer>),
     /// An entry that could not be used, or a source that could not be read.
     Error {
         /// The source the problem is in.
@@ -451,7 +451,7 @@ impl DiscoveryReport {
     /// The project servers waiting for the person's approval.
     pub fn untrusted(&self) -> impl Iterator<Item = &UntrustedServer> {
         self.entries.iter().filter_map(|entry| match entry {
-            DiscoveryEntry::Untrusted(untrusted) => Some(untrusted),
+            DiscoveryEntry::Untrusted(untrusted) => Some(untrusted.as_ref()),
             _ => None,
         })
     }

@@ -20,7 +20,8 @@
 //!    `${VAR:-default}` ([`expand`]) from an injectable [`Environment`];
 //!    a missing variable fails that server with `missing_env`. `${input:ID}`
 //!    prompts are answered by the host's [`InputProvider`] ([`WithInputs`]),
-//!    else the server fails with `missing_input`. The result
+//!    else the server fails with `missing_input`; [`InputStore`] keeps the
+//!    answers a person chose to save. The result
 //!    carries the server's [`ProtocolEra`] (`era`: detected, or pinned to the
 //!    2026-07-28 era or to the handshake era) for the connection to use.
 //! 5. **Fingerprint** the result with [`fingerprint`] to recognise the same
@@ -42,7 +43,9 @@ mod format;
 mod hosts;
 mod json;
 mod model;
+mod private_file;
 mod resolve;
+mod saved_inputs;
 mod secret;
 mod store;
 pub mod trust;
@@ -68,17 +71,19 @@ pub use model::{
     EnvHeader, HttpConfig, InputPrompt, OAuthConfig, OAuthGrant, ProtocolEra, SecretEntry,
     ServerConfig, StdioConfig, ToolFilter, TransportConfig, TransportKind,
 };
+pub use private_file::PrivateFileError;
 pub use resolve::{
     ResolveError, ResolvedConfig, ResolvedHttp, ResolvedOAuth, ResolvedStdio, ResolvedTransport,
     input_prompts, resolve,
 };
+pub use saved_inputs::{INPUTS_FILE_NAME, InputStore};
 pub use secret::{Secret, SecretValue};
 pub use store::{
     DATA_DIR_ENV, DropReason, DroppedSecret, STORE_FILE_NAME, SaveOutcome, Store, StoreError,
     StoreLocation,
 };
 pub use trust::{
-    Approval, TRUST_FILE_NAME, TrustDecision, TrustError, TrustGate, TrustPrompt, TrustRequest,
-    TrustStore, TrustSubject, UntrustedServer,
+    Approval, TRUST_FILE_NAME, TrustDecision, TrustGate, TrustPrompt, TrustRequest, TrustStore,
+    TrustSubject, UntrustedServer,
 };
 pub use validate::{validate, validate_all};

@@ -32,9 +32,8 @@
 //! about to start.
 
 use std::fmt;
-use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -45,10 +44,9 @@ use crate::discovery::{
 };
 use crate::expand::{Environment, referenced_variables};
 use crate::model::{HttpConfig, ServerConfig, TransportConfig};
+use crate::private_file::{PrivateFile, PrivateFileError, row_text};
 use crate::secret::SecretValue;
-use crate::store::{
-    StoreError, StoreLocation, create_parent_dir, lock_file, lock_for, write_private,
-};
+use crate::store::StoreLocation;
 
 /// The approvals file's name inside the data dir (beside the store's `mcp.json`).
 pub const TRUST_FILE_NAME: &str = "trust.json";
@@ -425,13 +423,13 @@ impl TrustGate {
             Ok(false) => {}
             Err(error) => {
                 warnings.push(store_warning(&server, &error));
-                return DiscoveryEntry::Untrusted(UntrustedServer { server, request });
+                return DiscoveryEntry::Untrusted(Box::new(UntrustedServer { server, request }));
             }
         }
         let untrusted = UntrustedServer { server, request };
         match &self.prompt {
             Some(prompt) => self.decide(untrusted, prompt.as_ref(), warnings),
-            None => DiscoveryEntry::Untrusted(untrusted),
+            None => DiscoveryEntry::Untrusted(Box::new(untrusted)),
         }
     }
 
@@ -452,7 +450,7 @@ impl TrustGate {
                 }
                 DiscoveryEntry::Server(untrusted.server)
             }
-            TrustDecision::Refuse => DiscoveryEntry::Untrusted(untrusted),
+            TrustDecision::Refuse => DiscoveryEntry::Untrusted(Box::new(untrusted)),
         }
     }
 
@@ -473,13 +471,13 @@ impl TrustGate {
             let DiscoveryEntry::Untrusted(untrusted) = std::mem::replace(entry, placeholder) else {
                 continue;
             };
-            *entry = self.decide(untrusted, prompt, &mut warnings);
+            *entry = self.decide(*untrusted, prompt, &mut warnings);
         }
         report.warnings.extend(warnings);
     }
 }
 
-fn store_warning(server: &DiscoveredServer, error: &TrustError) -> SourceWarning {
+fn store_warning(server: &DiscoveredServer, error: &PrivateFileError) -> SourceWarning {
     SourceWarning {
         source: server.source.clone(),
         diagnostic: Diagnostic::new(
@@ -513,91 +511,30 @@ pub struct Approval {
     pub approved_at: u64,
 }
 
-/// Why the approvals file could not be used. Messages name the file.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum TrustError {
-    /// The data dir is unknown.
-    #[error(transparent)]
-    Location(#[from] StoreError),
-    /// The file exists but cannot be read.
-    #[error("cannot read {}: {source}", path.display())]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: io::Error,
-    },
-    /// The file is not an approvals file. It is left as it is and writes
-    /// are refused until it is repaired or removed.
-    #[error(
-        "{} is malformed: {message}; it will not be overwritten, repair or remove it",
-        path.display()
-    )]
-    Malformed {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong.
-        message: String,
-    },
-    /// Writing failed; the previous file is intact.
-    #[error("cannot write {}: {source}", path.display())]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: io::Error,
-    },
-}
-
-impl TrustError {
-    /// The stable code: the location's code, `unreadable_trust_file`,
-    /// `malformed_trust_file` or `write_failed`.
-    pub fn code(&self) -> &'static str {
-        match self {
-            TrustError::Location(error) => error.code(),
-            TrustError::Read { .. } => "unreadable_trust_file",
-            TrustError::Malformed { .. } => "malformed_trust_file",
-            TrustError::Write { .. } => "write_failed",
-        }
-    }
-}
-
 /// The approvals file, `trust.json` (see the module documentation). Cheap
 /// to open; every call reads the file afresh, under the same locks as the
 /// store (in-process and a `trust.json.lock` beside it).
 ///
 /// The file: `{"version": 1, "approvals": [{"project", "server", "hash",
 /// "approvedAt"}]}`, one approval per project and server.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct TrustStore {
-    path: PathBuf,
-    lock: Arc<Mutex<()>>,
-}
-
-impl fmt::Debug for TrustStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TrustStore")
-            .field("path", &self.path)
-            .finish()
-    }
+    file: PrivateFile,
 }
 
 impl TrustStore {
     /// The approvals file at `path`. Does no I/O; a missing file holds none.
     pub fn open(path: impl Into<PathBuf>) -> Self {
-        let path = path.into();
-        let lock = lock_for(&path);
-        TrustStore { path, lock }
+        TrustStore {
+            file: PrivateFile::open(path.into(), "approvals"),
+        }
     }
 
     /// `trust.json` in the data dir of `location` ([`StoreLocation::data_dir`]).
     pub fn open_default<E: Environment + ?Sized>(
         location: &StoreLocation,
         env: &E,
-    ) -> Result<Self, TrustError> {
+    ) -> Result<Self, PrivateFileError> {
         Ok(TrustStore::open(
             location.data_dir(env)?.join(TRUST_FILE_NAME),
         ))
@@ -605,14 +542,13 @@ impl TrustStore {
 
     /// The file.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 
     /// Whether exactly this definition of this server is approved for this project.
-    pub fn is_approved(&self, request: &TrustRequest) -> Result<bool, TrustError> {
-        let _guard = self.guard()?;
+    pub fn is_approved(&self, request: &TrustRequest) -> Result<bool, PrivateFileError> {
         let project = project_key(&request.project);
-        Ok(self.read()?.iter().any(|approval| {
+        Ok(self.list()?.iter().any(|approval| {
             approval.project == project
                 && approval.server == request.server
                 && approval.hash == request.hash
@@ -621,126 +557,67 @@ impl TrustStore {
 
     /// Remembers the approval of `request`, replacing an earlier one for the
     /// same project and server.
-    pub fn approve(&self, request: &TrustRequest) -> Result<(), TrustError> {
-        self.write_with(|approvals| {
-            let project = project_key(&request.project);
-            approvals.retain(|a| !(a.project == project && a.server == request.server));
-            approvals.push(Approval {
-                project,
-                server: request.server.clone(),
-                hash: request.hash.clone(),
-                approved_at: std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |elapsed| elapsed.as_secs()),
-            });
+    pub fn approve(&self, request: &TrustRequest) -> Result<(), PrivateFileError> {
+        let project = project_key(&request.project);
+        let mut checked = Ok(());
+        self.file.update(|rows| {
+            checked = self.parse(rows).map(drop);
+            if checked.is_err() {
+                return false;
+            }
+            rows.retain(|row| !same(row, &project, &request.server));
+            let approved_at = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |elapsed| elapsed.as_secs());
+            rows.push(json!({
+                "project": project,
+                "server": request.server,
+                "hash": request.hash,
+                "approvedAt": approved_at,
+            }));
             true
-        })
+        })?;
+        checked
     }
 
     /// Forgets the approval of `server` in `project`. Returns whether there was one.
-    pub fn revoke(&self, project: &Path, server: &str) -> Result<bool, TrustError> {
+    pub fn revoke(&self, project: &Path, server: &str) -> Result<bool, PrivateFileError> {
         let project = project_key(&canonical(project));
-        let mut removed = false;
-        self.write_with(|approvals| {
-            let before = approvals.len();
-            approvals.retain(|a| !(a.project == project && a.server == server));
-            removed = approvals.len() != before;
-            removed
+        let mut checked = Ok(false);
+        self.file.update(|rows| {
+            checked = self.parse(rows).map(|_| {
+                let before = rows.len();
+                rows.retain(|row| !same(row, &project, server));
+                rows.len() != before
+            });
+            matches!(checked, Ok(true))
         })?;
-        Ok(removed)
+        checked
     }
 
     /// Every remembered approval, in file order.
-    pub fn list(&self) -> Result<Vec<Approval>, TrustError> {
-        let _guard = self.guard()?;
-        self.read()
+    pub fn list(&self) -> Result<Vec<Approval>, PrivateFileError> {
+        self.parse(&self.file.read()?)
     }
 
-    fn guard(&self) -> Result<crate::store::FileGuard<'_>, TrustError> {
-        lock_file(&self.path, &self.lock)
-            .map_err(|(path, source)| TrustError::Write { path, source })
-    }
-
-    /// Reads, lets `change` edit, and writes when it says something changed.
-    fn write_with(
-        &self,
-        change: impl FnOnce(&mut Vec<Approval>) -> bool,
-    ) -> Result<(), TrustError> {
-        let write_error = |source| TrustError::Write {
-            path: self.path.clone(),
-            source,
-        };
-        create_parent_dir(&self.path).map_err(write_error)?;
-        let _guard = self.guard()?;
-        let mut approvals = self.read()?;
-        if !change(&mut approvals) {
-            return Ok(());
-        }
-        let document = json!({
-            "version": 1,
-            "approvals": approvals.iter().map(|a| json!({
-                "project": a.project,
-                "server": a.server,
-                "hash": a.hash,
-                "approvedAt": a.approved_at,
-            })).collect::<Vec<_>>(),
-        });
-        let mut text = serde_json::to_string_pretty(&document).unwrap_or_default();
-        text.push('\n');
-        write_private(&self.path, text.as_bytes()).map_err(write_error)
-    }
-
-    fn read(&self) -> Result<Vec<Approval>, TrustError> {
-        let bytes = match std::fs::read(&self.path) {
-            Ok(bytes) => bytes,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => {
-                return Err(TrustError::Read {
-                    path: self.path.clone(),
-                    source,
-                });
-            }
-        };
-        let malformed = |message: String| TrustError::Malformed {
-            path: self.path.clone(),
-            message,
-        };
-        let document: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| malformed(format!("not valid JSON: {e}")))?;
-        match document.get("version").and_then(Value::as_u64) {
-            Some(1) => {}
-            Some(other) => {
-                return Err(malformed(format!(
-                    "version {other}; this build reads version 1"
-                )));
-            }
-            None => return Err(malformed("`version` is missing or not a number".into())),
-        }
-        let Some(rows) = document.get("approvals").and_then(Value::as_array) else {
-            return Err(malformed("`approvals` is missing or not an array".into()));
-        };
+    fn parse(&self, rows: &[Value]) -> Result<Vec<Approval>, PrivateFileError> {
         rows.iter()
             .enumerate()
             .map(|(index, row)| {
-                let text = |key: &str| {
-                    row.get(key)
-                        .and_then(Value::as_str)
-                        .map(str::to_owned)
-                        .ok_or_else(|| {
-                            malformed(format!(
-                                "`approvals[{index}].{key}` is missing or not a string"
-                            ))
-                        })
-                };
                 Ok(Approval {
-                    project: text("project")?,
-                    server: text("server")?,
-                    hash: text("hash")?,
+                    project: row_text(&self.file, row, index, "project")?,
+                    server: row_text(&self.file, row, index, "server")?,
+                    hash: row_text(&self.file, row, index, "hash")?,
                     approved_at: row.get("approvedAt").and_then(Value::as_u64).unwrap_or(0),
                 })
             })
             .collect()
     }
+}
+
+fn same(row: &Value, project: &str, server: &str) -> bool {
+    row.get("project").and_then(Value::as_str) == Some(project)
+        && row.get("server").and_then(Value::as_str) == Some(server)
 }
 
 fn project_key(project: &Path) -> String {
@@ -764,6 +641,9 @@ mod tests {
         stdio
     }
 
+    /// One edit of a definition.
+    type Change = fn(&mut StdioConfig);
+
     fn hash_of(stdio: StdioConfig) -> String {
         TrustSubject::of(&ServerConfig::new("s", TransportConfig::Stdio(stdio)))
             .unwrap()
@@ -773,7 +653,7 @@ mod tests {
     #[test]
     fn the_hash_covers_what_runs_and_nothing_else() {
         let base = hash_of(stdio());
-        let changes: [(&str, fn(&mut StdioConfig)); 8] = [
+        let changes: [(&str, Change); 8] = [
             ("command", |s| s.command = "npm".into()),
             ("an arg", |s| s.args[1] = "bar".into()),
             ("one more arg", |s| s.args.push("--bar".into())),
@@ -798,7 +678,7 @@ mod tests {
                 "changing {what} must change the hash"
             );
         }
-        let same: [(&str, fn(&mut StdioConfig)); 4] = [
+        let same: [(&str, Change); 4] = [
             ("a literal env value", |s| {
                 s.env[0] = SecretEntry::new("A", "two")
             }),
@@ -952,12 +832,12 @@ mod tests {
             let error = store
                 .is_approved(&request(dir.path(), "x", "sha256:1"))
                 .unwrap_err();
-            assert_eq!(error.code(), "malformed_trust_file", "{corrupt}");
+            assert_eq!(error.code(), "malformed_file", "{corrupt}");
             assert!(error.to_string().contains("trust.json"), "{error}");
             let error = store
                 .approve(&request(dir.path(), "x", "sha256:1"))
                 .unwrap_err();
-            assert_eq!(error.code(), "malformed_trust_file");
+            assert_eq!(error.code(), "malformed_file");
             assert!(store.revoke(dir.path(), "x").is_err());
             assert_eq!(
                 std::fs::read_to_string(&path).unwrap(),
