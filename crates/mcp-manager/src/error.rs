@@ -22,6 +22,7 @@ use mcp_proto::text;
 /// |---|---|---|
 /// | `missing_env` | a `${VAR}`, `envVars`, `envHeaders` or `bearerTokenEnv` variable is not set | the variable |
 /// | `missing_input` | an `${input:ID}` prompt nobody answered (no input provider, no terminal, declined) | the input |
+/// | `untrusted` | a project server the person has not approved (`mcp_config::TrustGate`) | the command to approve it |
 /// | `missing_command` | the stdio command is empty, cannot be found or cannot be run | the command |
 /// | `missing_directory` | the stdio working directory does not exist | the field |
 /// | `invalid_config` | the configuration does not validate | the problem |
@@ -55,6 +56,9 @@ pub enum ErrorCode {
     /// `missing_input`: an `${input:ID}` prompt that nobody answered (see
     /// `mcp_config::WithInputs`).
     MissingInput,
+    /// `untrusted`: a project server whose definition the person has not
+    /// approved (`mcp_config::TrustGate`); it is never started.
+    Untrusted,
     /// `missing_command`: the stdio command is empty, cannot be found or
     /// cannot be run.
     MissingCommand,
@@ -123,6 +127,7 @@ impl ErrorCode {
         match self {
             ErrorCode::MissingEnv => "missing_env",
             ErrorCode::MissingInput => "missing_input",
+            ErrorCode::Untrusted => "untrusted",
             ErrorCode::MissingCommand => "missing_command",
             ErrorCode::MissingDirectory => "missing_directory",
             ErrorCode::AuthRejected => "auth_rejected",
@@ -156,6 +161,7 @@ impl ErrorCode {
             self,
             ErrorCode::MissingEnv
                 | ErrorCode::MissingInput
+                | ErrorCode::Untrusted
                 | ErrorCode::MissingCommand
                 | ErrorCode::MissingDirectory
                 | ErrorCode::AuthRejected
@@ -365,6 +371,7 @@ impl ServerError {
         let code = match first.code {
             mcp_config::Code::MissingEnv => ErrorCode::MissingEnv,
             mcp_config::Code::MissingInput => ErrorCode::MissingInput,
+            mcp_config::Code::Untrusted => ErrorCode::Untrusted,
             mcp_config::Code::MissingCommand => ErrorCode::MissingCommand,
             _ => ErrorCode::InvalidConfig,
         };

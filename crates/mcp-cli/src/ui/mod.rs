@@ -28,7 +28,7 @@ use tokio::net::TcpListener;
 
 use crate::cli::UiArgs;
 use crate::exit::{CliError, Exit};
-use crate::sources;
+use crate::sources::{self, SourceOptions};
 
 /// What every request handler needs: the manager, its store, and the
 /// launch's token and address.
@@ -45,7 +45,7 @@ pub(crate) struct App {
 }
 
 /// Runs `mcpctl ui` until Ctrl-C.
-pub(crate) async fn run(args: UiArgs) -> Result<Exit, CliError> {
+pub(crate) async fn run(args: UiArgs, _sources: &SourceOptions) -> Result<Exit, CliError> {
     let path = sources::store_path()?;
     let listener = TcpListener::bind(SocketAddr::from((
         Ipv4Addr::LOCALHOST,
