@@ -24,7 +24,8 @@ fn write_project(env: &Env, extra: &[&str], server_env: Value) -> PathBuf {
     ];
     args.extend(extra.iter().map(|arg| json!(arg)));
     let file = env.work_dir().join(".mcp.json");
-    let document = json!({"mcpServers": {"proj": {"command": "sh", "args": args, "env": server_env}}});
+    let document =
+        json!({"mcpServers": {"proj": {"command": "sh", "args": args, "env": server_env}}});
     std::fs::write(&file, document.to_string()).unwrap();
     file
 }
@@ -75,12 +76,19 @@ fn an_unapproved_project_server_never_starts_until_it_is_trusted_and_again_after
     assert_eq!(call.code, 2, "{call:#?}");
     assert!(call.stderr.contains("[untrusted]"), "{call:#?}");
     assert!(call.stderr.contains(&approve), "{call:#?}");
-    assert!(starts(&env).is_empty(), "the command never ran: {:?}", starts(&env));
+    assert!(
+        starts(&env).is_empty(),
+        "the command never ran: {:?}",
+        starts(&env)
+    );
 
     // Approved: it starts, and the approval lives outside the project.
     let trust = env.run(&["trust", "proj"]);
     assert_eq!(trust.code, 0, "{trust:#?}");
-    assert!(trust.stderr.contains("approved. Project server `proj`"), "{trust:#?}");
+    assert!(
+        trust.stderr.contains("approved. Project server `proj`"),
+        "{trust:#?}"
+    );
     let call = env.run(&["call", "proj", "echo", ECHO]);
     assert_eq!(call.code, 0, "{call:#?}");
     assert_eq!(call.stdout, "hi\n");
@@ -90,7 +98,11 @@ fn an_unapproved_project_server_never_starts_until_it_is_trusted_and_again_after
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
-    assert_eq!(in_project, [".mcp.json"], "nothing written into the project");
+    assert_eq!(
+        in_project,
+        [".mcp.json"],
+        "nothing written into the project"
+    );
     let trust_file = env.data_dir().join("trust.json");
     #[cfg(unix)]
     {
@@ -131,7 +143,10 @@ fn trust_names_what_it_cannot_approve() {
     write_project(&env, &[], json!({}));
     let unknown = env.run(&["trust", "nope"]);
     assert_eq!(unknown.code, 2, "{unknown:#?}");
-    assert!(unknown.stderr.contains("no server with id `nope`"), "{unknown:#?}");
+    assert!(
+        unknown.stderr.contains("no server with id `nope`"),
+        "{unknown:#?}"
+    );
     assert_eq!(env.run(&["trust", "proj"]).code, 0);
     let twice = env.run(&["trust", "proj"]);
     assert_eq!(twice.code, 2, "{twice:#?}");
@@ -156,11 +171,17 @@ fn a_corrupt_approvals_file_is_reported_and_kept() {
     std::fs::write(&trust_file, "{broken").unwrap();
     let trust = env.run(&["trust", "proj"]);
     assert_eq!(trust.code, 2, "{trust:#?}");
-    assert!(trust.stderr.contains("trust.json is malformed"), "{trust:#?}");
+    assert!(
+        trust.stderr.contains("trust.json is malformed"),
+        "{trust:#?}"
+    );
     assert!(trust.stderr.contains("[malformed_file]"), "{trust:#?}");
     assert_eq!(std::fs::read_to_string(&trust_file).unwrap(), "{broken");
     let servers = env.run(&["--json", "servers"]);
-    assert!(servers.stderr.contains("trust.json is malformed"), "{servers:#?}");
+    assert!(
+        servers.stderr.contains("trust.json is malformed"),
+        "{servers:#?}"
+    );
     let servers = support::parse_one_document(&servers.stdout);
     assert_eq!(row(&servers, "proj")["status"], "untrusted");
 }
@@ -248,7 +269,11 @@ fn inputs_are_asked_on_a_terminal_and_missing_without_one() {
     assert!(call.stderr.contains("[missing_input]"), "{call:#?}");
     assert!(call.stderr.contains("on a terminal"), "{call:#?}");
     let servers = env.json(&["servers"]);
-    assert_eq!(row(&servers, "proj")["error"]["code"], "missing_input", "{servers}");
+    assert_eq!(
+        row(&servers, "proj")["error"]["code"],
+        "missing_input",
+        "{servers}"
+    );
     assert!(starts(&env).is_empty());
 
     // On a terminal: asked, used for this run, not saved on a no.
@@ -263,7 +288,11 @@ fn inputs_are_asked_on_a_terminal_and_missing_without_one() {
     assert_eq!(stdout, "hi\n");
     assert_eq!(starts(&env), [format!("started {SECRET}")]);
     assert!(!env.data_dir().join("inputs.json").exists());
-    assert_eq!(env.run(&["call", "proj", "echo", ECHO]).code, 2, "not remembered");
+    assert_eq!(
+        env.run(&["call", "proj", "echo", ECHO]).code,
+        2,
+        "not remembered"
+    );
 
     // A yes saves it, owner-only, outside the project; later runs use it.
     let mut session = Session::spawn(env.command(&["call", "proj", "echo", ECHO]));
@@ -289,4 +318,34 @@ fn inputs_are_asked_on_a_terminal_and_missing_without_one() {
     assert!(!call.stderr.contains(SECRET), "{}", call.stderr);
     let servers = env.run(&["--json", "-vvv", "servers"]);
     assert!(!servers.stdout.contains(SECRET) && !servers.stderr.contains(SECRET));
+}
+
+#[test]
+fn http_project_servers_wait_only_when_they_read_the_environment() {
+    let env = Env::new();
+    std::fs::write(
+        env.work_dir().join(".mcp.json"),
+        json!({"mcpServers": {
+            "plain": {"url": "http://127.0.0.1:9/mcp"},
+            "keyed": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${PROJ_TOKEN}"}}
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let servers = env.json(&["servers"]);
+    assert_ne!(row(&servers, "plain")["status"], "untrusted", "{servers}");
+    let keyed = row(&servers, "keyed");
+    assert_eq!(keyed["status"], "untrusted", "{servers}");
+    let message = keyed["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("sends the values of `PROJ_TOKEN`"),
+        "{message}"
+    );
+    // Logging in would send the variable too: refused the same way.
+    let login = env.run(&["login", "keyed", "--timeout", "1"]);
+    assert_eq!(login.code, 2, "{login:#?}");
+    assert!(login.stderr.contains("[untrusted]"), "{login:#?}");
+    assert_eq!(env.run(&["trust", "keyed"]).code, 0);
+    let servers = env.json(&["servers"]);
+    assert_ne!(row(&servers, "keyed")["status"], "untrusted", "{servers}");
 }

@@ -379,7 +379,10 @@ fn a_project_server_is_approved_through_the_page_only_as_it_was_shown() {
     project_server(&env, &["demo-server"]);
     let approved = ui.call("POST", "/api/trust/proj", Some(&json!({"hash": hash})));
     assert_eq!(approved.status, 200, "{approved:?}");
-    assert_eq!(ui.call("GET", "/api/trust", None).json()["servers"], json!([]));
+    assert_eq!(
+        ui.call("GET", "/api/trust", None).json()["servers"],
+        json!([])
+    );
     let again = ui.call("POST", "/api/trust/proj", Some(&json!({"hash": hash})));
     assert_eq!(again.status, 404, "{again:?}");
     assert_eq!(again.json()["error"]["code"], "not_untrusted");

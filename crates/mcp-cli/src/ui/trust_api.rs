@@ -75,7 +75,13 @@ async fn approve(app: &App, id: &str, hash: &str) -> http::Response<ResponseBody
     }
     let store = match trust_cmd::store() {
         Ok(store) => store,
-        Err(cli) => return error(StatusCode::INTERNAL_SERVER_ERROR, "no_data_dir", &cli.message),
+        Err(cli) => {
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "no_data_dir",
+                &cli.message,
+            );
+        }
     };
     let request = untrusted.request.clone();
     match tokio::task::spawn_blocking(move || store.approve(&request)).await {
@@ -85,7 +91,11 @@ async fn approve(app: &App, id: &str, hash: &str) -> http::Response<ResponseBody
             failure.code(),
             &failure.to_string(),
         ),
-        Err(_) => error(StatusCode::INTERNAL_SERVER_ERROR, "internal", "the approval did not finish"),
+        Err(_) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "the approval did not finish",
+        ),
     }
 }
 
@@ -99,13 +109,16 @@ async fn discover(app: &App) -> Result<DiscoveryReport, Value> {
     match found {
         Ok(Ok(report)) => Ok(report),
         Ok(Err(cli)) => Err(json!({"error": {"code": "discovery_failed", "message": cli.message}})),
-        Err(_) => Err(json!({"error": {"code": "internal", "message": "discovery did not finish"}})),
+        Err(_) => {
+            Err(json!({"error": {"code": "internal", "message": "discovery did not finish"}}))
+        }
     }
 }
 
 fn listing(app: &App, report: &DiscoveryReport) -> Value {
     let servers: Vec<Value> = report.untrusted().map(untrusted_json).collect();
-    let project = trust_cmd::project_dir(&app.sources).map(|dir| line(&dir.to_string_lossy()).into_owned());
+    let project =
+        trust_cmd::project_dir(&app.sources).map(|dir| line(&dir.to_string_lossy()).into_owned());
     json!({"project": project, "servers": servers})
 }
 
@@ -123,5 +136,8 @@ fn untrusted_json(untrusted: &UntrustedServer) -> Value {
 }
 
 fn error(status: StatusCode, code: &str, message: &str) -> http::Response<ResponseBody> {
-    json(status, &json!({"error": {"code": code, "message": message}}))
+    json(
+        status,
+        &json!({"error": {"code": code, "message": message}}),
+    )
 }
