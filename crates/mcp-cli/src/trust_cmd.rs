@@ -251,7 +251,14 @@ fn not_waiting(report: &DiscoveryReport, server: &str, options: &SourceOptions) 
         .find(|entry| entry.server_id() == Some(server));
     match entry {
         Some(DiscoveryEntry::Server(found)) | Some(DiscoveryEntry::Disabled(found)) => {
-            if found.source.level == mcp_config::ConfigLevel::Project {
+            if found.source.level == mcp_config::ConfigLevel::Project
+                && TrustSubject::of(&found.config).is_none()
+            {
+                CliError::usage(format!(
+                    "project server `{}` needs no approval: it runs nothing and reads none of your environment variables",
+                    line(server)
+                ))
+            } else if found.source.level == mcp_config::ConfigLevel::Project {
                 CliError::usage(format!(
                     "project server `{}` is already trusted as it is defined now",
                     line(server)
@@ -397,7 +404,7 @@ mod tests {
             .trust(gate)
             .discover();
         let request = &report.untrusted().next().expect("untrusted").request;
-        let text = describe(&request);
+        let text = describe(request);
         assert!(!text.contains('\u{1b}'), "{text:?}");
         assert!(text.contains("runs: npx -y "), "{text}");
         assert!(text.contains("'a b'"), "{text}");

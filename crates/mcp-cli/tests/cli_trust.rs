@@ -334,6 +334,9 @@ fn http_project_servers_wait_only_when_they_read_the_environment() {
     .unwrap();
     let servers = env.json(&["servers"]);
     assert_ne!(row(&servers, "plain")["status"], "untrusted", "{servers}");
+    let plain = env.run(&["trust", "plain"]);
+    assert_eq!(plain.code, 2, "{plain:#?}");
+    assert!(plain.stderr.contains("needs no approval"), "{plain:#?}");
     let keyed = row(&servers, "keyed");
     assert_eq!(keyed["status"], "untrusted", "{servers}");
     let message = keyed["error"]["message"].as_str().unwrap();
