@@ -126,6 +126,22 @@ pub(crate) enum Command {
         server: String,
     },
 
+    /// Approve a project server as it is defined now (`--list`: every approval)
+    #[command(group(ArgGroup::new("what").required(true).args(["server", "list"])))]
+    Trust {
+        /// The project server's id
+        server: Option<String>,
+        /// List the approved project servers
+        #[arg(long)]
+        list: bool,
+    },
+
+    /// Forget the approval of a project server
+    Untrust {
+        /// The project server's id
+        server: String,
+    },
+
     /// Serve the settings page on 127.0.0.1: add, edit, enable and delete stored servers
     Ui(UiArgs),
 

@@ -31,7 +31,7 @@ use url::Url;
 
 use crate::exit::{CliError, Exit};
 use crate::output::Output;
-use crate::sources::{self, SourceOptions};
+use crate::sources::SourceOptions;
 
 /// Where OAuth tokens live: `<data dir>/oauth`.
 pub(crate) fn oauth_dir() -> Result<PathBuf, CliError> {
@@ -144,11 +144,19 @@ async fn http_server(
     id: &str,
     options: &SourceOptions,
 ) -> Result<(ResolvedConfig, mcp_config::ResolvedHttp), CliError> {
-    let sources = sources::gather(options)?;
-    let report = tokio::task::spawn_blocking(move || sources.discovery.discover())
-        .await
-        .map_err(|e| CliError::usage(format!("discovery failed: {e}")))?;
-    let report = crate::runtime::only(report, id)?;
+    // The same gate and input answers as every command that connects: a
+    // project server nobody approved is not logged in to either.
+    let discovery = crate::trust_cmd::discovery(options)?;
+    let gate = crate::trust_cmd::gate(options)?;
+    let selected = id.to_owned();
+    let (report, answers) = tokio::task::spawn_blocking(move || {
+        let mut report = crate::runtime::only(discovery.discover(), &selected)?;
+        crate::trust_cmd::settle(&mut report, gate.as_ref(), true);
+        let answers = crate::inputs::collect(&report, true);
+        Ok::<_, CliError>((report, answers))
+    })
+    .await
+    .map_err(|e| CliError::usage(format!("discovery failed: {e}")))??;
     let entry = report
         .entries
         .into_iter()
@@ -159,7 +167,12 @@ async fn http_server(
         | mcp_config::DiscoveryEntry::Disabled(server) => server.config,
         mcp_config::DiscoveryEntry::Error { diagnostics, .. } => {
             let first = diagnostics.first().map_or_else(String::new, |d| {
-                format!(": {}: {} [{}]", d.field, d.message, d.code)
+                let field = if d.field.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}: ", d.field)
+                };
+                format!(": {field}{} [{}]", crate::output::line(&d.message), d.code)
             });
             return Err(CliError::usage(format!(
                 "the configuration of `{id}` cannot be used{first}"
@@ -167,7 +180,8 @@ async fn http_server(
         }
         _ => return Err(CliError::usage(format!("no server with id `{id}`"))),
     };
-    let resolved = resolve(&config, &ProcessEnv).map_err(|e| CliError::usage(e.to_string()))?;
+    let env = mcp_config::WithInputs::new(ProcessEnv, answers);
+    let resolved = resolve(&config, &env).map_err(|e| CliError::usage(e.to_string()))?;
     let http = match &resolved.transport {
         ResolvedTransport::Http(http) | ResolvedTransport::Sse(http) => http.clone(),
         _ => {

@@ -14,6 +14,7 @@ mod cli;
 mod demo_server;
 mod demo_tools;
 mod exit;
+mod inputs;
 mod login;
 mod output;
 mod retry;
@@ -22,6 +23,7 @@ mod servers;
 mod sources;
 mod store_cmd;
 mod tools_cmd;
+mod trust_cmd;
 mod ui;
 mod watch;
 
@@ -55,6 +57,11 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         configs: global.configs,
         project: global.project,
         no_project: global.no_project,
+        // The commands that start servers for the person ask; listings do not.
+        ask: matches!(
+            cli.command,
+            Command::Tools { .. } | Command::Call { .. } | Command::Watch | Command::Retry { .. }
+        ),
     };
     match cli.command {
         Command::DemoServer => demo_server::run()
@@ -88,7 +95,13 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
             output,
         )),
         Command::Logout { server } => block_on(login::logout(&server, &sources, output)),
-        Command::Ui(args) => block_on(ui::run(args)),
+        Command::Ui(args) => block_on(ui::run(args, &sources)),
+        Command::Trust { server: None, .. } => trust_cmd::list(output),
+        Command::Trust {
+            server: Some(server),
+            ..
+        } => block_on(trust_cmd::trust(&server, &sources, output)),
+        Command::Untrust { server } => trust_cmd::untrust(&server, &sources, output),
     }
 }
 

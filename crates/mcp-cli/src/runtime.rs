@@ -9,10 +9,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use mcp_config::{DiscoveryEntry, DiscoveryReport};
+use mcp_config::{DiscoveryEntry, DiscoveryReport, ProcessEnv, WithInputs};
 use mcp_manager::{
-    DefaultTransportFactory, ManagerEvent, ManagerOptions, McpManager, ServerError, ServerStatus,
-    StartupError, StartupMode,
+    DefaultTransportFactory, ErrorCode, ManagerEvent, ManagerOptions, McpManager, ServerError,
+    ServerStatus, StartupError, StartupMode,
 };
 use mcp_toolbridge::{McpSession, SessionOptions};
 use tokio::sync::broadcast;
@@ -20,7 +20,8 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::time::Instant;
 
 use crate::exit::CliError;
-use crate::sources::{self, SourceOptions};
+use crate::sources::SourceOptions;
+use crate::{inputs, trust_cmd};
 
 /// How long to wait for servers to settle at most. Every connection has
 /// its own, shorter deadlines in the manager (15 s per discovery); this
@@ -51,6 +52,16 @@ pub(crate) enum Select<'a> {
     One(&'a str),
 }
 
+impl<'a> Select<'a> {
+    /// The one id, if only one is selected.
+    fn id(self) -> Option<&'a str> {
+        match self {
+            Select::All => None,
+            Select::One(id) => Some(id),
+        }
+    }
+}
+
 impl Runtime {
     /// Discovers servers, starts connecting the selected ones in the
     /// background and returns at once.
@@ -58,12 +69,31 @@ impl Runtime {
         options: &SourceOptions,
         select: Select<'_>,
     ) -> Result<Runtime, CliError> {
-        let sources = sources::gather(options)?;
-        let mut report = tokio::task::spawn_blocking(move || sources.discovery.discover())
-            .await
-            .map_err(|e| CliError::usage(format!("discovery failed: {e}")))?;
-        if let Select::One(id) = select {
-            report = only(report, id)?;
+        let discovery = trust_cmd::discovery(options)?;
+        let gate = trust_cmd::gate(options)?;
+        let ask = options.ask;
+        let selected = select.id().map(str::to_owned);
+        // Discovery reads files, and the trust and input questions read the
+        // terminal: both block, off the async workers.
+        let (report, answers) = tokio::task::spawn_blocking(move || {
+            let mut report = discovery.discover();
+            if let Some(id) = &selected {
+                report = only(report, id)?;
+            }
+            // Only the selected servers are asked about.
+            trust_cmd::settle(&mut report, gate.as_ref(), ask);
+            let answers = inputs::collect(&report, ask);
+            Ok::<_, CliError>((report, answers))
+        })
+        .await
+        .map_err(|e| CliError::usage(format!("discovery failed: {e}")))??;
+        for warning in &report.warnings {
+            if warning.diagnostic.code == mcp_config::Code::TrustStoreUnavailable {
+                eprintln!(
+                    "mcpctl: {}",
+                    crate::output::line(&warning.diagnostic.message)
+                );
+            }
         }
         let mut manager_options = ManagerOptions::default();
         // The mode: never wait inside the manager; this run waits
@@ -79,6 +109,7 @@ impl Runtime {
         let manager = McpManager::builder()
             .options(manager_options)
             .factory(factory)
+            .environment(WithInputs::new(ProcessEnv, answers))
             .build();
         let events = manager.events();
         let startup = manager.connect_discovered(&report).await;
@@ -192,6 +223,11 @@ pub(crate) fn server_error(id: &str, error: &ServerError, source: Option<&Path>)
     } else {
         CliError::connection(message)
     };
+    if error.code == ErrorCode::MissingInput {
+        return cli.hint(
+            "run the command on a terminal to answer the input (and save the answer if you like)",
+        );
+    }
     if !error.config_key.is_empty() {
         let place = source.map_or_else(String::new, |p| format!(" in {}", p.display()));
         cli = cli.hint(format!("check `{}`{place}", error.config_key));

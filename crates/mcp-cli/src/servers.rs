@@ -157,7 +157,12 @@ fn config_error_row(id: Option<String>, source: &SourceMeta, error: &ServerError
     ServerRow {
         name: id.clone(),
         id,
-        status: "error",
+        // A project server waiting for approval is no broken configuration.
+        status: if error.code == mcp_manager::ErrorCode::Untrusted {
+            "untrusted"
+        } else {
+            "error"
+        },
         transport: None,
         tools: 0,
         enabled: true,

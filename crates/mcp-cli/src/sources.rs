@@ -35,6 +35,9 @@ pub(crate) struct SourceOptions {
     pub(crate) project: Option<PathBuf>,
     /// `--no-project`.
     pub(crate) no_project: bool,
+    /// Whether this command may ask on a terminal before it starts a
+    /// project server nobody approved, or needs an `${input:ID}` answer.
+    pub(crate) ask: bool,
 }
 
 /// The sources this run reads, ready to discover.

@@ -328,3 +328,65 @@ fn a_malformed_store_shows_a_repair_page_and_is_never_overwritten() {
     assert_eq!(deleted.json()["error"]["code"], "malformed_store");
     assert_eq!(std::fs::read_to_string(env.store()).unwrap(), broken);
 }
+
+/// The project's `.mcp.json` (the directory `mcpctl ui` runs in): one stdio
+/// server with `args`.
+fn project_server(env: &Env, args: &[&str]) {
+    std::fs::write(
+        env.work_dir().join(".mcp.json"),
+        json!({"mcpServers": {"proj": {"command": support::MCPCTL, "args": args,
+            "env": {"PROJ_KEY": SECRET}}}})
+        .to_string(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_project_server_is_approved_through_the_page_only_as_it_was_shown() {
+    let env = Env::new();
+    project_server(&env, &["demo-server"]);
+    let ui = UiServer::start(&env);
+
+    let listing = ui.call("GET", "/api/trust", None);
+    assert_eq!(listing.status, 200, "{listing:?}");
+    assert_no_secret("the trust listing", &listing.body);
+    let listing = listing.json();
+    let project = std::fs::canonicalize(env.work_dir()).unwrap();
+    assert_eq!(listing["project"], env.work_dir().to_str().unwrap());
+    let proj = &listing["servers"][0];
+    assert_eq!(proj["id"], "proj", "{listing}");
+    assert_eq!(proj["command"], format!("{} demo-server", support::MCPCTL));
+    assert_eq!(proj["reads"], json!([]));
+    assert_eq!(
+        proj["approveCommand"],
+        format!("mcpctl trust proj --project {}", project.display())
+    );
+    let hash = proj["hash"].as_str().unwrap().to_owned();
+
+    // Without the token: refused, like every API route.
+    let refused = ui.raw("POST", "/api/trust/proj", &[], Some(&json!({"hash": hash})));
+    assert_eq!(refused.status, 403, "{refused:?}");
+    // The definition changed after it was listed: nothing is approved.
+    project_server(&env, &["demo-server", "--other"]);
+    let changed = ui.call("POST", "/api/trust/proj", Some(&json!({"hash": hash})));
+    assert_eq!(changed.status, 409, "{changed:?}");
+    assert_eq!(changed.json()["error"]["code"], "definition_changed");
+    assert!(!env.data_dir().join("trust.json").exists());
+    let bad = ui.call("POST", "/api/trust/proj", Some(&json!({})));
+    assert_eq!(bad.status, 400, "{bad:?}");
+
+    // As listed: approved, and `mcpctl` starts it from then on.
+    project_server(&env, &["demo-server"]);
+    let approved = ui.call("POST", "/api/trust/proj", Some(&json!({"hash": hash})));
+    assert_eq!(approved.status, 200, "{approved:?}");
+    assert_eq!(
+        ui.call("GET", "/api/trust", None).json()["servers"],
+        json!([])
+    );
+    let again = ui.call("POST", "/api/trust/proj", Some(&json!({"hash": hash})));
+    assert_eq!(again.status, 404, "{again:?}");
+    assert_eq!(again.json()["error"]["code"], "not_untrusted");
+    let servers = env.json(&["servers"]);
+    assert_eq!(servers[0]["id"], "proj");
+    assert_eq!(servers[0]["status"], "ready", "{servers}");
+}

@@ -293,3 +293,53 @@ fn a_malformed_store_shows_the_repair_page_in_the_browser() {
     page.screenshot(&PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mcpctl-ui-malformed.png"));
     assert_eq!(std::fs::read_to_string(env.store()).unwrap(), "{ not json");
 }
+
+#[test]
+fn a_person_approves_a_project_server_in_the_page() {
+    let env = Env::new();
+    std::fs::write(
+        env.work_dir().join(".mcp.json"),
+        serde_json::json!({"mcpServers": {"proj": {"command": support::MCPCTL,
+            "args": ["demo-server", "--from-the-project"]}}})
+        .to_string(),
+    )
+    .unwrap();
+    let ui = UiServer::start(&env);
+    let mut page = Browser::launch();
+    page.goto(&ui.url());
+    page.wait_for(
+        "document.body.dataset.trustLoaded === 'true'",
+        "the trust list",
+    );
+    let untrusted = "document.querySelector('#untrusted li.server[data-id=\"proj\"]')";
+    page.wait_for(
+        &format!("{untrusted} !== null && !document.querySelector('#trust').hidden"),
+        "the untrusted server",
+    );
+    let text = page.eval(&format!("{untrusted}.innerText"));
+    let text = text.as_str().unwrap();
+    assert!(
+        text.contains(&format!(
+            "runs: {} demo-server --from-the-project",
+            support::MCPCTL
+        )),
+        "{text}"
+    );
+    assert!(text.contains("mcpctl trust proj --project"), "{text}");
+    page.screenshot(&PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mcpctl-ui-trust.png"));
+
+    page.click("#untrusted li.server[data-id=\"proj\"] button.approve");
+    page.wait_for(
+        &format!("{untrusted} === null"),
+        "the approved server to leave the list",
+    );
+    let notice = page.eval("document.querySelector('#trust-message').innerText");
+    assert!(
+        notice.as_str().unwrap().contains("proj is approved"),
+        "{notice}"
+    );
+    let approvals: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(env.data_dir().join("trust.json")).unwrap())
+            .unwrap();
+    assert_eq!(approvals["approvals"][0]["server"], "proj", "{approvals}");
+}

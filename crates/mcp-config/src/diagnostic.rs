@@ -105,6 +105,16 @@ pub enum Code {
     // Resolution.
     /// `missing_env`: a referenced environment variable is not set.
     MissingEnv,
+    /// `missing_input`: an `${input:ID}` prompt that nobody answered (no
+    /// input provider, no terminal, or the person declined).
+    MissingInput,
+    // Project trust.
+    /// `untrusted`: a project-level server whose definition the person has
+    /// not approved (see [`crate::TrustGate`]); it is listed, never started.
+    Untrusted,
+    /// `trust_store_unavailable`: the approvals file could not be read or
+    /// written; project servers stay untrusted until it can.
+    TrustStoreUnavailable,
     /// `saved_secret_unavailable`: a "keep the saved value" marker where no
     /// value is available (only the store can fill these in).
     SavedSecretUnavailable,
@@ -160,6 +170,9 @@ impl Code {
             Code::OAuthClientCredentialsIncomplete => "oauth_client_credentials_incomplete",
             Code::MissingEnv => "missing_env",
             Code::SavedSecretUnavailable => "saved_secret_unavailable",
+            Code::MissingInput => "missing_input",
+            Code::Untrusted => "untrusted",
+            Code::TrustStoreUnavailable => "trust_store_unavailable",
             Code::IgnoredInputs => "ignored_inputs",
             Code::IgnoredEnvFile => "ignored_env_file",
             Code::IgnoredField => "ignored_field",

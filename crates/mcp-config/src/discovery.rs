@@ -22,6 +22,11 @@
 //!   its API key.
 //! - Every remaining server is validated; an invalid one becomes an error
 //!   entry with all its diagnostics.
+//! - With a [`TrustGate`] ([`Discovery::trust`]), a valid project server
+//!   whose definition the person has not approved becomes
+//!   [`DiscoveryEntry::Untrusted`] unless the gate's prompt approves it
+//!   (see [`crate::trust`]). Without a gate nothing is held back: a host
+//!   that reads project files should set one.
 //! - A source that cannot be read at all becomes one synthetic error entry
 //!   naming the file. [`Discovery::discover`] itself never fails, so a
 //!   host's startup never does either (discovery errors are
@@ -41,6 +46,7 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::format::{DocumentError, Format, ParsedDocument, ParsedEntry, parse_document};
 use crate::model::{ServerConfig, TransportConfig};
 use crate::secret::Secret;
+use crate::trust::{TrustGate, UntrustedServer};
 use crate::validate::validate;
 
 /// Which level a source configures.
@@ -271,6 +277,10 @@ pub enum DiscoveryEntry {
     Server(DiscoveredServer),
     /// A disabled server: listed, never connected.
     Disabled(DiscoveredServer),
+    /// A project server the person has not approved (stable code
+    /// `untrusted`, [`UntrustedServer::diagnostic`]): listed with what
+    /// approving it means, never connected.
+    Untrusted(Box<UntrustedServer>),
     /// An entry that could not be used, or a source that could not be read.
     Error {
         /// The source the problem is in.
@@ -289,6 +299,7 @@ impl DiscoveryEntry {
             DiscoveryEntry::Server(server) | DiscoveryEntry::Disabled(server) => {
                 Some(&server.config.id)
             }
+            DiscoveryEntry::Untrusted(untrusted) => Some(&untrusted.server.config.id),
             DiscoveryEntry::Error { server, .. } => server.as_deref(),
         }
     }
@@ -297,6 +308,7 @@ impl DiscoveryEntry {
     pub fn source(&self) -> &SourceMeta {
         match self {
             DiscoveryEntry::Server(server) | DiscoveryEntry::Disabled(server) => &server.source,
+            DiscoveryEntry::Untrusted(untrusted) => &untrusted.server.source,
             DiscoveryEntry::Error { source, .. } => source,
         }
     }
@@ -440,6 +452,14 @@ impl DiscoveryReport {
         })
     }
 
+    /// The project servers waiting for the person's approval.
+    pub fn untrusted(&self) -> impl Iterator<Item = &UntrustedServer> {
+        self.entries.iter().filter_map(|entry| match entry {
+            DiscoveryEntry::Untrusted(untrusted) => Some(untrusted.as_ref()),
+            _ => None,
+        })
+    }
+
     /// The error entries.
     pub fn errors(&self) -> impl Iterator<Item = &DiscoveryEntry> {
         self.entries
@@ -482,6 +502,7 @@ pub struct Discovery {
     project_root: Option<PathBuf>,
     sources: Vec<Box<dyn ConfigSource>>,
     hooks: Vec<Box<dyn NativeHook>>,
+    trust: Option<TrustGate>,
 }
 
 impl Discovery {
@@ -514,6 +535,13 @@ impl Discovery {
     /// Adds a hook; the first hook that claims an entry takes it.
     pub fn native_hook(mut self, hook: impl NativeHook + 'static) -> Self {
         self.hooks.push(Box::new(hook));
+        self
+    }
+
+    /// Holds back project servers the person has not approved (see
+    /// [`crate::trust`]).
+    pub fn trust(mut self, gate: TrustGate) -> Self {
+        self.trust = Some(gate);
         self
     }
 
@@ -678,7 +706,12 @@ impl Discovery {
             }
             let problems = validate(&server.config);
             report.entries.push(if problems.is_empty() {
-                DiscoveryEntry::Server(server)
+                match &self.trust {
+                    Some(gate) => {
+                        gate.admit(server, self.project_root.as_deref(), &mut report.warnings)
+                    }
+                    None => DiscoveryEntry::Server(server),
+                }
             } else {
                 DiscoveryEntry::Error {
                     server: Some(server.config.id),

@@ -9,6 +9,11 @@
 //!   or empty (the shell's and Claude Code's meaning of `:-`). The default is
 //!   literal text up to the first `}` and cannot itself contain `${`.
 //! - `$${`: a literal `${`, so `$${HOME}` stays `${HOME}`.
+//! - `${input:ID}`: the answer to the server's input prompt `ID` (VS Code's
+//!   `inputs`), which the host's [`InputProvider`] gives when the server
+//!   resolves ([`crate::resolve`]); without one, or when it gives none, the
+//!   server fails with `missing_input` naming `ID`. `ID` is
+//!   `[A-Za-z0-9_.-]+`; an input reference has no default.
 //! - `NAME` is `[A-Za-z_][A-Za-z0-9_]*`. Anything else after `${`, or a
 //!   missing `}`, is an `invalid_reference` error. `$NAME` without braces is
 //!   literal text.
@@ -21,6 +26,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasher;
 
 use crate::diagnostic::Code;
+use crate::model::InputPrompt;
+use crate::secret::Secret;
 
 /// Where `${VAR}` values come from.
 ///
@@ -29,6 +36,79 @@ use crate::diagnostic::Code;
 pub trait Environment {
     /// The value of `name`, or `None` when it is not set.
     fn var(&self, name: &str) -> Option<String>;
+
+    /// Who answers `${input:ID}` prompts when a server resolves. Default
+    /// `None`: nobody, so a server that references an input fails with
+    /// `missing_input`. [`WithInputs`] adds a provider to an environment.
+    fn input_provider(&self) -> Option<&dyn InputProvider> {
+        None
+    }
+}
+
+/// Answers the `${input:ID}` prompts of a server (VS Code's `inputs`) when it
+/// resolves: a host asks the person, or answers from what they said before.
+///
+/// The answer is a secret: resolution puts it where the reference is and
+/// never logs or shows it.
+pub trait InputProvider: Send + Sync {
+    /// The answer to `prompt` for the server `server`, or `None` when
+    /// nobody answers (no terminal, the person refused): the server then
+    /// fails with `missing_input`.
+    fn answer(&self, server: &str, prompt: &InputPrompt) -> Option<Secret>;
+}
+
+impl<F: Fn(&str, &InputPrompt) -> Option<Secret> + Send + Sync> InputProvider for F {
+    fn answer(&self, server: &str, prompt: &InputPrompt) -> Option<Secret> {
+        self(server, prompt)
+    }
+}
+
+/// An environment whose `${input:ID}` prompts `inputs` answers; variables
+/// come from `env`.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use mcp_config::{resolve, InputPrompt, ResolvedTransport, Secret, ServerConfig, StdioConfig,
+///     TransportConfig, WithInputs};
+///
+/// let mut stdio = StdioConfig::new("srv");
+/// stdio.args = vec!["--token=${input:token}".into()];
+/// let mut config = ServerConfig::new("s", TransportConfig::Stdio(stdio));
+/// config.inputs.push(InputPrompt::new("token"));
+///
+/// let answers = |_server: &str, prompt: &InputPrompt| {
+///     (prompt.id == "token").then(|| Secret::new("t0k3n"))
+/// };
+/// let env = WithInputs::new(HashMap::<String, String>::new(), answers);
+/// let ResolvedTransport::Stdio(stdio) = resolve(&config, &env)?.transport else { unreachable!() };
+/// assert_eq!(stdio.args, ["--token=t0k3n"]);
+///
+/// // Without a provider, the server cannot resolve.
+/// let error = resolve(&config, &HashMap::<String, String>::new()).unwrap_err();
+/// assert_eq!(error.code(), "missing_input");
+/// # Ok::<(), mcp_config::ResolveError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct WithInputs<E, P> {
+    env: E,
+    inputs: P,
+}
+
+impl<E, P> WithInputs<E, P> {
+    /// `env`'s variables, `inputs`' answers.
+    pub fn new(env: E, inputs: P) -> Self {
+        WithInputs { env, inputs }
+    }
+}
+
+impl<E: Environment, P: InputProvider> Environment for WithInputs<E, P> {
+    fn var(&self, name: &str) -> Option<String> {
+        self.env.var(name)
+    }
+
+    fn input_provider(&self) -> Option<&dyn InputProvider> {
+        Some(&self.inputs)
+    }
 }
 
 /// The host process's environment. A variable whose value is not valid
@@ -70,6 +150,14 @@ pub enum ExpandError {
         /// The variable.
         name: String,
     },
+    /// `${input:ID}`, and nobody answered the prompt `ID`.
+    #[error(
+        "input `{id}` was not answered (`${{input:{id}}}` is asked for when the server connects)"
+    )]
+    MissingInput {
+        /// The input's id.
+        id: String,
+    },
     /// Malformed reference syntax.
     #[error("invalid `${{...}}` reference at byte {offset}: {reason}")]
     InvalidReference {
@@ -81,7 +169,7 @@ pub enum ExpandError {
 }
 
 impl ExpandError {
-    /// The stable code: `missing_env` or `invalid_reference`.
+    /// The stable code: `missing_env`, `missing_input` or `invalid_reference`.
     pub fn code(&self) -> &'static str {
         self.diagnostic_code().as_str()
     }
@@ -89,6 +177,7 @@ impl ExpandError {
     pub(crate) fn diagnostic_code(&self) -> Code {
         match self {
             ExpandError::MissingEnv { .. } => Code::MissingEnv,
+            ExpandError::MissingInput { .. } => Code::MissingInput,
             ExpandError::InvalidReference { .. } => Code::InvalidReference,
         }
     }
@@ -105,9 +194,20 @@ impl ExpandError {
 /// assert_eq!(expand("${REGION:-eu}", &env)?, "eu");
 /// assert_eq!(expand("$${TOKEN}", &env)?, "${TOKEN}");
 /// assert_eq!(expand("${NOPE}", &env).unwrap_err().code(), "missing_env");
+/// // Input prompts are answered only when a server resolves.
+/// assert_eq!(expand("${input:token}", &env).unwrap_err().code(), "missing_input");
 /// # Ok::<(), mcp_config::ExpandError>(())
 /// ```
 pub fn expand<E: Environment + ?Sized>(input: &str, env: &E) -> Result<String, ExpandError> {
+    expand_with(input, env, &mut |_| None)
+}
+
+/// [`expand`], with `answer` giving the value of `${input:ID}`.
+pub(crate) fn expand_with<E: Environment + ?Sized>(
+    input: &str,
+    env: &E,
+    answer: &mut dyn FnMut(&str) -> Option<Secret>,
+) -> Result<String, ExpandError> {
     if !input.contains("${") {
         return Ok(input.to_owned());
     }
@@ -115,6 +215,10 @@ pub fn expand<E: Environment + ?Sized>(input: &str, env: &E) -> Result<String, E
     for piece in parse(input)? {
         match piece {
             Piece::Text(text) => out.push_str(text),
+            Piece::Input { id } => match answer(id) {
+                Some(value) => out.push_str(value.expose()),
+                None => return Err(ExpandError::MissingInput { id: id.to_owned() }),
+            },
             Piece::Var { name, default } => match (env.var(name), default) {
                 (Some(value), Some(default)) if value.is_empty() => out.push_str(default),
                 (Some(value), _) => out.push_str(&value),
@@ -141,13 +245,52 @@ pub fn check_references(input: &str) -> Result<(), ExpandError> {
     parse(input).map(drop)
 }
 
+/// The names of the environment variables `input` references, in order
+/// (not inputs); none when its syntax is broken.
+pub(crate) fn referenced_variables(input: &str) -> Vec<String> {
+    if !input.contains("${") {
+        return Vec::new();
+    }
+    parse(input).map_or_else(
+        |_| Vec::new(),
+        |pieces| {
+            pieces
+                .into_iter()
+                .filter_map(|piece| match piece {
+                    Piece::Var { name, .. } => Some(name.to_owned()),
+                    _ => None,
+                })
+                .collect()
+        },
+    )
+}
+
+/// The ids of the `${input:ID}` prompts `input` references, in order.
+pub(crate) fn referenced_inputs(input: &str) -> Vec<String> {
+    if !input.contains("${input:") {
+        return Vec::new();
+    }
+    parse(input).map_or_else(
+        |_| Vec::new(),
+        |pieces| {
+            pieces
+                .into_iter()
+                .filter_map(|piece| match piece {
+                    Piece::Input { id } => Some(id.to_owned()),
+                    _ => None,
+                })
+                .collect()
+        },
+    )
+}
+
 /// Whether `input` contains a reference (after escapes are taken out).
 pub(crate) fn has_references(input: &str) -> bool {
     input.contains("${")
         && parse(input).map_or(true, |pieces| {
             pieces
                 .iter()
-                .any(|piece| matches!(piece, Piece::Var { .. }))
+                .any(|piece| matches!(piece, Piece::Var { .. } | Piece::Input { .. }))
         })
 }
 
@@ -157,6 +300,9 @@ enum Piece<'a> {
     Var {
         name: &'a str,
         default: Option<&'a str>,
+    },
+    Input {
+        id: &'a str,
     },
 }
 
@@ -191,6 +337,15 @@ fn parse(input: &str) -> Result<Vec<Piece<'_>>, ExpandError> {
             });
         };
         let body = &input[body_start..body_start + length];
+        if let Some(id) = body.strip_prefix("input:") {
+            check_input_id(id)
+                .map_err(|reason| ExpandError::InvalidReference { offset: i, reason })?;
+            pieces.push(Piece::Text(&input[literal_start..i]));
+            pieces.push(Piece::Input { id });
+            i = body_start + length + 1;
+            literal_start = i;
+            continue;
+        }
         let (name, default) = match body.find(":-") {
             Some(at) => (&body[..at], Some(&body[at + 2..])),
             None => (body, None),
@@ -211,12 +366,21 @@ fn parse(input: &str) -> Result<Vec<Piece<'_>>, ExpandError> {
     Ok(pieces)
 }
 
-fn check_name(name: &str) -> Result<(), &'static str> {
-    if name.starts_with("input:") {
-        return Err(
-            "VS Code `${input:...}` prompts are not supported; use an environment variable",
-        );
+fn check_input_id(id: &str) -> Result<(), &'static str> {
+    if id.is_empty() {
+        return Err("empty input id; use `${input:ID}`");
     }
+    if id
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+    {
+        Ok(())
+    } else {
+        Err("an input id has only letters, digits, `_`, `.` and `-`; an input has no `:-default`")
+    }
+}
+
+fn check_name(name: &str) -> Result<(), &'static str> {
     let mut chars = name.chars();
     match chars.next() {
         None => Err("empty variable name"),
@@ -272,7 +436,10 @@ mod tests {
         check("${1A}", Err("invalid_reference"));
         check("${A B}", Err("invalid_reference"));
         check("${env:A}", Err("invalid_reference"));
-        check("${input:token}", Err("invalid_reference"));
+        check("${input:token}", Err("missing_input"));
+        check("${input:}", Err("invalid_reference"));
+        check("${input:a:-b}", Err("invalid_reference"));
+        check("$${input:token}", Ok("${input:token}"));
         check("${A:-${B}}", Err("invalid_reference"));
         check("${A-x}", Err("invalid_reference"));
     }
@@ -295,6 +462,20 @@ mod tests {
     fn closures_are_environments() {
         let env = |name: &str| (name == "X").then(|| "1".to_owned());
         assert_eq!(expand("${X}${Y:-2}", &env).unwrap(), "12");
+    }
+
+    #[test]
+    fn inputs_are_answered_in_place_and_never_re_expanded() {
+        let mut asked = Vec::new();
+        let got = expand_with("a=${input:tok.1}&b=${A}", &env(), &mut |id| {
+            asked.push(id.to_owned());
+            Some(Secret::new("${A}"))
+        })
+        .unwrap();
+        assert_eq!(got, "a=${A}&b=alpha");
+        assert_eq!(asked, ["tok.1"]);
+        assert_eq!(referenced_inputs("${input:x} ${Y} $${input:z}"), ["x"]);
+        assert_eq!(referenced_variables("${input:x} ${Y} ${Z:-d}"), ["Y", "Z"]);
     }
 
     #[test]

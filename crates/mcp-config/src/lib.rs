@@ -12,12 +12,16 @@
 //! 2. **Discover** across sources with [`Discovery`]: user file, project
 //!    `.mcp.json`, host [`ConfigSource`]s; project overrides user; disabled
 //!    entries and entries a [`NativeHook`] claims are set aside; a broken
-//!    source is one error entry, never a failed startup.
+//!    source is one error entry, never a failed startup. A [`TrustGate`]
+//!    holds back project servers the person has not approved ([`trust`]).
 //! 3. **Validate** with [`validate`] / [`validate_all`]: every problem, each a
 //!    [`Diagnostic`] with a stable [`Code`] and a field path.
 //! 4. **Resolve** with [`resolve`] when the server connects: `${VAR}` and
 //!    `${VAR:-default}` ([`expand`]) from an injectable [`Environment`];
-//!    a missing variable fails that server with `missing_env`. The result
+//!    a missing variable fails that server with `missing_env`. `${input:ID}`
+//!    prompts are answered by the host's [`InputProvider`] ([`WithInputs`]),
+//!    else the server fails with `missing_input`; [`InputStore`] keeps the
+//!    answers a person chose to save. The result
 //!    carries the server's [`ProtocolEra`] (`era`: detected, or pinned to the
 //!    2026-07-28 era or to the handshake era) for the connection to use.
 //! 5. **Fingerprint** the result with [`fingerprint`] to recognise the same
@@ -39,9 +43,12 @@ mod format;
 mod hosts;
 mod json;
 mod model;
+mod private_file;
 mod resolve;
+mod saved_inputs;
 mod secret;
 mod store;
+pub mod trust;
 mod validate;
 
 pub use diagnostic::{Code, Diagnostic};
@@ -50,7 +57,9 @@ pub use discovery::{
     DiscoveryReport, ExaHook, FileSource, NativeClaim, NativeHook, NativeServer, Shadowed,
     SourceError, SourceMeta, SourceWarning,
 };
-pub use expand::{Environment, ExpandError, ProcessEnv, check_references, expand};
+pub use expand::{
+    Environment, ExpandError, InputProvider, ProcessEnv, WithInputs, check_references, expand,
+};
 pub use fingerprint::fingerprint;
 pub use format::{
     DocumentError, EntryError, Format, ParsedDocument, ParsedEntry, ReadContext, STORE_VERSION,
@@ -62,13 +71,19 @@ pub use model::{
     EnvHeader, HttpConfig, InputPrompt, OAuthConfig, OAuthGrant, ProtocolEra, SecretEntry,
     ServerConfig, StdioConfig, ToolFilter, TransportConfig, TransportKind,
 };
+pub use private_file::PrivateFileError;
 pub use resolve::{
     ResolveError, ResolvedConfig, ResolvedHttp, ResolvedOAuth, ResolvedStdio, ResolvedTransport,
-    resolve,
+    input_prompts, resolve,
 };
+pub use saved_inputs::{INPUTS_FILE_NAME, InputStore};
 pub use secret::{Secret, SecretValue};
 pub use store::{
     DATA_DIR_ENV, DropReason, DroppedSecret, STORE_FILE_NAME, SaveOutcome, Store, StoreError,
     StoreLocation,
+};
+pub use trust::{
+    Approval, TRUST_FILE_NAME, TrustDecision, TrustGate, TrustPrompt, TrustRequest, TrustStore,
+    TrustSubject, UntrustedServer,
 };
 pub use validate::{validate, validate_all};

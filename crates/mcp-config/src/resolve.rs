@@ -5,13 +5,20 @@
 //! (`missing_env`, naming the variable) and no other. `envVars`,
 //! `bearerTokenEnv` and `envHeaders` name variables too, and are resolved
 //! here by the same rule, so a transport never reads the environment itself.
+//!
+//! `${input:ID}` references are answered by the environment's
+//! [`InputProvider`](crate::InputProvider) (see [`crate::WithInputs`]), once
+//! per input per resolution, with the server's declared [`InputPrompt`] (a
+//! bare prompt naming `ID` when the server declares none). Without a
+//! provider, or without an answer, the server fails with `missing_input`
+//! naming the input: never an empty string in its place.
 
 use std::path::PathBuf;
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::expand::{Environment, ExpandError, expand, has_references};
+use crate::expand::{Environment, ExpandError, expand_with, has_references, referenced_inputs};
 use crate::model::{
-    HttpConfig, OAuthGrant, ProtocolEra, ServerConfig, StdioConfig, TransportConfig,
+    HttpConfig, InputPrompt, OAuthGrant, ProtocolEra, ServerConfig, StdioConfig, TransportConfig,
 };
 use crate::secret::{Secret, SecretValue};
 use crate::validate::{check_url, has_forbidden_header_bytes, validate};
@@ -109,6 +116,8 @@ pub struct ResolveError {
     pub problems: Vec<Diagnostic>,
     /// The variables that were not set, in the order they were needed.
     pub missing_env: Vec<String>,
+    /// The `${input:ID}` prompts nobody answered, by id, each once.
+    pub missing_inputs: Vec<String>,
 }
 
 impl ResolveError {
@@ -122,6 +131,11 @@ impl ResolveError {
     /// The names of the variables that were not set.
     pub fn missing_variables(&self) -> &[String] {
         &self.missing_env
+    }
+
+    /// The ids of the input prompts nobody answered.
+    pub fn missing_inputs(&self) -> &[String] {
+        &self.missing_inputs
     }
 }
 
@@ -165,13 +179,17 @@ pub fn resolve<E: Environment + ?Sized>(
             server: config.id.clone(),
             problems,
             missing_env: Vec::new(),
+            missing_inputs: Vec::new(),
         });
     }
     let mut r = Resolver {
         env,
         server: Some(config.id.clone()),
+        inputs: &config.inputs,
+        answers: Vec::new(),
         problems: Vec::new(),
         missing: Vec::new(),
+        missing_inputs: Vec::new(),
     };
     let transport = match &config.transport {
         TransportConfig::Stdio(stdio) => ResolvedTransport::Stdio(r.stdio(stdio)),
@@ -183,6 +201,7 @@ pub fn resolve<E: Environment + ?Sized>(
             server: config.id.clone(),
             problems: r.problems,
             missing_env: r.missing,
+            missing_inputs: r.missing_inputs,
         });
     }
     Ok(ResolvedConfig {
@@ -194,11 +213,72 @@ pub fn resolve<E: Environment + ?Sized>(
     })
 }
 
+/// The input prompts `config`'s strings reference as `${input:ID}` (command,
+/// args, env values, URL, header values), in the order resolution asks
+/// them, each once: the declared [`InputPrompt`] or, when the server
+/// declares none for an id, a bare prompt naming it. A host that asks
+/// before connecting (rather than from inside [`resolve`]) asks these.
+///
+/// ```
+/// use mcp_config::{input_prompts, InputPrompt, ServerConfig, StdioConfig, TransportConfig};
+///
+/// let mut stdio = StdioConfig::new("srv");
+/// stdio.args = vec!["${input:b}".into(), "${input:a}-${input:b}".into()];
+/// let mut config = ServerConfig::new("s", TransportConfig::Stdio(stdio));
+/// let mut declared = InputPrompt::new("a");
+/// declared.password = true;
+/// config.inputs = vec![declared.clone(), InputPrompt::new("unused")];
+/// assert_eq!(input_prompts(&config), [InputPrompt::new("b"), declared]);
+/// ```
+pub fn input_prompts(config: &ServerConfig) -> Vec<InputPrompt> {
+    let mut texts: Vec<&str> = Vec::new();
+    match &config.transport {
+        TransportConfig::Stdio(stdio) => {
+            texts.push(&stdio.command);
+            texts.extend(stdio.args.iter().map(String::as_str));
+            texts.extend(
+                stdio
+                    .env
+                    .iter()
+                    .filter_map(|e| e.value.as_literal().map(Secret::expose)),
+            );
+        }
+        TransportConfig::Http(http) | TransportConfig::Sse(http) => {
+            texts.push(&http.url);
+            texts.extend(
+                http.headers
+                    .iter()
+                    .filter_map(|h| h.value.as_literal().map(Secret::expose)),
+            );
+        }
+    }
+    let mut prompts: Vec<InputPrompt> = Vec::new();
+    for id in texts.into_iter().flat_map(referenced_inputs) {
+        if prompts.iter().any(|prompt| prompt.id == id) {
+            continue;
+        }
+        let prompt = config
+            .inputs
+            .iter()
+            .find(|prompt| prompt.id == id)
+            .cloned()
+            .unwrap_or_else(|| InputPrompt::new(id));
+        prompts.push(prompt);
+    }
+    prompts
+}
+
 struct Resolver<'a, E: ?Sized> {
     env: &'a E,
     server: Option<String>,
+    /// The server's declared prompts.
+    inputs: &'a [InputPrompt],
+    /// Every input asked for so far, with its answer (`None`: unanswered),
+    /// so that each is asked once.
+    answers: Vec<(String, Option<Secret>)>,
     problems: Vec<Diagnostic>,
     missing: Vec<String>,
+    missing_inputs: Vec<String>,
 }
 
 impl<E: Environment + ?Sized> Resolver<'_, E> {
@@ -219,8 +299,43 @@ impl<E: Environment + ?Sized> Resolver<'_, E> {
     /// Expands `text`; on failure records the problem and yields an empty
     /// string so that resolution goes on and reports everything.
     fn expand(&mut self, text: &str, field: String) -> String {
-        match expand(text, self.env) {
+        let env = self.env;
+        let server = self.server.clone().unwrap_or_default();
+        let inputs = self.inputs;
+        let answers = &mut self.answers;
+        let mut answer = |id: &str| {
+            if let Some((_, known)) = answers.iter().find(|(asked, _)| asked == id) {
+                return known.clone();
+            }
+            let prompt = inputs
+                .iter()
+                .find(|prompt| prompt.id == id)
+                .cloned()
+                .unwrap_or_else(|| InputPrompt::new(id));
+            let value = env
+                .input_provider()
+                .and_then(|provider| provider.answer(&server, &prompt));
+            answers.push((id.to_owned(), value.clone()));
+            value
+        };
+        match expand_with(text, env, &mut answer) {
             Ok(value) => value,
+            Err(ExpandError::MissingInput { id }) => {
+                if !self.missing_inputs.contains(&id) {
+                    self.missing_inputs.push(id.clone());
+                }
+                let why = if self.env.input_provider().is_some() {
+                    "was not answered"
+                } else {
+                    "needs an answer, and this host has nobody to ask"
+                };
+                self.push(
+                    Code::MissingInput,
+                    field,
+                    format!("input `{id}` (`${{input:{id}}}`) {why}"),
+                );
+                String::new()
+            }
             Err(ExpandError::MissingEnv { name }) => {
                 self.missing.push(name.clone());
                 self.push(
@@ -499,6 +614,73 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(error.code(), "saved_secret_unavailable");
+    }
+
+    fn with_token_input() -> ServerConfig {
+        let mut config = parse_store_server(
+            r#"{"id": "s", "transport": {"type": "stdio", "command": "srv",
+                "args": ["--token=${input:token}", "--again=${input:token}", "${input:other}"],
+                "env": [{"key": "T", "value": "${input:token}"}]}}"#,
+        )
+        .unwrap();
+        let mut prompt = InputPrompt::new("token");
+        prompt.password = true;
+        prompt.description = Some("API token".into());
+        config.inputs.push(prompt);
+        config
+    }
+
+    #[test]
+    fn inputs_are_asked_once_with_the_declared_prompt() {
+        let asked = std::sync::Mutex::new(Vec::new());
+        let provider = |server: &str, prompt: &InputPrompt| {
+            asked
+                .lock()
+                .unwrap()
+                .push((server.to_owned(), prompt.clone()));
+            Some(Secret::new(format!("answer-{}", prompt.id)))
+        };
+        let resolved = resolve(
+            &with_token_input(),
+            &crate::WithInputs::new(env(), provider),
+        )
+        .unwrap();
+        let ResolvedTransport::Stdio(stdio) = resolved.transport else {
+            panic!("stdio expected")
+        };
+        assert_eq!(
+            stdio.args,
+            [
+                "--token=answer-token",
+                "--again=answer-token",
+                "answer-other"
+            ]
+        );
+        assert_eq!(stdio.env[0].1.expose(), "answer-token");
+        let asked = asked.into_inner().unwrap();
+        assert_eq!(asked.len(), 2, "{asked:?}");
+        assert_eq!(asked[0].0, "s");
+        assert!(asked[0].1.password);
+        assert_eq!(asked[0].1.description.as_deref(), Some("API token"));
+        // An input the server does not declare is asked with a bare prompt.
+        assert_eq!(asked[1].1, InputPrompt::new("other"));
+    }
+
+    #[test]
+    fn unanswered_inputs_fail_with_missing_input() {
+        let error = resolve(&with_token_input(), &env()).unwrap_err();
+        assert_eq!(error.code(), "missing_input");
+        assert_eq!(error.missing_inputs(), ["token", "other"]);
+        assert!(error.to_string().contains("nobody to ask"), "{error}");
+        let refuse = |_: &str, prompt: &InputPrompt| {
+            (prompt.id == "other").then(|| Secret::new("SECRET-other"))
+        };
+        let error =
+            resolve(&with_token_input(), &crate::WithInputs::new(env(), refuse)).unwrap_err();
+        assert_eq!(error.missing_inputs(), ["token"]);
+        assert!(error.to_string().contains("was not answered"), "{error}");
+        assert!(!error.to_string().contains("SECRET"), "{error}");
+        assert!(!format!("{error:?}").contains("SECRET"));
     }
 
     #[test]

@@ -400,41 +400,16 @@ impl Store {
     /// Takes the in-process lock, then the cross-process lock file. For a
     /// read of a store whose directory does not exist yet there is nothing
     /// to lock against (and nothing to read); writes create the directory.
-    fn guard(&self) -> Result<StoreGuard<'_>, StoreError> {
-        // The mutex guards no data, only the file; a panic elsewhere while
-        // holding it leaves nothing inconsistent in memory.
-        let thread = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
-        let dir = store_dir(&self.path);
-        if !dir.exists() {
-            return Ok(StoreGuard {
-                _thread: thread,
-                _process: None,
-            });
-        }
-        let lock_path = lock_path(&self.path);
-        let file = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .and_then(|file| {
-                restrict_to_owner(&file)?;
-                file.lock()?;
-                Ok(file)
-            })
-            .map_err(|source| StoreError::Write {
-                path: lock_path,
-                source,
-            })?;
-        Ok(StoreGuard {
-            _thread: thread,
-            _process: Some(file),
+    fn guard(&self) -> Result<FileGuard<'_>, StoreError> {
+        lock_file(&self.path, &self.lock).map_err(|(lock_path, source)| StoreError::Write {
+            path: lock_path,
+            source,
         })
     }
 
     /// Like [`Store::guard`], creating the store's directory first so the
     /// lock file can exist before the first write.
-    fn write_guard(&self) -> Result<StoreGuard<'_>, StoreError> {
+    fn write_guard(&self) -> Result<FileGuard<'_>, StoreError> {
         create_private_dir(&store_dir(&self.path)).map_err(|source| StoreError::Write {
             path: self.path.clone(),
             source,
@@ -497,35 +472,81 @@ impl Store {
         Ok(servers)
     }
 
-    /// Temp file in the same directory (so the rename cannot cross file
-    /// systems), fsync, rename over the store, fsync the directory so the
-    /// rename itself survives a power cut.
+    /// Writes the file atomically and owner-only ([`write_private`]).
     fn write(&self, servers: &[ServerConfig]) -> Result<(), StoreError> {
-        let write_error = |source| StoreError::Write {
-            path: self.path.clone(),
-            source,
-        };
-        let text = write_store_v1(servers);
-        let dir = store_dir(&self.path);
-        create_private_dir(&dir).map_err(write_error)?;
-        let file_name = self
-            .path
-            .file_name()
-            .map_or_else(|| STORE_FILE_NAME.into(), |name| name.to_string_lossy());
-        let prefix = format!(".{file_name}.");
-        remove_stale_temps(&dir, &prefix);
-        let mut temp = tempfile::Builder::new()
-            .prefix(&prefix)
-            .suffix(".tmp")
-            .tempfile_in(&dir)
-            .map_err(write_error)?;
-        restrict_to_owner(temp.as_file()).map_err(write_error)?;
-        temp.write_all(text.as_bytes()).map_err(write_error)?;
-        temp.as_file().sync_all().map_err(write_error)?;
-        temp.persist(&self.path)
-            .map_err(|error| write_error(error.error))?;
-        sync_dir(&dir).map_err(write_error)
+        write_private(&self.path, write_store_v1(servers).as_bytes()).map_err(|source| {
+            StoreError::Write {
+                path: self.path.clone(),
+                source,
+            }
+        })
     }
+}
+
+/// Takes the in-process `lock` of `path`, then the advisory lock on
+/// `<path>.lock` beside it, and holds both until the guard drops. When the
+/// directory does not exist yet there is nothing to lock against (nor to
+/// read), and only the in-process lock is taken. An error names the lock file.
+pub(crate) fn lock_file<'a>(
+    path: &Path,
+    lock: &'a Mutex<()>,
+) -> Result<FileGuard<'a>, (PathBuf, io::Error)> {
+    // The mutex guards no data, only the file; a panic elsewhere while
+    // holding it leaves nothing inconsistent in memory.
+    let thread = lock.lock().unwrap_or_else(PoisonError::into_inner);
+    let dir = store_dir(path);
+    if !dir.exists() {
+        return Ok(FileGuard {
+            _thread: thread,
+            _process: None,
+        });
+    }
+    let lock_path = lock_path(path);
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .and_then(|file| {
+            restrict_to_owner(&file)?;
+            file.lock()?;
+            Ok(file)
+        })
+        .map_err(|source| (lock_path, source))?;
+    Ok(FileGuard {
+        _thread: thread,
+        _process: Some(file),
+    })
+}
+
+/// Creates the directory of `path` owner-only (0700 on POSIX) when it is missing.
+pub(crate) fn create_parent_dir(path: &Path) -> io::Result<()> {
+    create_private_dir(&store_dir(path))
+}
+
+/// Replaces `path` with `bytes` atomically and owner-only: a temp file in
+/// the same directory (so the rename cannot cross file systems), mode 0600
+/// on POSIX, fsynced, renamed over `path`, then the directory fsynced so the
+/// rename itself survives a power cut. A crash leaves the old or the new
+/// file, never a mix; temp files a killed writer left behind are removed.
+/// Call it with [`lock_file`]'s guard held.
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = store_dir(path);
+    create_private_dir(&dir)?;
+    let file_name = path
+        .file_name()
+        .map_or_else(|| STORE_FILE_NAME.into(), |name| name.to_string_lossy());
+    let prefix = format!(".{file_name}.");
+    remove_stale_temps(&dir, &prefix);
+    let mut temp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .tempfile_in(&dir)?;
+    restrict_to_owner(temp.as_file())?;
+    temp.write_all(bytes)?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|error| error.error)?;
+    sync_dir(&dir)
 }
 
 /// Removes temp files a writer left behind when it was killed between
@@ -549,9 +570,9 @@ fn remove_stale_temps(dir: &Path, prefix: &str) {
     }
 }
 
-/// Both locks of a store operation; dropping it releases them (closing the
+/// Both locks of a file operation; dropping it releases them (closing the
 /// lock file releases the advisory lock).
-struct StoreGuard<'a> {
+pub(crate) struct FileGuard<'a> {
     _thread: MutexGuard<'a, ()>,
     _process: Option<fs::File>,
 }
@@ -647,7 +668,7 @@ fn connection_changed(old: &TransportConfig, new: &TransportConfig) -> bool {
 
 /// One lock per store file in this process, so that two `Store`s opened on
 /// the same path still serialize their writes.
-fn lock_for(path: &Path) -> Arc<Mutex<()>> {
+pub(crate) fn lock_for(path: &Path) -> Arc<Mutex<()>> {
     static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Weak<Mutex<()>>>>> = OnceLock::new();
     let key = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let mut locks = LOCKS

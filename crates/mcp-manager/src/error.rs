@@ -21,6 +21,8 @@ use mcp_proto::text;
 /// | code | cause | the message names |
 /// |---|---|---|
 /// | `missing_env` | a `${VAR}`, `envVars`, `envHeaders` or `bearerTokenEnv` variable is not set | the variable |
+/// | `missing_input` | an `${input:ID}` prompt nobody answered (no input provider, no terminal, declined) | the input |
+/// | `untrusted` | a project server the person has not approved (`mcp_config::TrustGate`) | the command to approve it |
 /// | `missing_command` | the stdio command is empty, cannot be found or cannot be run | the command |
 /// | `missing_directory` | the stdio working directory does not exist | the field |
 /// | `invalid_config` | the configuration does not validate | the problem |
@@ -51,6 +53,12 @@ pub enum ErrorCode {
     /// `missing_env`: a `${VAR}`, `envVars`, `envHeaders` or `bearerTokenEnv`
     /// variable is not set.
     MissingEnv,
+    /// `missing_input`: an `${input:ID}` prompt that nobody answered (see
+    /// `mcp_config::WithInputs`).
+    MissingInput,
+    /// `untrusted`: a project server whose definition the person has not
+    /// approved (`mcp_config::TrustGate`); it is never started.
+    Untrusted,
     /// `missing_command`: the stdio command is empty, cannot be found or
     /// cannot be run.
     MissingCommand,
@@ -118,6 +126,8 @@ impl ErrorCode {
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::MissingEnv => "missing_env",
+            ErrorCode::MissingInput => "missing_input",
+            ErrorCode::Untrusted => "untrusted",
             ErrorCode::MissingCommand => "missing_command",
             ErrorCode::MissingDirectory => "missing_directory",
             ErrorCode::AuthRejected => "auth_rejected",
@@ -150,6 +160,8 @@ impl ErrorCode {
         matches!(
             self,
             ErrorCode::MissingEnv
+                | ErrorCode::MissingInput
+                | ErrorCode::Untrusted
                 | ErrorCode::MissingCommand
                 | ErrorCode::MissingDirectory
                 | ErrorCode::AuthRejected
@@ -360,6 +372,8 @@ impl ServerError {
         };
         let code = match first.code {
             mcp_config::Code::MissingEnv => ErrorCode::MissingEnv,
+            mcp_config::Code::MissingInput => ErrorCode::MissingInput,
+            mcp_config::Code::Untrusted => ErrorCode::Untrusted,
             mcp_config::Code::MissingCommand => ErrorCode::MissingCommand,
             _ => ErrorCode::InvalidConfig,
         };

@@ -1,5 +1,8 @@
 //! `mcpctl ui`: settings page (Settings → Integrations → MCPs), served on 127.0.0.1.
 //!
+//! The page also lists the project's servers that wait for the person's
+//! approval (project trust), each with an approve button (`trust_api`).
+//!
 //! One process holds one [`McpManager`] over the store (the
 //! `mcp.json`, the file `mcpctl add` edits), exactly as a host would: the
 //! page lists, saves, enables, retries and removes through the manager, so
@@ -16,6 +19,7 @@
 
 mod api;
 mod routes;
+mod trust_api;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -28,7 +32,7 @@ use tokio::net::TcpListener;
 
 use crate::cli::UiArgs;
 use crate::exit::{CliError, Exit};
-use crate::sources;
+use crate::sources::{self, SourceOptions};
 
 /// What every request handler needs: the manager, its store, and the
 /// launch's token and address.
@@ -42,10 +46,12 @@ pub(crate) struct App {
     pub(crate) token: String,
     /// The port the listener is bound to (for the `Host`/`Origin` checks).
     pub(crate) port: u16,
+    /// The sources of the launch, for the project servers awaiting approval.
+    pub(crate) sources: SourceOptions,
 }
 
 /// Runs `mcpctl ui` until Ctrl-C.
-pub(crate) async fn run(args: UiArgs) -> Result<Exit, CliError> {
+pub(crate) async fn run(args: UiArgs, sources: &SourceOptions) -> Result<Exit, CliError> {
     let path = sources::store_path()?;
     let listener = TcpListener::bind(SocketAddr::from((
         Ipv4Addr::LOCALHOST,
@@ -77,6 +83,7 @@ pub(crate) async fn run(args: UiArgs) -> Result<Exit, CliError> {
         store: Store::open(path),
         token: new_token(),
         port,
+        sources: sources.clone(),
     });
     let url = format!("http://127.0.0.1:{port}/?token={}", app.token);
     println!("mcpctl ui: serving the settings page at {url}");

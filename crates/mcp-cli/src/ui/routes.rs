@@ -14,6 +14,8 @@
 //! | POST | `/api/servers/{id}/enabled` | `{"enabled": bool}` |
 //! | POST | `/api/servers/{id}/retry` | a fresh connection attempt |
 //! | GET | `/api/events` | server-sent events: the list after every change |
+//! | GET | `/api/trust` | the project servers waiting for approval |
+//! | POST | `/api/trust/{id}` | `{"hash": ...}`: approve one (see `trust_api`) |
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -29,7 +31,7 @@ use tokio::sync::broadcast::error::TryRecvError;
 use tokio::sync::mpsc;
 
 use super::App;
-use super::api;
+use super::{api, trust_api};
 
 /// Every response's body.
 pub(crate) type ResponseBody = BoxBody<Bytes, Infallible>;
@@ -63,6 +65,9 @@ pub(crate) async fn handle(app: &App, request: Request<Incoming>) -> Response<Re
                 Ok(body) => body,
                 Err(response) => return response,
             };
+            if path == "/api/trust" || path.starts_with("/api/trust/") {
+                return trust_api::route(app, &method, &path, &body).await;
+            }
             api::route(app, &method, &path, &body).await
         }
         _ => text(StatusCode::NOT_FOUND, "not found"),

@@ -149,6 +149,56 @@ function listMessage(error, notice) {
   message.textContent = error ? `${error.code}: ${error.message}` : (notice || "");
 }
 
+// ------------------------------------------------- project trust
+
+// The project's servers that wait for approval. Approving sends back the
+// definition's hash as listed, so what is approved is what was shown.
+async function loadTrust() {
+  const result = await api("GET", "/api/trust");
+  const box = $("#trust");
+  if (!result.ok) {
+    box.hidden = false;
+    trustMessage(result.data.error || { code: `http_${result.status}`, message: "cannot list project servers" });
+    return;
+  }
+  $("#trust-project").textContent = result.data.project || "";
+  const list = $("#untrusted");
+  list.replaceChildren();
+  for (const server of result.data.servers) list.append(untrustedItem(server));
+  box.hidden = result.data.servers.length === 0 && $("#trust-message").hidden;
+  document.body.dataset.trustLoaded = "true";
+}
+
+function untrustedItem(server) {
+  const item = el("li", { class: "server untrusted", "data-id": server.id, "data-status": "untrusted" });
+  item.append(el("div", { class: "row1" },
+    el("div", { class: "title" },
+      el("div", { class: "name" }, server.name),
+      el("div", { class: "meta" }, `${server.id} · ${server.sourceFile || ""}`)),
+    el("span", { class: "status untrusted" }, "untrusted")));
+  if (server.command !== null) item.append(el("p", { class: "command" }, `runs: ${server.command}`));
+  if (server.reads.length > 0) {
+    const what = server.command !== null ? "receives" : "sends";
+    item.append(el("p", { class: "command" }, `${what} your variables: ${server.reads.map((n) => `$${n}`).join(", ")}`));
+  }
+  item.append(el("div", { class: "buttons" },
+    el("button", { type: "button", class: "approve primary", onclick: async () => {
+      const result = await api("POST", `/api/trust/${encodeURIComponent(server.id)}`, { hash: server.hash });
+      trustMessage(result.ok ? null : result.data.error,
+        result.ok ? `${server.id} is approved; mcpctl starts it from now on.` : null);
+      await loadTrust();
+    } }, "Approve"),
+    server.approveCommand ? el("span", { class: "muted" }, "or run ", el("code", {}, server.approveCommand)) : null));
+  return item;
+}
+
+function trustMessage(error, notice) {
+  const message = $("#trust-message");
+  message.hidden = !error && !notice;
+  message.className = error ? "message" : "message notice";
+  message.textContent = error ? `${error.code}: ${error.message}` : (notice || "");
+}
+
 // ---------------------------------------------------------------- the form
 
 function addRow(container, { key = "", value = "", saved = false, single = false, keyHint = "", valueHint = "" } = {}) {
@@ -314,6 +364,7 @@ function start() {
     $(`#${id}`).dataset.secret = id === "env" || id === "headers" ? "true" : "false";
     $(`#add-${id === "args" ? "arg" : id.replace(/s$/, "")}`).addEventListener("click", () => addRow($(`#${id}`), kind));
   }
+  loadTrust();
   const events = new EventSource(`/api/events?token=${encodeURIComponent(token)}`);
   events.addEventListener("servers", (event) => {
     const data = JSON.parse(event.data);
