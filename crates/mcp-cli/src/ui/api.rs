@@ -20,7 +20,7 @@ use mcp_manager::{ManagerError, McpManager, ServerStatus};
 use serde_json::{Value, json};
 
 use super::App;
-use super::routes::{ResponseBody, json};
+use super::response::{ResponseBody, json};
 
 /// Answers an `/api/...` request other than the event stream.
 pub(crate) async fn route(

@@ -18,6 +18,7 @@
 //! this page, which refuses DNS rebinding and cross-site requests.
 
 mod api;
+mod response;
 mod routes;
 mod trust_api;
 

@@ -22,8 +22,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http::{HeaderValue, Method, Request, Response, StatusCode, header};
-use http_body_util::combinators::BoxBody;
+use http::{Method, Request, Response, StatusCode, header};
+
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Body, Frame, Incoming};
 use mcp_config::StoreError;
@@ -31,10 +31,8 @@ use tokio::sync::broadcast::error::TryRecvError;
 use tokio::sync::mpsc;
 
 use super::App;
+use super::response::{ResponseBody, set};
 use super::{api, trust_api};
-
-/// Every response's body.
-pub(crate) type ResponseBody = BoxBody<Bytes, Infallible>;
 
 const INDEX_HTML: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");
@@ -72,15 +70,6 @@ pub(crate) async fn handle(app: &App, request: Request<Incoming>) -> Response<Re
         }
         _ => text(StatusCode::NOT_FOUND, "not found"),
     }
-}
-
-/// The JSON response every API route returns.
-pub(crate) fn json(status: StatusCode, value: &serde_json::Value) -> Response<ResponseBody> {
-    let mut response = Response::new(Full::new(Bytes::from(value.to_string())).boxed());
-    *response.status_mut() = status;
-    set(&mut response, header::CONTENT_TYPE, "application/json");
-    set(&mut response, header::CACHE_CONTROL, "no-store");
-    response
 }
 
 /// Refuses requests that did not come from this page on this listener:
@@ -281,12 +270,6 @@ fn empty(status: StatusCode) -> Response<ResponseBody> {
     let mut response = Response::new(Full::new(Bytes::new()).boxed());
     *response.status_mut() = status;
     response
-}
-
-fn set(response: &mut Response<ResponseBody>, name: header::HeaderName, value: &'static str) {
-    response
-        .headers_mut()
-        .insert(name, HeaderValue::from_static(value));
 }
 
 /// HTML-escapes text for the server-rendered error page.

@@ -19,7 +19,7 @@ use mcp_config::{DiscoveryReport, UntrustedServer};
 use serde_json::{Value, json};
 
 use super::App;
-use super::routes::{ResponseBody, json};
+use super::response::{ResponseBody, json};
 use crate::output::line;
 use crate::trust_cmd;
 
