@@ -1,8 +1,12 @@
 //! Golden files: every document under `tests/golden/<format>/` is read and its rendering compared with the `.expected` file beside it.
 //!
-//! The directory names the reader: `mcp_servers`, `vscode`, `store_v1`, or
-//! `detected` (format detection). Run with `UPDATE_EXPECT=1` to rewrite the
-//! expectations after an intended change, then review the diff.
+//! The directory names the reader: `mcp_servers`, `vscode`, `store_v1`,
+//! `detected` (format detection), or a host's own file (`claude_code`,
+//! `cursor`, `vscode_workspace`, `windsurf`, `gemini`, `zed`, `opencode`,
+//! `cline`), written as that host writes it and read for the project
+//! `/home/dev/projects/webapp` of the user whose home is `/home/dev`. Run
+//! with `UPDATE_EXPECT=1` to rewrite the expectations after an intended
+//! change, then review the diff.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -10,7 +14,8 @@ use std::path::{Path, PathBuf};
 
 use expect_test::expect_file;
 use mcp_config::{
-    DocumentError, Format, ParsedDocument, parse_document, server_to_store_json, validate,
+    DocumentError, Format, ParsedDocument, ReadContext, ServerConfig, parse_document_with,
+    server_to_store_json, validate,
 };
 
 /// The one function that renders a reader's result: the servers in store
@@ -41,6 +46,7 @@ fn render(result: &Result<ParsedDocument, DocumentError>) -> String {
                 writeln!(out, "\nentry {index}: server `{}`", config.id).unwrap();
                 let json = serde_json::to_string_pretty(&server_to_store_json(config)).unwrap();
                 writeln!(out, "{json}").unwrap();
+                render_extras(&mut out, config);
                 for problem in validate(config) {
                     writeln!(out, "  invalid: {problem}").unwrap();
                 }
@@ -54,6 +60,28 @@ fn render(result: &Result<ParsedDocument, DocumentError>) -> String {
         }
     }
     out
+}
+
+/// What the store's JSON does not show: the per-request deadline, the tool
+/// filter and the input prompts.
+fn render_extras(out: &mut String, config: &ServerConfig) {
+    if let Some(ms) = config.call_timeout_ms {
+        writeln!(out, "  call timeout: {ms} ms").unwrap();
+    }
+    if let Some(include) = &config.tools.include {
+        writeln!(out, "  tools offered: only {include:?}").unwrap();
+    }
+    if !config.tools.exclude.is_empty() {
+        writeln!(out, "  tools withheld: {:?}", config.tools.exclude).unwrap();
+    }
+    for input in &config.inputs {
+        writeln!(
+            out,
+            "  input `{}`: description {:?}, password {}, default {:?}",
+            input.id, input.description, input.password, input.default
+        )
+        .unwrap();
+    }
 }
 
 /// Every error, warning and validation message the result produces.
@@ -72,14 +100,32 @@ fn diagnostic_texts(result: &Result<ParsedDocument, DocumentError>) -> Vec<Strin
     texts
 }
 
-fn format_for(dir: &str) -> Option<Format> {
-    match dir {
+/// The format a directory's files are read as, and the context they are
+/// read in: the shared formats without a project or home, the hosts' own
+/// files for a project of a user.
+fn format_for(dir: &str) -> (Option<Format>, ReadContext) {
+    let format = match dir {
         "mcp_servers" => Some(Format::McpServers),
         "vscode" => Some(Format::VsCode),
         "store_v1" => Some(Format::StoreV1),
         "detected" => None,
+        "claude_code" => Some(Format::ClaudeCode),
+        "cursor" => Some(Format::Cursor),
+        "vscode_workspace" => Some(Format::VsCode),
+        "windsurf" => Some(Format::Windsurf),
+        "gemini" => Some(Format::Gemini),
+        "zed" => Some(Format::Zed),
+        "opencode" => Some(Format::OpenCode),
+        "cline" => Some(Format::Cline),
         other => panic!("unknown golden directory `{other}`: add it to format_for"),
-    }
+    };
+    let context = match dir {
+        "mcp_servers" | "vscode" | "store_v1" | "detected" => ReadContext::new(),
+        _ => ReadContext::new()
+            .with_project("/home/dev/projects/webapp")
+            .with_home("/home/dev"),
+    };
+    (format, context)
 }
 
 fn golden_dir() -> PathBuf {
@@ -115,12 +161,13 @@ fn check_dir(dir: &str) {
     for input in inputs {
         let bytes = fs::read(input).unwrap();
         let text = String::from_utf8(bytes).expect("golden inputs are UTF-8");
-        let result = parse_document(&text, format_for(dir));
+        let (format, context) = format_for(dir);
+        let result = parse_document_with(&text, format, &context);
         let rendered = render(&result);
         // Diagnostics may name fields and variables, never values: every
         // secret-looking value in the inputs starts with one of these.
         let messages = diagnostic_texts(&result).join("\n");
-        for marker in ["sk-", "ghp_", "pg-token"] {
+        for marker in ["sk-", "ghp_", "pg-token", "ctx7-"] {
             assert!(
                 !messages.contains(marker),
                 "{}: a diagnostic quotes a value: {messages}",
@@ -149,4 +196,44 @@ fn store_v1_format() {
 #[test]
 fn format_detection() {
     check_dir("detected");
+}
+
+#[test]
+fn claude_code_format() {
+    check_dir("claude_code");
+}
+
+#[test]
+fn cursor_format() {
+    check_dir("cursor");
+}
+
+#[test]
+fn vscode_workspace_format() {
+    check_dir("vscode_workspace");
+}
+
+#[test]
+fn windsurf_format() {
+    check_dir("windsurf");
+}
+
+#[test]
+fn gemini_format() {
+    check_dir("gemini");
+}
+
+#[test]
+fn zed_format() {
+    check_dir("zed");
+}
+
+#[test]
+fn opencode_format() {
+    check_dir("opencode");
+}
+
+#[test]
+fn cline_format() {
+    check_dir("cline");
 }

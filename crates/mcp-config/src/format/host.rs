@@ -226,17 +226,17 @@ impl Ignored {
                     format!("servers {}", named.join(", "))
                 };
                 let extra = note(&key).map(|n| format!("; {n}")).unwrap_or_default();
-                let what = if host.is_empty() {
-                    String::from("has")
+                let file = if host.is_empty() {
+                    String::new()
                 } else {
-                    format!("is a {host} setting with")
+                    format!(" in this {host} file")
                 };
                 Diagnostic::new(
                     Code::IgnoredField,
                     None,
                     path,
                     format!(
-                        "`{key}` (set by {which}) {what} no equivalent here and was ignored{extra}"
+                        "`{key}`, set by {which}{file}, has no equivalent here and was ignored{extra}"
                     ),
                 )
             })

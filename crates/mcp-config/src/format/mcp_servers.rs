@@ -271,6 +271,7 @@ fn project_servers<'a>(
     let base = join_key(&project_path, "mcpServers");
     match servers_object(servers, "mcpServers") {
         Ok(servers) => Some((base, servers)),
+        Err(DocumentError::Shape { message, .. }) => broken(base, message),
         Err(error) => broken(base, error.to_string()),
     }
 }
@@ -721,6 +722,8 @@ fn read_kind(r: &mut FieldReader<'_>, flavor: Flavor) -> (Option<TransportKind>,
     }
     let kind = match declared.as_slice() {
         [] if r.has("command") => Some(TransportKind::Stdio),
+        // Reported as `unknown_transport` by the Gemini reader.
+        [] if flavor == Flavor::Gemini && r.has("tcp") => None,
         [] if r.has(url_key) => Some(match (flavor, url_key) {
             (Flavor::Gemini, "httpUrl") => TransportKind::Http,
             _ => flavor.url_kind(),

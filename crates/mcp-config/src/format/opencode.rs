@@ -112,7 +112,7 @@ fn read_entry(
                     join_index(&base, index + 1),
                 );
             }
-            if !e.r.has("command") {
+            if stdio.command.is_empty() {
                 e.origins.insert("transport.command", base);
             }
             stdio.env = e.secret_map("environment", "transport.env");
