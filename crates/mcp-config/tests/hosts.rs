@@ -247,6 +247,16 @@ fn vscode_inputs_go_to_the_servers_that_reference_them() {
         [("ignored_field", "servers.plain.dev")]
     );
     assert!(!doc.warnings.iter().any(|w| w.code() == "ignored_inputs"));
+
+    // A pick list is asked as typed text, and says so.
+    let doc = read(
+        r#"{"inputs": [{"type": "pickString", "id": "env", "options": ["dev", "prod"], "default": "dev"}],
+            "servers": {"s": {"type": "stdio", "command": "x", "args": ["${input:env}"]}}}"#,
+        Format::VsCode,
+    );
+    assert_eq!(server(&doc, "s").inputs[0].default.as_deref(), Some("dev"));
+    assert_eq!(codes(&doc.warnings), [("ignored_field", "inputs[0].type")]);
+    assert!(doc.warnings[0].message.contains("`options`"));
 }
 
 #[test]

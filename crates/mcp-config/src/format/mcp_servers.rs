@@ -314,7 +314,31 @@ fn read_inputs(inputs: Option<&Json>, warnings: &mut Vec<Diagnostic>) -> Vec<Inp
         prompt.description = r.string("description");
         prompt.password = r.bool("password").unwrap_or(false);
         prompt.default = r.string("default");
+        let kind = r.string("type");
         warnings.append(&mut r.problems);
+        // A `pickString` (or any other kind) is asked as typed text: its
+        // `options` have no equivalent here.
+        if let (Some(kind), Some(id)) = (kind.filter(|k| k != "promptString"), &id) {
+            let _ = r.raw("options");
+            warnings.push(Diagnostic::new(
+                Code::IgnoredField,
+                None,
+                r.field_path("type"),
+                format!(
+                    "input `{id}` is a `{}` input; it is asked for as typed text, and its \
+                     `options` are not offered",
+                    super::shorten(&kind)
+                ),
+            ));
+        }
+        for key in r.unread() {
+            warnings.push(Diagnostic::new(
+                Code::IgnoredField,
+                None,
+                r.field_path(key),
+                format!("`{key}` of a VS Code input has no equivalent here and was ignored"),
+            ));
+        }
         if let Some(id) = id {
             if out.iter().any(|seen| seen.id == id) {
                 warnings.push(Diagnostic::new(

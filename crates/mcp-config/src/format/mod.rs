@@ -119,7 +119,9 @@ pub enum Format {
 }
 
 impl Format {
-    /// A short name for messages: `mcpServers`, `vscode` or `store-v1`.
+    /// A short name for messages: `mcpServers`, `vscode`, `store-v1`,
+    /// `claude-code`, `cursor`, `windsurf`, `gemini`, `zed`, `codex`,
+    /// `goose`, `opencode` or `cline`.
     pub fn as_str(self) -> &'static str {
         match self {
             Format::McpServers => "mcpServers",
