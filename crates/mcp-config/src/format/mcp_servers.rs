@@ -8,8 +8,8 @@
 use crate::diagnostic::{Code, Diagnostic};
 use crate::json::{FieldReader, Json, join_index, join_key};
 use crate::model::{
-    EnvHeader, HttpConfig, InputPrompt, SecretEntry, ServerConfig, StdioConfig, TransportConfig,
-    TransportKind,
+    EnvHeader, HttpConfig, InputPrompt, OAuthConfig, SecretEntry, ServerConfig, StdioConfig,
+    TransportConfig, TransportKind,
 };
 use crate::origins::Origins;
 
@@ -502,6 +502,9 @@ impl MapReader {
                 if let Some(oauth) = &http.oauth {
                     e.oauth_origins(oauth.scopes.len());
                 }
+                if flavor == Flavor::Cursor && http.oauth.is_none() {
+                    http.oauth = cursor_auth(&mut e);
+                }
                 Some(if kind == TransportKind::Sse {
                     TransportConfig::Sse(http)
                 } else {
@@ -688,6 +691,64 @@ impl<'a, 'r> Entry<'a, 'r> {
             })
             .collect()
     }
+}
+
+/// Cursor's static OAuth client, `"auth": {"CLIENT_ID", "CLIENT_SECRET",
+/// "scopes"}`. The secret must be a `${env:NAME}` reference, read as
+/// `clientSecretEnv`; a literal secret is refused.
+fn cursor_auth(e: &mut Entry<'_, '_>) -> Option<OAuthConfig> {
+    let field = e.r.field_path("auth");
+    let members = match e.r.raw("auth")? {
+        Json::Null => return None,
+        Json::Object(members) => members,
+        other => {
+            let message = format!("`auth` must be an object, not {}", other.type_name());
+            e.r.problem(Code::InvalidField, field, message);
+            return None;
+        }
+    };
+    let mut a = FieldReader::new(members, field.clone(), e.r.server());
+    let mut oauth = OAuthConfig::new();
+    oauth.client_id = a.string("CLIENT_ID");
+    if let Some(secret) = a.string("CLIENT_SECRET") {
+        match env_reference(&secret, "${env:") {
+            Some(var) => oauth.client_secret_env = Some(var),
+            None => {
+                let at = a.field_path("CLIENT_SECRET");
+                a.problem(
+                    Code::OAuthLiteralSecret,
+                    at,
+                    "a client secret cannot be written in a configuration file; put it in an \
+                     environment variable and write `${env:NAME}`",
+                );
+            }
+        }
+    }
+    oauth.scopes = a.string_array("scopes");
+    e.origins
+        .insert("transport.oauth.clientId", a.field_path("CLIENT_ID"));
+    e.origins.insert(
+        "transport.oauth.clientSecretEnv",
+        a.field_path("CLIENT_SECRET"),
+    );
+    let scopes = a.field_path("scopes");
+    for index in 0..oauth.scopes.len() {
+        e.origins.insert(
+            format!("transport.oauth.scopes[{index}]"),
+            join_index(&scopes, index),
+        );
+    }
+    e.origins.insert("transport.oauth", field);
+    e.r.problems.append(&mut a.problems);
+    Some(oauth)
+}
+
+/// The variable a string that is exactly one environment reference names:
+/// `${env:NAME}` (opening `${env:`) or `{env:NAME}` (opening `{env:`).
+pub(super) fn env_reference(text: &str, opening: &str) -> Option<String> {
+    let name = text.trim().strip_prefix(opening)?.strip_suffix('}')?.trim();
+    let plain = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    plain.then(|| name.to_owned())
 }
 
 /// An optional whole number of seconds, as milliseconds.

@@ -76,7 +76,9 @@ pub enum Format {
     /// `${NAME}`, `${userHome}`, `${workspaceFolder}` and
     /// `${workspaceFolderBasename}` are substituted from the
     /// [`ReadContext`] (`unresolved_variable` when it lacks the directory);
-    /// `envFile` is ignored with an `ignored_env_file` warning.
+    /// a static OAuth client `auth: {CLIENT_ID, CLIENT_SECRET: "${env:NAME}",
+    /// scopes}` is read as `oauth` (a literal secret is refused); `envFile`
+    /// is ignored with an `ignored_env_file` warning.
     Cursor,
     /// Windsurf's `mcp_config.json`: `mcpServers`, with `serverUrl` (or
     /// `url`) for Streamable HTTP servers, `${env:NAME}` read as `${NAME}`,

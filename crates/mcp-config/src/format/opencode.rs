@@ -10,7 +10,7 @@ use crate::json::{FieldReader, Json, join_index, join_key};
 use crate::model::{HttpConfig, OAuthConfig, ServerConfig, StdioConfig, TransportConfig};
 
 use super::host::{Ignored, TextRules};
-use super::mcp_servers::{Entry, servers_object};
+use super::mcp_servers::{Entry, env_reference, servers_object};
 use super::{DocumentError, EntryError, Format, ParsedDocument, ParsedEntry, ReadContext};
 use super::{reject_duplicate_ids, shorten, top_level_not_object};
 
@@ -192,12 +192,7 @@ fn read_oauth(e: &mut Entry<'_, '_>, name: &str, ignored: &mut Ignored) -> Optio
     let mut oauth = OAuthConfig::new();
     oauth.client_id = o.string("clientId");
     if let Some(secret) = o.string("clientSecret") {
-        let var = secret
-            .trim()
-            .strip_prefix("{env:")
-            .and_then(|rest| rest.strip_suffix('}'))
-            .map(|var| var.trim().to_owned());
-        match var {
+        match env_reference(&secret, "{env:") {
             Some(var) => oauth.client_secret_env = Some(var),
             None => {
                 let field = o.field_path("clientSecret");
