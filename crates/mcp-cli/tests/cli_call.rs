@@ -119,7 +119,7 @@ fn connection_failures_exit_3_and_configuration_errors_exit_2() {
         ("exits", 3, "closed"),
         ("missing", 2, "missing_command"),
         ("needs-env", 2, "MCPCTL_TEST_UNSET_VARIABLE"),
-        ("bad-url", 2, "transport.url"),
+        ("bad-url", 2, "mcpServers.bad-url.url"),
     ] {
         let run = env.run(&[
             "--config",

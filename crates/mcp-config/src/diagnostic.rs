@@ -119,12 +119,28 @@ pub enum Code {
     /// value is available (only the store can fill these in).
     SavedSecretUnavailable,
     // Warnings.
-    /// `ignored_inputs`: VS Code `inputs` prompts, which are not supported.
+    /// `unresolved_variable`: a host variable such as `${workspaceFolder}`
+    /// or `${userHome}` whose value is not known where the file is read
+    /// (no project or home directory was given).
+    UnresolvedVariable,
+    /// `undeclared_input`: a VS Code `${input:ID}` reference to an input
+    /// that the file's `inputs` does not declare.
+    UndeclaredInput,
+    /// `unsupported_reference`: a host's reference form this crate cannot
+    /// honour, such as opencode's `{file:PATH}` or Windsurf's `${file:PATH}`.
+    UnsupportedReference,
+    /// `ignored_inputs`: formerly VS Code `inputs` prompts; no longer
+    /// produced, since inputs are read into [`crate::ServerConfig::inputs`].
     IgnoredInputs,
     /// `ignored_env_file`: a VS Code `envFile`, which is not loaded.
     IgnoredEnvFile,
-    /// `ignored_field`: a top-level field of a format that is read but not used.
+    /// `ignored_field`: a field of a format that is read but not used: a
+    /// host setting this crate has no concept for (Gemini's `trust`,
+    /// Cline's `autoApprove`), reported once per file.
     IgnoredField,
+    /// `unstartable_server`: a server the host starts by means of its own
+    /// (a Zed extension's context server), which cannot be started here.
+    UnstartableServer,
 }
 
 impl Code {
@@ -173,9 +189,13 @@ impl Code {
             Code::MissingInput => "missing_input",
             Code::Untrusted => "untrusted",
             Code::TrustStoreUnavailable => "trust_store_unavailable",
+            Code::UnresolvedVariable => "unresolved_variable",
+            Code::UndeclaredInput => "undeclared_input",
+            Code::UnsupportedReference => "unsupported_reference",
             Code::IgnoredInputs => "ignored_inputs",
             Code::IgnoredEnvFile => "ignored_env_file",
             Code::IgnoredField => "ignored_field",
+            Code::UnstartableServer => "unstartable_server",
         }
     }
 }
@@ -192,8 +212,15 @@ impl fmt::Display for Code {
 /// resolution (`transport.headers[1].key`, `transport.envVars[0]`, `timeout`),
 /// so a UI editing the store can point at the form field; for problems found
 /// while reading a document it is the JSON path inside that document
-/// (`mcpServers.github.args[2]`). It is empty when the problem concerns the
-/// whole document.
+/// (`mcpServers.github.args[2]`). Validation of a server read from a host's
+/// file names the field as that file wrote it, through the server's
+/// [`crate::ServerConfig::origins`] (`mcpServers.github.env.GITHUB_TOKEN`
+/// rather than `transport.env[0].value`). It is empty when the problem
+/// concerns the whole document.
+///
+/// `line` and `column` (1-based, counted in characters) say where in the
+/// file the field's value starts, or the object that lacks it, when the
+/// diagnostic came from a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Diagnostic {
@@ -206,6 +233,10 @@ pub struct Diagnostic {
     /// What is wrong and how to fix it, for a person. Never contains a value
     /// that can be a secret (see the module documentation).
     pub message: String,
+    /// The 1-based line of the field in its file, when known.
+    pub line: Option<usize>,
+    /// The 1-based column of the field in its file, when known.
+    pub column: Option<usize>,
 }
 
 impl Diagnostic {
@@ -221,6 +252,27 @@ impl Diagnostic {
             server,
             field: field.into(),
             message: message.into(),
+            line: None,
+            column: None,
+        }
+    }
+
+    /// The same diagnostic, placed at `line` and `column` of its file.
+    pub fn at(mut self, line: usize, column: usize) -> Self {
+        self.line = Some(line);
+        self.column = Some(column);
+        self
+    }
+
+    /// Where the field is, for a person: `mcpServers.github.command at
+    /// line 4 column 18`, the field alone, the position alone, or empty.
+    pub fn location(&self) -> String {
+        match (self.field.is_empty(), self.line, self.column) {
+            (true, Some(line), Some(column)) => format!("line {line} column {column}"),
+            (false, Some(line), Some(column)) => {
+                format!("{} at line {line} column {column}", self.field)
+            }
+            _ => self.field.clone(),
         }
     }
 
@@ -235,8 +287,9 @@ impl fmt::Display for Diagnostic {
         if let Some(server) = &self.server {
             write!(f, "server `{server}`: ")?;
         }
-        if !self.field.is_empty() {
-            write!(f, "{}: ", self.field)?;
+        let location = self.location();
+        if !location.is_empty() {
+            write!(f, "{location}: ")?;
         }
         write!(f, "{} [{}]", self.message, self.code)
     }

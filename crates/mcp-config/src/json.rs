@@ -1,15 +1,26 @@
-//! A JSON tree that keeps repeated keys, and the field readers the format modules share.
+//! A JSON tree that keeps repeated keys and where each value was written, and the field readers the format modules share.
+//!
+//! Two dialects are read, both with `jsonc-parser`: [`Dialect::Strict`] is
+//! RFC 8259 JSON (the store), and [`Dialect::Lenient`] adds `//` and `/* */`
+//! comments and trailing commas, nothing else (the hosts' files: VS Code,
+//! Zed and Claude Code accept both). Every value's 1-based line and column
+//! is recorded under its written path (`mcpServers.github.env.TOKEN`), so a
+//! diagnostic can point at the text.
 //!
 //! `serde_json::Value` silently keeps one of two repeated keys; a config file
 //! with `"github"` twice is ambiguous and must be reported instead
-//! (`duplicate_id`). Parsing into this tree only ever fails on syntax, so no
-//! serde "invalid type: string \"...\"" message, which would quote a value
-//! (possibly a secret), can reach a diagnostic. Type errors are written here,
-//! by hand, naming the field and never its value.
+//! (`duplicate_id`). Parsing into this tree only ever fails on syntax, and
+//! syntax errors are described here from the parser's error kind, so no
+//! message quotes the input (possibly a secret). Type errors are written
+//! here too, by hand, naming the field and never its value.
 
-use std::fmt;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::str::FromStr;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use jsonc_parser::ast::{ObjectPropName, Value};
+use jsonc_parser::errors::ParseErrorKind;
+use jsonc_parser::{CollectOptions, ParseOptions, ParseStringErrorKind, parse_to_ast};
 
 use crate::diagnostic::{Code, Diagnostic};
 
@@ -24,8 +35,8 @@ pub(crate) enum Json {
     Object(Vec<(String, Json)>),
 }
 
-/// Where a syntax error is, and what it is (serde_json's description, which
-/// never quotes the input).
+/// Where a syntax error is, and what it is (described from the parser's
+/// error kind; never quotes the input).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct SyntaxError {
     pub(crate) line: usize,
@@ -33,24 +44,280 @@ pub(crate) struct SyntaxError {
     pub(crate) message: String,
 }
 
-/// Parses a document. A leading byte-order mark is skipped (editors on
-/// Windows write one).
+/// Which JSON a document is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    /// RFC 8259 JSON and nothing else: the store.
+    Strict,
+    /// JSON with `//` and `/* */` comments and trailing commas (JSONC, as
+    /// VS Code, Zed and Claude Code read it); nothing else from JSON5.
+    Lenient,
+}
+
+/// A 1-based line and column (counted in characters) in a document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Position {
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+}
+
+/// Where every value of a document starts, keyed by the written path that
+/// [`join_key`] and [`join_index`] build. Of a repeated key, the first
+/// occurrence is recorded (the one [`Json::get`] finds).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Positions {
+    by_path: HashMap<String, Position>,
+}
+
+impl Positions {
+    /// The position of the value at `path`, or of its nearest enclosing
+    /// value when `path` names something absent (a missing field points at
+    /// its object). The document itself is never the answer: a problem
+    /// about the whole document has no useful position.
+    pub(crate) fn locate(&self, path: &str) -> Option<Position> {
+        let mut path = path;
+        while !path.is_empty() {
+            if let Some(position) = self.by_path.get(path) {
+                return Some(*position);
+            }
+            path = &path[..path.rfind(['.', '[']).unwrap_or(0)];
+        }
+        None
+    }
+}
+
+/// A document: its tree and where each value was written.
+#[derive(Clone, Debug)]
+pub(crate) struct Parsed {
+    pub(crate) root: Json,
+    pub(crate) positions: Positions,
+}
+
+/// Parses strict JSON (the store's dialect) into its tree.
 pub(crate) fn parse(text: &str) -> Result<Json, SyntaxError> {
+    read(text, Dialect::Strict).map(|parsed| parsed.root)
+}
+
+/// Parses a document in `dialect`, with the position of every value. A
+/// leading byte-order mark is skipped (editors on Windows write one);
+/// positions count from after it.
+pub(crate) fn read(text: &str, dialect: Dialect) -> Result<Parsed, SyntaxError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    serde_json::from_str::<Json>(text).map_err(|error| {
-        let full = error.to_string();
-        // serde_json appends " at line L column C"; keep the position in
-        // fields of its own.
-        let message = match full.rfind(" at line ") {
-            Some(at) => full[..at].to_owned(),
-            None => full,
-        };
+    let lenient = dialect == Dialect::Lenient;
+    let options = ParseOptions {
+        allow_comments: lenient,
+        allow_trailing_commas: lenient,
+        allow_loose_object_property_names: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
+    };
+    let lines = LineIndex::new(text);
+    let result = parse_to_ast(text, &CollectOptions::default(), &options).map_err(|error| {
+        // Some errors (a missing comma) sit where the previous value ended;
+        // the position given is where the unexpected text starts.
+        let start = error.range().start;
+        let skipped = text
+            .get(start..)
+            .map_or(0, |rest| rest.len() - rest.trim_start().len());
+        lines.error(start + skipped, describe_parse_error(error.kind()))
+    })?;
+    let Some(value) = result.value else {
+        return Err(lines.error(text.len(), String::from("the document is empty")));
+    };
+    let mut builder = Builder {
+        text,
+        lines: &lines,
+        positions: Positions::default(),
+    };
+    let root = builder.convert(&value, String::new())?;
+    Ok(Parsed {
+        root,
+        positions: builder.positions,
+    })
+}
+
+/// Turns the parser's error kind into words. The few kinds that would carry
+/// input text (an invalid unicode escape) are described without it.
+fn describe_parse_error(kind: &ParseErrorKind) -> String {
+    let text = match kind {
+        ParseErrorKind::CommentsNotAllowed => "comments are not allowed here",
+        ParseErrorKind::TrailingCommasNotAllowed => "trailing comma",
+        ParseErrorKind::ExpectedColonAfterObjectKey => "expected `:` after the key",
+        ParseErrorKind::ExpectedObjectValue => "expected a value after `:`",
+        ParseErrorKind::ExpectedStringObjectProperty => "expected a key in double quotes",
+        ParseErrorKind::ExpectedComma => "expected `,` between values",
+        ParseErrorKind::MultipleRootJsonValues => "more than one value at the top level",
+        ParseErrorKind::UnexpectedCloseBrace => "unexpected `}`",
+        ParseErrorKind::UnexpectedCloseBracket => "unexpected `]`",
+        ParseErrorKind::UnexpectedColon => "unexpected `:`",
+        ParseErrorKind::UnexpectedComma => "unexpected `,`",
+        ParseErrorKind::UnexpectedWord | ParseErrorKind::UnexpectedToken => {
+            "expected a value (a string in double quotes, a number, an object, an array, true, false or null)"
+        }
+        ParseErrorKind::UnexpectedTokenInObject => "expected a key in double quotes or `}`",
+        ParseErrorKind::UnterminatedArray => "the array is not closed with `]`",
+        ParseErrorKind::UnterminatedObject => "the object is not closed with `}`",
+        ParseErrorKind::UnterminatedCommentBlock => "the comment is not closed with `*/`",
+        ParseErrorKind::NestingDepthExceeded => "values are nested too deeply",
+        ParseErrorKind::SingleQuotedStringsNotAllowed => "strings must be in double quotes",
+        ParseErrorKind::String(ParseStringErrorKind::UnterminatedStringLiteral) => {
+            "the string is not closed with `\"`"
+        }
+        ParseErrorKind::String(
+            ParseStringErrorKind::ExpectedFourHexDigits
+            | ParseStringErrorKind::InvalidUnicodeEscapeSequence(_),
+        ) => "invalid `\\u` escape in a string",
+        ParseErrorKind::String(_) => "invalid escape in a string",
+        ParseErrorKind::BareDecimalPointNumbersNotAllowed
+        | ParseErrorKind::ExpectedDigit
+        | ParseErrorKind::ExpectedDigitFollowingNegativeSign
+        | ParseErrorKind::ExpectedPlusMinusOrDigitInNumberLiteral
+        | ParseErrorKind::HexadecimalNumbersNotAllowed
+        | ParseErrorKind::NonFiniteNumbersNotAllowed
+        | ParseErrorKind::UnaryPlusNumbersNotAllowed => "invalid number",
+        // `jsonc-parser`'s `serde` feature adds a variant (a message of its
+        // deserializer, which this crate does not use).
+        #[allow(unreachable_patterns)]
+        _ => "not JSON",
+    };
+    text.to_owned()
+}
+
+/// Byte offsets of line starts, to turn an offset into a [`Position`].
+struct LineIndex<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    fn new(text: &'a str) -> Self {
+        let bytes = text.as_bytes();
+        let mut starts = vec![0];
+        for (index, byte) in bytes.iter().enumerate() {
+            // `\r\n` is one break; a lone `\r` is one too, as for the parser.
+            let breaks = *byte == b'\n' || (*byte == b'\r' && bytes.get(index + 1) != Some(&b'\n'));
+            if breaks {
+                starts.push(index + 1);
+            }
+        }
+        LineIndex { text, starts }
+    }
+
+    fn position(&self, offset: usize) -> Position {
+        let offset = offset.min(self.text.len());
+        let line = self.starts.partition_point(|start| *start <= offset);
+        let start = self.starts[line - 1];
+        let column = self
+            .text
+            .get(start..offset)
+            .map_or(offset - start, |prefix| prefix.chars().count());
+        Position {
+            line,
+            column: column + 1,
+        }
+    }
+
+    fn error(&self, offset: usize, message: String) -> SyntaxError {
+        let Position { line, column } = self.position(offset);
         SyntaxError {
-            line: error.line(),
-            column: error.column(),
+            line,
+            column,
             message,
         }
-    })
+    }
+}
+
+struct Builder<'t, 'l> {
+    text: &'t str,
+    lines: &'l LineIndex<'t>,
+    positions: Positions,
+}
+
+impl Builder<'_, '_> {
+    fn record(&mut self, path: &str, offset: usize) {
+        if !path.is_empty() && !self.positions.by_path.contains_key(path) {
+            let position = self.lines.position(offset);
+            self.positions.by_path.insert(path.to_owned(), position);
+        }
+    }
+
+    /// JSON strings cannot hold raw control characters (RFC 8259 §7); the
+    /// parser lets them through, so they are refused here.
+    fn check_string(&self, start: usize, end: usize) -> Result<(), SyntaxError> {
+        let raw = self.text.get(start..end).unwrap_or_default();
+        match raw.char_indices().find(|(_, c)| u32::from(*c) < 0x20) {
+            Some((at, _)) => Err(self.lines.error(
+                start + at,
+                String::from("a line break or control character inside a string; write it as an escape such as \\n"),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn convert(&mut self, value: &Value<'_>, path: String) -> Result<Json, SyntaxError> {
+        Ok(match value {
+            Value::NullKeyword(null) => {
+                self.record(&path, null.range.start);
+                Json::Null
+            }
+            Value::BooleanLit(b) => {
+                self.record(&path, b.range.start);
+                Json::Bool(b.value)
+            }
+            Value::NumberLit(n) => {
+                self.record(&path, n.range.start);
+                match serde_json::Number::from_str(n.value) {
+                    Ok(number) => Json::Number(number),
+                    Err(_) => {
+                        return Err(self
+                            .lines
+                            .error(n.range.start, String::from("invalid number")));
+                    }
+                }
+            }
+            Value::StringLit(s) => {
+                self.check_string(s.range.start, s.range.end)?;
+                self.record(&path, s.range.start);
+                Json::String(s.value.clone().into_owned())
+            }
+            Value::Array(array) => {
+                self.record(&path, array.range.start);
+                let mut items = Vec::with_capacity(array.elements.len());
+                for (index, element) in array.elements.iter().enumerate() {
+                    items.push(self.convert(element, join_index(&path, index))?);
+                }
+                Json::Array(items)
+            }
+            Value::Object(object) => {
+                self.record(&path, object.range.start);
+                let mut members = Vec::with_capacity(object.properties.len());
+                for property in &object.properties {
+                    let key = match &property.name {
+                        ObjectPropName::String(name) => {
+                            self.check_string(name.range.start, name.range.end)?;
+                            name.value.clone().into_owned()
+                        }
+                        // Unquoted keys are not allowed in either dialect,
+                        // so the parser never yields one; refused all the same.
+                        ObjectPropName::Word(word) => {
+                            return Err(self.lines.error(
+                                word.range.start,
+                                String::from("expected a key in double quotes"),
+                            ));
+                        }
+                    };
+                    let value = self.convert(&property.value, join_key(&path, &key))?;
+                    members.push((key, value));
+                }
+                Json::Object(members)
+            }
+        })
+    }
 }
 
 impl Json {
@@ -82,72 +349,6 @@ impl Json {
     }
 }
 
-impl<'de> Deserialize<'de> for Json {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(JsonVisitor)
-    }
-}
-
-struct JsonVisitor;
-
-impl<'de> Visitor<'de> for JsonVisitor {
-    type Value = Json;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Json, E> {
-        Ok(Json::Bool(v))
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Json, E> {
-        Ok(Json::Number(v.into()))
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Json, E> {
-        Ok(Json::Number(v.into()))
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Json, E> {
-        // serde_json never produces a non-finite float from text; the
-        // fallback only keeps this total.
-        Ok(serde_json::Number::from_f64(v).map_or(Json::Null, Json::Number))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Json, E> {
-        Ok(Json::String(v.to_owned()))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Json, E> {
-        Ok(Json::String(v))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Json, E> {
-        Ok(Json::Null)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Json, E> {
-        Ok(Json::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element()? {
-            items.push(item);
-        }
-        Ok(Json::Array(items))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
-        let mut members = Vec::new();
-        while let Some((key, value)) = map.next_entry::<String, Json>()? {
-            members.push((key, value));
-        }
-        Ok(Json::Object(members))
-    }
-}
-
 /// Appends an object key to a JSON path: `.key` for identifier-like keys,
 /// `["my key"]` otherwise, so the path can be read back unambiguously.
 pub(crate) fn join_key(path: &str, key: &str) -> String {
@@ -175,6 +376,8 @@ pub(crate) fn join_index(path: &str, index: usize) -> String {
 #[derive(Debug)]
 pub(crate) struct FieldReader<'a> {
     members: &'a [(String, Json)],
+    /// Which members a reader asked for; the others are reported as ignored.
+    seen: Vec<Cell<bool>>,
     path: String,
     server: Option<String>,
     pub(crate) problems: Vec<Diagnostic>,
@@ -190,6 +393,7 @@ impl<'a> FieldReader<'a> {
     ) -> Self {
         let mut reader = FieldReader {
             members,
+            seen: members.iter().map(|_| Cell::new(false)).collect(),
             path: path.into(),
             server,
             problems: Vec::new(),
@@ -223,9 +427,28 @@ impl<'a> FieldReader<'a> {
             .push(Diagnostic::new(code, self.server.clone(), field, message));
     }
 
-    /// The raw value of `key`, if present.
+    /// The raw value of `key`, if present. Asking marks the key as read.
     pub(crate) fn raw(&self, key: &str) -> Option<&'a Json> {
-        self.members.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+        let mut found = None;
+        for (index, (k, v)) in self.members.iter().enumerate() {
+            if k == key {
+                self.seen[index].set(true);
+                found = found.or(Some(v));
+            }
+        }
+        found
+    }
+
+    /// The keys no reader asked for, in document order, each once: fields
+    /// this crate has no concept for.
+    pub(crate) fn unread(&self) -> Vec<&'a str> {
+        let mut keys: Vec<&'a str> = Vec::new();
+        for (index, (key, _)) in self.members.iter().enumerate() {
+            if !self.seen[index].get() && !keys.contains(&key.as_str()) {
+                keys.push(key);
+            }
+        }
+        keys
     }
 
     pub(crate) fn has(&self, key: &str) -> bool {
@@ -423,18 +646,116 @@ pub(crate) struct Row {
 mod tests {
     use super::*;
 
+    fn strict(text: &str) -> Result<Json, SyntaxError> {
+        parse(text)
+    }
+
+    fn lenient(text: &str) -> Result<Json, SyntaxError> {
+        read(text, Dialect::Lenient).map(|parsed| parsed.root)
+    }
+
     #[test]
     fn repeated_keys_are_kept() {
-        let tree = parse(r#"{"a": 1, "a": 2}"#).unwrap();
+        let tree = strict(r#"{"a": 1, "a": 2}"#).unwrap();
         assert_eq!(tree.as_object().unwrap().len(), 2);
     }
 
     #[test]
     fn syntax_errors_carry_a_position_and_no_input() {
-        let error = parse("{\n  \"k\": \"sk-SECRET\",\n  oops\n}").unwrap_err();
-        assert_eq!((error.line, error.column), (3, 3));
+        for dialect in [Dialect::Strict, Dialect::Lenient] {
+            let error = read("{\n  \"k\": \"sk-SECRET\",\n  oops\n}", dialect).unwrap_err();
+            assert_eq!((error.line, error.column), (3, 3), "{error:?}");
+            assert!(!error.message.contains("SECRET"), "{}", error.message);
+            assert!(!error.message.contains("oops"), "{}", error.message);
+            assert!(!error.message.contains(" line "), "{}", error.message);
+        }
+        let error = strict("{\"k\": \"\\uD83D-sk-SECRET\"}").unwrap_err();
         assert!(!error.message.contains("SECRET"), "{}", error.message);
-        assert!(!error.message.contains(" at line "), "{}", error.message);
+        assert!(!error.message.contains("D83D"), "{}", error.message);
+    }
+
+    #[test]
+    fn the_lenient_dialect_takes_comments_and_trailing_commas_and_nothing_else() {
+        let text =
+            "// user settings\n{\n  /* servers */ \"a\": [1, 2,],\n  \"b\": {\"c\": true,},\n}\n";
+        let tree = lenient(text).unwrap();
+        assert_eq!(
+            tree.get("a"),
+            Some(&Json::Array(vec![
+                Json::Number(1.into()),
+                Json::Number(2.into())
+            ]))
+        );
+        assert_eq!(
+            strict(text).unwrap_err().message,
+            "comments are not allowed here"
+        );
+        assert_eq!(
+            strict("{\"a\": [1,]}").unwrap_err().message,
+            "trailing comma"
+        );
+        for json5 in [
+            "{a: 1}",
+            "{\"a\": 'x'}",
+            "{\"a\": 0x1F}",
+            "{\"a\": +1}",
+            "{\"a\": .5}",
+            "{\"a\": 5.}",
+            "{\"a\": NaN}",
+            "{\"a\": Infinity}",
+            "{\"a\": \"\\x41\"}",
+            "{\"a\": \"\\v\"}",
+            "{\"a\": 1 \"b\": 2}",
+            "{\"a\": 01}",
+            "{\"a\": \"line\nbreak\"}",
+            "{\"a\": \"tab\there\"}",
+        ] {
+            for dialect in [Dialect::Strict, Dialect::Lenient] {
+                assert!(
+                    read(json5, dialect).is_err(),
+                    "{dialect:?} accepted {json5}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped_and_an_empty_document_is_an_error() {
+        let parsed = read("\u{feff}{\"a\": 1}", Dialect::Strict).unwrap();
+        assert_eq!(
+            parsed.positions.locate("a"),
+            Some(Position { line: 1, column: 7 })
+        );
+        let error = strict("  \n ").unwrap_err();
+        assert_eq!(
+            (error.line, error.column, error.message.as_str()),
+            (2, 2, "the document is empty")
+        );
+    }
+
+    #[test]
+    fn every_value_has_its_line_and_column_under_its_written_path() {
+        let text = "{\r\n  \"mcpServers\": {\n    \"my server\": {\"args\": [\"é\", \"x\"],\n      \"env\": {\"A=B\": null}}}, \"k\": 1, \"k\": 2}";
+        let parsed = read(text, Dialect::Lenient).unwrap();
+        let at = |path: &str| parsed.positions.locate(path).map(|p| (p.line, p.column));
+        assert_eq!(at("mcpServers"), Some((2, 17)));
+        assert_eq!(at("mcpServers[\"my server\"]"), Some((3, 18)));
+        assert_eq!(at("mcpServers[\"my server\"].args[1]"), Some((3, 33)));
+        assert_eq!(at("mcpServers[\"my server\"].env[\"A=B\"]"), Some((4, 22)));
+        // Something absent points at what encloses it.
+        assert_eq!(at("mcpServers[\"my server\"].command"), Some((3, 18)));
+        // A repeated key: the first occurrence.
+        assert_eq!(at("k"), Some((4, 36)));
+        assert_eq!(at(""), None);
+        assert_eq!(at("nothing"), None);
+    }
+
+    #[test]
+    fn unread_keys_are_listed_once() {
+        let tree = strict(r#"{"command": "x", "trust": true, "dev": {}, "trust": false}"#).unwrap();
+        let reader = FieldReader::new(tree.as_object().unwrap(), "", None);
+        assert!(reader.raw("command").is_some());
+        assert_eq!(reader.unread(), ["trust", "dev"]);
     }
 
     #[test]
@@ -449,7 +770,8 @@ mod tests {
 
     #[test]
     fn type_errors_never_quote_values() {
-        let tree = parse(r#"{"timeout": "sk-SECRET", "args": ["a", {"x": "sk-SECRET"}]}"#).unwrap();
+        let tree =
+            strict(r#"{"timeout": "sk-SECRET", "args": ["a", {"x": "sk-SECRET"}]}"#).unwrap();
         let mut reader = FieldReader::new(tree.as_object().unwrap(), "", None);
         assert_eq!(reader.millis("timeout"), None);
         assert_eq!(reader.string_array("args"), vec!["a".to_owned()]);

@@ -7,15 +7,22 @@
 //! The path of a server from a file to a connection:
 //!
 //! 1. **Read** a document: [`parse_mcp_servers`] (Claude Desktop, `.mcp.json`,
-//!    AI-Zen), [`parse_vscode`], [`parse_store_v1`], or [`parse_document`]
-//!    to detect the format. One bad entry is one [`EntryError`]; the others load.
+//!    AI-Zen), [`parse_vscode`], [`parse_store_v1`], [`parse_document`]
+//!    to detect the format, or [`parse_document_with`] for a host's own file
+//!    ([`Format`] says what each reads: Claude Code, Cursor, Windsurf,
+//!    Gemini CLI, Zed, opencode, Cline). Hosts' files may hold comments and
+//!    trailing commas. One bad entry is one [`EntryError`]; the others load.
+//!    Each server records where its fields were written ([`Origins`]), and
+//!    every diagnostic carries the written path, line and column.
 //! 2. **Discover** across sources with [`Discovery`]: user file, project
 //!    `.mcp.json`, host [`ConfigSource`]s; project overrides user; disabled
 //!    entries and entries a [`NativeHook`] claims are set aside; a broken
 //!    source is one error entry, never a failed startup. A [`TrustGate`]
 //!    holds back project servers the person has not approved ([`trust`]).
 //! 3. **Validate** with [`validate`] / [`validate_all`]: every problem, each a
-//!    [`Diagnostic`] with a stable [`Code`] and a field path.
+//!    [`Diagnostic`] with a stable [`Code`] and a field path: the key as the
+//!    file wrote it (`mcpServers.github.env.GITHUB_TOKEN`, line and column)
+//!    for a server read from a host's file, the store path otherwise.
 //! 4. **Resolve** with [`resolve`] when the server connects: `${VAR}` and
 //!    `${VAR:-default}` ([`expand`]) from an injectable [`Environment`];
 //!    a missing variable fails that server with `missing_env`. `${input:ID}`
@@ -43,6 +50,7 @@ mod format;
 mod hosts;
 mod json;
 mod model;
+mod origins;
 mod private_file;
 mod resolve;
 mod saved_inputs;
@@ -71,6 +79,7 @@ pub use model::{
     EnvHeader, HttpConfig, InputPrompt, OAuthConfig, OAuthGrant, ProtocolEra, SecretEntry,
     ServerConfig, StdioConfig, ToolFilter, TransportConfig, TransportKind,
 };
+pub use origins::{Origin, Origins};
 pub use private_file::PrivateFileError;
 pub use resolve::{
     ResolveError, ResolvedConfig, ResolvedHttp, ResolvedOAuth, ResolvedStdio, ResolvedTransport,

@@ -5,6 +5,7 @@
 //! `timeout` that the other formats carry. It describes a transport;
 //! connecting is `mcp-manager`'s job.
 
+use crate::origins::Origins;
 use crate::secret::SecretValue;
 
 /// One configured MCP server.
@@ -56,6 +57,12 @@ pub struct ServerConfig {
     /// `transport.url`. Readers fill it so that [`crate::validate`] can report
     /// `wrong_transport_field`; writers never write these fields. Default empty.
     pub misplaced_fields: Vec<String>,
+    /// Where each field was written in the host's file the server was read
+    /// from, so that [`crate::validate`] names fields as the person wrote
+    /// them, with their line and column. Default empty (the store's own
+    /// format, and servers built in code, keep store paths). Never part of
+    /// equality: see [`Origins`].
+    pub origins: Origins,
 }
 
 impl ServerConfig {
@@ -75,6 +82,7 @@ impl ServerConfig {
             inputs: Vec::new(),
             transport,
             misplaced_fields: Vec::new(),
+            origins: Origins::new(),
         }
     }
 

@@ -7,6 +7,11 @@
 //! `Authorization` header, repeated ids, and fields of the other transport.
 //! Validation never stops at the first problem, and no message quotes a value.
 //!
+//! Fields are named in the store's vocabulary (`transport.env[0].key`) and
+//! then, for a server read from a host's file, translated through its
+//! [`ServerConfig::origins`] into the path the file wrote, with the line and
+//! column (`mcpServers.github.env["BAD=NAME"]` at line 5 column 20).
+//!
 //! A URL that contains `${VAR}` references cannot be judged before it is
 //! resolved; its syntax is checked here and the URL rules run again in
 //! [`crate::resolve`], with the same codes.
@@ -18,6 +23,7 @@ use crate::expand::{check_references, has_references};
 use crate::model::{
     HttpConfig, OAuthConfig, OAuthGrant, ServerConfig, StdioConfig, TransportConfig, TransportKind,
 };
+use crate::origins::Origins;
 use crate::secret::SecretValue;
 
 /// Every problem in one server's configuration; empty when it is valid.
@@ -34,6 +40,7 @@ use crate::secret::SecretValue;
 pub fn validate(config: &ServerConfig) -> Vec<Diagnostic> {
     let mut v = Validator {
         server: (!config.id.trim().is_empty()).then(|| config.id.clone()),
+        origins: &config.origins,
         out: Vec::new(),
     };
     if config.id.trim().is_empty() {
@@ -81,7 +88,21 @@ pub fn validate(config: &ServerConfig) -> Vec<Diagnostic> {
         TransportConfig::Stdio(stdio) => v.stdio(stdio),
         TransportConfig::Http(http) | TransportConfig::Sse(http) => v.http(http),
     }
-    v.out
+    let mut out = v.out;
+    for diagnostic in &mut out {
+        place(diagnostic, &config.origins);
+    }
+    out
+}
+
+/// Names `diagnostic`'s store field as the server's file wrote it, with its
+/// position, when the server's origins know it.
+fn place(diagnostic: &mut Diagnostic, origins: &Origins) {
+    if let Some(origin) = origins.translate(&diagnostic.field) {
+        diagnostic.field = origin.path;
+        diagnostic.line = origin.line;
+        diagnostic.column = origin.column;
+    }
 }
 
 /// [`validate`] for each server, plus `duplicate_id` for every server whose
@@ -101,7 +122,7 @@ pub fn validate_all<'a>(configs: impl IntoIterator<Item = &'a ServerConfig>) -> 
     for config in configs {
         out.extend(validate(config));
         if seen.contains(&config.id.as_str()) {
-            out.push(Diagnostic::new(
+            let mut duplicate = Diagnostic::new(
                 Code::DuplicateId,
                 Some(config.id.clone()),
                 "id",
@@ -109,7 +130,9 @@ pub fn validate_all<'a>(configs: impl IntoIterator<Item = &'a ServerConfig>) -> 
                     "another server already uses the id `{}`; ids must be unique",
                     config.id
                 ),
-            ));
+            );
+            place(&mut duplicate, &config.origins);
+            out.push(duplicate);
         } else {
             seen.push(&config.id);
         }
@@ -117,12 +140,20 @@ pub fn validate_all<'a>(configs: impl IntoIterator<Item = &'a ServerConfig>) -> 
     out
 }
 
-struct Validator {
+struct Validator<'o> {
     server: Option<String>,
+    origins: &'o Origins,
     out: Vec<Diagnostic>,
 }
 
-impl Validator {
+impl Validator<'_> {
+    /// How a message names another field: as written, when known.
+    fn written(&self, field: &str) -> String {
+        self.origins
+            .translate(field)
+            .map_or_else(|| field.to_owned(), |origin| origin.path)
+    }
+
     fn push(&mut self, code: Code, field: impl Into<String>, message: impl Into<String>) {
         self.out
             .push(Diagnostic::new(code, self.server.clone(), field, message));
@@ -166,13 +197,11 @@ impl Validator {
                     "an environment variable name must be nonempty and cannot contain `=` or NUL",
                 );
             } else if let Some(first) = stdio.env[..index].iter().position(|e| e.key == entry.key) {
+                let first = self.written(&format!("transport.env[{first}]"));
                 self.push(
                     Code::DuplicateEnvKey,
                     format!("{field}.key"),
-                    format!(
-                        "`{}` is already set by transport.env[{first}]; keep one",
-                        entry.key
-                    ),
+                    format!("`{}` is already set by {first}; keep one", entry.key),
                 );
             }
             if let SecretValue::Literal(value) = &entry.value {
@@ -246,6 +275,7 @@ impl Validator {
                 );
             }
             if let Some((_, field)) = names.iter().find(|(name, _)| name == "authorization") {
+                let field = self.written(field);
                 self.push(
                     Code::BearerWithAuthorizationHeader,
                     "transport.bearerTokenEnv",
@@ -351,6 +381,7 @@ impl Validator {
         }
         let lower = name.to_ascii_lowercase();
         if let Some((_, first)) = names.iter().find(|(seen, _)| *seen == lower) {
+            let first = self.written(first);
             self.push(
                 Code::DuplicateHeader,
                 format!("{field}.key"),

@@ -264,7 +264,7 @@ fn invalid_and_unparsable_entries_fail_alone() {
         [
             "server ok from user/user user.json",
             "error fs from project/project .mcp.json: invalid_field@mcpServers.fs.command",
-            "error rel from project/project .mcp.json: relative_cwd@transport.cwd",
+            "error rel from project/project .mcp.json: relative_cwd@mcpServers.rel.cwd",
             "server fine from project/project .mcp.json",
             "shadowed [server fs from user/user user.json] by project/project .mcp.json",
         ]
@@ -405,7 +405,7 @@ fn warnings_keep_their_source() {
     let vscode = setup.dir.path().join("mcp.json");
     fs::write(
         &vscode,
-        r#"{"inputs": [{"id": "tok"}], "servers": {"a": {"type": "stdio", "command": "a"}}}"#,
+        r#"{"servers": {"a": {"type": "stdio", "command": "a", "envFile": ".env"}}}"#,
     )
     .unwrap();
     let report = Discovery::new(DiscoveryOptions::default())
@@ -415,7 +415,7 @@ fn warnings_keep_their_source() {
         summary(&report),
         [
             "server a from project/VS Code mcp.json",
-            "warning ignored_inputs from project/VS Code mcp.json",
+            "warning ignored_env_file from project/VS Code mcp.json",
         ]
     );
 }

@@ -1,8 +1,13 @@
 //! Golden files: every document under `tests/golden/<format>/` is read and its rendering compared with the `.expected` file beside it.
 //!
 //! The directory names the reader: `mcp_servers`, `vscode`, `store_v1`,
-//! `codex` (TOML), `goose` (YAML), or `detected` (format detection). Run with `UPDATE_EXPECT=1` to rewrite the
-//! expectations after an intended change, then review the diff.
+//! `detected` (format detection), `codex` (TOML), `goose` (YAML), or a
+//! host's own file (`claude_code`,
+//! `cursor`, `vscode_workspace`, `windsurf`, `gemini`, `zed`, `opencode`,
+//! `cline`), written as that host writes it and read for the project
+//! `/home/dev/projects/webapp` of the user whose home is `/home/dev`. Run
+//! with `UPDATE_EXPECT=1` to rewrite the expectations after an intended
+//! change, then review the diff.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -10,7 +15,8 @@ use std::path::{Path, PathBuf};
 
 use expect_test::expect_file;
 use mcp_config::{
-    DocumentError, Format, ParsedDocument, parse_document, server_to_store_json, validate,
+    DocumentError, Format, ParsedDocument, ReadContext, parse_document_with, server_to_store_json,
+    validate,
 };
 
 /// The one function that renders a reader's result: the servers in store
@@ -41,16 +47,6 @@ fn render(result: &Result<ParsedDocument, DocumentError>) -> String {
                 writeln!(out, "\nentry {index}: server `{}`", config.id).unwrap();
                 let json = serde_json::to_string_pretty(&server_to_store_json(config)).unwrap();
                 writeln!(out, "{json}").unwrap();
-                // Read from host files, not (yet) written to the store.
-                if let Some(ms) = config.call_timeout_ms {
-                    writeln!(out, "  call timeout: {ms} ms").unwrap();
-                }
-                if !config.tools.is_all() {
-                    let include = config.tools.include.as_ref();
-                    let include = include.map_or(String::from("every tool"), |t| t.join(", "));
-                    let exclude = config.tools.exclude.join(", ");
-                    writeln!(out, "  tools: only [{include}], never [{exclude}]").unwrap();
-                }
                 for problem in validate(config) {
                     writeln!(out, "  invalid: {problem}").unwrap();
                 }
@@ -82,16 +78,36 @@ fn diagnostic_texts(result: &Result<ParsedDocument, DocumentError>) -> Vec<Strin
     texts
 }
 
-fn format_for(dir: &str) -> Option<Format> {
-    match dir {
+/// The format a directory's files are read as, and the context they are
+/// read in: the shared formats without a project or home, the hosts' own
+/// files for a project of a user.
+fn format_for(dir: &str) -> (Option<Format>, ReadContext) {
+    let format = match dir {
         "mcp_servers" => Some(Format::McpServers),
         "vscode" => Some(Format::VsCode),
         "store_v1" => Some(Format::StoreV1),
         "codex" => Some(Format::Codex),
         "goose" => Some(Format::Goose),
         "detected" => None,
+        "claude_code" => Some(Format::ClaudeCode),
+        "cursor" => Some(Format::Cursor),
+        "vscode_workspace" => Some(Format::VsCode),
+        "windsurf" => Some(Format::Windsurf),
+        "gemini" => Some(Format::Gemini),
+        "zed" => Some(Format::Zed),
+        "opencode" => Some(Format::OpenCode),
+        "cline" => Some(Format::Cline),
         other => panic!("unknown golden directory `{other}`: add it to format_for"),
-    }
+    };
+    let context = match dir {
+        "mcp_servers" | "vscode" | "store_v1" | "detected" | "codex" | "goose" => {
+            ReadContext::new()
+        }
+        _ => ReadContext::new()
+            .with_project("/home/dev/projects/webapp")
+            .with_home("/home/dev"),
+    };
+    (format, context)
 }
 
 /// Golden inputs: JSON, and the TOML and YAML some hosts write.
@@ -134,12 +150,13 @@ fn check_dir(dir: &str) {
     for input in inputs {
         let bytes = fs::read(input).unwrap();
         let text = String::from_utf8(bytes).expect("golden inputs are UTF-8");
-        let result = parse_document(&text, format_for(dir));
+        let (format, context) = format_for(dir);
+        let result = parse_document_with(&text, format, &context);
         let rendered = render(&result);
         // Diagnostics may name fields and variables, never values: every
         // secret-looking value in the inputs starts with one of these.
         let messages = diagnostic_texts(&result).join("\n");
-        for marker in ["sk-", "ghp_", "pg-token"] {
+        for marker in ["sk-", "ghp_", "pg-token", "ctx7-"] {
             assert!(
                 !messages.contains(marker),
                 "{}: a diagnostic quotes a value: {messages}",
@@ -178,4 +195,44 @@ fn codex_format() {
 #[test]
 fn goose_format() {
     check_dir("goose");
+}
+
+#[test]
+fn claude_code_format() {
+    check_dir("claude_code");
+}
+
+#[test]
+fn cursor_format() {
+    check_dir("cursor");
+}
+
+#[test]
+fn vscode_workspace_format() {
+    check_dir("vscode_workspace");
+}
+
+#[test]
+fn windsurf_format() {
+    check_dir("windsurf");
+}
+
+#[test]
+fn gemini_format() {
+    check_dir("gemini");
+}
+
+#[test]
+fn zed_format() {
+    check_dir("zed");
+}
+
+#[test]
+fn opencode_format() {
+    check_dir("opencode");
+}
+
+#[test]
+fn cline_format() {
+    check_dir("cline");
 }

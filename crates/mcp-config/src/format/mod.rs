@@ -1,73 +1,133 @@
-//! Readers for the three configuration formats, and the store format's writer.
+//! Readers for the configuration formats (the store's own and each host's file), and the store format's writer.
 //!
 //! - `{"mcpServers": {name: {...}}}`: Claude Desktop, Claude Code's `.mcp.json`
 //!   and AI-Zen. See [`parse_mcp_servers`].
-//! - VS Code's `{"servers": {name: {"type": ...}}}`. See [`parse_vscode`].
+//! - VS Code's `{"servers": {name: {"type": ...}}, "inputs": [...]}`. See
+//!   [`parse_vscode`].
 //! - The versioned store `{"version": 1, "servers": [...]}`. See
 //!   [`parse_store_v1`] and [`write_store_v1`].
+//! - Each host's own file, read with [`parse_document_with`] and the
+//!   host's [`Format`] (each variant says what it reads): Claude Code's
+//!   `~/.claude.json`, Cursor, Windsurf, Gemini CLI, Zed, opencode, Cline.
+//!
+//! The store is strict JSON. Every other format is read as the hosts
+//! write it: JSON with `//` and `/* */` comments and trailing commas (and
+//! nothing else of JSON5). A leading byte-order mark is skipped.
 //!
 //! Every reader returns one result per entry: an entry that does not parse is
 //! one [`EntryError`] (with the server name when it is known) and the others
 //! load. Only a document that is not JSON at all, or
-//! not shaped like its format, fails whole, with a [`DocumentError`]. Unknown
-//! fields, including the legacy `approvalMode` and `toolPolicies`,
-//! are ignored on read and never written.
+//! not shaped like its format (the servers key holding something other than
+//! an object, for instance), fails whole, with a [`DocumentError`]. Every
+//! diagnostic names the field as the file wrote it and carries its line and
+//! column. A server field of a host's file that has no meaning here
+//! (Gemini's `trust`, Cline's `autoApprove`, unknown keys) is reported once
+//! per file as an `ignored_field` warning naming the servers that set it;
+//! the store ignores unknown fields, including the legacy `approvalMode`
+//! and `toolPolicies`, and never writes them.
 
 mod by_name;
 mod codex;
 mod goose;
+mod host;
 mod mcp_servers;
+mod opencode;
 mod store_v1;
 mod tree;
+mod zed;
 
 use std::fmt;
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::json::{self, Json};
+use crate::json::{self, Dialect, Json};
 use crate::model::{OAuthConfig, OAuthGrant, ProtocolEra, ServerConfig, TransportKind};
+
+use mcp_servers::Flavor;
 
 pub use store_v1::{STORE_VERSION, parse_store_server, server_to_store_json, write_store_v1};
 
-/// A configuration file format.
+/// A configuration file format: the store's own, or a host's file.
+///
+/// Every format but [`Format::StoreV1`] is read as JSON with comments and
+/// trailing commas, and records where each field was written
+/// ([`ServerConfig::origins`]), so that validation names fields as the file
+/// wrote them. Fields with no meaning here are reported once per file
+/// (`ignored_field`); see [`parse_document_with`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Format {
-    /// `{"mcpServers": {name: {...}}}`.
+    /// `{"mcpServers": {name: {...}}}` (Claude Desktop, a project's
+    /// `.mcp.json`): `command`, `args`, `env`, `cwd`, `url`, `headers`,
+    /// `type` (`stdio`, `http`, `sse`), `disabled`, and this crate's own
+    /// `description`, `timeout` (ms, to initialize), `era`, `envVars`,
+    /// `envHeaders`, `bearerTokenEnv` and `oauth`. See [`parse_mcp_servers`].
     McpServers,
-    /// VS Code's `{"servers": {name: {...}}, "inputs": [...]}`.
+    /// VS Code's `{"servers": {name: {...}}, "inputs": [...]}`. See
+    /// [`parse_vscode`].
     VsCode,
     /// The store: `{"version": 1, "servers": [{id, name, enabled, transport}]}`.
     StoreV1,
-    /// Claude Code's `~/.claude.json`: the user's `mcpServers` and, for the
-    /// project being read ([`ReadContext::project_dir`]),
-    /// `projects.<absolute dir>.mcpServers`.
+    /// Claude Code's `~/.claude.json`: the user's top-level `mcpServers`
+    /// and, for the project being read ([`ReadContext::project_dir`], the
+    /// key written exactly as that absolute path),
+    /// `projects.<dir>.mcpServers`; other projects' entries are not read.
+    /// A project entry replaces a top-level one of the same name, as in
+    /// Claude Code (no `duplicate_id`: the top-level one is simply not
+    /// listed). Entries as in [`Format::McpServers`].
     ClaudeCode,
-    /// Cursor's `mcp.json`: `mcpServers`, with `${env:NAME}`,
-    /// `${userHome}` and `${workspaceFolder}` references.
+    /// Cursor's `mcp.json` (`~/.cursor/mcp.json`, `<project>/.cursor/mcp.json`):
+    /// `mcpServers` as in [`Format::McpServers`]; `${env:NAME}` is read as
+    /// `${NAME}`, `${userHome}`, `${workspaceFolder}` and
+    /// `${workspaceFolderBasename}` are substituted from the
+    /// [`ReadContext`] (`unresolved_variable` when it lacks the directory);
+    /// a static OAuth client `auth: {CLIENT_ID, CLIENT_SECRET: "${env:NAME}",
+    /// scopes}` is read as `oauth` (a literal secret is refused); `envFile`
+    /// is ignored with an `ignored_env_file` warning.
     Cursor,
-    /// Windsurf's `mcp_config.json`: `mcpServers`, with `serverUrl` for
-    /// HTTP servers.
+    /// Windsurf's `mcp_config.json`: `mcpServers`, with `serverUrl` (or
+    /// `url`) for Streamable HTTP servers, `${env:NAME}` read as `${NAME}`,
+    /// `disabledTools` into [`ServerConfig::tools`]; `${file:PATH}` is
+    /// `unsupported_reference`.
     Windsurf,
     /// Gemini CLI's `settings.json`: `mcpServers`, with `httpUrl`
-    /// (Streamable HTTP), `url` (legacy SSE), `trust` and
-    /// `includeTools` / `excludeTools`.
+    /// (Streamable HTTP), `url` (legacy SSE, unless `type` says `http`),
+    /// `headers`, `cwd`, `env`, `timeout` (ms, per request:
+    /// [`ServerConfig::call_timeout_ms`]), `includeTools` / `excludeTools`
+    /// ([`ServerConfig::tools`]) and the top-level `mcp.allowed` /
+    /// `mcp.excluded` lists (a server they leave out is disabled). `$NAME`
+    /// is read as `${NAME}`. `trust` has no equivalent here and is reported
+    /// as ignored; `tcp` (WebSocket) is `unknown_transport`.
     Gemini,
-    /// Zed's `settings.json`: `context_servers`.
+    /// Zed's `settings.json`: `context_servers`, flat `{"command", "args",
+    /// "env"}`, the older nested `{"command": {"path", "args", "env"}}`, or
+    /// remote `{"url", "headers"}`; `enabled`. A server provided by a Zed
+    /// extension (only `settings`) cannot be started here and is an
+    /// `unstartable_server` warning naming it.
     Zed,
     /// Codex's `config.toml`: `[mcp_servers.NAME]` tables.
     Codex,
     /// goose's `config.yaml`: `extensions`.
     Goose,
-    /// opencode's `opencode.json`: `mcp`, with `type: local | remote` and
-    /// `command` as an array.
+    /// opencode's `opencode.json` / `opencode.jsonc`: `mcp`, with
+    /// `type: "local"` (`command` an array whose first element is the
+    /// program, `environment`) or `type: "remote"` (`url`, `headers`,
+    /// `oauth`: `false`, reported as ignored, or `{clientId, clientSecret:
+    /// "{env:NAME}", scope}`), `enabled`, `timeout` (ms, to connect).
+    /// `{env:NAME}` is read as `${NAME}`; `{file:PATH}` is
+    /// `unsupported_reference`.
     OpenCode,
-    /// Cline's `cline_mcp_settings.json`: `mcpServers`, with `timeout` in
-    /// seconds.
+    /// Cline's `cline_mcp_settings.json`: `mcpServers`, with `disabled`,
+    /// `timeout` in seconds (per request: [`ServerConfig::call_timeout_ms`]),
+    /// `type` `stdio`, `sse` or `streamableHttp`, and `url` (SSE when no
+    /// `type` says otherwise, as Cline reads it). `autoApprove` has no
+    /// equivalent here and is reported as ignored.
     Cline,
 }
 
 impl Format {
-    /// A short name for messages: `mcpServers`, `vscode` or `store-v1`.
+    /// A short name for messages: `mcpServers`, `vscode`, `store-v1`,
+    /// `claude-code`, `cursor`, `windsurf`, `gemini`, `zed`, `codex`,
+    /// `goose`, `opencode` or `cline`.
     pub fn as_str(self) -> &'static str {
         match self {
             Format::McpServers => "mcpServers",
@@ -131,7 +191,9 @@ pub struct ParsedDocument {
     pub format: Option<Format>,
     /// One result per entry.
     pub entries: Vec<ParsedEntry>,
-    /// Things that were read but ignored (VS Code `inputs`, `envFile`).
+    /// Things that were read but ignored (`envFile`, host fields with no
+    /// meaning here) and servers that cannot be started here (a Zed
+    /// extension's), each with the written path, line and column.
     pub warnings: Vec<Diagnostic>,
 }
 
@@ -203,10 +265,11 @@ fn describe_entry_error(error: &EntryError) -> String {
         .diagnostics
         .iter()
         .map(|d| {
-            if d.field.is_empty() {
+            let location = d.location();
+            if location.is_empty() {
                 format!("{} [{}]", d.message, d.code)
             } else {
-                format!("{}: {} [{}]", d.field, d.message, d.code)
+                format!("{location}: {} [{}]", d.message, d.code)
             }
         })
         .collect();
@@ -303,32 +366,85 @@ pub fn parse_document(text: &str, format: Option<Format>) -> Result<ParsedDocume
 
 /// Reads a document as [`parse_document`] does, with what the host formats
 /// need to know about the project and the home directory.
+///
+/// ```
+/// use mcp_config::{parse_document_with, Format, ReadContext};
+///
+/// let text = r#"{
+///   "mcpServers": {"docs": {"type": "http", "url": "https://user.example.com/mcp"}},
+///   "projects": {
+///     "/home/dev/webapp": {"mcpServers": {"docs": {"type": "stdio", "command": "docs-mcp"}}},
+///     "/home/dev/other": {"mcpServers": {"other": {"command": "other-mcp"}}}
+///   }
+/// }"#;
+/// let context = ReadContext::new().with_project("/home/dev/webapp");
+/// let doc = parse_document_with(text, Some(Format::ClaudeCode), &context)?;
+/// // The project's `docs` replaces the user's; the other project is not read.
+/// let ids: Vec<_> = doc.servers().map(|s| (s.id.as_str(), s.transport.kind().as_str())).collect();
+/// assert_eq!(ids, [("docs", "stdio")]);
+/// # Ok::<(), mcp_config::DocumentError>(())
+/// ```
 pub fn parse_document_with(
     text: &str,
     format: Option<Format>,
     context: &ReadContext,
 ) -> Result<ParsedDocument, DocumentError> {
-    let _ = context;
     // Codex writes TOML and goose YAML: neither is read as JSON.
     match format {
         Some(Format::Codex) => return codex::read(text),
         Some(Format::Goose) => return goose::read(text),
         _ => {}
     }
-    let root = json::parse(text)?;
+    // The store is strict JSON; the hosts' files may hold comments and
+    // trailing commas. A document detected as a store is read again, strictly.
+    let dialect = match format {
+        Some(Format::StoreV1) => Dialect::Strict,
+        _ => Dialect::Lenient,
+    };
+    let mut parsed = json::read(text, dialect)?;
     let format = match format {
         Some(format) => format,
-        None => detect(&root)?,
+        None => detect(&parsed.root)?,
     };
-    match format {
-        Format::McpServers => mcp_servers::read(&root, mcp_servers::Flavor::McpServers),
-        Format::VsCode => mcp_servers::read(&root, mcp_servers::Flavor::VsCode),
-        Format::StoreV1 => store_v1::read(&root),
-        other => Err(DocumentError::Shape {
-            path: String::new(),
-            message: format!("the {other} format is not read yet"),
-        }),
+    if format == Format::StoreV1 && dialect == Dialect::Lenient {
+        parsed = json::read(text, Dialect::Strict)?;
     }
+    let root = &parsed.root;
+    let read = match format {
+        Format::McpServers => mcp_servers::read(root, Flavor::McpServers, context),
+        Format::VsCode => mcp_servers::read(root, Flavor::VsCode, context),
+        Format::ClaudeCode => mcp_servers::read(root, Flavor::ClaudeCode, context),
+        Format::Cursor => mcp_servers::read(root, Flavor::Cursor, context),
+        Format::Windsurf => mcp_servers::read(root, Flavor::Windsurf, context),
+        Format::Gemini => mcp_servers::read(root, Flavor::Gemini, context),
+        Format::Cline => mcp_servers::read(root, Flavor::Cline, context),
+        Format::Zed => zed::read(root, context),
+        Format::OpenCode => opencode::read(root, context),
+        Format::StoreV1 => store_v1::read(root),
+        // Read above, before the text was parsed as JSON.
+        Format::Codex => return codex::read(text),
+        Format::Goose => return goose::read(text),
+    };
+    Ok(locate(read?, &parsed.positions))
+}
+
+/// Puts the line and column of each reported field, and of each server's
+/// field origins, on a document read from JSON text.
+fn locate(mut document: ParsedDocument, positions: &json::Positions) -> ParsedDocument {
+    let place = |diagnostic: &mut Diagnostic| {
+        if let Some(position) = positions.locate(&diagnostic.field) {
+            diagnostic.line = Some(position.line);
+            diagnostic.column = Some(position.column);
+        }
+    };
+    document.warnings.iter_mut().for_each(place);
+    for entry in &mut document.entries {
+        match entry {
+            Ok(config) => config.origins.locate(positions),
+            Err(error) => error.diagnostics.iter_mut().for_each(place),
+        }
+    }
+    document
 }
 
 /// Reads an `{"mcpServers": {...}}` document (Claude Desktop, `.mcp.json`).
@@ -362,22 +478,36 @@ pub fn parse_mcp_servers(text: &str) -> Result<ParsedDocument, DocumentError> {
     parse_document(text, Some(Format::McpServers))
 }
 
-/// Reads a VS Code `{"servers": {...}}` document.
+/// Reads a VS Code `{"servers": {...}}` document (the user's `mcp.json`
+/// or a project's `.vscode/mcp.json`).
 ///
-/// Entries are spelled as in [`parse_mcp_servers`], `era` included.
-/// `inputs` (prompted variables) are not supported: they are ignored with an
-/// `ignored_inputs` warning that names them. `${env:NAME}` is read as
-/// `${NAME}`.
+/// Entries are spelled as in [`parse_mcp_servers`], `era` included, with
+/// `type` `stdio`, `http` or `sse`. `inputs` (`{"type": "promptString",
+/// "id", "description", "password", "default"}`) are read: each server
+/// gets, in [`ServerConfig::inputs`], the inputs its strings reference as
+/// `${input:ID}`, and the references stay verbatim for the host to ask
+/// when the server connects; a reference to an input the file does not
+/// declare is `undeclared_input`, naming it. `${env:NAME}` is read as
+/// `${NAME}`; `${workspaceFolder}`, `${workspaceFolderBasename}`,
+/// `${userHome}` and `${pathSeparator}` are substituted from the
+/// [`ReadContext`] given to [`parse_document_with`] (this function gives
+/// none: such a reference is `unresolved_variable`). `envFile` is ignored
+/// with an `ignored_env_file` warning; `dev` and other VS Code fields with
+/// an `ignored_field` warning.
 ///
 /// ```
 /// use mcp_config::parse_vscode;
 ///
 /// let doc = parse_vscode(r#"{
-///   "inputs": [{"id": "token", "type": "promptString"}],
-///   "servers": {"api": {"type": "http", "url": "https://example.com/mcp"}}
+///   // VS Code writes comments and trailing commas.
+///   "inputs": [{"id": "token", "type": "promptString", "password": true},],
+///   "servers": {"api": {"type": "http", "url": "https://example.com/mcp",
+///                       "headers": {"Authorization": "Bearer ${input:token}"}}}
 /// }"#)?;
-/// assert_eq!(doc.servers().count(), 1);
-/// assert_eq!(doc.warnings[0].code(), "ignored_inputs");
+/// let api = doc.servers().next().unwrap();
+/// assert_eq!(api.inputs[0].id, "token");
+/// assert!(api.inputs[0].password);
+/// assert!(doc.warnings.is_empty());
 /// # Ok::<(), mcp_config::DocumentError>(())
 /// ```
 pub fn parse_vscode(text: &str) -> Result<ParsedDocument, DocumentError> {

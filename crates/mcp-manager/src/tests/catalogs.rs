@@ -287,7 +287,8 @@ async fn project_servers_show_only_in_their_workspace_and_rediscovery_drops_the_
     let startup = manager.discover_and_connect(&discovery()).await;
     let error = startup.error("bad").unwrap();
     assert_eq!(error.code, ErrorCode::InvalidConfig);
-    assert_eq!(error.config_key, "transport.url");
+    // Named as the file wrote it, not in the store's vocabulary.
+    assert_eq!(error.config_key, "mcpServers.bad.url");
     assert_eq!(manager.status("bad"), None);
     assert_eq!(startup.ready.len(), 2);
 
