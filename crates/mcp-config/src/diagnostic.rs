@@ -280,6 +280,25 @@ impl Diagnostic {
     pub fn code(&self) -> &'static str {
         self.code.as_str()
     }
+
+    /// One server's problems on one line, for an error message:
+    /// `FIELD: message [code]; ...`, each located as
+    /// [`Diagnostic::location`] says, without the server's name (the
+    /// message around it names the server once).
+    pub fn summary(diagnostics: &[Diagnostic]) -> String {
+        diagnostics
+            .iter()
+            .map(|d| {
+                let location = d.location();
+                if location.is_empty() {
+                    format!("{} [{}]", d.message, d.code)
+                } else {
+                    format!("{location}: {} [{}]", d.message, d.code)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
 }
 
 impl fmt::Display for Diagnostic {

@@ -107,7 +107,7 @@ pub struct ResolvedOAuth {
 /// Why a server cannot connect: every problem found, validation's and
 /// resolution's. The message names variables and fields, never values.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("server `{server}` cannot connect: {}", summary(problems))]
+#[error("server `{server}` cannot connect: {}", Diagnostic::summary(problems))]
 #[non_exhaustive]
 pub struct ResolveError {
     /// The server's id.
@@ -137,14 +137,6 @@ impl ResolveError {
     pub fn missing_inputs(&self) -> &[String] {
         &self.missing_inputs
     }
-}
-
-fn summary(problems: &[Diagnostic]) -> String {
-    problems
-        .iter()
-        .map(|d| format!("{}: {} [{}]", d.field, d.message, d.code))
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// Validates `config` and resolves it against `env`.

@@ -180,21 +180,13 @@ pub enum StoreError {
         id: String,
     },
     /// The config does not validate; nothing was written.
-    #[error("server `{id}` is not valid: {}", summary(diagnostics))]
+    #[error("server `{id}` is not valid: {}", Diagnostic::summary(diagnostics))]
     Invalid {
         /// The server's id.
         id: String,
         /// Every problem.
         diagnostics: Vec<Diagnostic>,
     },
-}
-
-fn summary(diagnostics: &[Diagnostic]) -> String {
-    diagnostics
-        .iter()
-        .map(|d| format!("{}: {} [{}]", d.field, d.message, d.code))
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 impl StoreError {

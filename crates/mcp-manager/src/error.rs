@@ -414,7 +414,7 @@ pub enum ManagerError {
         id: String,
     },
     /// The configuration does not validate; nothing was saved.
-    #[error("server `{id}` is not valid: {}", summary(diagnostics))]
+    #[error("server `{id}` is not valid: {}", Diagnostic::summary(diagnostics))]
     Invalid {
         /// The server's id.
         id: String,
@@ -451,14 +451,6 @@ impl ManagerError {
             ManagerError::StoreTask => "store_task_failed",
         }
     }
-}
-
-fn summary(diagnostics: &[Diagnostic]) -> String {
-    diagnostics
-        .iter()
-        .map(|d| format!("{}: {} [{}]", d.field, d.message, d.code))
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// Why [`McpManager::wait_ready`](crate::McpManager::wait_ready) gave up.
