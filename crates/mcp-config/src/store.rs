@@ -485,7 +485,7 @@ pub(crate) fn lock_file<'a>(
 ) -> Result<FileGuard<'a>, (PathBuf, io::Error)> {
     // The mutex guards no data, only the file; a panic elsewhere while
     // holding it leaves nothing inconsistent in memory.
-    let thread = lock.lock().unwrap_or_else(PoisonError::into_inner);
+    let thread = mcp_proto::sync::lock(lock);
     let dir = store_dir(path);
     if !dir.exists() {
         return Ok(FileGuard {

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
@@ -138,10 +138,7 @@ impl MemoryToolCache {
 
     /// How many entries it holds.
     pub fn len(&self) -> usize {
-        self.entries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
+        mcp_proto::sync::lock(&self.entries).len()
     }
 
     /// Whether it holds none.
@@ -153,25 +150,17 @@ impl MemoryToolCache {
 #[async_trait]
 impl ToolCache for MemoryToolCache {
     async fn load(&self, fingerprint: &str) -> Option<CachedTools> {
-        self.entries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        mcp_proto::sync::lock(&self.entries)
             .get(fingerprint)
             .cloned()
     }
 
     async fn store(&self, fingerprint: &str, entry: CachedTools) {
-        self.entries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(fingerprint.to_owned(), entry);
+        mcp_proto::sync::lock(&self.entries).insert(fingerprint.to_owned(), entry);
     }
 
     async fn remove(&self, fingerprint: &str) {
-        self.entries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(fingerprint);
+        mcp_proto::sync::lock(&self.entries).remove(fingerprint);
     }
 }
 

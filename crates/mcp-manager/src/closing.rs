@@ -15,7 +15,7 @@
 //! waiting for the task first and then for what it handed over misses
 //! nothing.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use mcp_transport::Client;
 use tokio::task::JoinHandle;
@@ -46,7 +46,7 @@ impl Closings {
     }
 
     fn record(&self, id: &Arc<str>, task: JoinHandle<()>) {
-        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut pending = mcp_proto::sync::lock(&self.pending);
         pending.retain(|(_, task)| !task.is_finished());
         pending.push((Arc::clone(id), task));
     }
@@ -56,7 +56,7 @@ impl Closings {
     pub(crate) async fn settle(&self, id: Option<&str>) {
         loop {
             let due: Vec<JoinHandle<()>> = {
-                let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut pending = mcp_proto::sync::lock(&self.pending);
                 let (due, rest) = std::mem::take(&mut *pending)
                     .into_iter()
                     .partition(|(server, _)| id.is_none_or(|id| &**server == id));

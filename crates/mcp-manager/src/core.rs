@@ -23,7 +23,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use mcp_config::{
     ConfigLevel, Environment, ResolveError, ResolvedConfig, ServerConfig, SourceMeta, Store,
@@ -234,10 +234,7 @@ impl Core {
 
     fn cache_queue(&self) -> Option<mpsc::UnboundedSender<CacheJob>> {
         let cache = self.cache.as_ref()?;
-        let mut jobs = self
-            .cache_jobs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut jobs = mcp_proto::sync::lock(&self.cache_jobs);
         if let Some(sender) = jobs.as_ref().filter(|s| !s.is_closed()) {
             return Some(sender.clone());
         }
@@ -266,9 +263,7 @@ impl Core {
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
-        // Every critical section leaves the state consistent; a panic
-        // elsewhere is no reason to stop managing servers.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        mcp_proto::sync::lock(&self.state)
     }
 
     /// Whether the manager was closed. Read under the state lock where it

@@ -135,9 +135,7 @@ impl TokenStore for MemoryTokenStore {
 
 impl MemoryTokenStore {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<StoreKey, StoredCredentials>> {
-        self.entries
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        mcp_proto::sync::lock(&self.entries)
     }
 }
 

@@ -22,6 +22,7 @@ pub mod methods;
 mod scan;
 pub mod secret;
 pub mod session;
+pub mod sync;
 pub mod text;
 pub mod types;
 pub mod version;

@@ -465,9 +465,7 @@ impl Shared {
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        // A panic while holding the lock cannot leave the session half
-        // updated in a way that matters more than stopping; keep going.
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        mcp_proto::sync::lock(&self.inner)
     }
 }
 
@@ -1481,7 +1479,7 @@ async fn answer(
 fn lock_set(
     set: &Mutex<std::collections::HashSet<String>>,
 ) -> MutexGuard<'_, std::collections::HashSet<String>> {
-    set.lock().unwrap_or_else(|e| e.into_inner())
+    mcp_proto::sync::lock(set)
 }
 
 /// `HeaderMismatch` (2026-07-28 "Base protocol" §Error codes).

@@ -31,7 +31,7 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -680,9 +680,7 @@ struct Tasks {
 
 /// Locks a mutex, ignoring poisoning: every critical section here leaves
 /// the data consistent even if it panics midway.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
+use mcp_proto::sync::lock;
 
 fn signal_group(pgid: Pid, signal: Signal) {
     match rustix::process::kill_process_group(pgid, signal) {

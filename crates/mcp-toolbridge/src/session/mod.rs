@@ -452,9 +452,7 @@ impl State {
 
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, State> {
-        // Nothing panics while holding the lock; recover rather than
-        // propagate a poison that cannot have left the state inconsistent.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        mcp_proto::sync::lock(&self.state)
     }
 
     pub(crate) fn backend(&self) -> Arc<dyn Backend> {

@@ -17,7 +17,7 @@
 //! timeout raced it) is sent again on a new connection; one that was sent is
 //! never repeated.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use http::header::HOST;
@@ -91,14 +91,14 @@ impl Pool {
     /// A kept connection that can take a request now; closed ones are
     /// dropped on the way, busy ones stay.
     fn take_ready(&self) -> Option<Sender> {
-        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut kept = mcp_proto::sync::lock(&self.kept);
         kept.retain(|sender| !sender.is_closed());
         let ready = kept.iter().position(Sender::is_ready)?;
         Some(kept.swap_remove(ready))
     }
 
     fn keep(&self, sender: Sender) {
-        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut kept = mcp_proto::sync::lock(&self.kept);
         if kept.len() < MAX_KEPT {
             kept.push(sender);
         }

@@ -463,8 +463,4 @@ fn call_arguments(params: &mcp_proto::RawValue) -> Option<mcp_proto::types::Json
 }
 
 /// Locks a mutex whose holder never panics; poisoning is ignored.
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+pub(super) use mcp_proto::sync::lock;
