@@ -10,6 +10,8 @@ mod client;
 pub mod fuzzing;
 mod http;
 mod memory;
+#[cfg(feature = "scripted")]
+pub mod scripted;
 #[cfg(unix)]
 mod stdio;
 mod transport;
