@@ -10,9 +10,17 @@
 //!    AI-Zen), [`parse_vscode`], [`parse_store_v1`], or [`parse_document`]
 //!    to detect the format. One bad entry is one [`EntryError`]; the others load.
 //! 2. **Discover** across sources with [`Discovery`]: user file, project
-//!    `.mcp.json`, host [`ConfigSource`]s; project overrides user; disabled
-//!    entries and entries a [`NativeHook`] claims are set aside; a broken
-//!    source is one error entry, never a failed startup.
+//!    `.mcp.json`, host [`ConfigSource`]s, and the files other applications
+//!    keep ([`HostSources`]: Claude Code, Claude Desktop, Cursor, VS Code,
+//!    Windsurf, Codex, Gemini CLI, Zed, goose, opencode, Cline, at their
+//!    standard places for the OS). Precedence: project over user; between
+//!    sources of one level, the one added first (for host files, the order
+//!    of [`Host::ALL`]). A definition that loses is reported as shadowed,
+//!    naming the source that shadows it; an identical definition in several
+//!    places is one server listing every source. Disabled entries and
+//!    entries a [`NativeHook`] claims are set aside; a broken source is one
+//!    error entry, never a failed startup. [`DiscoveryReport::sources`]
+//!    lists every source looked at, found or not.
 //! 3. **Validate** with [`validate`] / [`validate_all`]: every problem, each a
 //!    [`Diagnostic`] with a stable [`Code`] and a field path.
 //! 4. **Resolve** with [`resolve`] when the server connects: `${VAR}` and
@@ -48,7 +56,7 @@ pub use diagnostic::{Code, Diagnostic};
 pub use discovery::{
     ConfigLevel, ConfigSource, DiscoveredServer, Discovery, DiscoveryEntry, DiscoveryOptions,
     DiscoveryReport, ExaHook, FileSource, NativeClaim, NativeHook, NativeServer, Shadowed,
-    SourceError, SourceMeta, SourceWarning,
+    SourceError, SourceMeta, SourceReport, SourceStatus, SourceWarning,
 };
 pub use expand::{Environment, ExpandError, ProcessEnv, check_references, expand};
 pub use fingerprint::fingerprint;
@@ -57,7 +65,7 @@ pub use format::{
     parse_document, parse_document_with, parse_mcp_servers, parse_store_server, parse_store_v1,
     parse_vscode, server_to_store_json, write_store_v1,
 };
-pub use hosts::Host;
+pub use hosts::{Host, HostDirs, HostFile, HostSources, Os};
 pub use model::{
     EnvHeader, HttpConfig, InputPrompt, OAuthConfig, OAuthGrant, ProtocolEra, SecretEntry,
     ServerConfig, StdioConfig, ToolFilter, TransportConfig, TransportKind,
