@@ -14,12 +14,14 @@ mod cli;
 mod demo_server;
 mod demo_tools;
 mod exit;
+mod import_cmd;
 mod login;
 mod output;
 mod retry;
 mod runtime;
 mod servers;
 mod sources;
+mod sources_cmd;
 mod store_cmd;
 mod tools_cmd;
 mod ui;
@@ -55,6 +57,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         configs: global.configs,
         project: global.project,
         no_project: global.no_project,
+        no_host_configs: global.no_host_configs,
     };
     match cli.command {
         Command::DemoServer => demo_server::run()
@@ -65,6 +68,8 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         Command::Enable { name } => store_cmd::set_enabled(&name, true, &sources, output),
         Command::Disable { name } => store_cmd::set_enabled(&name, false, &sources, output),
         Command::Servers => block_on(servers::run(&sources, output)),
+        Command::Sources => sources_cmd::run(&sources, output),
+        Command::Import { host } => import_cmd::run(host, &sources, output),
         Command::Tools { server } => block_on(tools_cmd::run(server.as_deref(), &sources, output)),
         Command::Call {
             server,
