@@ -33,7 +33,7 @@ pub(crate) struct GlobalArgs {
     #[arg(long = "config", value_name = "FILE", global = true)]
     pub(crate) configs: Vec<PathBuf>,
 
-    /// Read the project's .mcp.json from DIR [default: the current directory]
+    /// Read the project's files (.mcp.json, .cursor/mcp.json, .vscode/mcp.json, ...) from DIR [default: the current directory]
     #[arg(long, value_name = "DIR", global = true)]
     pub(crate) project: Option<PathBuf>,
 
@@ -42,7 +42,12 @@ pub(crate) struct GlobalArgs {
     pub(crate) no_project: bool,
 
     /// Do not read other applications' MCP files (Claude, Cursor, VS Code, ...); also MCPCTL_NO_HOST_CONFIGS=1
-    #[arg(long, global = true, env = "MCPCTL_NO_HOST_CONFIGS")]
+    #[arg(
+        long,
+        global = true,
+        env = "MCPCTL_NO_HOST_CONFIGS",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
     pub(crate) no_host_configs: bool,
 
     /// Permission preset for calls: full calls without asking; workspace and readonly ask first
