@@ -26,8 +26,8 @@
 //! ```
 
 use mcp_config::{
-    Discovery, DiscoveryEntry, DiscoveryOptions, Host, ServerConfig, SourceMeta, Store,
-    StoreError, TransportConfig,
+    Discovery, DiscoveryEntry, DiscoveryOptions, Host, ServerConfig, SourceMeta, Store, StoreError,
+    TransportConfig,
 };
 use serde::Serialize;
 
@@ -94,9 +94,7 @@ pub(crate) fn run(host: Host, options: &SourceOptions, output: &Output) -> Resul
         .collect();
     let mut discovery_options = DiscoveryOptions::default();
     discovery_options.project_configs = !options.no_project;
-    let report = hosts
-        .add_to(Discovery::new(discovery_options))
-        .discover();
+    let report = hosts.add_to(Discovery::new(discovery_options)).discover();
 
     let store = Store::open(sources::store_path()?);
     let mut result = ImportReport {
@@ -156,27 +154,25 @@ pub(crate) fn run(host: Host, options: &SourceOptions, output: &Output) -> Resul
     if !result.imported.is_empty() {
         return Ok(Exit::Success);
     }
-    Err(
-        if result.conflicts.is_empty() && result.errors.is_empty() {
-            CliError::usage(format!(
-                "no servers found in {}'s files ({})",
-                host.label(),
-                looked_at.join(", ")
-            ))
+    Err(if result.conflicts.is_empty() && result.errors.is_empty() {
+        CliError::usage(format!(
+            "no servers found in {}'s files ({})",
+            host.label(),
+            looked_at.join(", ")
+        ))
+    } else {
+        let error = CliError::usage(format!(
+            "nothing imported from {}: {} already in the store, {} not readable",
+            host.label(),
+            result.conflicts.len(),
+            result.errors.len()
+        ));
+        if result.conflicts.is_empty() {
+            error
         } else {
-            let error = CliError::usage(format!(
-                "nothing imported from {}: {} already in the store, {} not readable",
-                host.label(),
-                result.conflicts.len(),
-                result.errors.len()
-            ));
-            if result.conflicts.is_empty() {
-                error
-            } else {
-                error.hint("`mcpctl remove ID` first to replace a stored server")
-            }
-        },
-    )
+            error.hint("`mcpctl remove ID` first to replace a stored server")
+        }
+    })
 }
 
 fn summary(config: &ServerConfig, source: &SourceMeta) -> Imported {

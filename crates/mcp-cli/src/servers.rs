@@ -201,14 +201,15 @@ pub(crate) fn with_shadowed(rows: Vec<ServerRow>, runtime: &Runtime) -> Vec<Serv
 
 /// The row of a definition that is not used.
 fn shadowed_row(shadowed: &mcp_config::Shadowed) -> ServerRow {
-    let (name, transport, enabled, (env, headers)) = match &shadowed.entry {
+    let (name, transport, enabled, (env, headers), also_in) = match &shadowed.entry {
         DiscoveryEntry::Server(server) | DiscoveryEntry::Disabled(server) => (
             Some(server.config.name.clone()),
             Some(server.config.transport.kind().as_str()),
             server.config.enabled,
             names(&server.config),
+            server.also_in.iter().map(SourceJson::from).collect(),
         ),
-        _ => (None, None, true, (Vec::new(), Vec::new())),
+        _ => (None, None, true, (Vec::new(), Vec::new()), Vec::new()),
     };
     ServerRow {
         id: Some(shadowed.id.clone()),
@@ -223,7 +224,7 @@ fn shadowed_row(shadowed: &mcp_config::Shadowed) -> ServerRow {
         protocol: None,
         env,
         headers,
-        also_in: Vec::new(),
+        also_in,
         shadows: Vec::new(),
         shadowed_by: Some((&shadowed.winner).into()),
     }

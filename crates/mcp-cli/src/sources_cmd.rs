@@ -102,14 +102,20 @@ fn render(rows: &[SourceRow], output: &Output) -> String {
         let (status, paint) = match (row.status, row.servers, &row.error) {
             ("found", Some(1), _) => ("found: 1 server".to_owned(), Paint::Green),
             ("found", Some(n), _) => (format!("found: {n} servers"), Paint::Green),
-            ("error", _, Some(error)) => (format!("error: {} {}", error.code, error.message), Paint::Red),
+            ("error", _, Some(error)) => (
+                format!("error: {} {}", error.code, error.message),
+                Paint::Red,
+            ),
             ("skipped", _, _) => ("skipped (--no-project)".to_owned(), Paint::Dim),
             _ => ("not found".to_owned(), Paint::Dim),
         };
         table.painted_row(vec![
             (row.label.clone(), None),
             (row.level.to_owned(), None),
-            (row.path.clone().unwrap_or_else(|| "-".to_owned()), Some(Paint::Dim)),
+            (
+                row.path.clone().unwrap_or_else(|| "-".to_owned()),
+                Some(Paint::Dim),
+            ),
             (status, Some(paint)),
         ]);
     }

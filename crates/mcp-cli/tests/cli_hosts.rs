@@ -111,7 +111,8 @@ fn servers_shows_each_hosts_label_shadowed_definitions_and_merged_identical_ones
         .unwrap_or_else(|| panic!("{}", run.stdout));
     assert!(shadowed_line.starts_with("dup "), "{shadowed_line}");
     assert!(
-        shadowed_line.contains("Claude Desktop (") && shadowed_line.ends_with("shadowed by Claude Code"),
+        shadowed_line.contains("Claude Desktop (")
+            && shadowed_line.ends_with("shadowed by Claude Code"),
         "{shadowed_line}"
     );
     assert!(run.stdout.contains("also in VS Code"), "{}", run.stdout);
@@ -138,7 +139,10 @@ fn the_store_and_config_files_win_over_other_hosts_and_no_host_configs_turns_the
     assert_eq!(mine[0]["status"], "ready");
     assert_eq!(mine[1]["status"], "shadowed");
     assert_eq!(mine[1]["source"]["label"], "Claude Desktop");
-    assert_eq!(one(&rows, "desktop-only")["source"]["label"], "Claude Desktop");
+    assert_eq!(
+        one(&rows, "desktop-only")["source"]["label"],
+        "Claude Desktop"
+    );
 
     // --config adds to the host files, and wins over them too.
     let config = env.write_json(
@@ -164,23 +168,38 @@ fn the_store_and_config_files_win_over_other_hosts_and_no_host_configs_turns_the
         ids
     };
     assert_eq!(ids(&env.json(&["--no-host-configs", "servers"])), ["mine"]);
-    let off = run_with(&env, &[("MCPCTL_NO_HOST_CONFIGS", "1")], &["--json", "servers"]);
+    let off = run_with(
+        &env,
+        &[("MCPCTL_NO_HOST_CONFIGS", "1")],
+        &["--json", "servers"],
+    );
     assert_eq!(off.code, 0, "{off:#?}");
     assert_eq!(ids(&support::parse_one_document(&off.stdout)), ["mine"]);
-    let on = run_with(&env, &[("MCPCTL_NO_HOST_CONFIGS", "0")], &["--json", "servers"]);
+    let on = run_with(
+        &env,
+        &[("MCPCTL_NO_HOST_CONFIGS", "0")],
+        &["--json", "servers"],
+    );
     assert_eq!(
         ids(&support::parse_one_document(&on.stdout)),
         ["desktop-only", "mine", "mine"]
     );
     let help = env.run(&["--help"]);
     assert!(help.stdout.contains("--no-host-configs"), "{}", help.stdout);
-    assert!(help.stdout.contains("MCPCTL_NO_HOST_CONFIGS"), "{}", help.stdout);
+    assert!(
+        help.stdout.contains("MCPCTL_NO_HOST_CONFIGS"),
+        "{}",
+        help.stdout
+    );
 }
 
 #[test]
 fn the_demo_server_stays_only_while_no_source_has_a_file() {
     let env = Env::new();
-    assert_eq!(one(&env.json(&["servers"]), "demo")["source"]["label"], "built-in");
+    assert_eq!(
+        one(&env.json(&["servers"]), "demo")["source"]["label"],
+        "built-in"
+    );
     // A host file without servers is still a file: no demo.
     write(&env.home(), CLAUDE_DESKTOP, r#"{"mcpServers": {}}"#);
     assert_eq!(env.json(&["servers"]), json!([]));
@@ -200,7 +219,11 @@ fn sources_lists_every_file_looked_at_found_or_not() {
         &json!({"mcpServers": {"a": demo(), "b": demo(), "c": {"url": CLOSED_URL}}}).to_string(),
     );
     let broken = write(&env.home(), VSCODE_USER, "{\"servers\": {");
-    let project = write(&env.work_dir(), ".mcp.json", r#"{"mcpServers": {"p": {"command": "p"}}}"#);
+    let project = write(
+        &env.work_dir(),
+        ".mcp.json",
+        r#"{"mcpServers": {"p": {"command": "p"}}}"#,
+    );
 
     let listed = env.json(&["sources"]);
     let listed = listed.as_array().unwrap();
@@ -231,15 +254,30 @@ fn sources_lists_every_file_looked_at_found_or_not() {
     assert_eq!(store["status"], "not_found");
     // Every host has at least one file listed.
     for host in [
-        "claude-code", "claude-desktop", "cursor", "vscode", "windsurf", "codex", "gemini",
-        "zed", "goose", "opencode", "cline",
+        "claude-code",
+        "claude-desktop",
+        "cursor",
+        "vscode",
+        "windsurf",
+        "codex",
+        "gemini",
+        "zed",
+        "goose",
+        "opencode",
+        "cline",
     ] {
         assert!(listed.iter().any(|row| row["host"] == host), "{host}");
     }
     // Project files come first, then --config and the store, then the user's.
-    let levels: Vec<&str> = listed.iter().map(|row| row["level"].as_str().unwrap()).collect();
+    let levels: Vec<&str> = listed
+        .iter()
+        .map(|row| row["level"].as_str().unwrap())
+        .collect();
     let first_user = levels.iter().position(|level| *level == "user").unwrap();
-    assert!(levels[first_user..].iter().all(|level| *level == "user"), "{levels:?}");
+    assert!(
+        levels[first_user..].iter().all(|level| *level == "user"),
+        "{levels:?}"
+    );
     assert_eq!(listed[first_user]["label"], "store");
 
     let run = env.run(&["sources"]);
@@ -252,9 +290,21 @@ fn sources_lists_every_file_looked_at_found_or_not() {
             .to_owned()
     };
     assert!(line_of(&desktop).starts_with("Claude Desktop "));
-    assert!(line_of(&desktop).ends_with("found: 3 servers"), "{}", run.stdout);
-    assert!(line_of(&project).ends_with("found: 1 server"), "{}", run.stdout);
-    assert!(line_of(&broken).contains("error: parse_error "), "{}", run.stdout);
+    assert!(
+        line_of(&desktop).ends_with("found: 3 servers"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        line_of(&project).ends_with("found: 1 server"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        line_of(&broken).contains("error: parse_error "),
+        "{}",
+        run.stdout
+    );
     assert!(line_of(&env.home().join(".cursor/mcp.json")).ends_with("not found"));
 
     // Without host files, only mcpctl's own sources are looked at.
@@ -295,25 +345,46 @@ fn import_copies_a_hosts_servers_into_the_store_and_keeps_what_is_there() {
         &json!({"mcpServers": {"desktop": demo()}}).to_string(),
     );
     // Already in the store: a conflict, kept as it is.
-    let add = env.run(&["add", "tools", "--", support::MCPCTL, "demo-server", "--stored"]);
+    let add = env.run(&[
+        "add",
+        "tools",
+        "--",
+        support::MCPCTL,
+        "demo-server",
+        "--stored",
+    ]);
     assert_eq!(add.code, 0, "{add:#?}");
 
     let run = env.run(&["import", "vscode"]);
     assert_eq!(run.code, 0, "{run:#?}");
-    assert!(!run.stdout.contains(SECRET) && !run.stderr.contains(SECRET), "{run:#?}");
     assert!(
-        run.stdout.contains("imported http server `remote` from VS Code (")
-            && run.stdout.contains("(headers Authorization; values stored as secrets)"),
+        !run.stdout.contains(SECRET) && !run.stderr.contains(SECRET),
+        "{run:#?}"
+    );
+    assert!(
+        run.stdout
+            .contains("imported http server `remote` from VS Code (")
+            && run
+                .stdout
+                .contains("(headers Authorization; values stored as secrets)"),
         "{}",
         run.stdout
     );
-    assert!(run.stdout.contains("imported stdio server `workspace`"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("imported stdio server `workspace`"),
+        "{}",
+        run.stdout
+    );
     assert!(
         run.stdout.contains("conflict: `tools` from VS Code ("),
         "{}",
         run.stdout
     );
-    assert!(run.stdout.contains("2 of VS Code's servers imported"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("2 of VS Code's servers imported"),
+        "{}",
+        run.stdout
+    );
 
     // The store holds them now, with the secret; the stored `tools` kept.
     let stored: Value =
@@ -325,7 +396,10 @@ fn import_copies_a_hosts_servers_into_the_store_and_keeps_what_is_there() {
         .map(|s| s["id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, ["tools", "workspace", "remote"]);
-    assert_eq!(stored["servers"][0]["transport"]["args"], json!(["demo-server", "--stored"]));
+    assert_eq!(
+        stored["servers"][0]["transport"]["args"],
+        json!(["demo-server", "--stored"])
+    );
     let remote = &stored["servers"][2]["transport"];
     assert_eq!(remote["url"], CLOSED_URL);
     assert_eq!(remote["headers"][0]["key"], "Authorization");
@@ -339,13 +413,23 @@ fn import_copies_a_hosts_servers_into_the_store_and_keeps_what_is_there() {
     assert_eq!(again.code, 2, "{again:#?}");
     let report = support::parse_one_document(&again.stdout);
     assert_eq!(report["imported"], json!([]));
-    assert_eq!(report["conflicts"].as_array().unwrap().len(), 3, "{report:#}");
-    assert!(again.stderr.contains("nothing imported from VS Code"), "{again:#?}");
+    assert_eq!(
+        report["conflicts"].as_array().unwrap().len(),
+        3,
+        "{report:#}"
+    );
+    assert!(
+        again.stderr.contains("nothing imported from VS Code"),
+        "{again:#?}"
+    );
 
     // A host with no file: nothing to import, exit 2, the files named.
     let none = env.run(&["import", "cursor"]);
     assert_eq!(none.code, 2, "{none:#?}");
-    assert!(none.stderr.contains("no servers found in Cursor's files"), "{none:#?}");
+    assert!(
+        none.stderr.contains("no servers found in Cursor's files"),
+        "{none:#?}"
+    );
     assert!(none.stderr.contains(".cursor/mcp.json"), "{none:#?}");
     // An unknown host is a usage error naming the known ones.
     let unknown = env.run(&["import", "notepad"]);
@@ -388,7 +472,11 @@ fn write_every_hosts_files(env: &Env) -> Vec<Expected> {
     let exe = support::MCPCTL;
     let project_key = project.to_str().unwrap();
 
-    write(&home, CLAUDE_DESKTOP, &format!(r#"{{
+    write(
+        &home,
+        CLAUDE_DESKTOP,
+        &format!(
+            r#"{{
   "mcpServers": {{
     "desktop-files": {{
       "command": "{exe}",
@@ -402,9 +490,15 @@ fn write_every_hosts_files(env: &Env) -> Vec<Expected> {
     }}
   }},
   "preferences": {{ "menuBarEnabled": false }}
-}}"#));
+}}"#
+        ),
+    );
 
-    write(&home, ".claude.json", &format!(r#"{{
+    write(
+        &home,
+        ".claude.json",
+        &format!(
+            r#"{{
   "numStartups": 42,
   "installMethod": "native",
   "autoUpdates": true,
@@ -444,9 +538,15 @@ fn write_every_hosts_files(env: &Env) -> Vec<Expected> {
       }}
     }}
   }}
-}}"#));
+}}"#
+        ),
+    );
 
-    write(&project, ".mcp.json", &format!(r#"{{
+    write(
+        &project,
+        ".mcp.json",
+        &format!(
+            r#"{{
   "mcpServers": {{
     "proj-search": {{
       "command": "{exe}",
@@ -459,9 +559,15 @@ fn write_every_hosts_files(env: &Env) -> Vec<Expected> {
       "headers": {{ "Authorization": "Bearer ${{DOCS_TOKEN}}" }}
     }}
   }}
-}}"#));
+}}"#
+        ),
+    );
 
-    write(&home, ".cursor/mcp.json", &format!(r#"{{
+    write(
+        &home,
+        ".cursor/mcp.json",
+        &format!(
+            r#"{{
   "mcpServers": {{
     "cursor-browser": {{
       "command": "{exe}",
@@ -473,8 +579,14 @@ fn write_every_hosts_files(env: &Env) -> Vec<Expected> {
       "headers": {{ "Authorization": "Bearer ${{env:LINEAR_TOKEN}}" }}
     }}
   }}
-}}"#));
-    write(&project, ".cursor/mcp.json", &format!(r#"{{
+}}"#
+        ),
+    );
+    write(
+        &project,
+        ".cursor/mcp.json",
+        &format!(
+            r#"{{
   "mcpServers": {{
     "cursor-proj-lint": {{
       "type": "stdio",
@@ -487,9 +599,15 @@ fn write_every_hosts_files(env: &Env) -> Vec<Expected> {
       "headers": {{ "X-Project": "demo" }}
     }}
   }}
-}}"#));
+}}"#
+        ),
+    );
 
-    write(&home, VSCODE_USER, &format!(r#"{{
+    write(
+        &home,
+        VSCODE_USER,
+        &format!(
+            r#"{{
   // MCP servers for every workspace
   "servers": {{
     "vscode-playwright": {{
@@ -504,8 +622,14 @@ fn write_every_hosts_files(env: &Env) -> Vec<Expected> {
       "headers": {{ "Authorization": "Bearer ${{env:GH_TOKEN}}" }},
     }},
   }},
-}}"#));
-    write(&project, ".vscode/mcp.json", &format!(r#"{{
+}}"#
+        ),
+    );
+    write(
+        &project,
+        ".vscode/mcp.json",
+        &format!(
+            r#"{{
   "servers": {{
     // The workspace's own servers
     "vscode-proj-tests": {{
@@ -520,9 +644,15 @@ fn write_every_hosts_files(env: &Env) -> Vec<Expected> {
       "headers": {{ "X-Workspace": "${{workspaceFolder}}" }}
     }}
   }}
-}}"#));
+}}"#
+        ),
+    );
 
-    write(&home, ".codeium/windsurf/mcp_config.json", &format!(r#"{{
+    write(
+        &home,
+        ".codeium/windsurf/mcp_config.json",
+        &format!(
+            r#"{{
   "mcpServers": {{
     "windsurf-memory": {{
       "command": "{exe}",
@@ -534,9 +664,15 @@ fn write_every_hosts_files(env: &Env) -> Vec<Expected> {
       "headers": {{ "Authorization": "Bearer ${{env:FIGMA_TOKEN}}" }}
     }}
   }}
-}}"#));
+}}"#
+        ),
+    );
 
-    write(&home, ".codex/config.toml", &format!(r#"model = "gpt-5-codex"
+    write(
+        &home,
+        ".codex/config.toml",
+        &format!(
+            r#"model = "gpt-5-codex"
 approval_policy = "on-request"
 
 [mcp_servers.codex-docs]
@@ -550,9 +686,15 @@ tool_timeout_sec = 60
 url = "{CLOSED_URL}"
 bearer_token_env_var = "FIGMA_OAUTH_TOKEN"
 http_headers = {{ "X-Figma-Region" = "us-east-1" }}
-"#));
+"#
+        ),
+    );
 
-    write(&home, ".gemini/settings.json", &format!(r#"{{
+    write(
+        &home,
+        ".gemini/settings.json",
+        &format!(
+            r#"{{
   "theme": "GitHub",
   "selectedAuthType": "oauth-personal",
   "mcpServers": {{
@@ -569,9 +711,15 @@ http_headers = {{ "X-Figma-Region" = "us-east-1" }}
       "timeout": 5000
     }}
   }}
-}}"#));
+}}"#
+        ),
+    );
 
-    write(&home, ".config/zed/settings.json", &format!(r#"// Zed settings
+    write(
+        &home,
+        ".config/zed/settings.json",
+        &format!(
+            r#"// Zed settings
 //
 // For information on how to configure Zed, see the Zed
 // documentation: https://zed.dev/docs/configuring-zed
@@ -590,9 +738,15 @@ http_headers = {{ "X-Figma-Region" = "us-east-1" }}
       "headers": {{ "Authorization": "Bearer {SECRET}" }},
     }},
   }},
-}}"#));
+}}"#
+        ),
+    );
 
-    write(&home, ".config/goose/config.yaml", &format!(r#"GOOSE_PROVIDER: anthropic
+    write(
+        &home,
+        ".config/goose/config.yaml",
+        &format!(
+            r#"GOOSE_PROVIDER: anthropic
 GOOSE_MODEL: claude-sonnet-4
 extensions:
   developer:
@@ -623,9 +777,15 @@ extensions:
     headers:
       Authorization: Bearer {SECRET}
     timeout: 300
-"#));
+"#
+        ),
+    );
 
-    write(&home, ".config/opencode/opencode.json", &format!(r#"{{
+    write(
+        &home,
+        ".config/opencode/opencode.json",
+        &format!(
+            r#"{{
   "$schema": "https://opencode.ai/config.json",
   "mcp": {{
     "opencode-local": {{
@@ -641,12 +801,15 @@ extensions:
       "headers": {{ "Authorization": "Bearer {{env:REMOTE_TOKEN}}" }}
     }}
   }}
-}}"#));
+}}"#
+        ),
+    );
 
     write(
         &home,
         ".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
-        &format!(r#"{{
+        &format!(
+            r#"{{
   "mcpServers": {{
     "cline-files": {{
       "command": "{exe}",
@@ -665,7 +828,8 @@ extensions:
       "type": "streamableHttp"
     }}
   }}
-}}"#),
+}}"#
+        ),
     );
 
     vec![

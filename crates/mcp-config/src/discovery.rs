@@ -22,7 +22,8 @@
 //!   tool filter, VS Code inputs and enabled flag; the display name, description and
 //!   timeouts do not count) is not a shadow: it is the same server
 //!   configured in several places, listed once with every other source in
-//!   [`DiscoveredServer::also_in`]. An entry
+//!   [`DiscoveredServer::also_in`]; losers identical to each other are one
+//!   shadowed definition, the others in its entry's `also_in`. An entry
 //!   that failed to parse still takes part when its name is known, so a
 //!   broken project override fails loudly instead of silently falling back.
 //! - Disabled entries are set aside ([`DiscoveryEntry::Disabled`]) before
@@ -381,7 +382,8 @@ pub struct Shadowed {
     pub id: String,
     /// The source whose definition is used instead: the one that shadows.
     pub winner: SourceMeta,
-    /// The definition that is not used.
+    /// The definition that is not used; when other sources hold the same
+    /// definition, they are in its [`DiscoveredServer::also_in`].
     pub entry: DiscoveryEntry,
 }
 
@@ -788,28 +790,42 @@ impl Discovery {
                     .max_by_key(|&other| rank(other))
             })
             .collect();
-        // A loser identical to its winner is the same server configured in
-        // another place: listed with the winner, not as a shadow.
-        let identical: Vec<bool> = (0..slots.len())
-            .map(|index| match (winners[index], &slots[index]) {
-                (Some(winner), Slot::Entry(loser)) if winner != index => {
-                    match (&slots[winner], &loser.entry) {
-                        (Slot::Entry(kept), Ok(config)) => kept
-                            .entry
-                            .as_ref()
-                            .is_ok_and(|kept| same_definition(kept, config)),
-                        _ => false,
-                    }
-                }
+        let same = |a: usize, b: usize| match (&slots[a], &slots[b]) {
+            (Slot::Entry(x), Slot::Entry(y)) => match (&x.entry, &y.entry) {
+                (Ok(x), Ok(y)) => same_definition(x, y),
                 _ => false,
+            },
+            _ => false,
+        };
+        // A loser identical to its winner is the same server configured in
+        // another place: listed with the winner, not as a shadow. Losers
+        // identical to each other (but not to the winner) are one shadowed
+        // definition, listed with the best-ranked of them.
+        let merged_into: Vec<Option<usize>> = (0..slots.len())
+            .map(|index| {
+                let winner = winners[index].filter(|&winner| winner != index)?;
+                if same(winner, index) {
+                    return Some(winner);
+                }
+                let first = (0..slots.len())
+                    .filter(|&other| {
+                        winners[other] == Some(winner)
+                            && other != winner
+                            && !same(winner, other)
+                            && same(other, index)
+                    })
+                    .max_by_key(|&other| rank(other))?;
+                (first != index).then_some(first)
             })
             .collect();
         let mut also_in: Vec<Vec<SourceMeta>> = vec![Vec::new(); slots.len()];
-        let mut merged: Vec<usize> = (0..slots.len()).filter(|&i| identical[i]).collect();
+        let mut merged: Vec<usize> = (0..slots.len())
+            .filter(|&i| merged_into[i].is_some())
+            .collect();
         merged.sort_by_key(|&index| Reverse(rank(index)));
         for index in merged {
-            if let (Some(winner), Some(meta)) = (winners[index], &metas[index]) {
-                also_in[winner].push(meta.clone());
+            if let (Some(into), Some(meta)) = (merged_into[index], &metas[index]) {
+                also_in[into].push(meta.clone());
             }
         }
 
@@ -821,7 +837,7 @@ impl Discovery {
                 }
                 Slot::Entry(candidate) => candidate,
             };
-            if identical[index] {
+            if merged_into[index].is_some() {
                 continue;
             }
             if let (Some(winner), Some(id)) = (winners[index], &ids[index])
@@ -833,7 +849,7 @@ impl Discovery {
                 report.shadowed.push(Shadowed {
                     id: id.clone(),
                     winner: winner_meta,
-                    entry: candidate.into_entry(),
+                    entry: candidate.into_entry(std::mem::take(&mut also_in[index])),
                 });
                 continue;
             }
@@ -889,13 +905,13 @@ enum Slot {
 
 impl Candidate {
     /// The entry as read, without hooks or validation (for shadowed definitions).
-    fn into_entry(self) -> DiscoveryEntry {
+    fn into_entry(self, also_in: Vec<SourceMeta>) -> DiscoveryEntry {
         match self.entry {
             Ok(config) => {
                 let server = DiscoveredServer {
                     config,
                     source: self.meta,
-                    also_in: Vec::new(),
+                    also_in,
                 };
                 if server.config.enabled {
                     DiscoveryEntry::Server(server)

@@ -278,12 +278,11 @@ impl HostDirs {
                 .join(".claude.json")),
             Host::Cursor => one(self.home.join(".cursor").join("mcp.json")),
             Host::VsCode => one(self.vscode_user().join("mcp.json")),
-            Host::Windsurf => one(
-                self.home
-                    .join(".codeium")
-                    .join("windsurf")
-                    .join("mcp_config.json"),
-            ),
+            Host::Windsurf => one(self
+                .home
+                .join(".codeium")
+                .join("windsurf")
+                .join("mcp_config.json")),
             Host::Codex => one(self
                 .codex_home
                 .clone()
@@ -464,14 +463,16 @@ impl HostSources {
         let mut files = Vec::new();
         if let Some(project) = &self.project {
             for &host in &self.hosts {
-                files.extend(project_files(host, project).into_iter().map(
-                    |(path, format)| HostFile {
-                        host,
-                        level: ConfigLevel::Project,
-                        path,
-                        format,
-                    },
-                ));
+                files.extend(
+                    project_files(host, project)
+                        .into_iter()
+                        .map(|(path, format)| HostFile {
+                            host,
+                            level: ConfigLevel::Project,
+                            path,
+                            format,
+                        }),
+                );
             }
         }
         files.extend(self.user_files());
@@ -654,7 +655,10 @@ mod tests {
             home,
             Path::new("/nowhere"),
         );
-        assert_eq!(listing, ["vscode user ~/AppData/Roaming/Code/User/mcp.json"]);
+        assert_eq!(
+            listing,
+            ["vscode user ~/AppData/Roaming/Code/User/mcp.json"]
+        );
     }
 
     #[test]
@@ -689,7 +693,10 @@ mod tests {
             .collect();
         assert_eq!(
             files,
-            [Path::new("/claude/.claude.json"), Path::new("/codex/config.toml")]
+            [
+                Path::new("/claude/.claude.json"),
+                Path::new("/codex/config.toml")
+            ]
         );
         assert_eq!(HostDirs::from_env(&Vars(&[("HOME", "")]), Os::Linux), None);
     }

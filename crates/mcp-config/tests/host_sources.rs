@@ -78,7 +78,10 @@ fn a_project_file_wins_over_every_user_file_and_says_what_it_shadows() {
     let report = setup.discover(DiscoveryOptions::default());
     assert_eq!(command(&report, "fs").1, ["."]);
     let fs = report.servers().next().unwrap();
-    assert_eq!(who(&fs.source), (Some(Host::ClaudeCode), ConfigLevel::Project));
+    assert_eq!(
+        who(&fs.source),
+        (Some(Host::ClaudeCode), ConfigLevel::Project)
+    );
     assert_eq!(fs.source.path.as_deref(), Some(project.as_path()));
     assert_eq!(fs.source.provider_label, "Claude Code");
     assert!(fs.also_in.is_empty());
@@ -86,12 +89,21 @@ fn a_project_file_wins_over_every_user_file_and_says_what_it_shadows() {
     assert_eq!(report.shadowed.len(), 1, "{report:#?}");
     let shadowed = &report.shadowed[0];
     assert_eq!(shadowed.id, "fs");
-    assert_eq!(who(shadowed.source()), (Some(Host::ClaudeDesktop), ConfigLevel::User));
+    assert_eq!(
+        who(shadowed.source()),
+        (Some(Host::ClaudeDesktop), ConfigLevel::User)
+    );
     assert_eq!(shadowed.source().path.as_deref(), Some(desktop.as_path()));
-    assert_eq!(who(&shadowed.winner), (Some(Host::ClaudeCode), ConfigLevel::Project));
+    assert_eq!(
+        who(&shadowed.winner),
+        (Some(Host::ClaudeCode), ConfigLevel::Project)
+    );
     let text = shadowed.to_string();
     assert!(text.starts_with("`fs` in Claude Desktop ("), "{text}");
-    assert!(text.contains("is shadowed by the definition in Claude Code ("), "{text}");
+    assert!(
+        text.contains("is shadowed by the definition in Claude Code ("),
+        "{text}"
+    );
 }
 
 #[test]
@@ -104,7 +116,10 @@ fn between_hosts_at_one_level_the_order_of_host_all_decides() {
         VSCODE_USER,
         r#"{"servers": {"db": {"type": "stdio", "command": "db-vscode"}}}"#,
     );
-    setup.home_file(CLAUDE_DESKTOP, r#"{"mcpServers": {"db": {"command": "db-desktop"}}}"#);
+    setup.home_file(
+        CLAUDE_DESKTOP,
+        r#"{"mcpServers": {"db": {"command": "db-desktop"}}}"#,
+    );
     setup.project_file(
         ".vscode/mcp.json",
         r#"{"servers": {"web": {"type": "http", "url": "https://vscode.example/mcp"}}}"#,
@@ -184,11 +199,40 @@ fn an_identical_definition_in_several_hosts_is_one_server_with_every_source() {
     );
     let report = setup.discover(DiscoveryOptions::default());
     let github = report.servers().next().unwrap();
-    assert_eq!(github.also_in.iter().map(who).collect::<Vec<_>>(), [
-        (Some(Host::ClaudeDesktop), ConfigLevel::User)
-    ]);
+    assert_eq!(
+        github.also_in.iter().map(who).collect::<Vec<_>>(),
+        [(Some(Host::ClaudeDesktop), ConfigLevel::User)]
+    );
     assert_eq!(report.shadowed.len(), 1);
     assert_eq!(report.shadowed[0].source().host, Some(Host::VsCode));
+
+    // Two identical definitions that both lose to a different one: one
+    // shadowed definition, listing both sources.
+    setup.project_file(
+        ".mcp.json",
+        r#"{"mcpServers": {"github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/"}}}"#,
+    );
+    setup.home_file(
+        VSCODE_USER,
+        r#"{"servers": {"github": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
+            "env": {"GITHUB_HOST": "github.com", "GITHUB_TOKEN": "${GITHUB_TOKEN}"}}}}"#,
+    );
+    let report = setup.discover(DiscoveryOptions::default());
+    assert_eq!(report.servers().count(), 1);
+    assert!(report.servers().next().unwrap().also_in.is_empty());
+    assert_eq!(report.shadowed.len(), 1, "{:#?}", report.shadowed);
+    let shadowed = &report.shadowed[0];
+    assert_eq!(shadowed.source().host, Some(Host::ClaudeDesktop));
+    assert_eq!(shadowed.winner.host, Some(Host::ClaudeCode));
+    match &shadowed.entry {
+        mcp_config::DiscoveryEntry::Server(server) => {
+            assert_eq!(
+                server.also_in.iter().map(who).collect::<Vec<_>>(),
+                [(Some(Host::VsCode), ConfigLevel::User)]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -225,7 +269,10 @@ fn every_source_looked_at_is_listed_with_what_it_held() {
         status(Host::ClaudeCode, ConfigLevel::Project),
         SourceStatus::Found { servers: 0 }
     );
-    assert_eq!(status(Host::Cursor, ConfigLevel::User), SourceStatus::NotFound);
+    assert_eq!(
+        status(Host::Cursor, ConfigLevel::User),
+        SourceStatus::NotFound
+    );
     match status(Host::VsCode, ConfigLevel::User) {
         SourceStatus::Error { code, message } => {
             assert_eq!(code, "parse_error");
