@@ -6,9 +6,16 @@ use clap::{ArgAction, ArgGroup, Args, Parser, Subcommand, ValueEnum};
 
 /// Connect to your MCP servers, list their tools and call them.
 ///
-/// Servers come from the project's .mcp.json, every --config FILE and the
-/// store ($LOOP_DATA_DIR/mcp.json, else ~/.loop/mcp.json). With none of
-/// these, mcpctl uses its built-in demo server, `demo`.
+/// Servers come from the MCP files of the applications you already use
+/// (Claude Code, Claude Desktop, Cursor, VS Code, Windsurf, Codex, Gemini
+/// CLI, Zed, goose, opencode, Cline: the project's, then yours), every
+/// --config FILE and the store ($LOOP_DATA_DIR/mcp.json, else
+/// ~/.loop/mcp.json). A project's files win over yours; among yours,
+/// --config files and the store win over other applications' files.
+/// `mcpctl sources` lists every file looked at. --no-host-configs, or
+/// MCPCTL_NO_HOST_CONFIGS=1 in the environment, reads only the project's
+/// .mcp.json, --config files and the store. With no file at all, mcpctl
+/// uses its built-in demo server, `demo`.
 #[derive(Debug, Parser)]
 #[command(name = "mcpctl", version, propagate_version = true)]
 pub(crate) struct Cli {
@@ -26,13 +33,22 @@ pub(crate) struct GlobalArgs {
     #[arg(long = "config", value_name = "FILE", global = true)]
     pub(crate) configs: Vec<PathBuf>,
 
-    /// Read the project's .mcp.json from DIR [default: the current directory]
+    /// Read the project's files (.mcp.json, .cursor/mcp.json, .vscode/mcp.json, ...) from DIR [default: the current directory]
     #[arg(long, value_name = "DIR", global = true)]
     pub(crate) project: Option<PathBuf>,
 
-    /// Ignore the project's .mcp.json
+    /// Ignore the project's files (.mcp.json and other applications' project files)
     #[arg(long, global = true, conflicts_with = "project")]
     pub(crate) no_project: bool,
+
+    /// Do not read other applications' MCP files (Claude, Cursor, VS Code, ...); also MCPCTL_NO_HOST_CONFIGS=1
+    #[arg(
+        long,
+        global = true,
+        env = "MCPCTL_NO_HOST_CONFIGS",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub(crate) no_host_configs: bool,
 
     /// Permission preset for calls: full calls without asking; workspace and readonly ask first
     #[arg(long, value_enum, value_name = "PRESET", default_value_t = Preset::Full, global = true)]
@@ -63,6 +79,16 @@ pub(crate) enum Preset {
 pub(crate) enum Command {
     /// List every configured server: status, transport, tool count, source, and what to fix
     Servers,
+
+    /// List every file servers are read from, found or not: application, level, path and status
+    Sources,
+
+    /// Copy an application's servers (user and project files) into the store; existing ids are kept
+    Import {
+        /// The application: claude-code, claude-desktop, cursor, vscode, windsurf, codex, gemini, zed, goose, opencode or cline
+        #[arg(value_parser = parse_host, value_name = "HOST")]
+        host: mcp_config::Host,
+    },
 
     /// List the tools of ready servers (all, or SERVER's): model name, raw name, description
     Tools {
@@ -260,4 +286,12 @@ pub(crate) enum EraArg {
     Modern,
     /// Only the initialize handshake era.
     Legacy,
+}
+
+/// A host's id, as `mcp_config::Host::id` spells it.
+fn parse_host(id: &str) -> Result<mcp_config::Host, String> {
+    mcp_config::Host::from_id(id).ok_or_else(|| {
+        let ids: Vec<&str> = mcp_config::Host::ALL.iter().map(|host| host.id()).collect();
+        format!("unknown application `{id}`; one of: {}", ids.join(", "))
+    })
 }

@@ -14,6 +14,7 @@ mod cli;
 mod demo_server;
 mod demo_tools;
 mod exit;
+mod import_cmd;
 mod inputs;
 mod login;
 mod output;
@@ -21,6 +22,7 @@ mod retry;
 mod runtime;
 mod servers;
 mod sources;
+mod sources_cmd;
 mod store_cmd;
 mod tools_cmd;
 mod trust_cmd;
@@ -62,6 +64,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
             cli.command,
             Command::Tools { .. } | Command::Call { .. } | Command::Watch | Command::Retry { .. }
         ),
+        no_host_configs: global.no_host_configs,
     };
     match cli.command {
         Command::DemoServer => demo_server::run()
@@ -72,6 +75,8 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         Command::Enable { name } => store_cmd::set_enabled(&name, true, &sources, output),
         Command::Disable { name } => store_cmd::set_enabled(&name, false, &sources, output),
         Command::Servers => block_on(servers::run(&sources, output)),
+        Command::Sources => sources_cmd::run(&sources, output),
+        Command::Import { host } => import_cmd::run(host, &sources, output),
         Command::Tools { server } => block_on(tools_cmd::run(server.as_deref(), &sources, output)),
         Command::Call {
             server,

@@ -5,16 +5,27 @@
 //! ```json
 //! {"id": "demo", "name": "Demo", "status": "ready", "transport": "stdio",
 //!  "tools": 5, "enabled": true,
-//!  "source": {"level": "host", "label": "built-in", "path": null},
+//!  "source": {"level": "host", "label": "built-in", "host": null, "path": null},
+//!  "env": [], "headers": [], "also_in": [], "shadows": [], "shadowed_by": null,
 //!  "error": null}
 //! ```
+//!
+//! `env` and `headers` are the names of the env variables and headers the
+//! configuration sets, never their values. `source.label` is the application whose file the server is in
+//! (`Claude Code`, `Cursor`, ...; `host` its id) or mcpctl's own source
+//! (`store`, `--config`, `project`, `built-in`). `also_in` lists the other
+//! sources holding an identical definition (the same server configured in
+//! several applications, shown once). A definition that loses to a
+//! different one of the same id is its own row, `"status": "shadowed"`,
+//! with `shadowed_by` naming the source used instead; the winning row's
+//! `shadows` lists the sources it shadows.
 //!
 //! `error` is `null` or `{"code", "message", "config_key"}` with the
 //! manager's stable code. A configuration file that cannot be read at all
 //! is one row with `"id": null`. Listing is not failing: the exit status
 //! is 0 whatever the servers' states.
 
-use mcp_config::{DiscoveryEntry, SourceMeta};
+use mcp_config::{DiscoveryEntry, ServerConfig, SourceMeta, TransportConfig};
 use mcp_manager::{ServerError, ServerInfo};
 use serde::Serialize;
 
@@ -47,6 +58,18 @@ pub(crate) struct ServerRow {
     pub(crate) era: Option<&'static str>,
     /// The protocol version spoken, once connected.
     pub(crate) protocol: Option<&'static str>,
+    /// The names of the env variables a stdio server gets (set or passed
+    /// through); never their values.
+    pub(crate) env: Vec<String>,
+    /// The names of the headers an HTTP server sends (set, read from the
+    /// environment, or the bearer token's `Authorization`); never values.
+    pub(crate) headers: Vec<String>,
+    /// Other sources with an identical definition.
+    pub(crate) also_in: Vec<SourceJson>,
+    /// The sources whose different definitions of this id this one shadows.
+    pub(crate) shadows: Vec<SourceJson>,
+    /// For a shadowed definition: the source whose definition is used.
+    pub(crate) shadowed_by: Option<SourceJson>,
 }
 
 /// A row's `source`.
@@ -54,8 +77,12 @@ pub(crate) struct ServerRow {
 pub(crate) struct SourceJson {
     /// `user`, `project` or `host`.
     pub(crate) level: &'static str,
-    /// `store`, `--config`, `project` or `built-in`.
+    /// The application (`Claude Code`, `Cursor`, ...), or `store`,
+    /// `--config`, `project` or `built-in`.
     pub(crate) label: String,
+    /// The application's id (`claude-code`, ...); `None` for mcpctl's own
+    /// sources.
+    pub(crate) host: Option<&'static str>,
     /// The file, if the source is one.
     pub(crate) path: Option<String>,
 }
@@ -86,6 +113,7 @@ impl From<&SourceMeta> for SourceJson {
         SourceJson {
             level: source.level.as_str(),
             label: source.provider_label.clone(),
+            host: source.host.map(|host| host.id()),
             path: source.path.as_ref().map(|p| p.display().to_string()),
         }
     }
@@ -95,7 +123,7 @@ impl From<&SourceMeta> for SourceJson {
 pub(crate) async fn run(options: &SourceOptions, output: &Output) -> Result<Exit, CliError> {
     let runtime = Runtime::start(options, Select::All).await?;
     runtime.settle().await;
-    let rows = rows(&runtime);
+    let rows = with_shadowed(rows(&runtime), &runtime);
     runtime.close().await;
     print(&rows, output)?;
     Ok(Exit::Success)
@@ -137,6 +165,100 @@ pub(crate) fn rows(runtime: &Runtime) -> Vec<ServerRow> {
     rows
 }
 
+/// `rows`, with each shadowed definition as a row of its own after the row
+/// that shadows it, and every row's env and header names, `also_in` and
+/// `shadows` filled in.
+pub(crate) fn with_shadowed(rows: Vec<ServerRow>, runtime: &Runtime) -> Vec<ServerRow> {
+    let report = &runtime.report;
+    let mut listed = Vec::with_capacity(rows.len() + report.shadowed.len());
+    for mut row in rows {
+        let id = row.id.clone();
+        if let Some(server) = report
+            .entries
+            .iter()
+            .filter_map(|entry| match entry {
+                DiscoveryEntry::Server(server) | DiscoveryEntry::Disabled(server) => Some(server),
+                _ => None,
+            })
+            .find(|server| Some(&server.config.id) == id.as_ref())
+        {
+            row.also_in = server.also_in.iter().map(SourceJson::from).collect();
+            (row.env, row.headers) = names(&server.config);
+        }
+        let shadowed: Vec<&mcp_config::Shadowed> = report
+            .shadowed
+            .iter()
+            .filter(|shadowed| Some(&shadowed.id) == id.as_ref() && id.is_some())
+            .collect();
+        row.shadows = shadowed.iter().map(|s| s.source().into()).collect();
+        listed.push(row);
+        for shadowed in shadowed {
+            listed.push(shadowed_row(shadowed));
+        }
+    }
+    listed
+}
+
+/// The row of a definition that is not used.
+fn shadowed_row(shadowed: &mcp_config::Shadowed) -> ServerRow {
+    let (name, transport, enabled, (env, headers), also_in) = match &shadowed.entry {
+        DiscoveryEntry::Server(server) | DiscoveryEntry::Disabled(server) => (
+            Some(server.config.name.clone()),
+            Some(server.config.transport.kind().as_str()),
+            server.config.enabled,
+            names(&server.config),
+            server.also_in.iter().map(SourceJson::from).collect(),
+        ),
+        _ => (None, None, true, (Vec::new(), Vec::new()), Vec::new()),
+    };
+    ServerRow {
+        id: Some(shadowed.id.clone()),
+        name,
+        status: "shadowed",
+        transport,
+        tools: 0,
+        enabled,
+        source: Some(shadowed.source().into()),
+        error: None,
+        era: None,
+        protocol: None,
+        env,
+        headers,
+        also_in,
+        shadows: Vec::new(),
+        shadowed_by: Some((&shadowed.winner).into()),
+    }
+}
+
+/// The env variable and header names a configuration sets.
+fn names(config: &ServerConfig) -> (Vec<String>, Vec<String>) {
+    match &config.transport {
+        TransportConfig::Stdio(stdio) => (
+            stdio
+                .env
+                .iter()
+                .map(|entry| entry.key.clone())
+                .chain(stdio.env_passthrough.iter().cloned())
+                .collect(),
+            Vec::new(),
+        ),
+        TransportConfig::Http(http) | TransportConfig::Sse(http) => (
+            Vec::new(),
+            http.headers
+                .iter()
+                .map(|entry| entry.key.clone())
+                .chain(http.env_headers.iter().map(|h| h.header.clone()))
+                .chain(
+                    http.bearer_token_env
+                        .as_ref()
+                        .map(|_| "Authorization".to_owned()),
+                )
+                .collect(),
+        ),
+        _ => (Vec::new(), Vec::new()),
+    }
+}
+
 /// The row of a server the manager knows.
 pub(crate) fn row(info: &ServerInfo, source: &SourceMeta) -> ServerRow {
     ServerRow {
@@ -150,6 +272,11 @@ pub(crate) fn row(info: &ServerInfo, source: &SourceMeta) -> ServerRow {
         error: info.status.error().map(ErrorJson::from),
         era: info.protocol_version.map(|v| v.era().as_str()),
         protocol: info.protocol_version.map(|v| v.as_str()),
+        env: Vec::new(),
+        headers: Vec::new(),
+        also_in: Vec::new(),
+        shadows: Vec::new(),
+        shadowed_by: None,
     }
 }
 
@@ -170,6 +297,11 @@ fn config_error_row(id: Option<String>, source: &SourceMeta, error: &ServerError
         error: Some(error.into()),
         era: None,
         protocol: None,
+        env: Vec::new(),
+        headers: Vec::new(),
+        also_in: Vec::new(),
+        shadows: Vec::new(),
+        shadowed_by: None,
     }
 }
 
@@ -242,7 +374,7 @@ fn label(row: &ServerRow) -> String {
 }
 
 fn source_text(row: &ServerRow) -> String {
-    match &row.source {
+    let mut text = match &row.source {
         Some(SourceJson {
             label,
             path: Some(path),
@@ -250,7 +382,15 @@ fn source_text(row: &ServerRow) -> String {
         }) => format!("{label} ({path})"),
         Some(source) => source.label.clone(),
         None => "-".to_owned(),
+    };
+    if !row.also_in.is_empty() {
+        let labels: Vec<&str> = row.also_in.iter().map(|s| s.label.as_str()).collect();
+        text.push_str(&format!(", also in {}", labels.join(", ")));
     }
+    if let Some(winner) = &row.shadowed_by {
+        text.push_str(&format!(", shadowed by {}", winner.label));
+    }
+    text
 }
 
 /// The colour of a status.
@@ -258,7 +398,7 @@ pub(crate) fn status_paint(status: &str) -> Paint {
     match status {
         "ready" => Paint::Green,
         "error" => Paint::Red,
-        "disabled" | "disconnected" | "idle" => Paint::Dim,
+        "disabled" | "disconnected" | "idle" | "shadowed" => Paint::Dim,
         _ => Paint::Yellow,
     }
 }

@@ -1,24 +1,39 @@
-//! Where `mcpctl` finds servers: `--config` files, the store, the project's `.mcp.json`, or the embedded default.
+//! Where `mcpctl` finds servers: other applications' files, `--config` files, the store, or the embedded default.
 //!
 //! Sources, in precedence order for a server id defined more than once
 //! (mcp-config's discovery rules: project over user, then the first source
 //! of a level):
 //!
-//! 1. the project's `.mcp.json` (`--project DIR`, default the current
-//!    directory; `--no-project` skips it);
+//! 1. the project's files (`--project DIR`, default the current directory;
+//!    `--no-project` skips them): every host's project-level file
+//!    (`.mcp.json`, `.cursor/mcp.json`, `.vscode/mcp.json`, ...), in the
+//!    order of `mcp_config::Host::ALL`; with host files off, only
+//!    `.mcp.json`;
 //! 2. every `--config FILE`, in the order given (any supported format);
 //! 3. the store, `mcp.json` (`$LOOP_DATA_DIR/mcp.json`, else
-//!    `~/.loop/mcp.json`), which `add`, `remove`, `enable` and `disable` edit.
+//!    `~/.loop/mcp.json`), which `add`, `remove`, `enable`, `disable` and
+//!    `import` edit;
+//! 4. every host's user-level file (`~/.claude.json`, Claude Desktop's
+//!    `claude_desktop_config.json`, `~/.cursor/mcp.json`, ...), in the order
+//!    of `Host::ALL` (mcp-config's `HostSources` knows where each is on this
+//!    OS).
 //!
-//! The embedded default: when none of these exists (no store file, no
-//! project `.mcp.json`, no `--config`), the one server is `demo`, which runs
-//! this same executable as `mcpctl demo-server`.
+//! `--config` files and the store are what the person wrote for mcpctl, so
+//! at user level they win over other applications' files; a project's files
+//! still win over them, as a project overrides the user everywhere.
+//! `--no-host-configs`, or `MCPCTL_NO_HOST_CONFIGS=1` in the environment,
+//! turns the other applications' files off (the project's `.mcp.json` is
+//! still read).
+//!
+//! The embedded default: when no source has a file at all, the one server is
+//! `demo`, which runs this same executable as `mcpctl demo-server`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use mcp_config::{
-    ConfigLevel, ConfigSource, Discovery, DiscoveryOptions, FileSource, Format, ParsedDocument,
-    ProcessEnv, ServerConfig, SourceError, SourceMeta, StdioConfig, StoreLocation, TransportConfig,
+    ConfigLevel, ConfigSource, Discovery, DiscoveryOptions, FileSource, Format, HostDirs,
+    HostSources, Os, ParsedDocument, ProcessEnv, ServerConfig, SourceError, SourceMeta,
+    StdioConfig, StoreLocation, TransportConfig,
 };
 
 use crate::exit::CliError;
@@ -38,6 +53,8 @@ pub(crate) struct SourceOptions {
     /// Whether this command may ask on a terminal before it starts a
     /// project server nobody approved, or needs an `${input:ID}` answer.
     pub(crate) ask: bool,
+    /// `--no-host-configs` (or `MCPCTL_NO_HOST_CONFIGS=1`).
+    pub(crate) no_host_configs: bool,
 }
 
 /// The sources this run reads, ready to discover.
@@ -52,8 +69,46 @@ pub(crate) fn store_path() -> Result<PathBuf, CliError> {
     Ok(StoreLocation::default().store_path(&ProcessEnv)?)
 }
 
+/// The project directory, absolute (hosts key projects by their absolute
+/// path); `None` with `--no-project`.
+pub(crate) fn project_dir(options: &SourceOptions) -> Result<Option<PathBuf>, CliError> {
+    if options.no_project {
+        return Ok(None);
+    }
+    let dir = match &options.project {
+        Some(dir) => {
+            if !dir.is_dir() {
+                return Err(CliError::usage(format!(
+                    "--project {}: no such directory",
+                    dir.display()
+                )));
+            }
+            std::path::absolute(dir).unwrap_or_else(|_| dir.clone())
+        }
+        None => std::env::current_dir().map_err(|e| {
+            CliError::usage(format!("cannot read the current directory: {e}"))
+                .hint("pass --project DIR or --no-project")
+        })?,
+    };
+    Ok(Some(dir))
+}
+
+/// Every host's files for this user and project; `None` when there is no
+/// home directory to find them under.
+pub(crate) fn host_sources(project: Option<&PathBuf>) -> Option<HostSources> {
+    let Some(dirs) = HostDirs::from_env(&ProcessEnv, Os::current()) else {
+        tracing::warn!("no home directory: other applications' MCP files are not read");
+        return None;
+    };
+    let hosts = HostSources::new(dirs);
+    Some(match project {
+        Some(project) => hosts.project(project.clone()),
+        None => hosts,
+    })
+}
+
 /// Builds discovery over the sources `options` name. A `--config` file that
-/// does not exist is a usage error (a missing store or project file is
+/// does not exist is a usage error (a missing store, project or host file is
 /// simply empty).
 pub(crate) fn gather(options: &SourceOptions) -> Result<Sources, CliError> {
     for config in &options.configs {
@@ -64,26 +119,7 @@ pub(crate) fn gather(options: &SourceOptions) -> Result<Sources, CliError> {
             )));
         }
     }
-    let project_file = if options.no_project {
-        None
-    } else {
-        let dir = match &options.project {
-            Some(dir) => {
-                if !dir.is_dir() {
-                    return Err(CliError::usage(format!(
-                        "--project {}: no such directory",
-                        dir.display()
-                    )));
-                }
-                dir.clone()
-            }
-            None => std::env::current_dir().map_err(|e| {
-                CliError::usage(format!("cannot read the current directory: {e}"))
-                    .hint("pass --project DIR or --no-project")
-            })?,
-        };
-        Some(dir.join(DiscoveryOptions::default().project_file_name))
-    };
+    let project = project_dir(options)?;
     // Listings work without a store location; only the store commands need one.
     let store = match store_path() {
         Ok(path) => Some(path),
@@ -92,29 +128,49 @@ pub(crate) fn gather(options: &SourceOptions) -> Result<Sources, CliError> {
             None
         }
     };
+    let hosts = if options.no_host_configs {
+        None
+    } else {
+        host_sources(project.as_ref())
+    };
 
-    let mut discovery_options = DiscoveryOptions::default();
-    discovery_options.project_configs = !options.no_project;
-    let mut discovery = Discovery::new(discovery_options);
-    if let Some(project_file) = &project_file {
-        discovery = discovery.source(FileSource::new(
-            project_file.clone(),
-            ConfigLevel::Project,
-            "project",
-        ));
+    // In precedence order (see the module documentation).
+    let mut files: Vec<FileSource> = Vec::new();
+    match &hosts {
+        Some(hosts) => {
+            let context = hosts.context();
+            files.extend(hosts.project_files().iter().map(|f| f.source(&context)));
+        }
+        None => files.extend(project.iter().map(|dir| {
+            FileSource::new(
+                dir.join(DiscoveryOptions::default().project_file_name),
+                ConfigLevel::Project,
+                "project",
+            )
+        })),
     }
     for config in &options.configs {
         // Absolute, so listings say exactly which file a server came from.
         let path = std::path::absolute(config).unwrap_or_else(|_| config.clone());
-        discovery = discovery.source(FileSource::new(path, ConfigLevel::User, "--config"));
+        files.push(FileSource::new(path, ConfigLevel::User, "--config"));
     }
     if let Some(store) = &store {
-        discovery = discovery.source(
+        files.push(
             FileSource::new(store.clone(), ConfigLevel::User, "store").with_format(Format::StoreV1),
         );
     }
-    let exists = |path: &Option<PathBuf>| path.as_deref().is_some_and(Path::exists);
-    let embedded_default = options.configs.is_empty() && !exists(&store) && !exists(&project_file);
+    if let Some(hosts) = &hosts {
+        let context = hosts.context();
+        files.extend(hosts.user_files().iter().map(|f| f.source(&context)));
+    }
+
+    let embedded_default = !files.iter().any(ConfigSource::exists);
+    let mut discovery_options = DiscoveryOptions::default();
+    discovery_options.project_configs = !options.no_project;
+    let mut discovery = Discovery::new(discovery_options);
+    for file in files {
+        discovery = discovery.source(file);
+    }
     if embedded_default {
         discovery = discovery.source(EmbeddedDefault);
     }

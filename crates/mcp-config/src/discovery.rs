@@ -4,15 +4,26 @@
 //!
 //! - Sources are read in order: the user-level file, the project-level file
 //!   (`<project>/.mcp.json`), then every source the host added through
-//!   [`ConfigSource`]. Every entry keeps its [`SourceMeta`] (level, path,
-//!   provider label for display).
+//!   [`ConfigSource`] (for other applications' files, see
+//!   [`crate::HostSources`]). Every entry keeps its [`SourceMeta`] (level,
+//!   path, provider label for display, the [`crate::Host`] whose file it is).
+//!   Every source looked at is listed in [`DiscoveryReport::sources`] with
+//!   what was found there.
 //! - With [`DiscoveryOptions::project_configs`] off, project-level sources
 //!   are not even read (their files may come from an untrusted checkout).
 //! - Precedence: when several sources define the same server id, the one at
 //!   the more specific level wins: **project over user over host**, as
 //!   Claude Code lets a project's `.mcp.json` override the user's servers.
-//!   Between sources of the same level, the one added first wins. Every
-//!   losing definition is reported in [`DiscoveryReport::shadowed`]. An entry
+//!   Between sources of the same level, the one added first wins (for host
+//!   files, the order of [`crate::Host::ALL`]). Every losing definition is
+//!   reported in [`DiscoveryReport::shadowed`], naming the source that
+//!   shadows it. A losing definition identical to the winner (same
+//!   transport, command, args, env, cwd, URL, headers, OAuth settings, era,
+//!   tool filter, VS Code inputs and enabled flag; the display name, description and
+//!   timeouts do not count) is not a shadow: it is the same server
+//!   configured in several places, listed once with every other source in
+//!   [`DiscoveredServer::also_in`]; losers identical to each other are one
+//!   shadowed definition, the others in its entry's `also_in`. An entry
 //!   that failed to parse still takes part when its name is known, so a
 //!   broken project override fails loudly instead of silently falling back.
 //! - Disabled entries are set aside ([`DiscoveryEntry::Disabled`]) before
@@ -43,8 +54,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::format::{DocumentError, Format, ParsedDocument, ParsedEntry, parse_document};
-use crate::model::{ServerConfig, TransportConfig};
+use crate::format::{
+    DocumentError, Format, ParsedDocument, ParsedEntry, ReadContext, parse_document_with,
+};
+use crate::hosts::Host;
+use crate::model::{SecretEntry, ServerConfig, TransportConfig};
 use crate::secret::Secret;
 use crate::trust::{TrustGate, UntrustedServer};
 use crate::validate::validate;
@@ -92,6 +106,9 @@ pub struct SourceMeta {
     pub path: Option<PathBuf>,
     /// A name for display, e.g. `Claude Desktop` (`mcp:<server> via <provider>`).
     pub provider_label: String,
+    /// The application whose file this is, for another host's file
+    /// ([`crate::HostSources`]); `None` for the host's own sources.
+    pub host: Option<Host>,
 }
 
 impl SourceMeta {
@@ -105,6 +122,16 @@ impl SourceMeta {
             level,
             path,
             provider_label: provider_label.into(),
+            host: None,
+        }
+    }
+
+    /// Metadata for another application's file: labelled with the host's
+    /// name ([`Host::label`]).
+    pub fn for_host(host: Host, level: ConfigLevel, path: impl Into<PathBuf>) -> Self {
+        SourceMeta {
+            host: Some(host),
+            ..SourceMeta::new(level, Some(path.into()), host.label())
         }
     }
 }
@@ -127,6 +154,13 @@ pub trait ConfigSource: fmt::Debug + Send + Sync {
     /// Reads the source. A missing source should return an empty document;
     /// an error here becomes one error entry naming the source.
     fn load(&self) -> Result<ParsedDocument, SourceError>;
+
+    /// Whether the source is there at all (a file source: whether its file
+    /// exists), for [`DiscoveryReport::sources`] to tell "not found" from
+    /// "found, no servers". Default `true`.
+    fn exists(&self) -> bool {
+        true
+    }
 }
 
 /// Why a source could not be read at all.
@@ -180,6 +214,7 @@ pub struct FileSource {
     meta: SourceMeta,
     path: PathBuf,
     format: Option<Format>,
+    context: ReadContext,
 }
 
 impl FileSource {
@@ -195,7 +230,38 @@ impl FileSource {
             meta: SourceMeta::new(level, Some(path.clone()), provider_label),
             path,
             format: None,
+            context: ReadContext::default(),
         }
+    }
+
+    /// Another application's file, labelled with the host's name and read
+    /// in the host's format.
+    pub fn for_host(
+        host: Host,
+        level: ConfigLevel,
+        path: impl Into<PathBuf>,
+        format: Format,
+    ) -> Self {
+        let path = path.into();
+        FileSource {
+            meta: SourceMeta::for_host(host, level, path.clone()),
+            path,
+            format: Some(format),
+            context: ReadContext::default(),
+        }
+    }
+
+    /// Reads the file with `context`: the project and home directory the
+    /// host formats need (Claude Code's per-project entries,
+    /// `${workspaceFolder}`, `${userHome}`).
+    pub fn with_context(mut self, context: ReadContext) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// The format the file is read in; `None`: detected.
+    pub fn format(&self) -> Option<Format> {
+        self.format
     }
 
     /// Reads the file in `format` instead of detecting it.
@@ -235,7 +301,11 @@ impl ConfigSource for FileSource {
             path: self.path.clone(),
             source: io::Error::new(io::ErrorKind::InvalidData, "the file is not valid UTF-8"),
         })?;
-        Ok(parse_document(&text, format)?)
+        Ok(parse_document_with(&text, format, &self.context)?)
+    }
+
+    fn exists(&self) -> bool {
+        self.path.exists()
     }
 }
 
@@ -265,8 +335,12 @@ impl Default for DiscoveryOptions {
 pub struct DiscoveredServer {
     /// The configuration.
     pub config: ServerConfig,
-    /// Its source.
+    /// Its source: the one whose definition is used.
     pub source: SourceMeta,
+    /// Other sources holding an identical definition of the same server
+    /// (the same server configured in several hosts), in precedence order;
+    /// empty when `source` is the only one.
+    pub also_in: Vec<SourceMeta>,
 }
 
 /// One result of discovery.
@@ -314,16 +388,72 @@ impl DiscoveryEntry {
     }
 }
 
-/// A definition that lost to another for the same id.
+/// A definition that lost to another, different definition of the same id:
+/// `entry` (from [`Shadowed::source`]) is shadowed by the definition in
+/// `winner`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Shadowed {
     /// The server id.
     pub id: String,
-    /// The source whose definition is used instead.
+    /// The source whose definition is used instead: the one that shadows.
     pub winner: SourceMeta,
-    /// The definition that is not used.
+    /// The definition that is not used; when other sources hold the same
+    /// definition, they are in its [`DiscoveredServer::also_in`].
     pub entry: DiscoveryEntry,
+}
+
+impl Shadowed {
+    /// The source of the definition that is not used: the shadowed one.
+    pub fn source(&self) -> &SourceMeta {
+        self.entry.source()
+    }
+}
+
+impl fmt::Display for Shadowed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "`{}` in {} is shadowed by the definition in {}",
+            self.id,
+            self.source(),
+            self.winner
+        )
+    }
+}
+
+/// What discovery found in one source it looked at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SourceReport {
+    /// The source.
+    pub source: SourceMeta,
+    /// What was found there.
+    pub status: SourceStatus,
+}
+
+/// What one source held, for a listing of every source looked at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SourceStatus {
+    /// The source is there and was read: `servers` entries (valid or not,
+    /// before precedence).
+    Found {
+        /// How many server entries it holds.
+        servers: usize,
+    },
+    /// The source is not there (no such file).
+    NotFound,
+    /// The source is there but could not be read.
+    Error {
+        /// The stable code (see [`SourceError::code`]).
+        code: &'static str,
+        /// What went wrong, for a person; no secret.
+        message: String,
+    },
+    /// Not read: a project-level source with
+    /// [`DiscoveryOptions::project_configs`] off.
+    Skipped,
 }
 
 /// A warning about something a source held but that is not used.
@@ -433,6 +563,8 @@ pub struct DiscoveryReport {
     pub native: Vec<NativeServer>,
     /// Things sources held that are ignored (VS Code `inputs`, ...).
     pub warnings: Vec<SourceWarning>,
+    /// Every source looked at, in the order read, found or not.
+    pub sources: Vec<SourceReport>,
 }
 
 impl DiscoveryReport {
@@ -581,9 +713,39 @@ impl Discovery {
                 continue;
             };
             if meta.level == ConfigLevel::Project && !self.options.project_configs {
+                report.sources.push(SourceReport {
+                    source: meta,
+                    status: SourceStatus::Skipped,
+                });
                 continue;
             }
-            match catch_unwind(AssertUnwindSafe(|| source.load())) {
+            let loaded = catch_unwind(AssertUnwindSafe(|| source.load()));
+            report.sources.push(SourceReport {
+                source: meta.clone(),
+                status: match &loaded {
+                    Ok(Ok(document)) => {
+                        // A missing source loads as empty; `exists` tells
+                        // the two apart (a panic there is "not found").
+                        let exists = catch_unwind(AssertUnwindSafe(|| source.exists()));
+                        if document.entries.is_empty() && !exists.unwrap_or(false) {
+                            SourceStatus::NotFound
+                        } else {
+                            SourceStatus::Found {
+                                servers: document.entries.len(),
+                            }
+                        }
+                    }
+                    Ok(Err(error)) => SourceStatus::Error {
+                        code: error.code(),
+                        message: error.to_string(),
+                    },
+                    Err(_) => SourceStatus::Error {
+                        code: Code::UnreadableSource.as_str(),
+                        message: "the source failed (panicked) while loading".into(),
+                    },
+                },
+            });
+            match loaded {
                 Ok(Ok(document)) => {
                     report
                         .warnings
@@ -660,6 +822,44 @@ impl Discovery {
                     .max_by_key(|&other| rank(other))
             })
             .collect();
+        let same = |a: usize, b: usize| match (&slots[a], &slots[b]) {
+            (Slot::Entry(x), Slot::Entry(y)) => match (&x.entry, &y.entry) {
+                (Ok(x), Ok(y)) => same_definition(x, y),
+                _ => false,
+            },
+            _ => false,
+        };
+        // A loser identical to its winner is the same server configured in
+        // another place: listed with the winner, not as a shadow. Losers
+        // identical to each other (but not to the winner) are one shadowed
+        // definition, listed with the best-ranked of them.
+        let merged_into: Vec<Option<usize>> = (0..slots.len())
+            .map(|index| {
+                let winner = winners[index].filter(|&winner| winner != index)?;
+                if same(winner, index) {
+                    return Some(winner);
+                }
+                let first = (0..slots.len())
+                    .filter(|&other| {
+                        winners[other] == Some(winner)
+                            && other != winner
+                            && !same(winner, other)
+                            && same(other, index)
+                    })
+                    .max_by_key(|&other| rank(other))?;
+                (first != index).then_some(first)
+            })
+            .collect();
+        let mut also_in: Vec<Vec<SourceMeta>> = vec![Vec::new(); slots.len()];
+        let mut merged: Vec<usize> = (0..slots.len())
+            .filter(|&i| merged_into[i].is_some())
+            .collect();
+        merged.sort_by_key(|&index| Reverse(rank(index)));
+        for index in merged {
+            if let (Some(into), Some(meta)) = (merged_into[index], &metas[index]) {
+                also_in[into].push(meta.clone());
+            }
+        }
 
         for (index, slot) in slots.into_iter().enumerate() {
             let candidate = match slot {
@@ -669,6 +869,9 @@ impl Discovery {
                 }
                 Slot::Entry(candidate) => candidate,
             };
+            if merged_into[index].is_some() {
+                continue;
+            }
             if let (Some(winner), Some(id)) = (winners[index], &ids[index])
                 && winner != index
             {
@@ -678,7 +881,7 @@ impl Discovery {
                 report.shadowed.push(Shadowed {
                     id: id.clone(),
                     winner: winner_meta,
-                    entry: candidate.into_entry(),
+                    entry: candidate.into_entry(std::mem::take(&mut also_in[index])),
                 });
                 continue;
             }
@@ -694,6 +897,7 @@ impl Discovery {
                 Ok(config) => DiscoveredServer {
                     config,
                     source: candidate.meta,
+                    also_in: std::mem::take(&mut also_in[index]),
                 },
             };
             if !server.config.enabled {
@@ -738,12 +942,13 @@ enum Slot {
 
 impl Candidate {
     /// The entry as read, without hooks or validation (for shadowed definitions).
-    fn into_entry(self) -> DiscoveryEntry {
+    fn into_entry(self, also_in: Vec<SourceMeta>) -> DiscoveryEntry {
         match self.entry {
             Ok(config) => {
                 let server = DiscoveredServer {
                     config,
                     source: self.meta,
+                    also_in,
                 };
                 if server.config.enabled {
                     DiscoveryEntry::Server(server)
@@ -770,6 +975,63 @@ impl Slot {
             Slot::Failed(_) => None,
         }
     }
+}
+
+/// Whether two definitions describe the same server: everything that
+/// decides where and how it connects and what it offers, with env and
+/// headers compared as sets (header names ignoring case); not the display
+/// name, description or timeouts.
+fn same_definition(a: &ServerConfig, b: &ServerConfig) -> bool {
+    fn sorted(entries: &[SecretEntry], fold_case: bool) -> Vec<(String, &SecretEntry)> {
+        let mut keyed: Vec<(String, &SecretEntry)> = entries
+            .iter()
+            .map(|entry| {
+                let key = if fold_case {
+                    entry.key.to_ascii_lowercase()
+                } else {
+                    entry.key.clone()
+                };
+                (key, entry)
+            })
+            .collect();
+        keyed.sort_by(|x, y| x.0.cmp(&y.0));
+        keyed
+    }
+    let same_transport = match (&a.transport, &b.transport) {
+        (TransportConfig::Stdio(x), TransportConfig::Stdio(y)) => {
+            let mut passthrough = (x.env_passthrough.clone(), y.env_passthrough.clone());
+            passthrough.0.sort();
+            passthrough.1.sort();
+            x.command == y.command
+                && x.args == y.args
+                && x.cwd == y.cwd
+                && passthrough.0 == passthrough.1
+                && sorted(&x.env, false)
+                    .iter()
+                    .map(|(k, e)| (k, &e.value))
+                    .eq(sorted(&y.env, false).iter().map(|(k, e)| (k, &e.value)))
+        }
+        (TransportConfig::Http(x), TransportConfig::Http(y))
+        | (TransportConfig::Sse(x), TransportConfig::Sse(y)) => {
+            let mut env_headers = (x.env_headers.clone(), y.env_headers.clone());
+            env_headers.0.sort_by(|p, q| p.header.cmp(&q.header));
+            env_headers.1.sort_by(|p, q| p.header.cmp(&q.header));
+            x.url == y.url
+                && x.bearer_token_env == y.bearer_token_env
+                && x.oauth == y.oauth
+                && env_headers.0 == env_headers.1
+                && sorted(&x.headers, true)
+                    .iter()
+                    .map(|(k, e)| (k, &e.value))
+                    .eq(sorted(&y.headers, true).iter().map(|(k, e)| (k, &e.value)))
+        }
+        _ => false,
+    };
+    same_transport
+        && a.enabled == b.enabled
+        && a.era == b.era
+        && a.tools == b.tools
+        && a.inputs == b.inputs
 }
 
 fn source_failure(meta: SourceMeta, code: Code, field: String, message: String) -> DiscoveryEntry {

@@ -15,10 +15,18 @@
 //!    Each server records where its fields were written ([`Origins`]), and
 //!    every diagnostic carries the written path, line and column.
 //! 2. **Discover** across sources with [`Discovery`]: user file, project
-//!    `.mcp.json`, host [`ConfigSource`]s; project overrides user; disabled
-//!    entries and entries a [`NativeHook`] claims are set aside; a broken
-//!    source is one error entry, never a failed startup. A [`TrustGate`]
-//!    holds back project servers the person has not approved ([`trust`]).
+//!    `.mcp.json`, host [`ConfigSource`]s, and the files other applications
+//!    keep ([`HostSources`]: Claude Code, Claude Desktop, Cursor, VS Code,
+//!    Windsurf, Codex, Gemini CLI, Zed, goose, opencode, Cline, at their
+//!    standard places for the OS). Precedence: project over user; between
+//!    sources of one level, the one added first (for host files, the order
+//!    of [`Host::ALL`]). A definition that loses is reported as shadowed,
+//!    naming the source that shadows it; an identical definition in several
+//!    places is one server listing every source. Disabled entries and
+//!    entries a [`NativeHook`] claims are set aside; a broken source is one
+//!    error entry, never a failed startup. [`DiscoveryReport::sources`]
+//!    lists every source looked at, found or not. A [`TrustGate`] holds
+//!    back project servers the person has not approved ([`trust`]).
 //! 3. **Validate** with [`validate`] / [`validate_all`]: every problem, each a
 //!    [`Diagnostic`] with a stable [`Code`] and a field path: the key as the
 //!    file wrote it (`mcpServers.github.env.GITHUB_TOKEN`, line and column)
@@ -63,7 +71,7 @@ pub use diagnostic::{Code, Diagnostic};
 pub use discovery::{
     ConfigLevel, ConfigSource, DiscoveredServer, Discovery, DiscoveryEntry, DiscoveryOptions,
     DiscoveryReport, ExaHook, FileSource, NativeClaim, NativeHook, NativeServer, Shadowed,
-    SourceError, SourceMeta, SourceWarning,
+    SourceError, SourceMeta, SourceReport, SourceStatus, SourceWarning,
 };
 pub use expand::{
     Environment, ExpandError, InputProvider, ProcessEnv, WithInputs, check_references, expand,
@@ -74,7 +82,7 @@ pub use format::{
     parse_document, parse_document_with, parse_mcp_servers, parse_store_server, parse_store_v1,
     parse_vscode, server_to_store_json, write_store_v1,
 };
-pub use hosts::Host;
+pub use hosts::{Host, HostDirs, HostFile, HostSources, Os};
 pub use model::{
     EnvHeader, HttpConfig, InputPrompt, OAuthConfig, OAuthGrant, ProtocolEra, SecretEntry,
     ServerConfig, StdioConfig, ToolFilter, TransportConfig, TransportKind,

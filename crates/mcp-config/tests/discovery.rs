@@ -182,7 +182,16 @@ fn a_broken_source_is_one_error_entry_naming_the_file_and_the_rest_loads() {
 fn missing_files_mean_no_servers_and_unreadable_ones_are_errors() {
     let setup = Setup::new();
     let report = setup.discovery(DiscoveryOptions::default()).discover();
-    assert_eq!(report, DiscoveryReport::default());
+    let mut without_sources = report.clone();
+    let looked_at = std::mem::take(&mut without_sources.sources);
+    assert_eq!(without_sources, DiscoveryReport::default());
+    // Both files were looked at and reported as not there.
+    assert_eq!(looked_at.len(), 2);
+    assert!(
+        looked_at
+            .iter()
+            .all(|source| source.status == mcp_config::SourceStatus::NotFound)
+    );
 
     // A directory where the user file should be cannot be read.
     fs::create_dir(setup.user_path()).unwrap();

@@ -1,7 +1,9 @@
 //! Shared helpers for mcpctl's end-to-end tests: an isolated environment per test and the built binary run in it.
 //!
 //! Every run gets its own data dir (`LOOP_DATA_DIR`), `HOME` and working
-//! directory, so the user's store and project files are never read, and
+//! directory, with the variables that move other applications' files
+//! (`XDG_CONFIG_HOME`, ...) removed, so the user's store, project and host
+//! files are never read, and
 //! `NO_COLOR` so human output is plain. A run that outlives its deadline is
 //! killed and the test fails, naming the command.
 
@@ -63,6 +65,11 @@ impl Env {
         self.data_dir().join("mcp.json")
     }
 
+    /// The home directory (`HOME`).
+    pub(crate) fn home(&self) -> PathBuf {
+        self.root.path().join("home")
+    }
+
     /// The working directory mcpctl runs in (the default project).
     pub(crate) fn work_dir(&self) -> PathBuf {
         self.root.path().join("work")
@@ -87,6 +94,12 @@ impl Env {
             .env("HOME", self.root.path().join("home"))
             .env("NO_COLOR", "1")
             .env_remove("RUST_LOG")
+            // Other applications' files are found under HOME only.
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("APPDATA")
+            .env_remove("CODEX_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("MCPCTL_NO_HOST_CONFIGS")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
