@@ -151,7 +151,7 @@ async fn http_server(
     let selected = id.to_owned();
     let (report, answers) = tokio::task::spawn_blocking(move || {
         let mut report = crate::runtime::only(discovery.discover(), &selected)?;
-        crate::trust_cmd::settle(&mut report, gate.as_ref(), true);
+        let _held = crate::trust_cmd::settle(&mut report, gate.as_ref(), true);
         let answers = crate::inputs::collect(&report, true);
         Ok::<_, CliError>((report, answers))
     })

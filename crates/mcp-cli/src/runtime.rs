@@ -39,6 +39,8 @@ pub(crate) struct Runtime {
     /// Configuration entries that could not be used (invalid entries,
     /// unreadable files), from the manager's startup report.
     pub(crate) config_errors: Vec<StartupError>,
+    /// Project servers held back until the person trusts them, as defined.
+    pub(crate) untrusted: Vec<mcp_config::DiscoveredServer>,
     /// Every manager event since before the first connection started.
     events: Option<broadcast::Receiver<ManagerEvent>>,
 }
@@ -75,15 +77,15 @@ impl Runtime {
         let selected = select.id().map(str::to_owned);
         // Discovery reads files, and the trust and input questions read the
         // terminal: both block, off the async workers.
-        let (report, answers) = tokio::task::spawn_blocking(move || {
+        let (report, untrusted, answers) = tokio::task::spawn_blocking(move || {
             let mut report = discovery.discover();
             if let Some(id) = &selected {
                 report = only(report, id)?;
             }
             // Only the selected servers are asked about.
-            trust_cmd::settle(&mut report, gate.as_ref(), ask);
+            let untrusted = trust_cmd::settle(&mut report, gate.as_ref(), ask);
             let answers = inputs::collect(&report, ask);
-            Ok::<_, CliError>((report, answers))
+            Ok::<_, CliError>((report, untrusted, answers))
         })
         .await
         .map_err(|e| CliError::usage(format!("discovery failed: {e}")))??;
@@ -117,6 +119,7 @@ impl Runtime {
             manager,
             report,
             config_errors: startup.errors,
+            untrusted,
             events: Some(events),
         })
     }

@@ -184,6 +184,16 @@ pub(crate) fn with_shadowed(rows: Vec<ServerRow>, runtime: &Runtime) -> Vec<Serv
         {
             row.also_in = server.also_in.iter().map(SourceJson::from).collect();
             (row.env, row.headers) = names(&server.config);
+        } else if let Some(held) = runtime
+            .untrusted
+            .iter()
+            .find(|held| Some(&held.config.id) == id.as_ref())
+        {
+            // Held back until trusted: what it would run is what a person
+            // needs to see to decide.
+            row.transport = Some(held.config.transport.kind().as_str());
+            row.also_in = held.also_in.iter().map(SourceJson::from).collect();
+            (row.env, row.headers) = names(&held.config);
         }
         let shadowed: Vec<&mcp_config::Shadowed> = report
             .shadowed

@@ -91,7 +91,14 @@ pub(crate) fn discovery(options: &SourceOptions) -> Result<Discovery, CliError> 
 /// untrusted into error entries with the `untrusted` code, so that the
 /// manager never starts them and every command reports them alike.
 /// Blocks on the terminal: call it off the async workers.
-pub(crate) fn settle(report: &mut DiscoveryReport, gate: Option<&TrustGate>, ask: bool) {
+///
+/// Returns the servers still untrusted, with their definitions, for
+/// listings (what a person needs to see to decide).
+pub(crate) fn settle(
+    report: &mut DiscoveryReport,
+    gate: Option<&TrustGate>,
+    ask: bool,
+) -> Vec<mcp_config::DiscoveredServer> {
     if let Some(gate) = gate
         && ask
         && io::stdin().is_terminal()
@@ -100,8 +107,10 @@ pub(crate) fn settle(report: &mut DiscoveryReport, gate: Option<&TrustGate>, ask
     {
         gate.apply(report, &TerminalTrust::new());
     }
+    let mut held = Vec::new();
     for entry in &mut report.entries {
         if let DiscoveryEntry::Untrusted(untrusted) = entry {
+            held.push(untrusted.server.clone());
             *entry = DiscoveryEntry::Error {
                 source: untrusted.server.source.clone(),
                 server: Some(untrusted.request.server.clone()),
@@ -109,6 +118,7 @@ pub(crate) fn settle(report: &mut DiscoveryReport, gate: Option<&TrustGate>, ask
             };
         }
     }
+    held
 }
 
 /// The terminal question, one server at a time.

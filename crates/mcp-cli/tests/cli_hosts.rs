@@ -72,6 +72,16 @@ fn servers_shows_each_hosts_label_shadowed_definitions_and_merged_identical_ones
         &json!({"mcpServers": {"dup": demo()}}).to_string(),
     );
 
+    // The project's server runs a command nobody here approved: it is
+    // listed as untrusted, with what it would run, and not started.
+    let before = env.json(&["servers"]);
+    let held = rows_of(&before, "dup")[0];
+    assert_eq!(held["status"], "untrusted", "{before:#}");
+    assert_eq!(held["transport"], "stdio", "{before:#}");
+    assert_eq!(held["source"]["level"], "project");
+    let trusted = env.run(&["trust", "dup"]);
+    assert_eq!(trusted.code, 0, "{trusted:#?}");
+
     let rows = env.json(&["servers"]);
     assert_eq!(rows.as_array().unwrap().len(), 3, "{rows:#}");
     // The same server in Claude Desktop and VS Code: one row, both sources.

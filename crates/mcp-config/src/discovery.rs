@@ -57,7 +57,7 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::format::{
     DocumentError, Format, ParsedDocument, ParsedEntry, ReadContext, parse_document_with,
 };
-use crate::hosts::Host;
+use crate::host::Host;
 use crate::model::{SecretEntry, ServerConfig, TransportConfig};
 use crate::secret::Secret;
 use crate::trust::{TrustGate, UntrustedServer};

@@ -55,6 +55,7 @@ mod discovery;
 mod expand;
 mod fingerprint;
 mod format;
+mod host;
 mod hosts;
 mod json;
 mod model;
@@ -82,7 +83,8 @@ pub use format::{
     parse_document, parse_document_with, parse_mcp_servers, parse_store_server, parse_store_v1,
     parse_vscode, server_to_store_json, write_store_v1,
 };
-pub use hosts::{Host, HostDirs, HostFile, HostSources, Os};
+pub use host::Host;
+pub use hosts::{HostDirs, HostFile, HostSources, Os};
 pub use model::{
     EnvHeader, HttpConfig, InputPrompt, OAuthConfig, OAuthGrant, ProtocolEra, SecretEntry,
     ServerConfig, StdioConfig, ToolFilter, TransportConfig, TransportKind,
