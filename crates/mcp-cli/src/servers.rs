@@ -124,8 +124,24 @@ pub(crate) async fn run(options: &SourceOptions, output: &Output) -> Result<Exit
     let runtime = Runtime::start(options, Select::All).await?;
     runtime.settle().await;
     let rows = with_shadowed(rows(&runtime), &runtime);
+    let warnings = runtime.report.warnings.clone();
     runtime.close().await;
     print(&rows, output)?;
+    // What the files hold and this client does not use goes to stderr,
+    // each naming its file and key, so that nothing is dropped in silence.
+    for warning in &warnings {
+        let place = warning.source.path.as_ref().map_or_else(
+            || warning.source.provider_label.clone(),
+            |p| p.display().to_string(),
+        );
+        let json = crate::sources_cmd::WarningJson::from(&warning.diagnostic);
+        eprintln!(
+            "mcpctl: warning: {}: {} [{}]",
+            crate::output::line(&place),
+            crate::output::line(&crate::sources_cmd::located(&json)),
+            json.code
+        );
+    }
     Ok(Exit::Success)
 }
 

@@ -7,8 +7,14 @@
 //! ```json
 //! {"label": "Cursor", "host": "cursor", "level": "user",
 //!  "path": "/home/ada/.cursor/mcp.json", "status": "found", "servers": 2,
-//!  "error": null}
+//!  "error": null, "warnings": [{"code": "ignored_field",
+//!  "message": "...", "field": "mcpServers.x.envFile", "line": 4, "column": 7}]}
 //! ```
+//!
+//! `warnings` lists what the file holds that is not used (a field this
+//! client has no meaning for, an entry it cannot start, a shape it does not
+//! understand), each naming the key as the file wrote it; the table prints
+//! them below itself.
 //!
 //! `status` is `found` (with `servers`, the number of entries the file
 //! holds before precedence), `not_found`, `error` (with `error`:
@@ -20,7 +26,7 @@ use mcp_config::{SourceReport, SourceStatus};
 use serde::Serialize;
 
 use crate::exit::{CliError, Exit};
-use crate::output::{Output, Paint, Table};
+use crate::output::{Output, Paint, Table, line};
 use crate::sources::{self, SourceOptions};
 
 /// One source's row.
@@ -42,6 +48,35 @@ struct SourceRow {
     servers: Option<usize>,
     /// Why a source could not be read.
     error: Option<SourceErrorJson>,
+    /// What the source holds that is not used.
+    warnings: Vec<WarningJson>,
+}
+
+/// One of a row's `warnings`.
+#[derive(Debug, Serialize)]
+pub(crate) struct WarningJson {
+    /// The stable code, e.g. `ignored_field`.
+    pub(crate) code: &'static str,
+    /// What was not used, for a person; never a secret.
+    pub(crate) message: String,
+    /// The key as the file wrote it; empty for the whole file.
+    pub(crate) field: String,
+    /// Where the key is, when known (1-based).
+    pub(crate) line: Option<usize>,
+    /// Where the key is, when known (1-based).
+    pub(crate) column: Option<usize>,
+}
+
+impl From<&mcp_config::Diagnostic> for WarningJson {
+    fn from(diagnostic: &mcp_config::Diagnostic) -> Self {
+        WarningJson {
+            code: diagnostic.code(),
+            message: diagnostic.message.clone(),
+            field: diagnostic.field.clone(),
+            line: diagnostic.line,
+            column: diagnostic.column,
+        }
+    }
 }
 
 /// A row's `error`.
@@ -77,6 +112,7 @@ impl From<&SourceReport> for SourceRow {
             status,
             servers,
             error,
+            warnings: Vec::new(),
         }
     }
 }
@@ -85,7 +121,20 @@ impl From<&SourceReport> for SourceRow {
 pub(crate) fn run(options: &SourceOptions, output: &Output) -> Result<Exit, CliError> {
     let sources = sources::gather(options)?;
     let report = sources.discovery.discover();
-    let rows: Vec<SourceRow> = report.sources.iter().map(SourceRow::from).collect();
+    let rows: Vec<SourceRow> = report
+        .sources
+        .iter()
+        .map(|source| {
+            let mut row = SourceRow::from(source);
+            row.warnings = report
+                .warnings
+                .iter()
+                .filter(|warning| warning.source == source.source)
+                .map(|warning| WarningJson::from(&warning.diagnostic))
+                .collect();
+            row
+        })
+        .collect();
     let printed = if output.json {
         output.json(&rows)
     } else {
@@ -119,5 +168,32 @@ fn render(rows: &[SourceRow], output: &Output) -> String {
             (status, Some(paint)),
         ]);
     }
-    table.render(output)
+    let mut text = table.render(output);
+    for row in rows {
+        for warning in &row.warnings {
+            let place = row.path.as_deref().unwrap_or(&row.label);
+            text.push_str(&format!(
+                "warning: {}: {} [{}]\n",
+                line(place),
+                line(&located(warning)),
+                warning.code
+            ));
+        }
+    }
+    text
+}
+
+/// `FIELD at line L column C: message`, or as much of it as is known.
+pub(crate) fn located(warning: &WarningJson) -> String {
+    let place = match (warning.field.is_empty(), warning.line, warning.column) {
+        (true, Some(l), Some(c)) => format!("line {l} column {c}"),
+        (false, Some(l), Some(c)) => format!("{} at line {l} column {c}", warning.field),
+        (false, _, _) => warning.field.clone(),
+        _ => String::new(),
+    };
+    if place.is_empty() {
+        warning.message.clone()
+    } else {
+        format!("{place}: {}", warning.message)
+    }
 }

@@ -931,3 +931,43 @@ fn every_hosts_files_are_found_without_flags() {
         .collect();
     assert!(unreadable.is_empty(), "{unreadable:#?}");
 }
+
+#[test]
+fn what_a_hosts_file_holds_and_is_not_used_is_reported_with_its_file_and_key() {
+    let env = Env::new();
+    let gemini = write(
+        &env.home(),
+        ".gemini/settings.json",
+        // Gemini's `trust` has no meaning here; the entry still loads.
+        "{\n  \"mcpServers\": {\n    \"files\": {\"command\": \"/nonexistent/files\", \"trust\": true}\n  }\n}\n",
+    );
+    let run = env.run(&["servers"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let warning = run
+        .stderr
+        .lines()
+        .find(|line| line.contains("warning:"))
+        .unwrap_or_else(|| panic!("no warning: {run:#?}"));
+    assert!(warning.contains(gemini.to_str().unwrap()), "{warning}");
+    assert!(warning.contains("trust"), "{warning}");
+    assert!(warning.contains("[ignored_field]"), "{warning}");
+
+    let sources = env.json(&["sources"]);
+    let row = sources
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["path"] == gemini.to_str().unwrap())
+        .expect("the Gemini file is a source");
+    assert_eq!(row["status"], "found");
+    assert_eq!(row["warnings"][0]["code"], "ignored_field", "{row:#}");
+    assert!(
+        row["warnings"][0]["field"]
+            .as_str()
+            .unwrap()
+            .contains("trust"),
+        "{row:#}"
+    );
+    let table = env.run(&["sources"]);
+    assert!(table.stdout.contains("warning:"), "{table:#?}");
+}
