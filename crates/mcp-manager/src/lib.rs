@@ -9,14 +9,21 @@
 //! connections when asked to, and publishes [`Snapshot`]s and
 //! [`ManagerEvent`]s. It is shared by every host session (cheap `Clone`).
 //!
-//! ```no_run
+//! ```
 //! use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
 //! use mcp_manager::{JsonFileToolCache, McpManager};
 //! use std::sync::Arc;
+//! # use mcp_manager::scripted::{ScriptedFactory, ScriptedServer};
 //!
-//! # async fn demo() {
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let cache_path = dir.path().join("mcp-tools.json");
+//! # // An in-memory stand-in for `mcp-server-everything`.
+//! # let factory = ScriptedFactory::new().server("everything", ScriptedServer::new()
+//! #     .tool(serde_json::json!({"name": "echo", "inputSchema": {"type": "object"}}), |_| mcp_manager::scripted::Reply::result(serde_json::json!({"content": []}))));
 //! let manager = McpManager::builder()
-//!     .cache(Arc::new(JsonFileToolCache::open("/var/cache/host/mcp-tools.json")))
+//!     .cache(Arc::new(JsonFileToolCache::open(&cache_path))) // e.g. /var/cache/host/mcp-tools.json
+//! #   .factory(factory)
 //!     .build();
 //! let everything = ServerConfig::new(
 //!     "everything",
@@ -29,9 +36,9 @@
 //! }
 //! // Later, per prompt: the ready servers and their catalogs, together.
 //! let snapshot = manager.snapshot(None);
-//! # let _ = snapshot;
+//! assert_eq!(snapshot.tool_count(), 1);
 //! manager.close().await;
-//! # }
+//! # });
 //! ```
 //!
 //! Module map:
@@ -62,6 +69,8 @@ mod factory;
 mod lease;
 mod manager;
 mod options;
+#[cfg(feature = "scripted")]
+pub mod scripted;
 mod snapshot;
 mod startup;
 mod status;

@@ -9,6 +9,36 @@
 //! through the host's [`Interaction`], or the client credentials grant.
 //! Tokens live in a [`TokenStore`] keyed by server and issuer.
 //!
+//! The discovery steps are plain functions, so a host can see where the
+//! provider will look before anything is fetched:
+//!
+//! ```
+//! use mcp_oauth::{Challenge, authorization_server_metadata_urls, protected_resource_metadata_urls};
+//! use url::Url;
+//!
+//! // The server's 401 names its protected resource metadata and the scope it needs.
+//! let server = Url::parse("https://mcp.example.com/mcp")?;
+//! let challenge = Challenge::parse(
+//!     r#"Bearer resource_metadata="/.well-known/oauth-protected-resource/mcp", scope="files:read""#,
+//! );
+//! assert_eq!(challenge.scope.as_deref(), Some("files:read"));
+//! let resource: Vec<String> = protected_resource_metadata_urls(&server, &challenge)
+//!     .iter()
+//!     .map(Url::to_string)
+//!     .collect();
+//! assert_eq!(resource, [
+//!     "https://mcp.example.com/.well-known/oauth-protected-resource/mcp", // named by the challenge
+//!     "https://mcp.example.com/.well-known/oauth-protected-resource/mcp", // path-based
+//!     "https://mcp.example.com/.well-known/oauth-protected-resource",     // root
+//! ]);
+//! // The metadata names the issuer; its own metadata is looked for with
+//! // RFC 8414 path insertion first.
+//! let issuer = Url::parse("https://auth.example.com/tenant")?;
+//! let first = &authorization_server_metadata_urls(&issuer)[0];
+//! assert_eq!(first.as_str(), "https://auth.example.com/.well-known/oauth-authorization-server/tenant");
+//! # Ok::<(), url::ParseError>(())
+//! ```
+//!
 //! Modules:
 //! - `challenge`: `WWW-Authenticate` parsing.
 //! - `discovery`: metadata discovery and resource matching.

@@ -7,9 +7,11 @@
 //! [`McpManager`](mcp_manager::McpManager), binds tools before each prompt
 //! and calls them; everything below is the whole integration:
 //!
-//! ```no_run
+//! ```
 //! use std::sync::Arc;
 //! use mcp_toolbridge::prelude::*;
+//! # use mcp_manager::scripted::{Reply, ScriptedFactory, ScriptedServer};
+//! # use serde_json::json;
 //!
 //! struct AskTheUser;
 //! #[async_trait]
@@ -20,8 +22,16 @@
 //!     }
 //! }
 //!
-//! # async fn host() {
-//! let manager = McpManager::builder().build();
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! # // An in-memory stand-in for `mcp-server-filesystem`.
+//! # let files = ScriptedServer::new().tool(
+//! #     json!({"name": "read_file", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}),
+//! #     |args| Reply::result(json!({"content": [{"type": "text", "text": format!("# {}", args["path"].as_str().unwrap_or(""))}]})),
+//! # );
+//! # let factory = ScriptedFactory::new().server("files", files);
+//! let manager = McpManager::builder()
+//! #   .factory(factory)
+//!     .build();
 //! let files = StdioConfig::new("mcp-server-filesystem");
 //! let report = manager.connect_servers([ServerConfig::new("files", TransportConfig::Stdio(files))]).await;
 //! let session = McpSession::new(&manager, SessionOptions::default());
@@ -39,7 +49,7 @@
 //!     outcome => println!("{system}\n{:?}", outcome.result()),
 //! }
 //! manager.close().await;
-//! # }
+//! # });
 //! ```
 //!
 //! Hosts that keep MCP tools out of the initial declarations register
