@@ -7,7 +7,7 @@
 //! messages, tool output), and a terminal interprets control characters:
 //! none a server sent ever reaches one raw. Text for people goes through
 //! [`mcp_proto::text::escape`]: table cells and one-line messages with
-//! [`line`] (line breaks escaped too), multi-line text such as a tool's
+//! [`line`](fn@line) (line breaks escaped too), multi-line text such as a tool's
 //! output with [`block`] (line breaks and tabs kept), on a terminal or
 //! not, since a pipe's reader (`less -R`, a later `cat`) interprets them
 //! just the same. JSON documents are exact: the strings parse back to what
@@ -221,7 +221,7 @@ impl Paint {
 
 /// A table for people: a header row and left-aligned columns separated by
 /// two spaces; the last column is not padded. Every cell is shown with
-/// [`line`] (its text may be a server's), then measured in characters
+/// [`line`](fn@line) (its text may be a server's), then measured in characters
 /// before painting, so colour never shifts a column.
 #[derive(Debug, Default)]
 pub(crate) struct Table {

@@ -42,7 +42,10 @@
 //! ```
 //!
 //! Module map:
-//! - `manager`: the public API ([`McpManager`], [`ManagerBuilder`]).
+//! - `manager`: the public API of the lifecycle ([`McpManager`],
+//!   [`ManagerBuilder`]: connect, snapshots, status, waiting, closing);
+//!   `configure`: its store-backed half (load the persisted servers, list,
+//!   save, create, enable, remove: [`ServerListing`], [`SaveReport`]).
 //! - `core`: the entries, generations and the rules that start and stop
 //!   connections; `task`: the per-server task (connect, list, serve,
 //!   refresh, reconnect, idle); `startup`: the gate and [`StartupReport`].
@@ -62,6 +65,7 @@
 mod cache;
 mod catalog;
 mod closing;
+mod configure;
 mod core;
 mod error;
 mod events;
@@ -81,10 +85,11 @@ mod tests;
 
 pub use cache::{CachedTools, JsonFileToolCache, MemoryToolCache, ToolCache};
 pub use catalog::{Catalog, LifetimeId};
+pub use configure::{SaveReport, ServerListing};
 pub use error::{ErrorCode, ManagerError, RetryState, ServerError, WaitError};
 pub use events::ManagerEvent;
 pub use factory::{ConnectError, DefaultTransportFactory, TransportFactory, oauth_options};
-pub use manager::{Connected, ManagerBuilder, McpManager, SaveReport, ServerInfo, ServerListing};
+pub use manager::{Connected, ManagerBuilder, McpManager, ServerInfo};
 pub use options::{IdlePolicy, ManagerOptions, ReconnectPolicy, StartupMode};
 pub use snapshot::{Snapshot, SnapshotServer};
 pub use startup::{DeferredServer, PendingServer, ReadyServer, StartupError, StartupReport};

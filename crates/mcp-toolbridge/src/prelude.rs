@@ -12,7 +12,7 @@
 //!   [`SessionOptions`], [`ToolSet`], [`ModelTool`], [`ToolCall`],
 //!   [`ToolOutcome`], [`ToolResult`], [`CallFailure`], [`CancelToken`]),
 //!   approvals ([`ApprovalHandler`], [`ApprovalDecision`],
-//!   [`ApprovalRequest`], [`PermissionPreset`], [`async_trait`]), naming
+//!   [`ApprovalRequest`], [`PermissionPreset`], [`async_trait`](macro@async_trait)), naming
 //!   and the prompt section ([`NameOptions`], [`ToolAccess`]).
 //!
 //! ```
