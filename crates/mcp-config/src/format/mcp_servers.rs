@@ -15,8 +15,9 @@ use crate::origins::Origins;
 
 use super::host::{Ignored, TextRules};
 use super::{
-    DocumentError, EntryError, Format, ParsedDocument, ParsedEntry, ReadContext, read_era,
-    read_oauth, reject_duplicate_ids, top_level_not_object, transport_kind_from_name,
+    DocumentError, EntryError, Format, ParsedDocument, ParsedEntry, ReadContext,
+    entry_not_an_object, read_era, read_oauth, reject_duplicate_ids, top_level_not_object,
+    transport_kind_from_name,
 };
 
 /// Which host's spelling of the map format a document uses.
@@ -408,18 +409,7 @@ impl MapReader {
     fn entry(&mut self, name: &str, value: &Json, path: &str) -> ParsedEntry {
         let server = Some(name.to_owned());
         let Some(members) = value.as_object() else {
-            return Err(EntryError::new(
-                server.clone(),
-                vec![Diagnostic::new(
-                    Code::InvalidField,
-                    server,
-                    path,
-                    format!(
-                        "a server entry must be an object, not {}",
-                        value.type_name()
-                    ),
-                )],
-            ));
+            return Err(entry_not_an_object(name, path, "a server entry", value));
         };
         let flavor = self.flavor;
         let mut e = Entry::new(FieldReader::new(members, path, server.clone()), &self.rules);

@@ -706,6 +706,21 @@ fn transport_kind_from_name(name: &str) -> Option<TransportKind> {
     }
 }
 
+/// The error of a server entry that is not an object: `what` names it as
+/// the format does (`a server entry`, `a context server`).
+fn entry_not_an_object(name: &str, path: &str, what: &str, value: &Json) -> EntryError {
+    let server = Some(name.to_owned());
+    EntryError::new(
+        server.clone(),
+        vec![Diagnostic::new(
+            Code::InvalidField,
+            server,
+            path,
+            format!("{what} must be an object, not {}", value.type_name()),
+        )],
+    )
+}
+
 /// Replaces every entry whose id occurs more than once with one
 /// `duplicate_id` error at the first occurrence: which definition was meant
 /// is unknowable, and guessing would connect the wrong server.

@@ -5,13 +5,16 @@
 //! "...", "headers": {}, "oauth": false | {...}, "enabled": true}`.
 //! `{env:NAME}` references become `${NAME}`; `{file:PATH}` is refused.
 
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::Code;
 use crate::json::{FieldReader, Json, join_index, join_key};
 use crate::model::{HttpConfig, OAuthConfig, ServerConfig, StdioConfig, TransportConfig};
 
 use super::host::{Ignored, TextRules};
 use super::mcp_servers::{Entry, env_reference, servers_object};
-use super::{DocumentError, EntryError, Format, ParsedDocument, ParsedEntry, ReadContext};
+use super::{
+    DocumentError, EntryError, Format, ParsedDocument, ParsedEntry, ReadContext,
+    entry_not_an_object,
+};
 use super::{reject_duplicate_ids, shorten, top_level_not_object};
 
 const KEY: &str = "mcp";
@@ -54,18 +57,7 @@ fn read_entry(
 ) -> ParsedEntry {
     let server = Some(name.to_owned());
     let Some(members) = value.as_object() else {
-        return Err(EntryError::new(
-            server.clone(),
-            vec![Diagnostic::new(
-                Code::InvalidField,
-                server,
-                path,
-                format!(
-                    "a server entry must be an object, not {}",
-                    value.type_name()
-                ),
-            )],
-        ));
+        return Err(entry_not_an_object(name, path, "a server entry", value));
     };
     let mut e = Entry::new(FieldReader::new(members, path, server.clone()), rules);
     let kind = match e.r.string("type").as_deref() {

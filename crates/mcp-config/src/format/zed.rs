@@ -13,7 +13,10 @@ use crate::model::{HttpConfig, ServerConfig, StdioConfig, TransportConfig};
 
 use super::host::{Ignored, TextRules};
 use super::mcp_servers::{Entry, servers_object};
-use super::{DocumentError, EntryError, Format, ParsedDocument, ParsedEntry, ReadContext};
+use super::{
+    DocumentError, EntryError, Format, ParsedDocument, ParsedEntry, ReadContext,
+    entry_not_an_object,
+};
 use super::{reject_duplicate_ids, top_level_not_object};
 
 const KEY: &str = "context_servers";
@@ -54,17 +57,11 @@ fn read_entry(
 ) -> Option<ParsedEntry> {
     let server = Some(name.to_owned());
     let Some(members) = value.as_object() else {
-        return Some(Err(EntryError::new(
-            server.clone(),
-            vec![Diagnostic::new(
-                Code::InvalidField,
-                server,
-                path,
-                format!(
-                    "a context server must be an object, not {}",
-                    value.type_name()
-                ),
-            )],
+        return Some(Err(entry_not_an_object(
+            name,
+            path,
+            "a context server",
+            value,
         )));
     };
     let mut e = Entry::new(FieldReader::new(members, path, server.clone()), rules);
