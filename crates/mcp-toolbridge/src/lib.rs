@@ -44,7 +44,7 @@
 //! }
 //! // The model calls a tool by its name:
 //! let call = ToolCall::new("call_1", serde_json::json!({"path": "README.md"}));
-//! match tools.get("mcp_files_read_file").unwrap().call(call).await {
+//! match tools.call("mcp_files_read_file", call).await {
 //!     ToolOutcome::Cancelled => {}
 //!     outcome => println!("{system}\n{:?}", outcome.result()),
 //! }
@@ -65,6 +65,9 @@
 //! | a coding agent that declares every tool | declared as `mcp_<server>_<tool>` | default ([`Suffix::WhenNeeded`]) | default ([`ToolAccess::Direct`]) |
 //! | a chat web app that keeps tools out of its declarations | found by search, called by name | `.suffix(Suffix::Always)` | `.access(ToolAccess::Search)`, register [`McpSession::catalog_tools`] and [`McpSession::loader_tools`] |
 //! | an IDE that connects servers on demand | `load_mcp`, then `call_mcp_tool` | default | `.access(ToolAccess::Loader)`, register [`McpSession::loader_tools`] |
+//!
+//! `examples/host.rs` is the same integration as a program that reads a
+//! project's `.mcp.json`, with a tool cache on disk.
 //!
 //! Modules: [`prelude`] (one import for a host program: the types above
 //! and the manager's and configuration's it needs), [`names`] (model names

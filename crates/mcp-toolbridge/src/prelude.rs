@@ -13,7 +13,9 @@
 //!   [`ToolOutcome`], [`ToolResult`], [`CallFailure`], [`CancelToken`]),
 //!   approvals ([`ApprovalHandler`], [`ApprovalDecision`],
 //!   [`ApprovalRequest`], [`PermissionPreset`], [`async_trait`](macro@async_trait)), naming
-//!   and the prompt section ([`NameOptions`], [`ToolAccess`]).
+//!   and the prompt section ([`NameOptions`], [`ToolAccess`]);
+//! - from `serde_json`: [`Value`] and [`json!`](macro@json), what tool
+//!   arguments and results are made of.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -38,3 +40,4 @@ pub use crate::{
     ModelTool, NameOptions, PermissionPreset, SessionOptions, ToolAccess, ToolCall, ToolOutcome,
     ToolResult, ToolSet, async_trait,
 };
+pub use serde_json::{Value, json};

@@ -188,6 +188,18 @@ impl ToolSet {
         self.tools.get(index)
     }
 
+    /// Calls the tool the model named, as [`ModelTool::call`] does; a
+    /// name this set does not hold fails with [`CallFailure::UnknownTool`]
+    /// (nothing is sent). This is how a host dispatches a model's tool call.
+    pub async fn call(&self, name: &str, call: ToolCall) -> ToolOutcome {
+        match self.get(name) {
+            Some(tool) => tool.call(call).await,
+            None => ToolOutcome::failed(CallFailure::UnknownTool {
+                name: name.to_owned(),
+            }),
+        }
+    }
+
     /// The `<mcp_servers>` section for this prompt (empty when no ready
     /// server has tools).
     pub fn prompt_section(&self) -> &str {
