@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use mcp_proto::ProtocolVersion;
 use mcp_proto::types::{
-    CallToolResult, ContentBlock, ImageContent, JsonObject, Tool, ToolAnnotations,
+    CallToolResult, ContentBlock, ImageContent, JsonObject, Tool, ToolAnnotations, json_kind,
 };
 use serde_json::{Value, json};
 
@@ -195,7 +195,7 @@ impl Args<'_> {
             Some(other) => Err(format!(
                 "{}: argument `{key}` must be a string, not {}",
                 self.tool,
-                kind(other)
+                json_kind(other)
             )),
             None => Err(format!(
                 "{}: missing required argument `{key}` (a string)",
@@ -210,24 +210,13 @@ impl Args<'_> {
             Some(other) => Err(format!(
                 "{}: argument `{key}` must be a number, not {}",
                 self.tool,
-                kind(other)
+                json_kind(other)
             )),
             None => Err(format!(
                 "{}: missing required argument `{key}` (a number)",
                 self.tool
             )),
         }
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

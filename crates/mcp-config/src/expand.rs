@@ -248,26 +248,25 @@ pub fn check_references(input: &str) -> Result<(), ExpandError> {
 /// The names of the environment variables `input` references, in order
 /// (not inputs); none when its syntax is broken.
 pub(crate) fn referenced_variables(input: &str) -> Vec<String> {
-    if !input.contains("${") {
-        return Vec::new();
-    }
-    parse(input).map_or_else(
-        |_| Vec::new(),
-        |pieces| {
-            pieces
-                .into_iter()
-                .filter_map(|piece| match piece {
-                    Piece::Var { name, .. } => Some(name.to_owned()),
-                    _ => None,
-                })
-                .collect()
-        },
-    )
+    referenced(input, "${", |piece| match piece {
+        Piece::Var { name, .. } => Some(name),
+        _ => None,
+    })
 }
 
 /// The ids of the `${input:ID}` prompts `input` references, in order.
 pub(crate) fn referenced_inputs(input: &str) -> Vec<String> {
-    if !input.contains("${input:") {
+    referenced(input, "${input:", |piece| match piece {
+        Piece::Input { id } => Some(id),
+        _ => None,
+    })
+}
+
+/// What `pick` takes from each reference of `input`, in order; nothing
+/// when `input` has no `marker` (a quick check before parsing) or its
+/// syntax is broken.
+fn referenced(input: &str, marker: &str, pick: fn(Piece<'_>) -> Option<&str>) -> Vec<String> {
+    if !input.contains(marker) {
         return Vec::new();
     }
     parse(input).map_or_else(
@@ -275,10 +274,7 @@ pub(crate) fn referenced_inputs(input: &str) -> Vec<String> {
         |pieces| {
             pieces
                 .into_iter()
-                .filter_map(|piece| match piece {
-                    Piece::Input { id } => Some(id.to_owned()),
-                    _ => None,
-                })
+                .filter_map(|piece| pick(piece).map(str::to_owned))
                 .collect()
         },
     )

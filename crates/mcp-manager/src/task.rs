@@ -90,14 +90,10 @@ pub(crate) async fn run(lease: Lease, mut plan: Plan) {
         let mut conn = match attempt {
             Attempt::Stale => return,
             Attempt::Failed(error) => {
-                failures += 1;
-                match lease.fail(error, failures) {
-                    Some(delay) => {
-                        tokio::time::sleep(delay).await;
-                        continue;
-                    }
-                    None => return,
+                if back_off(&lease, error, &mut failures).await {
+                    continue;
                 }
+                return;
             }
             Attempt::Connected(connected) => {
                 let (conn, catalog) = *connected;
@@ -143,16 +139,26 @@ pub(crate) async fn run(lease: Lease, mut plan: Plan) {
                     continue;
                 }
                 let error = closed_error(reason.as_ref(), &plan);
-                failures += 1;
-                match lease.fail(error, failures) {
-                    Some(delay) => {
-                        tokio::time::sleep(delay).await;
-                        continue;
-                    }
-                    None => return,
+                if back_off(&lease, error, &mut failures).await {
+                    continue;
                 }
+                return;
             }
         }
+    }
+}
+
+/// Records one more failure in a row; when the reconnect policy allows
+/// another attempt, waits its delay and returns `true`, otherwise the
+/// server settles in its error and this returns `false`.
+async fn back_off(lease: &Lease, error: ServerError, failures: &mut u32) -> bool {
+    *failures += 1;
+    match lease.fail(error, *failures) {
+        Some(delay) => {
+            tokio::time::sleep(delay).await;
+            true
+        }
+        None => false,
     }
 }
 

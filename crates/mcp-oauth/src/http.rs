@@ -120,14 +120,7 @@ impl HttpClient {
         url: &Url,
         body: &serde_json::Value,
     ) -> Result<Response, OAuthError> {
-        let body = Bytes::from(body.to_string());
-        self.send(
-            Method::POST,
-            url,
-            Some(("application/json", body)),
-            ClientAuth::None,
-        )
-        .await
+        self.post_json_as(url, body, ClientAuth::None).await
     }
 
     /// An unauthenticated MCP request (a JSON-RPC POST accepting JSON or an
@@ -137,14 +130,18 @@ impl HttpClient {
         url: &Url,
         body: &serde_json::Value,
     ) -> Result<Response, OAuthError> {
+        self.post_json_as(url, body, ClientAuth::Mcp).await
+    }
+
+    async fn post_json_as(
+        &self,
+        url: &Url,
+        body: &serde_json::Value,
+        auth: ClientAuth<'_>,
+    ) -> Result<Response, OAuthError> {
         let body = Bytes::from(body.to_string());
-        self.send(
-            Method::POST,
-            url,
-            Some(("application/json", body)),
-            ClientAuth::Mcp,
-        )
-        .await
+        self.send(Method::POST, url, Some(("application/json", body)), auth)
+            .await
     }
 
     async fn send(

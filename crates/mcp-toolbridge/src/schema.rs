@@ -13,6 +13,7 @@
 
 use std::fmt;
 
+use mcp_proto::types::json_kind;
 use serde_json::Value;
 
 use crate::text::truncate_chars;
@@ -178,17 +179,6 @@ impl fmt::Display for InvalidArguments {
 }
 
 impl std::error::Error for InvalidArguments {}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -700,20 +700,7 @@ fn cursor_auth(e: &mut Entry<'_, '_>) -> Option<OAuthConfig> {
     let mut a = FieldReader::new(members, field.clone(), e.r.server());
     let mut oauth = OAuthConfig::new();
     oauth.client_id = a.string("CLIENT_ID");
-    if let Some(secret) = a.string("CLIENT_SECRET") {
-        match env_reference(&secret, "${env:") {
-            Some(var) => oauth.client_secret_env = Some(var),
-            None => {
-                let at = a.field_path("CLIENT_SECRET");
-                a.problem(
-                    Code::OAuthLiteralSecret,
-                    at,
-                    "a client secret cannot be written in a configuration file; put it in an \
-                     environment variable and write `${env:NAME}`",
-                );
-            }
-        }
-    }
+    oauth.client_secret_env = secret_reference(&mut a, "CLIENT_SECRET", "${env:");
     oauth.scopes = a.string_array("scopes");
     e.origins
         .insert("transport.oauth.clientId", a.field_path("CLIENT_ID"));
@@ -731,6 +718,31 @@ fn cursor_auth(e: &mut Entry<'_, '_>) -> Option<OAuthConfig> {
     e.origins.insert("transport.oauth", field);
     e.r.problems.append(&mut a.problems);
     Some(oauth)
+}
+
+/// The variable the client secret at `key` names, written as one
+/// environment reference opening with `opening` (`${env:` or `{env:`). Any
+/// other text is a literal secret: refused with `oauth_literal_secret`,
+/// never kept and never quoted.
+pub(super) fn secret_reference(
+    o: &mut FieldReader<'_>,
+    key: &str,
+    opening: &str,
+) -> Option<String> {
+    let secret = o.string(key)?;
+    let var = env_reference(&secret, opening);
+    if var.is_none() {
+        let field = o.field_path(key);
+        o.problem(
+            Code::OAuthLiteralSecret,
+            field,
+            format!(
+                "a client secret cannot be written in a configuration file; put it in an \
+                 environment variable and write `{opening}NAME}}`"
+            ),
+        );
+    }
+    var
 }
 
 /// The variable a string that is exactly one environment reference names:

@@ -10,7 +10,7 @@ use crate::json::{FieldReader, Json, join_index, join_key};
 use crate::model::{HttpConfig, OAuthConfig, ServerConfig, StdioConfig, TransportConfig};
 
 use super::host::{Ignored, TextRules};
-use super::mcp_servers::{Entry, env_reference, servers_object};
+use super::mcp_servers::{Entry, secret_reference, servers_object};
 use super::{
     DocumentError, EntryError, Format, ParsedDocument, ParsedEntry, ReadContext,
     entry_not_an_object,
@@ -183,20 +183,7 @@ fn read_oauth(e: &mut Entry<'_, '_>, name: &str, ignored: &mut Ignored) -> Optio
     let mut o = FieldReader::new(members, field, Some(name.to_owned()));
     let mut oauth = OAuthConfig::new();
     oauth.client_id = o.string("clientId");
-    if let Some(secret) = o.string("clientSecret") {
-        match env_reference(&secret, "{env:") {
-            Some(var) => oauth.client_secret_env = Some(var),
-            None => {
-                let field = o.field_path("clientSecret");
-                o.problem(
-                    Code::OAuthLiteralSecret,
-                    field,
-                    "a client secret cannot be written in a configuration file; put it in an \
-                     environment variable and write `{env:NAME}`",
-                );
-            }
-        }
-    }
+    oauth.client_secret_env = secret_reference(&mut o, "clientSecret", "{env:");
     if let Some(scope) = o.string("scope") {
         oauth.scopes = scope.split_whitespace().map(str::to_owned).collect();
     }

@@ -51,3 +51,21 @@ pub use tools::*;
 
 /// A JSON object: the type of `_meta`, of capability objects and of unknown fields.
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;
+
+/// The kind of a JSON value with its article (`null`, `a boolean`,
+/// `a number`, `a string`, `an array`, `an object`), as a message about a
+/// value of the wrong type names it.
+///
+/// ```
+/// assert_eq!(mcp_proto::types::json_kind(&serde_json::json!([1])), "an array");
+/// ```
+pub fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
