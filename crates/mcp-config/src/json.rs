@@ -520,30 +520,45 @@ impl<'a> FieldReader<'a> {
 
     /// An optional array of strings; absent is empty.
     pub(crate) fn string_array(&mut self, key: &str) -> Vec<String> {
-        let Some(value) = self.raw(key) else {
-            return Vec::new();
-        };
-        match value {
-            Json::Null => Vec::new(),
-            Json::Array(items) => {
-                let base = self.field_path(key);
-                let mut out = Vec::with_capacity(items.len());
-                for (index, item) in items.iter().enumerate() {
-                    match item {
-                        Json::String(s) => out.push(s.clone()),
-                        other => {
-                            let message = format!(
-                                "every entry of `{key}` must be a string, not {}",
-                                other.type_name()
-                            );
-                            self.problem(Code::InvalidField, join_index(&base, index), message);
-                        }
-                    }
+        self.array(
+            key,
+            "an array of strings",
+            |reader, item, field| match item {
+                Json::String(s) => Some(s.clone()),
+                other => {
+                    let message = format!(
+                        "every entry of `{key}` must be a string, not {}",
+                        other.type_name()
+                    );
+                    reader.problem(Code::InvalidField, field, message);
+                    None
                 }
-                out
+            },
+        )
+    }
+
+    /// An optional array whose entries `entry` reads (given this reader,
+    /// the entry and its field path; it reports its own problems and
+    /// returns `None` for an entry it refused); absent or `null` is empty,
+    /// any other type is one `invalid_field` saying it must be `expected`.
+    fn array<T>(
+        &mut self,
+        key: &str,
+        expected: &str,
+        mut entry: impl FnMut(&mut Self, &'a Json, String) -> Option<T>,
+    ) -> Vec<T> {
+        match self.raw(key) {
+            None | Some(Json::Null) => Vec::new(),
+            Some(Json::Array(items)) => {
+                let base = self.field_path(key);
+                items
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(index, item)| entry(self, item, join_index(&base, index)))
+                    .collect()
             }
-            other => {
-                self.wrong_type(key, "an array of strings", other);
+            Some(other) => {
+                self.wrong_type(key, expected, other);
                 Vec::new()
             }
         }
@@ -593,44 +608,30 @@ impl<'a> FieldReader<'a> {
     /// An optional array of `{"key": ..., "value": ..., "saved": bool?}`
     /// rows (the store's env, headers and envHeaders); absent is empty.
     pub(crate) fn key_value_rows(&mut self, key: &str) -> Vec<Row> {
-        let Some(value) = self.raw(key) else {
-            return Vec::new();
-        };
-        match value {
-            Json::Null => Vec::new(),
-            Json::Array(items) => {
-                let base = self.field_path(key);
-                let mut out = Vec::with_capacity(items.len());
-                for (index, item) in items.iter().enumerate() {
-                    let row_path = join_index(&base, index);
-                    let Json::Object(members) = item else {
-                        let message = format!(
-                            "every entry of `{key}` must be an object with `key` and `value`, not {}",
-                            item.type_name()
-                        );
-                        self.problem(Code::InvalidField, row_path, message);
-                        continue;
-                    };
-                    let mut row = FieldReader::new(members, row_path, self.server.clone());
-                    let k = row.required_string("key");
-                    let v = row.string("value").unwrap_or_default();
-                    let saved = row.bool("saved").unwrap_or(false);
-                    self.problems.append(&mut row.problems);
-                    if let Some(k) = k {
-                        out.push(Row {
-                            key: k,
-                            value: v,
-                            saved,
-                        });
-                    }
-                }
-                out
-            }
-            other => {
-                self.wrong_type(key, "an array of {key, value} objects", other);
-                Vec::new()
-            }
-        }
+        self.array(
+            key,
+            "an array of {key, value} objects",
+            |reader, item, field| {
+                let Json::Object(members) = item else {
+                    let message = format!(
+                        "every entry of `{key}` must be an object with `key` and `value`, not {}",
+                        item.type_name()
+                    );
+                    reader.problem(Code::InvalidField, field, message);
+                    return None;
+                };
+                let mut row = FieldReader::new(members, field, reader.server.clone());
+                let k = row.required_string("key");
+                let value = row.string("value").unwrap_or_default();
+                let saved = row.bool("saved").unwrap_or(false);
+                reader.problems.append(&mut row.problems);
+                Some(Row {
+                    key: k?,
+                    value,
+                    saved,
+                })
+            },
+        )
     }
 }
 

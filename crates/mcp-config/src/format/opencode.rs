@@ -108,32 +108,14 @@ fn read_entry(
                 e.origins.insert("transport.command", base);
             }
             stdio.env = e.secret_map("environment", "transport.env");
-            for key in ["url", "headers", "oauth"] {
-                if e.r.has(key) {
-                    let field = e.r.field_path(key);
-                    e.r.problem(
-                        Code::WrongTransportField,
-                        field,
-                        format!("`{key}` belongs to a remote server, but this one is local"),
-                    );
-                }
-            }
+            refuse_other_transport(&mut e, &["url", "headers", "oauth"], "remote", "local");
             Some(TransportConfig::Stdio(stdio))
         }
         Some(false) => {
             let mut http = HttpConfig::new(e.text("url", "transport.url"));
             http.headers = e.secret_map("headers", "transport.headers");
             http.oauth = read_oauth(&mut e, name, ignored);
-            for key in ["command", "environment"] {
-                if e.r.has(key) {
-                    let field = e.r.field_path(key);
-                    e.r.problem(
-                        Code::WrongTransportField,
-                        field,
-                        format!("`{key}` belongs to a local server, but this one is remote"),
-                    );
-                }
-            }
+            refuse_other_transport(&mut e, &["command", "environment"], "local", "remote");
             Some(TransportConfig::Http(http))
         }
         None => None,
@@ -154,6 +136,21 @@ fn read_entry(
             Ok(config)
         }
         _ => Err(EntryError::new(server, r.problems)),
+    }
+}
+
+/// Reports each of `keys` present in a `this` (local or remote) server:
+/// they belong to the `other` kind (`wrong_transport_field`).
+fn refuse_other_transport(e: &mut Entry<'_, '_>, keys: &[&str], other: &str, this: &str) {
+    for key in keys {
+        if e.r.has(key) {
+            let field = e.r.field_path(key);
+            e.r.problem(
+                Code::WrongTransportField,
+                field,
+                format!("`{key}` belongs to a {other} server, but this one is {this}"),
+            );
+        }
     }
 }
 
