@@ -221,7 +221,7 @@ mod tests {
     }
 
     #[test]
-    fn sources_use_the_seed_vocabulary() {
+    fn sources_are_named_in_kebab_case() {
         assert_eq!(ApprovalSource::SessionGrant.to_string(), "session-grant");
         assert_eq!(ApprovalSource::FullAccess.to_string(), "full-access");
         let json = serde_json::to_value(ApprovalSource::SessionGrant).unwrap();
