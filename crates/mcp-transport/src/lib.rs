@@ -4,6 +4,8 @@
 //!   parties implement it too.
 //! - [`memory_pair`]: the in-memory reference transport.
 //! - [`Client`]: pumps `mcp_proto`'s sans-IO session over any transport.
+//! - `scripted` (feature `scripted`): scripted MCP servers on the far end
+//!   of an in-memory pair, for tests and examples.
 
 mod client;
 #[cfg(feature = "fuzzing")]
