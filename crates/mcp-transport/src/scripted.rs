@@ -110,7 +110,7 @@ impl Reply {
     /// use serde_json::json;
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().unwrap().block_on(async {
-    /// let (transport, _seen) = ScriptedServer::new()
+    /// let (transport, mut seen) = ScriptedServer::new()
     ///     .tool(json!({"name": "slow", "inputSchema": {"type": "object"}}), |_| {
     ///         Reply::result(json!({"content": []})).after(Duration::from_secs(60))
     ///     })
@@ -121,6 +121,7 @@ impl Reply {
     ///     let client = client.clone();
     ///     async move { client.call_tool("slow", None).await }
     /// });
+    /// while seen.recv().await.unwrap().method != "tools/call" {}
     /// client.ping().await?; // not held up by the slow call
     /// assert!(started.elapsed() < Duration::from_secs(60));
     /// slow.await.unwrap()?;
@@ -232,7 +233,7 @@ impl ScriptedServer {
     ///
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let go = Arc::new(Notify::new());
-    /// let (transport, _seen) = ScriptedServer::new()
+    /// let (transport, mut seen) = ScriptedServer::new()
     ///     .on_async("tools/call", {
     ///         let go = Arc::clone(&go);
     ///         move |_params| {
@@ -249,6 +250,7 @@ impl ScriptedServer {
     ///     let client = client.clone();
     ///     async move { client.call_tool("wait", None).await }
     /// });
+    /// while seen.recv().await.unwrap().method != "tools/call" {}
     /// client.ping().await?; // answered while the call waits
     /// go.notify_one();
     /// call.await.unwrap()?;
