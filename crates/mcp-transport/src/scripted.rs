@@ -153,9 +153,12 @@ pub type Seen = mpsc::UnboundedReceiver<Received>;
 /// What an asynchronous handler returns.
 type ReplyFuture = Pin<Box<dyn Future<Output = Reply> + Send>>;
 
+/// A handler that answers as the request arrives.
+type NowHandler = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
+
 #[derive(Clone)]
 enum Handler {
-    Now(Arc<dyn Fn(&Value) -> Reply + Send + Sync>),
+    Now(NowHandler),
     Later(Arc<dyn Fn(Value) -> ReplyFuture + Send + Sync>),
 }
 
@@ -165,7 +168,7 @@ enum Handler {
 pub struct ScriptedServer {
     capabilities: Option<Value>,
     instructions: Option<String>,
-    tools: Vec<(Value, Arc<dyn Fn(&Value) -> Reply + Send + Sync>)>,
+    tools: Vec<(Value, NowHandler)>,
     methods: HashMap<String, Handler>,
 }
 
