@@ -182,14 +182,6 @@ pub(crate) fn auth_required(id: &str) -> ServerError {
     )
 }
 
-/// Whether `error` (or a cause of it) is mcp-oauth's "a person must log in".
-pub(crate) fn needs_login(error: &(dyn std::error::Error + 'static)) -> bool {
-    matches!(
-        oauth_error(error),
-        Some(mcp_oauth::OAuthError::InteractionRequired)
-    )
-}
-
 /// The mcp-oauth error in `error`'s chain, if any: the OAuth client failed
 /// before the server was asked (discovery, registration, a token request).
 pub(crate) fn oauth_error<'a>(

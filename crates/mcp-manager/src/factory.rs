@@ -286,24 +286,12 @@ impl DefaultTransportFactory {
 }
 
 fn http_connect_error(id: &str, error: TransportError) -> ConnectError {
-    if crate::error::needs_login(&error) {
-        let required = crate::error::auth_required(id);
-        return ConnectError::new(required.code, required.message, required.config_key)
-            .with_source(error);
-    }
     if let Some(cause) =
         crate::error::transport_cause(&error, id, "transport.url", "transport.headers")
     {
         return ConnectError::new(cause.code, cause.message, cause.config_key).with_source(error);
     }
     let connect = match &error {
-        TransportError::Http {
-            status: 401 | 403, ..
-        } => ConnectError::new(
-            ErrorCode::AuthRejected,
-            "the server rejected the credentials",
-            "transport.headers",
-        ),
         TransportError::Setup(_) => ConnectError::new(
             ErrorCode::InvalidConfig,
             "the server URL cannot be used",

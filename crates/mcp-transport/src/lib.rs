@@ -11,7 +11,9 @@
 //!   transport ([`HttpProtocol`]), over hyper and rustls, with an optional
 //!   [`AuthProvider`] for bearer tokens (§Streamable HTTP, "Authorization");
 //! - [`memory_pair`] joins two in-memory ends, for tests and embedding;
-//!   third parties implement the trait for their own channels.
+//!   third parties implement the trait for their own channels;
+//! - `scripted` (feature `scripted`): scripted MCP servers on the far end
+//!   of an in-memory pair, for tests and examples.
 //!
 //! A [`Client`] owns one transport. [`Client::new`] returns it with its
 //! [`Driver`], the task that pumps `mcp_proto`'s sans-IO session over the

@@ -1,13 +1,24 @@
-//! A scripted MCP server in memory, for tests and examples: say what it answers to each method, and it speaks the handshake era over a [`MemoryTransport`].
+//! Scripted MCP servers in memory, for tests and examples: say what the server answers to each method, or drive the wire one message at a time.
 //!
-//! [`ScriptedServer`] answers `initialize` (protocol 2025-11-25, with the
-//! capabilities it was given), `ping`, `tools/list` (every tool added with
-//! [`ScriptedServer::tool`]) and `tools/call` (the tool's handler), and
-//! whatever else [`ScriptedServer::on`] scripts. Any other request is
-//! refused with "method not found" (`-32601`), which is also how it answers
-//! the 2026-07-28 era's `server/discover`, so a client detecting the era
-//! settles on the handshake. Every message it receives is reported on the
-//! [`Seen`] channel, so a test can assert what the client sent.
+//! Two ways to script the far end of a [`MemoryTransport`]:
+//!
+//! - Handler mode, [`ScriptedServer`]: it answers `initialize` (protocol
+//!   2025-11-25, with the capabilities it was given), `ping`, `tools/list`
+//!   (every tool added with [`ScriptedServer::tool`]) and `tools/call` (the
+//!   tool's handler), and whatever else [`ScriptedServer::on`] or
+//!   [`ScriptedServer::on_async`] scripts. Any other request is refused
+//!   with "method not found" (`-32601`), which is also how it answers the
+//!   2026-07-28 era's `server/discover`, so a client detecting the era
+//!   settles on the handshake. A [`Reply`] can come at once, after a delay
+//!   on the tokio clock ([`Reply::after`]) or never; a request that waits
+//!   holds up no other. Every message it receives is reported on the
+//!   [`Seen`] channel, so a test can assert what the client sent, and a
+//!   [`ServerHandle`] pushes messages to the client, hangs up, and tells
+//!   whether the client closed the connection.
+//! - Step mode, [`Peer`]: the test reads each message the client sends and
+//!   writes each one it receives, for the rules that depend on exactly what
+//!   is on the wire and when (ids, cancellation, ordering, server
+//!   requests, a version refused).
 //!
 //! Behind the `scripted` feature: it is for tests, not a server to ship.
 //!
@@ -32,14 +43,36 @@
 //! ```
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use mcp_proto::jsonrpc::{ErrorObject, Frame, Message, RequestId};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use crate::memory::{MemoryTransport, memory_pair};
 use crate::transport::{Inbound, Transport};
+
+/// The protocol version the scripted servers' `initialize` answers with.
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// The `initialize` result of a scripted server (MCP 2025-11-25,
+/// "Lifecycle"): [`PROTOCOL_VERSION`], these capabilities, and server
+/// info named `scripted`.
+///
+/// ```
+/// let result = mcp_transport::scripted::initialize_result(serde_json::json!({"tools": {}}));
+/// assert_eq!(result["serverInfo"]["name"], "scripted");
+/// ```
+pub fn initialize_result(capabilities: Value) -> Value {
+    json!({
+        "protocolVersion": PROTOCOL_VERSION,
+        "capabilities": capabilities,
+        "serverInfo": {"name": "scripted", "version": "1.0.0"},
+    })
+}
 
 /// What a scripted handler answers.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,6 +85,9 @@ pub enum Reply {
     /// No answer, ever: the request stays in flight (for deadlines and
     /// cancellation).
     Never,
+    /// The inner reply, once this long has passed on the tokio clock (a
+    /// paused clock included); the server answers other requests meanwhile.
+    After(Duration, Box<Reply>),
 }
 
 impl Reply {
@@ -63,6 +99,38 @@ impl Reply {
     /// A JSON-RPC error with this code and message.
     pub fn error(code: i64, message: impl Into<String>) -> Reply {
         Reply::Error(ErrorObject::new(code, message))
+    }
+
+    /// This reply, `delay` later on the tokio clock.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_transport::scripted::{Reply, ScriptedServer};
+    /// use mcp_transport::{Client, ClientOptions};
+    /// use serde_json::json;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().unwrap().block_on(async {
+    /// let (transport, mut seen) = ScriptedServer::new()
+    ///     .tool(json!({"name": "slow", "inputSchema": {"type": "object"}}), |_| {
+    ///         Reply::result(json!({"content": []})).after(Duration::from_secs(60))
+    ///     })
+    ///     .spawn();
+    /// let client = Client::connect(transport, ClientOptions::default()).await?;
+    /// let started = tokio::time::Instant::now();
+    /// let slow = tokio::spawn({
+    ///     let client = client.clone();
+    ///     async move { client.call_tool("slow", None).await }
+    /// });
+    /// while seen.recv().await.unwrap().method != "tools/call" {}
+    /// client.ping().await?; // not held up by the slow call
+    /// assert!(started.elapsed() < Duration::from_secs(60));
+    /// slow.await.unwrap()?;
+    /// assert!(started.elapsed() >= Duration::from_secs(60));
+    /// # Ok::<(), mcp_transport::ClientError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn after(self, delay: Duration) -> Reply {
+        Reply::After(delay, Box::new(self))
     }
 }
 
@@ -82,7 +150,17 @@ pub struct Received {
 /// The messages the server received, in order.
 pub type Seen = mpsc::UnboundedReceiver<Received>;
 
-type Handler = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
+/// What an asynchronous handler returns.
+type ReplyFuture = Pin<Box<dyn Future<Output = Reply> + Send>>;
+
+/// A handler that answers as the request arrives.
+type NowHandler = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
+
+#[derive(Clone)]
+enum Handler {
+    Now(NowHandler),
+    Later(Arc<dyn Fn(Value) -> ReplyFuture + Send + Sync>),
+}
 
 /// A scripted MCP server. Build it, then [`spawn`](ScriptedServer::spawn)
 /// it inside a tokio runtime.
@@ -90,7 +168,7 @@ type Handler = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
 pub struct ScriptedServer {
     capabilities: Option<Value>,
     instructions: Option<String>,
-    tools: Vec<(Value, Handler)>,
+    tools: Vec<(Value, NowHandler)>,
     methods: HashMap<String, Handler>,
 }
 
@@ -133,13 +211,63 @@ impl ScriptedServer {
     }
 
     /// Scripts any other request method (or replaces a built-in answer),
-    /// given the request's `params`.
+    /// given the request's `params`. The handler runs as the request
+    /// arrives, so handlers see requests in the order the client sent them.
     pub fn on(
         mut self,
         method: impl Into<String>,
         handler: impl Fn(&Value) -> Reply + Send + Sync + 'static,
     ) -> Self {
-        self.methods.insert(method.into(), Arc::new(handler));
+        self.methods
+            .insert(method.into(), Handler::Now(Arc::new(handler)));
+        self
+    }
+
+    /// Scripts a request method with an asynchronous handler, given the
+    /// request's `params`: each request runs on a task of its own, so one
+    /// that waits (on the tokio clock, on the test) holds up no other.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use mcp_transport::scripted::{Reply, ScriptedServer};
+    /// use mcp_transport::{Client, ClientOptions};
+    /// use serde_json::json;
+    /// use tokio::sync::Notify;
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let go = Arc::new(Notify::new());
+    /// let (transport, mut seen) = ScriptedServer::new()
+    ///     .on_async("tools/call", {
+    ///         let go = Arc::clone(&go);
+    ///         move |_params| {
+    ///             let go = Arc::clone(&go);
+    ///             async move {
+    ///                 go.notified().await;
+    ///                 Reply::result(json!({"content": []}))
+    ///             }
+    ///         }
+    ///     })
+    ///     .spawn();
+    /// let client = Client::connect(transport, ClientOptions::default()).await?;
+    /// let call = tokio::spawn({
+    ///     let client = client.clone();
+    ///     async move { client.call_tool("wait", None).await }
+    /// });
+    /// while seen.recv().await.unwrap().method != "tools/call" {}
+    /// client.ping().await?; // answered while the call waits
+    /// go.notify_one();
+    /// call.await.unwrap()?;
+    /// # Ok::<(), mcp_transport::ClientError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn on_async<F, Fut>(mut self, method: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Reply> + Send + 'static,
+    {
+        let handler = move |params: Value| -> ReplyFuture { Box::pin(handler(params)) };
+        self.methods
+            .insert(method.into(), Handler::Later(Arc::new(handler)));
         self
     }
 
@@ -147,30 +275,64 @@ impl ScriptedServer {
     /// connection and what the server receives. The server stops when the
     /// client's end is dropped or closed.
     pub fn spawn(self) -> (MemoryTransport, Seen) {
+        let (transport, seen, _handle) = self.spawn_with_handle();
+        (transport, seen)
+    }
+
+    /// [`spawn`](ScriptedServer::spawn), with a [`ServerHandle`] to act on
+    /// the live connection.
+    pub fn spawn_with_handle(self) -> (MemoryTransport, Seen, ServerHandle) {
         let (client_end, server_end) = memory_pair();
+        let server_end = Arc::new(server_end);
         let (seen_tx, seen_rx) = mpsc::unbounded_channel();
+        let (commands_tx, mut commands) = mpsc::unbounded_channel();
+        let (ended_tx, ended) = watch::channel(None);
         tokio::spawn(async move {
-            loop {
-                let messages = match server_end.recv().await {
+            let mut commands_open = true;
+            let client_closed = loop {
+                let inbound = tokio::select! {
+                    inbound = server_end.recv() => inbound,
+                    command = commands.recv(), if commands_open => {
+                        match command {
+                            Some(Command::Send(message)) => {
+                                let _ = server_end.send(message).await;
+                            }
+                            Some(Command::HangUp) => {
+                                let _ = server_end.close().await;
+                                break false;
+                            }
+                            None => commands_open = false,
+                        }
+                        continue;
+                    }
+                };
+                let messages = match inbound {
                     Inbound::Frame(Frame::Single(message)) => vec![message],
                     Inbound::Frame(Frame::Batch(messages)) => messages,
-                    Inbound::Closed(_) => return,
+                    Inbound::Closed(_) => break true,
                     _ => continue,
                 };
                 for message in messages {
-                    if let Some(answer) = self.answer(&message, &seen_tx)
-                        && server_end.send(answer).await.is_err()
-                    {
-                        return;
-                    }
+                    self.answer(&message, &seen_tx, &server_end).await;
                 }
-            }
+            };
+            let _ = ended_tx.send(Some(client_closed));
         });
-        (client_end, seen_rx)
+        let handle = ServerHandle {
+            commands: commands_tx,
+            ended,
+        };
+        (client_end, seen_rx, handle)
     }
 
-    /// The response to one message, if it calls for one.
-    fn answer(&self, message: &Message, seen: &mpsc::UnboundedSender<Received>) -> Option<Message> {
+    /// Reports one message and answers it if it calls for an answer: at
+    /// once, or from a task of its own when the answer waits.
+    async fn answer(
+        &self,
+        message: &Message,
+        seen: &mpsc::UnboundedSender<Received>,
+        end: &Arc<MemoryTransport>,
+    ) {
         let (id, method, params) = match message {
             Message::Request(request) => (
                 Some(request.id.clone()),
@@ -180,7 +342,7 @@ impl ScriptedServer {
             Message::Notification(notification) => {
                 (None, notification.method.as_str(), &notification.params)
             }
-            _ => return None,
+            _ => return,
         };
         let params: Value = params
             .as_deref()
@@ -191,22 +353,34 @@ impl ScriptedServer {
             params: params.clone(),
             request: id.is_some(),
         });
-        let id = id?;
+        let Some(id) = id else { return };
         let reply = match self.methods.get(method) {
-            Some(handler) => handler(&params),
+            Some(Handler::Now(handler)) => handler(&params),
+            Some(Handler::Later(handler)) => {
+                let reply = handler(params);
+                let end = Arc::clone(end);
+                tokio::spawn(async move { send_reply(&end, id, reply.await).await });
+                return;
+            }
             None => self.built_in(method, &params),
         };
-        respond(id, reply)
+        match reply {
+            Reply::After(..) => {
+                let end = Arc::clone(end);
+                tokio::spawn(async move { send_reply(&end, id, reply).await });
+            }
+            reply => send_reply(end, id, reply).await,
+        }
     }
 
     fn built_in(&self, method: &str, params: &Value) -> Reply {
         match method {
             "initialize" => {
-                let mut result = json!({
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": self.capabilities.clone().unwrap_or_else(|| json!({"tools": {}})),
-                    "serverInfo": {"name": "scripted", "version": "1.0.0"},
-                });
+                let mut result = initialize_result(
+                    self.capabilities
+                        .clone()
+                        .unwrap_or_else(|| json!({"tools": {}})),
+                );
                 if let Some(instructions) = &self.instructions {
                     result["instructions"] = json!(instructions);
                 }
@@ -230,10 +404,216 @@ impl ScriptedServer {
     }
 }
 
-fn respond(id: RequestId, reply: Reply) -> Option<Message> {
-    match reply {
+/// Sends the response `reply` stands for, once its delay has passed.
+async fn send_reply(end: &MemoryTransport, id: RequestId, mut reply: Reply) {
+    while let Reply::After(delay, inner) = reply {
+        tokio::time::sleep(delay).await;
+        reply = *inner;
+    }
+    let message = match reply {
         Reply::Result(value) => Message::response(id, &value).ok(),
         Reply::Error(error) => Some(Message::error(Some(id), error)),
-        Reply::Never => None,
+        Reply::Never | Reply::After(..) => None,
+    };
+    if let Some(message) = message {
+        let _ = end.send(message).await;
+    }
+}
+
+#[derive(Debug)]
+enum Command {
+    Send(Message),
+    HangUp,
+}
+
+/// Acts on a running [`ScriptedServer`]'s connection: pushes messages to
+/// the client, hangs up, and learns how the connection ended. Cheap to
+/// clone; the server keeps running when every handle is dropped.
+///
+/// ```
+/// use mcp_transport::scripted::ScriptedServer;
+/// use mcp_transport::{Client, ClientOptions, ServerNotification};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let (transport, _seen, handle) = ScriptedServer::new().spawn_with_handle();
+/// let client = Client::connect(transport, ClientOptions::default()).await?;
+/// let mut notifications = client.take_notifications().unwrap();
+/// handle.notify("notifications/tools/list_changed", None);
+/// assert!(matches!(notifications.recv().await, Some(ServerNotification::ToolsListChanged)));
+/// client.close().await;
+/// assert!(handle.ended().await, "the client closed the connection");
+/// # Ok::<(), mcp_transport::ClientError>(())
+/// # }).unwrap();
+/// ```
+#[derive(Clone, Debug)]
+pub struct ServerHandle {
+    commands: mpsc::UnboundedSender<Command>,
+    ended: watch::Receiver<Option<bool>>,
+}
+
+impl ServerHandle {
+    /// Sends any message to the client (a notification, a request, a
+    /// response). Answers the client gives to requests sent this way are
+    /// not reported; drive such exchanges with a [`Peer`].
+    pub fn send(&self, message: Message) {
+        let _ = self.commands.send(Command::Send(message));
+    }
+
+    /// Sends the notification `method` with these parameters.
+    pub fn notify(&self, method: &str, params: Option<Value>) {
+        if let Ok(message) = Message::notification(method, params.as_ref()) {
+            self.send(message);
+        }
+    }
+
+    /// Closes the server's end of the connection, as a server that exits
+    /// does; the client's next receive reports it closed.
+    pub fn hang_up(&self) {
+        let _ = self.commands.send(Command::HangUp);
+    }
+
+    /// Waits until the connection has ended: `true` when the client closed
+    /// (or dropped) its end, `false` when the server hung up.
+    pub async fn ended(&self) -> bool {
+        let mut ended = self.ended.clone();
+        match ended.wait_for(Option::is_some).await {
+            Ok(value) => value.unwrap_or(false),
+            // The server's task is gone without saying: it was dropped
+            // with its runtime.
+            Err(_) => false,
+        }
+    }
+}
+
+/// The server's end of an in-memory connection, driven one message at a
+/// time by the test (step mode), in JSON values.
+///
+/// Each method waits for what it expects and panics with what came
+/// instead: a test helper's way to fail the test that uses it.
+///
+/// ```
+/// use mcp_transport::scripted::Peer;
+/// use mcp_transport::{Client, ClientOptions};
+/// use serde_json::json;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let (transport, peer) = Peer::pair();
+/// let (client, driver) = Client::new(transport, ClientOptions::default());
+/// tokio::spawn(driver.run());
+/// let connecting = tokio::spawn({
+///     let client = client.clone();
+///     async move { client.initialize().await }
+/// });
+/// peer.handshake(json!({"tools": {}})).await;
+/// connecting.await.unwrap()?;
+///
+/// let list = tokio::spawn({
+///     let client = client.clone();
+///     async move { client.list_tools(None).await }
+/// });
+/// let request = peer.expect("tools/list").await;
+/// peer.respond(&request, json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})).await;
+/// assert_eq!(list.await.unwrap()?.tools[0].name, "echo");
+///
+/// client.close().await;
+/// assert!(peer.closed().await);
+/// # Ok::<(), mcp_transport::ClientError>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug)]
+pub struct Peer {
+    end: MemoryTransport,
+}
+
+impl Peer {
+    /// A connected pair: the client's end and the peer on the other.
+    pub fn pair() -> (MemoryTransport, Peer) {
+        let (client_end, end) = memory_pair();
+        (client_end, Peer { end })
+    }
+
+    /// The next message the client sent, as JSON.
+    ///
+    /// # Panics
+    ///
+    /// When the client closed the connection or sent something other than
+    /// one message.
+    pub async fn next(&self) -> Value {
+        match self.end.recv().await {
+            Inbound::Frame(Frame::Single(message)) => serde_json::from_slice(&message.to_bytes())
+                .unwrap_or_else(|error| panic!("the client's message is not JSON: {error}")),
+            other => panic!("expected a message from the client, got {other:?}"),
+        }
+    }
+
+    /// The next message, which must be a request or notification of
+    /// `method`.
+    ///
+    /// # Panics
+    ///
+    /// When it is anything else.
+    pub async fn expect(&self, method: &str) -> Value {
+        let message = self.next().await;
+        assert_eq!(
+            message["method"], method,
+            "expected `{method}` from the client, got {message}"
+        );
+        message
+    }
+
+    /// Whether the next thing the client does is close the connection
+    /// (`false`: it sent a message, which is dropped).
+    pub async fn closed(&self) -> bool {
+        matches!(self.end.recv().await, Inbound::Closed(_))
+    }
+
+    /// Sends any message, written as JSON, to the client.
+    ///
+    /// # Panics
+    ///
+    /// When `message` is not a JSON-RPC message, or the client's end is
+    /// gone.
+    pub async fn send(&self, message: Value) {
+        let message: Message = serde_json::from_value(message)
+            .unwrap_or_else(|error| panic!("not a JSON-RPC message: {error}"));
+        self.end
+            .send(message)
+            .await
+            .unwrap_or_else(|error| panic!("the client's end is closed: {error}"));
+    }
+
+    /// Answers `request` (as returned by [`next`](Peer::next)) with this
+    /// result.
+    pub async fn respond(&self, request: &Value, result: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
+            .await;
+    }
+
+    /// Answers `request` with a JSON-RPC error.
+    pub async fn respond_error(&self, request: &Value, code: i64, message: &str) {
+        self.send(json!({"jsonrpc": "2.0", "id": request["id"],
+            "error": {"code": code, "message": message}}))
+            .await;
+    }
+
+    /// Answers the 2026-07-28 era probe (`server/discover`) as a
+    /// handshake-era server does: "method not found" (`-32601`).
+    pub async fn refuse_probe(&self) {
+        let probe = self.expect("server/discover").await;
+        self.respond_error(&probe, -32601, "Method not found").await;
+    }
+
+    /// The whole handshake-era opening (MCP 2025-11-25, "Lifecycle"): the
+    /// probe refused, `initialize` answered with [`initialize_result`] of
+    /// these capabilities, and `notifications/initialized` received.
+    pub async fn handshake(&self, capabilities: Value) {
+        self.refuse_probe().await;
+        let init = self.expect("initialize").await;
+        self.respond(&init, initialize_result(capabilities)).await;
+        let initialized = self.expect("notifications/initialized").await;
+        assert_eq!(
+            initialized,
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        );
     }
 }

@@ -1,4 +1,4 @@
-//! The async client over the in-memory transport, against a scripted server.
+//! The async client over the in-memory transport, against a server the test drives one message at a time.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,65 +10,14 @@ use mcp_proto::types::{
     CallToolRequestParams, ElicitAction, ElicitRequestParams, ElicitResult, ElicitationCapability,
     JsonObject, ListRootsResult, Root, RootsCapability,
 };
-use mcp_proto::{Frame, Message};
+use mcp_transport::scripted::Peer;
 use mcp_transport::{
-    CallOptions, Client, ClientError, ClientHandler, ClientOptions, Inbound, MemoryTransport,
-    ServerNotification, Transport, memory_pair,
+    CallOptions, Client, ClientError, ClientHandler, ClientOptions, ServerNotification,
 };
 use serde_json::{Value, json};
 
-/// The server's end of an in-memory connection, speaking JSON values.
-struct Server {
-    transport: MemoryTransport,
-}
-
-impl Server {
-    async fn next(&self) -> Value {
-        match self.transport.recv().await {
-            Inbound::Frame(Frame::Single(message)) => {
-                serde_json::from_slice(&message.to_bytes()).unwrap()
-            }
-            other => panic!("expected a message, got {other:?}"),
-        }
-    }
-
-    async fn next_closed(&self) -> bool {
-        matches!(self.transport.recv().await, Inbound::Closed(_))
-    }
-
-    async fn send(&self, value: Value) {
-        let message: Message = serde_json::from_value(value).unwrap();
-        self.transport.send(message).await.unwrap();
-    }
-
-    /// Answers the era probe as a handshake-era server does (-32601), then
-    /// `initialize`, and checks `notifications/initialized` follows.
-    async fn handshake(&self, capabilities: Value) {
-        let probe = self.next().await;
-        assert_eq!(probe["method"], "server/discover");
-        self.send(json!({"jsonrpc": "2.0", "id": probe["id"],
-            "error": {"code": -32601, "message": "Method not found"}}))
-            .await;
-        let init = self.next().await;
-        assert_eq!(init["method"], "initialize");
-        self.send(json!({"jsonrpc": "2.0", "id": init["id"], "result": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": capabilities,
-            "serverInfo": {"name": "scripted", "version": "1"}
-        }}))
-        .await;
-        assert_eq!(
-            self.next().await,
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        );
-    }
-}
-
-async fn connected(options: ClientOptions, capabilities: Value) -> (Client, Server) {
-    let (client_end, server_end) = memory_pair();
-    let server = Server {
-        transport: server_end,
-    };
+async fn connected(options: ClientOptions, capabilities: Value) -> (Client, Peer) {
+    let (client_end, server) = Peer::pair();
     let (client, driver) = Client::new(client_end, options);
     tokio::spawn(driver.run());
     let handshake = tokio::spawn({
@@ -97,10 +46,11 @@ async fn handshake_then_list_and_call() {
     let request = server.next().await;
     assert_eq!(request["method"], "tools/list");
     server
-        .send(
-            json!({"jsonrpc": "2.0", "id": request["id"], "result": {"tools": [
+        .respond(
+            &request,
+            json!({"tools": [
                 {"name": "echo", "inputSchema": {"type": "object"}}
-            ]}}),
+            ]}),
         )
         .await;
     let list = list.await.unwrap().unwrap();
@@ -118,9 +68,12 @@ async fn handshake_then_list_and_call() {
         json!({"name": "echo", "arguments": {"text": "hi"}})
     );
     server
-        .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
-            "content": [{"type": "text", "text": "hi"}], "isError": false
-        }}))
+        .respond(
+            &request,
+            json!({
+                "content": [{"type": "text", "text": "hi"}], "isError": false
+            }),
+        )
         .await;
     let result = call.await.unwrap().unwrap();
     assert_eq!(result.is_error, Some(false));
@@ -147,9 +100,12 @@ async fn many_calls_in_flight_get_their_own_answers() {
     for request in requests.iter().rev() {
         let n = request["params"]["arguments"]["n"].clone();
         server
-            .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
-                "content": [], "structuredContent": {"n": n}
-            }}))
+            .respond(
+                request,
+                json!({
+                    "content": [], "structuredContent": {"n": n}
+                }),
+            )
             .await;
     }
     for (i, call) in calls.into_iter().enumerate() {
@@ -199,18 +155,14 @@ async fn dropping_a_call_cancels_it_on_the_wire() {
     assert_eq!(cancel["method"], "notifications/cancelled");
     assert_eq!(cancel["params"]["requestId"], request["id"]);
     // A late answer harms nothing; the connection still works.
-    server
-        .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {"content": []}}))
-        .await;
+    server.respond(&request, json!({"content": []})).await;
     let ping = tokio::spawn({
         let client = client.clone();
         async move { client.ping().await }
     });
     let request = server.next().await;
     assert_eq!(request["method"], "ping");
-    server
-        .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {}}))
-        .await;
+    server.respond(&request, json!({})).await;
     ping.await.unwrap().unwrap();
 }
 
@@ -242,9 +194,7 @@ async fn progress_reaches_the_caller_that_asked() {
                 "params": {"progressToken": token, "progress": step, "total": 3}}))
             .await;
     }
-    server
-        .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {"content": []}}))
-        .await;
+    server.respond(&request, json!({"content": []})).await;
     call.await.unwrap().unwrap();
     let mut seen = Vec::new();
     while let Ok(p) = progress_rx.try_recv() {
@@ -396,7 +346,7 @@ async fn notifications_arrive_on_the_stream_which_ends_on_close() {
     ));
     client.close().await;
     assert!(notifications.recv().await.is_none());
-    assert!(server.next_closed().await);
+    assert!(server.closed().await);
 }
 
 #[tokio::test]
@@ -405,31 +355,29 @@ async fn dropping_every_client_closes_the_connection() {
     let clone = client.clone();
     drop(client);
     drop(clone);
-    assert!(server.next_closed().await);
+    assert!(server.closed().await);
 }
 
 #[tokio::test]
 async fn a_refused_version_fails_the_handshake_and_closes() {
-    let (client_end, server_end) = memory_pair();
-    let server = Server {
-        transport: server_end,
-    };
+    let (client_end, server) = Peer::pair();
     let connect = tokio::spawn(Client::connect(client_end, ClientOptions::default()));
     let probe = server.next().await;
-    server
-        .send(json!({"jsonrpc": "2.0", "id": probe["id"], "error": {"code": -32602, "message": "bad"}}))
-        .await;
+    server.respond_error(&probe, -32602, "bad").await;
     let init = server.next().await;
     server
-        .send(json!({"jsonrpc": "2.0", "id": init["id"], "result": {
-            "protocolVersion": "1999-01-01", "capabilities": {},
-            "serverInfo": {"name": "old", "version": "0"}
-        }}))
+        .respond(
+            &init,
+            json!({
+                "protocolVersion": "1999-01-01", "capabilities": {},
+                "serverInfo": {"name": "old", "version": "0"}
+            }),
+        )
         .await;
     let error = connect.await.unwrap().unwrap_err();
     assert!(matches!(error, ClientError::Handshake(..)), "{error:?}");
     assert!(error.to_string().contains("1999-01-01"), "{error}");
-    assert!(server.next_closed().await, "the transport is closed");
+    assert!(server.closed().await, "the transport is closed");
 }
 
 #[tokio::test]
@@ -445,33 +393,29 @@ async fn calls_the_server_did_not_declare_are_refused_locally() {
     let error = client.list_tools(None).await.unwrap_err();
     assert!(matches!(error, ClientError::Refused(_)), "{error:?}");
     drop(client);
-    assert!(
-        server.next_closed().await,
-        "nothing was sent before the close"
-    );
+    assert!(server.closed().await, "nothing was sent before the close");
 }
 
 // --- the stateless era (2026-07-28) ----------------------------------------
 
 /// A client connected to a scripted 2026-07-28 server offering `capabilities`.
-async fn modern(options: ClientOptions, capabilities: Value) -> (Client, Server) {
-    let (client_end, server_end) = memory_pair();
-    let server = Server {
-        transport: server_end,
-    };
+async fn modern(options: ClientOptions, capabilities: Value) -> (Client, Peer) {
+    let (client_end, server) = Peer::pair();
     let (client, driver) = Client::new(client_end, options);
     tokio::spawn(driver.run());
     let connecting = tokio::spawn({
         let client = client.clone();
         async move { client.initialize().await }
     });
-    let probe = server.next().await;
-    assert_eq!(probe["method"], "server/discover");
+    let probe = server.expect("server/discover").await;
     server
-        .send(json!({"jsonrpc": "2.0", "id": probe["id"], "result": {
-            "supportedVersions": ["2026-07-28"], "capabilities": capabilities,
-            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern", "version": "1"}}
-        }}))
+        .respond(
+            &probe,
+            json!({
+                "supportedVersions": ["2026-07-28"], "capabilities": capabilities,
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern", "version": "1"}}
+            }),
+        )
         .await;
     let negotiated = connecting.await.unwrap().unwrap();
     assert_eq!(negotiated.version.as_str(), "2026-07-28");
@@ -540,8 +484,11 @@ async fn input_required_is_answered_through_the_handler_and_retried() {
     assert!(third["params"].get("requestState").is_none(), "{third}");
     // No resultType: complete.
     server
-        .send(json!({"jsonrpc": "2.0", "id": third["id"], "result": {
-            "content": [{"type": "text", "text": "hello Ada"}]}}))
+        .respond(
+            &third,
+            json!({
+            "content": [{"type": "text", "text": "hello Ada"}]}),
+        )
         .await;
     let result = call.await.unwrap().unwrap();
     assert_eq!(result.content.len(), 1);
@@ -563,8 +510,11 @@ async fn input_rounds_are_bounded_and_need_a_handler() {
     for _ in 0..3 {
         let request = server.next().await;
         server
-            .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
-                "resultType": "input_required", "requestState": "again"}}))
+            .respond(
+                &request,
+                json!({
+                "resultType": "input_required", "requestState": "again"}),
+            )
             .await;
     }
     let error = call.await.unwrap().unwrap_err();
@@ -580,8 +530,11 @@ async fn input_rounds_are_bounded_and_need_a_handler() {
     });
     let request = server.next().await;
     server
-        .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
-            "resultType": "input_required", "inputRequests": {"k": {"method": "roots/list"}}}}))
+        .respond(
+            &request,
+            json!({
+            "resultType": "input_required", "inputRequests": {"k": {"method": "roots/list"}}}),
+        )
         .await;
     let error = call.await.unwrap().unwrap_err();
     assert!(
@@ -599,8 +552,11 @@ async fn an_unknown_result_type_is_an_invalid_result() {
     });
     let request = server.next().await;
     server
-        .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
-            "resultType": "mystery", "content": []}}))
+        .respond(
+            &request,
+            json!({
+            "resultType": "mystery", "content": []}),
+        )
         .await;
     let error = call.await.unwrap().unwrap_err();
     assert!(
@@ -614,8 +570,11 @@ async fn an_unknown_result_type_is_an_invalid_result() {
     });
     let request = server.next().await;
     server
-        .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
-            "resultType": "input_required", "requestState": "x"}}))
+        .respond(
+            &request,
+            json!({
+            "resultType": "input_required", "requestState": "x"}),
+        )
         .await;
     let error = list.await.unwrap().unwrap_err();
     assert!(
@@ -633,8 +592,9 @@ async fn tools_with_invalid_header_annotations_are_dropped() {
     });
     let request = server.next().await;
     server
-        .send(
-            json!({"jsonrpc": "2.0", "id": request["id"], "result": {"tools": [
+        .respond(
+            &request,
+            json!({"tools": [
                 {"name": "good", "inputSchema": {"type": "object", "properties": {
                     "region": {"type": "string", "x-mcp-header": "Region"}}}},
                 {"name": "bad_number", "inputSchema": {"type": "object", "properties": {
@@ -642,7 +602,7 @@ async fn tools_with_invalid_header_annotations_are_dropped() {
                 {"name": "bad_space", "inputSchema": {"type": "object", "properties": {
                     "n": {"type": "string", "x-mcp-header": "Has Space"}}}},
                 {"name": "plain", "inputSchema": {"type": "object"}}
-            ]}}),
+            ]}),
         )
         .await;
     let page = list.await.unwrap().unwrap();
@@ -681,11 +641,11 @@ async fn the_stateless_era_refuses_ping_and_cancels_with_a_notification_over_std
 
 #[tokio::test]
 async fn the_driver_returns_why_the_connection_ended() {
-    let (client_end, server_end) = memory_pair();
+    let (client_end, server) = Peer::pair();
     let (client, driver) = Client::new(client_end, ClientOptions::default());
     let driver = tokio::spawn(driver.run());
     // The server goes away before anything was said.
-    drop(server_end);
+    drop(server);
     let reason = driver.await.unwrap();
     assert!(matches!(reason, ClientError::Closed { .. }), "{reason:?}");
     assert_eq!(

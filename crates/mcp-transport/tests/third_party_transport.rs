@@ -6,6 +6,7 @@
 
 use async_trait::async_trait;
 use mcp_proto::{Frame, Message};
+use mcp_transport::scripted::Peer;
 use mcp_transport::{Client, ClientError, ClientOptions, Inbound, Transport, TransportError};
 use serde_json::{Value, json};
 use tokio::sync::{Mutex, mpsc};
@@ -41,13 +42,13 @@ impl Transport for ChannelTransport {
     }
 }
 
-struct Peer {
+struct ChannelEnd {
     sent: mpsc::UnboundedReceiver<Message>,
     feed: mpsc::UnboundedSender<Inbound>,
     closed: mpsc::UnboundedReceiver<()>,
 }
 
-impl Peer {
+impl ChannelEnd {
     async fn next(&mut self) -> Value {
         let message = self.sent.recv().await.expect("the client sent nothing");
         serde_json::from_slice(&message.to_bytes()).unwrap()
@@ -61,7 +62,7 @@ impl Peer {
     }
 }
 
-async fn connect() -> (Client, Peer) {
+async fn connect() -> (Client, ChannelEnd) {
     let (outbound, sent) = mpsc::unbounded_channel();
     let (feed, inbound) = mpsc::unbounded_channel();
     let (closed_tx, closed) = mpsc::unbounded_channel();
@@ -70,7 +71,7 @@ async fn connect() -> (Client, Peer) {
         inbound: Mutex::new(inbound),
         closed: closed_tx,
     };
-    let mut peer = Peer { sent, feed, closed };
+    let mut peer = ChannelEnd { sent, feed, closed };
     let connecting = tokio::spawn(Client::connect(transport, ClientOptions::default()));
     // A handshake-era server: the era probe gets -32601, then `initialize`.
     let probe = peer.next().await;
@@ -193,37 +194,17 @@ async fn a_broken_transport_reports_why() {
 
 #[tokio::test]
 async fn a_boxed_transport_drives_the_client() {
-    let (client_end, server_end) = mcp_transport::memory_pair();
+    let (client_end, peer) = Peer::pair();
     let boxed: Box<dyn Transport> = Box::new(client_end);
     let connecting = tokio::spawn(Client::connect(boxed, ClientOptions::default()));
-    let probe = match server_end.recv().await {
-        Inbound::Frame(Frame::Single(m)) => m,
-        other => panic!("{other:?}"),
-    };
-    let probe_id = probe.id().cloned().expect("the probe has an id");
-    server_end
-        .send(Message::Error(mcp_proto::jsonrpc::ErrorResponse {
-            id: Some(probe_id),
-            error: mcp_proto::ErrorObject::method_not_found("server/discover"),
-        }))
-        .await
-        .unwrap();
-    let init = match server_end.recv().await {
-        Inbound::Frame(Frame::Single(m)) => m,
-        other => panic!("{other:?}"),
-    };
-    let id = init.id().cloned().expect("initialize has an id");
-    server_end
-        .send(
-            Message::response(
-                id,
-                &json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                    "serverInfo": {"name": "boxed", "version": "1"}}),
-            )
-            .unwrap(),
-        )
-        .await
-        .unwrap();
+    peer.refuse_probe().await;
+    let init = peer.expect("initialize").await;
+    peer.respond(
+        &init,
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "serverInfo": {"name": "boxed", "version": "1"}}),
+    )
+    .await;
     let client = connecting.await.unwrap().unwrap();
     assert_eq!(client.negotiated().unwrap().server_info().name, "boxed");
 }

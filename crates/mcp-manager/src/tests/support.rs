@@ -1,13 +1,13 @@
 //! Scripted in-memory MCP servers behind a `TransportFactory`, and helpers to drive a manager on a paused clock.
 //!
 //! A [`Fake`] is a factory: for each connect it looks up the [`Script`] of
-//! the server id, opens an in-memory pair and runs a small MCP server on the
-//! far end that answers `initialize`, `tools/list` (paginated),
-//! `resources/list`, `prompts/list` and `ping` as the script says (delays on
-//! the tokio clock, hangs, failures). A test changes a script at any time
-//! and sends [`Control`]s to the live connection (notifications, a hang-up,
-//! a session expiry). The fake records what it saw, including how many
-//! `initialize` handshakes were in progress at once.
+//! the server id and starts a `mcp_transport::scripted::ScriptedServer`
+//! whose handlers answer `initialize`, `tools/list` (paginated),
+//! `resources/list`, `prompts/list`, `tools/call` and `ping` as the script
+//! says (delays on the tokio clock, hangs, failures). A test changes a
+//! script at any time and sends [`Control`]s to the live connection
+//! (notifications, a hang-up, a session expiry). The fake records what it
+//! saw, including how many `initialize` handshakes were in progress at once.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,10 +16,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_config::{HttpConfig, ResolvedConfig, ServerConfig, StdioConfig, TransportConfig};
-use mcp_proto::jsonrpc::{Request, error_codes};
-use mcp_proto::types::{InitializeRequestParams, Tool};
-use mcp_proto::{ErrorObject, Frame, Message, RequestId, methods};
-use mcp_transport::{Inbound, MemoryTransport, Transport, TransportError, memory_pair};
+use mcp_proto::jsonrpc::error_codes;
+use mcp_proto::types::Tool;
+use mcp_proto::{Message, RequestId, methods};
+use mcp_transport::scripted::{Reply, ScriptedServer, ServerHandle};
+use mcp_transport::{Inbound, MemoryTransport, Transport, TransportError};
 use serde_json::{Value, json};
 use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
@@ -104,13 +105,20 @@ pub(crate) struct Stats {
     pub(crate) closed_by_client: usize,
 }
 
+/// The live connection of one server: its scripted far end, and what makes
+/// the client's end report the session expired.
+struct Live {
+    server: ServerHandle,
+    expire: Arc<Notify>,
+}
+
 #[derive(Default)]
 struct FakeState {
     scripts: HashMap<String, Script>,
     stats: HashMap<String, Stats>,
     initializing: usize,
     max_initializing: usize,
-    controls: HashMap<String, mpsc::UnboundedSender<Control>>,
+    live: HashMap<String, Live>,
 }
 
 /// The factory of scripted servers. Cheap to clone.
@@ -150,12 +158,14 @@ impl Fake {
 
     /// Sends a control to the latest connection of `id`.
     pub(crate) fn control(&self, id: &str, control: Control) {
-        let sender = self.lock().controls.get(id).cloned();
-        match sender {
-            Some(sender) => {
-                let _ = sender.send(control);
-            }
-            None => panic!("server {id} has no live connection"),
+        let state = self.lock();
+        let Some(live) = state.live.get(id) else {
+            panic!("server {id} has no live connection");
+        };
+        match control {
+            Control::Notify(method) => live.server.notify(method, None),
+            Control::Close => live.server.hang_up(),
+            Control::Expire => live.expire.notify_one(),
         }
     }
 
@@ -177,6 +187,106 @@ impl Fake {
         f(self.lock().stats.entry(id.to_owned()).or_default());
         self.changed.notify_waiters();
     }
+
+    /// The script of `id` as it is now.
+    fn script_of(&self, id: &str) -> Script {
+        self.lock().scripts.get(id).cloned().unwrap_or_default()
+    }
+
+    /// The far end of one connection to `id`: each handler reads the
+    /// script as the request arrives.
+    fn server(&self, id: &str) -> ScriptedServer {
+        let on = |answer: fn(&Fake, &str, &Value) -> Reply| {
+            let (fake, id) = (self.clone(), id.to_owned());
+            move |params: &Value| answer(&fake, &id, params)
+        };
+        let (fake, server_id) = (self.clone(), id.to_owned());
+        ScriptedServer::new()
+            .on_async(methods::INITIALIZE, move |params| {
+                fake.clone().initialize(server_id.clone(), params)
+            })
+            .on(methods::TOOLS_LIST, on(Fake::tools_list))
+            .on(
+                methods::RESOURCES_LIST,
+                on(|fake, id, _| {
+                    Reply::result(
+                        json!({"resources": fake.script_of(id).resources.unwrap_or_default()}),
+                    )
+                }),
+            )
+            .on(
+                methods::PROMPTS_LIST,
+                on(|fake, id, _| {
+                    Reply::result(
+                        json!({"prompts": fake.script_of(id).prompts.unwrap_or_default()}),
+                    )
+                }),
+            )
+            .on(
+                methods::TOOLS_CALL,
+                on(|fake, id, _| {
+                    Reply::result(json!({"content": [{"type": "text", "text": "done"}]}))
+                        .after(fake.script_of(id).call_delay)
+                }),
+            )
+    }
+
+    async fn initialize(self, id: String, params: Value) -> Reply {
+        let script = self.script_of(&id);
+        self.record(&id, |s| s.initializes += 1);
+        if script.hang_initialize {
+            return Reply::Never;
+        }
+        {
+            let mut state = self.lock();
+            state.initializing += 1;
+            state.max_initializing = state.max_initializing.max(state.initializing);
+        }
+        tokio::time::sleep(script.init_delay).await;
+        self.lock().initializing -= 1;
+        if script.reject_initialize {
+            return Reply::error(
+                error_codes::INTERNAL_ERROR,
+                "scripted refusal with sk-SECRET-FROM-SERVER",
+            );
+        }
+        let mut capabilities = json!({});
+        if script.tools_capability {
+            capabilities["tools"] = json!({"listChanged": true});
+        }
+        if script.resources.is_some() {
+            capabilities["resources"] = json!({"listChanged": true});
+        }
+        if script.prompts.is_some() {
+            capabilities["prompts"] = json!({"listChanged": true});
+        }
+        let mut result = json!({
+            "protocolVersion": params["protocolVersion"],
+            "capabilities": capabilities,
+            "serverInfo": {"name": format!("fake-{id}"), "version": "1.0.0"},
+        });
+        if let Some(instructions) = &script.instructions {
+            result["instructions"] = json!(instructions);
+        }
+        Reply::result(result)
+    }
+
+    fn tools_list(&self, id: &str, params: &Value) -> Reply {
+        let script = self.script_of(id);
+        let calls = {
+            let mut state = self.lock();
+            let stats = state.stats.entry(id.to_owned()).or_default();
+            stats.list_calls += 1;
+            stats.list_calls
+        };
+        self.changed.notify_waiters();
+        let reply = if script.fail_list_after.is_some_and(|n| calls > n) {
+            Reply::error(error_codes::INTERNAL_ERROR, "scripted tools/list failure")
+        } else {
+            Reply::result(tools_page(&script, params))
+        };
+        reply.after(script.list_delay)
+    }
 }
 
 #[async_trait]
@@ -196,18 +306,22 @@ impl crate::TransportFactory for Fake {
                 "transport.command",
             ));
         }
-        let (client_end, server_end) = memory_pair();
-        let (control_tx, control_rx) = mpsc::unbounded_channel();
-        self.lock().controls.insert(id.clone(), control_tx);
+        let (client_end, _seen, server) = self.server(&id).spawn_with_handle();
         let expire = Arc::new(Notify::new());
+        let live = Live {
+            server: server.clone(),
+            expire: Arc::clone(&expire),
+        };
+        self.lock().live.insert(id.clone(), live);
+        tokio::spawn({
+            let fake = self.clone();
+            async move {
+                if server.ended().await {
+                    fake.record(&id, |s| s.closed_by_client += 1);
+                }
+            }
+        });
         let (rejections_tx, rejections_rx) = mpsc::unbounded_channel();
-        tokio::spawn(serve(
-            self.clone(),
-            id,
-            Arc::new(server_end),
-            control_rx,
-            Arc::clone(&expire),
-        ));
         Ok(Box::new(FakeTransport {
             inner: client_end,
             expire,
@@ -266,131 +380,6 @@ impl Transport for FakeTransport {
     async fn close(&self) -> Result<(), TransportError> {
         self.inner.close().await
     }
-}
-
-/// The far end of one connection.
-async fn serve(
-    fake: Fake,
-    id: String,
-    end: Arc<MemoryTransport>,
-    mut control: mpsc::UnboundedReceiver<Control>,
-    expire: Arc<Notify>,
-) {
-    let mut control_open = true;
-    loop {
-        tokio::select! {
-            inbound = end.recv() => match inbound {
-                Inbound::Frame(Frame::Single(Message::Request(request))) => {
-                    tokio::spawn(answer(fake.clone(), id.clone(), Arc::clone(&end), request));
-                }
-                Inbound::Frame(_) => {}
-                Inbound::Closed(_) => {
-                    fake.record(&id, |s| s.closed_by_client += 1);
-                    return;
-                }
-                _ => {}
-            },
-            control = control.recv(), if control_open => match control {
-                Some(Control::Notify(method)) => {
-                    let _ = end
-                        .send(Message::notification(method, None::<&()>).expect("notification"))
-                        .await;
-                }
-                Some(Control::Close) => {
-                    let _ = end.close().await;
-                    return;
-                }
-                Some(Control::Expire) => expire.notify_one(),
-                None => control_open = false,
-            },
-        }
-    }
-}
-
-async fn answer(fake: Fake, id: String, end: Arc<MemoryTransport>, request: Request) {
-    let Request {
-        id: request_id,
-        method,
-        params,
-    } = request;
-    let script = fake.lock().scripts.get(&id).cloned().unwrap_or_default();
-    let params: Value = params.as_deref().map_or(Value::Null, |raw| {
-        serde_json::from_str(raw.get()).unwrap_or(Value::Null)
-    });
-    let result: Result<Value, ErrorObject> = match method.as_str() {
-        methods::INITIALIZE => {
-            fake.record(&id, |s| s.initializes += 1);
-            if script.hang_initialize {
-                return;
-            }
-            {
-                let mut state = fake.lock();
-                state.initializing += 1;
-                state.max_initializing = state.max_initializing.max(state.initializing);
-            }
-            tokio::time::sleep(script.init_delay).await;
-            fake.lock().initializing -= 1;
-            if script.reject_initialize {
-                Err(ErrorObject::new(
-                    error_codes::INTERNAL_ERROR,
-                    "scripted refusal with sk-SECRET-FROM-SERVER",
-                ))
-            } else {
-                let requested: InitializeRequestParams =
-                    serde_json::from_value(params).expect("initialize params");
-                let mut capabilities = json!({});
-                if script.tools_capability {
-                    capabilities["tools"] = json!({"listChanged": true});
-                }
-                if script.resources.is_some() {
-                    capabilities["resources"] = json!({"listChanged": true});
-                }
-                if script.prompts.is_some() {
-                    capabilities["prompts"] = json!({"listChanged": true});
-                }
-                let mut result = json!({
-                    "protocolVersion": requested.protocol_version,
-                    "capabilities": capabilities,
-                    "serverInfo": {"name": format!("fake-{id}"), "version": "1.0.0"},
-                });
-                if let Some(instructions) = &script.instructions {
-                    result["instructions"] = json!(instructions);
-                }
-                Ok(result)
-            }
-        }
-        methods::TOOLS_LIST => {
-            let calls = {
-                let mut state = fake.lock();
-                let stats = state.stats.entry(id.clone()).or_default();
-                stats.list_calls += 1;
-                stats.list_calls
-            };
-            fake.changed.notify_waiters();
-            tokio::time::sleep(script.list_delay).await;
-            if script.fail_list_after.is_some_and(|n| calls > n) {
-                Err(ErrorObject::new(
-                    error_codes::INTERNAL_ERROR,
-                    "scripted tools/list failure",
-                ))
-            } else {
-                Ok(tools_page(&script, &params))
-            }
-        }
-        methods::RESOURCES_LIST => Ok(json!({"resources": script.resources.unwrap_or_default()})),
-        methods::PROMPTS_LIST => Ok(json!({"prompts": script.prompts.unwrap_or_default()})),
-        methods::PING => Ok(json!({})),
-        methods::TOOLS_CALL => {
-            tokio::time::sleep(script.call_delay).await;
-            Ok(json!({"content": [{"type": "text", "text": "done"}]}))
-        }
-        other => Err(ErrorObject::method_not_found(other)),
-    };
-    let message = match result {
-        Ok(value) => Message::response(request_id, &value).expect("response"),
-        Err(error) => Message::error(Some(request_id), error),
-    };
-    let _ = end.send(message).await;
 }
 
 fn tools_page(script: &Script, params: &Value) -> Value {

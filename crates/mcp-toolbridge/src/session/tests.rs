@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_proto::types::{Resource, Tool};
-use mcp_proto::{Frame, Message};
-use mcp_transport::{Client, ClientOptions, Inbound, Transport, memory_pair};
+use mcp_transport::scripted::{self, Reply, ScriptedServer};
+use mcp_transport::{Client, ClientOptions};
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::time::Instant;
@@ -27,82 +27,76 @@ enum Seen {
     Read { uri: String },
 }
 
-/// Starts an in-memory MCP server and returns a connected client and the
-/// stream of what the server saw.
-async fn scripted_server() -> (Client, mpsc::UnboundedReceiver<Seen>) {
-    let (client_end, server_end) = memory_pair();
-    let (seen_tx, seen_rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        loop {
-            let message = match server_end.recv().await {
-                Inbound::Frame(Frame::Single(message)) => message,
-                Inbound::Closed(_) => return,
-                _ => continue,
-            };
-            let value: Value = serde_json::from_slice(&message.to_bytes()).unwrap();
-            let method = value["method"].as_str().unwrap_or("").to_owned();
-            let id = value["id"].clone();
-            let result = match method.as_str() {
-                "initialize" => json!({
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {"tools": {}, "resources": {}},
-                    "serverInfo": {"name": "scripted", "version": "1"}
-                }),
-                "notifications/cancelled" => {
-                    let _ = seen_tx.send(Seen::Cancelled);
-                    continue;
-                }
-                "tools/call" => {
-                    let name = value["params"]["name"].as_str().unwrap_or("").to_owned();
-                    let arguments = value["params"]["arguments"].clone();
-                    let _ = seen_tx.send(Seen::Call {
-                        name: name.clone(),
-                        arguments: arguments.clone(),
-                    });
-                    match name.as_str() {
-                        "echo" => json!({"content": [{"type": "text", "text": arguments["text"]}]}),
-                        "media" => json!({"content": [
-                            {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
-                            {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}
-                        ], "structuredContent": {"ok": true}}),
-                        "fail" => {
-                            json!({"content": [{"type": "text", "text": "it failed"}], "isError": true})
-                        }
-                        "slow" => continue,
-                        _ => {
-                            let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": "bad things"}});
-                            send(&server_end, error).await;
-                            continue;
-                        }
-                    }
-                }
-                "resources/read" => {
-                    let uri = value["params"]["uri"].as_str().unwrap_or("").to_owned();
-                    let _ = seen_tx.send(Seen::Read { uri: uri.clone() });
-                    json!({"contents": [
-                        {"uri": uri, "mimeType": "text/plain", "text": "resource text"},
-                        {"uri": "blob://x", "blob": "AAEC"}
-                    ]})
-                }
-                _ if id.is_null() => continue,
-                _ => json!({}),
-            };
-            send(
-                &server_end,
-                json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            )
-            .await;
+/// The calls, cancellations and reads among what the server received.
+struct Observed(scripted::Seen);
+
+impl Observed {
+    fn pick(received: scripted::Received) -> Option<Seen> {
+        let params = &received.params;
+        match received.method.as_str() {
+            "tools/call" => Some(Seen::Call {
+                name: params["name"].as_str().unwrap_or("").to_owned(),
+                arguments: params["arguments"].clone(),
+            }),
+            "notifications/cancelled" => Some(Seen::Cancelled),
+            "resources/read" => Some(Seen::Read {
+                uri: params["uri"].as_str().unwrap_or("").to_owned(),
+            }),
+            _ => None,
         }
-    });
-    let (client, driver) = Client::new(client_end, ClientOptions::default());
-    tokio::spawn(driver.run());
-    client.initialize().await.unwrap();
-    (client, seen_rx)
+    }
+
+    async fn recv(&mut self) -> Option<Seen> {
+        loop {
+            if let Some(seen) = Self::pick(self.0.recv().await?) {
+                return Some(seen);
+            }
+        }
+    }
+
+    fn try_recv(&mut self) -> Result<Seen, mpsc::error::TryRecvError> {
+        loop {
+            if let Some(seen) = Self::pick(self.0.try_recv()?) {
+                return Ok(seen);
+            }
+        }
+    }
 }
 
-async fn send(transport: &impl Transport, value: Value) {
-    let message: Message = serde_json::from_value(value).unwrap();
-    let _ = transport.send(message).await;
+/// Starts an in-memory MCP server and returns a connected client and the
+/// stream of what the server saw.
+async fn scripted_server() -> (Client, Observed) {
+    let (transport, seen) = ScriptedServer::new()
+        .capabilities(json!({"tools": {}, "resources": {}}))
+        .tool(json!({"name": "echo"}), |arguments| {
+            Reply::result(json!({"content": [{"type": "text", "text": arguments["text"]}]}))
+        })
+        .tool(json!({"name": "media"}), |_| {
+            Reply::result(json!({"content": [
+                {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+                {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}
+            ], "structuredContent": {"ok": true}}))
+        })
+        .tool(json!({"name": "fail"}), |_| {
+            Reply::result(
+                json!({"content": [{"type": "text", "text": "it failed"}], "isError": true}),
+            )
+        })
+        .tool(json!({"name": "slow"}), |_| Reply::Never)
+        .tool(json!({"name": "bad"}), |_| {
+            Reply::error(-32602, "bad things")
+        })
+        .on("resources/read", |params| {
+            Reply::result(json!({"contents": [
+                {"uri": params["uri"], "mimeType": "text/plain", "text": "resource text"},
+                {"uri": "blob://x", "blob": "AAEC"}
+            ]}))
+        })
+        .spawn();
+    let (client, driver) = Client::new(transport, ClientOptions::default());
+    tokio::spawn(driver.run());
+    client.initialize().await.unwrap();
+    (client, Observed(seen))
 }
 
 // --------------------------------------------------------------- backend
@@ -416,7 +410,7 @@ fn fixture_tools() -> Vec<Tool> {
 struct Harness {
     fake: Arc<Fake>,
     session: McpSession,
-    seen: mpsc::UnboundedReceiver<Seen>,
+    seen: Observed,
     events: broadcast::Receiver<ApprovalEvent>,
 }
 
