@@ -112,7 +112,7 @@ impl Reply {
     /// # tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().unwrap().block_on(async {
     /// let (transport, mut seen) = ScriptedServer::new()
     ///     .tool(json!({"name": "slow", "inputSchema": {"type": "object"}}), |_| {
-    ///         Reply::result(json!({"content": []})).after(Duration::from_secs(60))
+    ///         Reply::result(json!({"content": []})).after(Duration::from_secs(30))
     ///     })
     ///     .spawn();
     /// let client = Client::connect(transport, ClientOptions::default()).await?;
@@ -123,9 +123,9 @@ impl Reply {
     /// });
     /// while seen.recv().await.unwrap().method != "tools/call" {}
     /// client.ping().await?; // not held up by the slow call
-    /// assert!(started.elapsed() < Duration::from_secs(60));
+    /// assert!(started.elapsed() < Duration::from_secs(30));
     /// slow.await.unwrap()?;
-    /// assert!(started.elapsed() >= Duration::from_secs(60));
+    /// assert!(started.elapsed() >= Duration::from_secs(30));
     /// # Ok::<(), mcp_transport::ClientError>(())
     /// # }).unwrap();
     /// ```
