@@ -24,7 +24,8 @@
 //! server answered the call with a JSON-RPC error; 2 bad arguments, an
 //! unknown server or tool, a configuration error, or a call that was not
 //! approved; 3 the server could not be reached or the connection failed;
-//! 130 interrupted (Ctrl-C cancels the call on the wire). With several
+//! 130 interrupted (Ctrl-C cancels the call on the wire and skips the calls
+//! after it; before the call starts it stops connecting). With several
 //! calls, the most severe status wins.
 
 use std::io::IsTerminal;
@@ -137,6 +138,10 @@ async fn call_all(
                 results.push(Value::Null);
                 let label = output.paint_err(Paint::Red, "error:");
                 eprintln!("mcpctl: {label} {error}");
+                // Ctrl-C stops the whole sequence, not just this call.
+                if error.exit == Exit::Interrupted {
+                    break;
+                }
             }
         }
     }
@@ -153,15 +158,16 @@ async fn call_all(
     Ok(exit)
 }
 
-/// One call; Ctrl-C cancels it (the server is sent `notifications/cancelled`).
+/// One call; Ctrl-C cancels it (the server is sent `notifications/cancelled`):
+/// the press is claimed from [`crate::interrupt`] while the call runs.
 async fn call_one(tool: &Arc<dyn ModelTool>, index: usize, arguments: Value) -> ToolOutcome {
     let cancel = CancelToken::new();
     let call =
         ToolCall::new(format!("mcpctl-{}", index + 1), arguments).with_cancel(cancel.clone());
+    let claim = crate::interrupt::claim();
     let interrupt = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            cancel.cancel();
-        }
+        claim.pressed().await;
+        cancel.cancel();
     });
     let outcome = tool.call(call).await;
     interrupt.abort();

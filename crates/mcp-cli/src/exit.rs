@@ -2,7 +2,8 @@
 //!
 //! The statuses are part of the scripting interface: 0 success,
 //! 1 the tool reported an error (`isError`), 2 a usage or configuration
-//! error, 3 a connection failure; 130 when Ctrl-C interrupted a call.
+//! error, 3 a connection failure; 130 when Ctrl-C interrupted the command
+//! (see [`crate::interrupt`]).
 //! clap's own usage errors exit with 2 too.
 
 use std::fmt;

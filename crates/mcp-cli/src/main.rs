@@ -16,6 +16,7 @@ mod demo_tools;
 mod exit;
 mod import_cmd;
 mod inputs;
+mod interrupt;
 mod login;
 mod output;
 mod retry;
@@ -110,8 +111,9 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
     }
 }
 
-/// Runs an async command on a runtime made for it; the synchronous
-/// commands (the store's, the demo server) never start one.
+/// Runs an async command on a runtime made for it, under the Ctrl-C rule
+/// of [`interrupt`]; the synchronous commands (the store's, the demo
+/// server) never start one.
 fn block_on<F: std::future::Future<Output = Result<Exit, CliError>>>(
     command: F,
 ) -> Result<Exit, CliError> {
@@ -120,12 +122,7 @@ fn block_on<F: std::future::Future<Output = Result<Exit, CliError>>>(
         .enable_all()
         .build()
         .map_err(|e| CliError::usage(format!("cannot start the async runtime: {e}")))?;
-    let result = runtime.block_on(command);
-    // Every command closes its servers before returning. What may be left
-    // is an approval prompt's read of the terminal after Ctrl-C; waiting
-    // for it would keep the process alive until someone pressed Enter.
-    runtime.shutdown_background();
-    result
+    interrupt::run(runtime, command)
 }
 
 /// `-v` sends tracing logs to stderr: info, then debug, then trace. Without

@@ -113,6 +113,7 @@ impl Runtime {
             .factory(factory)
             .environment(WithInputs::new(ProcessEnv, answers))
             .build();
+        crate::interrupt::register(&manager);
         let events = manager.events();
         let startup = manager.connect_discovered(&report).await;
         Ok(Runtime {
