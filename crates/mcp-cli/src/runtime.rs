@@ -218,9 +218,10 @@ pub(crate) fn server_failure(id: &str, status: &ServerStatus, source: Option<&Pa
 /// A server's error as a CLI error: code, message and the key to change.
 pub(crate) fn server_error(id: &str, error: &ServerError, source: Option<&Path>) -> CliError {
     let message = format!(
-        "server `{id}`: {} [{}]",
+        "server `{id}`: {} [{}]{}",
         crate::output::line(&error.message),
-        error.code
+        error.code,
+        crate::servers::cause_lines(error.cause.as_deref(), "  ")
     );
     let mut cli = if error.code.is_config_error() {
         CliError::usage(message)

@@ -20,8 +20,10 @@
 //! with `shadowed_by` naming the source used instead; the winning row's
 //! `shadows` lists the sources it shadows.
 //!
-//! `error` is `null` or `{"code", "message", "config_key"}` with the
-//! manager's stable code. A configuration file that cannot be read at all
+//! `error` is `null` or `{"code", "message", "config_key", "cause"}` with
+//! the manager's stable code; `cause` is `null` or the last lines a stdio
+//! server wrote to stderr as it failed (escaped, bounded, one per line),
+//! which the table shows under the problem's line. A configuration file that cannot be read at all
 //! is one row with `"id": null`. Listing is not failing: the exit status
 //! is 0 whatever the servers' states.
 
@@ -96,6 +98,9 @@ pub(crate) struct ErrorJson {
     pub(crate) message: String,
     /// The configuration field to change, e.g. `transport.command`.
     pub(crate) config_key: String,
+    /// What the server said as it failed (the last lines of a stdio
+    /// server's stderr, escaped, one per line), or `null`.
+    pub(crate) cause: Option<String>,
 }
 
 impl From<&ServerError> for ErrorJson {
@@ -104,6 +109,7 @@ impl From<&ServerError> for ErrorJson {
             code: error.code.as_str(),
             message: error.message.clone(),
             config_key: error.config_key.clone(),
+            cause: error.cause.clone(),
         }
     }
 }
@@ -382,6 +388,7 @@ pub(crate) fn render(rows: &[ServerRow], output: &Output) -> String {
             } else {
                 text.push_str(&format!("; change `{}`{file}", line(&error.config_key)));
             }
+            text.push_str(&cause_lines(error.cause.as_deref(), "    "));
             Some(text)
         })
         .collect();
@@ -393,6 +400,16 @@ pub(crate) fn render(rows: &[ServerRow], output: &Output) -> String {
         }
     }
     text
+}
+
+/// A failure's cause under its line: each line of what the server said,
+/// indented by `indent` and marked as its stderr; empty without one.
+pub(crate) fn cause_lines(cause: Option<&str>, indent: &str) -> String {
+    cause
+        .into_iter()
+        .flat_map(str::lines)
+        .map(|said| format!("\n{indent}stderr: {}", line(said)))
+        .collect()
 }
 
 fn label(row: &ServerRow) -> String {
