@@ -150,9 +150,14 @@ where
     }
 }
 
-/// Counts the presses for as long as the command runs.
+/// Counts the presses for as long as the command runs. One stream for the
+/// whole run, so that a press between two others is never missed.
 async fn listen() {
-    while tokio::signal::ctrl_c().await.is_ok() {
+    let Ok(mut presses) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+    else {
+        return;
+    };
+    while presses.recv().await.is_some() {
         let shared = shared();
         let claimed = shared.claims.load(Ordering::SeqCst) > 0;
         shared.presses.send_modify(|p| {
