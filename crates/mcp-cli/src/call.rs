@@ -15,8 +15,9 @@
 //! `\x1b`, whether stdout is a terminal or not, since whoever reads a pipe
 //! or a file later may be one. With `--json` the result object
 //! `{"content", "structuredContent"?, "isError"}` exactly as the server
-//! sent it (an array of them, `null` for a call that was not made, when
-//! several documents were given). Error messages on stderr carry a
+//! sent it, or for a call that failed the error document of
+//! [`crate::exit`] (`{"error": {...}}`); an array of them when several
+//! documents were given. Error messages on stderr carry a
 //! server's words bounded (mcp-toolbridge's [`CallFailure`] cuts them at
 //! 1 KiB with a marker) and escaped onto one line.
 //!
@@ -85,10 +86,11 @@ async fn call_all(
     if let Some(error) = runtime.config_error(server) {
         return Err(runtime::server_error(server, error, source_path));
     }
-    let status = runtime
-        .manager
-        .status(server)
-        .ok_or_else(|| CliError::usage(format!("no server with id `{server}`")))?;
+    let status = runtime.manager.status(server).ok_or_else(|| {
+        CliError::usage(format!("no server with id `{server}`"))
+            .code("unknown_server")
+            .server(server)
+    })?;
     if !status.is_connected() {
         return Err(runtime::server_failure(server, &status, source_path));
     }
@@ -133,11 +135,13 @@ async fn call_all(
                 }
             }
             _ => {
-                let error = failure_error(&outcome, server, &request.tool, preset);
+                let error = failure_error(&outcome, server, &request.tool, preset).server(server);
                 exit = worse(exit, error.exit);
-                results.push(Value::Null);
-                let label = output.paint_err(Paint::Red, "error:");
-                eprintln!("mcpctl: {label} {error}");
+                if output.json {
+                    results.push(error.to_json());
+                } else {
+                    crate::report(&error, output);
+                }
                 // Ctrl-C stops the whole sequence, not just this call.
                 if error.exit == Exit::Interrupted {
                     break;
@@ -145,7 +149,7 @@ async fn call_all(
             }
         }
     }
-    if output.json && (many || results.first().is_some_and(|r| !r.is_null())) {
+    if output.json && !results.is_empty() {
         let document = if many {
             Value::Array(results)
         } else {
@@ -192,6 +196,7 @@ fn parse_arguments(documents: &[String]) -> Result<Vec<Value>, CliError> {
             let value: Value = serde_json::from_str(text).map_err(|e| {
                 CliError::usage(format!("{which} are not valid JSON: {e}"))
                     .hint(r#"pass one JSON object, e.g. '{"text": "hi"}' (quoted for the shell)"#)
+                    .code("invalid_arguments")
             })?;
             match value {
                 Value::Object(_) => Ok(value),
@@ -199,7 +204,8 @@ fn parse_arguments(documents: &[String]) -> Result<Vec<Value>, CliError> {
                     "{which} must be a JSON object, not {}",
                     kind(&other)
                 ))
-                .hint(r#"wrap them in an object, e.g. '{"text": "hi"}'"#)),
+                .hint(r#"wrap them in an object, e.g. '{"text": "hi"}'"#)
+                .code("invalid_arguments")),
             }
         })
         .collect()
@@ -236,7 +242,10 @@ fn unknown_tool(runtime: &Runtime, server: &str, tool: &str) -> CliError {
         let known: Vec<_> = known.iter().map(|name| line(name)).collect();
         format!("its tools: {}", known.join(", "))
     };
-    CliError::usage(format!("server `{server}` has no tool `{}`", line(tool))).hint(hint)
+    CliError::usage(format!("server `{server}` has no tool `{}`", line(tool)))
+        .hint(hint)
+        .code("unknown_tool")
+        .server(server)
 }
 
 /// The error for a call that produced no result, with its exit status:
@@ -277,24 +286,31 @@ fn failure_error(
             if invalid.more > 0 {
                 message.push_str(&format!("\n  and {} more", invalid.more));
             }
-            CliError::usage(message).hint(format!(
-                "`mcpctl --json tools {server}` shows the input schema"
-            ))
+            CliError::usage(message)
+                .hint(format!(
+                    "`mcpctl --json tools {server}` shows the input schema"
+                ))
+                .code("invalid_arguments")
         }
         CallFailure::NotApproved(NotApproved::NoHandler) => CliError::usage(format!(
             "the call was not made: preset `{}` needs approval and there is no terminal to ask on",
             preset_name(preset)
         ))
-        .hint("run it in a terminal to be asked, or pass --preset full"),
-        CallFailure::NotApproved(reason) => CliError::usage(reason.to_string()),
-        CallFailure::UnknownTool { .. } => CliError::usage(line(&failure.to_string())),
+        .hint("run it in a terminal to be asked, or pass --preset full")
+        .code("not_approved"),
+        CallFailure::NotApproved(reason) => {
+            CliError::usage(reason.to_string()).code("not_approved")
+        }
+        CallFailure::UnknownTool { .. } => {
+            CliError::usage(line(&failure.to_string())).code("unknown_tool")
+        }
         CallFailure::Server { code, message } => {
             let mut error = CliError::usage(format!(
                 "server `{server}` refused the call: {} (JSON-RPC error {code})",
                 line(message)
             ));
             error.exit = Exit::ToolError;
-            error
+            error.code("call_refused")
         }
         other => CliError::connection(line(&other.to_string())),
     }

@@ -54,7 +54,7 @@ pub(crate) struct GlobalArgs {
     #[arg(long, value_enum, value_name = "PRESET", default_value_t = Preset::Full, global = true)]
     pub(crate) preset: Preset,
 
-    /// Print one JSON document on stdout (listings and call results)
+    /// Print one JSON document on stdout (listings, call results, and errors as {"error": {...}})
     #[arg(long, global = true)]
     pub(crate) json: bool,
 
@@ -77,8 +77,12 @@ pub(crate) enum Preset {
 /// What to do.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// List every configured server: status, transport, tool count, source, and what to fix
-    Servers,
+    /// List every configured server: status, transport, tool count, source, and what to fix (exit 3 if one failed)
+    Servers {
+        /// Exit 0 even when a configured server failed
+        #[arg(long)]
+        allow_failures: bool,
+    },
 
     /// List every file servers are read from, found or not: application, level, path and status
     Sources,
@@ -90,10 +94,13 @@ pub(crate) enum Command {
         host: mcp_config::Host,
     },
 
-    /// List the tools of ready servers (all, or SERVER's): model name, raw name, description
+    /// List the tools of ready servers (all, or SERVER's): model name, raw name, description (exit 3 if a server failed)
     Tools {
         /// Only this server's tools
         server: Option<String>,
+        /// Exit 0 even when a configured server failed
+        #[arg(long)]
+        allow_failures: bool,
     },
 
     /// Call a tool with JSON arguments, asking for approval when the preset requires it

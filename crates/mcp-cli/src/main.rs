@@ -47,10 +47,21 @@ fn main() -> ExitCode {
     match run(cli, &output) {
         Ok(exit) => exit.into(),
         Err(error) => {
-            let label = output.paint_err(Paint::Red, "error:");
-            eprintln!("mcpctl: {label} {error}");
+            report(&error, &output);
             error.exit.into()
         }
+    }
+}
+
+/// Shows a command's error: on stderr for people, as the one JSON
+/// document on stdout with `--json` (see [`exit`]).
+pub(crate) fn report(error: &CliError, output: &Output) {
+    if output.json && !output.json_printed() {
+        // stdout gone: nothing else can be said there.
+        let _ = output.json(&error.to_json());
+    } else {
+        let label = output.paint_err(Paint::Red, "error:");
+        eprintln!("mcpctl: {label} {error}");
     }
 }
 
@@ -75,10 +86,20 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         Command::Remove { name } => store_cmd::remove(&name, &sources, output),
         Command::Enable { name } => store_cmd::set_enabled(&name, true, &sources, output),
         Command::Disable { name } => store_cmd::set_enabled(&name, false, &sources, output),
-        Command::Servers => block_on(servers::run(&sources, output)),
+        Command::Servers { allow_failures } => {
+            block_on(servers::run(&sources, allow_failures, output))
+        }
         Command::Sources => sources_cmd::run(&sources, output),
         Command::Import { host } => import_cmd::run(host, &sources, output),
-        Command::Tools { server } => block_on(tools_cmd::run(server.as_deref(), &sources, output)),
+        Command::Tools {
+            server,
+            allow_failures,
+        } => block_on(tools_cmd::run(
+            server.as_deref(),
+            allow_failures,
+            &sources,
+            output,
+        )),
         Command::Call {
             server,
             tool,

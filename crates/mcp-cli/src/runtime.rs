@@ -192,7 +192,10 @@ pub(crate) fn only(report: DiscoveryReport, id: &str) -> Result<DiscoveryReport,
         } else {
             format!("configured servers: {}", known.join(", "))
         };
-        return Err(CliError::usage(format!("no server with id `{id}`")).hint(hint));
+        return Err(CliError::usage(format!("no server with id `{id}`"))
+            .hint(hint)
+            .code("unknown_server")
+            .server(id));
     }
     Ok(selected)
 }
@@ -210,8 +213,11 @@ pub(crate) fn server_failure(id: &str, status: &ServerStatus, source: Option<&Pa
     match status {
         ServerStatus::Error { error, .. } => server_error(id, error, source),
         ServerStatus::Disabled => CliError::usage(format!("server `{id}` is disabled"))
-            .hint(format!("`mcpctl enable {id}` enables it")),
-        other => CliError::connection(format!("server `{id}` is not ready ({})", other.as_str())),
+            .hint(format!("`mcpctl enable {id}` enables it"))
+            .code("disabled")
+            .server(id),
+        other => CliError::connection(format!("server `{id}` is not ready ({})", other.as_str()))
+            .server(id),
     }
 }
 
@@ -227,7 +233,9 @@ pub(crate) fn server_error(id: &str, error: &ServerError, source: Option<&Path>)
         CliError::usage(message)
     } else {
         CliError::connection(message)
-    };
+    }
+    .code(error.code.as_str())
+    .server(id);
     if error.code == ErrorCode::MissingInput {
         return cli.hint(
             "run the command on a terminal to answer the input (and save the answer if you like)",

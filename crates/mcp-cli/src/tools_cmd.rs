@@ -14,7 +14,8 @@
 //! see [`crate::output`]); `model_name` is `null` for a tool the bridge could not
 //! name (the reason goes to stderr). Servers that are not ready contribute
 //! nothing; a note on stderr names them. Without SERVER the exit status is
-//! 0 whatever the servers' states; with SERVER it is that server's.
+//! 3 when a configured server failed (0 with `--allow-failures`); with
+//! SERVER it is that server's.
 
 use std::collections::HashMap;
 
@@ -42,18 +43,24 @@ struct ToolRow {
 /// `mcpctl tools`.
 pub(crate) async fn run(
     server: Option<&str>,
+    allow_failures: bool,
     options: &SourceOptions,
     output: &Output,
 ) -> Result<Exit, CliError> {
     let select = server.map_or(Select::All, Select::One);
     let runtime = Runtime::start(options, select).await?;
     runtime.settle().await;
-    let result = list(&runtime, server, output);
+    let result = list(&runtime, server, allow_failures, output);
     runtime.close().await;
     result
 }
 
-fn list(runtime: &Runtime, only: Option<&str>, output: &Output) -> Result<Exit, CliError> {
+fn list(
+    runtime: &Runtime,
+    only: Option<&str>,
+    allow_failures: bool,
+    output: &Output,
+) -> Result<Exit, CliError> {
     if let Some(id) = only {
         let source = runtime.manager.source(id);
         let path = source.as_ref().and_then(|s| s.path.as_deref());
@@ -63,7 +70,11 @@ fn list(runtime: &Runtime, only: Option<&str>, output: &Output) -> Result<Exit, 
         match runtime.manager.status(id) {
             Some(status) if status.is_connected() => {}
             Some(status) => return Err(runtime::server_failure(id, &status, path)),
-            None => return Err(CliError::usage(format!("no server with id `{id}`"))),
+            None => {
+                return Err(CliError::usage(format!("no server with id `{id}`"))
+                    .code("unknown_server")
+                    .server(id));
+            }
         }
     }
 
@@ -84,12 +95,22 @@ fn list(runtime: &Runtime, only: Option<&str>, output: &Output) -> Result<Exit, 
 
     let mut rows = Vec::new();
     let mut not_ready = Vec::new();
+    let mut failed = 0;
     for entry in &runtime.report.entries {
         let Some(id) = entry.server_id() else {
             continue;
         };
         if matches!(entry, DiscoveryEntry::Error { .. }) {
-            not_ready.push(format!("{id} (error)"));
+            let untrusted = runtime
+                .config_error(id)
+                .is_some_and(|e| e.code == mcp_manager::ErrorCode::Untrusted);
+            if !untrusted {
+                failed += 1;
+            }
+            not_ready.push(format!(
+                "{id} ({})",
+                if untrusted { "untrusted" } else { "error" }
+            ));
             continue;
         }
         let status = runtime.manager.status(id);
@@ -99,6 +120,9 @@ fn list(runtime: &Runtime, only: Option<&str>, output: &Output) -> Result<Exit, 
                 .is_some_and(mcp_manager::ServerStatus::is_connected)
         }) else {
             let status = status.as_ref().map_or("unknown", |s| s.as_str());
+            if status == "error" {
+                failed += 1;
+            }
             if status != "disabled" {
                 not_ready.push(format!("{id} ({status})"));
             }
@@ -144,7 +168,7 @@ fn list(runtime: &Runtime, only: Option<&str>, output: &Output) -> Result<Exit, 
         output.text(&render(&rows, output))
     };
     printed.map_err(|e| CliError::usage(format!("cannot write to stdout: {e}")))?;
-    Ok(Exit::Success)
+    Ok(crate::servers::failures_exit(failed, allow_failures))
 }
 
 fn render(rows: &[ToolRow], output: &Output) -> String {
