@@ -63,6 +63,27 @@ pub(crate) struct GlobalArgs {
     pub(crate) verbose: u8,
 }
 
+/// Servers given on the command line instead of in a file, beside the
+/// configured ones.
+#[derive(Debug, Args, Default, Clone)]
+pub(crate) struct AdHocArgs {
+    /// Also connect an ad-hoc stdio server, id `stdio` (`stdio-2`, ... when repeated): "CMD ARG..." split as a shell would, run without one
+    #[arg(long = "stdio", value_name = "COMMAND")]
+    pub(crate) stdio: Vec<String>,
+
+    /// Also connect an ad-hoc Streamable HTTP server, id `url`
+    #[arg(long, value_name = "URL")]
+    pub(crate) url: Option<String>,
+
+    /// A header for the --url server, 'K: V' (or K=V); repeatable
+    #[arg(long = "header", value_name = "'K: V'", requires = "url")]
+    pub(crate) headers: Vec<String>,
+
+    /// Send `Authorization: Bearer $VAR` to the --url server
+    #[arg(long, value_name = "VAR", requires = "url")]
+    pub(crate) bearer_env: Option<String>,
+}
+
 /// The session permission preset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Preset {
@@ -82,6 +103,8 @@ pub(crate) enum Command {
         /// Exit 0 even when a configured server failed
         #[arg(long)]
         allow_failures: bool,
+        #[command(flatten)]
+        adhoc: AdHocArgs,
     },
 
     /// List every file servers are read from, found or not: application, level, path and status
@@ -101,6 +124,8 @@ pub(crate) enum Command {
         /// Exit 0 even when a configured server failed
         #[arg(long)]
         allow_failures: bool,
+        #[command(flatten)]
+        adhoc: AdHocArgs,
     },
 
     /// Call a tool with JSON arguments, asking for approval when the preset requires it
@@ -112,6 +137,8 @@ pub(crate) enum Command {
         /// The arguments, a JSON object [default: {}]; several make several calls in one session
         #[arg(value_name = "JSON")]
         arguments: Vec<String>,
+        #[command(flatten)]
+        adhoc: AdHocArgs,
     },
 
     /// Add a server to the store: `add NAME -- COMMAND ARGS...` or `add NAME --url URL`
@@ -139,10 +166,15 @@ pub(crate) enum Command {
     Retry {
         /// The server's id
         server: String,
+        #[command(flatten)]
+        adhoc: AdHocArgs,
     },
 
     /// Show every server's status live until all have settled
-    Watch,
+    Watch {
+        #[command(flatten)]
+        adhoc: AdHocArgs,
+    },
 
     /// Log in to an HTTP server with OAuth: prints a URL to open (none for client_credentials), then stores the tokens
     Login {

@@ -67,14 +67,26 @@ pub(crate) fn report(error: &CliError, output: &Output) {
 
 fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
     let global = cli.global;
+    let adhoc = match &cli.command {
+        Command::Servers { adhoc, .. }
+        | Command::Tools { adhoc, .. }
+        | Command::Call { adhoc, .. }
+        | Command::Retry { adhoc, .. }
+        | Command::Watch { adhoc } => adhoc.clone(),
+        _ => cli::AdHocArgs::default(),
+    };
     let sources = SourceOptions {
+        adhoc,
         configs: global.configs,
         project: global.project,
         no_project: global.no_project,
         // The commands that start servers for the person ask; listings do not.
         ask: matches!(
             cli.command,
-            Command::Tools { .. } | Command::Call { .. } | Command::Watch | Command::Retry { .. }
+            Command::Tools { .. }
+                | Command::Call { .. }
+                | Command::Watch { .. }
+                | Command::Retry { .. }
         ),
         no_host_configs: global.no_host_configs,
     };
@@ -86,7 +98,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         Command::Remove { name } => store_cmd::remove(&name, &sources, output),
         Command::Enable { name } => store_cmd::set_enabled(&name, true, &sources, output),
         Command::Disable { name } => store_cmd::set_enabled(&name, false, &sources, output),
-        Command::Servers { allow_failures } => {
+        Command::Servers { allow_failures, .. } => {
             block_on(servers::run(&sources, allow_failures, output))
         }
         Command::Sources => sources_cmd::run(&sources, output),
@@ -94,6 +106,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         Command::Tools {
             server,
             allow_failures,
+            ..
         } => block_on(tools_cmd::run(
             server.as_deref(),
             allow_failures,
@@ -104,6 +117,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
             server,
             tool,
             arguments,
+            ..
         } => {
             let request = call::CallRequest {
                 server,
@@ -113,8 +127,8 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
             };
             block_on(call::run(request, &sources, output))
         }
-        Command::Retry { server } => block_on(retry::run(&server, &sources, output)),
-        Command::Watch => block_on(watch::run(&sources, output)),
+        Command::Retry { server, .. } => block_on(retry::run(&server, &sources, output)),
+        Command::Watch { .. } => block_on(watch::run(&sources, output)),
         Command::Login { server, timeout } => block_on(login::login(
             &server,
             std::time::Duration::from_secs(timeout),
