@@ -1,4 +1,4 @@
-//! `mcpctl call SERVER TOOL [JSON]...`: one or more calls of a tool through mcp-toolbridge, in one session.
+//! `mcpctl call SERVER TOOL [ARGS]...` (or `SERVER.TOOL`): one or more calls of a tool through mcp-toolbridge, in one session.
 //!
 //! The bridge does the work a host's model would get: it validates the
 //! arguments against the tool's input schema, asks for approval when the
@@ -37,7 +37,7 @@ use mcp_toolbridge::{
     CallFailure, CancelToken, ContentMode, ModelTool, NotApproved, PermissionPreset,
     SessionOptions, ToolCall, ToolOutcome, ToolResult,
 };
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::approval::TerminalApproval;
 use crate::cli::Preset;
@@ -53,7 +53,7 @@ pub(crate) struct CallRequest {
     pub(crate) server: String,
     /// The tool's raw name.
     pub(crate) tool: String,
-    /// The JSON documents, one per call; none means one call with `{}`.
+    /// The arguments as typed (see [`crate::arguments`]).
     pub(crate) arguments: Vec<String>,
     /// The permission preset.
     pub(crate) preset: Preset,
@@ -65,8 +65,8 @@ pub(crate) async fn run(
     options: &SourceOptions,
     output: &Output,
 ) -> Result<Exit, CliError> {
-    // Bad JSON is found before anything starts.
-    let calls = parse_arguments(&request.arguments)?;
+    // Bad JSON, an unreadable file or stdin is found before anything starts.
+    let calls = crate::arguments::parse(&request.arguments)?;
     let runtime = Runtime::start(options, Select::One(&request.server)).await?;
     runtime.settle().await;
     let result = call_all(&runtime, &request, calls, output).await;
@@ -77,7 +77,7 @@ pub(crate) async fn run(
 async fn call_all(
     runtime: &Runtime,
     request: &CallRequest,
-    calls: Vec<Value>,
+    calls: crate::arguments::Parsed,
     output: &Output,
 ) -> Result<Exit, CliError> {
     let server = request.server.as_str();
@@ -112,6 +112,18 @@ async fn call_all(
         .find(|tool| tools.resolve(tool.name()) == Some((server, request.tool.as_str())))
         .cloned()
         .ok_or_else(|| unknown_tool(runtime, server, &request.tool))?;
+    let schema = runtime
+        .manager
+        .catalog(server)
+        .and_then(|catalog| {
+            catalog
+                .tools()
+                .iter()
+                .find(|t| t.name == request.tool)
+                .map(|t| t.input_schema.clone())
+        })
+        .unwrap_or_default();
+    let calls = calls.resolve(&schema).map_err(|e| e.server(server))?;
 
     let many = calls.len() > 1;
     let mut exit = Exit::Success;
@@ -178,50 +190,6 @@ async fn call_one(tool: &Arc<dyn ModelTool>, index: usize, arguments: Value) -> 
     outcome
 }
 
-/// Parses every JSON document; each must be an object. No document means
-/// one call without arguments.
-fn parse_arguments(documents: &[String]) -> Result<Vec<Value>, CliError> {
-    if documents.is_empty() {
-        return Ok(vec![Value::Object(Map::new())]);
-    }
-    documents
-        .iter()
-        .enumerate()
-        .map(|(index, text)| {
-            let which = if documents.len() == 1 {
-                "the arguments".to_owned()
-            } else {
-                format!("arguments #{}", index + 1)
-            };
-            let value: Value = serde_json::from_str(text).map_err(|e| {
-                CliError::usage(format!("{which} are not valid JSON: {e}"))
-                    .hint(r#"pass one JSON object, e.g. '{"text": "hi"}' (quoted for the shell)"#)
-                    .code("invalid_arguments")
-            })?;
-            match value {
-                Value::Object(_) => Ok(value),
-                other => Err(CliError::usage(format!(
-                    "{which} must be a JSON object, not {}",
-                    kind(&other)
-                ))
-                .hint(r#"wrap them in an object, e.g. '{"text": "hi"}'"#)
-                .code("invalid_arguments")),
-            }
-        })
-        .collect()
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 fn preset(preset: Preset) -> PermissionPreset {
     match preset {
         Preset::Full => PermissionPreset::FullAccess,
@@ -239,8 +207,12 @@ fn unknown_tool(runtime: &Runtime, server: &str, tool: &str) -> CliError {
     let hint = if known.is_empty() {
         format!("server `{server}` lists no tools")
     } else {
+        let guess = crate::suggest::closest(tool, known.iter().map(String::as_str))
+            .map_or_else(String::new, |name| {
+                format!("did you mean `{}`? ", line(name))
+            });
         let known: Vec<_> = known.iter().map(|name| line(name)).collect();
-        format!("its tools: {}", known.join(", "))
+        format!("{guess}its tools: {}", known.join(", "))
     };
     CliError::usage(format!("server `{server}` has no tool `{}`", line(tool)))
         .hint(hint)
@@ -405,31 +377,42 @@ fn size(base64: &str) -> String {
     }
 }
 
+/// `SERVER TOOL ARGS...` or `SERVER.TOOL ARGS...`: the target and the
+/// arguments. `SERVER.TOOL` is read when the word after it is missing or
+/// is an argument (`-`, JSON, `key=value`); the id is cut at its first dot.
+pub(crate) fn target(
+    server: String,
+    tool: Option<String>,
+    mut arguments: Vec<String>,
+) -> Result<(String, String, Vec<String>), CliError> {
+    let is_argument =
+        |word: &str| word == "-" || word.trim_start().starts_with(['{', '[']) || word.contains('=');
+    match tool {
+        Some(tool) if !is_argument(&tool) => Ok((server, tool, arguments)),
+        tool => {
+            let Some((id, name)) = server
+                .split_once('.')
+                .filter(|(id, name)| !id.is_empty() && !name.is_empty())
+            else {
+                return Err(
+                    CliError::usage(format!("which tool of `{}`?", line(&server)))
+                        .hint(
+                            "`mcpctl call SERVER TOOL [ARGS]` or `mcpctl call SERVER.TOOL [ARGS]`",
+                        )
+                        .code("invalid_arguments"),
+                );
+            };
+            if let Some(first) = tool {
+                arguments.insert(0, first);
+            }
+            Ok((id.to_owned(), name.to_owned(), arguments))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn arguments_must_be_json_objects() {
-        assert_eq!(parse_arguments(&[]).unwrap(), vec![json!({})]);
-        assert_eq!(
-            parse_arguments(&[r#"{"a": 1}"#.to_owned()]).unwrap(),
-            vec![json!({"a": 1})]
-        );
-        let error = parse_arguments(&["{\"a\": ".to_owned()]).unwrap_err();
-        assert_eq!(error.exit, Exit::Usage);
-        assert!(
-            error.message.contains("not valid JSON"),
-            "{}",
-            error.message
-        );
-        let error = parse_arguments(&["{}".to_owned(), "[1]".to_owned()]).unwrap_err();
-        assert!(
-            error
-                .message
-                .contains("arguments #2 must be a JSON object, not an array")
-        );
-    }
 
     #[test]
     fn sizes() {

@@ -124,18 +124,21 @@ pub(crate) enum Command {
         /// Exit 0 even when a configured server failed
         #[arg(long)]
         allow_failures: bool,
+        /// Print each tool's whole input schema
+        #[arg(long)]
+        schema: bool,
         #[command(flatten)]
         adhoc: AdHocArgs,
     },
 
-    /// Call a tool with JSON arguments, asking for approval when the preset requires it
+    /// Call a tool (`SERVER TOOL` or `SERVER.TOOL`) with JSON or key=value arguments, asking for approval when the preset requires it
     Call {
-        /// The server's id
+        /// The server's id, or SERVER.TOOL
         server: String,
         /// The tool's raw name (as `mcpctl tools` shows it)
-        tool: String,
-        /// The arguments, a JSON object [default: {}]; several make several calls in one session
-        #[arg(value_name = "JSON")]
+        tool: Option<String>,
+        /// key=value pairs (typed by the tool's schema; key=@FILE reads a file) for one call, or JSON objects, one call each; `-` reads JSON from stdin [default: {}]
+        #[arg(value_name = "ARGS", allow_hyphen_values = true)]
         arguments: Vec<String>,
         #[command(flatten)]
         adhoc: AdHocArgs,

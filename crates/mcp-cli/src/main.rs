@@ -9,6 +9,7 @@
 //! server.
 
 mod approval;
+mod arguments;
 mod call;
 mod cli;
 mod demo_server;
@@ -25,6 +26,7 @@ mod servers;
 mod sources;
 mod sources_cmd;
 mod store_cmd;
+mod suggest;
 mod tools_cmd;
 mod trust_cmd;
 mod ui;
@@ -106,10 +108,12 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         Command::Tools {
             server,
             allow_failures,
+            schema,
             ..
         } => block_on(tools_cmd::run(
             server.as_deref(),
             allow_failures,
+            schema,
             &sources,
             output,
         )),
@@ -119,6 +123,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
             arguments,
             ..
         } => {
+            let (server, tool, arguments) = call::target(server, tool, arguments)?;
             let request = call::CallRequest {
                 server,
                 tool,

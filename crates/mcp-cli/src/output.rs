@@ -92,6 +92,16 @@ pub(crate) fn block(text: &str) -> Cow<'_, str> {
     text::escape(text, Lines::Keep)
 }
 
+/// A failure's cause under its line: each line of what the server said,
+/// indented by `indent` and marked as its stderr; empty without one.
+pub(crate) fn cause_lines(cause: Option<&str>, indent: &str) -> String {
+    cause
+        .into_iter()
+        .flat_map(str::lines)
+        .map(|said| format!("\n{indent}stderr: {}", line(said)))
+        .collect()
+}
+
 /// `value` as pretty-printed JSON that is safe on a terminal (see
 /// [`SafeJson`]).
 pub(crate) fn to_json(value: &impl Serialize) -> io::Result<String> {

@@ -190,7 +190,9 @@ pub(crate) fn only(report: DiscoveryReport, id: &str) -> Result<DiscoveryReport,
         let hint = if known.is_empty() {
             "no server is configured; `mcpctl add` adds one".to_owned()
         } else {
-            format!("configured servers: {}", known.join(", "))
+            let guess = crate::suggest::closest(id, known.iter().map(String::as_str))
+                .map_or_else(String::new, |name| format!("did you mean `{name}`? "));
+            format!("{guess}configured servers: {}", known.join(", "))
         };
         return Err(CliError::usage(format!("no server with id `{id}`"))
             .hint(hint)
@@ -227,7 +229,7 @@ pub(crate) fn server_error(id: &str, error: &ServerError, source: Option<&Path>)
         "server `{id}`: {} [{}]{}",
         crate::output::line(&error.message),
         error.code,
-        crate::servers::cause_lines(error.cause.as_deref(), "  ")
+        crate::output::cause_lines(error.cause.as_deref(), "  ")
     );
     let mut cli = if error.code.is_config_error() {
         CliError::usage(message)

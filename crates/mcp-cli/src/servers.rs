@@ -411,7 +411,7 @@ pub(crate) fn render(rows: &[ServerRow], output: &Output) -> String {
             } else {
                 text.push_str(&format!("; change `{}`{file}", line(&error.config_key)));
             }
-            text.push_str(&cause_lines(error.cause.as_deref(), "    "));
+            text.push_str(&crate::output::cause_lines(error.cause.as_deref(), "    "));
             Some(text)
         })
         .collect();
@@ -423,16 +423,6 @@ pub(crate) fn render(rows: &[ServerRow], output: &Output) -> String {
         }
     }
     text
-}
-
-/// A failure's cause under its line: each line of what the server said,
-/// indented by `indent` and marked as its stderr; empty without one.
-pub(crate) fn cause_lines(cause: Option<&str>, indent: &str) -> String {
-    cause
-        .into_iter()
-        .flat_map(str::lines)
-        .map(|said| format!("\n{indent}stderr: {}", line(said)))
-        .collect()
 }
 
 fn label(row: &ServerRow) -> String {
