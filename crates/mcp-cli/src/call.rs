@@ -1,4 +1,4 @@
-//! `mcpctl call SERVER TOOL [JSON]...`: one or more calls of a tool through mcp-toolbridge, in one session.
+//! `mcpctl call SERVER TOOL [ARGS]...` (or `SERVER.TOOL`): one or more calls of a tool through mcp-toolbridge, in one session.
 //!
 //! The bridge does the work a host's model would get: it validates the
 //! arguments against the tool's input schema, asks for approval when the
@@ -15,8 +15,9 @@
 //! `\x1b`, whether stdout is a terminal or not, since whoever reads a pipe
 //! or a file later may be one. With `--json` the result object
 //! `{"content", "structuredContent"?, "isError"}` exactly as the server
-//! sent it (an array of them, `null` for a call that was not made, when
-//! several documents were given). Error messages on stderr carry a
+//! sent it, or for a call that failed the error document of
+//! [`crate::exit`] (`{"error": {...}}`); an array of them when several
+//! documents were given. Error messages on stderr carry a
 //! server's words bounded (mcp-toolbridge's [`CallFailure`] cuts them at
 //! 1 KiB with a marker) and escaped onto one line.
 //!
@@ -24,7 +25,8 @@
 //! server answered the call with a JSON-RPC error; 2 bad arguments, an
 //! unknown server or tool, a configuration error, or a call that was not
 //! approved; 3 the server could not be reached or the connection failed;
-//! 130 interrupted (Ctrl-C cancels the call on the wire). With several
+//! 130 interrupted (Ctrl-C cancels the call on the wire and skips the calls
+//! after it; before the call starts it stops connecting). With several
 //! calls, the most severe status wins.
 
 use std::io::IsTerminal;
@@ -35,7 +37,7 @@ use mcp_toolbridge::{
     CallFailure, CancelToken, ContentMode, ModelTool, NotApproved, PermissionPreset,
     SessionOptions, ToolCall, ToolOutcome, ToolResult,
 };
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::approval::TerminalApproval;
 use crate::cli::Preset;
@@ -51,7 +53,7 @@ pub(crate) struct CallRequest {
     pub(crate) server: String,
     /// The tool's raw name.
     pub(crate) tool: String,
-    /// The JSON documents, one per call; none means one call with `{}`.
+    /// The arguments as typed (see [`crate::arguments`]).
     pub(crate) arguments: Vec<String>,
     /// The permission preset.
     pub(crate) preset: Preset,
@@ -63,8 +65,8 @@ pub(crate) async fn run(
     options: &SourceOptions,
     output: &Output,
 ) -> Result<Exit, CliError> {
-    // Bad JSON is found before anything starts.
-    let calls = parse_arguments(&request.arguments)?;
+    // Bad JSON, an unreadable file or stdin is found before anything starts.
+    let calls = crate::arguments::parse(&request.arguments)?;
     let runtime = Runtime::start(options, Select::One(&request.server)).await?;
     runtime.settle().await;
     let result = call_all(&runtime, &request, calls, output).await;
@@ -75,7 +77,7 @@ pub(crate) async fn run(
 async fn call_all(
     runtime: &Runtime,
     request: &CallRequest,
-    calls: Vec<Value>,
+    calls: crate::arguments::Parsed,
     output: &Output,
 ) -> Result<Exit, CliError> {
     let server = request.server.as_str();
@@ -84,10 +86,11 @@ async fn call_all(
     if let Some(error) = runtime.config_error(server) {
         return Err(runtime::server_error(server, error, source_path));
     }
-    let status = runtime
-        .manager
-        .status(server)
-        .ok_or_else(|| CliError::usage(format!("no server with id `{server}`")))?;
+    let status = runtime.manager.status(server).ok_or_else(|| {
+        CliError::usage(format!("no server with id `{server}`"))
+            .code("unknown_server")
+            .server(server)
+    })?;
     if !status.is_connected() {
         return Err(runtime::server_failure(server, &status, source_path));
     }
@@ -109,6 +112,18 @@ async fn call_all(
         .find(|tool| tools.resolve(tool.name()) == Some((server, request.tool.as_str())))
         .cloned()
         .ok_or_else(|| unknown_tool(runtime, server, &request.tool))?;
+    let schema = runtime
+        .manager
+        .catalog(server)
+        .and_then(|catalog| {
+            catalog
+                .tools()
+                .iter()
+                .find(|t| t.name == request.tool)
+                .map(|t| t.input_schema.clone())
+        })
+        .unwrap_or_default();
+    let calls = calls.resolve(&schema).map_err(|e| e.server(server))?;
 
     let many = calls.len() > 1;
     let mut exit = Exit::Success;
@@ -132,15 +147,21 @@ async fn call_all(
                 }
             }
             _ => {
-                let error = failure_error(&outcome, server, &request.tool, preset);
+                let error = failure_error(&outcome, server, &request.tool, preset).server(server);
                 exit = worse(exit, error.exit);
-                results.push(Value::Null);
-                let label = output.paint_err(Paint::Red, "error:");
-                eprintln!("mcpctl: {label} {error}");
+                if output.json {
+                    results.push(error.to_json());
+                } else {
+                    crate::report(&error, output);
+                }
+                // Ctrl-C stops the whole sequence, not just this call.
+                if error.exit == Exit::Interrupted {
+                    break;
+                }
             }
         }
     }
-    if output.json && (many || results.first().is_some_and(|r| !r.is_null())) {
+    if output.json && !results.is_empty() {
         let document = if many {
             Value::Array(results)
         } else {
@@ -153,61 +174,20 @@ async fn call_all(
     Ok(exit)
 }
 
-/// One call; Ctrl-C cancels it (the server is sent `notifications/cancelled`).
+/// One call; Ctrl-C cancels it (the server is sent `notifications/cancelled`):
+/// the press is claimed from [`crate::interrupt`] while the call runs.
 async fn call_one(tool: &Arc<dyn ModelTool>, index: usize, arguments: Value) -> ToolOutcome {
     let cancel = CancelToken::new();
     let call =
         ToolCall::new(format!("mcpctl-{}", index + 1), arguments).with_cancel(cancel.clone());
+    let claim = crate::interrupt::claim();
     let interrupt = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            cancel.cancel();
-        }
+        claim.pressed().await;
+        cancel.cancel();
     });
     let outcome = tool.call(call).await;
     interrupt.abort();
     outcome
-}
-
-/// Parses every JSON document; each must be an object. No document means
-/// one call without arguments.
-fn parse_arguments(documents: &[String]) -> Result<Vec<Value>, CliError> {
-    if documents.is_empty() {
-        return Ok(vec![Value::Object(Map::new())]);
-    }
-    documents
-        .iter()
-        .enumerate()
-        .map(|(index, text)| {
-            let which = if documents.len() == 1 {
-                "the arguments".to_owned()
-            } else {
-                format!("arguments #{}", index + 1)
-            };
-            let value: Value = serde_json::from_str(text).map_err(|e| {
-                CliError::usage(format!("{which} are not valid JSON: {e}"))
-                    .hint(r#"pass one JSON object, e.g. '{"text": "hi"}' (quoted for the shell)"#)
-            })?;
-            match value {
-                Value::Object(_) => Ok(value),
-                other => Err(CliError::usage(format!(
-                    "{which} must be a JSON object, not {}",
-                    kind(&other)
-                ))
-                .hint(r#"wrap them in an object, e.g. '{"text": "hi"}'"#)),
-            }
-        })
-        .collect()
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 fn preset(preset: Preset) -> PermissionPreset {
@@ -227,10 +207,17 @@ fn unknown_tool(runtime: &Runtime, server: &str, tool: &str) -> CliError {
     let hint = if known.is_empty() {
         format!("server `{server}` lists no tools")
     } else {
+        let guess = crate::suggest::closest(tool, known.iter().map(String::as_str))
+            .map_or_else(String::new, |name| {
+                format!("did you mean `{}`? ", line(name))
+            });
         let known: Vec<_> = known.iter().map(|name| line(name)).collect();
-        format!("its tools: {}", known.join(", "))
+        format!("{guess}its tools: {}", known.join(", "))
     };
-    CliError::usage(format!("server `{server}` has no tool `{}`", line(tool))).hint(hint)
+    CliError::usage(format!("server `{server}` has no tool `{}`", line(tool)))
+        .hint(hint)
+        .code("unknown_tool")
+        .server(server)
 }
 
 /// The error for a call that produced no result, with its exit status:
@@ -271,24 +258,31 @@ fn failure_error(
             if invalid.more > 0 {
                 message.push_str(&format!("\n  and {} more", invalid.more));
             }
-            CliError::usage(message).hint(format!(
-                "`mcpctl --json tools {server}` shows the input schema"
-            ))
+            CliError::usage(message)
+                .hint(format!(
+                    "`mcpctl --json tools {server}` shows the input schema"
+                ))
+                .code("invalid_arguments")
         }
         CallFailure::NotApproved(NotApproved::NoHandler) => CliError::usage(format!(
             "the call was not made: preset `{}` needs approval and there is no terminal to ask on",
             preset_name(preset)
         ))
-        .hint("run it in a terminal to be asked, or pass --preset full"),
-        CallFailure::NotApproved(reason) => CliError::usage(reason.to_string()),
-        CallFailure::UnknownTool { .. } => CliError::usage(line(&failure.to_string())),
+        .hint("run it in a terminal to be asked, or pass --preset full")
+        .code("not_approved"),
+        CallFailure::NotApproved(reason) => {
+            CliError::usage(reason.to_string()).code("not_approved")
+        }
+        CallFailure::UnknownTool { .. } => {
+            CliError::usage(line(&failure.to_string())).code("unknown_tool")
+        }
         CallFailure::Server { code, message } => {
             let mut error = CliError::usage(format!(
                 "server `{server}` refused the call: {} (JSON-RPC error {code})",
                 line(message)
             ));
             error.exit = Exit::ToolError;
-            error
+            error.code("call_refused")
         }
         other => CliError::connection(line(&other.to_string())),
     }
@@ -383,31 +377,42 @@ fn size(base64: &str) -> String {
     }
 }
 
+/// `SERVER TOOL ARGS...` or `SERVER.TOOL ARGS...`: the target and the
+/// arguments. `SERVER.TOOL` is read when the word after it is missing or
+/// is an argument (`-`, JSON, `key=value`); the id is cut at its first dot.
+pub(crate) fn target(
+    server: String,
+    tool: Option<String>,
+    mut arguments: Vec<String>,
+) -> Result<(String, String, Vec<String>), CliError> {
+    let is_argument =
+        |word: &str| word == "-" || word.trim_start().starts_with(['{', '[']) || word.contains('=');
+    match tool {
+        Some(tool) if !is_argument(&tool) => Ok((server, tool, arguments)),
+        tool => {
+            let Some((id, name)) = server
+                .split_once('.')
+                .filter(|(id, name)| !id.is_empty() && !name.is_empty())
+            else {
+                return Err(
+                    CliError::usage(format!("which tool of `{}`?", line(&server)))
+                        .hint(
+                            "`mcpctl call SERVER TOOL [ARGS]` or `mcpctl call SERVER.TOOL [ARGS]`",
+                        )
+                        .code("invalid_arguments"),
+                );
+            };
+            if let Some(first) = tool {
+                arguments.insert(0, first);
+            }
+            Ok((id.to_owned(), name.to_owned(), arguments))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn arguments_must_be_json_objects() {
-        assert_eq!(parse_arguments(&[]).unwrap(), vec![json!({})]);
-        assert_eq!(
-            parse_arguments(&[r#"{"a": 1}"#.to_owned()]).unwrap(),
-            vec![json!({"a": 1})]
-        );
-        let error = parse_arguments(&["{\"a\": ".to_owned()]).unwrap_err();
-        assert_eq!(error.exit, Exit::Usage);
-        assert!(
-            error.message.contains("not valid JSON"),
-            "{}",
-            error.message
-        );
-        let error = parse_arguments(&["{}".to_owned(), "[1]".to_owned()]).unwrap_err();
-        assert!(
-            error
-                .message
-                .contains("arguments #2 must be a JSON object, not an array")
-        );
-    }
 
     #[test]
     fn sizes() {

@@ -54,13 +54,34 @@ pub(crate) struct GlobalArgs {
     #[arg(long, value_enum, value_name = "PRESET", default_value_t = Preset::Full, global = true)]
     pub(crate) preset: Preset,
 
-    /// Print one JSON document on stdout (listings and call results)
+    /// Print one JSON document on stdout (listings, call results, and errors as {"error": {...}})
     #[arg(long, global = true)]
     pub(crate) json: bool,
 
     /// Log to stderr: -v info, -vv debug, -vvv trace
     #[arg(short, long, action = ArgAction::Count, global = true)]
     pub(crate) verbose: u8,
+}
+
+/// Servers given on the command line instead of in a file, beside the
+/// configured ones.
+#[derive(Debug, Args, Default, Clone)]
+pub(crate) struct AdHocArgs {
+    /// Also connect an ad-hoc stdio server, id `stdio` (`stdio-2`, ... when repeated): "CMD ARG..." split as a shell would, run without one
+    #[arg(long = "stdio", value_name = "COMMAND")]
+    pub(crate) stdio: Vec<String>,
+
+    /// Also connect an ad-hoc Streamable HTTP server, id `url`
+    #[arg(long, value_name = "URL")]
+    pub(crate) url: Option<String>,
+
+    /// A header for the --url server, 'K: V' (or K=V); repeatable
+    #[arg(long = "header", value_name = "'K: V'", requires = "url")]
+    pub(crate) headers: Vec<String>,
+
+    /// Send `Authorization: Bearer $VAR` to the --url server
+    #[arg(long, value_name = "VAR", requires = "url")]
+    pub(crate) bearer_env: Option<String>,
 }
 
 /// The session permission preset.
@@ -77,8 +98,14 @@ pub(crate) enum Preset {
 /// What to do.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// List every configured server: status, transport, tool count, source, and what to fix
-    Servers,
+    /// List every configured server: status, transport, tool count, source, and what to fix (exit 3 if one failed)
+    Servers {
+        /// Exit 0 even when a configured server failed
+        #[arg(long)]
+        allow_failures: bool,
+        #[command(flatten)]
+        adhoc: AdHocArgs,
+    },
 
     /// List every file servers are read from, found or not: application, level, path and status
     Sources,
@@ -90,21 +117,31 @@ pub(crate) enum Command {
         host: mcp_config::Host,
     },
 
-    /// List the tools of ready servers (all, or SERVER's): model name, raw name, description
+    /// List the tools of ready servers (all, or SERVER's): model name, raw name, description (exit 3 if a server failed)
     Tools {
         /// Only this server's tools
         server: Option<String>,
+        /// Exit 0 even when a configured server failed
+        #[arg(long)]
+        allow_failures: bool,
+        /// Print each tool's whole input schema
+        #[arg(long)]
+        schema: bool,
+        #[command(flatten)]
+        adhoc: AdHocArgs,
     },
 
-    /// Call a tool with JSON arguments, asking for approval when the preset requires it
+    /// Call a tool (`SERVER TOOL` or `SERVER.TOOL`) with JSON or key=value arguments, asking for approval when the preset requires it
     Call {
-        /// The server's id
+        /// The server's id, or SERVER.TOOL
         server: String,
         /// The tool's raw name (as `mcpctl tools` shows it)
-        tool: String,
-        /// The arguments, a JSON object [default: {}]; several make several calls in one session
-        #[arg(value_name = "JSON")]
+        tool: Option<String>,
+        /// key=value pairs (typed by the tool's schema; key=@FILE reads a file) for one call, or JSON objects, one call each; `-` reads JSON from stdin [default: {}]
+        #[arg(value_name = "ARGS", allow_hyphen_values = true)]
         arguments: Vec<String>,
+        #[command(flatten)]
+        adhoc: AdHocArgs,
     },
 
     /// Add a server to the store: `add NAME -- COMMAND ARGS...` or `add NAME --url URL`
@@ -132,10 +169,15 @@ pub(crate) enum Command {
     Retry {
         /// The server's id
         server: String,
+        #[command(flatten)]
+        adhoc: AdHocArgs,
     },
 
     /// Show every server's status live until all have settled
-    Watch,
+    Watch {
+        #[command(flatten)]
+        adhoc: AdHocArgs,
+    },
 
     /// Log in to an HTTP server with OAuth: prints a URL to open (none for client_credentials), then stores the tokens
     Login {

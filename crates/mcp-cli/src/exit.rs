@@ -2,8 +2,19 @@
 //!
 //! The statuses are part of the scripting interface: 0 success,
 //! 1 the tool reported an error (`isError`), 2 a usage or configuration
-//! error, 3 a connection failure; 130 when Ctrl-C interrupted a call.
+//! error, 3 a connection failure (and, from `servers` and `tools`, any
+//! configured server that failed, unless `--allow-failures`); 130 when
+//! Ctrl-C interrupted the command (see [`crate::interrupt`]).
 //! clap's own usage errors exit with 2 too.
+//!
+//! With `--json` an error is one JSON document on stdout instead of text
+//! on stderr: `{"error": {"code", "message", "server", "hint"}}`. `code`
+//! is stable: a server's own (the manager's codes, e.g. `closed`,
+//! `missing_env`), the store's (e.g. `malformed_store`), one of
+//! `unknown_server`, `unknown_tool`, `invalid_arguments`, `not_approved`,
+//! `call_refused`, or, for anything else, the exit status's kind:
+//! `usage_error`, `connection_failed`, `tool_error`, `interrupted`.
+//! `server` is the server's id or `null`, `hint` what to do or `null`.
 
 use std::fmt;
 use std::process::ExitCode;
@@ -53,6 +64,10 @@ pub(crate) struct CliError {
     pub(crate) message: String,
     /// What to do about it, if there is something to say.
     pub(crate) hint: Option<String>,
+    /// The stable code; `None` names the exit status's kind.
+    pub(crate) code: Option<&'static str>,
+    /// The server it concerns, if one.
+    pub(crate) server: Option<String>,
 }
 
 impl CliError {
@@ -62,6 +77,8 @@ impl CliError {
             exit: Exit::Usage,
             message: message.into(),
             hint: None,
+            code: None,
+            server: None,
         }
     }
 
@@ -71,6 +88,8 @@ impl CliError {
             exit: Exit::Connection,
             message: message.into(),
             hint: None,
+            code: None,
+            server: None,
         }
     }
 
@@ -78,6 +97,38 @@ impl CliError {
     pub(crate) fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
+    }
+
+    /// Sets the stable code.
+    pub(crate) fn code(mut self, code: &'static str) -> Self {
+        self.code = Some(code);
+        self
+    }
+
+    /// Names the server it concerns.
+    pub(crate) fn server(mut self, id: impl Into<String>) -> Self {
+        self.server = Some(id.into());
+        self
+    }
+
+    /// The stable code: the one set, else the exit status's kind.
+    pub(crate) fn code_str(&self) -> &'static str {
+        self.code.unwrap_or(match self.exit {
+            Exit::Success | Exit::ToolError => "tool_error",
+            Exit::Usage => "usage_error",
+            Exit::Connection => "connection_failed",
+            Exit::Interrupted => "interrupted",
+        })
+    }
+
+    /// The scripting interface's error document (see the module docs).
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"error": {
+            "code": self.code_str(),
+            "message": self.message,
+            "server": self.server,
+            "hint": self.hint,
+        }})
     }
 }
 
@@ -105,7 +156,7 @@ impl From<mcp_config::StoreError> for CliError {
             StoreError::NoDataDir { .. } => Some("set LOOP_DATA_DIR to the directory of mcp.json"),
             _ => None,
         };
-        let error = CliError::usage(format!("{error} [{}]", error.code()));
+        let error = CliError::usage(format!("{error} [{}]", error.code())).code(error.code());
         match hint {
             Some(hint) => error.hint(hint),
             None => error,

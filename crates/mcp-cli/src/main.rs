@@ -9,6 +9,7 @@
 //! server.
 
 mod approval;
+mod arguments;
 mod call;
 mod cli;
 mod demo_server;
@@ -16,6 +17,7 @@ mod demo_tools;
 mod exit;
 mod import_cmd;
 mod inputs;
+mod interrupt;
 mod login;
 mod output;
 mod retry;
@@ -24,6 +26,7 @@ mod servers;
 mod sources;
 mod sources_cmd;
 mod store_cmd;
+mod suggest;
 mod tools_cmd;
 mod trust_cmd;
 mod ui;
@@ -46,23 +49,46 @@ fn main() -> ExitCode {
     match run(cli, &output) {
         Ok(exit) => exit.into(),
         Err(error) => {
-            let label = output.paint_err(Paint::Red, "error:");
-            eprintln!("mcpctl: {label} {error}");
+            report(&error, &output);
             error.exit.into()
         }
     }
 }
 
+/// Shows a command's error: on stderr for people, as the one JSON
+/// document on stdout with `--json` (see [`exit`]).
+pub(crate) fn report(error: &CliError, output: &Output) {
+    if output.json && !output.json_printed() {
+        // stdout gone: nothing else can be said there.
+        let _ = output.json(&error.to_json());
+    } else {
+        let label = output.paint_err(Paint::Red, "error:");
+        eprintln!("mcpctl: {label} {error}");
+    }
+}
+
 fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
     let global = cli.global;
+    let adhoc = match &cli.command {
+        Command::Servers { adhoc, .. }
+        | Command::Tools { adhoc, .. }
+        | Command::Call { adhoc, .. }
+        | Command::Retry { adhoc, .. }
+        | Command::Watch { adhoc } => adhoc.clone(),
+        _ => cli::AdHocArgs::default(),
+    };
     let sources = SourceOptions {
+        adhoc,
         configs: global.configs,
         project: global.project,
         no_project: global.no_project,
         // The commands that start servers for the person ask; listings do not.
         ask: matches!(
             cli.command,
-            Command::Tools { .. } | Command::Call { .. } | Command::Watch | Command::Retry { .. }
+            Command::Tools { .. }
+                | Command::Call { .. }
+                | Command::Watch { .. }
+                | Command::Retry { .. }
         ),
         no_host_configs: global.no_host_configs,
     };
@@ -74,15 +100,30 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         Command::Remove { name } => store_cmd::remove(&name, &sources, output),
         Command::Enable { name } => store_cmd::set_enabled(&name, true, &sources, output),
         Command::Disable { name } => store_cmd::set_enabled(&name, false, &sources, output),
-        Command::Servers => block_on(servers::run(&sources, output)),
+        Command::Servers { allow_failures, .. } => {
+            block_on(servers::run(&sources, allow_failures, output))
+        }
         Command::Sources => sources_cmd::run(&sources, output),
         Command::Import { host } => import_cmd::run(host, &sources, output),
-        Command::Tools { server } => block_on(tools_cmd::run(server.as_deref(), &sources, output)),
+        Command::Tools {
+            server,
+            allow_failures,
+            schema,
+            ..
+        } => block_on(tools_cmd::run(
+            server.as_deref(),
+            allow_failures,
+            schema,
+            &sources,
+            output,
+        )),
         Command::Call {
             server,
             tool,
             arguments,
+            ..
         } => {
+            let (server, tool, arguments) = call::target(server, tool, arguments)?;
             let request = call::CallRequest {
                 server,
                 tool,
@@ -91,8 +132,8 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
             };
             block_on(call::run(request, &sources, output))
         }
-        Command::Retry { server } => block_on(retry::run(&server, &sources, output)),
-        Command::Watch => block_on(watch::run(&sources, output)),
+        Command::Retry { server, .. } => block_on(retry::run(&server, &sources, output)),
+        Command::Watch { .. } => block_on(watch::run(&sources, output)),
         Command::Login { server, timeout } => block_on(login::login(
             &server,
             std::time::Duration::from_secs(timeout),
@@ -110,8 +151,9 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
     }
 }
 
-/// Runs an async command on a runtime made for it; the synchronous
-/// commands (the store's, the demo server) never start one.
+/// Runs an async command on a runtime made for it, under the Ctrl-C rule
+/// of [`interrupt`]; the synchronous commands (the store's, the demo
+/// server) never start one.
 fn block_on<F: std::future::Future<Output = Result<Exit, CliError>>>(
     command: F,
 ) -> Result<Exit, CliError> {
@@ -120,12 +162,7 @@ fn block_on<F: std::future::Future<Output = Result<Exit, CliError>>>(
         .enable_all()
         .build()
         .map_err(|e| CliError::usage(format!("cannot start the async runtime: {e}")))?;
-    let result = runtime.block_on(command);
-    // Every command closes its servers before returning. What may be left
-    // is an approval prompt's read of the terminal after Ctrl-C; waiting
-    // for it would keep the process alive until someone pressed Enter.
-    runtime.shutdown_background();
-    result
+    interrupt::run(runtime, command)
 }
 
 /// `-v` sends tracing logs to stderr: info, then debug, then trace. Without

@@ -17,6 +17,10 @@
 
 use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set once a JSON document went to stdout.
+static JSON_PRINTED: AtomicBool = AtomicBool::new(false);
 
 use mcp_proto::text::{self, Lines};
 use serde::Serialize;
@@ -50,7 +54,14 @@ impl Output {
     pub(crate) fn json(&self, value: &impl Serialize) -> io::Result<()> {
         let mut text = to_json(value)?;
         text.push('\n');
+        JSON_PRINTED.store(true, Ordering::SeqCst);
         write_stdout(&text)
+    }
+
+    /// Whether this run's JSON document is already on stdout (an error
+    /// after it then goes to stderr, so stdout stays one document).
+    pub(crate) fn json_printed(&self) -> bool {
+        JSON_PRINTED.load(Ordering::SeqCst)
     }
 
     /// Prints text for people on stdout.
@@ -79,6 +90,16 @@ pub(crate) fn line(text: &str) -> Cow<'_, str> {
 /// tabs kept, every other control character shown escaped.
 pub(crate) fn block(text: &str) -> Cow<'_, str> {
     text::escape(text, Lines::Keep)
+}
+
+/// A failure's cause under its line: each line of what the server said,
+/// indented by `indent` and marked as its stderr; empty without one.
+pub(crate) fn cause_lines(cause: Option<&str>, indent: &str) -> String {
+    cause
+        .into_iter()
+        .flat_map(str::lines)
+        .map(|said| format!("\n{indent}stderr: {}", line(said)))
+        .collect()
 }
 
 /// `value` as pretty-printed JSON that is safe on a terminal (see

@@ -61,8 +61,9 @@ pub(crate) async fn run(
     runtime.close().await;
     let printed = if output.json {
         match rows.first() {
-            Some(row) => output.json(row),
-            None => Ok(()),
+            // A failure is the run's one document instead (see `crate::exit`).
+            Some(row) if outcome.is_ok() => output.json(row),
+            _ => Ok(()),
         }
     } else {
         output.text(&servers::render(&rows, output))

@@ -113,6 +113,7 @@ impl Runtime {
             .factory(factory)
             .environment(WithInputs::new(ProcessEnv, answers))
             .build();
+        crate::interrupt::register(&manager);
         let events = manager.events();
         let startup = manager.connect_discovered(&report).await;
         Ok(Runtime {
@@ -189,9 +190,14 @@ pub(crate) fn only(report: DiscoveryReport, id: &str) -> Result<DiscoveryReport,
         let hint = if known.is_empty() {
             "no server is configured; `mcpctl add` adds one".to_owned()
         } else {
-            format!("configured servers: {}", known.join(", "))
+            let guess = crate::suggest::closest(id, known.iter().map(String::as_str))
+                .map_or_else(String::new, |name| format!("did you mean `{name}`? "));
+            format!("{guess}configured servers: {}", known.join(", "))
         };
-        return Err(CliError::usage(format!("no server with id `{id}`")).hint(hint));
+        return Err(CliError::usage(format!("no server with id `{id}`"))
+            .hint(hint)
+            .code("unknown_server")
+            .server(id));
     }
     Ok(selected)
 }
@@ -209,23 +215,29 @@ pub(crate) fn server_failure(id: &str, status: &ServerStatus, source: Option<&Pa
     match status {
         ServerStatus::Error { error, .. } => server_error(id, error, source),
         ServerStatus::Disabled => CliError::usage(format!("server `{id}` is disabled"))
-            .hint(format!("`mcpctl enable {id}` enables it")),
-        other => CliError::connection(format!("server `{id}` is not ready ({})", other.as_str())),
+            .hint(format!("`mcpctl enable {id}` enables it"))
+            .code("disabled")
+            .server(id),
+        other => CliError::connection(format!("server `{id}` is not ready ({})", other.as_str()))
+            .server(id),
     }
 }
 
 /// A server's error as a CLI error: code, message and the key to change.
 pub(crate) fn server_error(id: &str, error: &ServerError, source: Option<&Path>) -> CliError {
     let message = format!(
-        "server `{id}`: {} [{}]",
+        "server `{id}`: {} [{}]{}",
         crate::output::line(&error.message),
-        error.code
+        error.code,
+        crate::output::cause_lines(error.cause.as_deref(), "  ")
     );
     let mut cli = if error.code.is_config_error() {
         CliError::usage(message)
     } else {
         CliError::connection(message)
-    };
+    }
+    .code(error.code.as_str())
+    .server(id);
     if error.code == ErrorCode::MissingInput {
         return cli.hint(
             "run the command on a terminal to answer the input (and save the answer if you like)",

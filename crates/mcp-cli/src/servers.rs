@@ -20,10 +20,14 @@
 //! with `shadowed_by` naming the source used instead; the winning row's
 //! `shadows` lists the sources it shadows.
 //!
-//! `error` is `null` or `{"code", "message", "config_key"}` with the
-//! manager's stable code. A configuration file that cannot be read at all
-//! is one row with `"id": null`. Listing is not failing: the exit status
-//! is 0 whatever the servers' states.
+//! `error` is `null` or `{"code", "message", "config_key", "cause"}` with
+//! the manager's stable code; `cause` is `null` or the last lines a stdio
+//! server wrote to stderr as it failed (escaped, bounded, one per line),
+//! which the table shows under the problem's line. A configuration file that cannot be read at all
+//! is one row with `"id": null`. The exit status is 3 when any configured
+//! server failed (`error`, an unusable entry included; untrusted, disabled
+//! and shadowed ones are not failures), 0 otherwise or with
+//! `--allow-failures`.
 
 use mcp_config::{DiscoveryEntry, ServerConfig, SourceMeta, TransportConfig};
 use mcp_manager::{ServerError, ServerInfo};
@@ -96,6 +100,9 @@ pub(crate) struct ErrorJson {
     pub(crate) message: String,
     /// The configuration field to change, e.g. `transport.command`.
     pub(crate) config_key: String,
+    /// What the server said as it failed (the last lines of a stdio
+    /// server's stderr, escaped, one per line), or `null`.
+    pub(crate) cause: Option<String>,
 }
 
 impl From<&ServerError> for ErrorJson {
@@ -104,6 +111,7 @@ impl From<&ServerError> for ErrorJson {
             code: error.code.as_str(),
             message: error.message.clone(),
             config_key: error.config_key.clone(),
+            cause: error.cause.clone(),
         }
     }
 }
@@ -119,8 +127,13 @@ impl From<&SourceMeta> for SourceJson {
     }
 }
 
-/// `mcpctl servers`.
-pub(crate) async fn run(options: &SourceOptions, output: &Output) -> Result<Exit, CliError> {
+/// `mcpctl servers`: exit 3 when a configured server failed, unless
+/// `allow_failures`.
+pub(crate) async fn run(
+    options: &SourceOptions,
+    allow_failures: bool,
+    output: &Output,
+) -> Result<Exit, CliError> {
     let runtime = Runtime::start(options, Select::All).await?;
     runtime.settle().await;
     let rows = with_shadowed(rows(&runtime), &runtime);
@@ -142,7 +155,23 @@ pub(crate) async fn run(options: &SourceOptions, output: &Output) -> Result<Exit
             json.code
         );
     }
-    Ok(Exit::Success)
+    Ok(failures_exit(
+        rows.iter().filter(|row| row.status == "error").count(),
+        allow_failures,
+    ))
+}
+
+/// The exit status of a listing in which `failed` configured servers
+/// failed: 3 (with a note on stderr) unless `allow_failures`.
+pub(crate) fn failures_exit(failed: usize, allow_failures: bool) -> Exit {
+    if failed == 0 || allow_failures {
+        return Exit::Success;
+    }
+    eprintln!(
+        "mcpctl: {failed} configured {} failed (exit 3; --allow-failures exits 0)",
+        if failed == 1 { "server" } else { "servers" }
+    );
+    Exit::Connection
 }
 
 /// The rows of every entry, in source order.
@@ -382,6 +411,7 @@ pub(crate) fn render(rows: &[ServerRow], output: &Output) -> String {
             } else {
                 text.push_str(&format!("; change `{}`{file}", line(&error.config_key)));
             }
+            text.push_str(&crate::output::cause_lines(error.cause.as_deref(), "    "));
             Some(text)
         })
         .collect();

@@ -32,7 +32,7 @@ use std::path::PathBuf;
 
 use mcp_config::{
     ConfigLevel, ConfigSource, Discovery, DiscoveryOptions, FileSource, Format, HostDirs,
-    HostSources, Os, ParsedDocument, ProcessEnv, ServerConfig, SourceError, SourceMeta,
+    HostSources, HttpConfig, Os, ParsedDocument, ProcessEnv, ServerConfig, SourceError, SourceMeta,
     StdioConfig, StoreLocation, TransportConfig,
 };
 
@@ -55,6 +55,8 @@ pub(crate) struct SourceOptions {
     pub(crate) ask: bool,
     /// `--no-host-configs` (or `MCPCTL_NO_HOST_CONFIGS=1`).
     pub(crate) no_host_configs: bool,
+    /// `--stdio`, `--url` and their options: servers from the command line.
+    pub(crate) adhoc: crate::cli::AdHocArgs,
 }
 
 /// The sources this run reads, ready to discover.
@@ -164,10 +166,15 @@ pub(crate) fn gather(options: &SourceOptions) -> Result<Sources, CliError> {
         files.extend(hosts.user_files().iter().map(|f| f.source(&context)));
     }
 
-    let embedded_default = !files.iter().any(ConfigSource::exists);
+    let adhoc = adhoc_servers(&options.adhoc)?;
+    let embedded_default = adhoc.is_empty() && !files.iter().any(ConfigSource::exists);
     let mut discovery_options = DiscoveryOptions::default();
     discovery_options.project_configs = !options.no_project;
     let mut discovery = Discovery::new(discovery_options);
+    if !adhoc.is_empty() {
+        // What the person typed for this run wins among the user's sources.
+        discovery = discovery.source(CommandLine(adhoc));
+    }
     for file in files {
         discovery = discovery.source(file);
     }
@@ -204,5 +211,64 @@ impl ConfigSource for EmbeddedDefault {
 
     fn load(&self) -> Result<ParsedDocument, SourceError> {
         Ok(ParsedDocument::from_servers([demo_config()]))
+    }
+}
+
+/// The servers `--stdio` and `--url` describe: `stdio` (`stdio-2`, ...)
+/// and `url`. A `--stdio` command line is split as a POSIX shell would
+/// (quotes, backslashes) and run directly, without a shell.
+pub(crate) fn adhoc_servers(args: &crate::cli::AdHocArgs) -> Result<Vec<ServerConfig>, CliError> {
+    let mut servers = Vec::new();
+    for (index, line) in args.stdio.iter().enumerate() {
+        let words = shlex::split(line).ok_or_else(|| {
+            CliError::usage(format!(
+                "--stdio {}: an unclosed quote or a trailing backslash",
+                crate::output::line(line)
+            ))
+            .code("invalid_arguments")
+        })?;
+        let Some((command, rest)) = words.split_first() else {
+            return Err(CliError::usage("--stdio needs a command").code("invalid_arguments"));
+        };
+        let mut stdio = StdioConfig::new(command.clone());
+        stdio.args = rest.to_vec();
+        let id = match index {
+            0 => "stdio".to_owned(),
+            n => format!("stdio-{}", n + 1),
+        };
+        servers.push(ServerConfig::new(id, TransportConfig::Stdio(stdio)));
+    }
+    if let Some(url) = &args.url {
+        let mut http = HttpConfig::new(url.clone());
+        for header in &args.headers {
+            let (key, value) = header
+                .split_once(':')
+                .or_else(|| header.split_once('='))
+                .filter(|(key, _)| !key.trim().is_empty())
+                .ok_or_else(|| {
+                    // Never the value: it may be a credential.
+                    CliError::usage("--header takes 'NAME: VALUE'; one has no `:` or no name")
+                        .code("invalid_arguments")
+                })?;
+            http.headers
+                .push(mcp_config::SecretEntry::new(key.trim(), value.trim()));
+        }
+        http.bearer_token_env = args.bearer_env.clone();
+        servers.push(ServerConfig::new("url", TransportConfig::Http(http)));
+    }
+    Ok(servers)
+}
+
+/// The source of the servers given on the command line.
+#[derive(Debug)]
+struct CommandLine(Vec<ServerConfig>);
+
+impl ConfigSource for CommandLine {
+    fn meta(&self) -> SourceMeta {
+        SourceMeta::new(ConfigLevel::User, None, "command line")
+    }
+
+    fn load(&self) -> Result<ParsedDocument, SourceError> {
+        Ok(ParsedDocument::from_servers(self.0.clone()))
     }
 }

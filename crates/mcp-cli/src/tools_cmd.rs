@@ -1,12 +1,17 @@
 //! `mcpctl tools [SERVER]`: the tools of ready servers, with the model-facing names mcp-toolbridge gives them.
 //!
+//! The table shows each tool's parameters compactly (`echo(text: string)`,
+//! `?` for one not required) and its description, cut to fit on a
+//! terminal and whole when piped; `--schema` prints each tool's whole
+//! input schema instead.
+//!
 //! `--json` prints an array, servers in source order and each server's
 //! tools in the order it lists them:
 //!
 //! ```json
 //! {"server": "demo", "name": "echo", "model_name": "mcp_demo_echo",
 //!  "title": "Echo", "description": "Returns the given text unchanged.",
-//!  "input_schema": {"type": "object", ...}}
+//!  "signature": "echo(text: string)", "input_schema": {"type": "object", ...}}
 //! ```
 //!
 //! `name`, `title`, `description` and `input_schema` are exactly what the
@@ -14,7 +19,8 @@
 //! see [`crate::output`]); `model_name` is `null` for a tool the bridge could not
 //! name (the reason goes to stderr). Servers that are not ready contribute
 //! nothing; a note on stderr names them. Without SERVER the exit status is
-//! 0 whatever the servers' states; with SERVER it is that server's.
+//! 3 when a configured server failed (0 with `--allow-failures`); with
+//! SERVER it is that server's.
 
 use std::collections::HashMap;
 
@@ -36,24 +42,73 @@ struct ToolRow {
     model_name: Option<String>,
     title: Option<String>,
     description: Option<String>,
+    /// The compact form of the parameters, `echo(text: string)`; a
+    /// parameter not required has a `?`.
+    signature: String,
     input_schema: Value,
+}
+
+/// `name(param: type, optional?: type)` from an input schema's
+/// `properties` and `required`; a type the schema does not name is `any`,
+/// a list of types is joined with `|`.
+fn signature(name: &str, schema: &serde_json::Map<String, Value>) -> String {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let params: Vec<String> = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|properties| {
+            properties
+                .iter()
+                .map(|(param, property)| {
+                    let kind = match property.get("type") {
+                        Some(Value::String(kind)) => kind.clone(),
+                        Some(Value::Array(kinds)) => kinds
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .collect::<Vec<_>>()
+                            .join("|"),
+                        _ => "any".to_owned(),
+                    };
+                    let optional = if required.contains(&param.as_str()) {
+                        ""
+                    } else {
+                        "?"
+                    };
+                    format!("{param}{optional}: {kind}")
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("{name}({})", params.join(", "))
 }
 
 /// `mcpctl tools`.
 pub(crate) async fn run(
     server: Option<&str>,
+    allow_failures: bool,
+    schema: bool,
     options: &SourceOptions,
     output: &Output,
 ) -> Result<Exit, CliError> {
     let select = server.map_or(Select::All, Select::One);
     let runtime = Runtime::start(options, select).await?;
     runtime.settle().await;
-    let result = list(&runtime, server, output);
+    let result = list(&runtime, server, allow_failures, schema, output);
     runtime.close().await;
     result
 }
 
-fn list(runtime: &Runtime, only: Option<&str>, output: &Output) -> Result<Exit, CliError> {
+fn list(
+    runtime: &Runtime,
+    only: Option<&str>,
+    allow_failures: bool,
+    schema: bool,
+    output: &Output,
+) -> Result<Exit, CliError> {
     if let Some(id) = only {
         let source = runtime.manager.source(id);
         let path = source.as_ref().and_then(|s| s.path.as_deref());
@@ -63,7 +118,11 @@ fn list(runtime: &Runtime, only: Option<&str>, output: &Output) -> Result<Exit, 
         match runtime.manager.status(id) {
             Some(status) if status.is_connected() => {}
             Some(status) => return Err(runtime::server_failure(id, &status, path)),
-            None => return Err(CliError::usage(format!("no server with id `{id}`"))),
+            None => {
+                return Err(CliError::usage(format!("no server with id `{id}`"))
+                    .code("unknown_server")
+                    .server(id));
+            }
         }
     }
 
@@ -84,12 +143,22 @@ fn list(runtime: &Runtime, only: Option<&str>, output: &Output) -> Result<Exit, 
 
     let mut rows = Vec::new();
     let mut not_ready = Vec::new();
+    let mut failed = 0;
     for entry in &runtime.report.entries {
         let Some(id) = entry.server_id() else {
             continue;
         };
         if matches!(entry, DiscoveryEntry::Error { .. }) {
-            not_ready.push(format!("{id} (error)"));
+            let untrusted = runtime
+                .config_error(id)
+                .is_some_and(|e| e.code == mcp_manager::ErrorCode::Untrusted);
+            if !untrusted {
+                failed += 1;
+            }
+            not_ready.push(format!(
+                "{id} ({})",
+                if untrusted { "untrusted" } else { "error" }
+            ));
             continue;
         }
         let status = runtime.manager.status(id);
@@ -99,6 +168,9 @@ fn list(runtime: &Runtime, only: Option<&str>, output: &Output) -> Result<Exit, 
                 .is_some_and(mcp_manager::ServerStatus::is_connected)
         }) else {
             let status = status.as_ref().map_or("unknown", |s| s.as_str());
+            if status == "error" {
+                failed += 1;
+            }
             if status != "disabled" {
                 not_ready.push(format!("{id} ({status})"));
             }
@@ -113,6 +185,7 @@ fn list(runtime: &Runtime, only: Option<&str>, output: &Output) -> Result<Exit, 
                     .cloned(),
                 title: tool.title.clone(),
                 description: tool.description.clone(),
+                signature: signature(&tool.name, &tool.input_schema),
                 input_schema: Value::Object(tool.input_schema.clone()),
             });
         }
@@ -141,16 +214,39 @@ fn list(runtime: &Runtime, only: Option<&str>, output: &Output) -> Result<Exit, 
     let printed = if output.json {
         output.json(&rows)
     } else {
-        output.text(&render(&rows, output))
+        output.text(&render(&rows, schema, output))
     };
     printed.map_err(|e| CliError::usage(format!("cannot write to stdout: {e}")))?;
-    Ok(Exit::Success)
+    Ok(crate::servers::failures_exit(failed, allow_failures))
 }
 
-fn render(rows: &[ToolRow], output: &Output) -> String {
+fn render(rows: &[ToolRow], schema: bool, output: &Output) -> String {
     if rows.is_empty() {
         return "no tools to list\n".to_owned();
     }
+    if schema {
+        let mut text = String::new();
+        for row in rows {
+            text.push_str(&output.paint(
+                Paint::Bold,
+                &line(&format!("{}.{}", row.server, row.signature)),
+            ));
+            text.push('\n');
+            text.push_str(&crate::output::to_json(&row.input_schema).unwrap_or_default());
+            text.push_str("\n\n");
+        }
+        return text;
+    }
+    // On a terminal a description is cut to fit; piped, it is whole (on
+    // one line), for grep and for people who page it.
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let describe = |text: &str| {
+        if terminal {
+            one_line(text, 72)
+        } else {
+            text.split_whitespace().collect::<Vec<_>>().join(" ")
+        }
+    };
     let mut table = Table::new(&["model name", "server", "tool", "description"]);
     for row in rows {
         table.painted_row(vec![
@@ -159,9 +255,9 @@ fn render(rows: &[ToolRow], output: &Output) -> String {
                 Some(Paint::Bold),
             ),
             (row.server.clone(), None),
-            (row.name.clone(), None),
+            (row.signature.clone(), None),
             (
-                one_line(row.description.as_deref().unwrap_or(""), 72),
+                describe(row.description.as_deref().unwrap_or("")),
                 Some(Paint::Dim),
             ),
         ]);

@@ -53,7 +53,8 @@ pub(crate) async fn run(options: &SourceOptions, output: &Output) -> Result<Exit
         .ok_or_else(|| CliError::usage("the manager's events are not available"))?;
     let live = !output.json && io::stdout().is_terminal();
     let mut view = View::new(live, *output);
-    let interrupt = tokio::signal::ctrl_c();
+    let claim = crate::interrupt::claim();
+    let interrupt = claim.pressed();
     tokio::pin!(interrupt);
     let deadline = started + WATCH_LIMIT;
     let mut ticker = tokio::time::interval(TICK);

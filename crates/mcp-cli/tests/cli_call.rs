@@ -21,8 +21,18 @@ fn bad_json_arguments_exit_2_and_name_the_problem() {
             }
             let run = env.run(&args);
             assert_eq!(run.code, 2, "{args:?}: {run:#?}");
-            assert!(run.stderr.contains(needle), "{args:?}: {run:#?}");
-            assert!(run.stdout.is_empty(), "{args:?}: stdout must stay empty");
+            if json {
+                // The error is the one document on stdout, nothing on stderr.
+                let error = support::parse_one_document(&run.stdout);
+                assert_eq!(error["error"]["code"], "invalid_arguments", "{error:#}");
+                let message = error["error"]["message"].as_str().unwrap();
+                assert!(message.contains(needle), "{args:?}: {error:#}");
+                assert!(error["error"]["hint"].is_string(), "{error:#}");
+                assert!(run.stderr.is_empty(), "{args:?}: {run:#?}");
+            } else {
+                assert!(run.stderr.contains(needle), "{args:?}: {run:#?}");
+                assert!(run.stdout.is_empty(), "{args:?}: stdout must stay empty");
+            }
         }
     }
 }
@@ -169,7 +179,15 @@ fn several_documents_make_several_calls_in_one_session() {
     assert_eq!(run.code, 2, "{run:#?}");
     let results = support::parse_one_document(&run.stdout);
     assert_eq!(results[0]["content"][0]["text"], "one");
-    assert_eq!(results[1], json!(null));
+    assert_eq!(
+        results[1]["error"]["code"], "invalid_arguments",
+        "{results:#}"
+    );
+    assert_eq!(results[1]["error"]["server"], "demo", "{results:#}");
+    assert!(
+        run.stderr.is_empty(),
+        "the error is in the document: {run:#?}"
+    );
 }
 
 #[test]

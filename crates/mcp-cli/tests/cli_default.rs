@@ -16,7 +16,12 @@ fn a_fresh_machine_lists_and_calls_the_demo_tools() {
         let line = tools
             .stdout
             .lines()
-            .find(|line| line.split_whitespace().nth(2) == Some(name))
+            .find(|line| {
+                // The tool column shows the signature, `echo(text: string)`.
+                line.split_whitespace()
+                    .nth(2)
+                    .is_some_and(|tool| tool.starts_with(&format!("{name}(")))
+            })
             .unwrap_or_else(|| panic!("{name} is not listed: {}", tools.stdout));
         assert!(line.starts_with(&format!("mcp_demo_{name} ")), "{line}");
         assert!(line.contains(" demo "), "{line}");

@@ -74,7 +74,7 @@ fn servers_shows_each_hosts_label_shadowed_definitions_and_merged_identical_ones
 
     // The project's server runs a command nobody here approved: it is
     // listed as untrusted, with what it would run, and not started.
-    let before = env.json(&["servers"]);
+    let before = env.json(&["servers", "--allow-failures"]);
     let held = rows_of(&before, "dup")[0];
     assert_eq!(held["status"], "untrusted", "{before:#}");
     assert_eq!(held["transport"], "stdio", "{before:#}");
@@ -82,7 +82,7 @@ fn servers_shows_each_hosts_label_shadowed_definitions_and_merged_identical_ones
     let trusted = env.run(&["trust", "dup"]);
     assert_eq!(trusted.code, 0, "{trusted:#?}");
 
-    let rows = env.json(&["servers"]);
+    let rows = env.json(&["servers", "--allow-failures"]);
     assert_eq!(rows.as_array().unwrap().len(), 3, "{rows:#}");
     // The same server in Claude Desktop and VS Code: one row, both sources.
     let shared = one(&rows, "shared");
@@ -112,7 +112,7 @@ fn servers_shows_each_hosts_label_shadowed_definitions_and_merged_identical_ones
     assert_eq!(shadowed["shadowed_by"]["path"], project.to_str().unwrap());
 
     // For people: the label and the marks in the table.
-    let run = env.run(&["servers"]);
+    let run = env.run(&["servers", "--allow-failures"]);
     assert_eq!(run.code, 0, "{run:#?}");
     let shadowed_line = run
         .stdout
@@ -143,7 +143,7 @@ fn the_store_and_config_files_win_over_other_hosts_and_no_host_configs_turns_the
     let add = env.run(&["add", "mine", "--", support::MCPCTL, "demo-server"]);
     assert_eq!(add.code, 0, "{add:#?}");
 
-    let rows = env.json(&["servers"]);
+    let rows = env.json(&["servers", "--allow-failures"]);
     let mine = rows_of(&rows, "mine");
     assert_eq!(mine[0]["source"]["label"], "store", "{rows:#}");
     assert_eq!(mine[0]["status"], "ready");
@@ -160,7 +160,7 @@ fn the_store_and_config_files_win_over_other_hosts_and_no_host_configs_turns_the
         &json!({"mcpServers": {"desktop-only": {"command": "/nonexistent/other"}, "extra": demo()}}),
     );
     let config = config.to_str().unwrap();
-    let rows = env.json(&["--config", config, "servers"]);
+    let rows = env.json(&["--config", config, "servers", "--allow-failures"]);
     assert_eq!(one(&rows, "extra")["source"]["label"], "--config");
     let desktop_only = rows_of(&rows, "desktop-only");
     assert_eq!(desktop_only[0]["source"]["label"], "--config");
@@ -177,18 +177,21 @@ fn the_store_and_config_files_win_over_other_hosts_and_no_host_configs_turns_the
         ids.sort();
         ids
     };
-    assert_eq!(ids(&env.json(&["--no-host-configs", "servers"])), ["mine"]);
+    assert_eq!(
+        ids(&env.json(&["--no-host-configs", "servers", "--allow-failures"])),
+        ["mine"]
+    );
     let off = run_with(
         &env,
         &[("MCPCTL_NO_HOST_CONFIGS", "1")],
-        &["--json", "servers"],
+        &["--json", "servers", "--allow-failures"],
     );
     assert_eq!(off.code, 0, "{off:#?}");
     assert_eq!(ids(&support::parse_one_document(&off.stdout)), ["mine"]);
     let on = run_with(
         &env,
         &[("MCPCTL_NO_HOST_CONFIGS", "0")],
-        &["--json", "servers"],
+        &["--json", "servers", "--allow-failures"],
     );
     assert_eq!(
         ids(&support::parse_one_document(&on.stdout)),
@@ -207,15 +210,18 @@ fn the_store_and_config_files_win_over_other_hosts_and_no_host_configs_turns_the
 fn the_demo_server_stays_only_while_no_source_has_a_file() {
     let env = Env::new();
     assert_eq!(
-        one(&env.json(&["servers"]), "demo")["source"]["label"],
+        one(&env.json(&["servers", "--allow-failures"]), "demo")["source"]["label"],
         "built-in"
     );
     // A host file without servers is still a file: no demo.
     write(&env.home(), CLAUDE_DESKTOP, r#"{"mcpServers": {}}"#);
-    assert_eq!(env.json(&["servers"]), json!([]));
+    assert_eq!(env.json(&["servers", "--allow-failures"]), json!([]));
     // ... unless host files are off.
     assert_eq!(
-        one(&env.json(&["--no-host-configs", "servers"]), "demo")["id"],
+        one(
+            &env.json(&["--no-host-configs", "servers", "--allow-failures"]),
+            "demo"
+        )["id"],
         "demo"
     );
 }
@@ -415,7 +421,7 @@ fn import_copies_a_hosts_servers_into_the_store_and_keeps_what_is_there() {
     assert_eq!(remote["headers"][0]["key"], "Authorization");
     assert_eq!(remote["headers"][0]["value"], format!("Bearer {SECRET}"));
     // Listings never show it.
-    let servers = env.run(&["--json", "servers"]);
+    let servers = env.run(&["--json", "servers", "--allow-failures"]);
     assert!(!servers.stdout.contains(SECRET), "{servers:#?}");
 
     // Again: everything is a conflict, nothing imported, exit 2.
@@ -892,7 +898,7 @@ fn every_hosts_files_are_found_without_flags() {
         ("WEATHER_API_KEY", "t"),
         ("REMOTE_TOKEN", "t"),
     ];
-    let run = run_with(&env, &vars, &["--json", "servers"]);
+    let run = run_with(&env, &vars, &["--json", "servers", "--allow-failures"]);
     assert_eq!(run.code, 0, "{run:#?}");
     assert!(!run.stdout.contains(SECRET), "a secret was printed");
     let rows = support::parse_one_document(&run.stdout);
@@ -941,7 +947,7 @@ fn what_a_hosts_file_holds_and_is_not_used_is_reported_with_its_file_and_key() {
         // Gemini's `trust` has no meaning here; the entry still loads.
         "{\n  \"mcpServers\": {\n    \"files\": {\"command\": \"/nonexistent/files\", \"trust\": true}\n  }\n}\n",
     );
-    let run = env.run(&["servers"]);
+    let run = env.run(&["servers", "--allow-failures"]);
     assert_eq!(run.code, 0, "{run:#?}");
     let warning = run
         .stderr

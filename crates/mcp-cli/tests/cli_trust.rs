@@ -64,7 +64,7 @@ fn an_unapproved_project_server_never_starts_until_it_is_trusted_and_again_after
     write_project(&env, &[], json!({}));
 
     // Not on a terminal: listed as untrusted, with the command that approves it.
-    let servers = env.json(&["servers"]);
+    let servers = env.json(&["servers", "--allow-failures"]);
     let proj = row(&servers, "proj");
     assert_eq!(proj["status"], "untrusted", "{servers}");
     assert_eq!(proj["error"]["code"], "untrusted");
@@ -93,7 +93,10 @@ fn an_unapproved_project_server_never_starts_until_it_is_trusted_and_again_after
     assert_eq!(call.code, 0, "{call:#?}");
     assert_eq!(call.stdout, "hi\n");
     assert_eq!(starts(&env).len(), 1);
-    assert_eq!(row(&env.json(&["servers"]), "proj")["status"], "ready");
+    assert_eq!(
+        row(&env.json(&["servers", "--allow-failures"]), "proj")["status"],
+        "ready"
+    );
     let in_project: Vec<_> = std::fs::read_dir(env.work_dir())
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -116,23 +119,32 @@ fn an_unapproved_project_server_never_starts_until_it_is_trusted_and_again_after
 
     // A change of the arguments is a new definition: untrusted again.
     write_project(&env, &["--extra"], json!({}));
-    let servers = env.json(&["servers"]);
+    let servers = env.json(&["servers", "--allow-failures"]);
     assert_eq!(row(&servers, "proj")["status"], "untrusted", "{servers}");
     let call = env.run(&["call", "proj", "echo", ECHO]);
     assert_eq!(call.code, 2, "{call:#?}");
     // So is a new env name; a new env value is not.
     env.run(&["trust", "proj"]);
     write_project(&env, &["--extra"], json!({"MODE": "a"}));
-    assert_eq!(row(&env.json(&["servers"]), "proj")["status"], "untrusted");
+    assert_eq!(
+        row(&env.json(&["servers", "--allow-failures"]), "proj")["status"],
+        "untrusted"
+    );
     env.run(&["trust", "proj"]);
     write_project(&env, &["--extra"], json!({"MODE": "b"}));
-    assert_eq!(row(&env.json(&["servers"]), "proj")["status"], "ready");
+    assert_eq!(
+        row(&env.json(&["servers", "--allow-failures"]), "proj")["status"],
+        "ready"
+    );
     assert_eq!(starts(&env).len(), 3, "{:?}", starts(&env));
 
     // Untrusting forgets it.
     let untrust = env.run(&["untrust", "proj"]);
     assert_eq!(untrust.code, 0, "{untrust:#?}");
-    assert_eq!(row(&env.json(&["servers"]), "proj")["status"], "untrusted");
+    assert_eq!(
+        row(&env.json(&["servers", "--allow-failures"]), "proj")["status"],
+        "untrusted"
+    );
     let again = env.run(&["untrust", "proj"]);
     assert_eq!(again.code, 2, "{again:#?}");
 }
@@ -159,7 +171,12 @@ fn trust_names_what_it_cannot_approve() {
     let user = env.run(&["--config", config.to_str().unwrap(), "trust", "mine"]);
     assert_eq!(user.code, 2, "{user:#?}");
     assert!(user.stderr.contains("not a project server"), "{user:#?}");
-    let servers = env.json(&["--config", config.to_str().unwrap(), "servers"]);
+    let servers = env.json(&[
+        "--config",
+        config.to_str().unwrap(),
+        "servers",
+        "--allow-failures",
+    ]);
     assert_eq!(row(&servers, "mine")["status"], "ready", "{servers}");
 }
 
@@ -177,7 +194,7 @@ fn a_corrupt_approvals_file_is_reported_and_kept() {
     );
     assert!(trust.stderr.contains("[malformed_file]"), "{trust:#?}");
     assert_eq!(std::fs::read_to_string(&trust_file).unwrap(), "{broken");
-    let servers = env.run(&["--json", "servers"]);
+    let servers = env.run(&["--json", "servers", "--allow-failures"]);
     assert!(
         servers.stderr.contains("trust.json is malformed"),
         "{servers:#?}"
@@ -228,7 +245,7 @@ fn on_a_terminal_mcpctl_asks_once_and_remembers_a_yes() {
 
     // `servers` is a listing: it never asks.
     write_project(&env, &["--changed"], json!({}));
-    let session = Session::spawn(env.command(&["servers"]));
+    let session = Session::spawn(env.command(&["servers", "--allow-failures"]));
     let (code, stdout, screen) = session.finish();
     assert_eq!(code, 0, "{screen}");
     assert!(!screen.contains("Trust it?"), "{screen}");
@@ -268,7 +285,7 @@ fn inputs_are_asked_on_a_terminal_and_missing_without_one() {
     assert!(call.stderr.contains("input `token`"), "{call:#?}");
     assert!(call.stderr.contains("[missing_input]"), "{call:#?}");
     assert!(call.stderr.contains("on a terminal"), "{call:#?}");
-    let servers = env.json(&["servers"]);
+    let servers = env.json(&["servers", "--allow-failures"]);
     assert_eq!(
         row(&servers, "proj")["error"]["code"],
         "missing_input",
@@ -316,7 +333,7 @@ fn inputs_are_asked_on_a_terminal_and_missing_without_one() {
     assert_eq!(starts(&env)[2], format!("started {SECRET}"));
     // Never shown: not in logs, listings or errors.
     assert!(!call.stderr.contains(SECRET), "{}", call.stderr);
-    let servers = env.run(&["--json", "-vvv", "servers"]);
+    let servers = env.run(&["--json", "-vvv", "servers", "--allow-failures"]);
     assert!(!servers.stdout.contains(SECRET) && !servers.stderr.contains(SECRET));
 }
 
@@ -332,7 +349,7 @@ fn http_project_servers_wait_only_when_they_read_the_environment() {
         .to_string(),
     )
     .unwrap();
-    let servers = env.json(&["servers"]);
+    let servers = env.json(&["servers", "--allow-failures"]);
     assert_ne!(row(&servers, "plain")["status"], "untrusted", "{servers}");
     let plain = env.run(&["trust", "plain"]);
     assert_eq!(plain.code, 2, "{plain:#?}");
@@ -349,6 +366,6 @@ fn http_project_servers_wait_only_when_they_read_the_environment() {
     assert_eq!(login.code, 2, "{login:#?}");
     assert!(login.stderr.contains("[untrusted]"), "{login:#?}");
     assert_eq!(env.run(&["trust", "keyed"]).code, 0);
-    let servers = env.json(&["servers"]);
+    let servers = env.json(&["servers", "--allow-failures"]);
     assert_ne!(row(&servers, "keyed")["status"], "untrusted", "{servers}");
 }

@@ -3,9 +3,11 @@
 //! A server's error carries a
 //! code a UI may branch on, a message for a person, and the field of the
 //! configuration to look at. Raw server errors and stderr go to `tracing`,
-//! never into these types, and no secret value (env values, header values,
-//! tokens) ever appears in them: messages name fields, variables and
-//! commands, not values.
+//! never into the message; a stdio server's last stderr lines go into
+//! [`ServerError::cause`] only, bounded, escaped and with credential-like
+//! words redacted, for a person. No secret value (env values, header
+//! values, tokens) ever appears in them: messages name fields, variables
+//! and commands, not values.
 
 use std::fmt;
 use std::time::Duration;
@@ -338,6 +340,12 @@ pub struct ServerError {
     pub message: String,
     /// The configuration field to change.
     pub config_key: String,
+    /// What the server itself said as it failed, for a person: the last
+    /// lines a stdio server wrote to stderr, each bounded, escaped onto
+    /// one line and with credential-like words redacted. Never part of
+    /// `message` nor of this error's `Display`, so that it reaches no
+    /// model; hosts show it under the status.
+    pub cause: Option<String>,
 }
 
 impl ServerError {
@@ -349,7 +357,18 @@ impl ServerError {
             code,
             message: message.into(),
             config_key: config_key.into(),
+            cause: None,
         }
+    }
+
+    /// The error with the last lines of a stdio server's stderr as its
+    /// [`cause`](ServerError::cause) (see [`stderr_cause`]); unchanged when
+    /// there are none.
+    pub(crate) fn with_stderr(mut self, tail: Option<&str>) -> Self {
+        if let Some(cause) = tail.and_then(stderr_cause) {
+            self.cause = Some(cause);
+        }
+        self
     }
 
     /// The error for the first of a configuration's problems. Diagnostics
@@ -521,6 +540,28 @@ pub(crate) fn server_text(peer: &str) -> String {
     text::escape(&text::bound(&out, 200), text::Lines::One).into_owned()
 }
 
+/// How many of a server's last stderr lines a [`ServerError::cause`] keeps.
+pub(crate) const STDERR_CAUSE_LINES: usize = 5;
+
+/// The last [`STDERR_CAUSE_LINES`] non-blank lines of a server's stderr,
+/// each as [`server_text`] makes server text safe to show (at most 200
+/// bytes, control characters written as escapes, credential-like words
+/// redacted), joined with line breaks; `None` when there is no such line.
+pub(crate) fn stderr_cause(tail: &str) -> Option<String> {
+    let lines: Vec<&str> = tail
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    let start = lines.len().saturating_sub(STDERR_CAUSE_LINES);
+    let kept: Vec<String> = lines
+        .get(start..)
+        .unwrap_or_default()
+        .iter()
+        .map(|line| server_text(line.trim_end()))
+        .collect();
+    (!kept.is_empty()).then(|| kept.join("\n"))
+}
+
 /// Whether a word of server text looks like a secret (see [`server_text`]).
 fn looks_like_a_credential(word: &str) -> bool {
     const PREFIXES: [&str; 8] = ["sk-", "sk_", "pk_", "ghp_", "gho_", "xoxb-", "xoxp-", "eyJ"];
@@ -530,4 +571,29 @@ fn looks_like_a_credential(word: &str) -> bool {
     };
     (PREFIXES.iter().any(|p| word.starts_with(p)) && word.len() > 8 && token_chars(word))
         || (word.len() >= 32 && token_chars(word))
+}
+
+#[cfg(test)]
+mod stderr_tests {
+    use super::*;
+
+    #[test]
+    fn a_stderr_cause_keeps_the_last_lines_escaped_bounded_and_redacted() {
+        let tail = "one\n\ntwo\nthree\nfour\nfive\nsix \x1b[31mred\ntoken sk-abcdefghijklmnop\n\n";
+        let cause = stderr_cause(tail).expect("a cause");
+        assert_eq!(
+            cause,
+            "three\nfour\nfive\nsix \\x1b[31mred\ntoken [redacted]"
+        );
+        assert_eq!(stderr_cause("\n  \n"), None);
+        let long = stderr_cause(&"word ".repeat(200)).expect("a cause");
+        assert!(long.len() < 250 && long.contains(" more bytes]"), "{long}");
+        let error = ServerError::new(ErrorCode::Closed, "exited", "").with_stderr(Some("boom"));
+        assert_eq!(error.cause.as_deref(), Some("boom"));
+        assert_eq!(
+            error.to_string(),
+            "exited [closed]",
+            "Display is not widened"
+        );
+    }
 }

@@ -59,8 +59,9 @@
 //!
 //! **Invariant:** management errors carry a stable [`ErrorCode`], a short
 //! message and the config key to change; raw server errors and stderr go
-//! to `tracing`, and no status, event, error or `Debug` output contains a
-//! secret value.
+//! to `tracing` (a stdio server's last stderr lines, bounded and escaped,
+//! also to [`ServerError::cause`], for a person and never in the message),
+//! and no status, event, error or `Debug` output contains a secret value.
 
 mod cache;
 mod catalog;

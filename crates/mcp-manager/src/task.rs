@@ -126,6 +126,9 @@ pub(crate) async fn run(lease: Lease, mut plan: Plan) {
                 // for a vanished HTTP server, a process that outlived its
                 // stdout) happens aside, where `close` waits for it.
                 let reason = conn.owned.client().closed_reason();
+                // Read before the close aside: what the server wrote as it
+                // went, which may miss its very last bytes.
+                let stderr = conn.owned.client().stderr_tail();
                 drop(conn);
                 // MCP "Transports" §Session Management: a client whose
                 // session expired starts a new one. One attempt per expiry,
@@ -138,7 +141,7 @@ pub(crate) async fn run(lease: Lease, mut plan: Plan) {
                     }
                     continue;
                 }
-                let error = closed_error(reason.as_ref(), &plan);
+                let error = closed_error(reason.as_ref(), &plan).with_stderr(stderr.as_deref());
                 if back_off(&lease, error, &mut failures).await {
                     continue;
                 }
@@ -329,7 +332,7 @@ async fn discover(
                 tracing::warn!(server = id, %error, "listing the catalog failed");
                 let error = list_error(&error, client, plan, core.options.list_page_timeout);
                 client.close().await;
-                return Err(error);
+                return Err(error.with_stderr(client.stderr_tail().as_deref()));
             }
         };
         let catalog = build(id, plan, &negotiated, listed, None);
@@ -426,12 +429,17 @@ async fn connect(
     match timeout_at(init_deadline, client.initialize()).await {
         Err(_) => {
             client.close().await;
-            Err((init_timeout(), None))
+            Err((
+                init_timeout().with_stderr(client.stderr_tail().as_deref()),
+                None,
+            ))
         }
         Ok(Err(error)) => {
             tracing::warn!(server = id, %error, era = era.as_str(), "initialize failed");
             client.close().await;
-            let management = initialize_error(&error, plan, initialize);
+            // Closed, so the tail holds the server's last words.
+            let management = initialize_error(&error, plan, initialize)
+                .with_stderr(client.stderr_tail().as_deref());
             Err((management, Some(error)))
         }
         Ok(Ok(_)) => Ok(owned),

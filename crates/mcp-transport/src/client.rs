@@ -564,6 +564,14 @@ impl Client {
             .map(ClosedCause::to_error)
     }
 
+    /// What the server process last wrote to stderr, raw
+    /// ([`Transport::stderr_tail`]; `None` for a transport without one):
+    /// complete once [`Client::close`] has returned. For a person, bounded
+    /// and escaped; never for a model.
+    pub fn stderr_tail(&self) -> Option<String> {
+        self.shared.transport.stderr_tail()
+    }
+
     /// Whether the connection has closed.
     pub fn is_closed(&self) -> bool {
         self.shared.lock().session.state() == SessionState::Closed

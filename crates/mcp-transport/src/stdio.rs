@@ -548,6 +548,12 @@ impl Transport for StdioTransport {
         self.shutdown.get_or_init(|| self.shut_down()).await;
         Ok(())
     }
+
+    /// [`StdioTransport::stderr_tail`]; `None` while the server wrote
+    /// nothing there.
+    fn stderr_tail(&self) -> Option<String> {
+        Some(StdioTransport::stderr_tail(self)).filter(|tail| !tail.is_empty())
+    }
 }
 
 impl Drop for StdioTransport {

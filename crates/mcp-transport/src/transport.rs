@@ -79,6 +79,14 @@ pub trait Transport: Send + Sync + 'static {
     fn set_tool_headers(&self, tool: &str, headers: Option<mcp_proto::headers::ToolParamHeaders>) {
         let _ = (tool, headers);
     }
+
+    /// What the server process last wrote to stderr, raw, for transports
+    /// that run one (stdio): for a host to show a person why a server
+    /// failed, bounded and escaped, never to a model. Complete once
+    /// [`close`](Transport::close) has returned. The default has none.
+    fn stderr_tail(&self) -> Option<String> {
+        None
+    }
 }
 
 /// What [`Transport::recv`] yields.
@@ -275,5 +283,9 @@ impl Transport for Box<dyn Transport> {
 
     fn set_tool_headers(&self, tool: &str, headers: Option<mcp_proto::headers::ToolParamHeaders>) {
         (**self).set_tool_headers(tool, headers);
+    }
+
+    fn stderr_tail(&self) -> Option<String> {
+        (**self).stderr_tail()
     }
 }

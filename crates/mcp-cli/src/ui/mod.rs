@@ -73,6 +73,9 @@ pub(crate) async fn run(args: UiArgs, sources: &SourceOptions) -> Result<Exit, C
         .options(options)
         .store(Store::open(path.clone()))
         .build();
+    // Ctrl-C is how the page is stopped: the servers are closed below.
+    crate::interrupt::register(&manager);
+    let claim = crate::interrupt::claim();
     // A malformed store is not fatal here: the page explains how to repair
     // it, and nothing writes to the file until it parses again.
     if let Err(error) = manager.load_store().await {
@@ -123,7 +126,7 @@ pub(crate) async fn run(args: UiArgs, sources: &SourceOptions) -> Result<Exit, C
     };
     tokio::select! {
         () = serve => {}
-        _ = tokio::signal::ctrl_c() => {}
+        () = claim.pressed() => {}
     }
     app.manager.close().await;
     Ok(Exit::Success)
