@@ -175,7 +175,7 @@ proptest! {
 
 #[test]
 fn unknown_block_is_kept_byte_for_byte() {
-    // Tag first (the fast path) and tag last (the buffered path).
+    // Tag first and tag last.
     for text in [
         r#"{"type":"x-hologram","frames":[1,2.5,{"depth":null,"z":"\u00e9\n"}],"label":"new","n":-3}"#,
         r#"{"frames":[1,2.5,{"depth":null}],"label":"new","type":"x-hologram"}"#,
@@ -204,6 +204,11 @@ fn known_blocks_with_malformed_bodies_are_errors() {
         r#"{"type":"resource","resource":{"uri":"file:///a","text":"t","blob":"AA=="}}"#,
         r#"{"type":5,"text":"x"}"#,
         r#"{"type":"text","text":"a","type":"image"}"#,
+        // A known field twice, before the tag as after it.
+        r#"{"text":"a","text":"b","type":"text"}"#,
+        r#"{"type":"text","text":"a","text":"b"}"#,
+        // A second tag after an unknown one.
+        r#"{"type":"x-new","n":1,"type":"text"}"#,
         r#""text""#,
         r#"[]"#,
     ] {

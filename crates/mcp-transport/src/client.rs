@@ -31,11 +31,10 @@
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_proto::Era;
 use mcp_proto::jsonrpc::{ErrorObject, Notification, RawJson, RawValue, RequestId, from_raw};
 use mcp_proto::methods;
 use mcp_proto::session::{
@@ -50,13 +49,14 @@ use mcp_proto::types::{
     ProgressNotificationParams, ResourceUpdatedNotificationParams, ResultType,
     fill_elicitation_defaults,
 };
+use mcp_proto::{Era, Frame};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
-use crate::transport::{Inbound, Transport, TransportError};
+use crate::transport::{FrameSink, Inbound, Transport, TransportError};
 
 /// Options for a [`Client`].
 #[derive(Clone)]
@@ -502,6 +502,10 @@ impl Client {
             request_timeout,
             finished: watch::Sender::new(false),
         });
+        // Weak: the transport's reading task holds the sink, and must not
+        // keep the connection alive after the last handle and the driver.
+        let sink = Arc::new(SessionSink(Arc::downgrade(&shared)));
+        shared.transport.set_frame_sink(sink);
         (
             Client {
                 shared: shared.clone(),
@@ -1076,6 +1080,31 @@ impl Client {
                 source: None,
             },
         }
+    }
+}
+
+/// Handles inbound frames on the transport's reading task, for transports
+/// that offer it ([`Transport::set_frame_sink`]): the frame goes to the
+/// session and a completed request's caller is woken from there, so the
+/// driver is not woken to relay it (that hop cost a thread wake-up per
+/// call). What the session then wants sent goes out as a caller's request
+/// does ([`Shared::kick`]); the driver is woken only for what is left.
+struct SessionSink(Weak<Shared>);
+
+impl FrameSink for SessionSink {
+    fn frame(&self, frame: Frame) {
+        let Some(shared) = self.0.upgrade() else {
+            return;
+        };
+        let mut inner = shared.lock();
+        let arrived = Instant::now();
+        inner.last_activity = arrived;
+        inner.session.handle_frame(arrived.into_std(), frame);
+        // Within the same lock: an `Initialized` event must reach the
+        // transport before a caller can flush the `notifications/initialized`
+        // queued with it.
+        pump(&shared, &mut inner);
+        shared.kick(inner);
     }
 }
 

@@ -65,4 +65,4 @@ pub use http::{AuthProvider, HttpOptions, HttpProtocol, HttpTransport, tls_root_
 pub use memory::{MemoryTransport, memory_pair};
 #[cfg(unix)]
 pub use stdio::{ServerExited, StdioOptions, StdioTransport};
-pub use transport::{Inbound, Transport, TransportError};
+pub use transport::{FrameSink, Inbound, Transport, TransportError};

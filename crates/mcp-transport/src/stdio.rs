@@ -44,7 +44,7 @@ use tokio::sync::{Notify, OnceCell, watch};
 use tokio::task::{AbortHandle, JoinHandle};
 use tokio::time::{Instant, timeout, timeout_at};
 
-use crate::transport::{Inbound, Transport, TransportError};
+use crate::transport::{FrameSink, Inbound, Transport, TransportError};
 
 /// How a stdio server is started and stopped. Every field is public; start
 /// from [`StdioOptions::new`] and set what differs from the defaults.
@@ -269,9 +269,12 @@ impl StdioTransport {
             state: Mutex::new(InboundState {
                 frames: VecDeque::new(),
                 ended: false,
+                sink: None,
+                handing_over: false,
             }),
             ready: Notify::new(),
             room: Notify::new(),
+            delivering: Mutex::new(()),
         });
 
         runtime.spawn(reap(child, pgid, state_tx));
@@ -289,6 +292,7 @@ impl StdioTransport {
             max_message_size: options.max_message_size,
             shared: Arc::clone(&shared),
             pid,
+            sink: None,
         }));
         let stderr = runtime.spawn(drain_stderr(stderr, Arc::clone(&shared), pid));
         let aborts = vec![
@@ -535,6 +539,14 @@ impl Transport for StdioTransport {
             Some(Some(frame)) => Some(Inbound::Frame(frame)),
             _ => None,
         }
+    }
+
+    /// From now on the reader task hands each frame to `sink` itself (the
+    /// frames already waiting first), so that a response reaches its caller
+    /// without a hop through the driver.
+    fn set_frame_sink(&self, sink: Arc<dyn FrameSink>) -> bool {
+        self.inbound.set_sink(sink);
+        true
     }
 
     /// Closes stdin and waits up to [`StdioOptions::close_stdin_wait`] for
@@ -885,25 +897,41 @@ async fn write_all(pipe: &tokio::net::unix::pipe::Sender, mut bytes: &[u8]) -> i
     Ok(())
 }
 
-/// Decoded frames on their way from the reader task to `recv`. A plain
-/// queue under a lock: the driver takes every ready frame in one pass
-/// ([`Transport::try_recv`]), and a channel's per-frame semaphore and
-/// receiver lock cost more than the queue itself (measured with callgrind).
-#[derive(Debug)]
+/// Decoded frames on their way from the reader task to `recv`, or to a
+/// [`FrameSink`] once one is set. A plain queue under a lock: the driver
+/// takes every ready frame in one pass ([`Transport::try_recv`]), and a
+/// channel's per-frame semaphore and receiver lock cost more than the queue
+/// itself (measured with callgrind).
 struct InboundQueue {
     state: Mutex<InboundState>,
     /// Wakes `recv` when a frame arrives or the reader ends.
     ready: Notify,
     /// Wakes the reader when the queue has room again.
     room: Notify,
+    /// Held by whoever hands frames to the sink, so that the frames that
+    /// were waiting when it was set reach it before any later one.
+    delivering: Mutex<()>,
 }
 
-#[derive(Debug)]
 struct InboundState {
     frames: VecDeque<Frame>,
     /// The reader has finished (or was stopped): once `frames` is empty,
     /// `recv` reports how the connection ended.
     ended: bool,
+    /// Where frames go instead of `frames`, once set.
+    sink: Option<Arc<dyn FrameSink>>,
+    /// The frames that waited when the sink was set are being handed to
+    /// it: the end is not reported before they are.
+    handing_over: bool,
+}
+
+/// What [`InboundQueue::push`] did with a frame.
+enum Pushed {
+    Queued,
+    /// The queue is full: the frame is given back.
+    Full(Frame),
+    /// A sink is set: the frame is given back with it, to hand over.
+    ToSink(Arc<dyn FrameSink>, Frame),
 }
 
 impl InboundQueue {
@@ -920,16 +948,19 @@ impl InboundQueue {
                 }
                 Some(Some(frame))
             }
-            None if state.ended => Some(None),
+            None if state.ended && !state.handing_over => Some(None),
             None => None,
         }
     }
 
-    /// Queues `frame` unless the queue is full, when it is given back.
-    fn push(&self, frame: Frame) -> Result<(), Frame> {
+    /// Queues `frame` unless the queue is full or a sink is set.
+    fn push(&self, frame: Frame) -> Pushed {
         let mut state = lock(&self.state);
+        if let Some(sink) = &state.sink {
+            return Pushed::ToSink(Arc::clone(sink), frame);
+        }
         if state.frames.len() >= INBOUND_QUEUE {
-            return Err(frame);
+            return Pushed::Full(frame);
         }
         let was_empty = state.frames.is_empty();
         state.frames.push_back(frame);
@@ -938,7 +969,34 @@ impl InboundQueue {
         if was_empty {
             self.ready.notify_one();
         }
-        Ok(())
+        Pushed::Queued
+    }
+
+    /// Sends every later frame to `sink`, after the frames already waiting.
+    fn set_sink(&self, sink: Arc<dyn FrameSink>) {
+        // Held while the waiting frames are handed over: a frame the reader
+        // decodes meanwhile waits for them (see `hand_over`).
+        let _delivering = lock(&self.delivering);
+        let waiting = {
+            let mut state = lock(&self.state);
+            state.sink = Some(Arc::clone(&sink));
+            state.handing_over = true;
+            std::mem::take(&mut state.frames)
+        };
+        // A reader waiting for room finds the sink when it tries again.
+        self.room.notify_one();
+        for frame in waiting {
+            sink.frame(frame);
+        }
+        lock(&self.state).handing_over = false;
+        // A `recv` that saw no end while the frames were handed over.
+        self.ready.notify_one();
+    }
+
+    /// Hands one frame to the sink, in order with the others.
+    fn hand_over(&self, sink: &dyn FrameSink, frame: Frame) {
+        let _delivering = lock(&self.delivering);
+        sink.frame(frame);
     }
 
     fn end(&self) {
@@ -956,6 +1014,9 @@ struct ReadLoop {
     max_message_size: usize,
     shared: Arc<Shared>,
     pid: u32,
+    /// The sink, once the reader has seen that one is set (it is never
+    /// unset), so that later frames skip the queue's lock.
+    sink: Option<Arc<dyn FrameSink>>,
 }
 
 /// Ends the frame queue however the reader stops (aborted included), so
@@ -1028,9 +1089,18 @@ async fn deliver(task: &mut ReadLoop, item: Result<Frame, NdjsonError>) -> Optio
             if *task.closing.borrow() {
                 return None;
             }
+            if let Some(sink) = &task.sink {
+                task.frames.hand_over(sink.as_ref(), frame);
+                return None;
+            }
             let mut frame = match task.frames.push(frame) {
-                Ok(()) => return None,
-                Err(back) => back,
+                Pushed::Queued => return None,
+                Pushed::ToSink(sink, frame) => {
+                    task.frames.hand_over(sink.as_ref(), frame);
+                    task.sink = Some(sink);
+                    return None;
+                }
+                Pushed::Full(back) => back,
             };
             loop {
                 // Registered before the push, so that room made in between
@@ -1039,8 +1109,13 @@ async fn deliver(task: &mut ReadLoop, item: Result<Frame, NdjsonError>) -> Optio
                 tokio::pin!(room);
                 room.as_mut().enable();
                 match task.frames.push(frame) {
-                    Ok(()) => return None,
-                    Err(back) => frame = back,
+                    Pushed::Queued => return None,
+                    Pushed::ToSink(sink, frame) => {
+                        task.frames.hand_over(sink.as_ref(), frame);
+                        task.sink = Some(sink);
+                        return None;
+                    }
+                    Pushed::Full(back) => frame = back,
                 }
                 tokio::select! {
                     () = &mut room => {}

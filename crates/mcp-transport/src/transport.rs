@@ -1,5 +1,7 @@
 //! The `Transport` trait: how the client driver moves JSON-RPC messages over any channel.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use mcp_proto::{Frame, Message, RequestId};
 
@@ -61,6 +63,26 @@ pub trait Transport: Send + Sync + 'static {
         None
     }
 
+    /// Asks the transport to hand every inbound frame to `sink` from the
+    /// task that read it, instead of queueing it for [`recv`]: a response
+    /// then reaches the caller waiting for it without a hop through the
+    /// driver (one thread wake-up per response instead of two). Returns
+    /// whether the transport does so; the default does not, and everything
+    /// goes through `recv` as before.
+    ///
+    /// Once it has returned `true`: the frames that were waiting for `recv`
+    /// go to the sink first, then every later frame, in arrival order and
+    /// one call at a time; `recv` and `try_recv` yield no frames any more,
+    /// only [`Inbound::Undelivered`] and [`Inbound::Closed`], and `Closed`
+    /// only after every frame before it has been handed over. The client
+    /// calls it once, before its driver first polls `recv`.
+    ///
+    /// [`recv`]: Transport::recv
+    fn set_frame_sink(&self, sink: Arc<dyn FrameSink>) -> bool {
+        let _ = sink;
+        false
+    }
+
     /// Ends the connection politely. Idempotent.
     async fn close(&self) -> Result<(), TransportError>;
 
@@ -87,6 +109,15 @@ pub trait Transport: Send + Sync + 'static {
     fn stderr_tail(&self) -> Option<String> {
         None
     }
+}
+
+/// Takes inbound frames straight from a transport's reading task (see
+/// [`Transport::set_frame_sink`]).
+pub trait FrameSink: Send + Sync + 'static {
+    /// Handles one inbound frame. It runs on the transport's reading task,
+    /// which reads nothing more until it returns: it must not block for
+    /// long (taking a lock briefly is fine; waiting on I/O is not).
+    fn frame(&self, frame: Frame);
 }
 
 /// What [`Transport::recv`] yields.
@@ -271,6 +302,10 @@ impl Transport for Box<dyn Transport> {
 
     fn try_recv(&self) -> Option<Inbound> {
         (**self).try_recv()
+    }
+
+    fn set_frame_sink(&self, sink: Arc<dyn FrameSink>) -> bool {
+        (**self).set_frame_sink(sink)
     }
 
     async fn close(&self) -> Result<(), TransportError> {

@@ -16,37 +16,125 @@
 //! counted (`--trace-children=no`): a stdio server is a child it spawns, an
 //! HTTP server a process of its own. The TypeScript client is left out: a
 //! JIT under callgrind measures the instrumentation more than the program.
+//!
+//! Connects are counted against the bench's 200-tool catalog and against a
+//! 2,000-tool one, where decoding `tools/list` dominates; echo calls also
+//! against a fixture that sorts its keys, so that every content block's
+//! `type` comes after its other keys. The report ends
+//! with the instruction targets, met or missed, as the timed report ends
+//! with its ratio targets.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, bail};
 
-use super::{ClientProgram, Transport};
+use super::{ClientProgram, FIXTURE_TOOLS, HttpServer, Transport};
 
 /// One operation the report counts: its name, how many times the smaller
-/// run performs it, and the workload flag that sets the count.
+/// run performs it, the workload flag that sets the count, and the fixture
+/// it runs against.
 struct Operation {
     name: &'static str,
     n: usize,
     flag: &'static str,
+    fixture: Fixture,
 }
 
-const OPERATIONS: [Operation; 3] = [
+/// How the fixture serves an operation: the size of its generated catalog,
+/// and whether it writes every result's keys sorted (`--sorted-keys`: a
+/// content block's `type` comes last, as from a server that sorts keys).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Fixture {
+    tools: usize,
+    sorted_keys: bool,
+}
+
+impl Fixture {
+    const USUAL: Fixture = Fixture {
+        tools: FIXTURE_TOOLS,
+        sorted_keys: false,
+    };
+
+    fn args(self) -> String {
+        let args = super::fixture_args(self.tools);
+        if self.sorted_keys {
+            format!("{args} --sorted-keys")
+        } else {
+            args
+        }
+    }
+}
+
+/// The catalog of the large connect.
+const LARGE_CATALOG: usize = 2_000;
+
+const OPERATIONS: [Operation; 5] = [
     Operation {
         name: "echo call",
         n: 500,
         flag: "--calls",
+        fixture: Fixture::USUAL,
+    },
+    Operation {
+        name: "echo, keys sorted",
+        n: 500,
+        flag: "--calls",
+        fixture: Fixture {
+            tools: FIXTURE_TOOLS,
+            sorted_keys: true,
+        },
     },
     Operation {
         name: "1 MiB result",
         n: 3,
         flag: "--big-calls",
+        fixture: Fixture::USUAL,
     },
     Operation {
         name: "connect",
         n: 3,
         flag: "--connects",
+        fixture: Fixture::USUAL,
+    },
+    Operation {
+        name: "connect 2k tools",
+        n: 2,
+        flag: "--connects",
+        fixture: Fixture {
+            tools: LARGE_CATALOG,
+            sorted_keys: false,
+        },
+    },
+];
+
+/// An instruction target: our client's count for one operation over one
+/// transport must stay at or under `at_most`.
+struct Target {
+    label: &'static str,
+    transport: Transport,
+    operation: &'static str,
+    at_most: f64,
+}
+
+const TARGETS: [Target; 3] = [
+    Target {
+        label: "stdio echo call <= 11k instructions",
+        transport: Transport::Stdio,
+        operation: "echo call",
+        at_most: 11_000.0,
+    },
+    Target {
+        label: "http echo call <= 35k instructions",
+        transport: Transport::Http,
+        operation: "echo call",
+        at_most: 35_000.0,
+    },
+    Target {
+        label: "stdio connect with 2,000 tools <= 30M instructions",
+        transport: Transport::Stdio,
+        operation: "connect 2k tools",
+        at_most: 30_000_000.0,
     },
 ];
 
@@ -62,13 +150,26 @@ const ZERO_FLAGS: [&str; 5] = [
 
 /// Counts every Rust client (not TypeScript) over both transports and
 /// returns the report.
-pub(super) fn run(clients: &[ClientProgram], fixture: &Path, url: &str) -> anyhow::Result<String> {
+pub(super) fn run(clients: &[ClientProgram], fixture: &Path) -> anyhow::Result<String> {
     check_valgrind()?;
     let clients: Vec<&ClientProgram> = clients.iter().filter(|c| c.prefix.is_empty()).collect();
+    // One HTTP fixture per kind the operations need, each stopped on drop.
+    let mut servers: Vec<(Fixture, HttpServer)> = Vec::new();
+    for operation in &OPERATIONS {
+        if !servers.iter().any(|(kind, _)| *kind == operation.fixture) {
+            let server = HttpServer::start(fixture, &operation.fixture.args())?;
+            servers.push((operation.fixture, server));
+        }
+    }
     let mut rows = Vec::new();
     for transport in Transport::ALL {
-        let target = super::target_args(transport, fixture, url);
         for operation in &OPERATIONS {
+            let url = servers
+                .iter()
+                .find(|(kind, _)| *kind == operation.fixture)
+                .map(|(_, server)| server.url.as_str())
+                .context("no HTTP fixture serves this operation")?;
+            let target = super::target_args(transport, fixture, url, &operation.fixture.args());
             let mut counts = Vec::new();
             for client in &clients {
                 let small = count(client, transport, &target, operation, operation.n)?;
@@ -174,13 +275,13 @@ fn report(rows: &[Row<'_>]) -> String {
         .first()
         .map(|(_, _, counts)| counts.iter().map(|(name, _)| *name).collect())
         .unwrap_or_default();
-    out.push_str(&format!("{:9} {:13}", "transport", "operation"));
+    out.push_str(&format!("{:9} {:17}", "transport", "operation"));
     for name in &names {
         out.push_str(&format!(" {name:>12}"));
     }
     out.push_str("   ours / other (lower is better)\n");
     for (transport, operation, counts) in rows {
-        out.push_str(&format!("{:9} {:13}", transport.name(), operation));
+        out.push_str(&format!("{:9} {:17}", transport.name(), operation));
         for (_, value) in counts {
             out.push_str(&format!(" {:>12}", format_count(*value)));
         }
@@ -194,6 +295,22 @@ fn report(rows: &[Row<'_>]) -> String {
             })
             .collect();
         out.push_str(&format!("   {}\n", ratios.join(", ")));
+    }
+    out.push('\n');
+    for target in &TARGETS {
+        let ours = rows
+            .iter()
+            .find(|(transport, operation, _)| {
+                *transport == target.transport && *operation == target.operation
+            })
+            .and_then(|(_, _, counts)| counts.iter().find(|(name, _)| *name == "ours"))
+            .map(|(_, value)| *value);
+        let verdict = match ours {
+            None => "n/a".to_owned(),
+            Some(value) if value <= target.at_most => format!("{} met", format_count(value)),
+            Some(value) => format!("{} MISSED", format_count(value)),
+        };
+        out.push_str(&format!("target {}: {verdict}\n", target.label));
     }
     out
 }
@@ -234,6 +351,24 @@ mod tests {
         assert!(text.contains("stdio     echo call"), "{text}");
         assert!(text.contains("13,500"), "{text}");
         assert!(text.contains("rmcp 0.50x, raw 2.50x"), "{text}");
+        assert!(
+            text.contains("target stdio echo call <= 11k instructions: 13,500 MISSED"),
+            "{text}"
+        );
+        assert!(
+            text.contains("target http echo call <= 35k instructions: n/a"),
+            "{text}"
+        );
+        let met = vec![(
+            Transport::Http,
+            "echo call",
+            vec![("ours", 34_000.0), ("rmcp", 200_000.0)],
+        )];
+        let text = report(&met);
+        assert!(
+            text.contains("target http echo call <= 35k instructions: 34,000 met"),
+            "{text}"
+        );
         assert_eq!(format_count(1_234_567.4), "1,234,567");
         assert_eq!(format_count(12.0), "12");
     }

@@ -5,13 +5,16 @@
 //! variant, then decodes the variant from that tree; and it has no way to
 //! keep an unknown variant's JSON. Content blocks are in every `tools/call`
 //! result, so [`ContentBlock`](super::ContentBlock) and the other tagged
-//! unions use [`deserialize_tagged!`] instead: when the tag is the object's
-//! first key (what every SDK writes) the rest of the object is decoded
-//! straight into the variant's type, through the `from_map` that
-//! [`deserialize_object!`] generates for it; otherwise the object is
-//! buffered once into a [`JsonObject`](super::JsonObject) and decoded from
-//! that. On the `tools/call` benchmark this cuts typed decoding by about a
-//! tenth against the derived enum.
+//! unions use [`deserialize_tagged!`] instead, which decodes in one pass
+//! whatever the key order: when the tag is the object's first key (what
+//! every SDK writes) the rest of the object is decoded straight into the
+//! variant's type, through the `from_entries` that [`deserialize_object!`]
+//! generates for it; the entries before a later tag (what a server that
+//! sorts its keys writes) are read once each into a JSON value, which the
+//! variant's fields then take over (a string without a copy; an object or
+//! array from its value tree). The object is never buffered whole and
+//! decoded again. On the `tools/call` benchmark
+//! this cuts typed decoding by about a tenth against the derived enum.
 //!
 //! Plain structs keep the derived `Deserialize`: with `#[serde(flatten)]` it
 //! decodes known fields directly and buffers only the unknown ones, and a
@@ -114,10 +117,69 @@ where
     deserializer.deserialize_seq(SmallVecVisitor(std::marker::PhantomData))
 }
 
+/// The entries a tagged union's decoder read before it met the tag, each
+/// already decoded once into a [`serde_json::Value`] (a string value is a
+/// `String` that the field takes over without copying). The first few are
+/// kept inline, so that a block whose tag comes last (any server that sorts
+/// its keys writes `{"text": ..., "type": "text"}`) costs no allocation
+/// beyond the values themselves.
+pub(crate) struct Pending<'de> {
+    inline: [Option<(Key<'de>, serde_json::Value)>; PENDING_INLINE],
+    len: usize,
+    spill: Vec<(Key<'de>, serde_json::Value)>,
+}
+
+const PENDING_INLINE: usize = 4;
+
+impl<'de> Pending<'de> {
+    pub(crate) fn new() -> Self {
+        Pending {
+            inline: Default::default(),
+            len: 0,
+            spill: Vec::new(),
+        }
+    }
+
+    pub(crate) fn push(&mut self, key: Key<'de>, value: serde_json::Value) {
+        match self.inline.get_mut(self.len) {
+            Some(slot) => {
+                *slot = Some((key, value));
+                self.len += 1;
+            }
+            None => self.spill.push((key, value)),
+        }
+    }
+
+    /// The entries in the order they were read.
+    pub(crate) fn into_entries(self) -> impl Iterator<Item = (Key<'de>, serde_json::Value)> {
+        self.inline.into_iter().flatten().chain(self.spill)
+    }
+}
+
+/// Decodes a field's value that was read into a [`serde_json::Value`]
+/// before the tag, as the map's error type.
+pub(crate) fn from_pending<'de, T, E>(value: serde_json::Value) -> Result<T, E>
+where
+    T: de::Deserialize<'de>,
+    E: de::Error,
+{
+    #[cfg(test)]
+    FROM_PENDING.with(|n| n.set(n.get() + 1));
+    T::deserialize(value).map_err(E::custom)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many field values [`from_pending`] decoded on this thread: the
+    /// tests check that no other value is decoded twice.
+    static FROM_PENDING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Generates a one-pass `Deserialize` for a struct with an `extra: JsonObject`
 /// field, plus `fn from_map(map)` that reads the remaining entries of a map
-/// (the tagged-enum visitors call it after consuming the tag). For the
-/// members of tagged unions.
+/// and `fn from_entries(pending, map)` that first takes the entries a tagged
+/// union's decoder read before the tag (see [`deserialize_tagged!`]). For
+/// the members of tagged unions.
 ///
 /// Each field is `name: "wireName" => kind`, where kind is `req` (missing is
 /// an error), `opt` (the field is an `Option`; missing or `null` is `None`)
@@ -133,10 +195,39 @@ macro_rules! deserialize_object {
         impl $ty {
             /// Reads the rest of a JSON object into this type.
             pub(crate) fn from_map<'de, A: ::serde::de::MapAccess<'de>>(
+                map: A,
+            ) -> ::std::result::Result<Self, A::Error> {
+                $ty::from_entries($crate::types::de::Pending::new(), map)
+            }
+
+            /// Reads `pending` (entries already decoded into JSON values,
+            /// none of them the tag), then the rest of a JSON object, into
+            /// this type.
+            pub(crate) fn from_entries<'de, A: ::serde::de::MapAccess<'de>>(
+                pending: $crate::types::de::Pending<'de>,
                 mut map: A,
             ) -> ::std::result::Result<Self, A::Error> {
                 $(let mut $field = ::std::option::Option::None;)*
                 let mut extra = $crate::types::JsonObject::new();
+                for (key, value) in pending.into_entries() {
+                    match key.as_str() {
+                        $(
+                            $wire => {
+                                if $field.is_some() {
+                                    return ::std::result::Result::Err(
+                                        <A::Error as ::serde::de::Error>::duplicate_field($wire),
+                                    );
+                                }
+                                $field = ::std::option::Option::Some(
+                                    $crate::types::de::from_pending::<_, A::Error>(value)?,
+                                );
+                            }
+                        )*
+                        _ => {
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
                 while let ::std::option::Option::Some(key) =
                     map.next_key::<$crate::types::de::Key<'de>>()?
                 {
@@ -217,13 +308,21 @@ macro_rules! deserialize_object {
 }
 
 /// Generates `Deserialize` and `fn from_map(map)` for an enum tagged by a
-/// string field, with newtype variants over types that have `from_map`
+/// string field, with newtype variants over types that have `from_entries`
 /// (see [`deserialize_object!`]) and an `Unknown(serde_json::Value)` variant
 /// that keeps any object whose tag is missing or not listed.
 ///
+/// Decoding is one pass whatever the key order. The entries before the tag
+/// are each read once into a JSON value ([`Pending`]); when the tag names a
+/// listed variant, those values move into the variant's fields and the rest
+/// of the object is decoded straight into it. When the tag comes first
+/// (what every SDK writes) nothing is held at all. An unknown or missing
+/// tag keeps the object exactly as received.
+///
 /// A listed tag whose body does not parse is an error, not `Unknown`: the
 /// peer claimed a type we know and broke its contract, and hiding that
-/// would turn a protocol bug into silently missing content.
+/// would turn a protocol bug into silently missing content. So is a second
+/// tag after an unknown one.
 macro_rules! deserialize_tagged {
     (
         $ty:ident, $expecting:literal, $tag:literal,
@@ -234,61 +333,43 @@ macro_rules! deserialize_tagged {
             pub(crate) fn from_map<'de, A: ::serde::de::MapAccess<'de>>(
                 mut map: A,
             ) -> ::std::result::Result<Self, A::Error> {
-                use ::serde::de::Error as _;
-                let first = map.next_key::<$crate::types::de::Key<'de>>()?;
-                let mut object = $crate::types::JsonObject::new();
-                match first {
-                    ::std::option::Option::Some(key) if key.as_str() == $tag => {
-                        // The fast path: the tag comes first, so the body is
-                        // decoded straight into the variant's type.
-                        let tag: $crate::types::de::Key<'de> = map.next_value()?;
-                        match tag.as_str() {
-                            $($val => return <$inner>::from_map(map).map($ty::$variant),)*
-                            _ => {}
-                        }
-                        object.insert(key.into_string(), ::serde_json::Value::String(tag.into_string()));
+                let mut pending = $crate::types::de::Pending::new();
+                while let ::std::option::Option::Some(key) =
+                    map.next_key::<$crate::types::de::Key<'de>>()?
+                {
+                    if key.as_str() != $tag {
+                        let value: ::serde_json::Value = map.next_value()?;
+                        pending.push(key, value);
+                        continue;
                     }
-                    ::std::option::Option::Some(key) => {
+                    let tag: $crate::types::de::Key<'de> = map.next_value()?;
+                    match tag.as_str() {
+                        $($val => return <$inner>::from_entries(pending, map).map($ty::$variant),)*
+                        _ => {}
+                    }
+                    let mut object = $crate::types::JsonObject::new();
+                    for (key, value) in pending.into_entries() {
+                        object.insert(key.into_string(), value);
+                    }
+                    object.insert(key.into_string(), ::serde_json::Value::String(tag.into_string()));
+                    while let ::std::option::Option::Some(key) =
+                        map.next_key::<$crate::types::de::Key<'de>>()?
+                    {
+                        if key.as_str() == $tag {
+                            return ::std::result::Result::Err(
+                                <A::Error as ::serde::de::Error>::duplicate_field($tag),
+                            );
+                        }
                         let value: ::serde_json::Value = map.next_value()?;
                         object.insert(key.into_string(), value);
                     }
-                    ::std::option::Option::None => {}
+                    return ::std::result::Result::Ok($ty::Unknown(::serde_json::Value::Object(object)));
                 }
-                while let ::std::option::Option::Some((key, value)) =
-                    map.next_entry::<::std::string::String, ::serde_json::Value>()?
-                {
-                    object.insert(key, value);
+                let mut object = $crate::types::JsonObject::new();
+                for (key, value) in pending.into_entries() {
+                    object.insert(key.into_string(), value);
                 }
-                let known = match object.get($tag) {
-                    ::std::option::Option::Some(::serde_json::Value::String(tag)) => {
-                        match tag.as_str() {
-                            $($val => true,)*
-                            _ => false,
-                        }
-                    }
-                    ::std::option::Option::Some(_) => {
-                        return ::std::result::Result::Err(A::Error::custom(
-                            concat!("`", $tag, "` must be a string"),
-                        ));
-                    }
-                    ::std::option::Option::None => false,
-                };
-                let value = ::serde_json::Value::Object(object);
-                if !known {
-                    return ::std::result::Result::Ok($ty::Unknown(value));
-                }
-                // The slow path: the tag came later, so the buffered object
-                // is decoded again, now that we know its type.
-                match value.get($tag).and_then(::serde_json::Value::as_str) {
-                    $(
-                        ::std::option::Option::Some($val) => {
-                            <$inner as ::serde::Deserialize>::deserialize(value)
-                                .map($ty::$variant)
-                                .map_err(A::Error::custom)
-                        }
-                    )*
-                    _ => ::std::result::Result::Ok($ty::Unknown(value)),
-                }
+                ::std::result::Result::Ok($ty::Unknown(::serde_json::Value::Object(object)))
             }
         }
 
@@ -385,3 +466,105 @@ macro_rules! open_string_enum {
 }
 
 pub(crate) use {deserialize_object, deserialize_tagged, open_string_enum};
+
+#[cfg(all(test, feature = "proptest"))]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    use super::FROM_PENDING;
+    use crate::strategies::{arb_content_block, arb_reference, arb_sampling_content};
+    use crate::types::{ContentBlock, Reference, SamplingContent};
+
+    /// Every order of `n` keys up to five; past that every rotation and
+    /// every rotation reversed (the tag at every position, before and after
+    /// each other key).
+    fn key_orders(n: usize) -> Vec<Vec<usize>> {
+        fn every(rest: &mut Vec<usize>, done: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+            if rest.is_empty() {
+                out.push(done.clone());
+                return;
+            }
+            for i in 0..rest.len() {
+                let key = rest.remove(i);
+                done.push(key);
+                every(rest, done, out);
+                done.pop();
+                rest.insert(i, key);
+            }
+        }
+        if n <= 5 {
+            let mut out = Vec::new();
+            every(&mut (0..n).collect(), &mut Vec::new(), &mut out);
+            return out;
+        }
+        (0..n)
+            .flat_map(|start| {
+                let rotation: Vec<usize> = (0..n).map(|i| (start + i) % n).collect();
+                let reversed = rotation.iter().rev().copied().collect();
+                [rotation, reversed]
+            })
+            .collect()
+    }
+
+    /// Decodes `block` from every order of its keys, from text (keys
+    /// borrowed), through an `io::Read` (keys owned) and through a
+    /// `serde_json::Value`, and checks that it comes back equal, and that the only values decoded a second time are the
+    /// known fields that came before the tag (read into a JSON value while
+    /// the type was not known yet): never a value after the tag, never the
+    /// block as a whole, never anything of a block of an unknown type. The
+    /// strategies name every unknown field `x_...`.
+    fn check<T>(block: &T, known: bool) -> Result<(), TestCaseError>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+    {
+        let Value::Object(object) = serde_json::to_value(block).expect("blocks encode") else {
+            return Err(TestCaseError::fail("a block is an object"));
+        };
+        let entries: Vec<(String, Value)> = object.into_iter().collect();
+        for order in key_orders(entries.len()) {
+            let reordered: serde_json::Map<String, Value> =
+                order.iter().map(|&i| entries[i].clone()).collect();
+            let text = serde_json::to_string(&reordered).expect("JSON encodes");
+            let ahead = reordered
+                .keys()
+                .take_while(|key| *key != "type")
+                .filter(|key| !key.starts_with("x_"))
+                .count();
+            let expected = if known { ahead } else { 0 };
+            for source in 0..3 {
+                FROM_PENDING.with(|n| n.set(0));
+                let decoded: T = match source {
+                    0 => serde_json::from_str(&text),
+                    1 => serde_json::from_reader(text.as_bytes()),
+                    _ => serde_json::from_value(Value::Object(reordered.clone())),
+                }
+                .map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
+                prop_assert_eq!(&decoded, block, "{}", text);
+                let decoded_twice = FROM_PENDING.with(std::cell::Cell::get);
+                prop_assert_eq!(decoded_twice, expected, "values decoded twice in {}", text);
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn content_blocks_decode_in_one_pass_in_every_key_order(block in arb_content_block()) {
+            let known = !matches!(block, ContentBlock::Unknown(_));
+            check(&block, known)?;
+        }
+
+        #[test]
+        fn sampling_blocks_decode_in_one_pass_in_every_key_order(block in arb_sampling_content()) {
+            let known = !matches!(block, SamplingContent::Unknown(_));
+            check(&block, known)?;
+        }
+
+        #[test]
+        fn references_decode_in_one_pass_in_every_key_order(reference in arb_reference()) {
+            let known = !matches!(reference, Reference::Unknown(_));
+            check(&reference, known)?;
+        }
+    }
+}

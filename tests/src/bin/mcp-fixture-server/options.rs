@@ -34,6 +34,8 @@ Era (see ERAS below):
   --discover-legacy-only       answer server/discover (also in --era legacy) with a
                                DiscoverResult whose supportedVersions are handshake ones.
   --omit-result-type           modern results carry no resultType (complete by default).
+  --sorted-keys                every object in a result has its keys sorted, as a server
+                               that sorts its keys writes them (a content block's type last).
   --bad-result-type            modern tools/call results carry resultType \"mystery\".
   --end-listen-after-ms N      end each subscriptions/listen after N ms with a complete
                                result carrying the subscriptionId.
@@ -197,6 +199,7 @@ pub(crate) struct Options {
     pub(crate) discover_delay: Duration,
     pub(crate) discover_legacy_only: bool,
     pub(crate) omit_result_type: bool,
+    pub(crate) sorted_keys: bool,
     pub(crate) bad_result_type: bool,
     pub(crate) end_listen_after: Option<Duration>,
     pub(crate) expire_sessions: Option<u64>,
@@ -249,6 +252,7 @@ impl Default for Options {
             discover_delay: Duration::ZERO,
             discover_legacy_only: false,
             omit_result_type: false,
+            sorted_keys: false,
             bad_result_type: false,
             end_listen_after: None,
             expire_sessions: None,
@@ -364,6 +368,7 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Co
             }
             "--discover-legacy-only" => options.discover_legacy_only = true,
             "--omit-result-type" => options.omit_result_type = true,
+            "--sorted-keys" => options.sorted_keys = true,
             "--bad-result-type" => options.bad_result_type = true,
             "--end-listen-after-ms" => {
                 options.end_listen_after = Some(Duration::from_millis(number(&flag, &value()?)?));
@@ -494,12 +499,15 @@ mod tests {
             "--discover-delay-ms",
             "250",
             "--omit-result-type",
+            "--sorted-keys",
             "--end-listen-after-ms",
             "5",
         ]);
         assert_eq!(options.era, Era::Modern);
         assert_eq!(options.discover_delay, Duration::from_millis(250));
         assert!(options.omit_result_type);
+        assert!(options.sorted_keys);
+        assert!(!serve(&[]).sorted_keys);
         assert_eq!(options.end_listen_after, Some(Duration::from_millis(5)));
         let legacy = serve(&["--exit-before-initialize", "--probe-noise", "6000"]);
         assert_eq!(legacy.era, Era::Legacy);

@@ -302,6 +302,11 @@ impl Server {
     }
 
     fn answer(&self, id: RequestId, result: Result<Value, ErrorObject>, last: bool) {
+        let result = if self.fixture.options.sorted_keys {
+            result.map(sort_keys)
+        } else {
+            result
+        };
         let message = match result.and_then(|value| {
             Message::response(id.clone(), &value)
                 .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))
@@ -936,6 +941,24 @@ fn get_prompt(params: &Value) -> Result<Value, ErrorObject> {
             "content": {"type": "text", "text": format!("Please greet {who} warmly.")}
         }]
     }))
+}
+
+/// `value` with every object's keys in sorted order.
+fn sort_keys(value: Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k, sort_keys(v)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(sort_keys).collect()),
+        other => other,
+    }
 }
 
 fn text_result(text: &str) -> Value {
