@@ -12,6 +12,7 @@
 
 use std::io::Read;
 
+use mcp_proto::types::json_kind;
 use serde_json::{Map, Value};
 
 use crate::exit::CliError;
@@ -182,24 +183,13 @@ fn parse_documents(documents: &[String]) -> Result<Vec<Value>, CliError> {
                 Value::Object(_) => Ok(value),
                 other => Err(CliError::usage(format!(
                     "{which} must be a JSON object, not {}",
-                    kind(&other)
+                    json_kind(&other)
                 ))
                 .hint(r#"wrap them in an object, e.g. '{"text": "hi"}'"#)
                 .code("invalid_arguments")),
             }
         })
         .collect()
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]
