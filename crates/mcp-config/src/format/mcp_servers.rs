@@ -407,12 +407,14 @@ impl MapReader {
     }
 
     fn entry(&mut self, name: &str, value: &Json, path: &str) -> ParsedEntry {
-        let server = Some(name.to_owned());
         let Some(members) = value.as_object() else {
             return Err(entry_not_an_object(name, path, "a server entry", value));
         };
         let flavor = self.flavor;
-        let mut e = Entry::new(FieldReader::new(members, path, server.clone()), &self.rules);
+        let mut e = Entry::new(
+            FieldReader::new(members, path, Some(name.to_owned())),
+            &self.rules,
+        );
         let (kind, url_key) = read_kind(&mut e.r, flavor);
         let description = e.r.string("description");
         let (timeout_ms, call_timeout_ms) = match flavor {
@@ -446,7 +448,7 @@ impl MapReader {
         if matches!(flavor, Flavor::VsCode | Flavor::Cursor) && e.r.has("envFile") {
             self.warnings.push(Diagnostic::new(
                 Code::IgnoredEnvFile,
-                server.clone(),
+                Some(name.to_owned()),
                 e.r.field_path("envFile"),
                 "`envFile` is not supported and was ignored; list the variables in `env`",
             ));
@@ -520,32 +522,16 @@ impl MapReader {
             }
         }
         let inputs = self.inputs_of(&mut e);
-        // An entry whose transport is unknown was not read through; its
-        // other fields are not "ignored", the entry is.
-        if transport.is_some() {
-            self.ignored.note_unread(&e.r, name);
-        }
-        let Entry { r, mut origins, .. } = e;
-        origins.insert("id", path);
-        origins.insert("name", path);
-        origins.insert("transport", path);
-        match transport {
-            Some(transport) if r.problems.is_empty() => {
-                let mut config = ServerConfig::new(name, transport);
-                config.enabled =
-                    !disabled && (flavor != Flavor::Gemini || self.gemini_lists.enabled(name));
-                config.description = description;
-                config.timeout_ms = timeout_ms;
-                config.call_timeout_ms = call_timeout_ms;
-                config.tools = tools;
-                config.era = era;
-                config.inputs = inputs;
-                config.misplaced_fields = misplaced_fields;
-                config.origins = origins;
-                Ok(config)
-            }
-            _ => Err(EntryError::new(server, r.problems)),
-        }
+        let mut config = e.finish(name, path, transport, &mut self.ignored)?;
+        config.enabled = !disabled && (flavor != Flavor::Gemini || self.gemini_lists.enabled(name));
+        config.description = description;
+        config.timeout_ms = timeout_ms;
+        config.call_timeout_ms = call_timeout_ms;
+        config.tools = tools;
+        config.era = era;
+        config.inputs = inputs;
+        config.misplaced_fields = misplaced_fields;
+        Ok(config)
     }
 
     /// The declared inputs the entry's strings reference, in the order
@@ -592,6 +578,36 @@ impl<'a, 'r> Entry<'a, 'r> {
             origins: Origins::new(),
             rules,
             input_refs: Vec::new(),
+        }
+    }
+
+    /// Ends reading one entry at `path`: the fields nobody read are noted
+    /// as ignored (only when the transport is known: an entry whose
+    /// transport is unknown was not read through, and the entry itself is
+    /// the problem), `id`, `name` and `transport` are placed at `path`, and
+    /// the server is built on `transport` with those origins, or the
+    /// entry's problems are its error.
+    pub(super) fn finish(
+        self,
+        name: &str,
+        path: &str,
+        transport: Option<TransportConfig>,
+        ignored: &mut Ignored,
+    ) -> ParsedEntry {
+        if transport.is_some() {
+            ignored.note_unread(&self.r, name);
+        }
+        let Entry { r, mut origins, .. } = self;
+        origins.insert("id", path);
+        origins.insert("name", path);
+        origins.insert("transport", path);
+        match transport {
+            Some(transport) if r.problems.is_empty() => {
+                let mut config = ServerConfig::new(name, transport);
+                config.origins = origins;
+                Ok(config)
+            }
+            _ => Err(EntryError::new(Some(name.to_owned()), r.problems)),
         }
     }
 

@@ -7,14 +7,11 @@
 
 use crate::diagnostic::Code;
 use crate::json::{FieldReader, Json, join_index, join_key};
-use crate::model::{HttpConfig, OAuthConfig, ServerConfig, StdioConfig, TransportConfig};
+use crate::model::{HttpConfig, OAuthConfig, StdioConfig, TransportConfig};
 
 use super::host::{Ignored, TextRules};
 use super::mcp_servers::{Entry, secret_reference, servers_object};
-use super::{
-    DocumentError, EntryError, Format, ParsedDocument, ParsedEntry, ReadContext,
-    entry_not_an_object,
-};
+use super::{DocumentError, Format, ParsedDocument, ParsedEntry, ReadContext, entry_not_an_object};
 use super::{reject_duplicate_ids, shorten, top_level_not_object};
 
 const KEY: &str = "mcp";
@@ -55,11 +52,13 @@ fn read_entry(
     rules: &TextRules,
     ignored: &mut Ignored,
 ) -> ParsedEntry {
-    let server = Some(name.to_owned());
     let Some(members) = value.as_object() else {
         return Err(entry_not_an_object(name, path, "a server entry", value));
     };
-    let mut e = Entry::new(FieldReader::new(members, path, server.clone()), rules);
+    let mut e = Entry::new(
+        FieldReader::new(members, path, Some(name.to_owned())),
+        rules,
+    );
     let kind = match e.r.string("type").as_deref() {
         Some("local") => Some(true),
         Some("remote") => Some(false),
@@ -120,23 +119,10 @@ fn read_entry(
         }
         None => None,
     };
-    if transport.is_some() {
-        ignored.note_unread(&e.r, name);
-    }
-    let Entry { r, mut origins, .. } = e;
-    origins.insert("id", path);
-    origins.insert("name", path);
-    origins.insert("transport", path);
-    match transport {
-        Some(transport) if r.problems.is_empty() => {
-            let mut config = ServerConfig::new(name, transport);
-            config.enabled = enabled;
-            config.timeout_ms = timeout_ms;
-            config.origins = origins;
-            Ok(config)
-        }
-        _ => Err(EntryError::new(server, r.problems)),
-    }
+    let mut config = e.finish(name, path, transport, ignored)?;
+    config.enabled = enabled;
+    config.timeout_ms = timeout_ms;
+    Ok(config)
 }
 
 /// Reports each of `keys` present in a `this` (local or remote) server:
