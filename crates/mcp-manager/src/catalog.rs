@@ -16,6 +16,7 @@
 
 use std::collections::HashSet;
 use std::fmt;
+use std::future::Future;
 use std::time::Duration;
 
 use mcp_proto::ProtocolVersion;
@@ -25,7 +26,6 @@ use mcp_proto::types::{
     PaginatedRequestParams, Prompt, Resource, ServerCapabilities, Tool,
 };
 use mcp_transport::{CallOptions, Client, ClientError};
-use serde::de::DeserializeOwned;
 
 /// One catalog lifetime: unique within a manager, new on every swap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -284,7 +284,7 @@ pub(crate) async fn list(
             // tools/list to call; the server is ready with zero tools.
             return Ok(Some((Vec::new(), false)));
         }
-        paginate::<ListToolsResult>(client, methods::TOOLS_LIST, limits)
+        paginate::<ListToolsResult>(client, limits)
             .await
             .map(|(tools, truncated)| Some((dedup_tools(server, tools), truncated)))
     };
@@ -297,8 +297,8 @@ pub(crate) async fn list(
         }
         Some(optional(
             server,
-            "resources/list",
-            paginate::<ListResourcesResult>(client, methods::RESOURCES_LIST, limits).await,
+            methods::RESOURCES_LIST,
+            paginate::<ListResourcesResult>(client, limits).await,
         ))
     };
     let prompts = async {
@@ -310,8 +310,8 @@ pub(crate) async fn list(
         }
         Some(optional(
             server,
-            "prompts/list",
-            paginate::<ListPromptsResult>(client, methods::PROMPTS_LIST, limits).await,
+            methods::PROMPTS_LIST,
+            paginate::<ListPromptsResult>(client, limits).await,
         ))
     };
     let (tools, resources, prompts) = tokio::join!(tools, resources, prompts);
@@ -355,14 +355,30 @@ fn dedup_tools(server: &str, tools: Vec<Tool>) -> Vec<Tool> {
     tools
 }
 
-/// A paginated list result.
-trait Page: DeserializeOwned {
+/// A paginated list result, and the client's typed helper that asks for
+/// one page of it.
+trait Page: Sized {
     type Item;
+    /// The method, for logs.
+    const METHOD: &'static str;
+    fn fetch<'a>(
+        client: &'a Client,
+        params: &'a PaginatedRequestParams,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<Self, ClientError>> + Send + 'a;
     fn into_parts(self) -> (Vec<Self::Item>, Option<String>);
 }
 
 impl Page for ListToolsResult {
     type Item = Tool;
+    const METHOD: &'static str = methods::TOOLS_LIST;
+    fn fetch<'a>(
+        client: &'a Client,
+        params: &'a PaginatedRequestParams,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<Self, ClientError>> + Send + 'a {
+        client.list_tools_with(params, options)
+    }
     fn into_parts(self) -> (Vec<Tool>, Option<String>) {
         (self.tools, self.next_cursor)
     }
@@ -370,6 +386,14 @@ impl Page for ListToolsResult {
 
 impl Page for ListResourcesResult {
     type Item = Resource;
+    const METHOD: &'static str = methods::RESOURCES_LIST;
+    fn fetch<'a>(
+        client: &'a Client,
+        params: &'a PaginatedRequestParams,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<Self, ClientError>> + Send + 'a {
+        client.list_resources_with(params, options)
+    }
     fn into_parts(self) -> (Vec<Resource>, Option<String>) {
         (self.resources, self.next_cursor)
     }
@@ -377,6 +401,14 @@ impl Page for ListResourcesResult {
 
 impl Page for ListPromptsResult {
     type Item = Prompt;
+    const METHOD: &'static str = methods::PROMPTS_LIST;
+    fn fetch<'a>(
+        client: &'a Client,
+        params: &'a PaginatedRequestParams,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<Self, ClientError>> + Send + 'a {
+        client.list_prompts_with(params, options)
+    }
     fn into_parts(self) -> (Vec<Prompt>, Option<String>) {
         (self.prompts, self.next_cursor)
     }
@@ -386,9 +418,9 @@ impl Page for ListPromptsResult {
 /// limit (then the result is truncated) or a repeated cursor (an error).
 async fn paginate<P: Page>(
     client: &Client,
-    method: &str,
     limits: ListLimits,
 ) -> Result<(Vec<P::Item>, bool), ListError> {
+    let method = P::METHOD;
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
@@ -400,8 +432,7 @@ async fn paginate<P: Page>(
             timeout: Some(limits.page_timeout),
             ..CallOptions::default()
         };
-        let page: P = client
-            .request(method, Some(&params), options)
+        let page = P::fetch(client, &params, options)
             .await
             .map_err(ListError::Client)?;
         let (page_items, next) = page.into_parts();

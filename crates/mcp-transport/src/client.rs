@@ -1034,6 +1034,210 @@ impl Client {
             .await
     }
 
+    /// One page of `tools/list` (MCP "Server/Tools", "Listing Tools") with
+    /// full parameters and per-call options.
+    pub async fn list_tools_with(
+        &self,
+        params: &PaginatedRequestParams,
+        options: CallOptions,
+    ) -> Result<ListToolsResult, ClientError> {
+        self.request(methods::TOOLS_LIST, Some(params), options)
+            .await
+    }
+
+    /// One page of `resources/list` (MCP "Server/Resources", "Listing
+    /// Resources"); `cursor` is the previous page's `nextCursor`.
+    pub async fn list_resources(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<mcp_proto::types::ListResourcesResult, ClientError> {
+        self.list_resources_with(
+            &PaginatedRequestParams::page(cursor),
+            CallOptions::default(),
+        )
+        .await
+    }
+
+    /// `resources/list` with full parameters and per-call options.
+    pub async fn list_resources_with(
+        &self,
+        params: &PaginatedRequestParams,
+        options: CallOptions,
+    ) -> Result<mcp_proto::types::ListResourcesResult, ClientError> {
+        self.request(methods::RESOURCES_LIST, Some(params), options)
+            .await
+    }
+
+    /// One page of `resources/templates/list` (MCP "Server/Resources",
+    /// "Resource Templates").
+    pub async fn list_resource_templates(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<mcp_proto::types::ListResourceTemplatesResult, ClientError> {
+        self.list_resource_templates_with(
+            &PaginatedRequestParams::page(cursor),
+            CallOptions::default(),
+        )
+        .await
+    }
+
+    /// `resources/templates/list` with full parameters and per-call options.
+    pub async fn list_resource_templates_with(
+        &self,
+        params: &PaginatedRequestParams,
+        options: CallOptions,
+    ) -> Result<mcp_proto::types::ListResourceTemplatesResult, ClientError> {
+        self.request(methods::RESOURCES_TEMPLATES_LIST, Some(params), options)
+            .await
+    }
+
+    /// `resources/read` of one URI (MCP "Server/Resources", "Reading
+    /// Resources"): its contents, text or base64 blobs, possibly several.
+    pub async fn read_resource(
+        &self,
+        uri: &str,
+    ) -> Result<mcp_proto::types::ReadResourceResult, ClientError> {
+        let params = mcp_proto::types::ReadResourceRequestParams {
+            uri: uri.to_owned(),
+            ..Default::default()
+        };
+        self.read_resource_with(&params, CallOptions::default())
+            .await
+    }
+
+    /// `resources/read` with full parameters and per-call options. In the
+    /// stateless era its input rounds run as for [`Client::request_raw`].
+    pub async fn read_resource_with(
+        &self,
+        params: &mcp_proto::types::ReadResourceRequestParams,
+        options: CallOptions,
+    ) -> Result<mcp_proto::types::ReadResourceResult, ClientError> {
+        self.request(methods::RESOURCES_READ, Some(params), options)
+            .await
+    }
+
+    /// `resources/subscribe` (MCP "Server/Resources", "Subscriptions";
+    /// handshake era only): the server sends
+    /// `notifications/resources/updated` for `uri` from now on. Refused
+    /// by the session when the server did not declare `resources.subscribe`.
+    pub async fn subscribe_resource(&self, uri: &str) -> Result<(), ClientError> {
+        let params = mcp_proto::types::SubscribeRequestParams {
+            uri: uri.to_owned(),
+            ..Default::default()
+        };
+        self.request::<_, EmptyResult>(
+            methods::RESOURCES_SUBSCRIBE,
+            Some(&params),
+            CallOptions::default(),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// `resources/unsubscribe`: ends a [`Client::subscribe_resource`].
+    pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), ClientError> {
+        let params = mcp_proto::types::UnsubscribeRequestParams {
+            uri: uri.to_owned(),
+            ..Default::default()
+        };
+        self.request::<_, EmptyResult>(
+            methods::RESOURCES_UNSUBSCRIBE,
+            Some(&params),
+            CallOptions::default(),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// One page of `prompts/list` (MCP "Server/Prompts", "Listing Prompts").
+    pub async fn list_prompts(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<mcp_proto::types::ListPromptsResult, ClientError> {
+        self.list_prompts_with(
+            &PaginatedRequestParams::page(cursor),
+            CallOptions::default(),
+        )
+        .await
+    }
+
+    /// `prompts/list` with full parameters and per-call options.
+    pub async fn list_prompts_with(
+        &self,
+        params: &PaginatedRequestParams,
+        options: CallOptions,
+    ) -> Result<mcp_proto::types::ListPromptsResult, ClientError> {
+        self.request(methods::PROMPTS_LIST, Some(params), options)
+            .await
+    }
+
+    /// `prompts/get` (MCP "Server/Prompts", "Getting a Prompt"): the
+    /// prompt's messages with its arguments filled in (values are strings).
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<std::collections::BTreeMap<String, String>>,
+    ) -> Result<mcp_proto::types::GetPromptResult, ClientError> {
+        let params = mcp_proto::types::GetPromptRequestParams {
+            name: name.to_owned(),
+            arguments,
+            ..Default::default()
+        };
+        self.get_prompt_with(&params, CallOptions::default()).await
+    }
+
+    /// `prompts/get` with full parameters and per-call options. In the
+    /// stateless era its input rounds run as for [`Client::request_raw`].
+    pub async fn get_prompt_with(
+        &self,
+        params: &mcp_proto::types::GetPromptRequestParams,
+        options: CallOptions,
+    ) -> Result<mcp_proto::types::GetPromptResult, ClientError> {
+        self.request(methods::PROMPTS_GET, Some(params), options)
+            .await
+    }
+
+    /// `completion/complete` (MCP "Server/Utilities/Completion"): values
+    /// for a prompt's argument or a resource template's variable. Refused
+    /// by the session when the server did not declare `completions`.
+    pub async fn complete(
+        &self,
+        params: &mcp_proto::types::CompleteRequestParams,
+    ) -> Result<mcp_proto::types::CompleteResult, ClientError> {
+        self.complete_with(params, CallOptions::default()).await
+    }
+
+    /// `completion/complete` with per-call options.
+    pub async fn complete_with(
+        &self,
+        params: &mcp_proto::types::CompleteRequestParams,
+        options: CallOptions,
+    ) -> Result<mcp_proto::types::CompleteResult, ClientError> {
+        self.request(methods::COMPLETION_COMPLETE, Some(params), options)
+            .await
+    }
+
+    /// `logging/setLevel` (MCP "Server/Utilities/Logging"; handshake era
+    /// only, the stateless era sets the level per request in `_meta`): the
+    /// least severe `notifications/message` the server should send.
+    pub async fn set_logging_level(
+        &self,
+        level: mcp_proto::types::LoggingLevel,
+    ) -> Result<(), ClientError> {
+        let params = mcp_proto::types::SetLevelRequestParams {
+            level,
+            meta: None,
+            extra: JsonObject::new(),
+        };
+        self.request::<_, EmptyResult>(
+            methods::LOGGING_SET_LEVEL,
+            Some(&params),
+            CallOptions::default(),
+        )
+        .await
+        .map(|_| ())
+    }
+
     /// Closes the connection politely and waits until the transport is
     /// closed. Pending calls fail with [`ClientError::Closed`].
     pub async fn close(&self) {

@@ -19,10 +19,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mcp_proto::methods;
 use mcp_proto::types::{
-    ContentBlock, EmbeddedResource, JsonObject, ReadResourceRequestParams, ReadResourceResult,
-    ResourceContents,
+    ContentBlock, EmbeddedResource, JsonObject, ReadResourceRequestParams, ResourceContents,
 };
 use mcp_transport::{CallOptions, ClientError};
 use serde_json::{Map, Value, json};
@@ -428,7 +426,7 @@ async fn read(inner: &Arc<Inner>, server: &str, uri: &str, call: &ToolCall) -> T
     let answer = tokio::select! {
         biased;
         () = call.cancel.cancelled() => return ToolOutcome::Cancelled,
-        answer = client.request::<_, ReadResourceResult>(methods::RESOURCES_READ, Some(&params), options) => answer,
+        answer = client.read_resource_with(&params, options) => answer,
     };
     match answer {
         Ok(result) => {
