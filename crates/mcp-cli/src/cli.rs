@@ -144,6 +144,54 @@ pub(crate) enum Command {
         adhoc: AdHocArgs,
     },
 
+    /// List the resources of ready servers (all, or SERVER's): server, URI, name, MIME type (exit 3 if a server failed)
+    Resources {
+        /// Only this server's resources
+        server: Option<String>,
+        /// Exit 0 even when a configured server failed
+        #[arg(long)]
+        allow_failures: bool,
+        #[command(flatten)]
+        adhoc: AdHocArgs,
+    },
+
+    /// Read a resource: text is printed, binary contents are saved with --output (or piped)
+    Read {
+        /// The server's id
+        server: String,
+        /// The resource's URI (as `mcpctl resources` shows it)
+        uri: String,
+        /// Write the contents, exactly as read, to FILE instead of stdout
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        adhoc: AdHocArgs,
+    },
+
+    /// List the prompts of ready servers (all, or SERVER's): server, name, arguments, description (exit 3 if a server failed)
+    Prompts {
+        /// Only this server's prompts
+        server: Option<String>,
+        /// Exit 0 even when a configured server failed
+        #[arg(long)]
+        allow_failures: bool,
+        #[command(flatten)]
+        adhoc: AdHocArgs,
+    },
+
+    /// Get a prompt with key=value arguments and print its messages
+    Prompt {
+        /// The server's id
+        server: String,
+        /// The prompt's name (as `mcpctl prompts` shows it)
+        name: String,
+        /// key=value pairs, one per argument (values are strings)
+        #[arg(value_name = "KEY=VALUE")]
+        arguments: Vec<String>,
+        #[command(flatten)]
+        adhoc: AdHocArgs,
+    },
+
     /// Add a server to the store: `add NAME -- COMMAND ARGS...` or `add NAME --url URL`
     Add(Box<AddArgs>),
 

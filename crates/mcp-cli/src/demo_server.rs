@@ -7,13 +7,15 @@
 //!   Negotiation): a requested version this build supports is echoed,
 //!   anything else is answered with the newest handshake version and the
 //!   client decides. Every other request before `initialize` is refused.
-//! - `ping`, `tools/list` and `tools/call` are answered; other methods get
-//!   `-32601`. A line that is not JSON gets `-32700`, JSON that is not a
+//! - `ping`, `tools/list`, `tools/call`, `resources/list`,
+//!   `resources/read`, `prompts/list` and `prompts/get` are answered;
+//!   other methods get `-32601`. A line that is not JSON gets `-32700`, JSON that is not a
 //!   message gets `-32600`, both with a null id (JSON-RPC 2.0 §5.1).
 //! - Batches are answered as batches under 2025-03-26, the only version
 //!   that has them, and refused under the others.
 //!
-//! The tools live in [`crate::demo_tools`]. The server exits when stdin
+//! The tools live in [`crate::demo_tools`], the resources and the prompt
+//! in [`crate::demo_catalog`]. The server exits when stdin
 //! ends, as stdio servers should.
 
 use std::io::{self, Read, Write};
@@ -21,16 +23,18 @@ use std::io::{self, Read, Write};
 use mcp_proto::codec::ndjson::{self, NdjsonDecoder, NdjsonError};
 use mcp_proto::jsonrpc::{Request, error_codes};
 use mcp_proto::types::{
-    CallToolRequestParams, Implementation, InitializeRequestParams, InitializeResult,
-    ListChangedCapability, ListToolsResult, ServerCapabilities,
+    CallToolRequestParams, GetPromptRequestParams, Implementation, InitializeRequestParams,
+    InitializeResult, ListChangedCapability, ListToolsResult, ReadResourceRequestParams,
+    ResourcesCapability, ServerCapabilities,
 };
 use mcp_proto::{ErrorObject, Frame, Message, ProtocolVersion, methods};
 use serde::Serialize;
 
-use crate::demo_tools;
+use crate::{demo_catalog, demo_tools};
 
 /// What the server tells clients about itself (`instructions`).
-const INSTRUCTIONS: &str = "Built-in demo server of mcpctl: echo, add, current_time, word_count and tiny_image. \
+const INSTRUCTIONS: &str = "Built-in demo server of mcpctl: echo, add, current_time, word_count and tiny_image; \
+two resources (demo://about, demo://tiny-image.png) and the prompt try_tool. \
 No network, no files; every tool is read-only.";
 
 /// Serves one session on stdin/stdout until stdin ends.
@@ -194,6 +198,16 @@ impl DemoServer {
                         })?;
                 respond(id, &result)
             }
+            methods::RESOURCES_LIST => respond(id, &demo_catalog::resources()),
+            methods::RESOURCES_READ => {
+                let params: ReadResourceRequestParams = decode(params, "resources/read")?;
+                respond(id, &demo_catalog::read(&params.uri)?)
+            }
+            methods::PROMPTS_LIST => respond(id, &demo_catalog::prompts()),
+            methods::PROMPTS_GET => {
+                let params: GetPromptRequestParams = decode(params, "prompts/get")?;
+                respond(id, &demo_catalog::get_prompt(&params, self.negotiated())?)
+            }
             _ => Err(ErrorObject::method_not_found(&method)),
         }
     }
@@ -220,6 +234,11 @@ fn initialize_result(version: ProtocolVersion) -> InitializeResult {
                 list_changed: Some(false),
                 ..ListChangedCapability::default()
             }),
+            resources: Some(ResourcesCapability::default()),
+            prompts: Some(ListChangedCapability {
+                list_changed: Some(false),
+                ..ListChangedCapability::default()
+            }),
             ..ServerCapabilities::default()
         },
         server_info: Implementation {
@@ -229,6 +248,12 @@ fn initialize_result(version: ProtocolVersion) -> InitializeResult {
         instructions: Some(INSTRUCTIONS.to_owned()),
         ..InitializeResult::default()
     }
+}
+
+/// A request's parameters as `T`, or "invalid params" naming the method.
+fn decode<T: serde::de::DeserializeOwned>(params: &str, method: &str) -> Result<T, ErrorObject> {
+    serde_json::from_str(params)
+        .map_err(|e| ErrorObject::invalid_params(format!("invalid {method} params: {e}")))
 }
 
 fn respond(id: mcp_proto::RequestId, result: &impl Serialize) -> Result<Message, ErrorObject> {
@@ -300,7 +325,7 @@ mod tests {
             "this is not json",
             r#"{"not":"a message"}"#,
             INIT,
-            r#"{"jsonrpc":"2.0","id":2,"method":"resources/list"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tasks/list"}"#,
             r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope"}}"#,
             r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"arguments":{}}}"#,
             r#"{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
@@ -334,6 +359,32 @@ mod tests {
         ]);
         assert_eq!(answers[1][0]["id"], 2);
         assert_eq!(answers[1][1]["id"], 3);
+    }
+
+    #[test]
+    fn lists_and_reads_resources_and_gets_the_prompt() {
+        let answers = exchange(&[
+            INIT,
+            r#"{"jsonrpc":"2.0","id":2,"method":"resources/list"}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"demo://tiny-image.png"}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"demo://nope"}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"try_tool","arguments":{"tool":"echo"}}}"#,
+            r#"{"jsonrpc":"2.0","id":6,"method":"prompts/get","params":{"name":"try_tool","arguments":{"tool":"rm"}}}"#,
+        ]);
+        let capabilities = &answers[0]["result"]["capabilities"];
+        assert!(capabilities["resources"].is_object(), "{capabilities}");
+        assert!(capabilities["prompts"].is_object(), "{capabilities}");
+        assert_eq!(answers[1]["result"]["resources"][0]["uri"], "demo://about");
+        assert_eq!(
+            answers[2]["result"]["contents"][0]["blob"],
+            demo_tools::TINY_PNG_BASE64
+        );
+        assert_eq!(answers[3]["error"]["code"], error_codes::RESOURCE_NOT_FOUND);
+        let text = answers[4]["result"]["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap();
+        assert!(text.contains("`echo`"), "{text}");
+        assert_eq!(answers[5]["error"]["code"], error_codes::INVALID_PARAMS);
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod approval;
 mod arguments;
 mod call;
 mod cli;
+mod demo_catalog;
 mod demo_server;
 mod demo_tools;
 mod exit;
@@ -20,6 +21,9 @@ mod inputs;
 mod interrupt;
 mod login;
 mod output;
+mod prompts_cmd;
+mod ready;
+mod resources_cmd;
 mod retry;
 mod runtime;
 mod servers;
@@ -74,7 +78,11 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         | Command::Tools { adhoc, .. }
         | Command::Call { adhoc, .. }
         | Command::Retry { adhoc, .. }
-        | Command::Watch { adhoc } => adhoc.clone(),
+        | Command::Watch { adhoc }
+        | Command::Resources { adhoc, .. }
+        | Command::Read { adhoc, .. }
+        | Command::Prompts { adhoc, .. }
+        | Command::Prompt { adhoc, .. } => adhoc.clone(),
         _ => cli::AdHocArgs::default(),
     };
     let sources = SourceOptions {
@@ -87,6 +95,10 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
             cli.command,
             Command::Tools { .. }
                 | Command::Call { .. }
+                | Command::Resources { .. }
+                | Command::Read { .. }
+                | Command::Prompts { .. }
+                | Command::Prompt { .. }
                 | Command::Watch { .. }
                 | Command::Retry { .. }
         ),
@@ -132,6 +144,46 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
             };
             block_on(call::run(request, &sources, output))
         }
+        Command::Resources {
+            server,
+            allow_failures,
+            ..
+        } => block_on(resources_cmd::list(
+            server.as_deref(),
+            allow_failures,
+            &sources,
+            output,
+        )),
+        Command::Read {
+            server,
+            uri,
+            output: file,
+            ..
+        } => block_on(resources_cmd::read(
+            &server,
+            &uri,
+            file.as_deref(),
+            &sources,
+            output,
+        )),
+        Command::Prompts {
+            server,
+            allow_failures,
+            ..
+        } => block_on(prompts_cmd::list(
+            server.as_deref(),
+            allow_failures,
+            &sources,
+            output,
+        )),
+        Command::Prompt {
+            server,
+            name,
+            arguments,
+            ..
+        } => block_on(prompts_cmd::get(
+            &server, &name, &arguments, &sources, output,
+        )),
         Command::Retry { server, .. } => block_on(retry::run(&server, &sources, output)),
         Command::Watch { .. } => block_on(watch::run(&sources, output)),
         Command::Login { server, timeout } => block_on(login::login(

@@ -1,0 +1,331 @@
+//! `mcpctl prompts [SERVER]` and `mcpctl prompt SERVER NAME [KEY=VALUE...]`: the prompts servers offer (MCP "Server/Prompts"), and getting one.
+//!
+//! `prompts` shows the prompts each ready server listed when it connected:
+//! server, name, arguments (`name`, `style?` for one not required) and
+//! description. `--json` prints an array:
+//!
+//! ```json
+//! {"server": "demo", "name": "try_tool", "title": "Try a demo tool",
+//!  "description": "...", "arguments": [{"name": "tool", "description": "...", "required": true}]}
+//! ```
+//!
+//! `prompt` checks the arguments against the listed prompt before
+//! anything is sent (an unknown prompt or argument gets a "did you mean",
+//! a missing required one is named), gets it (`prompts/get`) and prints
+//! each message under its role, text with control characters escaped
+//! (line breaks and tabs kept), other content as a note or JSON. `--json`
+//! prints the result as the server sent it.
+//!
+//! Exit status as for `call`: 2 for usage errors and unknown names, 3 when
+//! the server could not be reached, 1 when it answered with an error, 130
+//! on Ctrl-C.
+
+use std::collections::BTreeMap;
+
+use mcp_proto::types::{ContentBlock, GetPromptRequestParams, Prompt, Role};
+use serde::Serialize;
+
+use crate::exit::{CliError, Exit};
+use crate::output::{self, Output, Paint, Table, line, one_line};
+use crate::runtime::{Runtime, Select};
+use crate::sources::SourceOptions;
+
+/// One prompt's row.
+#[derive(Debug, Serialize)]
+struct PromptRow {
+    server: String,
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    arguments: Vec<ArgumentRow>,
+}
+
+/// One argument of a prompt.
+#[derive(Debug, Serialize)]
+struct ArgumentRow {
+    name: String,
+    description: Option<String>,
+    required: bool,
+}
+
+/// `mcpctl prompts`.
+pub(crate) async fn list(
+    server: Option<&str>,
+    allow_failures: bool,
+    options: &SourceOptions,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    let runtime = Runtime::start(options, server.map_or(Select::All, Select::One)).await?;
+    runtime.settle().await;
+    let result = list_ready(&runtime, server, allow_failures, output);
+    runtime.close().await;
+    result
+}
+
+fn list_ready(
+    runtime: &Runtime,
+    only: Option<&str>,
+    allow_failures: bool,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    let ready = crate::ready::catalogs(runtime, only, "prompts are")?;
+    let mut rows = Vec::new();
+    for (id, catalog) in &ready.catalogs {
+        for prompt in catalog.prompts().unwrap_or_default() {
+            rows.push(PromptRow {
+                server: id.clone(),
+                name: prompt.name.clone(),
+                title: prompt.title.clone(),
+                description: prompt.description.clone(),
+                arguments: prompt
+                    .arguments
+                    .iter()
+                    .flatten()
+                    .map(|argument| ArgumentRow {
+                        name: argument.name.clone(),
+                        description: argument.description.clone(),
+                        required: argument.required == Some(true),
+                    })
+                    .collect(),
+            });
+        }
+    }
+    let printed = if output.json {
+        output.json(&rows)
+    } else if rows.is_empty() {
+        output.text("no prompts to list\n")
+    } else {
+        let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+        let mut table = Table::new(&["server", "prompt", "arguments", "description"]);
+        for row in &rows {
+            let arguments: Vec<String> = row
+                .arguments
+                .iter()
+                .map(|a| format!("{}{}", a.name, if a.required { "" } else { "?" }))
+                .collect();
+            let description = row.description.as_deref().unwrap_or("");
+            let description = if terminal {
+                one_line(description, 72)
+            } else {
+                description.split_whitespace().collect::<Vec<_>>().join(" ")
+            };
+            table.painted_row(vec![
+                (row.server.clone(), None),
+                (row.name.clone(), Some(Paint::Bold)),
+                (arguments.join(", "), None),
+                (description, Some(Paint::Dim)),
+            ]);
+        }
+        output.text(&table.render(output))
+    };
+    printed.map_err(stdout_error)?;
+    Ok(ready.exit(allow_failures))
+}
+
+/// `key=value` words as a map; a word without `=` or a key given twice is
+/// a usage error.
+fn pairs(words: &[String], server: &str) -> Result<BTreeMap<String, String>, CliError> {
+    let mut map = BTreeMap::new();
+    for word in words {
+        let Some((key, value)) = word.split_once('=').filter(|(key, _)| !key.is_empty()) else {
+            return Err(
+                CliError::usage(format!("`{}` is not KEY=VALUE", line(word)))
+                    .code("invalid_arguments")
+                    .server(server),
+            );
+        };
+        if map.insert(key.to_owned(), value.to_owned()).is_some() {
+            return Err(
+                CliError::usage(format!("argument `{}` is given twice", line(key)))
+                    .code("invalid_arguments")
+                    .server(server),
+            );
+        }
+    }
+    Ok(map)
+}
+
+/// The listed prompt `name`, or the error with a "did you mean". `None`
+/// when the server's prompts were not listed (then the server decides).
+fn find_prompt<'a>(
+    prompts: Option<&'a [Prompt]>,
+    server: &str,
+    name: &str,
+) -> Result<Option<&'a Prompt>, CliError> {
+    let Some(prompts) = prompts else {
+        return Ok(None);
+    };
+    if let Some(prompt) = prompts.iter().find(|p| p.name == name) {
+        return Ok(Some(prompt));
+    }
+    let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+    let hint = if names.is_empty() {
+        format!("server `{server}` lists no prompts")
+    } else {
+        let guess = crate::suggest::closest(name, names.iter().copied())
+            .map_or_else(String::new, |known| {
+                format!("did you mean `{}`? ", line(known))
+            });
+        let names: Vec<_> = names.iter().map(|n| line(n)).collect();
+        format!("{guess}its prompts: {}", names.join(", "))
+    };
+    Err(
+        CliError::usage(format!("server `{server}` has no prompt `{}`", line(name)))
+            .hint(hint)
+            .code("unknown_prompt")
+            .server(server),
+    )
+}
+
+/// Checks that every name in `keys` is one of `prompt`'s arguments.
+fn check_known<'k>(
+    prompt: &Prompt,
+    keys: impl IntoIterator<Item = &'k str>,
+    server: &str,
+) -> Result<(), CliError> {
+    let declared: Vec<&str> = prompt
+        .arguments
+        .iter()
+        .flatten()
+        .map(|a| a.name.as_str())
+        .collect();
+    for key in keys {
+        if declared.contains(&key) {
+            continue;
+        }
+        let guess = crate::suggest::closest(key, declared.iter().copied())
+            .map_or_else(String::new, |known| {
+                format!("did you mean `{}`? ", line(known))
+            });
+        let names = if declared.is_empty() {
+            "none".to_owned()
+        } else {
+            declared
+                .iter()
+                .map(|n| line(n))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(CliError::usage(format!(
+            "prompt `{}` has no argument `{}`; nothing was sent",
+            line(&prompt.name),
+            line(key)
+        ))
+        .hint(format!("{guess}its arguments: {names}"))
+        .code("invalid_arguments")
+        .server(server));
+    }
+    Ok(())
+}
+
+/// Checks `arguments` against what `prompt` declares: every key is one of
+/// its arguments, every required one is given.
+fn check_arguments(
+    prompt: &Prompt,
+    arguments: &BTreeMap<String, String>,
+    server: &str,
+) -> Result<(), CliError> {
+    check_known(prompt, arguments.keys().map(String::as_str), server)?;
+    let missing: Vec<String> = prompt
+        .arguments
+        .iter()
+        .flatten()
+        .filter(|a| a.required == Some(true) && !arguments.contains_key(&a.name))
+        .map(|a| format!("`{}`", line(&a.name)))
+        .collect();
+    if !missing.is_empty() {
+        return Err(CliError::usage(format!(
+            "prompt `{}` needs {}; nothing was sent",
+            line(&prompt.name),
+            missing.join(", ")
+        ))
+        .hint(format!(
+            "`mcpctl prompt {server} {} {}=VALUE`",
+            line(&prompt.name),
+            missing.first().map_or("KEY", |m| m.trim_matches('`'))
+        ))
+        .code("invalid_arguments")
+        .server(server));
+    }
+    Ok(())
+}
+
+/// `mcpctl prompt`.
+pub(crate) async fn get(
+    server: &str,
+    name: &str,
+    words: &[String],
+    options: &SourceOptions,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    // Malformed pairs are found before anything starts.
+    let arguments = pairs(words, server)?;
+    let runtime = Runtime::start(options, Select::One(server)).await?;
+    runtime.settle().await;
+    let result = get_ready(&runtime, server, name, arguments, output).await;
+    runtime.close().await;
+    result
+}
+
+async fn get_ready(
+    runtime: &Runtime,
+    server: &str,
+    name: &str,
+    arguments: BTreeMap<String, String>,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    let (client, catalog, options) = crate::ready::client(runtime, server)?;
+    if let Some(prompt) = find_prompt(catalog.prompts(), server, name)? {
+        check_arguments(prompt, &arguments, server)?;
+    }
+    let params = GetPromptRequestParams {
+        name: name.to_owned(),
+        arguments: (!arguments.is_empty()).then_some(arguments),
+        ..GetPromptRequestParams::default()
+    };
+    // Ctrl-C drops this future with the command, which cancels the request
+    // on the wire (see `crate::interrupt`).
+    let result = client
+        .get_prompt_with(&params, options)
+        .await
+        .map_err(|error| {
+            crate::ready::request_error(server, &format!("get prompt `{}`", line(name)), &error)
+        })?;
+    if output.json {
+        output.json(&result).map_err(stdout_error)?;
+        return Ok(Exit::Success);
+    }
+    let mut text = String::new();
+    if let Some(description) = &result.description {
+        text.push_str(&output.paint(Paint::Dim, &format!("# {}", line(description))));
+        text.push('\n');
+    }
+    for message in &result.messages {
+        let role = match message.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        text.push_str(&output.paint(Paint::Bold, &format!("{role}:")));
+        text.push('\n');
+        let shown = match &message.content {
+            ContentBlock::Text(t) => output::block(&t.text).into_owned(),
+            ContentBlock::Image(image) => {
+                output.paint(Paint::Dim, &format!("[image: {}]", line(&image.mime_type)))
+            }
+            ContentBlock::Audio(audio) => {
+                output.paint(Paint::Dim, &format!("[audio: {}]", line(&audio.mime_type)))
+            }
+            other => output::to_json(other).unwrap_or_default(),
+        };
+        text.push_str(&shown);
+        if !shown.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    output.text(&text).map_err(stdout_error)?;
+    Ok(Exit::Success)
+}
+
+fn stdout_error(e: std::io::Error) -> CliError {
+    CliError::usage(format!("cannot write to stdout: {e}"))
+}

@@ -1,0 +1,171 @@
+//! The ready servers of a run, for the commands that list or use what one server offers (`resources`, `read`, `prompts`, `prompt`, `complete`).
+//!
+//! The same rules as `tools` and `call`: with one SERVER, its
+//! configuration error or status is the command's error (exit 2 or 3, the
+//! manager's code); over every server, the ones not ready are named in
+//! one note on stderr and a failed one makes the exit status 3 unless
+//! `--allow-failures`.
+
+use std::sync::Arc;
+
+use mcp_config::DiscoveryEntry;
+use mcp_manager::{Catalog, ErrorCode, ServerStatus};
+use mcp_transport::{CallOptions, Client};
+
+use crate::exit::{CliError, Exit};
+use crate::output::line;
+use crate::runtime::{self, Runtime};
+
+/// The catalogs of the ready servers, in source order.
+#[derive(Debug)]
+pub(crate) struct Ready {
+    /// `(server id, catalog)` for each ready server.
+    pub(crate) catalogs: Vec<(String, Arc<Catalog>)>,
+    /// How many configured servers failed (not counting untrusted or
+    /// disabled ones).
+    failed: usize,
+}
+
+impl Ready {
+    /// The exit status of a listing over these servers.
+    pub(crate) fn exit(&self, allow_failures: bool) -> Exit {
+        crate::servers::failures_exit(self.failed, allow_failures)
+    }
+}
+
+/// The error for `id` when it is not usable: a configuration error, a
+/// status other than connected, or no such server.
+fn check(runtime: &Runtime, id: &str) -> Result<(), CliError> {
+    let source = runtime.manager.source(id);
+    let path = source.as_ref().and_then(|s| s.path.as_deref());
+    if let Some(error) = runtime.config_error(id) {
+        return Err(runtime::server_error(id, error, path));
+    }
+    match runtime.manager.status(id) {
+        Some(status) if status.is_connected() => Ok(()),
+        Some(status) => Err(runtime::server_failure(id, &status, path)),
+        None => Err(CliError::usage(format!("no server with id `{id}`"))
+            .code("unknown_server")
+            .server(id)),
+    }
+}
+
+/// The ready servers' catalogs (all, or `only`'s), with the note about the
+/// others on stderr. `what` names what is listed, for the note.
+pub(crate) fn catalogs(
+    runtime: &Runtime,
+    only: Option<&str>,
+    what: &str,
+) -> Result<Ready, CliError> {
+    if let Some(id) = only {
+        check(runtime, id)?;
+    }
+    let mut catalogs = Vec::new();
+    let mut not_ready = Vec::new();
+    let mut failed = 0;
+    for entry in &runtime.report.entries {
+        let Some(id) = entry.server_id() else {
+            continue;
+        };
+        if matches!(entry, DiscoveryEntry::Error { .. }) {
+            let untrusted = runtime
+                .config_error(id)
+                .is_some_and(|e| e.code == ErrorCode::Untrusted);
+            if !untrusted {
+                failed += 1;
+            }
+            not_ready.push(format!(
+                "{id} ({})",
+                if untrusted { "untrusted" } else { "error" }
+            ));
+            continue;
+        }
+        let status = runtime.manager.status(id);
+        match runtime.manager.catalog(id) {
+            Some(catalog) if status.as_ref().is_some_and(ServerStatus::is_connected) => {
+                catalogs.push((id.to_owned(), catalog));
+            }
+            _ => {
+                let status = status.as_ref().map_or("unknown", |s| s.as_str());
+                if status == "error" {
+                    failed += 1;
+                }
+                if status != "disabled" {
+                    not_ready.push(format!("{id} ({status})"));
+                }
+            }
+        }
+    }
+    if !not_ready.is_empty() {
+        let count = not_ready.len();
+        eprintln!(
+            "mcpctl: {count} {} not ready and their {what} not listed: {}; `mcpctl servers` says why",
+            if count == 1 {
+                "server is"
+            } else {
+                "servers are"
+            },
+            not_ready.join(", ")
+        );
+    }
+    Ok(Ready { catalogs, failed })
+}
+
+/// The client and catalog of `id`, once it is ready, with the call options
+/// its configuration asks for (its call deadline).
+pub(crate) fn client(
+    runtime: &Runtime,
+    id: &str,
+) -> Result<(Client, Arc<Catalog>, CallOptions), CliError> {
+    check(runtime, id)?;
+    let gone = || {
+        CliError::connection(format!("server `{id}` closed its connection"))
+            .code("closed")
+            .server(id)
+    };
+    let client = runtime.manager.client(id).ok_or_else(gone)?;
+    let catalog = runtime.manager.catalog(id).ok_or_else(gone)?;
+    let options = CallOptions {
+        timeout: runtime.manager.call_timeout(id),
+        ..CallOptions::default()
+    };
+    Ok((client, catalog, options))
+}
+
+/// The error for a request the server answered with a JSON-RPC error (exit
+/// 1: it got the request and refused it), or that failed on the way (exit
+/// 3), or that was refused before it was sent (exit 2). `what` says what
+/// was asked, e.g. "read `fixture://x`".
+pub(crate) fn request_error(id: &str, what: &str, error: &mcp_transport::ClientError) -> CliError {
+    use mcp_transport::ClientError;
+    match error {
+        ClientError::Rpc(rpc) => {
+            let mut cli = CliError::usage(format!(
+                "server `{id}` refused to {what}: {} (JSON-RPC error {})",
+                line(&mcp_proto::text::bound(
+                    &rpc.message,
+                    mcp_proto::text::ERROR_TEXT_LIMIT
+                )),
+                rpc.code
+            ));
+            cli.exit = Exit::ToolError;
+            cli.code("request_refused").server(id)
+        }
+        ClientError::Refused(refused) => CliError::usage(format!(
+            "cannot {what} on server `{id}`: {}",
+            line(&refused.to_string())
+        ))
+        .code("unsupported")
+        .server(id),
+        ClientError::Cancelled => {
+            let mut cli = CliError::connection(format!("the request to {what} was cancelled"));
+            cli.exit = Exit::Interrupted;
+            cli.server(id)
+        }
+        other => CliError::connection(format!(
+            "server `{id}`: cannot {what}: {}",
+            line(&other.to_string())
+        ))
+        .server(id),
+    }
+}

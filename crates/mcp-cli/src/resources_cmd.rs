@@ -1,0 +1,251 @@
+//! `mcpctl resources [SERVER]` and `mcpctl read SERVER URI`: what servers offer to read (MCP "Server/Resources"), and reading it.
+//!
+//! `resources` shows the resources each ready server listed when it
+//! connected (the manager lists them with the tools): server, URI, name
+//! and MIME type, every server's text escaped. `--json` prints an array:
+//!
+//! ```json
+//! {"server": "demo", "uri": "demo://about", "name": "about", "title": "About the demo server",
+//!  "description": "...", "mime_type": "text/plain", "size": 212}
+//! ```
+//!
+//! `read` asks the server (`resources/read`) through its client. Text
+//! contents are printed with control characters escaped (line breaks and
+//! tabs kept); binary contents (base64 `blob`s) are decoded and written
+//! raw to a pipe or to `--output FILE`, and refused on a terminal, which
+//! they could drive. `--output` writes every part exactly as read (text
+//! unescaped) and takes a resource of one part. `--json` prints the
+//! result as the server sent it, `{"contents": [...]}`.
+//!
+//! Exit status as for `tools` and `call`: 2 for an unknown server or a
+//! usage error, 3 when the server could not be reached, 1 when the server
+//! answered the read with an error (an unknown URI: a "did you mean"
+//! names the closest listed one), 130 on Ctrl-C.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+use base64::Engine;
+use mcp_proto::types::{ReadResourceRequestParams, ResourceContents};
+use serde::Serialize;
+
+use crate::exit::{CliError, Exit};
+use crate::output::{self, Output, Paint, Table, line};
+use crate::runtime::{Runtime, Select};
+use crate::sources::SourceOptions;
+
+/// One resource's row.
+#[derive(Debug, Serialize)]
+struct ResourceRow {
+    server: String,
+    uri: String,
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    mime_type: Option<String>,
+    size: Option<u64>,
+}
+
+/// `mcpctl resources`.
+pub(crate) async fn list(
+    server: Option<&str>,
+    allow_failures: bool,
+    options: &SourceOptions,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    let runtime = Runtime::start(options, server.map_or(Select::All, Select::One)).await?;
+    runtime.settle().await;
+    let result = list_ready(&runtime, server, allow_failures, output);
+    runtime.close().await;
+    result
+}
+
+fn list_ready(
+    runtime: &Runtime,
+    only: Option<&str>,
+    allow_failures: bool,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    let ready = crate::ready::catalogs(runtime, only, "resources are")?;
+    let mut rows = Vec::new();
+    for (id, catalog) in &ready.catalogs {
+        for resource in catalog.resources().unwrap_or_default() {
+            rows.push(ResourceRow {
+                server: id.clone(),
+                uri: resource.uri.clone(),
+                name: resource.name.clone(),
+                title: resource.title.clone(),
+                description: resource.description.clone(),
+                mime_type: resource.mime_type.clone(),
+                size: resource.size,
+            });
+        }
+    }
+    let printed = if output.json {
+        output.json(&rows)
+    } else if rows.is_empty() {
+        output.text("no resources to list\n")
+    } else {
+        let mut table = Table::new(&["server", "uri", "name", "mime type"]);
+        for row in &rows {
+            table.painted_row(vec![
+                (row.server.clone(), None),
+                (row.uri.clone(), Some(Paint::Bold)),
+                (row.name.clone(), None),
+                (
+                    row.mime_type.clone().unwrap_or_else(|| "-".to_owned()),
+                    Some(Paint::Dim),
+                ),
+            ]);
+        }
+        output.text(&table.render(output))
+    };
+    printed.map_err(stdout_error)?;
+    Ok(ready.exit(allow_failures))
+}
+
+/// `mcpctl read`.
+pub(crate) async fn read(
+    server: &str,
+    uri: &str,
+    file: Option<&Path>,
+    options: &SourceOptions,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    let runtime = Runtime::start(options, Select::One(server)).await?;
+    runtime.settle().await;
+    let result = read_ready(&runtime, server, uri, file, output).await;
+    runtime.close().await;
+    result
+}
+
+async fn read_ready(
+    runtime: &Runtime,
+    server: &str,
+    uri: &str,
+    file: Option<&Path>,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    let (client, catalog, options) = crate::ready::client(runtime, server)?;
+    let params = ReadResourceRequestParams {
+        uri: uri.to_owned(),
+        ..ReadResourceRequestParams::default()
+    };
+    // Ctrl-C drops this future with the command, which cancels the read on
+    // the wire (see `crate::interrupt`).
+    let result = client
+        .read_resource_with(&params, options)
+        .await
+        .map_err(|error| {
+            let what = format!("read `{}`", line(uri));
+            let mut cli = crate::ready::request_error(server, &what, &error);
+            let listed: Vec<&str> = catalog
+                .resources()
+                .unwrap_or_default()
+                .iter()
+                .map(|r| r.uri.as_str())
+                .collect();
+            if !listed.contains(&uri) {
+                let guess = crate::suggest::closest(uri, listed.iter().copied())
+                    .map_or_else(String::new, |known| {
+                        format!("did you mean `{}`? ", line(known))
+                    });
+                cli = cli.hint(format!(
+                    "{guess}`mcpctl resources {server}` lists what it offers"
+                ));
+            }
+            cli
+        })?;
+
+    if output.json {
+        output.json(&result).map_err(stdout_error)?;
+        return Ok(Exit::Success);
+    }
+    if let Some(file) = file {
+        let [only] = result.contents.as_slice() else {
+            return Err(CliError::usage(format!(
+                "`{}` has {} parts; --output writes a resource of one part",
+                line(uri),
+                result.contents.len()
+            ))
+            .hint(format!(
+                "`mcpctl --json read {server} URI` shows every part"
+            ))
+            .code("invalid_arguments")
+            .server(server));
+        };
+        let bytes = raw_bytes(only, server)?;
+        std::fs::write(file, &bytes).map_err(|e| {
+            CliError::usage(format!("cannot write {}: {e}", file.display())).code("write_failed")
+        })?;
+        eprintln!("mcpctl: wrote {} bytes to {}", bytes.len(), file.display());
+        return Ok(Exit::Success);
+    }
+
+    let terminal = std::io::stdout().is_terminal();
+    if terminal && let Some(blob) = result.contents.iter().find_map(blob_of) {
+        return Err(CliError::usage(format!(
+            "`{}` is binary ({}); it is not written to a terminal",
+            line(uri),
+            line(blob.mime_type.as_deref().unwrap_or("no MIME type"))
+        ))
+        .hint(format!(
+            "save it with `mcpctl read {server} {} --output FILE`, or pipe it",
+            line(uri)
+        ))
+        .code("binary_contents")
+        .server(server));
+    }
+    let mut stdout = std::io::stdout().lock();
+    for contents in &result.contents {
+        match contents {
+            ResourceContents::Text(text) => {
+                let shown = output::block(&text.text);
+                stdout.write_all(shown.as_bytes()).map_err(stdout_error)?;
+                if !shown.ends_with('\n') {
+                    stdout.write_all(b"\n").map_err(stdout_error)?;
+                }
+            }
+            ResourceContents::Blob(_) => {
+                let bytes = raw_bytes(contents, server)?;
+                stdout.write_all(&bytes).map_err(stdout_error)?;
+            }
+        }
+    }
+    stdout.flush().map_err(stdout_error)?;
+    if terminal && result.contents.is_empty() {
+        eprintln!(
+            "mcpctl: {}",
+            output.paint_err(Paint::Dim, "the resource is empty")
+        );
+    }
+    Ok(Exit::Success)
+}
+
+fn blob_of(contents: &ResourceContents) -> Option<&mcp_proto::types::BlobResourceContents> {
+    match contents {
+        ResourceContents::Blob(blob) => Some(blob),
+        ResourceContents::Text(_) => None,
+    }
+}
+
+/// The bytes of one part, exactly as read: text as UTF-8, a blob decoded
+/// from base64 (a blob that is not base64 is the server's error).
+fn raw_bytes(contents: &ResourceContents, server: &str) -> Result<Vec<u8>, CliError> {
+    match contents {
+        ResourceContents::Text(text) => Ok(text.text.clone().into_bytes()),
+        ResourceContents::Blob(blob) => base64::engine::general_purpose::STANDARD
+            .decode(blob.blob.trim())
+            .map_err(|e| {
+                CliError::connection(format!(
+                    "server `{server}` sent a blob that is not base64: {e}"
+                ))
+                .code("invalid_result")
+                .server(server)
+            }),
+    }
+}
+
+fn stdout_error(e: std::io::Error) -> CliError {
+    CliError::usage(format!("cannot write to stdout: {e}"))
+}
