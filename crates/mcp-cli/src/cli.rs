@@ -192,6 +192,24 @@ pub(crate) enum Command {
         adhoc: AdHocArgs,
     },
 
+    /// Ask a server for the values a prompt's argument may take (`completion/complete`), one per line
+    Complete {
+        /// The server's id
+        server: String,
+        /// The prompt's name
+        prompt: String,
+        /// The argument to complete
+        argument: String,
+        /// What is typed so far [default: nothing]
+        #[arg(default_value = "")]
+        prefix: String,
+        /// Arguments already chosen, key=value, for servers whose values depend on them
+        #[arg(long = "with", value_name = "KEY=VALUE")]
+        context: Vec<String>,
+        #[command(flatten)]
+        adhoc: AdHocArgs,
+    },
+
     /// Add a server to the store: `add NAME -- COMMAND ARGS...` or `add NAME --url URL`
     Add(Box<AddArgs>),
 

@@ -1,12 +1,14 @@
-//! The demo server's resources and its prompt, so that `mcpctl resources`, `read`, `prompts` and `prompt` show something on a fresh machine.
+//! The demo server's resources, its prompt and the completion of the prompt's argument, so that `mcpctl resources`, `read`, `prompts`, `prompt` and `complete` show something on a fresh machine.
 //!
 //! Two resources (MCP "Server/Resources"): `demo://about`, a short text,
 //! and `demo://tiny-image.png`, the PNG `tiny_image` returns, as a base64
 //! blob. One prompt (MCP "Server/Prompts"), `try_tool`, whose required
-//! argument `tool` names a demo tool.
+//! argument `tool` names a demo tool; `completion/complete` (MCP
+//! "Server/Utilities/Completion") suggests the tool names that start with
+//! what is typed.
 
 use mcp_proto::jsonrpc::error_codes;
-use mcp_proto::types::GetPromptRequestParams;
+use mcp_proto::types::{CompleteRequestParams, GetPromptRequestParams, Reference};
 use mcp_proto::{ErrorObject, ProtocolVersion};
 use serde_json::{Value, json};
 
@@ -107,6 +109,21 @@ pub(crate) fn get_prompt(
             )}
         }]
     }))
+}
+
+/// The `completion/complete` result: for `try_tool`'s `tool`, the tool
+/// names starting with the typed value; nothing for anything else.
+pub(crate) fn complete(params: &CompleteRequestParams, version: ProtocolVersion) -> Value {
+    let values: Vec<String> = match &params.reference {
+        Reference::Prompt(prompt) if prompt.name == PROMPT && params.argument.name == "tool" => {
+            tool_names(version)
+                .into_iter()
+                .filter(|name| name.starts_with(&params.argument.value))
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+    json!({"completion": {"values": values, "total": values.len(), "hasMore": false}})
 }
 
 fn tool_names(version: ProtocolVersion) -> Vec<String> {

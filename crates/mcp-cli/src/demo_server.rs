@@ -8,14 +8,14 @@
 //!   anything else is answered with the newest handshake version and the
 //!   client decides. Every other request before `initialize` is refused.
 //! - `ping`, `tools/list`, `tools/call`, `resources/list`,
-//!   `resources/read`, `prompts/list` and `prompts/get` are answered;
-//!   other methods get `-32601`. A line that is not JSON gets `-32700`, JSON that is not a
+//!   `resources/read`, `prompts/list`, `prompts/get` and
+//!   `completion/complete` are answered; other methods get `-32601`. A line that is not JSON gets `-32700`, JSON that is not a
 //!   message gets `-32600`, both with a null id (JSON-RPC 2.0 §5.1).
 //! - Batches are answered as batches under 2025-03-26, the only version
 //!   that has them, and refused under the others.
 //!
-//! The tools live in [`crate::demo_tools`], the resources and the prompt
-//! in [`crate::demo_catalog`]. The server exits when stdin
+//! The tools live in [`crate::demo_tools`], the resources, the prompt and
+//! its completion in [`crate::demo_catalog`]. The server exits when stdin
 //! ends, as stdio servers should.
 
 use std::io::{self, Read, Write};
@@ -23,9 +23,9 @@ use std::io::{self, Read, Write};
 use mcp_proto::codec::ndjson::{self, NdjsonDecoder, NdjsonError};
 use mcp_proto::jsonrpc::{Request, error_codes};
 use mcp_proto::types::{
-    CallToolRequestParams, GetPromptRequestParams, Implementation, InitializeRequestParams,
-    InitializeResult, ListChangedCapability, ListToolsResult, ReadResourceRequestParams,
-    ResourcesCapability, ServerCapabilities,
+    CallToolRequestParams, CompleteRequestParams, GetPromptRequestParams, Implementation,
+    InitializeRequestParams, InitializeResult, ListChangedCapability, ListToolsResult,
+    ReadResourceRequestParams, ResourcesCapability, ServerCapabilities,
 };
 use mcp_proto::{ErrorObject, Frame, Message, ProtocolVersion, methods};
 use serde::Serialize;
@@ -208,6 +208,10 @@ impl DemoServer {
                 let params: GetPromptRequestParams = decode(params, "prompts/get")?;
                 respond(id, &demo_catalog::get_prompt(&params, self.negotiated())?)
             }
+            methods::COMPLETION_COMPLETE => {
+                let params: CompleteRequestParams = decode(params, "completion/complete")?;
+                respond(id, &demo_catalog::complete(&params, self.negotiated()))
+            }
             _ => Err(ErrorObject::method_not_found(&method)),
         }
     }
@@ -239,6 +243,7 @@ fn initialize_result(version: ProtocolVersion) -> InitializeResult {
                 list_changed: Some(false),
                 ..ListChangedCapability::default()
             }),
+            completions: Some(serde_json::Map::new()),
             ..ServerCapabilities::default()
         },
         server_info: Implementation {
@@ -362,7 +367,7 @@ mod tests {
     }
 
     #[test]
-    fn lists_and_reads_resources_and_gets_the_prompt() {
+    fn lists_and_reads_resources_and_gets_and_completes_the_prompt() {
         let answers = exchange(&[
             INIT,
             r#"{"jsonrpc":"2.0","id":2,"method":"resources/list"}"#,
@@ -370,10 +375,12 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"demo://nope"}}"#,
             r#"{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"try_tool","arguments":{"tool":"echo"}}}"#,
             r#"{"jsonrpc":"2.0","id":6,"method":"prompts/get","params":{"name":"try_tool","arguments":{"tool":"rm"}}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"try_tool"},"argument":{"name":"tool","value":"e"}}}"#,
         ]);
         let capabilities = &answers[0]["result"]["capabilities"];
         assert!(capabilities["resources"].is_object(), "{capabilities}");
         assert!(capabilities["prompts"].is_object(), "{capabilities}");
+        assert!(capabilities["completions"].is_object(), "{capabilities}");
         assert_eq!(answers[1]["result"]["resources"][0]["uri"], "demo://about");
         assert_eq!(
             answers[2]["result"]["contents"][0]["blob"],
@@ -385,6 +392,10 @@ mod tests {
             .unwrap();
         assert!(text.contains("`echo`"), "{text}");
         assert_eq!(answers[5]["error"]["code"], error_codes::INVALID_PARAMS);
+        assert_eq!(
+            answers[6]["result"]["completion"]["values"],
+            json!(["echo"])
+        );
     }
 
     #[test]

@@ -82,7 +82,8 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         | Command::Resources { adhoc, .. }
         | Command::Read { adhoc, .. }
         | Command::Prompts { adhoc, .. }
-        | Command::Prompt { adhoc, .. } => adhoc.clone(),
+        | Command::Prompt { adhoc, .. }
+        | Command::Complete { adhoc, .. } => adhoc.clone(),
         _ => cli::AdHocArgs::default(),
     };
     let sources = SourceOptions {
@@ -99,6 +100,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
                 | Command::Read { .. }
                 | Command::Prompts { .. }
                 | Command::Prompt { .. }
+                | Command::Complete { .. }
                 | Command::Watch { .. }
                 | Command::Retry { .. }
         ),
@@ -183,6 +185,24 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
             ..
         } => block_on(prompts_cmd::get(
             &server, &name, &arguments, &sources, output,
+        )),
+        Command::Complete {
+            server,
+            prompt,
+            argument,
+            prefix,
+            context,
+            ..
+        } => block_on(prompts_cmd::complete(
+            prompts_cmd::CompleteRequest {
+                server: &server,
+                prompt: &prompt,
+                argument: &argument,
+                prefix: &prefix,
+                context: &context,
+            },
+            &sources,
+            output,
         )),
         Command::Retry { server, .. } => block_on(retry::run(&server, &sources, output)),
         Command::Watch { .. } => block_on(watch::run(&sources, output)),

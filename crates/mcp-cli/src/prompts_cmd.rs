@@ -1,4 +1,4 @@
-//! `mcpctl prompts [SERVER]` and `mcpctl prompt SERVER NAME [KEY=VALUE...]`: the prompts servers offer (MCP "Server/Prompts"), and getting one.
+//! `mcpctl prompts [SERVER]`, `mcpctl prompt SERVER NAME [KEY=VALUE...]` and `mcpctl complete`: the prompts servers offer (MCP "Server/Prompts"), getting one, and completing its arguments (MCP "Server/Utilities/Completion").
 //!
 //! `prompts` shows the prompts each ready server listed when it connected:
 //! server, name, arguments (`name`, `style?` for one not required) and
@@ -16,13 +16,21 @@
 //! (line breaks and tabs kept), other content as a note or JSON. `--json`
 //! prints the result as the server sent it.
 //!
+//! `complete SERVER PROMPT ARG [PREFIX]` prints the values the server
+//! suggests for the argument, one per line, escaped (`--json`:
+//! `{"values", "total", "has_more"}`); a server that does not declare the
+//! `completions` capability is told apart with the code `unsupported`.
+//!
 //! Exit status as for `call`: 2 for usage errors and unknown names, 3 when
 //! the server could not be reached, 1 when it answered with an error, 130
 //! on Ctrl-C.
 
 use std::collections::BTreeMap;
 
-use mcp_proto::types::{ContentBlock, GetPromptRequestParams, Prompt, Role};
+use mcp_proto::types::{
+    CompleteArgument, CompleteContext, CompleteRequestParams, ContentBlock, GetPromptRequestParams,
+    Prompt, PromptReference, Reference, Role,
+};
 use serde::Serialize;
 
 use crate::exit::{CliError, Exit};
@@ -323,6 +331,112 @@ async fn get_ready(
         }
     }
     output.text(&text).map_err(stdout_error)?;
+    Ok(Exit::Success)
+}
+
+/// What `complete` was asked.
+#[derive(Debug)]
+pub(crate) struct CompleteRequest<'a> {
+    /// The server's id.
+    pub(crate) server: &'a str,
+    /// The prompt's name.
+    pub(crate) prompt: &'a str,
+    /// The argument being completed.
+    pub(crate) argument: &'a str,
+    /// What is typed so far.
+    pub(crate) prefix: &'a str,
+    /// `key=value` arguments already chosen.
+    pub(crate) context: &'a [String],
+}
+
+/// The values of a completion, for `--json`.
+#[derive(Debug, Serialize)]
+struct Completed<'a> {
+    values: &'a [String],
+    total: Option<u64>,
+    has_more: Option<bool>,
+}
+
+/// `mcpctl complete`.
+pub(crate) async fn complete(
+    request: CompleteRequest<'_>,
+    options: &SourceOptions,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    let context = pairs(request.context, request.server)?;
+    let runtime = Runtime::start(options, Select::One(request.server)).await?;
+    runtime.settle().await;
+    let result = complete_ready(&runtime, &request, context, output).await;
+    runtime.close().await;
+    result
+}
+
+async fn complete_ready(
+    runtime: &Runtime,
+    request: &CompleteRequest<'_>,
+    context: BTreeMap<String, String>,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    let server = request.server;
+    let (client, catalog, options) = crate::ready::client(runtime, server)?;
+    if let Some(prompt) = find_prompt(catalog.prompts(), server, request.prompt)? {
+        let names = std::iter::once(request.argument).chain(context.keys().map(String::as_str));
+        check_known(prompt, names, server)?;
+    }
+    let params = CompleteRequestParams {
+        reference: Reference::Prompt(PromptReference {
+            name: request.prompt.to_owned(),
+            ..PromptReference::default()
+        }),
+        argument: CompleteArgument {
+            name: request.argument.to_owned(),
+            value: request.prefix.to_owned(),
+            ..CompleteArgument::default()
+        },
+        context: (!context.is_empty()).then(|| CompleteContext {
+            arguments: Some(context),
+            ..CompleteContext::default()
+        }),
+        meta: None,
+        extra: Default::default(),
+    };
+    let result = client
+        .complete_with(&params, options)
+        .await
+        .map_err(|error| {
+            let what = format!(
+                "complete argument `{}` of prompt `{}`",
+                line(request.argument),
+                line(request.prompt)
+            );
+            crate::ready::request_error(server, &what, &error)
+        })?;
+    let completion = &result.completion;
+    if output.json {
+        output
+            .json(&Completed {
+                values: &completion.values,
+                total: completion.total,
+                has_more: completion.has_more,
+            })
+            .map_err(stdout_error)?;
+        return Ok(Exit::Success);
+    }
+    let mut text = String::new();
+    for value in &completion.values {
+        text.push_str(&line(value));
+        text.push('\n');
+    }
+    output.text(&text).map_err(stdout_error)?;
+    if completion.has_more == Some(true) {
+        let more = completion
+            .total
+            .map_or_else(|| "more".to_owned(), |total| format!("{total} in all"));
+        eprintln!(
+            "mcpctl: {}",
+            output.paint_err(Paint::Dim, &format!("({more}; type more to narrow)"))
+        );
+    }
     Ok(Exit::Success)
 }
 

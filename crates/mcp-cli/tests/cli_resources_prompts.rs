@@ -255,3 +255,39 @@ fn the_fixtures_resources_and_prompt_and_its_text_reach_the_terminal_escaped() {
     );
     assert!(!got.stdout.contains('\u{1b}'), "{got:#?}");
 }
+
+#[test]
+fn completion_lists_the_servers_values_where_it_offers_them() {
+    let env = Env::new();
+
+    let run = env.run(&["complete", "demo", "try_tool", "tool", "e"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(run.stdout, "echo\n");
+
+    let all = env.json(&["complete", "demo", "try_tool", "tool"]);
+    assert_eq!(
+        all,
+        json!({"values": ["echo", "add", "current_time", "word_count", "tiny_image"],
+               "total": 5, "has_more": false})
+    );
+
+    let run = env.run(&["complete", "demo", "try_tool", "tol", "e"]);
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(run.stderr.contains("did you mean `tool`?"), "{run:#?}");
+
+    // The fixture declares no `completions`: refused before it is sent.
+    let config = fixture_config(&env);
+    let run = env.run(&[
+        "--json", "--config", &config, "complete", "fixture", "greet", "name", "A",
+    ]);
+    assert_eq!(run.code, 2, "{run:#?}");
+    let error = support::parse_one_document(&run.stdout);
+    assert_eq!(error["error"]["code"], "unsupported", "{error:#}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("completions"),
+        "{error:#}"
+    );
+}
