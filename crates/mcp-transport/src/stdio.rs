@@ -1493,6 +1493,35 @@ mod tests {
         assert!(matches!(transport.recv().await, Inbound::Closed(None)));
     }
 
+    /// Records each call a sink gets, as the frames it was handed.
+    struct Recording(Mutex<Vec<Vec<Frame>>>);
+
+    impl FrameSink for Recording {
+        fn frames(&self, frames: &mut dyn Iterator<Item = Frame>) {
+            lock(&self.0).push(frames.collect());
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_frames_of_one_read_reach_the_sink_in_one_call_and_in_order_before_the_end() {
+        // The server writes three lines in one write and exits: the sink gets
+        // them in one call (its lock and its wake-ups paid once), in order,
+        // and `recv` reports the end only after.
+        let lines: String = (0..3)
+            .map(|i| format!("{{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":{i}}}\\n"))
+            .collect();
+        let mut options = StdioOptions::new("sh");
+        options.args = vec!["-c".to_owned(), format!("printf '{lines}'")];
+        let transport = StdioTransport::spawn(options).expect("`sh` runs");
+        let sink = Arc::new(Recording(Mutex::new(Vec::new())));
+        assert!(transport.set_frame_sink(sink.clone()));
+        assert!(matches!(transport.recv().await, Inbound::Closed(None)));
+        let calls = std::mem::take(&mut *lock(&sink.0));
+        let expected: Vec<Frame> = (0..3).map(|i| Frame::Single(numbered(i))).collect();
+        assert_eq!(calls, vec![expected]);
+        transport.close().await.expect("close");
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn bursts_of_sends_keep_their_order_through_direct_and_queued_writes() {
         // Writes in quick succession go through the writer task, a lone one
