@@ -1296,19 +1296,29 @@ impl Client {
 struct SessionSink(Weak<Shared>);
 
 impl FrameSink for SessionSink {
-    fn frame(&self, frame: Frame) {
+    fn frames(&self, frames: &mut dyn Iterator<Item = Frame>) {
         let Some(shared) = self.0.upgrade() else {
             return;
         };
-        let mut inner = shared.lock();
-        let arrived = Instant::now();
-        inner.last_activity = arrived;
-        inner.session.handle_frame(arrived.into_std(), frame);
-        // Within the same lock: an `Initialized` event must reach the
-        // transport before a caller can flush the `notifications/initialized`
-        // queued with it.
-        pump(&shared, &mut inner);
-        shared.kick(inner);
+        let mut frames = frames.peekable();
+        while frames.peek().is_some() {
+            let mut inner = shared.lock();
+            let arrived = Instant::now();
+            inner.last_activity = arrived;
+            let now = arrived.into_std();
+            // Every frame of the batch under one lock and one pass that
+            // wakes their callers (a lock and a pass per frame cost more
+            // than the frame with many calls in flight), in passes of a
+            // bounded size so that callers are not held off for long.
+            for frame in frames.by_ref().take(MAX_INBOUND_BATCH) {
+                inner.session.handle_frame(now, frame);
+            }
+            // Within the same lock: an `Initialized` event must reach the
+            // transport before a caller can flush the
+            // `notifications/initialized` queued with it.
+            pump(&shared, &mut inner);
+            shared.kick(inner);
+        }
     }
 }
 

@@ -985,18 +985,18 @@ impl InboundQueue {
         };
         // A reader waiting for room finds the sink when it tries again.
         self.room.notify_one();
-        for frame in waiting {
-            sink.frame(frame);
+        if !waiting.is_empty() {
+            sink.frames(&mut waiting.into_iter());
         }
         lock(&self.state).handing_over = false;
         // A `recv` that saw no end while the frames were handed over.
         self.ready.notify_one();
     }
 
-    /// Hands one frame to the sink, in order with the others.
-    fn hand_over(&self, sink: &dyn FrameSink, frame: Frame) {
+    /// Hands frames to the sink in one call, in order with the others.
+    fn hand_over(&self, sink: &dyn FrameSink, frames: &mut dyn Iterator<Item = Frame>) {
         let _delivering = lock(&self.delivering);
-        sink.frame(frame);
+        sink.frames(frames);
     }
 
     fn end(&self) {
@@ -1043,6 +1043,7 @@ async fn read_loop(mut task: ReadLoop) {
 async fn read_frames(task: &mut ReadLoop) -> End {
     let mut decoder = NdjsonDecoder::with_max_message_size(task.max_message_size);
     let mut buf = vec![0; READ_CHUNK];
+    let mut batch = Vec::new();
     let mut server_gone = task.child.clone();
     let server_gone = async move {
         let _ = server_gone.wait_for(|state| !state.is_running()).await;
@@ -1067,62 +1068,37 @@ async fn read_frames(task: &mut ReadLoop) -> End {
         };
         decoder.push(chunk);
         while let Some(item) = decoder.next_frame() {
-            if let Some(end) = deliver(task, item).await {
+            if let Some(end) = decoded(task, &mut batch, item) {
+                deliver(task, &mut batch).await;
                 return end;
             }
         }
+        // Every frame of the read at once: the sink takes its lock and
+        // wakes its callers once for them all, as the driver did when it
+        // took every ready frame in one pass.
+        deliver(task, &mut batch).await;
     }
     while let Some(item) = decoder.finish() {
-        if let Some(end) = deliver(task, item).await {
+        if let Some(end) = decoded(task, &mut batch, item) {
+            deliver(task, &mut batch).await;
             return end;
         }
     }
+    deliver(task, &mut batch).await;
     exit_end(&mut task.child).await
 }
 
-/// Hands one decoded line on; `Some` when it ends the connection.
-async fn deliver(task: &mut ReadLoop, item: Result<Frame, NdjsonError>) -> Option<End> {
+/// Takes one decoded line: a frame joins `batch`, to be handed on with the
+/// others of its read; `Some` when the line ends the connection.
+fn decoded(
+    task: &ReadLoop,
+    batch: &mut Vec<Frame>,
+    item: Result<Frame, NdjsonError>,
+) -> Option<End> {
     match item {
         Ok(frame) => {
-            // Once closing, frames are dropped, but stdout is still read so
-            // that a server writing as it shuts down does not block.
-            if *task.closing.borrow() {
-                return None;
-            }
-            if let Some(sink) = &task.sink {
-                task.frames.hand_over(sink.as_ref(), frame);
-                return None;
-            }
-            let mut frame = match task.frames.push(frame) {
-                Pushed::Queued => return None,
-                Pushed::ToSink(sink, frame) => {
-                    task.frames.hand_over(sink.as_ref(), frame);
-                    task.sink = Some(sink);
-                    return None;
-                }
-                Pushed::Full(back) => back,
-            };
-            loop {
-                // Registered before the push, so that room made in between
-                // is not missed.
-                let room = task.frames.room.notified();
-                tokio::pin!(room);
-                room.as_mut().enable();
-                match task.frames.push(frame) {
-                    Pushed::Queued => return None,
-                    Pushed::ToSink(sink, frame) => {
-                        task.frames.hand_over(sink.as_ref(), frame);
-                        task.sink = Some(sink);
-                        return None;
-                    }
-                    Pushed::Full(back) => frame = back,
-                }
-                tokio::select! {
-                    () = &mut room => {}
-                    // Closing: the frame is dropped, as above.
-                    _ = task.closing.wait_for(|closing| *closing) => return None,
-                }
-            }
+            batch.push(frame);
+            None
         }
         Err(NdjsonError::TooLarge { limit }) => {
             tracing::warn!(
@@ -1143,6 +1119,64 @@ async fn deliver(task: &mut ReadLoop, item: Result<Frame, NdjsonError>) -> Optio
         Err(error) => {
             tracing::warn!(pid = task.pid, %error, "skipping an undecodable stdout line");
             None
+        }
+    }
+}
+
+/// Hands the frames in `batch` on, in order, and empties it: all to the
+/// sink in one call once one is set, else into the queue for `recv`.
+async fn deliver(task: &mut ReadLoop, batch: &mut Vec<Frame>) {
+    if batch.is_empty() {
+        return;
+    }
+    // Once closing, frames are dropped, but stdout is still read so that a
+    // server writing as it shuts down does not block.
+    if *task.closing.borrow() {
+        batch.clear();
+        return;
+    }
+    if let Some(sink) = &task.sink {
+        task.frames.hand_over(sink.as_ref(), &mut batch.drain(..));
+        return;
+    }
+    let mut frames = batch.drain(..);
+    while let Some(frame) = frames.next() {
+        if *task.closing.borrow() {
+            return;
+        }
+        if let Some((sink, frame)) = queue(task, frame).await {
+            // The sink was set meanwhile: this frame and the rest go to it.
+            task.frames
+                .hand_over(sink.as_ref(), &mut std::iter::once(frame).chain(frames));
+            task.sink = Some(sink);
+            return;
+        }
+    }
+}
+
+/// Queues one frame for `recv`, waiting for room when the queue is full;
+/// gives it back with the sink when one has been set.
+async fn queue(task: &mut ReadLoop, frame: Frame) -> Option<(Arc<dyn FrameSink>, Frame)> {
+    let mut frame = match task.frames.push(frame) {
+        Pushed::Queued => return None,
+        Pushed::ToSink(sink, frame) => return Some((sink, frame)),
+        Pushed::Full(back) => back,
+    };
+    loop {
+        // Registered before the push, so that room made in between is not
+        // missed.
+        let room = task.frames.room.notified();
+        tokio::pin!(room);
+        room.as_mut().enable();
+        match task.frames.push(frame) {
+            Pushed::Queued => return None,
+            Pushed::ToSink(sink, frame) => return Some((sink, frame)),
+            Pushed::Full(back) => frame = back,
+        }
+        tokio::select! {
+            () = &mut room => {}
+            // Closing: the frame is dropped, as in `deliver`.
+            _ = task.closing.wait_for(|closing| *closing) => return None,
         }
     }
 }
@@ -1457,6 +1491,35 @@ mod tests {
         assert!(transport.try_recv().is_none());
         transport.close().await.expect("close");
         assert!(matches!(transport.recv().await, Inbound::Closed(None)));
+    }
+
+    /// Records each call a sink gets, as the frames it was handed.
+    struct Recording(Mutex<Vec<Vec<Frame>>>);
+
+    impl FrameSink for Recording {
+        fn frames(&self, frames: &mut dyn Iterator<Item = Frame>) {
+            lock(&self.0).push(frames.collect());
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_frames_of_one_read_reach_the_sink_in_one_call_and_in_order_before_the_end() {
+        // The server writes three lines in one write and exits: the sink gets
+        // them in one call (its lock and its wake-ups paid once), in order,
+        // and `recv` reports the end only after.
+        let lines: String = (0..3)
+            .map(|i| format!("{{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":{i}}}\\n"))
+            .collect();
+        let mut options = StdioOptions::new("sh");
+        options.args = vec!["-c".to_owned(), format!("printf '{lines}'")];
+        let transport = StdioTransport::spawn(options).expect("`sh` runs");
+        let sink = Arc::new(Recording(Mutex::new(Vec::new())));
+        assert!(transport.set_frame_sink(sink.clone()));
+        assert!(matches!(transport.recv().await, Inbound::Closed(None)));
+        let calls = std::mem::take(&mut *lock(&sink.0));
+        let expected: Vec<Frame> = (0..3).map(|i| Frame::Single(numbered(i))).collect();
+        assert_eq!(calls, vec![expected]);
+        transport.close().await.expect("close");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -72,7 +72,9 @@ pub trait Transport: Send + Sync + 'static {
     ///
     /// Once it has returned `true`: the frames that were waiting for `recv`
     /// go to the sink first, then every later frame, in arrival order and
-    /// one call at a time; `recv` and `try_recv` yield no frames any more,
+    /// one call at a time (the frames read together in one call, so that
+    /// the sink handles them in one pass); `recv` and `try_recv` yield no
+    /// frames any more,
     /// only [`Inbound::Undelivered`] and [`Inbound::Closed`], and `Closed`
     /// only after every frame before it has been handed over. The client
     /// calls it once, before its driver first polls `recv`.
@@ -114,10 +116,15 @@ pub trait Transport: Send + Sync + 'static {
 /// Takes inbound frames straight from a transport's reading task (see
 /// [`Transport::set_frame_sink`]).
 pub trait FrameSink: Send + Sync + 'static {
-    /// Handles one inbound frame. It runs on the transport's reading task,
-    /// which reads nothing more until it returns: it must not block for
-    /// long (taking a lock briefly is fine; waiting on I/O is not).
-    fn frame(&self, frame: Frame);
+    /// Handles inbound frames, in the order they arrived: all the frames
+    /// the transport has decoded and not yet handed over (those of one read
+    /// from the peer, say), so that a sink pays its locking and waking once
+    /// for them all instead of once per frame. `frames` yields at least one
+    /// frame, and the sink takes every one (a frame left in it is lost). It
+    /// runs on the transport's reading task, which reads nothing more until
+    /// it returns: it must not block for long (taking a lock briefly is
+    /// fine; waiting on I/O is not).
+    fn frames(&self, frames: &mut dyn Iterator<Item = Frame>);
 }
 
 /// What [`Transport::recv`] yields.
