@@ -118,4 +118,4 @@ pub use session::loader::{
     CALL_MCP_TOOL, DESCRIBE_TOOL, LOAD_MCP, READ_MCP_RESOURCE, SEARCH_TOOLS,
 };
 pub use session::{DeferredTool, LiveTool, McpSession, SessionOptions, ToolSet};
-pub use tool::{ModelTool, ToolCall};
+pub use tool::{CallProgress, ModelTool, ProgressSink, ToolCall};

@@ -36,8 +36,8 @@ pub use mcp_manager::{
 };
 
 pub use crate::{
-    ApprovalDecision, ApprovalHandler, ApprovalRequest, CallFailure, CancelToken, McpSession,
-    ModelTool, NameOptions, PermissionPreset, SessionOptions, ToolAccess, ToolCall, ToolOutcome,
-    ToolResult, ToolSet, async_trait,
+    ApprovalDecision, ApprovalHandler, ApprovalRequest, CallFailure, CallProgress, CancelToken,
+    McpSession, ModelTool, NameOptions, PermissionPreset, SessionOptions, ToolAccess, ToolCall,
+    ToolOutcome, ToolResult, ToolSet, async_trait,
 };
 pub use serde_json::{Value, json};

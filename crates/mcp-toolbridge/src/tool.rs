@@ -12,6 +12,48 @@ use serde_json::Value;
 use crate::cancel::CancelToken;
 use crate::result::ToolOutcome;
 
+/// How far a call has come, as the server reported it with
+/// `notifications/progress` (MCP basic/utilities/progress).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct CallProgress {
+    /// The progress so far; it increases with every report.
+    pub progress: f64,
+    /// The total the progress counts towards, when the server knows it.
+    pub total: Option<f64>,
+    /// The server's words about the step, bounded to
+    /// [`CallProgress::MESSAGE_LIMIT`] bytes (a marker says when it was
+    /// cut); not sanitised for a terminal.
+    pub message: Option<String>,
+}
+
+impl CallProgress {
+    /// The most bytes of a server's progress message kept.
+    pub const MESSAGE_LIMIT: usize = 512;
+
+    /// The host's view of one progress notification: the message bounded.
+    pub(crate) fn from_params(params: &mcp_proto::types::ProgressNotificationParams) -> Self {
+        CallProgress {
+            progress: params.progress,
+            total: params.total,
+            message: params
+                .message
+                .as_deref()
+                .map(|m| mcp_proto::text::bound(m, Self::MESSAGE_LIMIT).into_owned()),
+        }
+    }
+
+    /// The fraction done, `0.0..=1.0`, when the total is known and positive.
+    pub fn fraction(&self) -> Option<f64> {
+        self.total
+            .filter(|total| *total > 0.0)
+            .map(|total| (self.progress / total).clamp(0.0, 1.0))
+    }
+}
+
+/// Where a call's progress goes (see [`ToolCall::with_progress`]).
+pub type ProgressSink = tokio::sync::mpsc::UnboundedSender<CallProgress>;
+
 /// A tool as a host declares it to its model and calls it.
 ///
 /// Implemented by the MCP tool adapters ([`LiveTool`](crate::LiveTool),
@@ -45,6 +87,12 @@ pub struct ToolCall {
     /// Cancels the call: the outcome is then [`ToolOutcome::Cancelled`], and
     /// a request already sent is withdrawn with `notifications/cancelled`.
     pub cancel: CancelToken,
+    /// Where the server's progress reports go. Setting it asks the server
+    /// for progress (`_meta.progressToken`), and each report restarts the
+    /// call's deadline, up to [`SessionOptions::max_call_time`](crate::SessionOptions::max_call_time)
+    /// in all. `None` (the default): no progress is asked for and the
+    /// deadline is fixed.
+    pub progress: Option<ProgressSink>,
 }
 
 impl ToolCall {
@@ -54,12 +102,20 @@ impl ToolCall {
             call_id: call_id.into(),
             arguments,
             cancel: CancelToken::new(),
+            progress: None,
         }
     }
 
     /// The same call, cancelled through `token`.
     pub fn with_cancel(mut self, token: CancelToken) -> Self {
         self.cancel = token;
+        self
+    }
+
+    /// The same call, asking the server for progress and sending each
+    /// report to `sink` (see [`ToolCall::progress`]).
+    pub fn with_progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
         self
     }
 }

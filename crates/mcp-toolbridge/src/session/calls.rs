@@ -276,19 +276,49 @@ impl Inner {
         };
         backend.touch(server);
         let params = CallToolRequestParams::new(resolved.tool().name.clone(), Some(arguments));
-        let options = CallOptions {
-            timeout: backend.call_timeout(server).or(self.options.call_timeout),
+        let timeout = backend.call_timeout(server).or(self.options.call_timeout);
+        let mut options = CallOptions {
+            timeout,
             ..CallOptions::default()
         };
-        tokio::select! {
-            biased;
-            // Dropping the request future sends `notifications/cancelled`.
-            () = call.cancel.cancelled() => ToolOutcome::Cancelled,
-            answer = client.call_tool_with(&params, options) => match answer {
-                Ok(result) => ToolOutcome::Completed(ToolResult::from_call_result(result, self.options.content)),
-                Err(ClientError::Cancelled) => ToolOutcome::Cancelled,
-                Err(error) => ToolOutcome::failed(CallFailure::from_client_error(&error)),
-            },
+        // Progress asked for: each report restarts the deadline, within
+        // the session's hard limit (MCP basic/utilities/progress and the
+        // lifecycle's timeouts: "enforce a maximum timeout").
+        let mut progress = None;
+        if let Some(sink) = &call.progress {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            options.progress = Some(tx);
+            options.reset_timeout_on_progress = true;
+            options.max_total_timeout = Some(timeout.map_or(self.options.max_call_time, |t| {
+                t.max(self.options.max_call_time)
+            }));
+            progress = Some((sink, rx));
+        }
+        let answer = client.call_tool_with(&params, options);
+        tokio::pin!(answer);
+        loop {
+            let report = async {
+                match &mut progress {
+                    Some((_, rx)) => rx.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                // Dropping the request future sends `notifications/cancelled`.
+                () = call.cancel.cancelled() => return ToolOutcome::Cancelled,
+                answer = &mut answer => return match answer {
+                    Ok(result) => ToolOutcome::Completed(ToolResult::from_call_result(result, self.options.content)),
+                    Err(ClientError::Cancelled) => ToolOutcome::Cancelled,
+                    Err(error) => ToolOutcome::failed(CallFailure::from_client_error(&error)),
+                },
+                Some(params) = report => {
+                    if let Some((sink, _)) = &progress {
+                        // A host that stopped listening does not stop the call.
+                        let _ = sink.send(crate::tool::CallProgress::from_params(&params));
+                    }
+                }
+            }
         }
     }
 }

@@ -264,6 +264,7 @@ impl ModelTool for LoaderTool {
                     call_id: call.call_id.clone(),
                     arguments,
                     cancel: call.cancel.clone(),
+                    progress: call.progress.clone(),
                 };
                 self.inner.run_call(target, forwarded).await
             }

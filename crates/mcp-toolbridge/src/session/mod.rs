@@ -111,6 +111,11 @@ pub struct SessionOptions {
     /// refresh having ended the grants). Servers that refresh right after
     /// connecting (server-everything does) make this worth having.
     pub follow_unchanged_tools: bool,
+    /// The hard limit of one call whose deadline the server's progress
+    /// keeps restarting (a call with [`ToolCall::progress`](crate::ToolCall::progress)
+    /// set): however often it reports, it ends after this long. Never less
+    /// than the call's own deadline. Default 10 minutes.
+    pub max_call_time: Duration,
 }
 
 impl Default for SessionOptions {
@@ -129,6 +134,7 @@ impl Default for SessionOptions {
             workspace: None,
             search_limit: 10,
             follow_unchanged_tools: false,
+            max_call_time: Duration::from_secs(600),
         }
     }
 }

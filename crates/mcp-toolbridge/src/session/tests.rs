@@ -1597,3 +1597,146 @@ async fn compiled_schemas_are_cached_per_catalog_lifetime() {
         "{keys:?}"
     );
 }
+
+// ------------------------------------------------------------- progress
+
+/// A session over one server whose `ticks` tool answers after
+/// `answer_after`, the test sending its progress through the handle.
+async fn ticking(
+    options: SessionOptions,
+    answer_after: Duration,
+) -> (
+    McpSession,
+    scripted::Seen,
+    scripted::ServerHandle,
+    Arc<Fake>,
+) {
+    let (transport, seen, handle) = ScriptedServer::new()
+        .capabilities(json!({"tools": {}}))
+        .on_async("tools/call", move |_params| async move {
+            tokio::time::sleep(answer_after).await;
+            Reply::result(json!({"content": [{"type": "text", "text": "done"}]}))
+        })
+        .spawn_with_handle();
+    let (client, driver) = Client::new(transport, ClientOptions::default());
+    tokio::spawn(driver.run());
+    client.initialize().await.unwrap();
+    let fake = Fake::new();
+    fake.add_ready("fx", vec![tool("ticks", json!({"type": "object"}))], client);
+    let session = McpSession::with_backend(fake.clone(), options);
+    (session, seen, handle, fake)
+}
+
+/// Waits for the call on the wire and reports progress every `every`
+/// with its token, numbering the reports from 1.
+async fn report_progress(
+    mut seen: scripted::Seen,
+    handle: scripted::ServerHandle,
+    every: Duration,
+) {
+    let call = loop {
+        let received = seen.recv().await.expect("the server saw the call");
+        if received.method == "tools/call" {
+            break received;
+        }
+    };
+    let token = call.params["_meta"]["progressToken"].clone();
+    assert!(
+        !token.is_null(),
+        "a call with a progress sink asks for progress"
+    );
+    for step in 1.. {
+        tokio::time::sleep(every).await;
+        handle.notify(
+            "notifications/progress",
+            Some(
+                json!({"progressToken": token, "progress": step, "total": 10,
+                "message": format!("step {step}\u{1b}[2J")}),
+            ),
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn progress_restarts_the_call_deadline_and_reaches_the_host() {
+    let options = SessionOptions {
+        call_timeout: Some(Duration::from_secs(60)),
+        ..full_access()
+    };
+    let (session, seen, handle, _fake) = ticking(options, Duration::from_secs(150)).await;
+    let reporter = tokio::spawn(report_progress(seen, handle, Duration::from_secs(40)));
+    let tools = session.bind();
+    let (sink, mut reports) = mpsc::unbounded_channel();
+    let started = Instant::now();
+    let outcome = tools
+        .get("mcp_fx_ticks")
+        .unwrap()
+        .call(ToolCall::new("c", json!({})).with_progress(sink))
+        .await;
+    reporter.abort();
+    assert_eq!(outcome, ToolOutcome::Completed(ToolResult::text("done")));
+    assert!(
+        started.elapsed() >= Duration::from_secs(150),
+        "past the 60 s deadline"
+    );
+    let first = reports.recv().await.unwrap();
+    assert_eq!(first.progress, 1.0);
+    assert_eq!(first.fraction(), Some(0.1));
+    assert_eq!(first.message.as_deref(), Some("step 1\u{1b}[2J"));
+    let mut count = 1;
+    while reports.try_recv().is_ok() {
+        count += 1;
+    }
+    assert_eq!(count, 3, "reports at 40, 80 and 120 s");
+}
+
+#[tokio::test(start_paused = true)]
+async fn progress_does_not_extend_a_call_past_the_hard_limit() {
+    let options = SessionOptions {
+        call_timeout: Some(Duration::from_secs(60)),
+        max_call_time: Duration::from_secs(100),
+        ..full_access()
+    };
+    let (session, seen, handle, _fake) = ticking(options, Duration::from_secs(500)).await;
+    let reporter = tokio::spawn(report_progress(seen, handle, Duration::from_secs(20)));
+    let tools = session.bind();
+    let (sink, _reports) = mpsc::unbounded_channel();
+    let started = Instant::now();
+    let outcome = tools
+        .get("mcp_fx_ticks")
+        .unwrap()
+        .call(ToolCall::new("c", json!({})).with_progress(sink))
+        .await;
+    reporter.abort();
+    assert!(
+        matches!(outcome.failure(), Some(CallFailure::Timeout(_))),
+        "{outcome:?}"
+    );
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed >= Duration::from_secs(100) && elapsed < Duration::from_secs(101),
+        "{elapsed:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_a_sink_no_progress_is_asked_and_the_deadline_holds() {
+    let options = SessionOptions {
+        call_timeout: Some(Duration::from_secs(60)),
+        ..full_access()
+    };
+    let (session, mut seen, _handle, _fake) = ticking(options, Duration::from_secs(150)).await;
+    let tools = session.bind();
+    let outcome = call(&tools, "mcp_fx_ticks", json!({})).await;
+    assert_eq!(
+        outcome.failure(),
+        Some(&CallFailure::Timeout(Duration::from_secs(60)))
+    );
+    let call = loop {
+        let received = seen.recv().await.unwrap();
+        if received.method == "tools/call" {
+            break received;
+        }
+    };
+    assert!(call.params.pointer("/_meta/progressToken").is_none());
+}
