@@ -68,7 +68,7 @@ pub(crate) async fn run(
     // Bad JSON, an unreadable file or stdin is found before anything starts.
     let calls = crate::arguments::parse(&request.arguments)?;
     let runtime = Runtime::start(options, Select::One(&request.server)).await?;
-    runtime.settle().await;
+    runtime.settle(output).await;
     let result = call_all(&runtime, &request, calls, output).await;
     runtime.close().await;
     result
@@ -129,7 +129,14 @@ async fn call_all(
     let mut exit = Exit::Success;
     let mut results = Vec::new();
     for (index, arguments) in calls.into_iter().enumerate() {
-        let outcome = call_one(&tool, index, arguments).await;
+        let outcome = call_one(
+            &tool,
+            index,
+            arguments,
+            output,
+            &format!("{server}.{}", request.tool),
+        )
+        .await;
         match &outcome {
             ToolOutcome::Completed(result) => {
                 exit = worse(
@@ -176,16 +183,53 @@ async fn call_all(
 
 /// One call; Ctrl-C cancels it (the server is sent `notifications/cancelled`):
 /// the press is claimed from [`crate::interrupt`] while the call runs.
-async fn call_one(tool: &Arc<dyn ModelTool>, index: usize, arguments: Value) -> ToolOutcome {
+/// Progress is always asked for, so that a server reporting it keeps the
+/// call alive past its deadline (up to the bridge's hard limit); on a
+/// terminal the reports are shown on stderr ([`crate::progress::CallMeter`]).
+async fn call_one(
+    tool: &Arc<dyn ModelTool>,
+    index: usize,
+    arguments: Value,
+    output: &Output,
+    what: &str,
+) -> ToolOutcome {
     let cancel = CancelToken::new();
-    let call =
-        ToolCall::new(format!("mcpctl-{}", index + 1), arguments).with_cancel(cancel.clone());
+    let (sink, mut reports) = tokio::sync::mpsc::unbounded_channel();
+    let call = ToolCall::new(format!("mcpctl-{}", index + 1), arguments)
+        .with_cancel(cancel.clone())
+        .with_progress(sink);
     let claim = crate::interrupt::claim();
     let interrupt = tokio::spawn(async move {
         claim.pressed().await;
         cancel.cancel();
     });
-    let outcome = tool.call(call).await;
+    let mut meter = crate::progress::CallMeter::new(output, what);
+    let outcome = tool.call(call);
+    tokio::pin!(outcome);
+    let outcome = loop {
+        let tick = async {
+            match meter {
+                Some(_) => tokio::time::sleep(crate::progress::TICK).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            outcome = &mut outcome => break outcome,
+            Some(report) = reports.recv() => {
+                if let Some(meter) = &mut meter {
+                    meter.report(report);
+                }
+            }
+            () = tick => {
+                if let Some(meter) = &mut meter {
+                    meter.redraw();
+                }
+            }
+        }
+    };
+    if let Some(meter) = &mut meter {
+        meter.finish();
+    }
     interrupt.abort();
     outcome
 }

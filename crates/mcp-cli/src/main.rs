@@ -21,6 +21,7 @@ mod inputs;
 mod interrupt;
 mod login;
 mod output;
+mod progress;
 mod prompts_cmd;
 mod ready;
 mod resources_cmd;

@@ -35,18 +35,23 @@ pub(crate) struct Output {
     pub(crate) color: bool,
     /// Colour on stderr, by the same rule.
     pub(crate) color_stderr: bool,
+    /// Progress lines on stderr (see [`crate::progress`]): stderr is a
+    /// terminal that can move its cursor (`TERM` is not `dumb`) and the
+    /// run is not `--json`. `NO_COLOR` does not turn it off.
+    pub(crate) progress: bool,
 }
 
 impl Output {
     /// Decides colour from the environment (<https://no-color.org>: any
     /// non-empty `NO_COLOR` turns it off) and whether each stream is a terminal.
     pub(crate) fn new(json: bool) -> Self {
-        let allowed = std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
-            && std::env::var_os("TERM").is_none_or(|term| term != "dumb");
+        let capable = std::env::var_os("TERM").is_none_or(|term| term != "dumb");
+        let allowed = std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty()) && capable;
         Output {
             json,
             color: allowed && !json && io::stdout().is_terminal(),
             color_stderr: allowed && io::stderr().is_terminal(),
+            progress: capable && !json && io::stderr().is_terminal(),
         }
     }
 
@@ -339,6 +344,7 @@ mod tests {
             json: false,
             color: false,
             color_stderr: false,
+            progress: false,
         };
         let mut table = Table::new(&["id", "status", "note"]);
         table.row(vec!["demo".into(), "ready".into(), "".into()]);
@@ -361,6 +367,7 @@ mod tests {
             json: false,
             color: true,
             color_stderr: false,
+            progress: false,
         };
         let mut table = Table::new(&["a", "b"]);
         table.painted_row(vec![("x".into(), Some(Paint::Green)), ("y".into(), None)]);
@@ -376,6 +383,7 @@ mod tests {
             json: false,
             color: false,
             color_stderr: false,
+            progress: false,
         };
         let mut table = Table::new(&["tool", "description"]);
         table.row(vec![

@@ -64,7 +64,7 @@ pub(crate) async fn list(
     output: &Output,
 ) -> Result<Exit, CliError> {
     let runtime = Runtime::start(options, server.map_or(Select::All, Select::One)).await?;
-    runtime.settle().await;
+    runtime.settle(output).await;
     let result = list_ready(&runtime, server, allow_failures, output);
     runtime.close().await;
     result
@@ -269,7 +269,7 @@ pub(crate) async fn get(
     // Malformed pairs are found before anything starts.
     let arguments = pairs(words, server)?;
     let runtime = Runtime::start(options, Select::One(server)).await?;
-    runtime.settle().await;
+    runtime.settle(output).await;
     let result = get_ready(&runtime, server, name, arguments, output).await;
     runtime.close().await;
     result
@@ -365,7 +365,7 @@ pub(crate) async fn complete(
 ) -> Result<Exit, CliError> {
     let context = pairs(request.context, request.server)?;
     let runtime = Runtime::start(options, Select::One(request.server)).await?;
-    runtime.settle().await;
+    runtime.settle(output).await;
     let result = complete_ready(&runtime, &request, context, output).await;
     runtime.close().await;
     result

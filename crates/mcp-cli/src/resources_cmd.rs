@@ -54,7 +54,7 @@ pub(crate) async fn list(
     output: &Output,
 ) -> Result<Exit, CliError> {
     let runtime = Runtime::start(options, server.map_or(Select::All, Select::One)).await?;
-    runtime.settle().await;
+    runtime.settle(output).await;
     let result = list_ready(&runtime, server, allow_failures, output);
     runtime.close().await;
     result
@@ -113,7 +113,7 @@ pub(crate) async fn read(
     output: &Output,
 ) -> Result<Exit, CliError> {
     let runtime = Runtime::start(options, Select::One(server)).await?;
-    runtime.settle().await;
+    runtime.settle(output).await;
     let result = read_ready(&runtime, server, uri, file, output).await;
     runtime.close().await;
     result

@@ -23,7 +23,7 @@ pub(crate) async fn run(
     output: &Output,
 ) -> Result<Exit, CliError> {
     let runtime = Runtime::start(options, Select::One(id)).await?;
-    runtime.settle().await;
+    runtime.settle(output).await;
     let status = runtime.manager.status(id);
     if let Some(error) = status
         .as_ref()
@@ -39,7 +39,7 @@ pub(crate) async fn run(
             .manager
             .retry(id)
             .map_err(|e| CliError::usage(format!("cannot retry `{id}`: {e}")))?;
-        runtime.settle().await;
+        runtime.settle(output).await;
     }
     let rows = servers::rows(&runtime);
     let status = runtime.manager.status(id);

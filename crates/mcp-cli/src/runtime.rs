@@ -20,6 +20,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::time::Instant;
 
 use crate::exit::CliError;
+use crate::output::Output;
 use crate::sources::SourceOptions;
 use crate::{inputs, trust_cmd};
 
@@ -43,6 +44,8 @@ pub(crate) struct Runtime {
     pub(crate) untrusted: Vec<mcp_config::DiscoveredServer>,
     /// Every manager event since before the first connection started.
     events: Option<broadcast::Receiver<ManagerEvent>>,
+    /// When the connections started.
+    started: Instant,
 }
 
 /// Which servers to connect.
@@ -115,6 +118,7 @@ impl Runtime {
             .build();
         crate::interrupt::register(&manager);
         let events = manager.events();
+        let started = Instant::now();
         let startup = manager.connect_discovered(&report).await;
         Ok(Runtime {
             manager,
@@ -122,25 +126,43 @@ impl Runtime {
             config_errors: startup.errors,
             untrusted,
             events: Some(events),
+            started,
         })
     }
 
     /// Waits until every server has settled: ready, failed or disabled, no
     /// longer queued, connecting or refreshing. Each status change is an
-    /// event, so this wakes only when something happened.
-    pub(crate) async fn settle(&self) {
+    /// event, so this wakes only when something happened, or to redraw the
+    /// servers' lines on a terminal ([`crate::progress::Connecting`]).
+    pub(crate) async fn settle(&self, output: &Output) {
         let deadline = Instant::now() + SETTLE_LIMIT;
         let mut events = self.manager.events();
+        let mut shown = crate::progress::Connecting::new(output, self.started);
         loop {
             let servers = self.manager.servers();
+            if let Some(shown) = &mut shown {
+                shown.show(&servers);
+            }
             if servers.iter().all(|server| is_settled(&server.status)) {
-                return;
+                break;
             }
-            match tokio::time::timeout_at(deadline, events.recv()).await {
-                // A lagged receiver only means "look again".
-                Ok(Ok(_) | Err(RecvError::Lagged(_))) => {}
-                Ok(Err(RecvError::Closed)) | Err(_) => return,
+            let tick = async {
+                match shown {
+                    Some(_) => tokio::time::sleep(crate::progress::TICK).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                event = tokio::time::timeout_at(deadline, events.recv()) => match event {
+                    // A lagged receiver only means "look again".
+                    Ok(Ok(_) | Err(RecvError::Lagged(_))) => {}
+                    Ok(Err(RecvError::Closed)) | Err(_) => break,
+                },
+                () = tick => {}
             }
+        }
+        if let Some(shown) = &mut shown {
+            shown.finish();
         }
     }
 

@@ -135,7 +135,7 @@ pub(crate) async fn run(
     output: &Output,
 ) -> Result<Exit, CliError> {
     let runtime = Runtime::start(options, Select::All).await?;
-    runtime.settle().await;
+    runtime.settle(output).await;
     let rows = with_shadowed(rows(&runtime), &runtime);
     let warnings = runtime.report.warnings.clone();
     runtime.close().await;

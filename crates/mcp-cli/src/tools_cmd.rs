@@ -96,7 +96,7 @@ pub(crate) async fn run(
 ) -> Result<Exit, CliError> {
     let select = server.map_or(Select::All, Select::One);
     let runtime = Runtime::start(options, select).await?;
-    runtime.settle().await;
+    runtime.settle(output).await;
     let result = list(&runtime, server, allow_failures, schema, output);
     runtime.close().await;
     result
