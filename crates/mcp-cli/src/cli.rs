@@ -192,13 +192,13 @@ pub(crate) enum Command {
         adhoc: AdHocArgs,
     },
 
-    /// Ask a server for the values a prompt's argument may take (`completion/complete`), one per line
+    /// Ask a server for the values a prompt's argument or a resource template's variable may take (`completion/complete`), one per line
     Complete {
         /// The server's id
         server: String,
-        /// The prompt's name
+        /// The prompt's name, or a resource template (`demo://greeting/{name}`, as `mcpctl resources` shows it)
         prompt: String,
-        /// The argument to complete
+        /// The argument (or template variable) to complete
         argument: String,
         /// What is typed so far [default: nothing]
         #[arg(default_value = "")]

@@ -2,10 +2,11 @@
 //!
 //! Two resources (MCP "Server/Resources"): `demo://about`, a short text,
 //! and `demo://tiny-image.png`, the PNG `tiny_image` returns, as a base64
-//! blob. One prompt (MCP "Server/Prompts"), `try_tool`, whose required
-//! argument `tool` names a demo tool; `completion/complete` (MCP
+//! blob. One resource template, `demo://greeting/{name}`, a greeting for
+//! any name. One prompt (MCP "Server/Prompts"), `try_tool`, whose required
+//! argument `tool` names a demo tool. `completion/complete` (MCP
 //! "Server/Utilities/Completion") suggests the tool names that start with
-//! what is typed.
+//! what is typed for the prompt, and a few names for the template.
 
 use mcp_proto::jsonrpc::error_codes;
 use mcp_proto::types::{CompleteRequestParams, GetPromptRequestParams, Reference};
@@ -20,6 +21,13 @@ pub(crate) const ABOUT_URI: &str = "demo://about";
 pub(crate) const IMAGE_URI: &str = "demo://tiny-image.png";
 /// The prompt.
 pub(crate) const PROMPT: &str = "try_tool";
+/// The resource template.
+pub(crate) const GREETING_TEMPLATE: &str = "demo://greeting/{name}";
+const GREETING_PREFIX: &str = "demo://greeting/";
+/// The names the template's `name` completes to.
+const NAMES: [&str; 5] = ["Ada", "Alan", "Barbara", "Grace", "Linus"];
+/// The longest name a greeting repeats.
+const NAME_LIMIT: usize = 64;
 
 const ABOUT_TEXT: &str = "mcpctl's built-in demo server.\n\
 It runs on this machine over stdio, with no network and no files.\n\
@@ -47,6 +55,17 @@ pub(crate) fn resources() -> Value {
     ]})
 }
 
+/// The `resources/templates/list` result: the greeting, one page.
+pub(crate) fn templates() -> Value {
+    json!({"resourceTemplates": [{
+        "uriTemplate": GREETING_TEMPLATE,
+        "name": "greeting",
+        "title": "A greeting",
+        "description": "A one-line greeting for `name` (completion suggests a few).",
+        "mimeType": "text/plain"
+    }]})
+}
+
 /// The `resources/read` result for `uri`; any other URI is
 /// "resource not found" (-32002) with the URI in `data`.
 pub(crate) fn read(uri: &str) -> Result<Value, ErrorObject> {
@@ -57,6 +76,12 @@ pub(crate) fn read(uri: &str) -> Result<Value, ErrorObject> {
         IMAGE_URI => Ok(json!({"contents": [
             {"uri": IMAGE_URI, "mimeType": "image/png", "blob": demo_tools::TINY_PNG_BASE64}
         ]})),
+        _ if uri.starts_with(GREETING_PREFIX) && uri.len() > GREETING_PREFIX.len() => {
+            let name = mcp_proto::text::bound(&uri[GREETING_PREFIX.len()..], NAME_LIMIT);
+            Ok(json!({"contents": [
+                {"uri": uri, "mimeType": "text/plain", "text": format!("Hello, {name}!\n")}
+            ]}))
+        }
         _ => {
             let mut error = ErrorObject::new(error_codes::RESOURCE_NOT_FOUND, "resource not found");
             error.data = mcp_proto::jsonrpc::to_raw(&json!({"uri": uri})).ok();
@@ -112,13 +137,23 @@ pub(crate) fn get_prompt(
 }
 
 /// The `completion/complete` result: for `try_tool`'s `tool`, the tool
-/// names starting with the typed value; nothing for anything else.
+/// names starting with the typed value; for the greeting's `name`, the
+/// names starting with it; nothing for anything else.
 pub(crate) fn complete(params: &CompleteRequestParams, version: ProtocolVersion) -> Value {
     let values: Vec<String> = match &params.reference {
         Reference::Prompt(prompt) if prompt.name == PROMPT && params.argument.name == "tool" => {
             tool_names(version)
                 .into_iter()
                 .filter(|name| name.starts_with(&params.argument.value))
+                .collect()
+        }
+        Reference::Resource(template)
+            if template.uri == GREETING_TEMPLATE && params.argument.name == "name" =>
+        {
+            NAMES
+                .iter()
+                .filter(|name| name.starts_with(&params.argument.value))
+                .map(|name| (*name).to_owned())
                 .collect()
         }
         _ => Vec::new(),

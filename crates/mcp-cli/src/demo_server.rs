@@ -8,7 +8,7 @@
 //!   anything else is answered with the newest handshake version and the
 //!   client decides. Every other request before `initialize` is refused.
 //! - `ping`, `tools/list`, `tools/call`, `resources/list`,
-//!   `resources/read`, `prompts/list`, `prompts/get` and
+//!   `resources/templates/list`, `resources/read`, `prompts/list`, `prompts/get` and
 //!   `completion/complete` are answered; other methods get `-32601`. A line that is not JSON gets `-32700`, JSON that is not a
 //!   message gets `-32600`, both with a null id (JSON-RPC 2.0 §5.1).
 //! - Batches are answered as batches under 2025-03-26, the only version
@@ -199,6 +199,7 @@ impl DemoServer {
                 respond(id, &result)
             }
             methods::RESOURCES_LIST => respond(id, &demo_catalog::resources()),
+            methods::RESOURCES_TEMPLATES_LIST => respond(id, &demo_catalog::templates()),
             methods::RESOURCES_READ => {
                 let params: ReadResourceRequestParams = decode(params, "resources/read")?;
                 respond(id, &demo_catalog::read(&params.uri)?)

@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 
 use mcp_proto::types::{
     CompleteArgument, CompleteContext, CompleteRequestParams, ContentBlock, GetPromptRequestParams,
-    Prompt, PromptReference, Reference, Role,
+    Prompt, PromptReference, Reference, ResourceTemplateReference, Role,
 };
 use serde::Serialize;
 
@@ -63,11 +63,13 @@ pub(crate) async fn list(
     options: &SourceOptions,
     output: &Output,
 ) -> Result<Exit, CliError> {
-    let runtime = Runtime::start(options, server.map_or(Select::All, Select::One)).await?;
-    runtime.settle(output).await;
-    let result = list_ready(&runtime, server, allow_failures, output);
-    runtime.close().await;
-    result
+    Runtime::run(
+        options,
+        server.map_or(Select::All, Select::One),
+        output,
+        async |runtime| list_ready(runtime, server, allow_failures, output),
+    )
+    .await
 }
 
 fn list_ready(
@@ -268,11 +270,10 @@ pub(crate) async fn get(
 ) -> Result<Exit, CliError> {
     // Malformed pairs are found before anything starts.
     let arguments = pairs(words, server)?;
-    let runtime = Runtime::start(options, Select::One(server)).await?;
-    runtime.settle(output).await;
-    let result = get_ready(&runtime, server, name, arguments, output).await;
-    runtime.close().await;
-    result
+    Runtime::run(options, Select::One(server), output, async |runtime| {
+        get_ready(runtime, server, name, arguments, output).await
+    })
+    .await
 }
 
 async fn get_ready(
@@ -364,11 +365,13 @@ pub(crate) async fn complete(
     output: &Output,
 ) -> Result<Exit, CliError> {
     let context = pairs(request.context, request.server)?;
-    let runtime = Runtime::start(options, Select::One(request.server)).await?;
-    runtime.settle(output).await;
-    let result = complete_ready(&runtime, &request, context, output).await;
-    runtime.close().await;
-    result
+    Runtime::run(
+        options,
+        Select::One(request.server),
+        output,
+        async |runtime| complete_ready(runtime, &request, context, output).await,
+    )
+    .await
 }
 
 async fn complete_ready(
@@ -379,15 +382,26 @@ async fn complete_ready(
 ) -> Result<Exit, CliError> {
     let server = request.server;
     let (client, catalog, options) = crate::ready::client(runtime, server)?;
-    if let Some(prompt) = find_prompt(catalog.prompts(), server, request.prompt)? {
+    // A URI template names a resource template's variable (its scheme or
+    // braces give it away; a prompt's name has neither).
+    let template = request.prompt.contains("://") || request.prompt.contains('{');
+    if !template && let Some(prompt) = find_prompt(catalog.prompts(), server, request.prompt)? {
         let names = std::iter::once(request.argument).chain(context.keys().map(String::as_str));
         check_known(prompt, names, server)?;
     }
-    let params = CompleteRequestParams {
-        reference: Reference::Prompt(PromptReference {
+    let reference = if template {
+        Reference::Resource(ResourceTemplateReference {
+            uri: request.prompt.to_owned(),
+            ..ResourceTemplateReference::default()
+        })
+    } else {
+        Reference::Prompt(PromptReference {
             name: request.prompt.to_owned(),
             ..PromptReference::default()
-        }),
+        })
+    };
+    let params = CompleteRequestParams {
+        reference,
         argument: CompleteArgument {
             name: request.argument.to_owned(),
             value: request.prefix.to_owned(),
@@ -405,8 +419,13 @@ async fn complete_ready(
         .await
         .map_err(|error| {
             let what = format!(
-                "complete argument `{}` of prompt `{}`",
+                "complete argument `{}` of {} `{}`",
                 line(request.argument),
+                if template {
+                    "resource template"
+                } else {
+                    "prompt"
+                },
                 line(request.prompt)
             );
             crate::ready::request_error(server, &what, &error)

@@ -46,6 +46,27 @@ struct ResourceRow {
     size: Option<u64>,
 }
 
+/// One resource template's row.
+#[derive(Debug, Serialize)]
+struct TemplateRow {
+    server: String,
+    uri_template: String,
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    mime_type: Option<String>,
+}
+
+/// The `--json` document of `resources`.
+#[derive(Debug, Serialize)]
+struct Listing {
+    resources: Vec<ResourceRow>,
+    templates: Vec<TemplateRow>,
+}
+
+/// At most this many pages of `resources/templates/list` per server.
+const TEMPLATE_PAGES: usize = 20;
+
 /// `mcpctl resources`.
 pub(crate) async fn list(
     server: Option<&str>,
@@ -53,24 +74,29 @@ pub(crate) async fn list(
     options: &SourceOptions,
     output: &Output,
 ) -> Result<Exit, CliError> {
-    let runtime = Runtime::start(options, server.map_or(Select::All, Select::One)).await?;
-    runtime.settle(output).await;
-    let result = list_ready(&runtime, server, allow_failures, output);
-    runtime.close().await;
-    result
+    Runtime::run(
+        options,
+        server.map_or(Select::All, Select::One),
+        output,
+        async |runtime| list_ready(runtime, server, allow_failures, output).await,
+    )
+    .await
 }
 
-fn list_ready(
+async fn list_ready(
     runtime: &Runtime,
     only: Option<&str>,
     allow_failures: bool,
     output: &Output,
 ) -> Result<Exit, CliError> {
     let ready = crate::ready::catalogs(runtime, only, "resources are")?;
-    let mut rows = Vec::new();
+    let mut listing = Listing {
+        resources: Vec::new(),
+        templates: Vec::new(),
+    };
     for (id, catalog) in &ready.catalogs {
         for resource in catalog.resources().unwrap_or_default() {
-            rows.push(ResourceRow {
+            listing.resources.push(ResourceRow {
                 server: id.clone(),
                 uri: resource.uri.clone(),
                 name: resource.name.clone(),
@@ -80,28 +106,100 @@ fn list_ready(
                 size: resource.size,
             });
         }
+        if catalog.capabilities().resources.is_some() {
+            for template in templates(runtime, id).await? {
+                listing.templates.push(TemplateRow {
+                    server: id.clone(),
+                    uri_template: template.uri_template,
+                    name: template.name,
+                    title: template.title,
+                    description: template.description,
+                    mime_type: template.mime_type,
+                });
+            }
+        }
     }
     let printed = if output.json {
-        output.json(&rows)
-    } else if rows.is_empty() {
+        output.json(&listing)
+    } else if listing.resources.is_empty() && listing.templates.is_empty() {
         output.text("no resources to list\n")
     } else {
-        let mut table = Table::new(&["server", "uri", "name", "mime type"]);
-        for row in &rows {
-            table.painted_row(vec![
-                (row.server.clone(), None),
-                (row.uri.clone(), Some(Paint::Bold)),
-                (row.name.clone(), None),
-                (
-                    row.mime_type.clone().unwrap_or_else(|| "-".to_owned()),
-                    Some(Paint::Dim),
-                ),
-            ]);
+        let mut text = String::new();
+        if !listing.resources.is_empty() {
+            let mut table = Table::new(&["server", "uri", "name", "mime type"]);
+            for row in &listing.resources {
+                table.painted_row(vec![
+                    (row.server.clone(), None),
+                    (row.uri.clone(), Some(Paint::Bold)),
+                    (row.name.clone(), None),
+                    (dash(row.mime_type.as_ref()), Some(Paint::Dim)),
+                ]);
+            }
+            text.push_str(&table.render(output));
         }
-        output.text(&table.render(output))
+        if !listing.templates.is_empty() {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            let mut table = Table::new(&["server", "uri template", "name", "mime type"]);
+            for row in &listing.templates {
+                table.painted_row(vec![
+                    (row.server.clone(), None),
+                    (row.uri_template.clone(), Some(Paint::Bold)),
+                    (row.name.clone(), None),
+                    (dash(row.mime_type.as_ref()), Some(Paint::Dim)),
+                ]);
+            }
+            text.push_str(&table.render(output));
+        }
+        output.text(&text)
     };
     printed.map_err(stdout_error)?;
     Ok(ready.exit(allow_failures))
+}
+
+fn dash(text: Option<&String>) -> String {
+    text.cloned().unwrap_or_else(|| "-".to_owned())
+}
+
+/// `id`'s resource templates (MCP "Server/Resources" §Resource Templates),
+/// every page up to [`TEMPLATE_PAGES`]. A server that does not know the
+/// method has none; a repeated cursor ends the listing.
+async fn templates(
+    runtime: &Runtime,
+    id: &str,
+) -> Result<Vec<mcp_proto::types::ResourceTemplate>, CliError> {
+    let (client, _, options) = crate::ready::client(runtime, id)?;
+    let mut templates = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..TEMPLATE_PAGES {
+        let params = mcp_proto::types::PaginatedRequestParams::page(cursor.take());
+        let page = match client
+            .list_resource_templates_with(&params, options.clone())
+            .await
+        {
+            Ok(page) => page,
+            Err(mcp_transport::ClientError::Rpc(rpc))
+                if rpc.code == mcp_proto::jsonrpc::error_codes::METHOD_NOT_FOUND =>
+            {
+                break;
+            }
+            Err(error) => {
+                return Err(crate::ready::request_error(
+                    id,
+                    "list resource templates",
+                    &error,
+                ));
+            }
+        };
+        templates.extend(page.resource_templates);
+        match page.next_cursor {
+            Some(next) if seen.insert(next.clone()) => cursor = Some(next),
+            _ => break,
+        }
+    }
+    Ok(templates)
 }
 
 /// `mcpctl read`.
@@ -112,11 +210,10 @@ pub(crate) async fn read(
     options: &SourceOptions,
     output: &Output,
 ) -> Result<Exit, CliError> {
-    let runtime = Runtime::start(options, Select::One(server)).await?;
-    runtime.settle(output).await;
-    let result = read_ready(&runtime, server, uri, file, output).await;
-    runtime.close().await;
-    result
+    Runtime::run(options, Select::One(server), output, async |runtime| {
+        read_ready(runtime, server, uri, file, output).await
+    })
+    .await
 }
 
 async fn read_ready(

@@ -166,6 +166,21 @@ impl Runtime {
         }
     }
 
+    /// Starts the servers `select` names, waits for them to settle, runs
+    /// `body` over them and closes them, whatever `body` returned.
+    pub(crate) async fn run<T>(
+        options: &SourceOptions,
+        select: Select<'_>,
+        output: &Output,
+        body: impl AsyncFnOnce(&Runtime) -> Result<T, CliError>,
+    ) -> Result<T, CliError> {
+        let runtime = Runtime::start(options, select).await?;
+        runtime.settle(output).await;
+        let result = body(&runtime).await;
+        runtime.close().await;
+        result
+    }
+
     /// A tool-bridge session over this run's manager: model names,
     /// argument validation, approvals and calls are the bridge's.
     pub(crate) fn session(&self, options: SessionOptions) -> McpSession {

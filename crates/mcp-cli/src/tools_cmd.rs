@@ -24,14 +24,13 @@
 
 use std::collections::HashMap;
 
-use mcp_config::DiscoveryEntry;
 use mcp_toolbridge::SessionOptions;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::exit::{CliError, Exit};
 use crate::output::{Output, Paint, Table, line, one_line};
-use crate::runtime::{self, Runtime, Select};
+use crate::runtime::{Runtime, Select};
 use crate::sources::SourceOptions;
 
 /// One tool's row.
@@ -95,11 +94,10 @@ pub(crate) async fn run(
     output: &Output,
 ) -> Result<Exit, CliError> {
     let select = server.map_or(Select::All, Select::One);
-    let runtime = Runtime::start(options, select).await?;
-    runtime.settle(output).await;
-    let result = list(&runtime, server, allow_failures, schema, output);
-    runtime.close().await;
-    result
+    Runtime::run(options, select, output, async |runtime| {
+        list(runtime, server, allow_failures, schema, output)
+    })
+    .await
 }
 
 fn list(
@@ -109,23 +107,7 @@ fn list(
     schema: bool,
     output: &Output,
 ) -> Result<Exit, CliError> {
-    if let Some(id) = only {
-        let source = runtime.manager.source(id);
-        let path = source.as_ref().and_then(|s| s.path.as_deref());
-        if let Some(error) = runtime.config_error(id) {
-            return Err(runtime::server_error(id, error, path));
-        }
-        match runtime.manager.status(id) {
-            Some(status) if status.is_connected() => {}
-            Some(status) => return Err(runtime::server_failure(id, &status, path)),
-            None => {
-                return Err(CliError::usage(format!("no server with id `{id}`"))
-                    .code("unknown_server")
-                    .server(id));
-            }
-        }
-    }
-
+    let ready = crate::ready::catalogs(runtime, only, "tools are")?;
     let session = runtime.session(SessionOptions::default());
     let bound = session.bind();
     let mut model_names: HashMap<(String, String), String> = HashMap::new();
@@ -142,40 +124,7 @@ fn list(
     }
 
     let mut rows = Vec::new();
-    let mut not_ready = Vec::new();
-    let mut failed = 0;
-    for entry in &runtime.report.entries {
-        let Some(id) = entry.server_id() else {
-            continue;
-        };
-        if matches!(entry, DiscoveryEntry::Error { .. }) {
-            let untrusted = runtime
-                .config_error(id)
-                .is_some_and(|e| e.code == mcp_manager::ErrorCode::Untrusted);
-            if !untrusted {
-                failed += 1;
-            }
-            not_ready.push(format!(
-                "{id} ({})",
-                if untrusted { "untrusted" } else { "error" }
-            ));
-            continue;
-        }
-        let status = runtime.manager.status(id);
-        let Some(catalog) = runtime.manager.catalog(id).filter(|_| {
-            status
-                .as_ref()
-                .is_some_and(mcp_manager::ServerStatus::is_connected)
-        }) else {
-            let status = status.as_ref().map_or("unknown", |s| s.as_str());
-            if status == "error" {
-                failed += 1;
-            }
-            if status != "disabled" {
-                not_ready.push(format!("{id} ({status})"));
-            }
-            continue;
-        };
+    for (id, catalog) in &ready.catalogs {
         for tool in catalog.tools() {
             rows.push(ToolRow {
                 server: id.to_owned(),
@@ -197,27 +146,13 @@ fn list(
             failure.error.code
         );
     }
-    if !not_ready.is_empty() {
-        let count = not_ready.len();
-        eprintln!(
-            "mcpctl: {} {} not ready and not listed: {}; `mcpctl servers` says why",
-            count,
-            if count == 1 {
-                "server is"
-            } else {
-                "servers are"
-            },
-            not_ready.join(", ")
-        );
-    }
-
     let printed = if output.json {
         output.json(&rows)
     } else {
         output.text(&render(&rows, schema, output))
     };
     printed.map_err(|e| CliError::usage(format!("cannot write to stdout: {e}")))?;
-    Ok(crate::servers::failures_exit(failed, allow_failures))
+    Ok(ready.exit(allow_failures))
 }
 
 fn render(rows: &[ToolRow], schema: bool, output: &Output) -> String {

@@ -40,7 +40,8 @@ fn a_fresh_machine_lists_and_reads_the_demo_resources() {
         "{listed:#?}"
     );
 
-    let rows = env.json(&["resources", "demo"]);
+    let listing = env.json(&["resources", "demo"]);
+    let rows = &listing["resources"];
     assert_eq!(rows[0]["server"], "demo");
     assert_eq!(rows[0]["uri"], "demo://about");
     assert_eq!(rows[0]["mime_type"], "text/plain");
@@ -62,6 +63,43 @@ fn a_fresh_machine_lists_and_reads_the_demo_resources() {
     let document = env.json(&["read", "demo", "demo://about"]);
     assert_eq!(document["contents"][0]["uri"], "demo://about");
     assert_eq!(document["contents"][0]["mimeType"], "text/plain");
+}
+
+#[test]
+fn resource_templates_are_listed_read_and_completed() {
+    let env = Env::new();
+
+    let listed = env.run(&["resources", "demo"]);
+    assert_eq!(listed.code, 0, "{listed:#?}");
+    let row = listed
+        .stdout
+        .lines()
+        .find(|line| line.contains("demo://greeting/{name}"))
+        .unwrap_or_else(|| panic!("the template is not listed: {}", listed.stdout));
+    assert_eq!(
+        row.split_whitespace().collect::<Vec<_>>(),
+        ["demo", "demo://greeting/{name}", "greeting", "text/plain"]
+    );
+    assert!(listed.stdout.contains("URI TEMPLATE"), "{listed:#?}");
+
+    let listing = env.json(&["resources", "demo"]);
+    assert_eq!(
+        listing["templates"],
+        json!([{
+            "server": "demo", "uri_template": "demo://greeting/{name}", "name": "greeting",
+            "title": "A greeting",
+            "description": "A one-line greeting for `name` (completion suggests a few).",
+            "mime_type": "text/plain"
+        }])
+    );
+
+    let names = env.run(&["complete", "demo", "demo://greeting/{name}", "name", "A"]);
+    assert_eq!(names.code, 0, "{names:#?}");
+    assert_eq!(names.stdout, "Ada\nAlan\n");
+
+    let read = env.run(&["read", "demo", "demo://greeting/Ada"]);
+    assert_eq!(read.code, 0, "{read:#?}");
+    assert_eq!(read.stdout, "Hello, Ada!\n");
 }
 
 #[test]
@@ -225,9 +263,9 @@ fn the_fixtures_resources_and_prompt_and_its_text_reach_the_terminal_escaped() {
     let env = Env::new();
     let config = fixture_config(&env);
 
-    let rows = env.json(&["--config", &config, "resources", "fixture"]);
+    let listing = env.json(&["--config", &config, "resources", "fixture"]);
     assert_eq!(
-        rows,
+        listing["resources"],
         json!([{
             "server": "fixture", "uri": "fixture://readme", "name": "readme",
             "title": "Fixture README", "description": "What this server is.",

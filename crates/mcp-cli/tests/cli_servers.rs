@@ -112,7 +112,11 @@ fn a_broken_server_beside_working_ones() {
             .all(|t| t["server"] == "good")
     );
     let run = env.run(&["--config", config, "tools"]);
-    assert!(run.stderr.contains("not ready and not listed"), "{run:#?}");
+    assert!(
+        run.stderr
+            .contains("not ready and their tools are not listed"),
+        "{run:#?}"
+    );
     assert!(run.stderr.contains("exits (error)"), "{run:#?}");
 
     // `tools SERVER` of a broken server is an error with that server's status.
