@@ -8,7 +8,9 @@
 //! parse it as that JSON scalar; `array` and `object` parse it as JSON;
 //! a property the schema does not type takes JSON when the value is valid
 //! JSON, else the text. The bridge then validates the object against the
-//! whole schema, as for a JSON document.
+//! whole schema, as for a JSON document. `key=@file` takes the file's
+//! text exactly as it is, a final line break included (a JSON-typed
+//! property ignores it, as JSON does).
 
 use std::io::Read;
 

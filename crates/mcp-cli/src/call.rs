@@ -82,7 +82,7 @@ async fn call_all(
 ) -> Result<Exit, CliError> {
     let server = request.server.as_str();
     let source = runtime.manager.source(server);
-    let source_path = source.as_ref().and_then(|s| s.path.as_deref());
+    let source_path = source.as_ref();
     if let Some(error) = runtime.config_error(server) {
         return Err(runtime::server_error(server, error, source_path));
     }

@@ -37,13 +37,12 @@ impl Ready {
 /// status other than connected, or no such server.
 fn check(runtime: &Runtime, id: &str) -> Result<(), CliError> {
     let source = runtime.manager.source(id);
-    let path = source.as_ref().and_then(|s| s.path.as_deref());
     if let Some(error) = runtime.config_error(id) {
-        return Err(runtime::server_error(id, error, path));
+        return Err(runtime::server_error(id, error, source.as_ref()));
     }
     match runtime.manager.status(id) {
         Some(status) if status.is_connected() => Ok(()),
-        Some(status) => Err(runtime::server_failure(id, &status, path)),
+        Some(status) => Err(runtime::server_failure(id, &status, source.as_ref())),
         None => Err(CliError::usage(format!("no server with id `{id}`"))
             .code("unknown_server")
             .server(id)),

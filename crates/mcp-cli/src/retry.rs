@@ -45,17 +45,9 @@ pub(crate) async fn run(
     let status = runtime.manager.status(id);
     let source = runtime.manager.source(id);
     let outcome = match (&status, runtime.config_error(id)) {
-        (_, Some(error)) => Err(runtime::server_error(
-            id,
-            error,
-            source.as_ref().and_then(|s| s.path.as_deref()),
-        )),
+        (_, Some(error)) => Err(runtime::server_error(id, error, source.as_ref())),
         (Some(status), None) if status.is_connected() => Ok(Exit::Success),
-        (Some(status), None) => Err(runtime::server_failure(
-            id,
-            status,
-            source.as_ref().and_then(|s| s.path.as_deref()),
-        )),
+        (Some(status), None) => Err(runtime::server_failure(id, status, source.as_ref())),
         (None, None) => Err(CliError::usage(format!("no server with id `{id}`"))),
     };
     runtime.close().await;

@@ -6,10 +6,9 @@
 //! `watch`, one for `call`, `retry` and `tools SERVER`, so that a call
 //! never starts unrelated server processes.
 
-use std::path::Path;
 use std::time::Duration;
 
-use mcp_config::{DiscoveryEntry, DiscoveryReport, ProcessEnv, WithInputs};
+use mcp_config::{DiscoveryEntry, DiscoveryReport, ProcessEnv, SourceMeta, WithInputs};
 use mcp_manager::{
     DefaultTransportFactory, ErrorCode, ManagerEvent, ManagerOptions, McpManager, ServerError,
     ServerStatus, StartupError, StartupMode,
@@ -248,7 +247,11 @@ pub(crate) fn is_settled(status: &ServerStatus) -> bool {
 /// The exit status and message for a server that is not usable: a
 /// configuration problem (the user must change something) is a usage
 /// error (2), anything else a connection failure (3).
-pub(crate) fn server_failure(id: &str, status: &ServerStatus, source: Option<&Path>) -> CliError {
+pub(crate) fn server_failure(
+    id: &str,
+    status: &ServerStatus,
+    source: Option<&SourceMeta>,
+) -> CliError {
     match status {
         ServerStatus::Error { error, .. } => server_error(id, error, source),
         ServerStatus::Disabled => CliError::usage(format!("server `{id}` is disabled"))
@@ -261,14 +264,14 @@ pub(crate) fn server_failure(id: &str, status: &ServerStatus, source: Option<&Pa
 }
 
 /// A server's error as a CLI error: code, message and the key to change.
-pub(crate) fn server_error(id: &str, error: &ServerError, source: Option<&Path>) -> CliError {
+pub(crate) fn server_error(id: &str, error: &ServerError, source: Option<&SourceMeta>) -> CliError {
     let message = format!(
         "server `{id}`: {} [{}]{}",
         crate::output::line(&error.message),
         error.code,
         crate::output::cause_lines(error.cause.as_deref(), "  ")
     );
-    let mut cli = if error.code.is_config_error() {
+    let cli = if error.code.is_config_error() {
         CliError::usage(message)
     } else {
         CliError::connection(message)
@@ -280,11 +283,23 @@ pub(crate) fn server_error(id: &str, error: &ServerError, source: Option<&Path>)
             "run the command on a terminal to answer the input (and save the answer if you like)",
         );
     }
-    if !error.config_key.is_empty() {
-        let place = source.map_or_else(String::new, |p| format!(" in {}", p.display()));
-        cli = cli.hint(format!("check `{}`{place}", error.config_key));
+    if error.config_key.is_empty() {
+        return cli;
     }
-    cli
+    if source.is_some_and(|s| s.provider_label == crate::sources::COMMAND_LINE) {
+        // A server typed for this run: the flag that made the key.
+        let flag = match error.config_key.as_str() {
+            key if key.contains("header") => "--header",
+            key if key.contains("bearer") => "--bearer-env",
+            key if key.contains("url") => "--url",
+            _ => "--stdio",
+        };
+        return cli.hint(format!("check the `{flag}` you gave"));
+    }
+    let place = source
+        .and_then(|s| s.path.as_deref())
+        .map_or_else(String::new, |p| format!(" in {}", p.display()));
+    cli.hint(format!("check `{}`{place}", error.config_key))
 }
 
 /// Who `mcpctl` says it is to servers: `clientInfo` in `initialize`, and

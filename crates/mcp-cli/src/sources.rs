@@ -259,13 +259,16 @@ pub(crate) fn adhoc_servers(args: &crate::cli::AdHocArgs) -> Result<Vec<ServerCo
     Ok(servers)
 }
 
+/// The display name of the servers given on the command line.
+pub(crate) const COMMAND_LINE: &str = "command line";
+
 /// The source of the servers given on the command line.
 #[derive(Debug)]
 struct CommandLine(Vec<ServerConfig>);
 
 impl ConfigSource for CommandLine {
     fn meta(&self) -> SourceMeta {
-        SourceMeta::new(ConfigLevel::User, None, "command line")
+        SourceMeta::new(ConfigLevel::User, None, COMMAND_LINE)
     }
 
     fn load(&self) -> Result<ParsedDocument, SourceError> {

@@ -177,3 +177,33 @@ fn a_url_server_gets_its_headers_and_bearer_token_and_none_is_printed() {
     assert_eq!(run.code, 2, "{run:#?}");
     assert!(run.stderr.contains("--header takes"), "{run:#?}");
 }
+
+#[test]
+fn a_failed_adhoc_server_points_at_the_flag_not_at_a_config_key() {
+    let env = Env::new();
+    let run = env.run(&[
+        "tools",
+        "--no-host-configs",
+        "--stdio",
+        "/nonexistent/server --x",
+        "stdio",
+    ]);
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(run.stderr.contains("[missing_command]"), "{run:#?}");
+    assert!(
+        run.stderr.contains("hint: check the `--stdio` you gave"),
+        "{run:#?}"
+    );
+    assert!(!run.stderr.contains("transport."), "{run:#?}");
+
+    let port = support::free_port().to_string();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let run = env.run(&["--json", "tools", "--no-host-configs", "--url", &url, "url"]);
+    assert_eq!(run.code, 3, "{run:#?}");
+    let error = support::parse_one_document(&run.stdout);
+    assert_eq!(error["error"]["code"], "unreachable", "{error:#}");
+    assert_eq!(
+        error["error"]["hint"], "check the `--url` you gave",
+        "{error:#}"
+    );
+}

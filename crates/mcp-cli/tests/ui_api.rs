@@ -390,3 +390,25 @@ fn a_project_server_is_approved_through_the_page_only_as_it_was_shown() {
     assert_eq!(servers[0]["id"], "proj");
     assert_eq!(servers[0]["status"], "ready", "{servers}");
 }
+
+#[test]
+fn ctrl_c_stops_the_page_closes_its_servers_and_exits_130() {
+    let env = Env::new();
+    let pid_file = env.data_dir().join("fixture.pid");
+    let store = json!({"version": 1, "servers": [{
+        "id": "fx",
+        "transport": {"type": "stdio", "command": support::fixture_server(),
+            "args": ["--pid-file", pid_file]}
+    }]});
+    std::fs::write(env.store(), serde_json::to_vec(&store).unwrap()).unwrap();
+    let mut ui = UiServer::start(&env);
+    let mut events = ui.events();
+    events.until("fx is ready", |l| has_status(l, "fx", "ready"));
+    let pid = std::fs::read_to_string(&pid_file).expect("the fixture wrote its pid");
+    let pid = pid.trim();
+    assert_eq!(ui.interrupt(), 130);
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "the server {pid} outlived mcpctl ui"
+    );
+}

@@ -126,10 +126,13 @@ pub(crate) async fn run(args: UiArgs, sources: &SourceOptions) -> Result<Exit, C
     };
     tokio::select! {
         () = serve => {}
-        () = claim.pressed() => {}
+        () = claim.pressed() => {
+            eprintln!("mcpctl ui: interrupted; closing the servers");
+        }
     }
     app.manager.close().await;
-    Ok(Exit::Success)
+    // Ctrl-C is the only way the page ends: 130, as for every command.
+    Ok(Exit::Interrupted)
 }
 
 /// 128 random bits from the operating system, as hex. The standard

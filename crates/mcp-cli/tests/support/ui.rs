@@ -78,6 +78,16 @@ impl UiServer {
         }
     }
 
+    /// Ctrl-C, and the exit status mcpctl ends with.
+    pub(crate) fn interrupt(&mut self) -> i32 {
+        let pid = rustix::process::Pid::from_raw(self.child.id() as i32).expect("mcpctl's pid");
+        rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT to mcpctl");
+        let watchdog = super::Watchdog::start(&self.child, "mcpctl ui".to_owned());
+        let status = self.child.wait().expect("wait for mcpctl ui");
+        watchdog.stop();
+        status.code().unwrap_or(-1)
+    }
+
     /// The URL a person opens.
     pub(crate) fn url(&self) -> String {
         format!("http://127.0.0.1:{}/?token={}", self.port, self.token)
@@ -166,6 +176,10 @@ impl Drop for UiServer {
     /// their process groups) before mcpctl exits. A run that does not end
     /// within the watchdog's deadline is killed.
     fn drop(&mut self) {
+        // Already stopped and reaped (its status is kept): nothing to signal.
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
         let Some(pid) = rustix::process::Pid::from_raw(self.child.id() as i32) else {
             return;
         };
