@@ -101,6 +101,8 @@ async fn call_all(
     // Scripts and `--json` get every block exactly as the server sent it;
     // people get notes for binary blocks (see `print_result`).
     session_options.content = ContentMode::Raw;
+    // A person (or a script) gets the whole result: no model context to save.
+    session_options.budget = None;
     let session = runtime.session(session_options);
     if preset.requires_approval() && std::io::stdin().is_terminal() {
         session.set_approval_handler(Some(TerminalApproval::new(*output)));

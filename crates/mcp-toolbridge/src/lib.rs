@@ -58,6 +58,11 @@
 //! `describe_tool`) instead, with [`ToolAccess::Loader`] or
 //! [`ToolAccess::Search`] for the prompt section.
 //!
+//! A result longer than the session's [`ResultBudget`] (100,000
+//! characters by default) reaches the model as its head and tail around a
+//! marker; the whole waits in a spill file, and [`McpSession::result_tools`]
+//! (`read_mcp_result`) lets the model read on from where the marker says.
+//!
 //! The options that reproduce the defaults of three common kinds of host:
 //!
 //! | host | tools reach the model | [`NameOptions`] | [`SessionOptions`] |
@@ -87,6 +92,7 @@
 
 mod approval;
 mod backend;
+mod budget;
 mod cancel;
 mod manager;
 pub mod names;
@@ -106,6 +112,7 @@ pub use approval::{
 /// The attribute for implementing [`ApprovalHandler`] (re-exported so hosts
 /// need no dependency of their own).
 pub use async_trait::async_trait;
+pub use budget::{READ_MCP_RESULT, ResultBudget};
 pub use cancel::CancelToken;
 pub use names::{NameOptions, Suffix, ToolKey, ToolNames, UnusableReason, UnusableTool};
 pub use prompt::ToolAccess;

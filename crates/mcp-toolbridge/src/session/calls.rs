@@ -308,7 +308,13 @@ impl Inner {
                 // Dropping the request future sends `notifications/cancelled`.
                 () = call.cancel.cancelled() => return ToolOutcome::Cancelled,
                 answer = &mut answer => return match answer {
-                    Ok(result) => ToolOutcome::Completed(ToolResult::from_call_result(result, self.options.content)),
+                    Ok(result) => {
+                        let result = ToolResult::from_call_result(result, self.options.content);
+                        ToolOutcome::Completed(match &self.options.budget {
+                            Some(budget) => self.spills.apply(result, budget, server, &resolved.tool().name),
+                            None => result,
+                        })
+                    }
                     Err(ClientError::Cancelled) => ToolOutcome::Cancelled,
                     Err(error) => ToolOutcome::failed(CallFailure::from_client_error(&error)),
                 },

@@ -133,6 +133,42 @@ impl McpSession {
         vec![Arc::new(load), Arc::new(call), Arc::new(read)]
     }
 
+    /// The tool that pages through results too large for the session's
+    /// [`ResultBudget`](crate::ResultBudget), `read_mcp_result(id, offset?,
+    /// length?, path?)`: the model reads on from where a cut result's
+    /// marker says. Empty when the session has no budget or the MCP channel
+    /// is off.
+    pub fn result_tools(&self) -> Vec<Arc<dyn ModelTool>> {
+        let inner = &self.inner;
+        let Some(budget) = &inner.options.budget else {
+            return Vec::new();
+        };
+        if !inner.enabled() {
+            return Vec::new();
+        }
+        let read = LoaderTool::new(
+            inner.clone(),
+            Kind::ReadResult,
+            crate::READ_MCP_RESULT,
+            format!(
+                "Reads part of an MCP tool result that was too long to show whole, by the id its marker gave (\"result-1\"): up to `length` characters (at most {}) from `offset`, or for structured content the JSON value at `path` (a JSON Pointer such as \"/rows/0\").",
+                budget.chars
+            ),
+            json!({
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string", "description": "The spilled result's id."},
+                    "offset": {"type": "integer", "minimum": 0, "description": "The first character to read. Default 0."},
+                    "length": {"type": "integer", "minimum": 1, "description": "How many characters to read."},
+                    "path": {"type": "string", "description": "A JSON Pointer into structured content."}
+                },
+                "required": ["id"],
+                "additionalProperties": false
+            }),
+        );
+        vec![Arc::new(read)]
+    }
+
     /// The catalog tools `search_tools` and `describe_tool`, over the
     /// session's current binding. Empty when the MCP channel is off.
     pub fn catalog_tools(&self) -> Vec<Arc<dyn ModelTool>> {
@@ -175,6 +211,7 @@ enum Kind {
     Read,
     Search,
     Describe,
+    ReadResult,
 }
 
 struct LoaderTool {
@@ -269,6 +306,26 @@ impl ModelTool for LoaderTool {
                 self.inner.run_call(target, forwarded).await
             }
             Kind::Read => read(&self.inner, &text("server"), &text("uri"), &call).await,
+            Kind::ReadResult => {
+                let budget = self.inner.options.budget.as_ref();
+                let limit = budget.map_or(crate::ResultBudget::MIN_CHARS, |b| b.chars);
+                let number = |key: &str| {
+                    args.get(key)
+                        .and_then(Value::as_u64)
+                        .and_then(|n| usize::try_from(n).ok())
+                };
+                let length = number("length").unwrap_or(limit).min(limit);
+                let path = args.get("path").and_then(Value::as_str);
+                match self.inner.spills.read(
+                    &text("id"),
+                    number("offset").unwrap_or(0),
+                    length,
+                    path,
+                ) {
+                    Ok(part) => ToolOutcome::Completed(ToolResult::text(part)),
+                    Err(message) => ToolOutcome::Completed(ToolResult::error_text(message)),
+                }
+            }
             Kind::Search => {
                 let hits = search_current(&self.inner, &text("query"));
                 json_result(json!({ "tools": hits }))

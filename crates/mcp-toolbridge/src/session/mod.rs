@@ -116,6 +116,12 @@ pub struct SessionOptions {
     /// set): however often it reports, it ends after this long. Never less
     /// than the call's own deadline. Default 10 minutes.
     pub max_call_time: Duration,
+    /// How much of one tool result reaches the model; the rest is spilled
+    /// to a file the model reads with [`READ_MCP_RESULT`](crate::READ_MCP_RESULT)
+    /// (register [`McpSession::result_tools`]). Default
+    /// [`ResultBudget::default`](crate::ResultBudget): 100,000 characters.
+    /// `None`: results reach the host whole (a person's terminal, say).
+    pub budget: Option<crate::ResultBudget>,
 }
 
 impl Default for SessionOptions {
@@ -135,6 +141,7 @@ impl Default for SessionOptions {
             search_limit: 10,
             follow_unchanged_tools: false,
             max_call_time: Duration::from_secs(600),
+            budget: Some(crate::ResultBudget::default()),
         }
     }
 }
@@ -265,6 +272,7 @@ impl McpSession {
             next_request: AtomicU64::new(1),
             snapshots: AtomicU64::new(0),
             epoch: AtomicU64::new(0),
+            spills: crate::budget::Spills::default(),
         });
         inner.start_events();
         McpSession { inner }
@@ -409,6 +417,8 @@ pub(crate) struct Inner {
     snapshots: AtomicU64,
     /// Bumped when the session follows another backend.
     epoch: AtomicU64,
+    /// Results over the budget, spilled; their directory goes with the session.
+    pub(crate) spills: crate::budget::Spills,
 }
 
 impl Drop for Inner {

@@ -1740,3 +1740,147 @@ async fn without_a_sink_no_progress_is_asked_and_the_deadline_holds() {
     };
     assert!(call.params.pointer("/_meta/progressToken").is_none());
 }
+
+// ---------------------------------------------------------------- budget
+
+/// `n` bytes of numbered lines (ASCII), so that any cut shows.
+fn numbered(n: usize) -> String {
+    let mut text = String::with_capacity(n + 16);
+    let mut line = 0u64;
+    while text.len() < n {
+        text.push_str(&format!("line {line:08}\n"));
+        line += 1;
+    }
+    text.truncate(n);
+    text
+}
+
+/// Reads a spilled result whole through `read_mcp_result`, page by page.
+async fn read_whole(tool: &Arc<dyn ModelTool>, id: &str, from: usize) -> (String, usize) {
+    let mut whole = String::new();
+    let mut offset = from;
+    let mut pages = 0;
+    loop {
+        let outcome = tool
+            .call(ToolCall::new("r", json!({"id": id, "offset": offset})))
+            .await;
+        let page = text(&outcome);
+        let (body, footer) = page.rsplit_once("\n[").expect("a footer");
+        assert!(
+            page.chars().count() <= 100_000 + 100,
+            "a page stays within the budget"
+        );
+        whole.push_str(body);
+        offset += body.chars().count();
+        pages += 1;
+        if footer.contains("the end") {
+            return (whole, pages);
+        }
+    }
+}
+
+#[tokio::test]
+async fn results_over_the_budget_reach_the_model_cut_and_page_back_whole() {
+    let spill_root = tempfile::tempdir().unwrap();
+    let (transport, _seen) = ScriptedServer::new()
+        .capabilities(json!({"tools": {}}))
+        .tool(json!({"name": "big"}), |arguments| {
+            let bytes = arguments["bytes"].as_u64().unwrap_or(0) as usize;
+            Reply::result(json!({"content": [{"type": "text", "text": numbered(bytes)}]}))
+        })
+        .spawn();
+    let (client, driver) = Client::new(transport, ClientOptions::default());
+    tokio::spawn(driver.run());
+    client.initialize().await.unwrap();
+    let fake = Fake::new();
+    fake.add_ready("fx", vec![tool("big", json!({"type": "object"}))], client);
+    let options = SessionOptions {
+        budget: Some(crate::ResultBudget::default().spill_dir(spill_root.path().to_owned())),
+        ..full_access()
+    };
+    let session = McpSession::with_backend(fake.clone(), options);
+    let tools = session.bind();
+    let reader = session.result_tools().pop().expect("read_mcp_result");
+    assert_eq!(reader.name(), crate::READ_MCP_RESULT);
+
+    for bytes in [1024, 1024 * 1024, 50 * 1024 * 1024] {
+        let started = std::time::Instant::now();
+        let outcome = call(&tools, "mcp_fx_big", json!({"bytes": bytes})).await;
+        let elapsed = started.elapsed();
+        let shown = text(&outcome);
+        let chars = shown.chars().count();
+        println!("budget: {bytes} bytes in, {chars} characters to the model, {elapsed:?}");
+        assert!(
+            chars <= 100_000,
+            "{bytes}: {chars} characters reach the model"
+        );
+        let original = numbered(bytes);
+        if bytes == 1024 {
+            assert_eq!(shown, original, "a small result is untouched");
+            continue;
+        }
+        assert!(shown.starts_with("line 00000000\n"));
+        assert!(
+            shown.ends_with(&original[original.len() - 1000..]),
+            "the tail is kept"
+        );
+        let marker = shown
+            .split("call read_mcp_result with ")
+            .nth(1)
+            .and_then(|rest| rest.split_once('}'))
+            .map(|(args, _)| format!("{args}}}"))
+            .expect("the marker says how to read on");
+        let args: Value = serde_json::from_str(&marker).unwrap();
+        let id = args["id"].as_str().unwrap().to_owned();
+        let from = args["offset"].as_u64().unwrap() as usize;
+        assert_eq!(&original[..from], &shown[..from], "the head is the start");
+        if bytes == 1024 * 1024 {
+            let (rest, pages) = read_whole(&reader, &id, from).await;
+            assert_eq!(format!("{}{rest}", &original[..from]), original);
+            assert!(pages >= 10, "{pages} pages");
+        } else {
+            let page = text(
+                &reader
+                    .call(ToolCall::new("r", json!({"id": id, "offset": bytes - 20})))
+                    .await,
+            );
+            assert!(page.starts_with(&original[bytes - 20..]), "{page}");
+            assert!(page.ends_with("the end]"), "{page}");
+        }
+    }
+    let unknown = reader
+        .call(ToolCall::new("r", json!({"id": "result-99"})))
+        .await;
+    assert!(text(&unknown).contains("no spilled result"), "{unknown:?}");
+
+    // The spill directory goes with the session.
+    let dirs = || std::fs::read_dir(spill_root.path()).unwrap().count();
+    assert_eq!(dirs(), 1);
+    drop((tools, reader, session));
+    assert_eq!(dirs(), 0, "the spill directory is removed with the session");
+}
+
+#[tokio::test]
+async fn a_session_without_a_budget_passes_results_whole_and_offers_no_reader() {
+    let (transport, _seen) = ScriptedServer::new()
+        .capabilities(json!({"tools": {}}))
+        .tool(json!({"name": "big"}), |_| {
+            Reply::result(json!({"content": [{"type": "text", "text": numbered(300_000)}]}))
+        })
+        .spawn();
+    let (client, driver) = Client::new(transport, ClientOptions::default());
+    tokio::spawn(driver.run());
+    client.initialize().await.unwrap();
+    let fake = Fake::new();
+    fake.add_ready("fx", vec![tool("big", json!({"type": "object"}))], client);
+    let session = McpSession::with_backend(
+        fake.clone(),
+        SessionOptions {
+            budget: None,
+            ..full_access()
+        },
+    );
+    assert!(session.result_tools().is_empty());
+    let outcome = call(&session.bind(), "mcp_fx_big", json!({})).await;
+    assert_eq!(text(&outcome).len(), 300_000);
+}
