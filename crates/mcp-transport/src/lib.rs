@@ -64,5 +64,5 @@ pub use client::{
 pub use http::{AuthProvider, HttpOptions, HttpProtocol, HttpTransport, tls_root_store};
 pub use memory::{MemoryTransport, memory_pair};
 #[cfg(unix)]
-pub use stdio::{ServerExited, StdioOptions, StdioTransport};
+pub use stdio::{NETWORK_ENV, ServerExited, StdioOptions, StdioTransport};
 pub use transport::{FrameSink, Inbound, Transport, TransportError};

@@ -61,6 +61,11 @@ pub struct StdioOptions {
     pub env: Vec<(String, String)>,
     /// Names of host environment variables copied to the child when set.
     pub env_passthrough: Vec<String>,
+    /// Copy the host's proxy and certificate variables ([`NETWORK_ENV`]:
+    /// `HTTPS_PROXY`, `NO_PROXY`, `SSL_CERT_FILE`, `NODE_EXTRA_CA_CERTS`,
+    /// ...) to the child when set (default true): a server behind a
+    /// corporate proxy or a private CA fails without them.
+    pub network_env: bool,
     /// The working directory. `None` or an empty path inherits the host's;
     /// otherwise it must be absolute.
     pub cwd: Option<PathBuf>,
@@ -95,6 +100,7 @@ impl StdioOptions {
             args: Vec::new(),
             env: Vec::new(),
             env_passthrough: Vec::new(),
+            network_env: true,
             cwd: None,
             max_message_size: Self::DEFAULT_MAX_MESSAGE_SIZE,
             stderr_tail_bytes: Self::DEFAULT_STDERR_TAIL_BYTES,
@@ -121,6 +127,7 @@ impl fmt::Debug for StdioOptions {
             .field("args", &self.args)
             .field("env", &env_names)
             .field("env_passthrough", &self.env_passthrough)
+            .field("network_env", &self.network_env)
             .field("cwd", &self.cwd)
             .field("max_message_size", &self.max_message_size)
             .field("stderr_tail_bytes", &self.stderr_tail_bytes)
@@ -176,6 +183,8 @@ impl StdioTransport {
     ///
     /// The child gets a clean environment: PATH, HOME, USER, LOGNAME, SHELL,
     /// TERM, LANG, every LC_*, TMPDIR and TZ copied from the host when set,
+    /// then the proxy and certificate variables ([`NETWORK_ENV`]) unless
+    /// [`StdioOptions::network_env`] is off,
     /// then the names in [`StdioOptions::env_passthrough`] that the host has,
     /// then the literal [`StdioOptions::env`], which win.
     ///
@@ -630,6 +639,23 @@ const MAX_LOGGED_STDERR_LINE: usize = 2048;
 /// Variables copied from the host when set, besides every `LC_*`.
 const MINIMAL_ENV: &[&str] = &[
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TMPDIR", "TZ",
+];
+/// The proxy and certificate variables a stdio server gets from the host
+/// when [`StdioOptions::network_env`] is on (both spellings of the proxy
+/// variables: curl and most runtimes read the lower-case ones too).
+pub const NETWORK_ENV: &[&str] = &[
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
 ];
 /// What `execvp` searches when the child's environment has no PATH.
 const DEFAULT_PATH: &str = "/bin:/usr/bin";
@@ -1336,24 +1362,40 @@ fn working_directory(cwd: Option<&Path>) -> Result<Option<PathBuf>, TransportErr
 }
 
 /// The child's whole environment, in the order of precedence: the minimal
-/// platform set, then passthrough names, then literal values.
+/// platform set (and the network variables), then passthrough names, then
+/// literal values.
 fn child_environment(options: &StdioOptions) -> Result<Vec<(OsString, OsString)>, TransportError> {
+    environment_from(options, std::env::vars_os().collect())
+}
+
+/// [`child_environment`] over the host environment `host`.
+fn environment_from(
+    options: &StdioOptions,
+    host: Vec<(OsString, OsString)>,
+) -> Result<Vec<(OsString, OsString)>, TransportError> {
+    let lookup = |name: &str| {
+        host.iter()
+            .find(|(n, _)| n.as_os_str() == std::ffi::OsStr::new(name))
+            .map(|(_, v)| v.clone())
+    };
     let mut env: Vec<(OsString, OsString)> = Vec::new();
     let mut set = |name: OsString, value: OsString| match env.iter_mut().find(|(n, _)| *n == name) {
         Some(entry) => entry.1 = value,
         None => env.push((name, value)),
     };
-    for (name, value) in std::env::vars_os() {
-        let minimal = name
-            .to_str()
-            .is_some_and(|name| MINIMAL_ENV.contains(&name) || name.starts_with("LC_"));
+    for (name, value) in host.iter().cloned() {
+        let minimal = name.to_str().is_some_and(|name| {
+            MINIMAL_ENV.contains(&name)
+                || name.starts_with("LC_")
+                || (options.network_env && NETWORK_ENV.contains(&name))
+        });
         if minimal {
             set(name, value);
         }
     }
     for name in &options.env_passthrough {
         check_env_name(name)?;
-        if let Some(value) = std::env::var_os(name) {
+        if let Some(value) = lookup(name) {
             set(name.into(), value);
         }
     }
@@ -1457,6 +1499,54 @@ fn spawn_error(command: &str, error: &io::Error) -> TransportError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn host(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs
+            .iter()
+            .map(|(n, v)| ((*n).into(), (*v).into()))
+            .collect()
+    }
+
+    fn names(env: &[(OsString, OsString)]) -> Vec<String> {
+        let mut names: Vec<String> = env
+            .iter()
+            .map(|(n, _)| n.to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn proxy_and_certificate_variables_reach_the_child_unless_turned_off() {
+        let host = host(&[
+            ("PATH", "/bin"),
+            ("HTTPS_PROXY", "http://proxy.internal:3128"),
+            ("no_proxy", "localhost"),
+            ("NODE_EXTRA_CA_CERTS", "/etc/ca.pem"),
+            ("SSL_CERT_FILE", "/etc/ssl/ca.pem"),
+            ("AWS_SECRET_ACCESS_KEY", "s3cret"),
+        ]);
+        let env = environment_from(&StdioOptions::new("x"), host.clone()).unwrap();
+        assert_eq!(
+            names(&env),
+            [
+                "HTTPS_PROXY",
+                "NODE_EXTRA_CA_CERTS",
+                "PATH",
+                "SSL_CERT_FILE",
+                "no_proxy"
+            ]
+        );
+        let env =
+            environment_from(&StdioOptions::new("x").network_env(false), host.clone()).unwrap();
+        assert_eq!(names(&env), ["PATH"]);
+        // Passthrough reads the same host environment.
+        let options = StdioOptions::new("x")
+            .network_env(false)
+            .env_passthrough(vec!["AWS_SECRET_ACCESS_KEY".to_owned()]);
+        let env = environment_from(&options, host).unwrap();
+        assert_eq!(names(&env), ["AWS_SECRET_ACCESS_KEY", "PATH"]);
+    }
 
     /// `cat` echoes every line back: a server that answers nothing but
     /// returns each message as it was written.

@@ -414,6 +414,7 @@ fn is_minimal(name: &str) -> bool {
     ]
     .contains(&name)
         || name.starts_with("LC_")
+        || mcp_transport::NETWORK_ENV.contains(&name)
 }
 
 #[tokio::test]
