@@ -156,8 +156,14 @@ impl Connecting {
         servers.sort_by_key(|s| crate::runtime::is_settled(&s.status));
         for server in servers.iter().take(MAX_SERVER_LINES) {
             let took = self.settled_at.get(&server.id).copied().unwrap_or(elapsed);
+            // A package launcher's first run may be a download.
+            let note = if server.first_start {
+                "  first start: it may be downloading"
+            } else {
+                ""
+            };
             lines.push(format!(
-                "  {:<width$}  {:<12} {}",
+                "  {:<width$}  {:<12} {}{note}",
                 line(&server.id),
                 server.status.as_str(),
                 seconds(took)

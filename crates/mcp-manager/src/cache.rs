@@ -122,6 +122,13 @@ pub trait ToolCache: Send + Sync + fmt::Debug + 'static {
     async fn era(&self, fingerprint: &str) -> Option<Era> {
         self.load(fingerprint).await.and_then(|entry| entry.era)
     }
+
+    /// Whether there is an entry for `fingerprint`: none means the server
+    /// never connected here (a first start). The default loads the entry;
+    /// a cache that can tell without decoding overrides it.
+    async fn contains(&self, fingerprint: &str) -> bool {
+        self.load(fingerprint).await.is_some()
+    }
 }
 
 /// A cache in memory, for one process (and for tests).
@@ -375,6 +382,11 @@ impl ToolCache for JsonFileToolCache {
                 None
             }
         }
+    }
+
+    /// Finds the entry without decoding it.
+    async fn contains(&self, fingerprint: &str) -> bool {
+        self.raw(fingerprint).await.is_some()
     }
 
     /// Reads only the entry's `era` (the tools are skipped, not decoded).

@@ -85,6 +85,9 @@ pub(crate) struct Entry {
     pub(crate) deferred: Option<crate::DeferredServer>,
     pub(crate) task: Option<JoinHandle<()>>,
     pub(crate) last_used: Instant,
+    /// Whether the current connection attempt is the server's first start
+    /// on this machine (see [`crate::ServerInfo::first_start`]).
+    pub(crate) first_start: bool,
 }
 
 impl Entry {
@@ -105,7 +108,8 @@ pub(crate) struct Plan {
     pub(crate) fingerprint: Arc<str>,
     pub(crate) kind: TransportKind,
     pub(crate) keys: Keys,
-    /// The one-time setup allowance (a first save of a stdio server).
+    /// The one-time setup allowance: a first save of a stdio server, or
+    /// (decided by each attempt) a first start on this machine.
     pub(crate) setup: bool,
 }
 
@@ -430,6 +434,7 @@ impl Core {
             task: None,
             last_used: Instant::now(),
             deferred: None,
+            first_start: false,
         });
         if created {
             self.emit(ManagerEvent::ServerAdded { id: id.clone() });

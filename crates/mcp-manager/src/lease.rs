@@ -64,6 +64,12 @@ impl Lease {
             .is_some()
     }
 
+    /// Records whether this attempt is the server's first start on this
+    /// machine. Returns whether the lease still holds.
+    pub(crate) fn set_first_start(&self, first: bool) -> bool {
+        self.apply(|_, entry| entry.first_start = first).is_some()
+    }
+
     /// The connection is gone: the entry drops its client and catalog.
     /// Returns whether the lease still holds.
     pub(crate) fn lose_connection(&self) -> bool {

@@ -165,6 +165,12 @@ pub struct ServerInfo {
     /// [`ProtocolVersion::era`](mcp_proto::ProtocolVersion::era)), when
     /// there is a catalog.
     pub protocol_version: Option<mcp_proto::ProtocolVersion>,
+    /// Whether the server is being started for the first time on this
+    /// machine: a stdio server the tool cache has no entry for (without a
+    /// cache, one run by a package launcher such as `npx` or `uvx`). Its
+    /// attempts get [`ManagerOptions::setup_timeout`](crate::ManagerOptions::setup_timeout),
+    /// since the launcher may be downloading it; a UI can say so.
+    pub first_start: bool,
 }
 
 /// A connected server: its client and current catalog, as
@@ -361,6 +367,7 @@ impl McpManager {
                 lifetime: entry.catalog.as_ref().map(|c| c.lifetime()),
                 tool_count: entry.catalog.as_ref().map_or(0, |c| c.tools().len()),
                 protocol_version: entry.catalog.as_ref().map(|c| c.protocol_version()),
+                first_start: entry.first_start && entry.status.is_pending(),
             })
             .collect()
     }

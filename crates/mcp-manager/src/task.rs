@@ -18,7 +18,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_config::TransportKind;
+use mcp_config::{ResolvedTransport, TransportKind};
 use mcp_proto::EraPolicy;
 use mcp_proto::session::{HandshakeError, Negotiated};
 use mcp_transport::{Client, ClientError, ServerNotification, TransportError};
@@ -168,6 +168,14 @@ async fn back_off(lease: &Lease, error: ServerError, failures: &mut u32) -> bool
 /// Takes a slot and connects once, within the discovery deadline.
 async fn attempt(lease: &Lease, plan: &Plan) -> Attempt {
     let core = lease.core();
+    let first = !plan.setup && first_start(core, plan).await;
+    if !lease.set_first_start(plan.setup || first) {
+        return Attempt::Stale;
+    }
+    let plan = &Plan {
+        setup: plan.setup || first,
+        ..plan.clone()
+    };
     let permit = match Arc::clone(&core.slots).try_acquire_owned() {
         Ok(permit) => permit,
         Err(_) => {
@@ -202,11 +210,49 @@ async fn attempt(lease: &Lease, plan: &Plan) -> Attempt {
     }
 }
 
+/// Whether an attempt is a stdio server's first start on this machine,
+/// when a package launcher may be downloading it: the tool cache has no
+/// entry for its configuration, or, without a cache, its command is a
+/// package launcher's.
+async fn first_start(core: &Core, plan: &Plan) -> bool {
+    let ResolvedTransport::Stdio(stdio) = &plan.resolved.transport else {
+        return false;
+    };
+    match &core.cache {
+        Some(cache) => !cache.contains(&plan.fingerprint).await,
+        None => is_package_launcher(&stdio.command, &stdio.args),
+    }
+}
+
+/// Whether `command args` runs a package that is fetched on first use:
+/// `npx`, `pnpx`, `bunx`, `uvx`, `pipx run`, `pnpm dlx`, `yarn dlx`,
+/// `uv tool run`, `docker run` or `podman run`.
+pub(crate) fn is_package_launcher(command: &str, args: &[String]) -> bool {
+    let name = std::path::Path::new(command)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or(command);
+    let first = args.first().map(String::as_str);
+    match name {
+        "npx" | "pnpx" | "bunx" | "uvx" => true,
+        "pipx" | "docker" | "podman" => first == Some("run"),
+        "pnpm" | "yarn" => first == Some("dlx"),
+        "uv" => first == Some("tool") && args.get(1).is_some_and(|a| a == "run"),
+        _ => false,
+    }
+}
+
 /// The initialize and whole-discovery deadlines of one attempt.
 fn deadlines(core: &Core, plan: &Plan) -> (Duration, Duration) {
     let options = &core.options;
     if plan.setup {
-        return (options.setup_timeout, options.setup_timeout);
+        // A configured initialize deadline longer than the allowance wins.
+        let setup = plan
+            .resolved
+            .timeout_ms
+            .map_or(options.setup_timeout, Duration::from_millis)
+            .max(options.setup_timeout);
+        return (setup, setup);
     }
     let initialize = plan
         .resolved
@@ -814,6 +860,40 @@ pub(crate) fn human(duration: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn package_launchers_are_recognised() {
+        let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        for (command, words) in [
+            (
+                "npx",
+                &["-y", "@modelcontextprotocol/server-everything"][..],
+            ),
+            ("/usr/local/bin/uvx", &["mcp-server-fetch"][..]),
+            ("bunx", &["x"][..]),
+            ("pipx", &["run", "x"][..]),
+            ("docker", &["run", "-i", "--rm", "mcp/fetch"][..]),
+            ("pnpm", &["dlx", "x"][..]),
+            ("uv", &["tool", "run", "x"][..]),
+            ("npx.cmd", &["x"][..]),
+        ] {
+            assert!(
+                is_package_launcher(command, &args(words)),
+                "{command} {words:?}"
+            );
+        }
+        for (command, words) in [
+            ("node", &["server.js"][..]),
+            ("docker", &["exec", "c", "x"][..]),
+            ("uv", &["run", "server.py"][..]),
+            ("python3", &["-m", "npx"][..]),
+        ] {
+            assert!(
+                !is_package_launcher(command, &args(words)),
+                "{command} {words:?}"
+            );
+        }
+    }
 
     #[test]
     fn durations_read_naturally() {
