@@ -55,10 +55,11 @@ fn servers(run: &Run) -> Vec<(String, String)> {
         .skip(1)
         .map(|line| {
             let id = line.split_whitespace().next().unwrap().to_owned();
-            let source = line.split_once("store (").map_or_else(
-                || String::new(),
-                |(_, rest)| rest.trim_end().trim_end_matches(')').to_owned(),
-            );
+            let source = line
+                .split_once("store (")
+                .map_or_else(String::new, |(_, rest)| {
+                    rest.trim_end().trim_end_matches(')').to_owned()
+                });
             (id, source)
         })
         .collect()
