@@ -2,15 +2,16 @@
 
 use std::path::PathBuf;
 
-use clap::{ArgAction, ArgGroup, Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, ArgGroup, Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 /// Connect to your MCP servers, list their tools and call them.
 ///
 /// Servers come from the MCP files of the applications you already use
 /// (Claude Code, Claude Desktop, Cursor, VS Code, Windsurf, Codex, Gemini
 /// CLI, Zed, goose, opencode, Cline: the project's, then yours), every
-/// --config FILE and the store ($LOOP_DATA_DIR/mcp.json, else
-/// ~/.loop/mcp.json). A project's files win over yours; among yours,
+/// --config FILE and the store (mcp.json in $MCPCTL_DATA_DIR, else
+/// $XDG_DATA_HOME/mcpctl, else ~/.local/share/mcpctl; `mcpctl sources`
+/// shows where). A project's files win over yours; among yours,
 /// --config files and the store win over other applications' files.
 /// `mcpctl sources` lists every file looked at. --no-host-configs, or
 /// MCPCTL_NO_HOST_CONFIGS=1 in the environment, reads only the project's
@@ -26,8 +27,11 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
-/// Options every command accepts, before or after its name.
+/// Options every command accepts, before or after its name. A command's
+/// `--help` shows them under their own heading, and only those it uses
+/// ([`command`]).
 #[derive(Debug, Args)]
+#[command(next_help_heading = GLOBAL_HEADING)]
 pub(crate) struct GlobalArgs {
     /// Also read servers from FILE (mcpServers, VS Code or store format); repeatable
     #[arg(long = "config", value_name = "FILE", global = true)]
@@ -281,6 +285,122 @@ pub(crate) enum Command {
 
     /// Run the built-in demo MCP server on stdin/stdout (the default server)
     DemoServer,
+
+    /// Print the completion script for SHELL on stdout (e.g. `mcpctl completions bash > ~/.local/share/bash-completion/completions/mcpctl`)
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell
+        #[arg(value_enum, value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+
+    /// Print the man page (roff) on stdout, or write mcpctl.1 and one page per command to --out DIR
+    Man {
+        /// Write `mcpctl.1` and `mcpctl-COMMAND.1` for every command into DIR
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
+}
+
+/// The heading global options are listed under in every `--help`.
+pub(crate) const GLOBAL_HEADING: &str = "Global options";
+
+/// The commands that read servers from the sources (`--config`,
+/// `--project`, `--no-project`, `--no-host-configs` change what they see).
+const READS_SOURCES: &[&str] = &[
+    "servers",
+    "sources",
+    "tools",
+    "call",
+    "resources",
+    "read",
+    "prompts",
+    "prompt",
+    "complete",
+    "remove",
+    "enable",
+    "disable",
+    "retry",
+    "watch",
+    "login",
+    "logout",
+    "trust",
+    "untrust",
+    "ui",
+];
+
+/// Whether the global flag `id` changes what the command `command` does
+/// (see `main::run` for who reads which). A flag that does nothing for a
+/// command is still accepted there, so a line that puts it before any
+/// command keeps working, but that command's `--help`, man page and
+/// completions leave it out.
+fn uses_global(command: &str, id: &str) -> bool {
+    match id {
+        "configs" | "no_host_configs" => READS_SOURCES.contains(&command),
+        // `import` reads the chosen application's project files too.
+        "project" | "no_project" => READS_SOURCES.contains(&command) || command == "import",
+        "preset" => command == "call",
+        // The settings page and the demo server print no document; the
+        // generators print a script or a page.
+        "json" => !matches!(command, "ui" | "demo-server" | "completions" | "man"),
+        "verbose" => !matches!(command, "completions" | "man"),
+        _ => true,
+    }
+}
+
+/// The whole command line as clap parses it, with each command's unused
+/// global flags hidden from its `--help`. Such a flag is still accepted
+/// there (it changes nothing), so a line that puts it anywhere keeps
+/// working.
+pub(crate) fn command() -> clap::Command {
+    per_command_globals(Shape::Parse)
+}
+
+/// The command line as the man pages and completion scripts describe it:
+/// each command with only the global flags it uses. (Completion scripts
+/// offer hidden flags too, so [`command`]'s hiding is not enough there.)
+pub(crate) fn documented_command() -> clap::Command {
+    per_command_globals(Shape::Docs)
+}
+
+/// What [`per_command_globals`] builds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// Globals stay global; a command that ignores one gets a hidden copy
+    /// (clap keeps a command's own argument of a global's id instead of
+    /// propagating the global over it).
+    Parse,
+    /// Globals are the top level's own; a command that uses one gets a
+    /// visible copy, a command that ignores one has none.
+    Docs,
+}
+
+fn per_command_globals(shape: Shape) -> clap::Command {
+    let mut top = Cli::command();
+    let globals: Vec<clap::Arg> = top
+        .get_arguments()
+        .filter(|arg| arg.is_global_set())
+        .cloned()
+        .collect();
+    if shape == Shape::Docs {
+        for arg in &globals {
+            top = top.mut_arg(arg.get_id(), |arg| arg.global(false));
+        }
+    }
+    let names: Vec<String> = top
+        .get_subcommands()
+        .map(|sub| sub.get_name().to_owned())
+        .collect();
+    names.iter().fold(top, |top, name| {
+        top.mut_subcommand(name, |sub| {
+            globals.iter().fold(sub, |sub, arg| {
+                match (shape, uses_global(name, arg.get_id().as_str())) {
+                    (Shape::Parse, false) => sub.arg(arg.clone().hide(true)),
+                    (Shape::Docs, true) => sub.arg(arg.clone().global(false)),
+                    (Shape::Parse, true) | (Shape::Docs, false) => sub,
+                }
+            })
+        })
+    })
 }
 
 /// `mcpctl ui`.

@@ -153,7 +153,9 @@ impl From<mcp_config::StoreError> for CliError {
             StoreError::Malformed { .. } | StoreError::UnsupportedVersion { .. } => {
                 Some("the file was left as it is; repair or move it, then run the command again")
             }
-            StoreError::NoDataDir { .. } => Some("set LOOP_DATA_DIR to the directory of mcp.json"),
+            StoreError::NoDataDir { .. } => {
+                Some("set MCPCTL_DATA_DIR to the directory of mcp.json")
+            }
             _ => None,
         };
         let error = CliError::usage(format!("{error} [{}]", error.code())).code(error.code());

@@ -18,7 +18,7 @@
 //! `--json` prints one object:
 //!
 //! ```json
-//! {"host": "cursor", "store": "/home/ada/.loop/mcp.json",
+//! {"host": "cursor", "store": "/home/ada/.local/share/mcpctl/mcp.json",
 //!  "imported": [{"id": "github", "transport": "stdio", "enabled": true,
 //!                "env": ["GITHUB_TOKEN"], "headers": [], "source": {...}}],
 //!  "conflicts": [{"id": "fs", "source": {...}}],

@@ -20,7 +20,7 @@ use std::io::{self, BufRead, IsTerminal, Write};
 
 use mcp_config::{
     DiscoveryEntry, DiscoveryReport, InputPrompt, InputProvider, InputStore, ProcessEnv, Secret,
-    StoreLocation, input_prompts,
+    input_prompts,
 };
 
 use crate::output::{Output, Paint, line};
@@ -44,7 +44,7 @@ impl InputProvider for RunAnswers {
 /// terminal: call it off the async workers.
 pub(crate) fn collect(report: &DiscoveryReport, ask: bool) -> RunAnswers {
     let interactive = ask && io::stdin().is_terminal() && io::stderr().is_terminal();
-    let saved = InputStore::open_default(&StoreLocation::default(), &ProcessEnv).ok();
+    let saved = InputStore::open_default(&crate::sources::store_location(), &ProcessEnv).ok();
     let output = Output::new(false);
     // One answer per declaring file (or server, for a source without a file).
     let mut by_scope: HashMap<(String, String), Option<Secret>> = HashMap::new();

@@ -20,9 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_config::{
-    OAuthGrant, ProcessEnv, ResolvedConfig, ResolvedTransport, StoreLocation, resolve,
-};
+use mcp_config::{OAuthGrant, ProcessEnv, ResolvedConfig, ResolvedTransport, resolve};
 use mcp_oauth::{FileTokenStore, Grant, Interaction, OAuthError, OAuthProvider};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -35,7 +33,7 @@ use crate::sources::SourceOptions;
 
 /// Where OAuth tokens live: `<data dir>/oauth`.
 pub(crate) fn oauth_dir() -> Result<PathBuf, CliError> {
-    Ok(StoreLocation::default()
+    Ok(crate::sources::store_location()
         .data_dir(&ProcessEnv)?
         .join("oauth"))
 }

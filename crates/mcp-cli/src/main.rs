@@ -12,6 +12,7 @@ mod approval;
 mod arguments;
 mod call;
 mod cli;
+mod completions;
 mod demo_catalog;
 mod demo_server;
 mod demo_tools;
@@ -40,7 +41,7 @@ mod watch;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::FromArgMatches;
 
 use crate::cli::{Cli, Command};
 use crate::exit::{CliError, Exit};
@@ -48,7 +49,9 @@ use crate::output::{Output, Paint};
 use crate::sources::SourceOptions;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // The same command the man page and completions are made from (with
+    // each command's unused global flags hidden).
+    let cli = Cli::from_arg_matches(&cli::command().get_matches()).unwrap_or_else(|e| e.exit());
     init_tracing(cli.global.verbose);
     let output = Output::new(cli.global.json);
     match run(cli, &output) {
@@ -108,6 +111,8 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         no_host_configs: global.no_host_configs,
     };
     match cli.command {
+        Command::Completions { shell } => completions::completions(shell),
+        Command::Man { out } => completions::man(out.as_deref()),
         Command::DemoServer => demo_server::run()
             .map(|()| Exit::Success)
             .map_err(|e| CliError::connection(format!("demo server: {e:#}"))),

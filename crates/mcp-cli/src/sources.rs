@@ -10,9 +10,13 @@
 //!    order of `mcp_config::Host::ALL`; with host files off, only
 //!    `.mcp.json`;
 //! 2. every `--config FILE`, in the order given (any supported format);
-//! 3. the store, `mcp.json` (`$LOOP_DATA_DIR/mcp.json`, else
-//!    `~/.loop/mcp.json`), which `add`, `remove`, `enable`, `disable` and
-//!    `import` edit;
+//! 3. the store, `mcp.json` in the data dir ([`store_location`]:
+//!    `$MCPCTL_DATA_DIR`, else `$LOOP_DATA_DIR`, else the platform's data
+//!    directory, `$XDG_DATA_HOME/mcpctl` or `~/.local/share/mcpctl` on
+//!    Linux), which `add`, `remove`, `enable`, `disable` and `import` edit.
+//!    While the old `~/.loop/mcp.json` is the only store there is, it is
+//!    the store, read and written where it is, with a note on stderr
+//!    saying where to move it;
 //! 4. every host's user-level file (`~/.claude.json`, Claude Desktop's
 //!    `claude_desktop_config.json`, `~/.cursor/mcp.json`, ...), in the order
 //!    of `Host::ALL` (mcp-config's `HostSources` knows where each is on this
@@ -66,9 +70,37 @@ pub(crate) struct Sources {
     pub(crate) discovery: Discovery,
 }
 
-/// The store file, or why there is none.
+/// The variable that moves mcpctl's data dir (the store, approvals, saved
+/// inputs and OAuth tokens).
+pub(crate) const DATA_DIR_ENV: &str = "MCPCTL_DATA_DIR";
+
+/// Where mcpctl's data dir is: [`DATA_DIR_ENV`], `LOOP_DATA_DIR`, else
+/// `mcpctl` in the platform's data directory (mcp-config's rules).
+pub(crate) fn store_location() -> StoreLocation {
+    StoreLocation::new(DATA_DIR_ENV, "mcpctl")
+}
+
+/// The store file, or why there is none. A store still in the old place
+/// (`~/.loop/mcp.json`, with no other) stays the store where it is, so
+/// nothing in it is hidden or moved; the first call says so on stderr.
 pub(crate) fn store_path() -> Result<PathBuf, CliError> {
-    Ok(StoreLocation::default().store_path(&ProcessEnv)?)
+    let location = store_location();
+    if let Some(legacy) = location.legacy_store_path(&ProcessEnv) {
+        static NOTED: std::sync::Once = std::sync::Once::new();
+        NOTED.call_once(|| {
+            let to = location.data_dir(&ProcessEnv).map_or_else(
+                |_| format!("${DATA_DIR_ENV}"),
+                |dir| format!("{}{}", dir.display(), std::path::MAIN_SEPARATOR),
+            );
+            eprintln!(
+                "mcpctl: note: servers read from {} (the old location); move it, and the files beside it, to {}",
+                legacy.display(),
+                to
+            );
+        });
+        return Ok(legacy);
+    }
+    Ok(location.store_path(&ProcessEnv)?)
 }
 
 /// The project directory, absolute (hosts key projects by their absolute

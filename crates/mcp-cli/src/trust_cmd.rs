@@ -25,8 +25,8 @@ use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
 use mcp_config::{
-    Discovery, DiscoveryEntry, DiscoveryReport, PrivateFileError, ProcessEnv, StoreLocation,
-    TrustDecision, TrustGate, TrustPrompt, TrustRequest, TrustStore, TrustSubject, UntrustedServer,
+    Discovery, DiscoveryEntry, DiscoveryReport, PrivateFileError, ProcessEnv, TrustDecision,
+    TrustGate, TrustPrompt, TrustRequest, TrustStore, TrustSubject, UntrustedServer,
 };
 use serde_json::json;
 
@@ -48,11 +48,11 @@ pub(crate) fn project_dir(options: &SourceOptions) -> Option<PathBuf> {
 
 /// The approvals file of this user (`trust.json` in the data dir).
 pub(crate) fn store() -> Result<TrustStore, CliError> {
-    TrustStore::open_default(&StoreLocation::default(), &ProcessEnv).map_err(|error| {
+    TrustStore::open_default(&sources::store_location(), &ProcessEnv).map_err(|error| {
         CliError::usage(format!(
             "cannot decide about project servers: {error} (approvals are kept there)"
         ))
-        .hint("set HOME or LOOP_DATA_DIR, or pass --no-project")
+        .hint("set HOME or MCPCTL_DATA_DIR, or pass --no-project")
     })
 }
 

@@ -98,8 +98,8 @@ pub use resolve::{
 pub use saved_inputs::{INPUTS_FILE_NAME, InputStore};
 pub use secret::{Secret, SecretValue};
 pub use store::{
-    DATA_DIR_ENV, DropReason, DroppedSecret, STORE_FILE_NAME, SaveOutcome, Store, StoreError,
-    StoreLocation,
+    DATA_DIR_ENV, DropReason, DroppedSecret, LEGACY_HOME_SUBDIR, STORE_FILE_NAME, SaveOutcome,
+    Store, StoreError, StoreLocation,
 };
 pub use trust::{
     Approval, TRUST_FILE_NAME, TrustDecision, TrustGate, TrustPrompt, TrustRequest, TrustStore,

@@ -2,8 +2,11 @@
 //!
 //! The rules:
 //!
-//! - The file is `<data dir>/mcp.json`; an environment variable
-//!   ([`DATA_DIR_ENV`], `LOOP_DATA_DIR`) moves the data dir. See [`StoreLocation`].
+//! - The file is `<data dir>/mcp.json`. The data dir is the application's
+//!   directory in the platform's data directory (`$XDG_DATA_HOME/APP`,
+//!   `~/.local/share/APP`, ...) unless the application's variable or the
+//!   shared `LOOP_DATA_DIR` ([`DATA_DIR_ENV`]) names another; a store left
+//!   in the old `~/.loop` is still found. See [`StoreLocation`].
 //! - A missing file means no servers. A malformed file is an error naming
 //!   the file and the position, and it is never overwritten: every write
 //!   re-reads the file first and refuses while it is malformed. Repairing
@@ -42,74 +45,167 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use crate::diagnostic::Diagnostic;
 use crate::expand::Environment;
 use crate::format::{DocumentError, Format, parse_document, write_store_v1};
+use crate::hosts::Os;
 use crate::model::{SecretEntry, ServerConfig, TransportConfig};
 use crate::validate::validate;
 
-/// The variable that moves the store's data dir ("LOOP_DATA_DIR
-/// changes the root").
+/// The shared layout's variable: a data dir every [`StoreLocation`] honours
+/// after the application's own variable ("LOOP_DATA_DIR changes the root"),
+/// for hosts that keep their files there.
 pub const DATA_DIR_ENV: &str = "LOOP_DATA_DIR";
 
 /// The store's file name inside the data dir.
 pub const STORE_FILE_NAME: &str = "mcp.json";
 
-/// Where the store lives: `$LOOP_DATA_DIR/mcp.json`, else `~/.loop/mcp.json`.
+/// The data dir under the home directory that stores used before they moved
+/// to the platform's data directory: `~/.loop`.
+pub const LEGACY_HOME_SUBDIR: &str = ".loop";
+
+/// Where an application's data dir, and so its store (`mcp.json`), lives.
+///
+/// The data dir is the first of:
+///
+/// 1. the application's own variable ([`StoreLocation::data_dir_env`], e.g.
+///    `MCPCTL_DATA_DIR`), when set and not empty;
+/// 2. the shared layout's variable ([`DATA_DIR_ENV`], `LOOP_DATA_DIR`), when
+///    set and not empty;
+/// 3. the application's directory ([`StoreLocation::app_dir`]) in the
+///    platform's data directory: on Linux `$XDG_DATA_HOME` (when absolute,
+///    as the XDG base directory rules say), else `~/.local/share`; on macOS
+///    `~/Library/Application Support`; on Windows `%APPDATA%`, else
+///    `~\AppData\Roaming`.
+///
+/// A store that still lives in the old place, `~/.loop/mcp.json`, is found
+/// by [`StoreLocation::legacy_store_path`]; nothing is moved.
 ///
 /// ```
 /// use std::collections::HashMap;
 /// use std::path::Path;
-/// use mcp_config::StoreLocation;
+/// use mcp_config::{Os, StoreLocation};
 ///
-/// let location = StoreLocation::default();
+/// let location = StoreLocation::new("MYAPP_DATA_DIR", "myapp").with_os(Os::Linux);
+/// let env = HashMap::from([("HOME".to_owned(), "/home/u".to_owned())]);
+/// assert_eq!(location.store_path(&env)?, Path::new("/home/u/.local/share/myapp/mcp.json"));
+/// let env = HashMap::from([
+///     ("HOME".to_owned(), "/home/u".to_owned()),
+///     ("XDG_DATA_HOME".to_owned(), "/data".to_owned()),
+/// ]);
+/// assert_eq!(location.store_path(&env)?, Path::new("/data/myapp/mcp.json"));
 /// let env = HashMap::from([("LOOP_DATA_DIR".to_owned(), "/srv/loop".to_owned())]);
 /// assert_eq!(location.store_path(&env)?, Path::new("/srv/loop/mcp.json"));
-/// let env = HashMap::from([("HOME".to_owned(), "/home/u".to_owned())]);
-/// assert_eq!(location.store_path(&env)?, Path::new("/home/u/.loop/mcp.json"));
+/// let env = HashMap::from([
+///     ("LOOP_DATA_DIR".to_owned(), "/srv/loop".to_owned()),
+///     ("MYAPP_DATA_DIR".to_owned(), "/srv/myapp".to_owned()),
+/// ]);
+/// assert_eq!(location.data_dir(&env)?, Path::new("/srv/myapp"));
 /// # Ok::<(), mcp_config::StoreError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct StoreLocation {
-    /// The variable naming the data dir. Default [`DATA_DIR_ENV`].
+    /// The application's own variable naming its data dir, checked first.
     pub data_dir_env: String,
-    /// The data dir under the home directory (`HOME`, or `USERPROFILE` on
-    /// Windows) when the variable is unset or empty. Default `.loop`.
-    pub home_subdir: String,
-}
-
-impl Default for StoreLocation {
-    fn default() -> Self {
-        StoreLocation {
-            data_dir_env: DATA_DIR_ENV.to_owned(),
-            home_subdir: String::from(".loop"),
-        }
-    }
+    /// The shared layout's variable, checked second; `None` consults none.
+    /// [`StoreLocation::new`] sets [`DATA_DIR_ENV`].
+    pub shared_data_dir_env: Option<String>,
+    /// The application's directory inside the platform's data directory.
+    pub app_dir: String,
+    /// The old data dir under the home directory whose `mcp.json`
+    /// [`StoreLocation::legacy_store_path`] still finds; `None` looks for
+    /// none. [`StoreLocation::new`] sets [`LEGACY_HOME_SUBDIR`].
+    pub legacy_home_subdir: Option<String>,
+    /// The system whose conventions apply. [`StoreLocation::new`] sets
+    /// [`Os::current`].
+    pub os: Os,
 }
 
 impl StoreLocation {
-    /// The data dir, from `env`.
-    pub fn data_dir<E: Environment + ?Sized>(&self, env: &E) -> Result<PathBuf, StoreError> {
-        if let Some(dir) = env.var(&self.data_dir_env).filter(|dir| !dir.is_empty()) {
-            return Ok(PathBuf::from(dir));
+    /// The location of the application that names its data dir with the
+    /// variable `data_dir_env` and calls its directory in the platform's
+    /// data directory `app_dir`; `LOOP_DATA_DIR` and the old `~/.loop` are
+    /// honoured as described on [`StoreLocation`].
+    pub fn new(data_dir_env: impl Into<String>, app_dir: impl Into<String>) -> Self {
+        StoreLocation {
+            data_dir_env: data_dir_env.into(),
+            shared_data_dir_env: Some(DATA_DIR_ENV.to_owned()),
+            app_dir: app_dir.into(),
+            legacy_home_subdir: Some(LEGACY_HOME_SUBDIR.to_owned()),
+            os: Os::current(),
         }
-        let home = env
-            .var("HOME")
-            .filter(|home| !home.is_empty())
-            .or_else(|| {
-                if cfg!(windows) {
-                    env.var("USERPROFILE").filter(|home| !home.is_empty())
-                } else {
-                    None
-                }
-            })
-            .ok_or_else(|| StoreError::NoDataDir {
+    }
+
+    /// The same location on another system's conventions.
+    #[must_use]
+    pub fn with_os(mut self, os: Os) -> Self {
+        self.os = os;
+        self
+    }
+
+    /// The data dir, from `env`; fails only when no variable names one and
+    /// there is no home directory to find the platform's data directory in.
+    pub fn data_dir<E: Environment + ?Sized>(&self, env: &E) -> Result<PathBuf, StoreError> {
+        if let Some(dir) = self.dir_from_variables(env) {
+            return Ok(dir);
+        }
+        let var = |name: &str| env.var(name).filter(|value| !value.is_empty());
+        let home = || {
+            self.home(env).ok_or_else(|| StoreError::NoDataDir {
                 var: self.data_dir_env.clone(),
-            })?;
-        Ok(Path::new(&home).join(&self.home_subdir))
+            })
+        };
+        let base = match self.os {
+            Os::Windows => match var("APPDATA") {
+                Some(appdata) => PathBuf::from(appdata),
+                None => home()?.join("AppData").join("Roaming"),
+            },
+            Os::MacOs => home()?.join("Library").join("Application Support"),
+            Os::Linux => match var("XDG_DATA_HOME").map(PathBuf::from) {
+                Some(dir) if dir.is_absolute() => dir,
+                _ => home()?.join(".local").join("share"),
+            },
+        };
+        Ok(base.join(&self.app_dir))
     }
 
     /// The store file, from `env`.
     pub fn store_path<E: Environment + ?Sized>(&self, env: &E) -> Result<PathBuf, StoreError> {
         Ok(self.data_dir(env)?.join(STORE_FILE_NAME))
+    }
+
+    /// The store in the old place (`~/.loop/mcp.json`) when it is the one a
+    /// person still has: no variable names a data dir, the old file exists,
+    /// and the store's own place ([`StoreLocation::store_path`]) has none.
+    /// `None` otherwise. Looks at the file system; moves nothing, so a host
+    /// can read (or keep writing) the old file and tell the person where it
+    /// belongs now.
+    pub fn legacy_store_path<E: Environment + ?Sized>(&self, env: &E) -> Option<PathBuf> {
+        if self.dir_from_variables(env).is_some() {
+            return None;
+        }
+        let legacy = self
+            .home(env)?
+            .join(self.legacy_home_subdir.as_ref()?)
+            .join(STORE_FILE_NAME);
+        let current = self.store_path(env).ok()?;
+        (legacy != current && legacy.is_file() && !current.exists()).then_some(legacy)
+    }
+
+    /// The data dir a variable names: the application's, then the shared one.
+    fn dir_from_variables<E: Environment + ?Sized>(&self, env: &E) -> Option<PathBuf> {
+        std::iter::once(&self.data_dir_env)
+            .chain(self.shared_data_dir_env.as_ref())
+            .find_map(|name| env.var(name).filter(|dir| !dir.is_empty()))
+            .map(PathBuf::from)
+    }
+
+    /// The home directory: `HOME`, on Windows `USERPROFILE` first.
+    fn home<E: Environment + ?Sized>(&self, env: &E) -> Option<PathBuf> {
+        let var = |name: &str| env.var(name).filter(|value| !value.is_empty());
+        match self.os {
+            Os::Windows => var("USERPROFILE").or_else(|| var("HOME")),
+            Os::Linux | Os::MacOs => var("HOME"),
+        }
+        .map(PathBuf::from)
     }
 }
 
@@ -117,10 +213,10 @@ impl StoreLocation {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// Neither the data dir variable nor a home directory is set.
+    /// No variable names a data dir and there is no home directory.
     #[error("no data directory: set {var} or HOME")]
     NoDataDir {
-        /// The data dir variable.
+        /// The application's data dir variable.
         var: String,
     },
     /// The file exists but cannot be read.
@@ -295,7 +391,8 @@ impl Store {
         Store { path, lock }
     }
 
-    /// The store at [`StoreLocation::store_path`].
+    /// The store at [`StoreLocation::store_path`] (a store still in the old
+    /// place is [`StoreLocation::legacy_store_path`]'s to find).
     pub fn open_default<E: Environment + ?Sized>(
         location: &StoreLocation,
         env: &E,
@@ -717,4 +814,124 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
 #[cfg(not(unix))]
 fn sync_dir(_dir: &Path) -> io::Result<()> {
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn env(vars: &[(&str, &str)]) -> HashMap<String, String> {
+        vars.iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    fn app(os: Os) -> StoreLocation {
+        StoreLocation::new("APP_DATA_DIR", "app").with_os(os)
+    }
+
+    #[test]
+    fn the_apps_variable_wins_then_the_shared_one_then_the_platform_dir() {
+        let all = [
+            ("APP_DATA_DIR", "/a"),
+            ("LOOP_DATA_DIR", "/l"),
+            ("XDG_DATA_HOME", "/x"),
+            ("HOME", "/h"),
+        ];
+        let location = app(Os::Linux);
+        assert_eq!(location.data_dir(&env(&all)).unwrap(), Path::new("/a"));
+        assert_eq!(location.data_dir(&env(&all[1..])).unwrap(), Path::new("/l"));
+        assert_eq!(
+            location.data_dir(&env(&all[2..])).unwrap(),
+            Path::new("/x/app")
+        );
+        assert_eq!(
+            location.data_dir(&env(&all[3..])).unwrap(),
+            Path::new("/h/.local/share/app")
+        );
+        // Empty means unset, at every step.
+        let empty = [
+            ("APP_DATA_DIR", ""),
+            ("LOOP_DATA_DIR", ""),
+            ("XDG_DATA_HOME", ""),
+            ("HOME", "/h"),
+        ];
+        assert_eq!(
+            location.store_path(&env(&empty)).unwrap(),
+            Path::new("/h/.local/share/app/mcp.json")
+        );
+    }
+
+    #[test]
+    fn a_relative_xdg_data_home_is_ignored() {
+        let vars = env(&[("XDG_DATA_HOME", "data"), ("HOME", "/h")]);
+        assert_eq!(
+            app(Os::Linux).data_dir(&vars).unwrap(),
+            Path::new("/h/.local/share/app")
+        );
+    }
+
+    #[test]
+    fn macos_and_windows_use_their_own_data_directories() {
+        let vars = env(&[("XDG_DATA_HOME", "/x"), ("HOME", "/Users/u")]);
+        assert_eq!(
+            app(Os::MacOs).data_dir(&vars).unwrap(),
+            Path::new("/Users/u/Library/Application Support/app")
+        );
+        let vars = env(&[("APPDATA", "/roaming"), ("USERPROFILE", "/p")]);
+        assert_eq!(
+            app(Os::Windows).data_dir(&vars).unwrap(),
+            Path::new("/roaming").join("app")
+        );
+        let vars = env(&[("USERPROFILE", "/p"), ("HOME", "/h")]);
+        assert_eq!(
+            app(Os::Windows).data_dir(&vars).unwrap(),
+            Path::new("/p").join("AppData").join("Roaming").join("app")
+        );
+    }
+
+    #[test]
+    fn no_variable_and_no_home_names_the_apps_variable() {
+        let error = app(Os::Linux).data_dir(&env(&[])).unwrap_err();
+        assert_eq!(error.code(), "no_data_dir");
+        assert_eq!(
+            error.to_string(),
+            "no data directory: set APP_DATA_DIR or HOME"
+        );
+        // XDG_DATA_HOME alone is enough on Linux.
+        let vars = env(&[("XDG_DATA_HOME", "/x")]);
+        assert_eq!(app(Os::Linux).data_dir(&vars).unwrap(), Path::new("/x/app"));
+    }
+
+    #[test]
+    fn the_old_store_is_found_only_while_it_is_the_only_one() {
+        let home = tempfile::tempdir().unwrap();
+        let home_str = home.path().to_str().unwrap();
+        let location = app(Os::Linux);
+        let vars = env(&[("HOME", home_str)]);
+        assert_eq!(location.legacy_store_path(&vars), None, "no old file");
+
+        let legacy = home.path().join(".loop").join("mcp.json");
+        fs::create_dir_all(legacy.parent().unwrap()).unwrap();
+        fs::write(&legacy, "{}").unwrap();
+        assert_eq!(location.legacy_store_path(&vars), Some(legacy.clone()));
+
+        // A variable naming a data dir means the person chose a place.
+        for var in ["APP_DATA_DIR", "LOOP_DATA_DIR"] {
+            let vars = env(&[("HOME", home_str), (var, "/elsewhere")]);
+            assert_eq!(location.legacy_store_path(&vars), None, "{var}");
+        }
+        // No old place to look in.
+        let mut without = location.clone();
+        without.legacy_home_subdir = None;
+        assert_eq!(without.legacy_store_path(&vars), None);
+
+        // Once the store's own place has a file, that one is the store.
+        let current = location.store_path(&vars).unwrap();
+        fs::create_dir_all(current.parent().unwrap()).unwrap();
+        fs::write(&current, "{}").unwrap();
+        assert_eq!(location.legacy_store_path(&vars), None);
+    }
 }

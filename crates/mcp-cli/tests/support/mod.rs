@@ -91,6 +91,10 @@ impl Env {
             .args(args)
             .current_dir(self.work_dir())
             .env("LOOP_DATA_DIR", self.data_dir())
+            // mcpctl's own variable and the platform's data directory would
+            // win over (or stand in for) LOOP_DATA_DIR.
+            .env_remove("MCPCTL_DATA_DIR")
+            .env_remove("XDG_DATA_HOME")
             .env("HOME", self.root.path().join("home"))
             .env("NO_COLOR", "1")
             .env_remove("RUST_LOG")
