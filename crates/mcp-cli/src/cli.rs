@@ -241,6 +241,9 @@ pub(crate) enum Command {
 
     /// Show every server's status live until all have settled
     Watch {
+        /// Keep watching after the servers settle and print each event as it happens (one JSON line each with --json) until Ctrl-C
+        #[arg(long)]
+        follow: bool,
         #[command(flatten)]
         adhoc: AdHocArgs,
     },

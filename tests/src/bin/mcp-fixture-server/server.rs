@@ -807,6 +807,22 @@ impl Server {
         text_result(&format!("added tool {name}"))
     }
 
+    /// Adds the next `signal_NNNN` echo tool and sends
+    /// `notifications/tools/list_changed` on its own (no call asked for
+    /// it): `--add-tool-on-sigusr1`.
+    pub(crate) fn add_signal_tool(&self) {
+        {
+            let mut state = lock(&self.state);
+            let n = state
+                .added_tools
+                .iter()
+                .filter(|t| t.starts_with("signal_"))
+                .count();
+            state.added_tools.push(format!("signal_{:04}", n + 1));
+        }
+        self.tools_changed(Some(Route::Standalone));
+    }
+
     /// Whether `remove_tool` took `name` out of the list.
     fn is_removed(&self, name: &str) -> bool {
         lock(&self.state).removed_tools.iter().any(|t| t == name)
