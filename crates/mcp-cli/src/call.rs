@@ -19,14 +19,15 @@
 //! backspaces, C1 controls, bidirectional overrides) is shown escaped,
 //! `\x1b`, whether stdout is a terminal or not, since whoever reads a pipe
 //! or a file later may be one. With `--json` the result object
-//! `{"content", "structuredContent"?, "isError"}` exactly as the server
-//! sent it, or for a call that failed the error document of
+//! `{"content", "structured_content"?, "is_error"}` (snake_case as every
+//! `--json` field; `content` and `structured_content` hold exactly what the
+//! server sent), or for a call that failed the error document of
 //! [`crate::exit`] (`{"error": {...}}`); an array of them when several
 //! documents were given. Error messages on stderr carry a
 //! server's words bounded (mcp-toolbridge's [`CallFailure`] cuts them at
 //! 1 KiB with a marker) and escaped onto one line.
 //!
-//! Exit status: 0 success; 1 the tool reported an error (`isError`) or the
+//! Exit status: 0 success; 1 the tool reported an error (`is_error`) or the
 //! server answered the call with a JSON-RPC error; 2 bad arguments, an
 //! unknown server or tool, a configuration error, or a call that was not
 //! approved; 3 the server could not be reached or the connection failed;
@@ -414,9 +415,9 @@ fn worse(a: Exit, b: Exit) -> Exit {
 fn result_json(result: &ToolResult) -> Value {
     let mut object = json!({"content": result.content});
     if let Some(structured) = &result.structured_content {
-        object["structuredContent"] = structured.clone();
+        object["structured_content"] = structured.clone();
     }
-    object["isError"] = Value::Bool(result.is_error);
+    object["is_error"] = Value::Bool(result.is_error);
     object
 }
 

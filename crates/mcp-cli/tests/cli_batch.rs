@@ -47,7 +47,7 @@ fn each_call_of_a_batch_follows_the_tool_list_change_the_one_before_caused() {
     let results = results.as_array().expect("an array of results");
     assert_eq!(results.len(), names.len(), "{results:#?}");
     for (result, name) in results.iter().zip(names) {
-        assert_eq!(result["isError"], false, "{result:#}");
+        assert_eq!(result["is_error"], false, "{result:#}");
         assert_eq!(
             result["content"][0]["text"],
             format!("added tool {name}"),
