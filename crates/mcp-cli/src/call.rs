@@ -214,7 +214,7 @@ async fn rebound_call(
     for _ in 0..REBIND_ATTEMPTS {
         runtime.settle().await;
         let Some(tool) = find_tool(&session.bind(), server, name) else {
-            return Err(tool_gone(server, name, index));
+            return Err(missing(runtime, server, name, index));
         };
         let outcome = call_one(&tool, index, arguments.clone()).await;
         match &outcome {
@@ -231,7 +231,7 @@ async fn rebound_call(
             } if index > 0 => {
                 runtime.settle().await;
                 if find_tool(&session.bind(), server, name).is_none() {
-                    return Err(tool_gone(server, name, index));
+                    return Err(missing(runtime, server, name, index));
                 }
                 return Ok(outcome);
             }
@@ -255,6 +255,22 @@ fn find_tool(tools: &ToolSet, server: &str, name: &str) -> Option<Arc<dyn ModelT
         .iter()
         .find(|tool| tools.resolve(tool.name()) == Some((server, name)))
         .cloned()
+}
+
+/// Why a batch's tool is not in the binding: its server is no longer
+/// connected (a connection failure, exit 3) or no longer offers it.
+fn missing(runtime: &Runtime, server: &str, name: &str, index: usize) -> CliError {
+    match runtime.manager.status(server) {
+        Some(status) if !status.is_connected() => {
+            let source = runtime.manager.source(server);
+            runtime::server_failure(
+                server,
+                &status,
+                source.as_ref().and_then(|s| s.path.as_deref()),
+            )
+        }
+        _ => tool_gone(server, name, index),
+    }
 }
 
 /// The tool of a batch left the server's list after an earlier call.

@@ -117,3 +117,33 @@ fn a_tool_gone_after_the_change_is_unknown_tool_exit_2_not_a_connection_failure(
     );
     assert!(!run.stderr.contains("could not be reached"), "{run:#?}");
 }
+
+#[test]
+fn a_server_that_died_during_a_batch_is_a_connection_failure_not_a_missing_tool() {
+    let env = Env::new();
+    let config = fixture_config(&env);
+    // `crash` ends the server without answering: really unreachable. The
+    // second call may find the server already failed or not yet: a few
+    // runs meet both.
+    for _ in 0..5 {
+        let run = env.run(&[
+            "--no-host-configs",
+            "--config",
+            &config,
+            "--json",
+            "call",
+            "fx",
+            "crash",
+            "{}",
+            "{}",
+        ]);
+        assert_eq!(run.code, 3, "{run:#?}");
+        let results = support::parse_one_document(&run.stdout);
+        let results = results.as_array().expect("an array");
+        for result in results {
+            let code = result["error"]["code"].as_str().unwrap_or_default();
+            assert_ne!(code, "unknown_tool", "{results:#?}");
+            assert!(!code.is_empty(), "{results:#?}");
+        }
+    }
+}
