@@ -5,7 +5,12 @@
 //! preset requires it (through [`TerminalApproval`]), keeps session grants,
 //! applies the call deadline and converts the result. Several JSON
 //! documents make several calls, in order, in the same session, so that
-//! "allow this tool for this session" covers the later ones.
+//! "allow this tool for this session" covers the later ones. Such a batch
+//! is one person's sequence, not a model's turn: each call binds afresh,
+//! so when an earlier call makes the server change its tool list
+//! (`notifications/tools/list_changed`), the next one takes the new list,
+//! finds its tool by name again and is checked against the schema listed
+//! now; a tool no longer offered ends the batch with `unknown_tool` (2).
 //!
 //! Output: text blocks as text, images and audio as a note with their type
 //! and size, other blocks and `structuredContent` as JSON. A server's text
@@ -14,14 +19,15 @@
 //! backspaces, C1 controls, bidirectional overrides) is shown escaped,
 //! `\x1b`, whether stdout is a terminal or not, since whoever reads a pipe
 //! or a file later may be one. With `--json` the result object
-//! `{"content", "structuredContent"?, "isError"}` exactly as the server
-//! sent it, or for a call that failed the error document of
+//! `{"content", "structured_content"?, "is_error"}` (snake_case as every
+//! `--json` field; `content` and `structured_content` hold exactly what the
+//! server sent), or for a call that failed the error document of
 //! [`crate::exit`] (`{"error": {...}}`); an array of them when several
 //! documents were given. Error messages on stderr carry a
 //! server's words bounded (mcp-toolbridge's [`CallFailure`] cuts them at
 //! 1 KiB with a marker) and escaped onto one line.
 //!
-//! Exit status: 0 success; 1 the tool reported an error (`isError`) or the
+//! Exit status: 0 success; 1 the tool reported an error (`is_error`) or the
 //! server answered the call with a JSON-RPC error; 2 bad arguments, an
 //! unknown server or tool, a configuration error, or a call that was not
 //! approved; 3 the server could not be reached or the connection failed;
@@ -34,8 +40,8 @@ use std::sync::Arc;
 
 use mcp_proto::types::ContentBlock;
 use mcp_toolbridge::{
-    CallFailure, CancelToken, ContentMode, ModelTool, NotApproved, PermissionPreset,
-    SessionOptions, ToolCall, ToolOutcome, ToolResult,
+    CallFailure, CancelToken, ContentMode, McpSession, ModelTool, NotApproved, PermissionPreset,
+    SessionOptions, ToolCall, ToolOutcome, ToolResult, ToolSet,
 };
 use serde_json::{Value, json};
 
@@ -107,13 +113,9 @@ async fn call_all(
     if preset.requires_approval() && std::io::stdin().is_terminal() {
         session.set_approval_handler(Some(TerminalApproval::new(*output)));
     }
-    let tools = session.bind();
-    let tool = tools
-        .tools()
-        .iter()
-        .find(|tool| tools.resolve(tool.name()) == Some((server, request.tool.as_str())))
-        .cloned()
-        .ok_or_else(|| unknown_tool(runtime, server, &request.tool))?;
+    if find_tool(&session.bind(), server, &request.tool).is_none() {
+        return Err(unknown_tool(runtime, server, &request.tool));
+    }
     let schema = runtime
         .manager
         .catalog(server)
@@ -131,14 +133,30 @@ async fn call_all(
     let mut exit = Exit::Success;
     let mut results = Vec::new();
     for (index, arguments) in calls.into_iter().enumerate() {
-        let outcome = call_one(
-            &tool,
+        let outcome = match rebound_call(
+            runtime,
+            &session,
+            server,
+            &request.tool,
             index,
             arguments,
             output,
-            &format!("{server}.{}", request.tool),
         )
-        .await;
+        .await
+        {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                // The tool is gone (or the list would not hold still): the
+                // calls after this one cannot be made either.
+                exit = worse(exit, error.exit);
+                if output.json {
+                    results.push(error.to_json());
+                } else {
+                    crate::report(&error, output);
+                }
+                break;
+            }
+        };
         match &outcome {
             ToolOutcome::Completed(result) => {
                 exit = worse(
@@ -181,6 +199,104 @@ async fn call_all(
             .map_err(|e| CliError::usage(format!("cannot write to stdout: {e}")))?;
     }
     Ok(exit)
+}
+
+/// How many times one call of a batch binds again when the server's tool
+/// list changed between its binding and its dispatch.
+const REBIND_ATTEMPTS: usize = 4;
+
+/// One call of a batch, bound afresh: a batch is one person's sequence,
+/// not a model's turn, so a tool list change caused by an earlier call (or
+/// by anything else) is followed rather than refused. Each call waits for
+/// the server to settle (a refresh after `notifications/tools/list_changed`
+/// finishes), takes a new binding, finds the tool by its name again and so
+/// is checked against the schema the server lists now. A binding that goes
+/// stale before the call is sent (the bridge refuses it, nothing sent) is
+/// redone. `Err` when the tool is no longer offered, or the list kept
+/// changing under every attempt.
+async fn rebound_call(
+    runtime: &Runtime,
+    session: &McpSession,
+    server: &str,
+    name: &str,
+    index: usize,
+    arguments: Value,
+    output: &Output,
+) -> Result<ToolOutcome, CliError> {
+    let what = format!("{server}.{name}");
+    for _ in 0..REBIND_ATTEMPTS {
+        runtime.settle(output).await;
+        let Some(tool) = find_tool(&session.bind(), server, name) else {
+            return Err(missing(runtime, server, name, index));
+        };
+        let outcome = call_one(&tool, index, arguments.clone(), output, &what).await;
+        match &outcome {
+            ToolOutcome::Failed {
+                failure: CallFailure::Stale { .. },
+                ..
+            } => continue,
+            // The call went out on a binding made before this run heard of
+            // the change: the server's refusal is explained by the list it
+            // has now, once this run has it too.
+            ToolOutcome::Failed {
+                failure: CallFailure::Server { .. },
+                ..
+            } if index > 0 => {
+                runtime.settle(output).await;
+                if find_tool(&session.bind(), server, name).is_none() {
+                    return Err(missing(runtime, server, name, index));
+                }
+                return Ok(outcome);
+            }
+            _ => return Ok(outcome),
+        }
+    }
+    Err(CliError::usage(format!(
+        "server `{server}` changed its tool list {REBIND_ATTEMPTS} times while call {} of `{}` was being made; it was not made",
+        index + 1,
+        line(name)
+    ))
+    .hint("run it again once the server's tools hold still")
+    .code("tools_changed")
+    .server(server))
+}
+
+/// The tool `name` of `server` in a binding.
+fn find_tool(tools: &ToolSet, server: &str, name: &str) -> Option<Arc<dyn ModelTool>> {
+    tools
+        .tools()
+        .iter()
+        .find(|tool| tools.resolve(tool.name()) == Some((server, name)))
+        .cloned()
+}
+
+/// Why a batch's tool is not in the binding: its server is no longer
+/// connected (a connection failure, exit 3) or no longer offers it.
+fn missing(runtime: &Runtime, server: &str, name: &str, index: usize) -> CliError {
+    match runtime.manager.status(server) {
+        Some(status) if !status.is_connected() => {
+            let source = runtime.manager.source(server);
+            runtime::server_failure(server, &status, source.as_ref())
+        }
+        _ => tool_gone(server, name, index),
+    }
+}
+
+/// The tool of a batch left the server's list after an earlier call.
+fn tool_gone(server: &str, name: &str, index: usize) -> CliError {
+    let after = if index == 0 {
+        "before the first call".to_owned()
+    } else {
+        format!("after call {index}")
+    };
+    CliError::usage(format!(
+        "server `{server}` no longer offers tool `{}`: its tool list changed {after}; call {} was not made",
+        line(name),
+        index + 1
+    ))
+    .hint(format!("`mcpctl tools {server}` lists its tools now"))
+    .code("unknown_tool")
+    .server(server)
 }
 
 /// One call; Ctrl-C cancels it (the server is sent `notifications/cancelled`):
@@ -322,6 +438,9 @@ fn failure_error(
         CallFailure::UnknownTool { .. } => {
             CliError::usage(line(&failure.to_string())).code("unknown_tool")
         }
+        CallFailure::Stale { .. } => {
+            CliError::usage(line(&failure.to_string())).code("tools_changed")
+        }
         CallFailure::Server { code, message } => {
             let mut error = CliError::usage(format!(
                 "server `{server}` refused the call: {} (JSON-RPC error {code})",
@@ -358,9 +477,9 @@ fn worse(a: Exit, b: Exit) -> Exit {
 fn result_json(result: &ToolResult) -> Value {
     let mut object = json!({"content": result.content});
     if let Some(structured) = &result.structured_content {
-        object["structuredContent"] = structured.clone();
+        object["structured_content"] = structured.clone();
     }
-    object["isError"] = Value::Bool(result.is_error);
+    object["is_error"] = Value::Bool(result.is_error);
     object
 }
 

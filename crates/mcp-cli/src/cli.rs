@@ -18,7 +18,12 @@ use clap::{ArgAction, ArgGroup, Args, CommandFactory, Parser, Subcommand, ValueE
 /// .mcp.json, --config files and the store. With no file at all, mcpctl
 /// uses its built-in demo server, `demo`.
 #[derive(Debug, Parser)]
-#[command(name = "mcpctl", version, propagate_version = true)]
+#[command(
+    name = "mcpctl",
+    version,
+    propagate_version = true,
+    after_long_help = JSON_NAMES
+)]
 pub(crate) struct Cli {
     #[command(flatten)]
     pub(crate) global: GlobalArgs,
@@ -26,6 +31,12 @@ pub(crate) struct Cli {
     #[command(subcommand)]
     pub(crate) command: Command,
 }
+
+/// The `--json` naming scheme, at the end of the long help.
+const JSON_NAMES: &str = "\
+--json field names are snake_case in every command (model_name, is_error, has_more, approved_at...). \
+What a server sent is passed through as it sent it, in MCP's own names: input and output \
+schemas, a call's content and structured_content, a resource's contents, a prompt's messages.";
 
 /// Options every command accepts, before or after its name. A command's
 /// `--help` shows them under their own heading, and only those it uses
@@ -245,6 +256,9 @@ pub(crate) enum Command {
 
     /// Show every server's status live until all have settled
     Watch {
+        /// Keep watching after the servers settle and print each event as it happens (one JSON line each with --json) until Ctrl-C
+        #[arg(long)]
+        follow: bool,
         #[command(flatten)]
         adhoc: AdHocArgs,
     },

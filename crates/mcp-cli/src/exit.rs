@@ -12,7 +12,8 @@
 //! is stable: a server's own (the manager's codes, e.g. `closed`,
 //! `missing_env`), the store's (e.g. `malformed_store`), one of
 //! `unknown_server`, `unknown_tool`, `invalid_arguments`, `not_approved`,
-//! `call_refused`, or, for anything else, the exit status's kind:
+//! `call_refused`, `tools_changed` (a tool list that kept changing under a
+//! call), or, for anything else, the exit status's kind:
 //! `usage_error`, `connection_failed`, `tool_error`, `interrupted`.
 //! `server` is the server's id or `null`, `hint` what to do or `null`.
 

@@ -82,7 +82,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         | Command::Tools { adhoc, .. }
         | Command::Call { adhoc, .. }
         | Command::Retry { adhoc, .. }
-        | Command::Watch { adhoc }
+        | Command::Watch { adhoc, .. }
         | Command::Resources { adhoc, .. }
         | Command::Read { adhoc, .. }
         | Command::Prompts { adhoc, .. }
@@ -211,7 +211,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
             output,
         )),
         Command::Retry { server, .. } => block_on(retry::run(&server, &sources, output)),
-        Command::Watch { .. } => block_on(watch::run(&sources, output)),
+        Command::Watch { follow, .. } => block_on(watch::run(&sources, output, follow)),
         Command::Login { server, timeout } => block_on(login::login(
             &server,
             std::time::Duration::from_secs(timeout),

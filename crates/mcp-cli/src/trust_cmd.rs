@@ -340,7 +340,7 @@ pub(crate) fn list(output: &Output) -> Result<Exit, CliError> {
             .iter()
             .map(|a| {
                 json!({"project": a.project, "server": a.server, "hash": a.hash,
-                       "approvedAt": a.approved_at})
+                       "approved_at": a.approved_at})
             })
             .collect();
         output.json(&rows).map_err(stdout_error)?;

@@ -1,11 +1,21 @@
-//! `mcpctl watch`: every server's status, live, until all have settled.
+//! `mcpctl watch`: every server's status, live, until all have settled (or, with `--follow`, until Ctrl-C).
 //!
 //! On a terminal: one line per server, redrawn in place, with a spinner
 //! and the elapsed time while it is queued or connecting. Otherwise
 //! (a pipe, a file, a CI log): one line per change, stamped with the time
 //! since the start, then the `servers` table. With `--json`: one document
-//! at the end, `{"events": [{"t_ms", "id", "status", "tools", "error"}],
-//! "servers": [...]}` with the rows of `mcpctl servers`.
+//! at the end, `{"events": [{"t_ms", "event", "id", "status", "tools",
+//! "error"}], "servers": [...]}` with the rows of `mcpctl servers`.
+//!
+//! `--follow` keeps watching after the servers settle and streams each
+//! event as it happens: a status change (`"event": "status"`), a server
+//! going back to connecting after it was ready, failed or idle
+//! (`"reconnect"`), and a new tool list (`"tools_changed"`, with the tool
+//! names `added`, `removed` and `changed`, the last those whose definition
+//! changed). With `--json` each event is one compact JSON line on stdout
+//! (NDJSON), flushed at once; without, one human line each (on a terminal
+//! too: nothing is redrawn). It ends only with Ctrl-C: the servers are
+//! closed, every process this run started is gone, exit 130.
 //!
 //! The statuses are the manager's; every redraw or log line follows an
 //! event from it (plus a spinner tick on a terminal). Ctrl-C stops
@@ -14,14 +24,17 @@
 use std::collections::HashMap;
 use std::io::{self, IsTerminal, Write};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
+
+use mcp_manager::Catalog;
 
 use serde::Serialize;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::time::Instant;
 
 use crate::exit::{CliError, Exit};
-use crate::output::{Output, Paint, line};
+use crate::output::{self, Output, Paint, line};
 use crate::runtime::{self, Runtime, Select};
 use crate::servers::{self, ErrorJson, ServerRow};
 use crate::sources::SourceOptions;
@@ -38,21 +51,41 @@ const WATCH_LIMIT: Duration = Duration::from_secs(600);
 #[derive(Debug, Serialize)]
 struct Change {
     t_ms: u128,
+    /// `status`, or `reconnect` for a server connecting again.
+    event: &'static str,
     id: Option<String>,
     status: &'static str,
     tools: usize,
     error: Option<ErrorJson>,
 }
 
-/// `mcpctl watch`.
-pub(crate) async fn run(options: &SourceOptions, output: &Output) -> Result<Exit, CliError> {
+/// A server's new tool list, for `--follow`.
+#[derive(Debug, Serialize)]
+struct ToolsChanged {
+    t_ms: u128,
+    /// Always `tools_changed`.
+    event: &'static str,
+    id: String,
+    tools: usize,
+    added: Vec<String>,
+    removed: Vec<String>,
+    changed: Vec<String>,
+}
+
+/// `mcpctl watch`; `follow` keeps it running until Ctrl-C.
+pub(crate) async fn run(
+    options: &SourceOptions,
+    output: &Output,
+    follow: bool,
+) -> Result<Exit, CliError> {
     let mut runtime = Runtime::start(options, Select::All).await?;
     let started = Instant::now();
     let mut events = runtime
         .take_events()
         .ok_or_else(|| CliError::usage("the manager's events are not available"))?;
-    let live = !output.json && io::stdout().is_terminal();
-    let mut view = View::new(live, *output);
+    let live = !follow && !output.json && io::stdout().is_terminal();
+    let mut view = View::new(live, follow, *output);
+    let mut catalogs: HashMap<String, Arc<Catalog>> = HashMap::new();
     let claim = crate::interrupt::claim();
     let interrupt = claim.pressed();
     tokio::pin!(interrupt);
@@ -62,12 +95,30 @@ pub(crate) async fn run(options: &SourceOptions, output: &Output) -> Result<Exit
     loop {
         let rows = servers::rows(&runtime);
         view.update(&rows, started.elapsed());
+        if follow {
+            // Compared with the last catalog seen rather than read from the
+            // events, so that a lagged receiver misses no change.
+            for info in runtime.manager.servers() {
+                let Some(catalog) = runtime.manager.catalog(&info.id) else {
+                    continue;
+                };
+                let previous = catalogs.insert(info.id.clone(), Arc::clone(&catalog));
+                if let Some(previous) = previous.filter(|p| p.lifetime() != catalog.lifetime()) {
+                    view.tools_changed(tools_changed(
+                        &info.id,
+                        &previous,
+                        &catalog,
+                        started.elapsed(),
+                    ));
+                }
+            }
+        }
         let settled = runtime
             .manager
             .servers()
             .iter()
             .all(|server| runtime::is_settled(&server.status));
-        if settled {
+        if settled && !follow {
             break;
         }
         tokio::select! {
@@ -80,7 +131,7 @@ pub(crate) async fn run(options: &SourceOptions, output: &Output) -> Result<Exit
                 interrupted = true;
                 break;
             }
-            () = tokio::time::sleep_until(deadline) => break,
+            () = tokio::time::sleep_until(deadline), if !follow => break,
         }
     }
     // A server may have settled between the last frame and the check above
@@ -99,10 +150,52 @@ pub(crate) async fn run(options: &SourceOptions, output: &Output) -> Result<Exit
     Ok(Exit::Success)
 }
 
+/// What changed between two catalogs of one server.
+fn tools_changed(
+    id: &str,
+    previous: &Catalog,
+    current: &Catalog,
+    elapsed: Duration,
+) -> ToolsChanged {
+    let find = |catalog: &Catalog, name: &str| {
+        catalog
+            .tools()
+            .iter()
+            .find(|tool| tool.name == name)
+            .cloned()
+    };
+    let mut added = Vec::new();
+    let mut changed = Vec::new();
+    for tool in current.tools() {
+        match find(previous, &tool.name) {
+            None => added.push(tool.name.clone()),
+            Some(before) if before != *tool => changed.push(tool.name.clone()),
+            Some(_) => {}
+        }
+    }
+    let removed = previous
+        .tools()
+        .iter()
+        .filter(|tool| find(current, &tool.name).is_none())
+        .map(|tool| tool.name.clone())
+        .collect();
+    ToolsChanged {
+        t_ms: elapsed.as_millis(),
+        event: "tools_changed",
+        id: id.to_owned(),
+        tools: current.tools().len(),
+        added,
+        removed,
+        changed,
+    }
+}
+
 /// What has been shown so far.
 #[derive(Debug)]
 struct View {
     live: bool,
+    /// `--follow`: every event printed as it happens, nothing at the end.
+    follow: bool,
     output: Output,
     /// The last status shown per row (by id, or source for a file error).
     shown: HashMap<String, String>,
@@ -115,9 +208,10 @@ struct View {
 }
 
 impl View {
-    fn new(live: bool, output: Output) -> Self {
+    fn new(live: bool, follow: bool, output: Output) -> Self {
         View {
             live,
+            follow,
             output,
             shown: HashMap::new(),
             drawn: 0,
@@ -134,20 +228,33 @@ impl View {
             if self.shown.get(&key) == Some(&signature) {
                 continue;
             }
-            self.shown.insert(key.clone(), signature);
+            let before = self.shown.insert(key.clone(), signature);
+            let reconnect = before.is_some_and(|before| {
+                ["ready/", "error/", "idle/", "disconnected/"]
+                    .iter()
+                    .any(|settled| before.starts_with(settled))
+            }) && matches!(row.status, "queued" | "connecting");
             self.since.insert(key.clone(), elapsed);
-            self.changes.push(Change {
+            let change = Change {
                 t_ms: elapsed.as_millis(),
+                event: if reconnect { "reconnect" } else { "status" },
                 id: row.id.clone(),
                 status: row.status,
                 tools: row.tools,
                 error: row.error.clone(),
-            });
-            if !self.live && !self.output.json {
+            };
+            if self.follow && self.output.json {
                 // A closed pipe is the reader's choice; watching goes on.
                 let _ = self
                     .output
+                    .text(&format!("{}\n", output::to_json_line(&change)));
+            } else if !self.live && !self.output.json {
+                let _ = self
+                    .output
                     .text(&format!("{}\n", log_line(row, elapsed, &self.output)));
+            }
+            if !self.follow {
+                self.changes.push(change);
             }
         }
         if self.live {
@@ -208,7 +315,39 @@ impl View {
         let _ = stdout.flush();
     }
 
+    /// A new tool list, for `--follow`.
+    fn tools_changed(&self, change: ToolsChanged) {
+        let text = if self.output.json {
+            output::to_json_line(&change)
+        } else {
+            let names = |mark: &str, names: &[String]| {
+                names
+                    .iter()
+                    .map(|name| format!(" {mark}{}", line(name)))
+                    .collect::<String>()
+            };
+            let stamp = format!(
+                "{:>8.3}s",
+                Duration::from_millis(change.t_ms as u64).as_secs_f64()
+            );
+            format!(
+                "{} {} tools changed ({} tools):{}{}{}",
+                self.output.paint(Paint::Dim, &stamp),
+                line(&change.id),
+                change.tools,
+                names("+", &change.added),
+                names("-", &change.removed),
+                names("~", &change.changed),
+            )
+        };
+        let _ = self.output.text(&format!("{text}\n"));
+    }
+
     fn finish(self, rows: &[ServerRow]) -> Result<(), CliError> {
+        if self.follow {
+            // Every event is on stdout already.
+            return Ok(());
+        }
         let printed = if self.output.json {
             self.output.json(&serde_json::json!({
                 "events": self.changes,

@@ -13,7 +13,7 @@ fn key_value_pairs_are_typed_by_the_tools_schema() {
     let run = env.run(&["--json", "call", "demo", "add", "a=2", "b=3.5"]);
     assert_eq!(run.code, 0, "{run:#?}");
     let result = support::parse_one_document(&run.stdout);
-    assert_eq!(result["structuredContent"]["sum"], 5.5, "{result:#}");
+    assert_eq!(result["structured_content"]["sum"], 5.5, "{result:#}");
     // A string property keeps what looks like a number as text.
     let run = env.run(&["call", "demo", "echo", "text=42"]);
     assert_eq!(run.code, 0, "{run:#?}");

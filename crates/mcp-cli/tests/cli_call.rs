@@ -102,7 +102,7 @@ fn a_tool_error_exits_1_and_shows_the_tools_message() {
     ]);
     assert_eq!(result.code, 1);
     let result = support::parse_one_document(&result.stdout);
-    assert_eq!(result["isError"], true);
+    assert_eq!(result["is_error"], true);
     assert!(
         result["content"][0]["text"]
             .as_str()

@@ -70,8 +70,8 @@ fn results_are_printed_for_people_and_for_scripts() {
         sum,
         json!({
             "content": [{"type": "text", "text": "5"}],
-            "structuredContent": {"sum": 5},
-            "isError": false
+            "structured_content": {"sum": 5},
+            "is_error": false
         })
     );
     let human = env.run(&["call", "demo", "add", r#"{"a": 2, "b": 3}"#]);

@@ -214,6 +214,20 @@ pub(crate) fn storm_tool() -> Value {
     )
 }
 
+/// The name of the `--remove-tool` tool.
+pub(crate) const REMOVE_TOOL: &str = "remove_tool";
+
+/// `remove_tool`, offered only with `--remove-tool`.
+pub(crate) fn remove_tool() -> Value {
+    tool(
+        REMOVE_TOOL,
+        "Takes the tool `name` (itself included) out of tools/list and sends \
+         notifications/tools/list_changed before answering.",
+        json!({"name": {"type": "string"}}),
+        &["name"],
+    )
+}
+
 /// A tool registered at runtime by `add_tool`: it echoes like `echo`.
 pub(crate) fn added_tool(name: &str) -> Value {
     tool(

@@ -61,6 +61,12 @@ Catalog:
   --storm-tool                 offer the tool `list_changed_storm {count, ms}`: it answers at
                                once, then adds `count` echo tools (storm_0001 ...), sending
                                notifications/tools/list_changed after each, `ms` apart.
+  --add-tool-on-sigusr1        stdio: on each SIGUSR1 add an echo tool (signal_0001 ...) and
+                               send notifications/tools/list_changed, outside any call.
+  --remove-tool                offer the tool `remove_tool {name}`: it takes the tool `name`
+                               (any, itself included) out of tools/list, sends
+                               notifications/tools/list_changed, then answers; calls of a
+                               removed tool are unknown tool errors.
   --protocol-version V         answer initialize with V whatever was asked.
 
 Faults:
@@ -190,6 +196,8 @@ pub(crate) struct Options {
     pub(crate) ignore_sigterm: bool,
     pub(crate) ignore_stdin_eof: bool,
     pub(crate) storm_tool: bool,
+    pub(crate) remove_tool: bool,
+    pub(crate) add_tool_on_sigusr1: bool,
     pub(crate) hang_initialize_if_exists: Option<PathBuf>,
     pub(crate) fail_tools_list_after: Option<u64>,
     pub(crate) event_log: Option<PathBuf>,
@@ -243,6 +251,8 @@ impl Default for Options {
             ignore_sigterm: false,
             ignore_stdin_eof: false,
             storm_tool: false,
+            remove_tool: false,
+            add_tool_on_sigusr1: false,
             hang_initialize_if_exists: None,
             fail_tools_list_after: None,
             event_log: None,
@@ -345,6 +355,8 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Co
             "--ignore-sigterm" => options.ignore_sigterm = true,
             "--ignore-stdin-eof" => options.ignore_stdin_eof = true,
             "--storm-tool" => options.storm_tool = true,
+            "--remove-tool" => options.remove_tool = true,
+            "--add-tool-on-sigusr1" => options.add_tool_on_sigusr1 = true,
             "--hang-initialize-if-exists" => {
                 options.hang_initialize_if_exists = Some(PathBuf::from(value()?));
             }

@@ -74,6 +74,9 @@ impl Fixture {
         if options.storm_tool {
             rest.push(catalog::storm_tool());
         }
+        if options.remove_tool {
+            rest.push(catalog::remove_tool());
+        }
         if options.hostile_text {
             rest.extend(catalog::hostile_tools());
         }
@@ -148,6 +151,8 @@ struct State {
     version: Option<String>,
     /// Tools added by `add_tool`, in order.
     added_tools: Vec<String>,
+    /// Tools taken out of the list by `remove_tool`.
+    removed_tools: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -550,15 +555,31 @@ impl Server {
                 .map_or(1, |n| n + 1);
             return Ok(json!({"tools": [], "nextCursor": format!("empty:{next}")}));
         }
-        let added: Vec<Value> = lock(&self.state)
-            .added_tools
-            .iter()
-            .map(|name| catalog::added_tool(name))
-            .collect();
-        let base = if modern {
+        let (added, removed) = {
+            let state = lock(&self.state);
+            let added: Vec<Value> = state
+                .added_tools
+                .iter()
+                .map(|name| catalog::added_tool(name))
+                .collect();
+            (added, state.removed_tools.clone())
+        };
+        let all = if modern {
             &self.fixture.modern_tools
         } else {
             &self.fixture.tools
+        };
+        let kept: Vec<Value>;
+        let (base, added) = if removed.is_empty() {
+            (all, added)
+        } else {
+            let present = |tool: &Value| {
+                !removed
+                    .iter()
+                    .any(|name| tool["name"].as_str() == Some(name.as_str()))
+            };
+            kept = all.iter().filter(|t| present(t)).cloned().collect();
+            (&kept, added.into_iter().filter(|t| present(t)).collect())
         };
         let total = base.len() + added.len();
         let start = match params.get("cursor") {
@@ -606,6 +627,11 @@ impl Server {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Reply::Now(Err(ErrorObject::invalid_params("tools/call needs a name")));
         };
+        if self.is_removed(name) {
+            return Reply::Now(Err(ErrorObject::invalid_params(format!(
+                "unknown tool: {name}"
+            ))));
+        }
         let args = params.get("arguments").cloned().unwrap_or(json!({}));
         let route = Route::Related(id.clone());
         let uint = |key: &str, default: u64| match args.get(key) {
@@ -679,6 +705,9 @@ impl Server {
             }),
             "fail" => tool_error("fail: this tool always fails"),
             "add_tool" => self.add_tool(route, &args, modern),
+            catalog::REMOVE_TOOL if self.fixture.options.remove_tool => {
+                self.remove_tool(route, &args, modern)
+            }
             catalog::STORM_TOOL if self.fixture.options.storm_tool => {
                 let (count, ms) = match (uint("count", 0), uint("ms", 0)) {
                     (Ok(count), Ok(ms)) => (count, ms),
@@ -776,6 +805,48 @@ impl Server {
         // by the time the call returns on transports that keep order.
         self.tools_changed((!modern).then_some(route));
         text_result(&format!("added tool {name}"))
+    }
+
+    /// Adds the next `signal_NNNN` echo tool and sends
+    /// `notifications/tools/list_changed` on its own (no call asked for
+    /// it): `--add-tool-on-sigusr1`.
+    pub(crate) fn add_signal_tool(&self) {
+        {
+            let mut state = lock(&self.state);
+            let n = state
+                .added_tools
+                .iter()
+                .filter(|t| t.starts_with("signal_"))
+                .count();
+            state.added_tools.push(format!("signal_{:04}", n + 1));
+        }
+        self.tools_changed(Some(Route::Standalone));
+    }
+
+    /// Whether `remove_tool` took `name` out of the list.
+    fn is_removed(&self, name: &str) -> bool {
+        lock(&self.state).removed_tools.iter().any(|t| t == name)
+    }
+
+    /// `remove_tool`: takes a tool out of tools/list (itself included) and
+    /// sends the change before the response, as `add_tool` does.
+    fn remove_tool(&self, route: Route, args: &Value, modern: bool) -> Value {
+        let Some(name) = args
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+        else {
+            return tool_error("`name` must be a non-empty string");
+        };
+        {
+            let mut state = lock(&self.state);
+            if state.removed_tools.iter().any(|t| t == name) {
+                return tool_error(&format!("the tool {name} was removed already"));
+            }
+            state.removed_tools.push(name.to_owned());
+        }
+        self.tools_changed((!modern).then_some(route));
+        text_result(&format!("removed tool {name}"))
     }
 
     /// `list_changed_storm`: adds `count` tools one by one, each followed by

@@ -46,6 +46,16 @@ pub(crate) fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
             let _ = writer_tx.send(WriterItem::Send(out));
         }),
     );
+    if options.add_tool_on_sigusr1 {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut usr1 = signal(SignalKind::user_defined1()).context("cannot handle SIGUSR1")?;
+        let server = Arc::clone(&server);
+        tokio::spawn(async move {
+            while usr1.recv().await.is_some() {
+                server.add_signal_tool();
+            }
+        });
+    }
 
     let mut decoder = NdjsonDecoder::new();
     let mut stdin = io::stdin().lock();
