@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::time::Duration;
 
-use mcp_manager::ServerInfo;
+use mcp_manager::{ServerInfo, ServerStatus};
 use mcp_toolbridge::CallProgress;
 use tokio::time::Instant;
 
@@ -29,6 +29,12 @@ pub(crate) const TICK: Duration = Duration::from_millis(100);
 
 /// At most this many server lines; the rest are counted on one more.
 const MAX_SERVER_LINES: usize = 12;
+
+/// Whether a status is final for this run: not queued, connecting or
+/// refreshing.
+pub(crate) fn is_settled(status: &ServerStatus) -> bool {
+    !status.is_pending() && !matches!(status, ServerStatus::Refreshing)
+}
 
 /// A block of status lines at the bottom of the terminal, redrawn in place.
 #[derive(Debug, Default)]
@@ -128,7 +134,7 @@ impl Connecting {
         let mut servers: Vec<&ServerInfo> = servers.iter().collect();
         servers.sort_by(|a, b| a.id.cmp(&b.id));
         for server in &servers {
-            if crate::runtime::is_settled(&server.status) {
+            if is_settled(&server.status) {
                 self.settled_at.entry(server.id.clone()).or_insert(elapsed);
             }
         }
@@ -136,10 +142,7 @@ impl Connecting {
             return;
         }
         let ready = servers.iter().filter(|s| s.status.is_connected()).count();
-        let waiting = servers
-            .iter()
-            .filter(|s| !crate::runtime::is_settled(&s.status))
-            .count();
+        let waiting = servers.iter().filter(|s| !is_settled(&s.status)).count();
         let mut lines = vec![format!(
             "mcpctl: connecting {} server{}: {ready} ready, {waiting} waiting ({})",
             servers.len(),
@@ -153,7 +156,7 @@ impl Connecting {
             .unwrap_or(0)
             .min(32);
         // Waiting servers first: they are what the person waits for.
-        servers.sort_by_key(|s| crate::runtime::is_settled(&s.status));
+        servers.sort_by_key(|s| is_settled(&s.status));
         for server in servers.iter().take(MAX_SERVER_LINES) {
             let took = self.settled_at.get(&server.id).copied().unwrap_or(elapsed);
             // A package launcher's first run may be a download.

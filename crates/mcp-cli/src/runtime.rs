@@ -20,6 +20,7 @@ use tokio::time::Instant;
 
 use crate::exit::CliError;
 use crate::output::Output;
+pub(crate) use crate::progress::is_settled;
 use crate::sources::SourceOptions;
 use crate::{inputs, trust_cmd};
 
@@ -236,12 +237,6 @@ pub(crate) fn only(report: DiscoveryReport, id: &str) -> Result<DiscoveryReport,
             .server(id));
     }
     Ok(selected)
-}
-
-/// Whether a status is final for this run: not queued, connecting or
-/// refreshing.
-pub(crate) fn is_settled(status: &ServerStatus) -> bool {
-    !status.is_pending() && !matches!(status, ServerStatus::Refreshing)
 }
 
 /// The exit status and message for a server that is not usable: a
