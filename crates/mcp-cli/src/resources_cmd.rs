@@ -124,42 +124,54 @@ async fn list_ready(
     } else if listing.resources.is_empty() && listing.templates.is_empty() {
         output.text("no resources to list\n")
     } else {
-        let mut text = String::new();
-        if !listing.resources.is_empty() {
-            let mut table = Table::new(&["server", "uri", "name", "mime type"]);
-            for row in &listing.resources {
-                table.painted_row(vec![
-                    (row.server.clone(), None),
-                    (row.uri.clone(), Some(Paint::Bold)),
-                    (row.name.clone(), None),
-                    (dash(row.mime_type.as_ref()), Some(Paint::Dim)),
-                ]);
-            }
-            text.push_str(&table.render(output));
-        }
-        if !listing.templates.is_empty() {
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            let mut table = Table::new(&["server", "uri template", "name", "mime type"]);
-            for row in &listing.templates {
-                table.painted_row(vec![
-                    (row.server.clone(), None),
-                    (row.uri_template.clone(), Some(Paint::Bold)),
-                    (row.name.clone(), None),
-                    (dash(row.mime_type.as_ref()), Some(Paint::Dim)),
-                ]);
-            }
-            text.push_str(&table.render(output));
-        }
+        let resources = listing
+            .resources
+            .iter()
+            .map(|row| (&row.server, &row.uri, &row.name, row.mime_type.as_ref()));
+        let templates = listing.templates.iter().map(|row| {
+            (
+                &row.server,
+                &row.uri_template,
+                &row.name,
+                row.mime_type.as_ref(),
+            )
+        });
+        let tables = [
+            table(&["server", "uri", "name", "mime type"], resources, output),
+            table(
+                &["server", "uri template", "name", "mime type"],
+                templates,
+                output,
+            ),
+        ];
+        let text = tables.into_iter().flatten().collect::<Vec<_>>().join("\n");
         output.text(&text)
     };
     printed.map_err(stdout_error)?;
     Ok(ready.exit(allow_failures))
 }
 
-fn dash(text: Option<&String>) -> String {
-    text.cloned().unwrap_or_else(|| "-".to_owned())
+/// A table of `(server, uri, name, mime type)` rows; `None` without rows.
+fn table<'a>(
+    headers: &[&str],
+    rows: impl Iterator<Item = (&'a String, &'a String, &'a String, Option<&'a String>)>,
+    output: &Output,
+) -> Option<String> {
+    let mut table = Table::new(headers);
+    let mut any = false;
+    for (server, uri, name, mime) in rows {
+        any = true;
+        table.painted_row(vec![
+            (server.clone(), None),
+            (uri.clone(), Some(Paint::Bold)),
+            (name.clone(), None),
+            (
+                mime.cloned().unwrap_or_else(|| "-".to_owned()),
+                Some(Paint::Dim),
+            ),
+        ]);
+    }
+    any.then(|| table.render(output))
 }
 
 /// `id`'s resource templates (MCP "Server/Resources" §Resource Templates),

@@ -1600,6 +1600,22 @@ async fn compiled_schemas_are_cached_per_catalog_lifetime() {
 
 // ------------------------------------------------------------- progress
 
+/// A session over one server `fx`, reached through `transport`, whose
+/// catalog is `tools`.
+async fn session_on(
+    transport: mcp_transport::MemoryTransport,
+    tools: Vec<Tool>,
+    options: SessionOptions,
+) -> (McpSession, Arc<Fake>) {
+    let (client, driver) = Client::new(transport, ClientOptions::default());
+    tokio::spawn(driver.run());
+    client.initialize().await.unwrap();
+    let fake = Fake::new();
+    fake.add_ready("fx", tools, client);
+    let session = McpSession::with_backend(fake.clone(), options);
+    (session, fake)
+}
+
 /// A session over one server whose `ticks` tool answers after
 /// `answer_after`, the test sending its progress through the handle.
 async fn ticking(
@@ -1618,12 +1634,12 @@ async fn ticking(
             Reply::result(json!({"content": [{"type": "text", "text": "done"}]}))
         })
         .spawn_with_handle();
-    let (client, driver) = Client::new(transport, ClientOptions::default());
-    tokio::spawn(driver.run());
-    client.initialize().await.unwrap();
-    let fake = Fake::new();
-    fake.add_ready("fx", vec![tool("ticks", json!({"type": "object"}))], client);
-    let session = McpSession::with_backend(fake.clone(), options);
+    let (session, fake) = session_on(
+        transport,
+        vec![tool("ticks", json!({"type": "object"}))],
+        options,
+    )
+    .await;
     (session, seen, handle, fake)
 }
 
@@ -1789,16 +1805,16 @@ async fn results_over_the_budget_reach_the_model_cut_and_page_back_whole() {
             Reply::result(json!({"content": [{"type": "text", "text": numbered(bytes)}]}))
         })
         .spawn();
-    let (client, driver) = Client::new(transport, ClientOptions::default());
-    tokio::spawn(driver.run());
-    client.initialize().await.unwrap();
-    let fake = Fake::new();
-    fake.add_ready("fx", vec![tool("big", json!({"type": "object"}))], client);
     let options = SessionOptions {
         budget: Some(crate::ResultBudget::default().spill_dir(spill_root.path().to_owned())),
         ..full_access()
     };
-    let session = McpSession::with_backend(fake.clone(), options);
+    let (session, _fake) = session_on(
+        transport,
+        vec![tool("big", json!({"type": "object"}))],
+        options,
+    )
+    .await;
     let tools = session.bind();
     let reader = session.result_tools().pop().expect("read_mcp_result");
     assert_eq!(reader.name(), crate::READ_MCP_RESULT);
@@ -1868,18 +1884,16 @@ async fn a_session_without_a_budget_passes_results_whole_and_offers_no_reader() 
             Reply::result(json!({"content": [{"type": "text", "text": numbered(300_000)}]}))
         })
         .spawn();
-    let (client, driver) = Client::new(transport, ClientOptions::default());
-    tokio::spawn(driver.run());
-    client.initialize().await.unwrap();
-    let fake = Fake::new();
-    fake.add_ready("fx", vec![tool("big", json!({"type": "object"}))], client);
-    let session = McpSession::with_backend(
-        fake.clone(),
-        SessionOptions {
-            budget: None,
-            ..full_access()
-        },
-    );
+    let options = SessionOptions {
+        budget: None,
+        ..full_access()
+    };
+    let (session, _fake) = session_on(
+        transport,
+        vec![tool("big", json!({"type": "object"}))],
+        options,
+    )
+    .await;
     assert!(session.result_tools().is_empty());
     let outcome = call(&session.bind(), "mcp_fx_big", json!({})).await;
     assert_eq!(text(&outcome).len(), 300_000);

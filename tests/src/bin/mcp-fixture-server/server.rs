@@ -783,12 +783,9 @@ impl Server {
     }
 
     fn add_tool(&self, route: Route, args: &Value, modern: bool) -> Value {
-        let Some(name) = args
-            .get("name")
-            .and_then(Value::as_str)
-            .filter(|n| !n.is_empty())
-        else {
-            return tool_error("`name` must be a non-empty string");
+        let name = match tool_name(args) {
+            Ok(name) => name,
+            Err(error) => return error,
         };
         {
             let mut state = lock(&self.state);
@@ -831,12 +828,9 @@ impl Server {
     /// `remove_tool`: takes a tool out of tools/list (itself included) and
     /// sends the change before the response, as `add_tool` does.
     fn remove_tool(&self, route: Route, args: &Value, modern: bool) -> Value {
-        let Some(name) = args
-            .get("name")
-            .and_then(Value::as_str)
-            .filter(|n| !n.is_empty())
-        else {
-            return tool_error("`name` must be a non-empty string");
+        let name = match tool_name(args) {
+            Ok(name) => name,
+            Err(error) => return error,
         };
         {
             let mut state = lock(&self.state);
@@ -1054,6 +1048,15 @@ fn big_text(len: usize) -> String {
 /// here leaves the data consistent.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The non-empty `name` argument of `add_tool` and `remove_tool`, or the
+/// tool error that says it is missing.
+fn tool_name(args: &Value) -> Result<&str, Value> {
+    args.get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| tool_error("`name` must be a non-empty string"))
 }
 
 #[cfg(test)]
