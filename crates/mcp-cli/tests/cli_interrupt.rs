@@ -8,7 +8,6 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::mpsc;
@@ -73,22 +72,8 @@ fn slow_servers(env: &Env, count: usize, extra: &[&str]) -> (PathBuf, Vec<PathBu
 /// Starts `mcpctl ARGS` and waits until every server has written its pid.
 fn start(env: &Env, args: &[&str], fifos: &[PathBuf]) -> Started {
     let mut child = env.command(args).spawn().expect("mcpctl starts");
-    let (line_tx, stderr) = mpsc::channel();
-    let pipe = child.stderr.take().expect("piped stderr");
-    std::thread::spawn(move || {
-        for line in BufReader::new(pipe).lines() {
-            let Ok(line) = line else { break };
-            if line_tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let mut out = child.stdout.take().expect("piped stdout");
-    let stdout = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = out.read_to_string(&mut text);
-        text
-    });
+    let stderr = support::lines_of(child.stderr.take().expect("piped stderr"));
+    let stdout = support::read_all(child.stdout.take().expect("piped stdout"));
     let (pid_tx, pid_rx) = mpsc::channel();
     for path in fifos {
         let path = path.clone();

@@ -8,7 +8,6 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::mpsc;
@@ -114,22 +113,8 @@ fn follow_streams_events_after_settling_until_ctrl_c() {
                     .expect("a pid")
             })
             .collect();
-        let stderr = child.stderr.take().expect("piped stderr");
-        let stderr = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = BufReader::new(stderr).read_to_string(&mut text);
-            text
-        });
-        let (tx, lines) = mpsc::channel();
-        let stdout = child.stdout.take().expect("piped stdout");
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let stderr = support::read_all(child.stderr.take().expect("piped stderr"));
+        let lines = support::lines_of(child.stdout.take().expect("piped stdout"));
         let mut seen = Vec::new();
         let parse = |line: &str| -> Value {
             serde_json::from_str(line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"))

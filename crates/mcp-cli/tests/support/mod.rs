@@ -345,3 +345,32 @@ impl Env {
         path
     }
 }
+
+/// The lines `reader` yields, one by one as they are written, from a
+/// thread of their own (a test waits on them with `recv_timeout`).
+pub(crate) fn lines_of(
+    reader: impl std::io::Read + Send + 'static,
+) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(reader).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Everything `reader` yields until its end, read on a thread of its own.
+pub(crate) fn read_all(
+    mut reader: impl std::io::Read + Send + 'static,
+) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = reader.read_to_string(&mut text);
+        text
+    })
+}
