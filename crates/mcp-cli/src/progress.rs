@@ -138,7 +138,9 @@ impl Connecting {
                 self.settled_at.entry(server.id.clone()).or_insert(elapsed);
             }
         }
-        if elapsed < QUIET_FOR {
+        let all_settled = servers.iter().all(|s| is_settled(&s.status));
+        // Too soon to bother, or nothing to wait for that is not shown already.
+        if elapsed < QUIET_FOR || (all_settled && self.block.shown == 0) {
             return;
         }
         let ready = servers.iter().filter(|s| s.status.is_connected()).count();
