@@ -1,4 +1,4 @@
-//! `mcp-manager` starting real fixture servers: 20 at once with a warm and a cold tool cache, one hung, the 3-at-once limit seen from the servers' own clocks, and the cost of snapshots.
+//! `mcp-manager` starting real fixture servers: 20 at once with a warm and a cold tool cache, one hung, the 3-at-once limit seen from the servers' own clocks, and snapshots that share their catalogs.
 //!
 //! Every wait is on a real event (a startup report, a server becoming
 //! ready or failing), bounded by a deadline that only a failure reaches.
@@ -87,9 +87,16 @@ async fn twenty_servers_cold_then_warm_with_one_hung_and_cheap_snapshots() {
     let snapshot_cost = started.elapsed();
     assert_eq!(rows, 20_000);
     assert_eq!(cold.snapshot(None).tool_count(), 2000);
+    // Cheap by construction: a snapshot shares every catalog, it copies no
+    // tool (the time is printed below; wall-clock bounds flake on a loaded
+    // machine).
+    let (a, b) = (cold.snapshot(None), cold.snapshot(None));
     assert!(
-        snapshot_cost < Duration::from_millis(50),
-        "1,000 snapshots took {snapshot_cost:?}"
+        a.servers()
+            .iter()
+            .zip(b.servers())
+            .all(|(a, b)| Arc::ptr_eq(a.catalog(), b.catalog())),
+        "two snapshots share their catalogs"
     );
     cold.close().await;
 
@@ -99,7 +106,8 @@ async fn twenty_servers_cold_then_warm_with_one_hung_and_cheap_snapshots() {
     let report = warm.connect_servers(configs.clone()).await;
     let warm_gate = report.elapsed;
     assert_eq!(report.ready.len() + report.deferred.len(), 20);
-    assert!(warm_gate < Duration::from_millis(1500), "{warm_gate:?}");
+    // Far below the 15 s a discovery may take: nothing waited for a deadline.
+    assert!(warm_gate < Duration::from_secs(5), "{warm_gate:?}");
     wait_all_ready(&warm, &report, started + Duration::from_secs(30)).await;
     let warm_all = started.elapsed();
     warm.close().await;
@@ -113,7 +121,9 @@ async fn twenty_servers_cold_then_warm_with_one_hung_and_cheap_snapshots() {
     let report = hung.connect_servers(configs).await;
     let hung_gate = report.elapsed;
     assert!(hung_gate >= Duration::from_millis(250), "{hung_gate:?}");
-    assert!(hung_gate < Duration::from_millis(1500), "{hung_gate:?}");
+    // fx07 fails only after its 10 s initialize deadline: a report this
+    // early means the gate closed without it.
+    assert!(hung_gate < Duration::from_secs(5), "{hung_gate:?}");
     let fx07 = report
         .deferred
         .iter()
