@@ -369,9 +369,10 @@ fn cut_with_marker(
         ),
     };
     // The marker's own length depends on the numbers in it: size it with
-    // the widest they can be (a cut of `total`, and a head offset as wide
-    // as `total`, where `marker(0, total)` writes one digit).
-    let marker_room = marker(0, total).chars().count() + total.to_string().len();
+    // the widest they can be. `marker(0, total)` writes the cut and the
+    // tail offset at their widest, and the head offset, which it holds
+    // twice, as one digit each time.
+    let marker_room = marker(0, total).chars().count() + 2 * total.to_string().len();
     let body = room.saturating_sub(marker_room);
     let head = body * 2 / 3;
     let tail = body - head;
@@ -455,6 +456,26 @@ mod tests {
                 .permissions()
                 .mode();
             assert_eq!(dir_mode & 0o777, 0o700);
+        }
+    }
+
+    #[test]
+    fn the_cut_result_never_exceeds_the_budget_whatever_the_sizes() {
+        let spills = Spills::default();
+        for budget_chars in [1_000, 1_234, 20_000, 99_999] {
+            for total in [budget_chars + 1, budget_chars * 2 + 7, 300_000, 1_048_576] {
+                let budget = ResultBudget::default().chars(budget_chars);
+                let result = spills.apply(text_result(&"y".repeat(total)), &budget, "s", "t");
+                let shown = shown(&result).chars().count();
+                assert!(
+                    shown <= budget_chars,
+                    "{total} into {budget_chars}: {shown}"
+                );
+                assert!(
+                    shown + 40 >= budget_chars,
+                    "{total} into {budget_chars}: only {shown}"
+                );
+            }
         }
     }
 

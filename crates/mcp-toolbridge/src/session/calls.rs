@@ -44,6 +44,15 @@ impl Resolved {
 }
 
 impl Inner {
+    /// `result` within the session's budget for `server`'s `tool` (whole
+    /// when the session has none).
+    pub(super) fn budgeted(&self, result: ToolResult, server: &str, tool: &str) -> ToolResult {
+        match &self.options.budget {
+            Some(budget) => self.spills.apply(result, budget, server, tool),
+            None => result,
+        }
+    }
+
     /// Runs one call: gate, resolve, validate, authorize, dispatch.
     pub(crate) async fn run_call(self: &Arc<Self>, target: Target, call: ToolCall) -> ToolOutcome {
         let outcome = self.run_call_inner(&target, &call).await;
@@ -310,10 +319,7 @@ impl Inner {
                 answer = &mut answer => return match answer {
                     Ok(result) => {
                         let result = ToolResult::from_call_result(result, self.options.content);
-                        ToolOutcome::Completed(match &self.options.budget {
-                            Some(budget) => self.spills.apply(result, budget, server, &resolved.tool().name),
-                            None => result,
-                        })
+                        ToolOutcome::Completed(self.budgeted(result, server, &resolved.tool().name))
                     }
                     Err(ClientError::Cancelled) => ToolOutcome::Cancelled,
                     Err(error) => ToolOutcome::failed(CallFailure::from_client_error(&error)),

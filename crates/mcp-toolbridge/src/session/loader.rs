@@ -493,11 +493,14 @@ async fn read(inner: &Arc<Inner>, server: &str, uri: &str, call: &ToolCall) -> T
                 .into_iter()
                 .map(|contents| resource_block(contents, inner.options.content))
                 .collect();
-            ToolOutcome::Completed(ToolResult {
+            let result = ToolResult {
                 content,
                 structured_content: None,
                 is_error: false,
-            })
+            };
+            // A resource reaches the model under the same budget as a
+            // tool result (per server, or per "tool" `read_mcp_resource`).
+            ToolOutcome::Completed(inner.budgeted(result, server, READ_MCP_RESOURCE))
         }
         Err(ClientError::Cancelled) => ToolOutcome::Cancelled,
         Err(error) => ToolOutcome::failed(CallFailure::from_client_error(&error)),

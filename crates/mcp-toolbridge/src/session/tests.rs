@@ -1898,3 +1898,38 @@ async fn a_session_without_a_budget_passes_results_whole_and_offers_no_reader() 
     let outcome = call(&session.bind(), "mcp_fx_big", json!({})).await;
     assert_eq!(text(&outcome).len(), 300_000);
 }
+
+#[tokio::test]
+async fn a_resource_over_the_budget_reaches_the_model_cut_too() {
+    let (transport, _seen) = ScriptedServer::new()
+        .capabilities(json!({"resources": {}}))
+        .on("resources/read", |params| {
+            Reply::result(json!({"contents": [
+                {"uri": params["uri"], "mimeType": "text/plain", "text": numbered(300_000)}
+            ]}))
+        })
+        .spawn();
+    let options = SessionOptions {
+        budget: Some(crate::ResultBudget::default().chars(20_000)),
+        ..full_access()
+    };
+    let (session, _fake) = session_on(transport, Vec::new(), options).await;
+    let read = session
+        .loader_tools()
+        .into_iter()
+        .find(|t| t.name() == READ_MCP_RESOURCE)
+        .expect("read_mcp_resource");
+    let outcome = read
+        .call(ToolCall::new(
+            "r",
+            json!({"server": "fx", "uri": "file:///big.log"}),
+        ))
+        .await;
+    let shown = text(&outcome);
+    assert!(shown.chars().count() <= 20_000, "{}", shown.chars().count());
+    assert!(shown.starts_with("line 00000000\n"));
+    assert!(
+        shown.contains("call read_mcp_result"),
+        "the marker says how to read on"
+    );
+}
