@@ -325,12 +325,7 @@ async fn call_one(
     let outcome = tool.call(call);
     tokio::pin!(outcome);
     let outcome = loop {
-        let tick = async {
-            match meter {
-                Some(_) => tokio::time::sleep(crate::progress::TICK).await,
-                None => std::future::pending().await,
-            }
-        };
+        let tick = crate::progress::tick(meter.is_some());
         tokio::select! {
             outcome = &mut outcome => break outcome,
             Some(report) = reports.recv() => {

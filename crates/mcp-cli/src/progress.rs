@@ -25,7 +25,16 @@ use crate::output::{Output, line};
 pub(crate) const QUIET_FOR: Duration = Duration::from_millis(200);
 
 /// How often the elapsed times are redrawn.
-pub(crate) const TICK: Duration = Duration::from_millis(100);
+const TICK: Duration = Duration::from_millis(100);
+
+/// The next redraw: after [`TICK`] when something is shown, never otherwise.
+pub(crate) async fn tick(shown: bool) {
+    if shown {
+        tokio::time::sleep(TICK).await;
+    } else {
+        std::future::pending::<()>().await;
+    }
+}
 
 /// At most this many server lines; the rest are counted on one more.
 const MAX_SERVER_LINES: usize = 12;

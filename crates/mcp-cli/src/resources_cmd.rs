@@ -74,12 +74,9 @@ pub(crate) async fn list(
     options: &SourceOptions,
     output: &Output,
 ) -> Result<Exit, CliError> {
-    Runtime::run(
-        options,
-        server.map_or(Select::All, Select::One),
-        output,
-        async |runtime| list_ready(runtime, server, allow_failures, output).await,
-    )
+    Runtime::run(options, Select::of(server), output, async |runtime| {
+        list_ready(runtime, server, allow_failures, output).await
+    })
     .await
 }
 

@@ -58,6 +58,11 @@ pub(crate) enum Select<'a> {
 }
 
 impl<'a> Select<'a> {
+    /// `One(id)` for a command given a SERVER, else `All`.
+    pub(crate) fn of(server: Option<&'a str>) -> Self {
+        server.map_or(Select::All, Select::One)
+    }
+
     /// The one id, if only one is selected.
     fn id(self) -> Option<&'a str> {
         match self {
@@ -146,12 +151,7 @@ impl Runtime {
             if servers.iter().all(|server| is_settled(&server.status)) {
                 break;
             }
-            let tick = async {
-                match shown {
-                    Some(_) => tokio::time::sleep(crate::progress::TICK).await,
-                    None => std::future::pending().await,
-                }
-            };
+            let tick = crate::progress::tick(shown.is_some());
             tokio::select! {
                 event = tokio::time::timeout_at(deadline, events.recv()) => match event {
                     // A lagged receiver only means "look again".

@@ -93,7 +93,7 @@ pub(crate) async fn run(
     options: &SourceOptions,
     output: &Output,
 ) -> Result<Exit, CliError> {
-    let select = server.map_or(Select::All, Select::One);
+    let select = Select::of(server);
     Runtime::run(options, select, output, async |runtime| {
         list(runtime, server, allow_failures, schema, output)
     })

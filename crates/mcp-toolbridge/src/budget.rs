@@ -16,7 +16,7 @@
 //! last clone of the session is dropped.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
+use std::io::{Read, Seek, Write};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -117,7 +117,13 @@ struct Spilled {
     path: PathBuf,
     kind: SpillKind,
     chars: usize,
+    /// The byte offset of every [`MARK_STRIDE`]th character, so that a page
+    /// is read from near its start instead of from the file's.
+    marks: Vec<usize>,
 }
+
+/// Characters between two marks of a spilled file.
+const MARK_STRIDE: usize = 4096;
 
 #[derive(Debug, Default)]
 struct State {
@@ -274,12 +280,18 @@ impl Spills {
             .open(&path)
             .and_then(|mut file| file.write_all(text.as_bytes()))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let marks = text
+            .char_indices()
+            .step_by(MARK_STRIDE)
+            .map(|(at, _)| at)
+            .collect();
         state.files.insert(
             id.clone(),
             Spilled {
                 path: path.clone(),
                 kind,
                 chars,
+                marks,
             },
         );
         Ok((id, path))
@@ -295,7 +307,7 @@ impl Spills {
         length: usize,
         path: Option<&str>,
     ) -> Result<String, String> {
-        let (file, kind, chars) = {
+        let (file, kind, chars, mark) = {
             let state = mcp_proto::sync::lock(&self.state);
             let spilled = state.files.get(id).ok_or_else(|| {
                 let mut known: Vec<&str> = state.files.keys().map(String::as_str).collect();
@@ -306,18 +318,47 @@ impl Spills {
                     format!("no spilled result {id:?}; spilled: {}", known.join(", "))
                 }
             })?;
-            (spilled.path.clone(), spilled.kind, spilled.chars)
+            // The last mark at or before `offset`: (its character, its byte).
+            let index = (offset / MARK_STRIDE).min(spilled.marks.len().saturating_sub(1));
+            let mark = spilled
+                .marks
+                .get(index)
+                .map_or((0, 0), |byte| (index * MARK_STRIDE, *byte));
+            (spilled.path.clone(), spilled.kind, spilled.chars, mark)
         };
-        let text = std::fs::read_to_string(&file)
-            .map_err(|e| format!("cannot read spilled result {id}: {e}"))?;
-        let (text, chars) = match path {
-            None | Some("") => (text, chars),
+        let unreadable = |e: std::io::Error| format!("cannot read spilled result {id}: {e}");
+        let (part, chars) = match path {
+            None | Some("") => {
+                if offset >= chars && chars > 0 {
+                    return Err(past_the_end(id, offset, chars));
+                }
+                // From the mark, at most 4 bytes a character (UTF-8).
+                let (mark_char, mark_byte) = mark;
+                let skip = offset - mark_char;
+                let mut file = std::fs::File::open(&file).map_err(unreadable)?;
+                file.seek(std::io::SeekFrom::Start(mark_byte as u64))
+                    .map_err(unreadable)?;
+                let mut bytes = Vec::new();
+                file.take(((skip + length) * 4) as u64)
+                    .read_to_end(&mut bytes)
+                    .map_err(unreadable)?;
+                // The window may end inside a character: keep what is whole.
+                let text = match std::str::from_utf8(&bytes) {
+                    Ok(text) => text,
+                    Err(error) => {
+                        std::str::from_utf8(&bytes[..error.valid_up_to()]).unwrap_or_default()
+                    }
+                };
+                let part: String = text.chars().skip(skip).take(length).collect();
+                (part, chars)
+            }
             Some(pointer) => {
                 if kind != SpillKind::Json {
                     return Err(format!(
                         "spilled result {id} is text; `path` is for JSON results"
                     ));
                 }
+                let text = std::fs::read_to_string(&file).map_err(unreadable)?;
                 let value: Value = serde_json::from_str(&text)
                     .map_err(|e| format!("spilled result {id} is not JSON: {e}"))?;
                 let part = value
@@ -328,15 +369,12 @@ impl Spills {
                     other => serde_json::to_string_pretty(other).unwrap_or_default(),
                 };
                 let chars = text.chars().count();
-                (text, chars)
+                if offset >= chars && chars > 0 {
+                    return Err(past_the_end(id, offset, chars));
+                }
+                (text.chars().skip(offset).take(length).collect(), chars)
             }
         };
-        if offset >= chars && chars > 0 {
-            return Err(format!(
-                "offset {offset} is past the end of spilled result {id} ({chars} characters)"
-            ));
-        }
-        let part: String = text.chars().skip(offset).take(length).collect();
         let end = offset + part.chars().count();
         let footer = if end < chars {
             format!(
@@ -347,6 +385,10 @@ impl Spills {
         };
         Ok(part + &footer)
     }
+}
+
+fn past_the_end(id: &str, offset: usize, chars: usize) -> String {
+    format!("offset {offset} is past the end of spilled result {id} ({chars} characters)")
 }
 
 /// `text` (of `total` characters) cut to at most `room` characters: head,
@@ -486,6 +528,19 @@ mod tests {
         let text = "é😀".repeat(5_000);
         let result = spills.apply(text_result(&text), &budget, "s", "t");
         assert!(shown(&result).chars().count() <= 1_000);
+        // Paged back across marks, whole, from wherever the pages start.
+        let mut whole = String::new();
+        let mut offset = 0;
+        loop {
+            let part = spills.read("result-1", offset, 1_500, None).unwrap();
+            let (body, footer) = part.rsplit_once("\n[").unwrap();
+            whole.push_str(body);
+            offset += body.chars().count();
+            if footer.contains("the end") {
+                break;
+            }
+        }
+        assert_eq!(whole, text);
     }
 
     #[test]
