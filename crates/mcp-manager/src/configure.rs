@@ -185,6 +185,7 @@ impl McpManager {
                 source,
                 origin,
                 Trigger::Save { created },
+                None,
             );
             state
                 .entries

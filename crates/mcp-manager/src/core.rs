@@ -416,6 +416,7 @@ impl Core {
         source: Option<SourceMeta>,
         origin: Origin,
         trigger: Trigger,
+        cached: Option<CachedTools>,
     ) {
         let resolved = config.enabled.then(|| self.resolve(&config));
         let id = config.id.clone();
@@ -471,7 +472,11 @@ impl Core {
         let same = entry.fingerprint.as_deref() == Some(fingerprint.as_str());
         let keep = same
             && match trigger {
-                Trigger::Startup => entry.status.is_connected() || entry.status.is_pending(),
+                Trigger::Startup => {
+                    entry.status.is_connected()
+                        || entry.status.is_pending()
+                        || entry.status == ServerStatus::Idle
+                }
                 Trigger::Save { .. } => entry.status.is_connected(),
             };
         if keep {
@@ -486,7 +491,87 @@ impl Core {
         self.stop(entry);
         let setup = plan_setup(same);
         let plan = self.plan(&entry.config, resolved, setup);
-        self.start(entry, plan);
+        match cached {
+            Some(cached) if trigger == Trigger::Startup => self.park(entry, plan, &cached),
+            _ => self.start(entry, plan),
+        }
+    }
+
+    /// Lazy start: leaves a stopped entry `idle` instead of starting it,
+    /// offering `cached` (its tool cache entry for `plan`'s fingerprint) as
+    /// its deferred tools until something needs it.
+    fn park(&self, entry: &mut Entry, plan: Plan, cached: &CachedTools) {
+        entry.fingerprint = Some(plan.fingerprint.clone());
+        if self.is_closed() {
+            entry.deferred = None;
+            self.set_status(entry, ServerStatus::Disconnected);
+            return;
+        }
+        entry.deferred = Some(crate::DeferredServer {
+            id: entry.id.to_string(),
+            name: entry.name.to_string(),
+            fingerprint: plan.fingerprint.to_string(),
+            tools: cached
+                .tools
+                .iter()
+                .filter(|tool| entry.config.tools.allows(&tool.name))
+                .cloned()
+                .collect(),
+            instructions: cached.instructions.clone(),
+            status: ServerStatus::Idle,
+        });
+        tracing::debug!(server = %entry.id, "lazy start: offering the cached tools until first use");
+        self.set_status(entry, ServerStatus::Idle);
+        // A status that was already `idle` announced nothing.
+        self.bump();
+    }
+
+    /// Whether the entry is stopped and the next
+    /// [`wait_ready`](crate::McpManager::wait_ready) starts it: `idle`, or
+    /// failed without a scheduled reconnect under
+    /// [`RestartPolicy::OnUse`](crate::RestartPolicy::OnUse) with an error
+    /// a restart can cure.
+    pub(crate) fn starts_on_use(&self, entry: &Entry) -> bool {
+        match &entry.status {
+            ServerStatus::Idle => true,
+            ServerStatus::Error { error, retry: None } => {
+                self.options.restart == crate::RestartPolicy::OnUse
+                    && entry.config.enabled
+                    && restartable(error)
+            }
+            _ => false,
+        }
+    }
+
+    /// Starts a stopped entry again for a use ([`Core::starts_on_use`]):
+    /// the same as a Retry, except that the tools it offered while stopped
+    /// stay offered while it connects, when its configuration is unchanged.
+    pub(crate) fn wake(self: &Arc<Self>, entry: &mut Entry) {
+        let offered = entry.deferred.take();
+        let fingerprint = entry.fingerprint.clone();
+        self.restart(entry, false);
+        if entry.status.is_pending() && entry.fingerprint == fingerprint {
+            entry.deferred = offered.map(|mut deferred| {
+                deferred.status = entry.status.clone();
+                deferred
+            });
+        }
+    }
+
+    /// The deferred tools a stopped entry offers in place of `catalog`, the
+    /// one it is losing (idle, or dead under restart on use).
+    pub(crate) fn offer_while_stopped(entry: &mut Entry, catalog: Option<&Arc<Catalog>>) {
+        entry.deferred = catalog
+            .filter(|catalog| !catalog.tools().is_empty())
+            .map(|catalog| crate::DeferredServer {
+                id: entry.id.to_string(),
+                name: entry.name.to_string(),
+                fingerprint: catalog.fingerprint().to_owned(),
+                tools: catalog.tools().into(),
+                instructions: catalog.instructions().map(str::to_owned),
+                status: ServerStatus::Idle,
+            })
+            .or_else(|| entry.deferred.take());
     }
 
     /// A kept connection whose tool filter changed: its catalog is swapped
@@ -562,6 +647,13 @@ impl Core {
             entry.client = None;
         }
     }
+}
+
+/// Whether starting again can cure `error` (restart on use): not a
+/// configuration problem, not a failed refresh (the server's answers are at
+/// fault).
+pub(crate) fn restartable(error: &ServerError) -> bool {
+    !error.code.is_config_error() && error.code != crate::ErrorCode::RefreshFailed
 }
 
 /// A project-level server is visible only from inside its project: a

@@ -81,11 +81,14 @@ impl Lease {
     }
 
     /// The idle timeout closed the connection: the entry drops its client,
-    /// catalog and task and becomes `idle`. Returns whether the lease still
-    /// holds.
+    /// catalog and task and becomes `idle`, offering the catalog's tools as
+    /// deferred ones until the next use starts it. Returns whether the
+    /// lease still holds.
     pub(crate) fn go_idle(&self) -> bool {
         self.apply(|core, entry| {
             entry.client = None;
+            let catalog = entry.catalog.clone();
+            Core::offer_while_stopped(entry, catalog.as_ref());
             core.revoke(entry);
             entry.task = None;
             core.set_status(entry, ServerStatus::Idle);
@@ -107,8 +110,17 @@ impl Lease {
                 max_attempts: policy.max_attempts,
                 delay: policy.delay(failures),
             });
+        let restarts = retry.is_none()
+            && self.core.options.restart == crate::RestartPolicy::OnUse
+            && crate::core::restartable(&error);
         let applied = self.apply(|core, entry| {
             entry.client = None;
+            if restarts {
+                // Restart on use: the tools stay offered (deferred) and the
+                // next use starts the server again.
+                let catalog = entry.catalog.clone();
+                Core::offer_while_stopped(entry, catalog.as_ref());
+            }
             core.revoke(entry);
             if retry.is_none() {
                 entry.task = None;

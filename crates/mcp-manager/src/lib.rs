@@ -91,7 +91,7 @@ pub use error::{ErrorCode, ManagerError, RetryState, ServerError, WaitError};
 pub use events::ManagerEvent;
 pub use factory::{ConnectError, DefaultTransportFactory, TransportFactory, oauth_options};
 pub use manager::{Connected, ManagerBuilder, McpManager, ServerInfo};
-pub use options::{IdlePolicy, ManagerOptions, ReconnectPolicy, StartupMode};
+pub use options::{IdlePolicy, ManagerOptions, ReconnectPolicy, RestartPolicy, StartupMode};
 pub use snapshot::{Snapshot, SnapshotServer};
 pub use startup::{DeferredServer, PendingServer, ReadyServer, StartupError, StartupReport};
 pub use status::ServerStatus;

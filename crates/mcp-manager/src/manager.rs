@@ -307,6 +307,7 @@ impl McpManager {
     ) -> StartupReport {
         let core = self.core();
         let mut ids = Vec::with_capacity(configs.len());
+        let mut cached = core.lazy_entries(&configs).await;
         {
             let mut state = core.lock();
             if core.is_closed() {
@@ -330,7 +331,8 @@ impl McpManager {
             }
             for (config, source) in configs {
                 ids.push(config.id.clone());
-                core.apply(&mut state, config, source, origin, Trigger::Startup);
+                let lazy = cached.remove(&config.id);
+                core.apply(&mut state, config, source, origin, Trigger::Startup, lazy);
             }
         }
         core.startup_report(ids, errors, started).await
@@ -400,16 +402,19 @@ impl McpManager {
         self.core().lock().entries.get(id).map(|e| e.generation)
     }
 
-    /// The servers a startup report offered cached tools for and that are
-    /// still connecting, with those tools: what a binding offers in their
-    /// place until they are ready. A server leaves the list when it
-    /// publishes a catalog or its configuration starts it again.
+    /// The servers a binding offers deferred tools for in place of a
+    /// catalog, with those tools: servers a startup report offered cached
+    /// tools for that are still connecting, servers a lazy start left
+    /// `idle` (their cached tools), and stopped servers that start on use
+    /// (the tools they had). A server leaves the list when it publishes a
+    /// catalog, fails for good, or its configuration starts it again.
     pub fn deferred(&self) -> Vec<crate::DeferredServer> {
-        let state = self.core().lock();
+        let core = self.core();
+        let state = core.lock();
         state
             .entries
             .values()
-            .filter(|entry| entry.status.is_pending())
+            .filter(|entry| entry.status.is_pending() || core.starts_on_use(entry))
             .filter_map(|entry| entry.deferred.clone())
             .collect()
     }
@@ -430,6 +435,20 @@ impl McpManager {
         let client = entry.client.clone()?;
         entry.last_used = Instant::now();
         Some(client)
+    }
+
+    /// Whether server `id` is stopped and the next
+    /// [`wait_ready`](McpManager::wait_ready) starts it: `idle` (lazy start
+    /// or the idle timeout), or failed without a scheduled reconnect under
+    /// [`RestartPolicy::OnUse`](crate::RestartPolicy::OnUse) with an error
+    /// a restart can cure. False for an unknown server.
+    pub fn starts_on_use(&self, id: &str) -> bool {
+        let core = self.core();
+        let state = core.lock();
+        state
+            .entries
+            .get(id)
+            .is_some_and(|entry| core.starts_on_use(entry))
     }
 
     /// Marks a server as used now, restarting its idle timer. Returns
@@ -464,11 +483,13 @@ impl McpManager {
     /// Waits until server `id` is connected, at most until `deadline`, and
     /// returns its client and catalog. Fails at once when the server is
     /// unknown, disabled, disconnected or failed without a scheduled retry.
-    /// An idle server (closed by the idle timeout) is connected again.
-    /// Counts as a use.
+    /// A server that starts on use ([`McpManager::starts_on_use`]: idle, or
+    /// failed under [`RestartPolicy::OnUse`](crate::RestartPolicy::OnUse))
+    /// is started, once per wait. Counts as a use.
     pub async fn wait_ready(&self, id: &str, deadline: Instant) -> Result<Connected, WaitError> {
         let core = self.core();
         let mut changed = core.changed.subscribe();
+        let mut woken = false;
         loop {
             {
                 let mut state = core.lock();
@@ -492,18 +513,30 @@ impl McpManager {
                     ServerStatus::Disconnected => {
                         return Err(WaitError::Disconnected { id: id.to_owned() });
                     }
-                    ServerStatus::Error { error, retry: None } => {
-                        return Err(WaitError::Failed {
-                            id: id.to_owned(),
-                            error: error.clone(),
-                        });
-                    }
                     ServerStatus::Idle => {
                         if closed {
                             return Err(WaitError::Closed);
                         }
-                        core.restart(entry, false);
+                        core.wake(entry);
+                        woken = true;
                         continue;
+                    }
+                    ServerStatus::Error { error, retry: None } => {
+                        // Restart on use: once per wait; a second failure
+                        // is this wait's answer.
+                        if !woken && !closed && core.starts_on_use(entry) {
+                            tracing::info!(
+                                server = id,
+                                "starting a failed server again for its next use"
+                            );
+                            core.wake(entry);
+                            woken = true;
+                            continue;
+                        }
+                        return Err(WaitError::Failed {
+                            id: id.to_owned(),
+                            error: error.clone(),
+                        });
                     }
                     _ => {}
                 }

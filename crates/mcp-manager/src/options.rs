@@ -76,6 +76,19 @@ pub struct ManagerOptions {
     pub reconnect: ReconnectPolicy,
     /// Closing unused connections. Default off.
     pub idle: IdlePolicy,
+    /// Lazy start: at startup, a server whose configuration the tool cache
+    /// has a catalog for is not started at all. It is `idle` at once, its
+    /// cached tools are offered as deferred ones (in the startup report and
+    /// [`McpManager::deferred`](crate::McpManager::deferred)), and the first
+    /// [`wait_ready`](crate::McpManager::wait_ready) (a call of one of its
+    /// tools, `load_mcp`) starts it. With an [`IdlePolicy`] it stops again
+    /// when unused, and offers the tools it had until it is next needed.
+    /// Servers without a cache entry start as the startup mode says.
+    /// Needs a tool cache; without one it changes nothing. Default false.
+    pub lazy: bool,
+    /// What a connection that died becomes when no automatic reconnect is
+    /// scheduled. Default [`RestartPolicy::Never`].
+    pub restart: RestartPolicy,
     /// The options of every client connection: client info, declared
     /// capabilities, the handler of server requests (roots, sampling,
     /// elicitation). The manager sets the initialize deadline itself.
@@ -103,6 +116,8 @@ impl Default for ManagerOptions {
             list_prompts: true,
             reconnect: ReconnectPolicy::default(),
             idle: IdlePolicy::default(),
+            lazy: false,
+            restart: RestartPolicy::default(),
             client: ClientOptions::default(),
             event_capacity: 1024,
         }
@@ -182,6 +197,33 @@ impl ReconnectPolicy {
             .checked_mul(factor)
             .map_or(self.max_delay, |delay| delay.min(self.max_delay))
     }
+}
+
+/// Starting a failed server again when it is next needed, between "only
+/// an explicit Retry" and automatic reconnects with back-off
+/// ([`ReconnectPolicy`]).
+///
+/// Under [`RestartPolicy::OnUse`], a server whose connection died (a stdio
+/// process that exited, an HTTP server that went away) or whose start
+/// failed, and that has no reconnect scheduled, keeps its `error` status
+/// (the dead connection is reported as such) until something needs it:
+/// the next [`wait_ready`](crate::McpManager::wait_ready) (a call of one of
+/// its tools, `load_mcp`) starts it once, and that wait ends with the new
+/// attempt's outcome; a second failure is reported, not retried within the
+/// same wait. Calls that were in flight when it died fail and are never
+/// replayed. Configuration errors
+/// ([`ErrorCode::is_config_error`](crate::ErrorCode::is_config_error)) and
+/// failed refreshes still need a Retry or a save. While it waits, the
+/// tools it had are offered as deferred ones.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RestartPolicy {
+    /// Only [`retry`](crate::McpManager::retry) or a save starts a failed
+    /// server again.
+    #[default]
+    Never,
+    /// The next use starts it again, once per use.
+    OnUse,
 }
 
 /// Closing connections nobody used for a while.

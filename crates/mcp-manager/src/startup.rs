@@ -90,8 +90,10 @@ pub struct ReadyServer {
     pub catalog: Arc<Catalog>,
 }
 
-/// A server still connecting when the gate closed, offered through the tools
-/// the cache kept from an earlier run.
+/// A server offered through tools it is not serving right now: still
+/// connecting when the gate closed (the tools the cache kept from an
+/// earlier run), not started yet by a lazy start (the same), or stopped
+/// until its next use (the tools it had).
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct DeferredServer {
@@ -105,7 +107,8 @@ pub struct DeferredServer {
     pub tools: Arc<[Tool]>,
     /// The cached instructions.
     pub instructions: Option<String>,
-    /// The status when the gate closed (`queued`, `connecting`, or `error`
+    /// The status when the gate closed (`queued`, `connecting`, `idle` for a
+    /// lazy start or a stopped server that starts on use, or `error`
     /// with a retry scheduled).
     pub status: ServerStatus,
 }
@@ -169,6 +172,29 @@ impl Core {
         report.errors.splice(0..0, extra_errors);
         report.elapsed = started.elapsed();
         report
+    }
+
+    /// Lazy start ([`ManagerOptions::lazy`](crate::ManagerOptions::lazy)):
+    /// the cache entries of the enabled `configs` that resolve, by id, read
+    /// before any of them is applied. Empty when the option is off or there
+    /// is no cache.
+    pub(crate) async fn lazy_entries(
+        &self,
+        configs: &[(mcp_config::ServerConfig, Option<SourceMeta>)],
+    ) -> HashMap<String, CachedTools> {
+        let mut found = HashMap::new();
+        let Some(cache) = self.cache.as_ref().filter(|_| self.options.lazy) else {
+            return found;
+        };
+        for (config, _) in configs.iter().filter(|(config, _)| config.enabled) {
+            let Ok(resolved) = self.resolve(config) else {
+                continue;
+            };
+            if let Some(entry) = cache.load(&mcp_config::fingerprint(&resolved)).await {
+                found.insert(config.id.clone(), entry);
+            }
+        }
+        found
     }
 
     /// The cache entries of the servers' current fingerprints.
@@ -251,6 +277,10 @@ impl Core {
                     }),
                 },
                 ServerStatus::Disabled => report.disabled.push(id.clone()),
+                // Lazy start: offered from the cache, started on first use.
+                ServerStatus::Idle if entry.deferred.is_some() => {
+                    report.deferred.extend(entry.deferred.clone());
+                }
                 ServerStatus::Error { error, .. } => report.errors.push(StartupError {
                     server: Some(id.clone()),
                     source: entry.source.clone(),

@@ -7,10 +7,11 @@ use crate::error::{RetryState, ServerError};
 /// The status of one server.
 ///
 /// There are six: `disabled`, `queued`, `connecting`,
-/// `refreshing`, `ready` and `error`. Two more cover what the manager.s
+/// `refreshing`, `ready` and `error`. Two more cover what the manager's
 /// policies produce and the six cannot say: `idle` (the idle timeout closed
-/// the connection; the next [`wait_ready`](crate::McpManager::wait_ready)
-/// connects again, as `load_mcp` does) and `disconnected`
+/// the connection, or a lazy start left it unstarted; the next
+/// [`wait_ready`](crate::McpManager::wait_ready) connects it, as
+/// `load_mcp` does) and `disconnected`
 /// (closed by [`disconnect`](crate::McpManager::disconnect),
 /// [`disconnect_all`](crate::McpManager::disconnect_all) or
 /// [`close`](crate::McpManager::close); only
@@ -29,7 +30,8 @@ pub enum ServerStatus {
     Refreshing,
     /// Connected with a current catalog.
     Ready,
-    /// The idle timeout closed the connection; it reconnects on demand.
+    /// Not connected, and the next use connects it: the idle timeout
+    /// closed the connection, or a lazy start has not started it yet.
     Idle,
     /// Closed on request.
     Disconnected,

@@ -45,8 +45,15 @@ pub(crate) enum Availability {
         /// The status, for messages (`queued`, `connecting`, ...).
         status: String,
     },
-    /// Not connected, and nothing will connect it unless asked (`idle`,
-    /// `disconnected`, `error`): `connect` starts an attempt.
+    /// Not connected, and waiting for it connects it: `idle` (a lazy start
+    /// or the idle timeout), or failed and restarted on its next use.
+    /// `wait_ready` starts the attempt.
+    Dormant {
+        /// The status, for messages.
+        status: String,
+    },
+    /// Not connected, and nothing will connect it unless asked
+    /// (`disconnected`, `error`): `connect` starts an attempt.
     Stopped {
         /// The status, for messages.
         status: String,
@@ -62,7 +69,9 @@ impl Availability {
     pub(crate) fn describe(&self) -> String {
         match self {
             Availability::Ready(_) => "ready".to_owned(),
-            Availability::Pending { status } | Availability::Stopped { status } => status.clone(),
+            Availability::Pending { status }
+            | Availability::Dormant { status }
+            | Availability::Stopped { status } => status.clone(),
             Availability::Disabled => "disabled".to_owned(),
             Availability::Unknown => "not configured".to_owned(),
         }
@@ -135,8 +144,9 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn events(&self) -> Box<dyn EventStream>;
     /// Records a use of the server (idle timers).
     fn touch(&self, id: &str);
-    /// Servers still connecting whose cached tools a binding offers in
-    /// their place. Default: none.
+    /// Servers not serving a catalog right now (still connecting, or
+    /// stopped until their next use) whose tools a binding offers as
+    /// deferred ones. Default: none.
     fn deferred(&self) -> Vec<DeferredCatalog> {
         Vec::new()
     }

@@ -2,7 +2,7 @@
 //! the public constructors that take one.
 //!
 //! What the bridge uses of the manager, and nothing more: `snapshot`,
-//! `status`, `catalog`, `client`, `wait_ready`, `retry` (for `load_mcp` on
+//! `status`, `starts_on_use`, `catalog`, `client`, `wait_ready`, `retry` (for `load_mcp` on
 //! a stopped server), `servers` (for `load_mcp`'s list), `touch` and
 //! `events`. The mapping of statuses:
 //!
@@ -10,7 +10,8 @@
 //! |---|---|
 //! | `ready`, `refreshing` | ready (the previous catalog stays current until the swap) |
 //! | `queued`, `connecting`, `error` with a retry scheduled | pending: deferred tools and `load_mcp` wait |
-//! | `idle`, `disconnected`, `error` | stopped: live tools fail at once; `load_mcp` connects |
+//! | `idle`, `error` restarted on use | dormant: deferred tools, live tools and `load_mcp` wait, which starts it |
+//! | `disconnected`, other `error` | stopped: live tools fail at once; `load_mcp` connects |
 //! | `disabled` | disabled |
 
 use std::path::Path;
@@ -129,6 +130,9 @@ impl Backend for ManagerBackend {
             },
             ServerStatus::Disabled => Availability::Disabled,
             status if status.is_pending() => Availability::Pending {
+                status: status.to_string(),
+            },
+            status if self.0.starts_on_use(id) => Availability::Dormant {
                 status: status.to_string(),
             },
             status => Availability::Stopped {

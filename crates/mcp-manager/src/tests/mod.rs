@@ -2,6 +2,7 @@
 
 mod catalogs;
 mod lifecycle;
+mod on_use;
 mod refresh;
 mod startup;
 mod store;

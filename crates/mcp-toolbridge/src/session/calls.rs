@@ -156,10 +156,11 @@ impl Inner {
                 }
                 let mut availability = backend.availability(&bound.server);
                 // A server on its way back (its connection ended and a new
-                // one is being set up) is waited for, as a deferred tool's
-                // server is; the call is not made if it misses the deadline.
+                // one is being set up, or it starts on use) is waited for,
+                // as a deferred tool's server is; the call is not made if it
+                // misses the deadline.
                 let mut reconnected = false;
-                if let Availability::Pending { .. } = availability {
+                if let Availability::Pending { .. } | Availability::Dormant { .. } = availability {
                     let wait = self
                         .options
                         .call_timeout
@@ -216,7 +217,9 @@ impl Inner {
             }
             Target::Deferred(bound) => {
                 let availability = match backend.availability(&bound.server) {
-                    Availability::Pending { .. } | Availability::Stopped { .. } => {
+                    Availability::Pending { .. }
+                    | Availability::Dormant { .. }
+                    | Availability::Stopped { .. } => {
                         self.lock().watching.insert(bound.server.to_string());
                         let deadline = Instant::now() + self.options.connect_wait;
                         tokio::select! {

@@ -608,10 +608,14 @@ impl Inner {
             }
         }
         // A deferred server that is ready now binds live; one that is no
-        // longer connecting (failed, disabled, removed) is dropped.
+        // longer connecting or waiting for its next use (failed, disabled,
+        // removed) is dropped.
         state.deferred.retain(|d| {
             !ready_ids.contains(&*d.id)
-                && matches!(backend.availability(&d.id), Availability::Pending { .. })
+                && matches!(
+                    backend.availability(&d.id),
+                    Availability::Pending { .. } | Availability::Dormant { .. }
+                )
         });
         let generation = state.binding.generation + 1;
         let binding = if state.enabled {
