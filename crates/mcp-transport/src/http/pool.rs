@@ -142,7 +142,11 @@ impl Target {
         let authority = match self.authority.port_u16() {
             Some(_) => self.authority.clone(),
             None => {
-                let port = if self.scheme == Scheme::HTTPS { 443 } else { 80 };
+                let port = if self.scheme == Scheme::HTTPS {
+                    443
+                } else {
+                    80
+                };
                 Authority::try_from(format!("{}:{port}", self.authority.host()))?
             }
         };

@@ -583,9 +583,8 @@ impl Service<Uri> for Dial {
         let connecting = proxy_uri.map(|uri| self.tcp.call(uri));
         let timeout = self.handshake_timeout;
         Box::pin(async move {
-            let connecting = connecting.map_err(|_| {
-                ProxyError::new(&server, None, "is not a valid address".to_owned())
-            })?;
+            let connecting = connecting
+                .map_err(|_| ProxyError::new(&server, None, "is not a valid address".to_owned()))?;
             let io = connecting.await.map_err(|error| {
                 ProxyError::new(
                     &server,
@@ -684,8 +683,11 @@ async fn tunnel(
     if (200..300).contains(&status) {
         return Ok(());
     }
-    let reason = text::bound(&text::escape(parts.next().unwrap_or_default(), Lines::One), 64)
-        .into_owned();
+    let reason = text::bound(
+        &text::escape(parts.next().unwrap_or_default(), Lines::One),
+        64,
+    )
+    .into_owned();
     let hint = match status {
         407 if server.authorization.is_some() => " (it refused the credentials in the proxy URL)",
         407 => " (it wants credentials: user:password@ in the proxy URL)",
@@ -727,10 +729,7 @@ mod tests {
             ("HTTPS_PROXY", "http://secure:3"),
             ("ALL_PROXY", "http://all:4"),
         ]);
-        assert_eq!(
-            c.proxy_for("http://a.example/").as_deref(),
-            Some("lower:1")
-        );
+        assert_eq!(c.proxy_for("http://a.example/").as_deref(), Some("lower:1"));
         assert_eq!(
             c.proxy_for("https://a.example/").as_deref(),
             Some("secure:3")
@@ -838,7 +837,10 @@ mod tests {
             Some("Basic YWxAaWNlOnMzY3I6dA==")
         );
         let shown = format!("{c:?} {server:?}");
-        assert!(!shown.contains("s3cr") && !shown.contains("YWxA"), "{shown}");
+        assert!(
+            !shown.contains("s3cr") && !shown.contains("YWxA"),
+            "{shown}"
+        );
         assert!(shown.contains("proxy.test:8080"), "{shown}");
     }
 
