@@ -283,6 +283,32 @@ async fn refusals_name_the_proxy_and_status_and_never_the_credentials() {
 }
 
 #[tokio::test]
+async fn a_hostile_reason_phrase_is_escaped_and_bounded() {
+    let proxy = TestProxy::start(Answer::Refuse(
+        "502 \x1b[2J\x1b[31mEVERYTHING IS FINE, nothing to see here, keep scrolling, \
+         this reason phrase goes on far past any reasonable length for one",
+    ))
+    .await;
+    let mut options = HttpOptions::new("https://127.0.0.1:9/mcp");
+    options.proxy = ProxyConfig::all(&proxy.url("")).proxy_loopback(true);
+    let t = connect(options).await;
+    t.send(initialize(1)).await.unwrap();
+    let (_, error) = next_undelivered(&t).await;
+    let TransportError::Proxy {
+        status: Some(502),
+        message,
+        ..
+    } = &error
+    else {
+        panic!("{error:?}");
+    };
+    assert!(!message.contains('\x1b'), "{message}");
+    assert!(message.contains("\\x1b[2J"), "{message}");
+    assert!(!message.contains("reasonable length"), "{message}");
+    assert!(message.len() < 300, "{message}");
+}
+
+#[tokio::test]
 async fn a_proxy_that_is_down_or_hangs_up_is_a_proxy_error_not_an_unreachable_server() {
     // A port nobody listens on: bound, then released.
     let free = TcpListener::bind("127.0.0.1:0").await.unwrap();
