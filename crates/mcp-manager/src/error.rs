@@ -38,6 +38,7 @@ use mcp_proto::text;
 /// | `headers_too_large` | the response's headers exceed what the transport reads | the limit in bytes |
 /// | `message_too_large` | a message from the server exceeds the size limit; the connection ended | the limit in bytes |
 /// | `unreachable` | no connection could be made (refused, no route, DNS, TLS) | the cause |
+/// | `proxy_failed` | the HTTP proxy failed, not the server: it could not be reached, refused the CONNECT tunnel (407, 403, 502, ...), closed it, or its setting is unusable | the proxy's `host:port`, the variable that set it, the status |
 /// | `unsupported_version` | no protocol version in common: the server speaks only versions this client does not | both sides' versions |
 /// | `timeout` | initialize, a `tools/list` page or the whole discovery took longer than its deadline | the deadline |
 /// | `closed` | the connection ended (the process exited, the server hung up) | which |
@@ -114,6 +115,11 @@ pub enum ErrorCode {
     MessageTooLarge,
     /// `unreachable`: no connection could be made to the server.
     Unreachable,
+    /// `proxy_failed`: the HTTP proxy the server is reached through failed
+    /// (unreachable, refused the CONNECT tunnel, closed it, or set up
+    /// wrongly); the message names the proxy, where it was set and the
+    /// status, never its credentials.
+    ProxyFailed,
     /// `unsupported_version`: the server and this client have no protocol
     /// version in common (MCP "Lifecycle" §Version Negotiation).
     UnsupportedVersion,
@@ -148,6 +154,7 @@ impl ErrorCode {
             ErrorCode::HeadersTooLarge => "headers_too_large",
             ErrorCode::MessageTooLarge => "message_too_large",
             ErrorCode::Unreachable => "unreachable",
+            ErrorCode::ProxyFailed => "proxy_failed",
             ErrorCode::UnsupportedVersion => "unsupported_version",
             ErrorCode::SessionExpired => "session_expired",
         }
@@ -278,6 +285,13 @@ pub(crate) fn transport_cause(
             ErrorCode::MessageTooLarge,
             format!("a message from the server exceeds the {limit}-byte limit"),
         ),
+        // The proxy comes from the environment (or the host), not from a
+        // field of the server's configuration.
+        mcp_transport::TransportError::Proxy { message, .. } => Some(ServerError::new(
+            ErrorCode::ProxyFailed,
+            text::bound(message, text::ERROR_TEXT_LIMIT).into_owned(),
+            "",
+        )),
         mcp_transport::TransportError::Io(io) if unreachable(io) => error_of(
             ErrorCode::Unreachable,
             format!(

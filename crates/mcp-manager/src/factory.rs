@@ -26,7 +26,8 @@ use async_trait::async_trait;
 use mcp_config::{OAuthGrant, ResolvedConfig, ResolvedOAuth, ResolvedTransport};
 use mcp_oauth::{FileTokenStore, Grant, Interaction, OAuthError, OAuthOptions, OAuthProvider};
 use mcp_transport::{
-    AuthProvider, HttpOptions, HttpProtocol, HttpTransport, Transport, TransportError,
+    AuthProvider, CaEnv, HttpOptions, HttpProtocol, HttpTransport, ProxyConfig, Transport,
+    TransportError,
 };
 use tokio::time::Instant;
 
@@ -84,6 +85,16 @@ impl ConnectError {
 pub struct DefaultTransportFactory {
     /// Extra trusted root certificates (PEM) for HTTPS servers.
     pub extra_root_certificates: Vec<String>,
+    /// More roots from `SSL_CERT_FILE` / `SSL_CERT_DIR`, read at each
+    /// connect, for HTTPS servers and their OAuth authorization servers.
+    /// Default [`CaEnv::none`]; a host opts in with [`CaEnv::from_env`]. A
+    /// file that cannot be read fails the connect with `invalid_config`
+    /// naming the variable and path.
+    pub ca_env: CaEnv,
+    /// The HTTP proxies for every HTTP server. Default
+    /// [`ProxyConfig::from_env`] (curl's variables, read when the factory is
+    /// made; loopback servers direct); [`ProxyConfig::none`] turns them off.
+    pub proxy: ProxyConfig,
     /// One authorization hook for every HTTP server; when set it replaces
     /// the per-server OAuth providers of [`oauth_dir`](Self::oauth_dir).
     pub auth: Option<Arc<dyn AuthProvider>>,
@@ -100,6 +111,8 @@ impl fmt::Debug for DefaultTransportFactory {
                 "extra_root_certificates",
                 &self.extra_root_certificates.len(),
             )
+            .field("ca_env", &self.ca_env)
+            .field("proxy", &self.proxy)
             .field("auth", &self.auth.is_some())
             .field("oauth_dir", &self.oauth_dir)
             .finish()
@@ -107,7 +120,8 @@ impl fmt::Debug for DefaultTransportFactory {
 }
 
 impl DefaultTransportFactory {
-    /// The factory with no extra roots and no auth hook.
+    /// The factory with no extra roots and no auth hook, proxies from the
+    /// environment.
     pub fn new() -> Self {
         DefaultTransportFactory::default()
     }
@@ -126,6 +140,7 @@ impl DefaultTransportFactory {
     fn auth_for(
         &self,
         http: &mcp_config::ResolvedHttp,
+        roots: &[String],
     ) -> Result<Option<Arc<dyn AuthProvider>>, ConnectError> {
         if let Some(auth) = &self.auth {
             return Ok(Some(auth.clone()));
@@ -147,9 +162,7 @@ impl DefaultTransportFactory {
         let mut options = oauth_options(url, grant, http.oauth.as_ref(), dir.clone());
         // The authorization server may sit behind the same private CA as
         // the MCP server.
-        options
-            .extra_root_certificates
-            .clone_from(&self.extra_root_certificates);
+        options.extra_root_certificates = roots.to_vec();
         match OAuthProvider::new(options) {
             Ok(provider) => Ok(Some(Arc::new(provider))),
             Err(error) => Err(ConnectError::new(
@@ -273,8 +286,14 @@ impl DefaultTransportFactory {
             .iter()
             .map(|(name, value)| (name.clone(), value.expose().to_owned()))
             .collect();
-        options.extra_root_certificates = self.extra_root_certificates.clone();
-        options.auth = self.auth_for(http)?;
+        let mut roots = self.extra_root_certificates.clone();
+        roots.extend(self.ca_env.load().map_err(|error| {
+            // The message names the variable and the path, never a value.
+            ConnectError::new(ErrorCode::InvalidConfig, error.to_string(), "").with_source(error)
+        })?);
+        options.auth = self.auth_for(http, &roots)?;
+        options.extra_root_certificates = roots;
+        options.proxy = self.proxy.clone();
         let remaining = deadline.saturating_duration_since(Instant::now());
         options.connect_timeout = options.connect_timeout.min(remaining);
         options.endpoint_timeout = options.endpoint_timeout.min(remaining);

@@ -61,7 +61,9 @@ mod transport;
 pub use client::{
     CallOptions, Client, ClientError, ClientHandler, ClientOptions, Driver, ServerNotification,
 };
-pub use http::{AuthProvider, HttpOptions, HttpProtocol, HttpTransport, tls_root_store};
+pub use http::{
+    AuthProvider, CaEnv, HttpOptions, HttpProtocol, HttpTransport, ProxyConfig, tls_root_store,
+};
 pub use memory::{MemoryTransport, memory_pair};
 #[cfg(unix)]
 pub use stdio::{NETWORK_ENV, ServerExited, StdioOptions, StdioTransport};

@@ -217,6 +217,20 @@ pub enum TransportError {
         /// The limit, in bytes.
         limit: usize,
     },
+    /// The HTTP proxy the server is reached through failed, not the
+    /// server: the proxy could not be reached, refused the CONNECT tunnel
+    /// (407, 403, 502, ...), closed it before answering, or its setting is
+    /// unusable (a malformed URL, an unsupported scheme). The message names
+    /// the proxy's `host:port` and where it was set, never its credentials.
+    #[error("{message}")]
+    Proxy {
+        /// The proxy's `host:port`; empty when its setting is unusable.
+        proxy: String,
+        /// The proxy's status answering CONNECT, when it refused.
+        status: Option<u16>,
+        /// What went wrong, for people.
+        message: String,
+    },
     /// The peer broke the transport's rules (a malformed `endpoint` event,
     /// an SSE stream that is not one, ...).
     #[error("protocol error: {0}")]
@@ -284,6 +298,15 @@ impl TransportError {
             TransportError::HeadersTooLarge { limit } => {
                 TransportError::HeadersTooLarge { limit: *limit }
             }
+            TransportError::Proxy {
+                proxy,
+                status,
+                message,
+            } => TransportError::Proxy {
+                proxy: proxy.clone(),
+                status: *status,
+                message: message.clone(),
+            },
             TransportError::Protocol(m) => TransportError::Protocol(m.clone()),
             TransportError::Setup(m) => TransportError::Setup(m.clone()),
             TransportError::Other(e) => TransportError::Protocol(e.to_string()),

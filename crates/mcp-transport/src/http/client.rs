@@ -19,7 +19,8 @@ use rustls::pki_types::pem::PemObject;
 use url::Url;
 
 use super::pool::{MAX_RESPONSE_HEAD, Pool};
-use super::{AuthProvider, HttpOptions};
+use super::proxy::{Dial, ProxyError};
+use super::{AuthProvider, HttpOptions, ProxyConfig};
 use crate::transport::TransportError;
 
 /// The most of an error status's body read to find the request's JSON-RPC
@@ -50,9 +51,17 @@ pub(crate) struct HttpClient {
 impl HttpClient {
     /// Builds the client: TLS roots, the connector, and the fixed headers
     /// (environment variables are read here, once).
-    pub(crate) fn new(options: &HttpOptions) -> Result<Self, TransportError> {
+    /// `url` is the configured one, whose proxy setting is checked here.
+    pub(crate) fn new(options: &HttpOptions, url: &Url) -> Result<Self, TransportError> {
         let fixed_headers = fixed_headers(options)?;
-        let https = connector(&options.extra_root_certificates, options.connect_timeout)?;
+        options.proxy.check(url)?;
+        let mut roots = options.extra_root_certificates.clone();
+        roots.extend(options.ca_env.load()?);
+        let https = connector(
+            tls_root_store(&roots)?,
+            options.proxy.clone(),
+            options.connect_timeout,
+        )?;
         Ok(HttpClient {
             pool: Pool::new(https),
             fixed_headers,
@@ -186,18 +195,20 @@ impl HttpClient {
 }
 
 /// The connector new connections are opened with: TCP (no Nagle, a
-/// connect timeout), then rustls for `https` over the webpki roots plus
-/// `extra_root_certificates`.
+/// connect timeout), directly or through a CONNECT tunnel as `proxy` says
+/// (the tunnel's exchange bounded by the connect timeout too), then rustls
+/// for `https` over `roots`.
 pub(super) fn connector(
-    extra_root_certificates: &[String],
+    roots: RootCertStore,
+    proxy: ProxyConfig,
     connect_timeout: Duration,
-) -> Result<HttpsConnector<HttpConnector>, TransportError> {
+) -> Result<HttpsConnector<Dial>, TransportError> {
     let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
     .with_safe_default_protocol_versions()
     .map_err(|e| TransportError::Setup(format!("TLS configuration: {e}")))?
-    .with_root_certificates(tls_root_store(extra_root_certificates)?)
+    .with_root_certificates(roots)
     .with_no_client_auth();
     let mut http = HttpConnector::new();
     // The TLS layer handles `https`; the TCP connector must let it through.
@@ -208,7 +219,7 @@ pub(super) fn connector(
         .with_tls_config(tls)
         .https_or_http()
         .enable_http1()
-        .wrap_connector(http))
+        .wrap_connector(Dial::new(http, proxy, connect_timeout)))
 }
 
 /// Reads a body up to `limit` bytes. `Err(TooLarge)` when it is longer
@@ -360,10 +371,18 @@ pub(crate) fn media_type(headers: &HeaderMap) -> Option<String> {
 /// text. The chain never holds the request's headers.
 ///
 /// Response headers past [`MAX_RESPONSE_HEAD`] are
-/// [`TransportError::HeadersTooLarge`] instead.
+/// [`TransportError::HeadersTooLarge`] instead, and a proxy's failure is
+/// [`TransportError::Proxy`].
 pub(crate) fn io_error(error: &(dyn StdError + 'static)) -> TransportError {
     let mut current = Some(error);
     while let Some(cause) = current {
+        if let Some(proxy) = cause.downcast_ref::<ProxyError>() {
+            return TransportError::Proxy {
+                proxy: proxy.proxy.clone(),
+                status: proxy.status,
+                message: proxy.message.clone(),
+            };
+        }
         if cause
             .downcast_ref::<hyper::Error>()
             .is_some_and(hyper::Error::is_parse_too_large)

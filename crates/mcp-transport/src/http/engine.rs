@@ -82,7 +82,7 @@ impl HttpTransport {
     /// send nothing until the first message.
     pub async fn connect(options: HttpOptions) -> Result<Self, TransportError> {
         let url = parse_url(&options.url)?;
-        let client = HttpClient::new(&options)?;
+        let client = HttpClient::new(&options, &url)?;
         let initial_mode = match options.protocol {
             HttpProtocol::Streamable => Mode::Streamable,
             HttpProtocol::Auto | HttpProtocol::LegacySse => Mode::Undecided,

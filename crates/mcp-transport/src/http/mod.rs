@@ -14,23 +14,30 @@
 //! - `streamable`: Streamable HTTP's POST, GET stream, resumption, DELETE.
 //! - `legacy_sse`: the legacy GET stream, its `endpoint` event and POSTs.
 //! - `auth`: the [`AuthProvider`] hook.
+//! - `proxy`: [`ProxyConfig`] (which proxy, curl's variables) and the
+//!   CONNECT tunnel the connector opens through it.
+//! - `ca_env`: [`CaEnv`], the opt-in `SSL_CERT_FILE` / `SSL_CERT_DIR` roots.
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
 mod auth;
+mod ca_env;
 mod client;
 mod engine;
 pub(crate) mod events;
 mod legacy_sse;
 mod pool;
+mod proxy;
 mod shared;
 mod streamable;
 
 pub use auth::AuthProvider;
+pub use ca_env::CaEnv;
 pub use client::tls_root_store;
 pub use engine::HttpTransport;
+pub use proxy::ProxyConfig;
 
 /// Which HTTP protocol an [`HttpTransport`] speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -76,6 +83,17 @@ pub struct HttpOptions {
     /// each), added to the built-in webpki (Mozilla) roots: for self-signed
     /// or private-CA servers and tests.
     pub extra_root_certificates: Vec<String>,
+    /// More trusted roots from `SSL_CERT_FILE` and `SSL_CERT_DIR`, read at
+    /// connect; a file that cannot be read fails the connect naming the
+    /// variable and path. Default [`CaEnv::none`]: opt in with
+    /// [`CaEnv::from_env`].
+    pub ca_env: CaEnv,
+    /// Which proxy the server is reached through, if any (HTTP CONNECT).
+    /// Default [`ProxyConfig::from_env`], read by [`HttpOptions::new`]:
+    /// curl's `https_proxy`, `http_proxy`, `all_proxy` and `no_proxy`,
+    /// except that loopback servers are reached directly.
+    /// [`ProxyConfig::none`] turns proxies off.
+    pub proxy: ProxyConfig,
     /// The largest message (a JSON body or one SSE event) accepted; a larger
     /// one ends the connection with [`TransportError::TooLarge`](crate::TransportError::TooLarge).
     /// Default 64 MiB.
@@ -110,7 +128,8 @@ pub struct HttpOptions {
 }
 
 impl HttpOptions {
-    /// Options for `url` with every default.
+    /// Options for `url` with every default; the proxy variables are read
+    /// from the environment now ([`ProxyConfig::from_env`]).
     pub fn new(url: impl Into<String>) -> Self {
         HttpOptions {
             url: url.into(),
@@ -119,6 +138,8 @@ impl HttpOptions {
             headers: Vec::new(),
             env_headers: Vec::new(),
             extra_root_certificates: Vec::new(),
+            ca_env: CaEnv::none(),
+            proxy: ProxyConfig::from_env(),
             max_message_size: mcp_proto::codec::sse::DEFAULT_MAX_EVENT_SIZE,
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(300),
@@ -146,6 +167,8 @@ impl fmt::Debug for HttpOptions {
                 "extra_root_certificates",
                 &self.extra_root_certificates.len(),
             )
+            .field("ca_env", &self.ca_env)
+            .field("proxy", &self.proxy)
             .field("max_message_size", &self.max_message_size)
             .field("connect_timeout", &self.connect_timeout)
             .field("request_timeout", &self.request_timeout)

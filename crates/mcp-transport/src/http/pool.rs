@@ -27,8 +27,9 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::client::conn::http1;
 use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::connect::HttpConnector;
 use tower_service::Service;
+
+use super::proxy::Dial;
 
 /// The most bytes a response's status line and headers may take: hyper's
 /// own default read buffer, set explicitly so that
@@ -48,12 +49,12 @@ pub(crate) type PoolError = Box<dyn std::error::Error + Send + Sync>;
 /// The connections of one transport. Cloning shares them.
 #[derive(Clone)]
 pub(crate) struct Pool {
-    connector: HttpsConnector<HttpConnector>,
+    connector: HttpsConnector<Dial>,
     kept: Arc<Mutex<Vec<Sender>>>,
 }
 
 impl Pool {
-    pub(crate) fn new(connector: HttpsConnector<HttpConnector>) -> Pool {
+    pub(crate) fn new(connector: HttpsConnector<Dial>) -> Pool {
         Pool {
             connector,
             kept: Arc::new(Mutex::new(Vec::new())),
@@ -134,11 +135,24 @@ struct Target {
 
 impl Target {
     /// The origin as a URI, for the connector: built only when a new
-    /// connection is opened, not for every request.
+    /// connection is opened, not for every request. The port is always
+    /// written out (the scheme's default when the URL has none), so that
+    /// a proxy tunnel asks for the right one.
     fn origin(&self) -> Result<Uri, http::Error> {
+        let authority = match self.authority.port_u16() {
+            Some(_) => self.authority.clone(),
+            None => {
+                let port = if self.scheme == Scheme::HTTPS {
+                    443
+                } else {
+                    80
+                };
+                Authority::try_from(format!("{}:{port}", self.authority.host()))?
+            }
+        };
         Uri::builder()
             .scheme(self.scheme.clone())
-            .authority(self.authority.clone())
+            .authority(authority)
             .path_and_query("/")
             .build()
     }
@@ -201,9 +215,10 @@ mod tests {
         // The scheme's default port is left out of `Host`.
         let (request, target) = rewritten("https://mcp.example.com:443/a");
         assert_eq!(request.headers()[HOST], "mcp.example.com");
-        assert_eq!(target.origin().unwrap().scheme_str(), Some("https"));
-        let (request, _) = rewritten("http://[::1]/");
+        assert_eq!(target.origin().unwrap(), "https://mcp.example.com:443/");
+        let (request, target) = rewritten("http://[::1]/");
         assert_eq!(request.headers()[HOST], "[::1]");
+        assert_eq!(target.origin().unwrap(), "http://[::1]:80/");
         assert_eq!(request.uri(), "/");
     }
 
@@ -240,7 +255,11 @@ mod tests {
     }
 
     fn plain_http_pool() -> Pool {
-        let connector = super::super::client::connector(&[], std::time::Duration::from_secs(5));
+        let connector = super::super::client::connector(
+            rustls::RootCertStore::empty(),
+            super::super::ProxyConfig::none(),
+            std::time::Duration::from_secs(5),
+        );
         Pool::new(connector.unwrap())
     }
 
