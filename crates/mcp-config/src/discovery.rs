@@ -136,6 +136,38 @@ impl SourceMeta {
     }
 }
 
+impl SourceMeta {
+    /// The project a project-level source belongs to: the directory that
+    /// holds its file or, for a file in a dot-directory of the project
+    /// (`.vscode/mcp.json`, `.cursor/mcp.json`, `.zed/settings.json`), that
+    /// directory's parent. `None` for the other levels and without a path.
+    pub fn project_root(&self) -> Option<&Path> {
+        if self.level != ConfigLevel::Project {
+            return None;
+        }
+        let dir = self.path.as_deref()?.parent()?;
+        let dotted = dir
+            .file_name()
+            .and_then(|name| name.to_str())
+            .is_some_and(|name| name.starts_with('.') && name.len() > 1);
+        match dir.parent() {
+            Some(parent) if dotted => Some(parent),
+            _ => Some(dir),
+        }
+    }
+
+    /// Whether a session working in `workspace` may see this source's
+    /// servers: a project's servers only from inside that project (they
+    /// come from its checkout, and a session elsewhere must not get them);
+    /// servers of every other level from everywhere.
+    pub fn visible_from(&self, workspace: &Path) -> bool {
+        match self.project_root() {
+            Some(project) => workspace.starts_with(project),
+            None => true,
+        }
+    }
+}
+
 impl fmt::Display for SourceMeta {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.path {

@@ -26,8 +26,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use mcp_config::{
-    ConfigLevel, Environment, ResolveError, ResolvedConfig, ServerConfig, SourceMeta, Store,
-    TransportConfig, TransportKind,
+    Environment, ResolveError, ResolvedConfig, ServerConfig, SourceMeta, Store, TransportConfig,
+    TransportKind,
 };
 use mcp_transport::Client;
 use tokio::sync::{Semaphore, broadcast, mpsc, oneshot, watch};
@@ -661,21 +661,17 @@ pub(crate) fn restartable(error: &ServerError) -> bool {
 /// from that checkout's `.mcp.json`). Servers of other levels are visible
 /// everywhere, and so is everything when no workspace is given.
 fn visible_from(source: Option<&SourceMeta>, workspace: Option<&Path>) -> bool {
-    let (Some(source), Some(workspace)) = (source, workspace) else {
-        return true;
-    };
-    if source.level != ConfigLevel::Project {
-        return true;
-    }
-    match source.path.as_deref().and_then(Path::parent) {
-        Some(project) => workspace.starts_with(project),
-        None => true,
+    match (source, workspace) {
+        (Some(source), Some(workspace)) => source.visible_from(workspace),
+        _ => true,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
+
+    use mcp_config::ConfigLevel;
 
     use super::*;
 
@@ -704,5 +700,26 @@ mod tests {
         assert!(visible_from(Some(&project), None));
         assert!(visible_from(Some(&user), Some(Path::new("/other"))));
         assert!(visible_from(None, Some(Path::new("/other"))));
+        // A host's project file in a dot-directory belongs to the project
+        // that holds the directory.
+        for file in [
+            "/repo/.vscode/mcp.json",
+            "/repo/.cursor/mcp.json",
+            "/repo/.zed/settings.json",
+        ] {
+            let source = SourceMeta::new(ConfigLevel::Project, Some(PathBuf::from(file)), "host");
+            assert!(
+                visible_from(Some(&source), Some(Path::new("/repo"))),
+                "{file}"
+            );
+            assert!(
+                visible_from(Some(&source), Some(Path::new("/repo/src"))),
+                "{file}"
+            );
+            assert!(
+                !visible_from(Some(&source), Some(Path::new("/other"))),
+                "{file}"
+            );
+        }
     }
 }

@@ -150,6 +150,13 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn deferred(&self) -> Vec<DeferredCatalog> {
         Vec::new()
     }
+    /// Whether a session working in `workspace` may see server `id`: a
+    /// project's servers only from inside that project. Default: every
+    /// server.
+    fn visible(&self, id: &str, workspace: Option<&Path>) -> bool {
+        let _ = (id, workspace);
+        true
+    }
     /// The tool-call deadline the server's configuration sets, which
     /// replaces the session's for its calls. Default: none.
     fn call_timeout(&self, id: &str) -> Option<std::time::Duration> {

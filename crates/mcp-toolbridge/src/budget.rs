@@ -11,6 +11,10 @@
 //! already happened by then). Image and audio blocks over the media
 //! budget are replaced by a note; they are not spilled.
 //!
+//! A tool may state the largest result it needs in its `_meta`
+//! ([`ResultBudget::HINT_KEY`]): the hint lowers that tool's budget, and
+//! raises it only as far as the host's [`ResultBudget::max_chars`] allows.
+//!
 //! Spill files are owner-only, in a directory of the session's own (under
 //! [`ResultBudget::spill_dir`] or the system's temp dir), removed when the
 //! last clone of the session is dropped.
@@ -55,6 +59,12 @@ pub struct ResultBudget {
     /// `None`: the system's temp dir.
     #[setters(strip_option)]
     pub spill_dir: Option<PathBuf>,
+    /// How far a tool's own size hint ([`ResultBudget::HINT_KEY`] in the
+    /// tool's `_meta`) may raise its budget. Default `None`: a hint may
+    /// only lower the budget the host set; with a maximum, a hint may raise
+    /// it up to that maximum, never past it.
+    #[setters(strip_option)]
+    pub max_chars: Option<usize>,
 }
 
 impl Default for ResultBudget {
@@ -66,6 +76,7 @@ impl Default for ResultBudget {
             structured_chars: 100_000,
             media_bytes: 5 * 1024 * 1024,
             spill_dir: None,
+            max_chars: None,
         }
     }
 }
@@ -73,6 +84,33 @@ impl Default for ResultBudget {
 impl ResultBudget {
     /// The smallest budget: room for a marker and some text around it.
     pub const MIN_CHARS: usize = 1_000;
+
+    /// The key of a tool's `_meta` (MCP "Tools" §Tool: `_meta` is free for
+    /// implementations) under which servers state the largest result, in
+    /// characters, the tool's results need: the name servers already write
+    /// for hosts that honour it, a positive integer.
+    pub const HINT_KEY: &'static str = "anthropic/maxResultSizeChars";
+
+    /// The size hint a tool's `_meta` carries ([`ResultBudget::HINT_KEY`]),
+    /// when it is a positive integer.
+    pub fn hint_of(tool: &mcp_proto::types::Tool) -> Option<usize> {
+        let hint = tool.meta.as_ref()?.get(Self::HINT_KEY)?.as_u64()?;
+        (hint > 0).then(|| usize::try_from(hint).unwrap_or(usize::MAX))
+    }
+
+    /// The text budget of `server`'s `tool` given the tool's own size hint
+    /// (see [`ResultBudget::hint_of`]): the host's budget
+    /// ([`ResultBudget::chars_for`]) lowered to the hint, or raised to it up
+    /// to [`ResultBudget::max_chars`] when the host set one; never below
+    /// [`ResultBudget::MIN_CHARS`].
+    pub fn chars_with_hint(&self, server: &str, tool: &str, hint: Option<usize>) -> usize {
+        let host = self.chars_for(server, tool);
+        let Some(hint) = hint else {
+            return host;
+        };
+        let ceiling = self.max_chars.map_or(host, |max| max.max(host));
+        hint.min(ceiling).max(Self::MIN_CHARS)
+    }
 
     /// The same budget with `chars` for every tool of `server`.
     pub fn server(mut self, server: impl Into<String>, chars: usize) -> Self {
@@ -151,8 +189,9 @@ impl Spills {
         budget: &ResultBudget,
         server: &str,
         tool: &str,
+        hint: Option<usize>,
     ) -> ToolResult {
-        let chars = budget.chars_for(server, tool);
+        let chars = budget.chars_with_hint(server, tool, hint);
         let mut notes = Vec::new();
 
         // Media first: their notes count against the text budget.
@@ -436,6 +475,7 @@ fn char_index(text: &str, n: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn text_result(text: &str) -> ToolResult {
         ToolResult::text(text)
@@ -449,7 +489,7 @@ mod tests {
     fn a_result_within_the_budget_is_untouched() {
         let spills = Spills::default();
         let budget = ResultBudget::default().chars(2_000);
-        let result = spills.apply(text_result(&"x".repeat(2_000)), &budget, "s", "t");
+        let result = spills.apply(text_result(&"x".repeat(2_000)), &budget, "s", "t", None);
         assert_eq!(shown(&result), "x".repeat(2_000));
         assert!(
             mcp_proto::sync::lock(&spills.state).dir.is_none(),
@@ -467,7 +507,7 @@ mod tests {
         let text: String = (0..10_000)
             .map(|i| char::from(b'a' + (i % 26) as u8))
             .collect();
-        let result = spills.apply(text_result(&text), &budget, "s", "t");
+        let result = spills.apply(text_result(&text), &budget, "s", "t", None);
         let model = shown(&result);
         assert!(model.chars().count() <= 2_000, "{}", model.chars().count());
         assert!(model.starts_with("abcdef"));
@@ -507,7 +547,7 @@ mod tests {
         for budget_chars in [1_000, 1_234, 20_000, 99_999] {
             for total in [budget_chars + 1, budget_chars * 2 + 7, 300_000, 1_048_576] {
                 let budget = ResultBudget::default().chars(budget_chars);
-                let result = spills.apply(text_result(&"y".repeat(total)), &budget, "s", "t");
+                let result = spills.apply(text_result(&"y".repeat(total)), &budget, "s", "t", None);
                 let shown = shown(&result).chars().count();
                 assert!(
                     shown <= budget_chars,
@@ -526,7 +566,7 @@ mod tests {
         let spills = Spills::default();
         let budget = ResultBudget::default().chars(1_000);
         let text = "é😀".repeat(5_000);
-        let result = spills.apply(text_result(&text), &budget, "s", "t");
+        let result = spills.apply(text_result(&text), &budget, "s", "t", None);
         assert!(shown(&result).chars().count() <= 1_000);
         // Paged back across marks, whole, from wherever the pages start.
         let mut whole = String::new();
@@ -550,7 +590,7 @@ mod tests {
         let mut result = text_result("summary");
         let rows: Vec<Value> = (0..500).map(|i| serde_json::json!({"row": i})).collect();
         result.structured_content = Some(serde_json::json!({"rows": rows}));
-        let result = spills.apply(result, &budget, "s", "t");
+        let result = spills.apply(result, &budget, "s", "t", None);
         assert!(result.structured_content.is_none());
         let model = shown(&result);
         assert!(model.starts_with("summary"));
@@ -575,7 +615,7 @@ mod tests {
         let mut result = text_result("x");
         let image = serde_json::json!({"type": "image", "data": data, "mimeType": "image/png"});
         result.content.push(serde_json::from_value(image).unwrap());
-        let result = spills.apply(result, &budget, "s", "t");
+        let result = spills.apply(result, &budget, "s", "t", None);
         assert!(shown(&result).contains("[image (image/png) of about 3000 bytes left out"));
     }
 
@@ -590,5 +630,43 @@ mod tests {
         assert_eq!(budget.chars_for("big", "t"), 50_000);
         assert_eq!(budget.chars_for("big", "dump"), 500_000);
         assert_eq!(budget.chars_for("small", "t"), ResultBudget::MIN_CHARS);
+    }
+
+    #[test]
+    fn a_tools_hint_lowers_its_budget_and_raises_it_only_to_the_hosts_maximum() {
+        let tool = |hint: serde_json::Value| {
+            let mut tool = mcp_proto::types::Tool::new("t");
+            let mut meta = serde_json::Map::new();
+            meta.insert(ResultBudget::HINT_KEY.to_owned(), hint);
+            tool.meta = Some(meta);
+            tool
+        };
+        assert_eq!(ResultBudget::hint_of(&tool(json!(5000))), Some(5000));
+        for bad in [
+            json!(0),
+            json!(-3),
+            json!("500000"),
+            json!(1.5),
+            json!(null),
+        ] {
+            assert_eq!(ResultBudget::hint_of(&tool(bad.clone())), None, "{bad}");
+        }
+        assert_eq!(
+            ResultBudget::hint_of(&mcp_proto::types::Tool::new("t")),
+            None
+        );
+
+        let budget = ResultBudget::default().chars(20_000);
+        assert_eq!(budget.chars_with_hint("s", "t", None), 20_000);
+        assert_eq!(budget.chars_with_hint("s", "t", Some(8_000)), 8_000);
+        assert_eq!(budget.chars_with_hint("s", "t", Some(500_000)), 20_000);
+        assert_eq!(
+            budget.chars_with_hint("s", "t", Some(10)),
+            ResultBudget::MIN_CHARS
+        );
+        let raised = budget.max_chars(200_000);
+        assert_eq!(raised.chars_with_hint("s", "t", Some(150_000)), 150_000);
+        assert_eq!(raised.chars_with_hint("s", "t", Some(500_000)), 200_000);
+        assert_eq!(raised.chars_with_hint("s", "t", None), 20_000);
     }
 }

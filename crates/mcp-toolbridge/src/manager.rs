@@ -186,6 +186,13 @@ impl Backend for ManagerBackend {
     fn deferred(&self) -> Vec<DeferredCatalog> {
         self.0.deferred().iter().map(deferred_catalog).collect()
     }
+
+    fn visible(&self, id: &str, workspace: Option<&Path>) -> bool {
+        match (self.0.source(id), workspace) {
+            (Some(source), Some(workspace)) => source.visible_from(workspace),
+            _ => true,
+        }
+    }
 }
 
 /// The manager's events, reduced to what grants and bindings care about.

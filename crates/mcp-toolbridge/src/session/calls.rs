@@ -45,10 +45,16 @@ impl Resolved {
 
 impl Inner {
     /// `result` within the session's budget for `server`'s `tool` (whole
-    /// when the session has none).
-    pub(super) fn budgeted(&self, result: ToolResult, server: &str, tool: &str) -> ToolResult {
+    /// when the session has none), as the tool's own size hint adjusts it.
+    pub(super) fn budgeted(
+        &self,
+        result: ToolResult,
+        server: &str,
+        tool: &str,
+        hint: Option<usize>,
+    ) -> ToolResult {
         match &self.options.budget {
-            Some(budget) => self.spills.apply(result, budget, server, tool),
+            Some(budget) => self.spills.apply(result, budget, server, tool, hint),
             None => result,
         }
     }
@@ -322,7 +328,9 @@ impl Inner {
                 answer = &mut answer => return match answer {
                     Ok(result) => {
                         let result = ToolResult::from_call_result(result, self.options.content);
-                        ToolOutcome::Completed(self.budgeted(result, server, &resolved.tool().name))
+                        let tool = resolved.tool();
+                        let hint = crate::ResultBudget::hint_of(tool);
+                        ToolOutcome::Completed(self.budgeted(result, server, &tool.name, hint))
                     }
                     Err(ClientError::Cancelled) => ToolOutcome::Cancelled,
                     Err(error) => ToolOutcome::failed(CallFailure::from_client_error(&error)),

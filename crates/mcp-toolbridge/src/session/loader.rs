@@ -500,7 +500,7 @@ async fn read(inner: &Arc<Inner>, server: &str, uri: &str, call: &ToolCall) -> T
             };
             // A resource reaches the model under the same budget as a
             // tool result (per server, or per "tool" `read_mcp_resource`).
-            ToolOutcome::Completed(inner.budgeted(result, server, READ_MCP_RESOURCE))
+            ToolOutcome::Completed(inner.budgeted(result, server, READ_MCP_RESOURCE, None))
         }
         Err(ClientError::Cancelled) => ToolOutcome::Cancelled,
         Err(error) => ToolOutcome::failed(CallFailure::from_client_error(&error)),

@@ -490,9 +490,14 @@ impl Inner {
             .clone()
     }
 
-    /// Whether the session may use `server` now.
+    /// Whether the session may use `server` now: allowed by the session,
+    /// and visible from its workspace (a project's servers only from
+    /// inside that project).
     pub(crate) fn allows(&self, server: &str) -> bool {
         self.lock().allows(server)
+            && self
+                .backend()
+                .visible(server, self.options.workspace.as_deref())
     }
 
     pub(crate) fn enabled(&self) -> bool {
@@ -601,7 +606,11 @@ impl Inner {
         }
         // Deferred servers the backend knows of join those the host handed
         // over, so a plain `bind` after startup offers them too.
+        let workspace = self.options.workspace.as_deref();
         for catalog in offered {
+            if !backend.visible(&catalog.id, workspace) {
+                continue;
+            }
             if !state.deferred.iter().any(|d| d.id == catalog.id) {
                 state.watching.insert(catalog.id.to_string());
                 state.deferred.push(catalog);
@@ -612,6 +621,7 @@ impl Inner {
         // removed) is dropped.
         state.deferred.retain(|d| {
             !ready_ids.contains(&*d.id)
+                && backend.visible(&d.id, workspace)
                 && matches!(
                     backend.availability(&d.id),
                     Availability::Pending { .. } | Availability::Dormant { .. }

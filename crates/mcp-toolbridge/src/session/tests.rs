@@ -1933,3 +1933,40 @@ async fn a_resource_over_the_budget_reaches_the_model_cut_too() {
         "the marker says how to read on"
     );
 }
+
+#[tokio::test]
+async fn a_tools_size_hint_lowers_its_budget_and_cannot_raise_it_past_the_hosts() {
+    let (transport, _seen) = ScriptedServer::new()
+        .capabilities(json!({"tools": {}}))
+        .tool(json!({"name": "small"}), |_| {
+            Reply::result(json!({"content": [{"type": "text", "text": numbered(50_000)}]}))
+        })
+        .tool(json!({"name": "greedy"}), |_| {
+            Reply::result(json!({"content": [{"type": "text", "text": numbered(50_000)}]}))
+        })
+        .spawn();
+    let hinted = |name: &str, hint: u64| {
+        let mut tool = tool(name, json!({"type": "object"}));
+        let mut meta = serde_json::Map::new();
+        meta.insert(crate::ResultBudget::HINT_KEY.to_owned(), json!(hint));
+        tool.meta = Some(meta);
+        tool
+    };
+    let options = SessionOptions {
+        budget: Some(crate::ResultBudget::default().chars(20_000)),
+        ..full_access()
+    };
+    let (session, _fake) = session_on(
+        transport,
+        vec![hinted("small", 5_000), hinted("greedy", 1_000_000)],
+        options,
+    )
+    .await;
+    let tools = session.bind();
+    let small = text(&call(&tools, "mcp_fx_small", json!({})).await);
+    assert!(small.chars().count() <= 5_000, "{}", small.chars().count());
+    assert!(small.contains("call read_mcp_result"));
+    let greedy = text(&call(&tools, "mcp_fx_greedy", json!({})).await);
+    let shown = greedy.chars().count();
+    assert!(shown <= 20_000 && shown > 5_000, "{shown}");
+}
