@@ -347,7 +347,7 @@ async fn call_one(
     outcome
 }
 
-fn preset(preset: Preset) -> PermissionPreset {
+pub(crate) fn preset(preset: Preset) -> PermissionPreset {
     match preset {
         Preset::Full => PermissionPreset::FullAccess,
         Preset::Workspace => PermissionPreset::WorkspaceWrite,

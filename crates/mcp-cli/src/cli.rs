@@ -297,6 +297,9 @@ pub(crate) enum Command {
     /// Serve the settings page on 127.0.0.1: add, edit, enable and delete stored servers
     Ui(UiArgs),
 
+    /// Serve every configured server's tools as one MCP server on stdin/stdout (for a host that launches mcpctl as its MCP server)
+    Serve,
+
     /// Run the built-in demo MCP server on stdin/stdout (the default server)
     DemoServer,
 
@@ -340,6 +343,7 @@ const READS_SOURCES: &[&str] = &[
     "trust",
     "untrust",
     "ui",
+    "serve",
 ];
 
 /// Whether the global flag `id` changes what the command `command` does
@@ -352,10 +356,13 @@ fn uses_global(command: &str, id: &str) -> bool {
         "configs" | "no_host_configs" => READS_SOURCES.contains(&command),
         // `import` reads the chosen application's project files too.
         "project" | "no_project" => READS_SOURCES.contains(&command) || command == "import",
-        "preset" => command == "call",
+        "preset" => matches!(command, "call" | "serve"),
         // The settings page and the demo server print no document; the
         // generators print a script or a page.
-        "json" => !matches!(command, "ui" | "demo-server" | "completions" | "man"),
+        "json" => !matches!(
+            command,
+            "ui" | "serve" | "demo-server" | "completions" | "man"
+        ),
         "verbose" => !matches!(command, "completions" | "man"),
         _ => true,
     }

@@ -28,6 +28,7 @@ mod ready;
 mod resources_cmd;
 mod retry;
 mod runtime;
+mod serve_cmd;
 mod servers;
 mod sources;
 mod sources_cmd;
@@ -220,6 +221,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         )),
         Command::Logout { server } => block_on(login::logout(&server, &sources, output)),
         Command::Ui(args) => block_on(ui::run(args, &sources)),
+        Command::Serve => block_on(serve_cmd::run(&sources, global.preset, output)),
         Command::Trust { server: None, .. } => trust_cmd::list(output),
         Command::Trust {
             server: Some(server),

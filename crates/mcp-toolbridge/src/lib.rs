@@ -94,6 +94,7 @@ mod approval;
 mod backend;
 mod budget;
 mod cancel;
+mod gateway;
 mod manager;
 pub mod names;
 pub mod prelude;
@@ -114,6 +115,7 @@ pub use approval::{
 pub use async_trait::async_trait;
 pub use budget::{READ_MCP_RESULT, ResultBudget};
 pub use cancel::CancelToken;
+pub use gateway::{Gateway, GatewayOptions};
 pub use names::{NameOptions, Suffix, ToolKey, ToolNames, UnusableReason, UnusableTool};
 pub use prompt::ToolAccess;
 pub use result::{

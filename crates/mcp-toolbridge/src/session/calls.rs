@@ -325,7 +325,15 @@ impl Inner {
                 biased;
                 // Dropping the request future sends `notifications/cancelled`.
                 () = call.cancel.cancelled() => return ToolOutcome::Cancelled,
-                answer = &mut answer => return match answer {
+                answer = &mut answer => {
+                    // Reports that arrived with the answer still reach the
+                    // host, before it.
+                    if let Some((sink, rx)) = &mut progress {
+                        while let Ok(params) = rx.try_recv() {
+                            let _ = sink.send(crate::tool::CallProgress::from_params(&params));
+                        }
+                    }
+                    return match answer {
                     Ok(result) => {
                         let result = ToolResult::from_call_result(result, self.options.content);
                         let tool = resolved.tool();
@@ -334,7 +342,8 @@ impl Inner {
                     }
                     Err(ClientError::Cancelled) => ToolOutcome::Cancelled,
                     Err(error) => ToolOutcome::failed(CallFailure::from_client_error(&error)),
-                },
+                    };
+                }
                 Some(params) = report => {
                     if let Some((sink, _)) = &progress {
                         // A host that stopped listening does not stop the call.

@@ -1,0 +1,136 @@
+//! `mcpctl serve`: a host's MCP client (the TypeScript SDK's, the Python SDK's) launches `mcpctl serve` as its one server and gets the tools of three upstream servers (the fixture, server-everything, FastMCP), calls them, follows progress, receives `list_changed`, and (the TypeScript client) cancels a running call.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+use support::{Env, MCPCTL};
+
+/// A config with the three upstream servers; the fixture logs its events
+/// to `log`.
+fn three_servers(env: &Env, log: &Path) -> PathBuf {
+    env.write_json(
+        "servers.json",
+        &json!({"mcpServers": {
+            "fx": {
+                "command": support::fixture_server(),
+                "args": ["--era", "legacy", "--remove-tool", "--event-log", log]
+            },
+            "everything": {"command": "node", "args": [support::server_everything()]},
+            "fastmcp": {
+                "command": support::venv_python(),
+                "args": [support::fastmcp_script(), "stdio"]
+            }
+        }}),
+    )
+}
+
+/// Runs `program script mcpctl --no-host-configs --config CONFIG serve`
+/// with mcpctl's test environment, and returns the one JSON line the
+/// client printed.
+fn run_client(env: &Env, program: &Path, script: &Path, config: &Path) -> Value {
+    let mut command = Command::new(program);
+    command
+        .arg(script)
+        .arg(MCPCTL)
+        .args(["--no-host-configs", "--config"])
+        .arg(config)
+        .arg("serve")
+        .current_dir(env.work_dir())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // The environment mcpctl gets in every CLI test.
+    for (key, value) in env.command(&[]).get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    let run = support::run_to_end(command, &["serve (through an SDK client)"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let line = run.stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {run:#?}"))
+}
+
+fn assert_gateway_worked(seen: &Value, log: &Path, typescript: bool) {
+    let names: Vec<&str> = seen["tools"]
+        .as_array()
+        .expect("a tool list")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for name in [
+        "mcp_fx_echo",
+        "mcp_fx_add",
+        "mcp_everything_echo",
+        "mcp_fastmcp_add",
+    ] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    assert_eq!(seen["server"], "mcpctl", "{seen:#}");
+    assert_eq!(seen["fx_echo"], "hello", "{seen:#}");
+    assert!(
+        seen["everything_echo"]
+            .as_str()
+            .is_some_and(|t| t.contains("hi")),
+        "{seen:#}"
+    );
+    assert_eq!(seen["fastmcp_add"], "5", "{seen:#}");
+    // Every report reaches the Python client; the TypeScript one drops a
+    // report it reads together with the answer (see gateway_client.mjs).
+    let reports = seen["progress_reports"].as_u64().unwrap_or(0);
+    if typescript {
+        assert!((2..=3).contains(&reports), "{seen:#}");
+    } else {
+        assert_eq!(reports, 3, "{seen:#}");
+    }
+    let after: Vec<&str> = seen["after"]
+        .as_array()
+        .expect("a second tool list")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(!after.contains(&"mcp_fx_add"), "{after:?}");
+    assert!(after.contains(&"mcp_fx_echo"), "{after:?}");
+    assert_eq!(seen["unknown"], "error -32602", "{seen:#}");
+    if !typescript {
+        return;
+    }
+    // A call the client abandoned once it ran was cancelled upstream too.
+    assert!(
+        seen["cancelled"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("rejected")),
+        "{seen:#}"
+    );
+    let events = std::fs::read_to_string(log).expect("the fixture's event log");
+    assert!(
+        events
+            .lines()
+            .any(|line| line.starts_with("cancelled ") && line.contains("\"inFlight\":true")),
+        "{events}"
+    );
+}
+
+#[test]
+fn the_typescript_sdk_client_uses_three_servers_through_mcpctl_serve() {
+    let env = Env::new();
+    let log = env.work_dir().join("fx-events.log");
+    let config = three_servers(&env, &log);
+    let script = support::repo_root().join("tests/interop/gateway_client.mjs");
+    let seen = run_client(&env, Path::new("node"), &script, &config);
+    assert_gateway_worked(&seen, &log, true);
+}
+
+#[test]
+fn the_python_sdk_client_uses_three_servers_through_mcpctl_serve() {
+    let env = Env::new();
+    let log = env.work_dir().join("fx-events.log");
+    let config = three_servers(&env, &log);
+    let script = support::repo_root().join("tests/interop/gateway_client.py");
+    let seen = run_client(&env, &support::venv_python(), &script, &config);
+    assert_gateway_worked(&seen, &log, false);
+}

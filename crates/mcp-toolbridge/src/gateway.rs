@@ -1,0 +1,738 @@
+//! The gateway: a manager's tools served as one MCP server, so that other processes (a host, a subagent) share its connections, catalogs and approvals.
+//!
+//! A [`Gateway`] answers MCP requests over a byte stream of
+//! newline-delimited JSON (MCP "Transports" §stdio) with the tools of a
+//! [`McpSession`] of its own: each tool under its model name
+//! (`mcp_<server>_<tool>`, see [`crate::names`]), its description and input
+//! schema as the bridge declares them, and every call dispatched through
+//! the session, so argument validation, the permission preset and
+//! approvals, deadlines and result handling are the bridge's. A server
+//! that is still connecting, stopped until its next use, or reconnecting is
+//! the bridge's business too: the client sees one steady server.
+//!
+//! What a client gets (MCP 2025-11-25, every handshake version):
+//!
+//! - `initialize`: the version negotiated as "Lifecycle" §Version
+//!   Negotiation says (a requested version this build supports is echoed,
+//!   else the newest), `tools` with `listChanged`, the gateway's
+//!   [`GatewayOptions::server_info`] and, as instructions, the session's
+//!   prompt section (which servers are there and what they are for).
+//!   Requests before it are refused, as are repeated ones.
+//! - `ping`; `tools/list` (one page); `tools/call`, answered when the call
+//!   ends. Calls run concurrently; `notifications/cancelled` cancels one
+//!   (the upstream server gets its own cancellation); a request's
+//!   `_meta.progressToken` gets the upstream server's progress reports as
+//!   `notifications/progress`.
+//! - `notifications/tools/list_changed` whenever the tools a fresh binding
+//!   offers differ from those last listed (a server became ready, changed
+//!   its catalog, failed or was removed).
+//! - An unknown tool is a JSON-RPC error (-32602, "Server/Tools" §Error
+//!   Handling); a tool that fails, is refused by the permission rules or
+//!   gets invalid arguments is a result with `isError: true` and the
+//!   bridge's text, which says what happened.
+//!
+//! A client that disconnects (its input ends) cancels every call it still
+//! has in flight; the manager and its connections stay, for the next
+//! client.
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use mcp_manager::{ManagerEvent, McpManager};
+use mcp_proto::codec::ndjson::{self, NdjsonDecoder, NdjsonError};
+use mcp_proto::jsonrpc::{Request, error_codes};
+use mcp_proto::types::{
+    CallToolRequestParams, CallToolResult, CancelledNotificationParams, Implementation,
+    InitializeRequestParams, InitializeResult, ListChangedCapability, ListToolsResult,
+    ProgressNotificationParams, ServerCapabilities, Tool,
+};
+use mcp_proto::{ErrorObject, Frame, Message, ProtocolVersion, RequestId, methods};
+use serde::Serialize;
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::cancel::CancelToken;
+use crate::result::{ContentMode, ToolOutcome};
+use crate::session::{McpSession, SessionOptions, ToolSet};
+use crate::tool::ToolCall;
+
+/// How the gateway presents itself.
+#[derive(Clone, Debug, derive_setters::Setters)]
+#[non_exhaustive]
+pub struct GatewayOptions {
+    /// The `serverInfo` of `initialize`. Default `mcp-gateway` with this
+    /// crate's version.
+    pub server_info: Implementation,
+}
+
+impl Default for GatewayOptions {
+    fn default() -> Self {
+        GatewayOptions {
+            server_info: Implementation::new("mcp-gateway", env!("CARGO_PKG_VERSION")),
+        }
+    }
+}
+
+/// A manager's tools served as one MCP server (see the module docs).
+/// Cheap to clone; clones serve with the same session.
+#[derive(Clone, Debug)]
+pub struct Gateway {
+    manager: McpManager,
+    session: McpSession,
+    options: Arc<GatewayOptions>,
+}
+
+impl Gateway {
+    /// A gateway over `manager`, calling through a session with `session`'s
+    /// options, except that content blocks pass through as the servers sent
+    /// them ([`ContentMode::Raw`]) and results are not cut to a model's
+    /// budget: the client is a host with rules of its own.
+    pub fn new(manager: &McpManager, session: SessionOptions, options: GatewayOptions) -> Self {
+        let session = SessionOptions {
+            content: ContentMode::Raw,
+            budget: None,
+            ..session
+        };
+        Gateway {
+            manager: manager.clone(),
+            session: McpSession::new(manager, session),
+            options: Arc::new(options),
+        }
+    }
+
+    /// The session calls go through (its preset, approval handler, grants).
+    pub fn session(&self) -> &McpSession {
+        &self.session
+    }
+
+    /// Serves one client on `reader`/`writer` until its input ends or the
+    /// output can no longer be written, then cancels the calls it left in
+    /// flight. Fails only when reading the input fails.
+    pub async fn serve<R, W>(&self, mut reader: R, writer: W) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (out, outgoing) = mpsc::unbounded_channel::<Message>();
+        let writing = tokio::spawn(write_all(writer, outgoing));
+        let connection = Arc::new(Connection {
+            gateway: self.clone(),
+            out,
+            state: Mutex::new(ConnState::default()),
+        });
+        let watcher = tokio::spawn(watch_catalogs(
+            Arc::downgrade(&connection),
+            self.manager.events(),
+        ));
+        let mut decoder = NdjsonDecoder::new();
+        let mut buf = vec![0; 64 * 1024];
+        let read = loop {
+            let n = match reader.read(&mut buf).await {
+                Ok(0) => break Ok(()),
+                Ok(n) => n,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(error) => break Err(error),
+            };
+            decoder.push(buf.get(..n).unwrap_or_default());
+            while let Some(item) = decoder.next_frame() {
+                connection.handle_frame(item);
+            }
+            if writing.is_finished() {
+                break Ok(());
+            }
+        };
+        if read.is_ok() {
+            while let Some(item) = decoder.finish() {
+                connection.handle_frame(item);
+            }
+        }
+        watcher.abort();
+        connection.cancel_all();
+        drop(connection);
+        // The writer ends once every sender is gone: the calls just
+        // cancelled answer first, then the channel closes.
+        let _ = writing.await;
+        read
+    }
+}
+
+/// One client's connection.
+struct Connection {
+    gateway: Gateway,
+    out: mpsc::UnboundedSender<Message>,
+    state: Mutex<ConnState>,
+}
+
+#[derive(Default)]
+struct ConnState {
+    /// The version `initialize` settled; `None` before it.
+    version: Option<ProtocolVersion>,
+    /// The calls in flight, by request id.
+    calls: HashMap<RequestId, CancelToken>,
+    /// The tools (name and schema) the client last listed.
+    listed: Option<Vec<(String, Value)>>,
+}
+
+impl Connection {
+    fn lock(&self) -> std::sync::MutexGuard<'_, ConnState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn send(&self, message: Message) {
+        // A closed channel means the client is gone; nothing to tell it.
+        let _ = self.out.send(message);
+    }
+
+    fn handle_frame(self: &Arc<Self>, item: Result<Frame, NdjsonError>) {
+        match item {
+            Ok(Frame::Single(message)) => self.handle(message),
+            Ok(Frame::Batch(messages)) => {
+                // MCP 2025-06-18 and later have no batches; each message of
+                // one is answered on its own line, as a client that sent it
+                // under 2025-03-26 accepts too.
+                for message in messages {
+                    self.handle(message);
+                }
+            }
+            Err(NdjsonError::NotJson { source, .. }) => {
+                let (code, what) = if source.is_data() {
+                    (error_codes::INVALID_REQUEST, "invalid request")
+                } else {
+                    (error_codes::PARSE_ERROR, "parse error")
+                };
+                self.send(Message::error(
+                    None,
+                    ErrorObject::new(code, format!("{what}: {source}")),
+                ));
+            }
+            Err(error) => self.send(Message::error(
+                None,
+                ErrorObject::new(error_codes::INVALID_REQUEST, error.to_string()),
+            )),
+        }
+    }
+
+    fn handle(self: &Arc<Self>, message: Message) {
+        match message {
+            Message::Request(request) => {
+                let id = request.id.clone();
+                if let Err(error) = self.dispatch(request) {
+                    self.send(Message::error(Some(id), error));
+                }
+            }
+            Message::Notification(notification) => {
+                if notification.method == methods::NOTIFICATION_CANCELLED {
+                    let params: Option<CancelledNotificationParams> = notification
+                        .params
+                        .as_deref()
+                        .and_then(|raw| serde_json::from_str(raw.get()).ok());
+                    if let Some(id) = params.and_then(|p| p.request_id)
+                        && let Some(token) = self.lock().calls.remove(&id)
+                    {
+                        token.cancel();
+                    }
+                }
+            }
+            // The gateway sends no requests of its own.
+            Message::Response(_) | Message::Error(_) => {}
+        }
+    }
+
+    /// Answers a request now, or starts the call that answers it later.
+    fn dispatch(self: &Arc<Self>, request: Request) -> Result<(), ErrorObject> {
+        let Request { id, method, params } = request;
+        let params = params.as_deref().map_or("{}", |raw| raw.get());
+        match method.as_str() {
+            methods::PING => self.respond(id, &serde_json::json!({})),
+            methods::INITIALIZE => {
+                let params: InitializeRequestParams = decode(params, methods::INITIALIZE)?;
+                let version = {
+                    let mut state = self.lock();
+                    if state.version.is_some() {
+                        return Err(ErrorObject::new(
+                            error_codes::INVALID_REQUEST,
+                            "initialize was already received on this connection",
+                        ));
+                    }
+                    let version = negotiate(&params.protocol_version);
+                    state.version = Some(version);
+                    version
+                };
+                let tools = self.gateway.session.bind();
+                self.respond(id, &self.initialize_result(version, &tools))
+            }
+            _ if self.lock().version.is_none() => Err(ErrorObject::new(
+                error_codes::INVALID_REQUEST,
+                format!(
+                    "{} before initialize: the server is not initialized",
+                    mcp_proto::text::bound(&method, 64)
+                ),
+            )),
+            methods::TOOLS_LIST => {
+                let params: Value = decode(params, methods::TOOLS_LIST)?;
+                if let Some(cursor) = params.get("cursor").filter(|c| !c.is_null()) {
+                    return Err(ErrorObject::invalid_params(format!(
+                        "invalid cursor {}: every tool is on the first page",
+                        mcp_proto::text::bound(&cursor.to_string(), 64)
+                    )));
+                }
+                let tools = self.gateway.session.bind();
+                let listed = listing(&tools);
+                let result = ListToolsResult {
+                    tools: declared(&tools),
+                    ..ListToolsResult::default()
+                };
+                self.lock().listed = Some(listed);
+                self.respond(id, &result)
+            }
+            methods::TOOLS_CALL => {
+                let call: CallToolRequestParams = decode(params, methods::TOOLS_CALL)?;
+                let progress_token = serde_json::from_str::<Value>(params)
+                    .ok()
+                    .and_then(|v| v.get("_meta")?.get("progressToken").cloned())
+                    .and_then(|token| serde_json::from_value::<RequestId>(token).ok());
+                let tools = self.gateway.session.bind();
+                let Some(tool) = tools.get(&call.name).cloned() else {
+                    return Err(ErrorObject::invalid_params(format!(
+                        "unknown tool: {}",
+                        mcp_proto::text::bound(&call.name, 128)
+                    )));
+                };
+                let cancel = CancelToken::new();
+                self.lock().calls.insert(id.clone(), cancel.clone());
+                let arguments = call
+                    .arguments
+                    .map_or(Value::Object(Default::default()), Value::Object);
+                let mut tool_call = ToolCall::new(id.to_string(), arguments).with_cancel(cancel);
+                let connection = Arc::clone(self);
+                let relay = progress_token.map(|token| {
+                    let (sink, mut reports) = mpsc::unbounded_channel();
+                    tool_call = std::mem::take(&mut tool_call).with_progress(sink);
+                    let connection = Arc::clone(self);
+                    tokio::spawn(async move {
+                        while let Some(report) = reports.recv().await {
+                            let report: crate::tool::CallProgress = report;
+                            let params = ProgressNotificationParams {
+                                progress_token: token.clone(),
+                                progress: report.progress,
+                                total: report.total,
+                                message: report.message,
+                                meta: None,
+                                extra: Default::default(),
+                            };
+                            if let Ok(message) =
+                                Message::notification(methods::NOTIFICATION_PROGRESS, Some(&params))
+                            {
+                                connection.send(message);
+                            }
+                        }
+                    })
+                });
+                tokio::spawn(async move {
+                    let outcome = tool.call(tool_call).await;
+                    if let Some(relay) = relay {
+                        // Progress sent before the answer arrives first.
+                        let _ = relay.await;
+                    }
+                    let cancelled = connection.lock().calls.remove(&id).is_none();
+                    // A cancelled request gets no answer (MCP "Utilities/
+                    // Cancellation": the receiver does not respond).
+                    if cancelled || outcome.is_cancelled() {
+                        return;
+                    }
+                    let result = call_result(&outcome);
+                    if let Err(error) = connection.respond(id.clone(), &result) {
+                        connection.send(Message::error(Some(id), error));
+                    }
+                });
+                Ok(())
+            }
+            _ => Err(ErrorObject::method_not_found(&method)),
+        }
+    }
+
+    fn respond(&self, id: RequestId, result: &impl Serialize) -> Result<(), ErrorObject> {
+        let message = Message::response(id, result)
+            .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))?;
+        self.send(message);
+        Ok(())
+    }
+
+    fn initialize_result(&self, version: ProtocolVersion, tools: &ToolSet) -> InitializeResult {
+        let section = tools.prompt_section();
+        InitializeResult {
+            protocol_version: version.as_str().to_owned(),
+            capabilities: ServerCapabilities {
+                tools: Some(ListChangedCapability {
+                    list_changed: Some(true),
+                    ..ListChangedCapability::default()
+                }),
+                ..ServerCapabilities::default()
+            },
+            server_info: self.gateway.options.server_info.clone(),
+            instructions: (!section.is_empty()).then(|| section.to_owned()),
+            ..InitializeResult::default()
+        }
+    }
+
+    /// After a catalog event: tells the client when the tools it listed
+    /// are no longer those a fresh binding offers.
+    fn check_tools(&self) {
+        let tools = self.gateway.session.bind();
+        let now = listing(&tools);
+        let changed = {
+            let mut state = self.lock();
+            match &state.listed {
+                Some(listed) if *listed != now => {
+                    // Announced once; the next list resets it.
+                    state.listed = None;
+                    true
+                }
+                _ => false,
+            }
+        };
+        if changed
+            && let Ok(message) =
+                Message::notification(methods::NOTIFICATION_TOOLS_LIST_CHANGED, None::<&Value>)
+        {
+            self.send(message);
+        }
+    }
+
+    /// The client is gone: every call it left is cancelled.
+    fn cancel_all(&self) {
+        for (_, token) in self.lock().calls.drain() {
+            token.cancel();
+        }
+    }
+}
+
+/// Follows the manager's events for one connection, checking its tools
+/// after each catalog change.
+async fn watch_catalogs(
+    connection: std::sync::Weak<Connection>,
+    mut events: broadcast::Receiver<ManagerEvent>,
+) {
+    loop {
+        let relevant = match events.recv().await {
+            Ok(
+                ManagerEvent::CatalogSwapped { .. }
+                | ManagerEvent::CatalogRevoked { .. }
+                | ManagerEvent::ServerRemoved { .. },
+            )
+            | Err(broadcast::error::RecvError::Lagged(_)) => true,
+            Ok(_) => false,
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        if !relevant {
+            continue;
+        }
+        let Some(connection) = connection.upgrade() else {
+            return;
+        };
+        connection.check_tools();
+    }
+}
+
+/// Writes each message as one line, until every sender is gone or the
+/// output fails.
+async fn write_all<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    mut messages: mpsc::UnboundedReceiver<Message>,
+) {
+    let mut out = Vec::new();
+    while let Some(message) = messages.recv().await {
+        ndjson::encode(&message, &mut out);
+        // Whatever else is queued goes in the same write.
+        while let Ok(message) = messages.try_recv() {
+            ndjson::encode(&message, &mut out);
+        }
+        if writer.write_all(&out).await.is_err() || writer.flush().await.is_err() {
+            return;
+        }
+        out.clear();
+    }
+}
+
+/// The tools as the client sees them: model names, descriptions, schemas.
+fn declared(tools: &ToolSet) -> Vec<Tool> {
+    tools
+        .tools()
+        .iter()
+        .map(|tool| {
+            let mut declared = Tool::new(tool.name());
+            declared.description = Some(tool.description().to_owned());
+            declared.input_schema = tool.input_schema().clone();
+            declared
+        })
+        .collect()
+}
+
+/// What a listing showed, to tell whether a later one differs.
+fn listing(tools: &ToolSet) -> Vec<(String, Value)> {
+    tools
+        .tools()
+        .iter()
+        .map(|tool| {
+            (
+                tool.name().to_owned(),
+                Value::Object(tool.input_schema().clone()),
+            )
+        })
+        .collect()
+}
+
+/// A call's outcome as a `tools/call` result: the bridge's result, or for
+/// a failure the text the bridge gives it with `isError: true`.
+fn call_result(outcome: &ToolOutcome) -> CallToolResult {
+    match outcome.result() {
+        Some(result) => CallToolResult {
+            content: result.content.clone(),
+            structured_content: result.structured_content.clone(),
+            is_error: result.is_error.then_some(true),
+            ..CallToolResult::default()
+        },
+        None => {
+            let mut result = CallToolResult::text("the call ended without a result");
+            result.is_error = Some(true);
+            result
+        }
+    }
+}
+
+/// MCP "Lifecycle" §Version Negotiation: echo a requested version this
+/// build supports, else offer the newest and let the client decide.
+fn negotiate(requested: &str) -> ProtocolVersion {
+    match ProtocolVersion::parse(requested) {
+        Some(version) if ProtocolVersion::HANDSHAKE.contains(&version) => version,
+        _ => ProtocolVersion::LATEST_HANDSHAKE,
+    }
+}
+
+/// A request's parameters as `T`, or "invalid params" naming the method.
+fn decode<T: serde::de::DeserializeOwned>(params: &str, method: &str) -> Result<T, ErrorObject> {
+    serde_json::from_str(params).map_err(|e| {
+        ErrorObject::invalid_params(format!(
+            "invalid {method} params: {}",
+            mcp_proto::text::bound(&e.to_string(), 256)
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
+    use mcp_manager::scripted::{Reply, ScriptedFactory, ScriptedServer};
+    use serde_json::json;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+
+    use super::*;
+    use crate::PermissionPreset;
+
+    struct Client {
+        write: WriteHalf<DuplexStream>,
+        lines: tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>,
+        serve: tokio::task::JoinHandle<io::Result<()>>,
+    }
+
+    impl Client {
+        async fn send(&mut self, message: Value) {
+            let mut line = message.to_string();
+            line.push('\n');
+            self.write.write_all(line.as_bytes()).await.unwrap();
+        }
+
+        async fn next(&mut self) -> Value {
+            let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
+                .await
+                .expect("an answer within 10 s")
+                .unwrap()
+                .expect("the gateway is still writing");
+            serde_json::from_str(&line).unwrap()
+        }
+
+        async fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+            self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+                .await;
+            self.next().await
+        }
+    }
+
+    /// A gateway over one scripted server `fx` (tools `echo` and `hang`,
+    /// whose calls never answer), serving one client on an in-memory pipe.
+    async fn serving() -> Client {
+        let server = ScriptedServer::new()
+            .tool(
+                json!({"name": "echo", "inputSchema": {"type": "object"}}),
+                |args| Reply::result(json!({"content": [{"type": "text", "text": args["text"]}]})),
+            )
+            .tool(
+                json!({"name": "hang", "inputSchema": {"type": "object"}}),
+                |_| Reply::Never,
+            );
+        let manager = McpManager::builder()
+            .factory(ScriptedFactory::new().server("fx", server))
+            .build();
+        let config = ServerConfig::new("fx", TransportConfig::Stdio(StdioConfig::new("fx")));
+        let report = manager.connect_servers([config]).await;
+        assert_eq!(report.ready.len(), 1, "{report:?}");
+        let options = SessionOptions {
+            preset: PermissionPreset::FullAccess,
+            ..SessionOptions::default()
+        };
+        let gateway = Gateway::new(&manager, options, GatewayOptions::default());
+        let (client, server) = tokio::io::duplex(64 * 1024);
+        let (server_read, server_write) = tokio::io::split(server);
+        let serve = tokio::spawn(async move { gateway.serve(server_read, server_write).await });
+        let (read, write) = tokio::io::split(client);
+        Client {
+            write,
+            lines: BufReader::new(read).lines(),
+            serve,
+        }
+    }
+
+    async fn initialized() -> Client {
+        let mut client = serving().await;
+        let init = client
+            .request(
+                1,
+                "initialize",
+                json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}),
+            )
+            .await;
+        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+        assert_eq!(init["result"]["capabilities"]["tools"]["listChanged"], true);
+        client
+    }
+
+    #[tokio::test]
+    async fn requests_before_initialize_and_a_second_initialize_are_refused() {
+        let mut client = serving().await;
+        let early = client.request(7, "tools/list", json!({})).await;
+        assert_eq!(early["id"], 7);
+        assert_eq!(
+            early["error"]["code"],
+            error_codes::INVALID_REQUEST,
+            "{early}"
+        );
+        let init = client
+            .request(
+                1,
+                "initialize",
+                json!({"protocolVersion": "1999-01-01", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}),
+            )
+            .await;
+        // An unknown version is answered with the newest handshake one.
+        assert_eq!(
+            init["result"]["protocolVersion"],
+            ProtocolVersion::LATEST_HANDSHAKE.as_str()
+        );
+        let again = client
+            .request(
+                2,
+                "initialize",
+                json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}),
+            )
+            .await;
+        assert_eq!(
+            again["error"]["code"],
+            error_codes::INVALID_REQUEST,
+            "{again}"
+        );
+    }
+
+    #[tokio::test]
+    async fn tools_are_listed_by_model_name_and_called_through_the_session() {
+        let mut client = initialized().await;
+        let list = client.request(2, "tools/list", json!({})).await;
+        let names: Vec<&str> = list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert_eq!(names, ["mcp_fx_echo", "mcp_fx_hang"]);
+        let call = client
+            .request(
+                3,
+                "tools/call",
+                json!({"name": "mcp_fx_echo", "arguments": {"text": "hi"}}),
+            )
+            .await;
+        assert_eq!(call["result"]["content"][0]["text"], "hi", "{call}");
+        let unknown = client
+            .request(4, "tools/call", json!({"name": "echo", "arguments": {}}))
+            .await;
+        assert_eq!(
+            unknown["error"]["code"],
+            error_codes::INVALID_PARAMS,
+            "{unknown}"
+        );
+        let paged = client
+            .request(5, "tools/list", json!({"cursor": "x"}))
+            .await;
+        assert_eq!(
+            paged["error"]["code"],
+            error_codes::INVALID_PARAMS,
+            "{paged}"
+        );
+        let unknown_method = client.request(6, "resources/list", json!({})).await;
+        assert_eq!(
+            unknown_method["error"]["code"],
+            error_codes::METHOD_NOT_FOUND
+        );
+    }
+
+    #[tokio::test]
+    async fn malformed_lines_get_errors_with_a_null_id_and_the_connection_goes_on() {
+        let mut client = initialized().await;
+        client.write.write_all(b"{not json\n").await.unwrap();
+        let parse = client.next().await;
+        assert_eq!(parse["error"]["code"], error_codes::PARSE_ERROR, "{parse}");
+        assert!(parse["id"].is_null());
+        client.write.write_all(b"[1, 2]\n").await.unwrap();
+        let invalid = client.next().await;
+        assert!(invalid["error"].is_object(), "{invalid}");
+        let ping = client.request(9, "ping", json!({})).await;
+        assert_eq!(ping["result"], json!({}));
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_call_gets_no_answer_and_a_closed_input_ends_the_calls_left() {
+        let mut client = initialized().await;
+        client
+            .send(json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+                         "params": {"name": "mcp_fx_hang", "arguments": {}}}))
+            .await;
+        client
+            .send(
+                json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                         "params": {"requestId": 10, "reason": "enough"}}),
+            )
+            .await;
+        // The next answer is the ping's: the cancelled call never answers.
+        let ping = client.request(11, "ping", json!({})).await;
+        assert_eq!(ping["id"], 11, "{ping}");
+        client
+            .send(json!({"jsonrpc": "2.0", "id": 12, "method": "tools/call",
+                         "params": {"name": "mcp_fx_hang", "arguments": {}}}))
+            .await;
+        // The client goes away with a call in flight: serving ends.
+        client.write.shutdown().await.unwrap();
+        drop(client.write);
+        let served = tokio::time::timeout(Duration::from_secs(10), client.serve)
+            .await
+            .expect("serving ends when the input does");
+        // It would not end had the call been left running: the call holds
+        // the connection's output open until it answers.
+        served.unwrap().unwrap();
+    }
+}
