@@ -134,3 +134,62 @@ fn the_python_sdk_client_uses_three_servers_through_mcpctl_serve() {
     let seen = run_client(&env, &support::venv_python(), &script, &config);
     assert_gateway_worked(&seen, &log, false);
 }
+
+/// This workspace's own client in each era against `mcpctl serve`, with the
+/// demo server behind it: a 2026-07-28 client discovers and calls without
+/// `initialize`, and the probe of an era-agnostic client finds that era.
+#[test]
+fn the_workspace_client_uses_mcpctl_serve_in_both_eras() {
+    use mcp_proto::EraPolicy;
+    use mcp_transport::{Client, ClientOptions, StdioOptions, StdioTransport};
+
+    let env = Env::new();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    for (policy, era) in [
+        (EraPolicy::Modern, "modern"),
+        (EraPolicy::Legacy, "legacy"),
+        (EraPolicy::Auto, "modern"),
+    ] {
+        let mut stdio = StdioOptions::new(MCPCTL);
+        stdio.args = vec!["--no-host-configs".into(), "serve".into()];
+        stdio.cwd = Some(env.work_dir());
+        stdio.env = env
+            .command(&[])
+            .get_envs()
+            .filter_map(|(key, value)| {
+                Some((key.to_str()?.to_owned(), value?.to_str()?.to_owned()))
+            })
+            .collect();
+        runtime.block_on(async {
+            let transport = StdioTransport::spawn(stdio).expect("mcpctl serve starts");
+            let mut options = ClientOptions::default();
+            options.session.era = policy;
+            let (client, driver) = Client::new(transport, options);
+            tokio::spawn(driver.run());
+            let deadline = std::time::Duration::from_secs(30);
+            let negotiated = tokio::time::timeout(deadline, client.initialize())
+                .await
+                .expect("connects within 30 s")
+                .unwrap_or_else(|e| panic!("{policy:?}: {e}"));
+            assert_eq!(negotiated.era().as_str(), era, "{policy:?}");
+            let tools = client.list_tools(None).await.unwrap();
+            let names: Vec<&str> = tools.tools.iter().map(|t| t.name.as_str()).collect();
+            assert!(names.contains(&"mcp_demo_echo"), "{policy:?}: {names:?}");
+            let arguments = json!({"text": format!("hello {era}")});
+            let result = client
+                .call_tool("mcp_demo_echo", arguments.as_object().cloned())
+                .await
+                .unwrap();
+            assert_eq!(
+                serde_json::to_value(&result.content).unwrap()[0]["text"],
+                format!("hello {era}"),
+                "{policy:?}"
+            );
+            client.close().await;
+        });
+    }
+}

@@ -10,7 +10,11 @@
 //! that is still connecting, stopped until its next use, or reconnecting is
 //! the bridge's business too: the client sees one steady server.
 //!
-//! What a client gets (MCP 2025-11-25, every handshake version):
+//! What a client gets, in both eras: a handshake-era client (every version
+//! up to 2025-11-25) starts with `initialize`; a 2026-07-28 client asks
+//! `server/discover` (or nothing) and sends each request with its version in
+//! `_meta`, which the gateway checks (-32022 with the versions it speaks
+//! for any other).
 //!
 //! - `initialize`: the version negotiated as "Lifecycle" §Version
 //!   Negotiation says (a requested version this build supports is echoed,
@@ -23,9 +27,11 @@
 //!   (the upstream server gets its own cancellation); a request's
 //!   `_meta.progressToken` gets the upstream server's progress reports as
 //!   `notifications/progress`.
-//! - `notifications/tools/list_changed` whenever the tools a fresh binding
-//!   offers differ from those last listed (a server became ready, changed
-//!   its catalog, failed or was removed).
+//! - `notifications/tools/list_changed`, for a handshake-era client,
+//!   whenever the tools a fresh binding offers differ from those it last
+//!   listed (a server became ready, changed its catalog, failed or was
+//!   removed). A 2026-07-28 client lists again when it needs to (the
+//!   gateway offers no `subscriptions/listen`).
 //! - An unknown tool is a JSON-RPC error (-32602, "Server/Tools" §Error
 //!   Handling); a tool that fails, is refused by the permission rules or
 //!   gets invalid arguments is a result with `isError: true` and the
@@ -43,9 +49,9 @@ use mcp_manager::{ManagerEvent, McpManager};
 use mcp_proto::codec::ndjson::{self, NdjsonDecoder, NdjsonError};
 use mcp_proto::jsonrpc::{Request, error_codes};
 use mcp_proto::types::{
-    CallToolRequestParams, CallToolResult, CancelledNotificationParams, Implementation,
-    InitializeRequestParams, InitializeResult, ListChangedCapability, ListToolsResult,
-    ProgressNotificationParams, ServerCapabilities, Tool,
+    self, CallToolRequestParams, CallToolResult, CancelledNotificationParams, DiscoverResult,
+    Implementation, InitializeRequestParams, InitializeResult, ListChangedCapability,
+    ListToolsResult, ProgressNotificationParams, ServerCapabilities, Tool,
 };
 use mcp_proto::{ErrorObject, Frame, Message, ProtocolVersion, RequestId, methods};
 use serde::Serialize;
@@ -244,8 +250,16 @@ impl Connection {
     fn dispatch(self: &Arc<Self>, request: Request) -> Result<(), ErrorObject> {
         let Request { id, method, params } = request;
         let params = params.as_deref().map_or("{}", |raw| raw.get());
+        // A 2026-07-28 request stands alone: its `_meta` says the version,
+        // and no `initialize` comes first ("Versioning" §Backward
+        // Compatibility: a server may serve both eras).
+        let modern = modern_version(&method, params)?;
         match method.as_str() {
             methods::PING => self.respond(id, &serde_json::json!({})),
+            methods::SERVER_DISCOVER => {
+                let tools = self.gateway.session.bind();
+                self.respond(id, &self.discover_result(&tools))
+            }
             methods::INITIALIZE => {
                 let params: InitializeRequestParams = decode(params, methods::INITIALIZE)?;
                 let version = {
@@ -263,7 +277,7 @@ impl Connection {
                 let tools = self.gateway.session.bind();
                 self.respond(id, &self.initialize_result(version, &tools))
             }
-            _ if self.lock().version.is_none() => Err(ErrorObject::new(
+            _ if !modern && self.lock().version.is_none() => Err(ErrorObject::new(
                 error_codes::INVALID_REQUEST,
                 format!(
                     "{} before initialize: the server is not initialized",
@@ -284,7 +298,11 @@ impl Connection {
                     tools: declared(&tools),
                     ..ListToolsResult::default()
                 };
-                self.lock().listed = Some(listed);
+                if !modern {
+                    // `list_changed` goes to handshake-era clients, which
+                    // listen on the connection itself.
+                    self.lock().listed = Some(listed);
+                }
                 self.respond(id, &result)
             }
             methods::TOOLS_CALL => {
@@ -374,6 +392,27 @@ impl Connection {
             server_info: self.gateway.options.server_info.clone(),
             instructions: (!section.is_empty()).then(|| section.to_owned()),
             ..InitializeResult::default()
+        }
+    }
+
+    /// The `server/discover` answer (2026-07-28 "Server/Discover"): every
+    /// version the gateway speaks, its capabilities, the session's prompt
+    /// section as instructions, and its implementation in `_meta`.
+    fn discover_result(&self, tools: &ToolSet) -> DiscoverResult {
+        let section = tools.prompt_section();
+        let mut meta = serde_json::Map::new();
+        if let Ok(info) = serde_json::to_value(&self.gateway.options.server_info) {
+            meta.insert(types::meta::SERVER_INFO.to_owned(), info);
+        }
+        DiscoverResult {
+            supported_versions: supported_versions(),
+            capabilities: ServerCapabilities {
+                tools: Some(ListChangedCapability::default()),
+                ..ServerCapabilities::default()
+            },
+            instructions: (!section.is_empty()).then(|| section.to_owned()),
+            meta: Some(meta),
+            ..DiscoverResult::default()
         }
     }
 
@@ -500,6 +539,52 @@ fn call_result(outcome: &ToolOutcome) -> CallToolResult {
             result
         }
     }
+}
+
+/// Every version the gateway speaks, newest first.
+fn supported_versions() -> Vec<String> {
+    ProtocolVersion::MODERN
+        .iter()
+        .chain(ProtocolVersion::HANDSHAKE.iter())
+        .map(|version| version.as_str().to_owned())
+        .collect()
+}
+
+/// Whether a request is of the 2026-07-28 era (`server/discover`, or a
+/// protocol version in `_meta`), refusing a version the gateway does not
+/// speak with -32022 and the versions it does.
+fn modern_version(method: &str, params: &str) -> Result<bool, ErrorObject> {
+    let version = serde_json::from_str::<Value>(params)
+        .ok()
+        .and_then(|params| {
+            params
+                .get("_meta")?
+                .get(types::meta::PROTOCOL_VERSION)
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| v.to_string())
+                })
+        });
+    let Some(version) = version else {
+        return Ok(method == methods::SERVER_DISCOVER);
+    };
+    if ProtocolVersion::MODERN
+        .iter()
+        .any(|modern| modern.as_str() == version)
+    {
+        return Ok(true);
+    }
+    let mut error = ErrorObject::new(
+        error_codes::UNSUPPORTED_PROTOCOL_VERSION,
+        "Unsupported protocol version",
+    );
+    error.data = mcp_proto::jsonrpc::to_raw(&serde_json::json!({
+        "supported": supported_versions(),
+        "requested": mcp_proto::text::bound(&version, 64),
+    }))
+    .ok();
+    Err(error)
 }
 
 /// MCP "Lifecycle" §Version Negotiation: echo a requested version this
@@ -734,5 +819,66 @@ mod tests {
         // It would not end had the call been left running: the call holds
         // the connection's output open until it answers.
         served.unwrap().unwrap();
+    }
+
+    /// The `_meta` of a 2026-07-28 request.
+    fn modern_meta(version: &str) -> Value {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": version,
+            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {}
+        })
+    }
+
+    #[tokio::test]
+    async fn a_2026_07_28_client_discovers_and_calls_without_initialize() {
+        let mut client = serving().await;
+        let discover = client
+            .request(
+                1,
+                "server/discover",
+                json!({"_meta": modern_meta("2026-07-28")}),
+            )
+            .await;
+        let result = &discover["result"];
+        assert_eq!(result["supportedVersions"][0], "2026-07-28", "{discover}");
+        assert!(
+            result["supportedVersions"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("2025-11-25"))
+        );
+        assert_eq!(
+            result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+            "mcp-gateway"
+        );
+        assert!(result["capabilities"]["tools"].is_object(), "{discover}");
+        let list = client
+            .request(2, "tools/list", json!({"_meta": modern_meta("2026-07-28")}))
+            .await;
+        assert_eq!(list["result"]["tools"][0]["name"], "mcp_fx_echo", "{list}");
+        let call = client
+            .request(
+                3,
+                "tools/call",
+                json!({"name": "mcp_fx_echo", "arguments": {"text": "modern"},
+                       "_meta": modern_meta("2026-07-28")}),
+            )
+            .await;
+        assert_eq!(call["result"]["content"][0]["text"], "modern", "{call}");
+        let unsupported = client
+            .request(4, "tools/list", json!({"_meta": modern_meta("2027-01-01")}))
+            .await;
+        assert_eq!(unsupported["error"]["code"], -32022, "{unsupported}");
+        assert_eq!(unsupported["error"]["data"]["requested"], "2027-01-01");
+        assert_eq!(unsupported["error"]["data"]["supported"][0], "2026-07-28");
+        // Without `_meta` the request is of the handshake era, which needs
+        // an `initialize` first.
+        let legacy = client.request(5, "tools/list", json!({})).await;
+        assert_eq!(
+            legacy["error"]["code"],
+            error_codes::INVALID_REQUEST,
+            "{legacy}"
+        );
     }
 }
