@@ -7,8 +7,9 @@
 //! registered with. It prints the authorization URL for the user to open,
 //! waits (bounded by `--timeout`) for the browser to come back, and stores
 //! the tokens where mcp-manager looks for them (`<data dir>/oauth`, through
-//! [`mcp_manager::oauth_options`]), so that every later run connects with
-//! them. No token is ever printed.
+//! [`mcp_manager::DefaultTransportFactory::oauth_options_for`], with the
+//! proxy and trusted roots of every other command), so that every later
+//! run connects with them. No token is ever printed.
 //!
 //! A server whose `oauth.grant` is `client_credentials` logs in without a
 //! browser: the client authenticates with its own secret (RFC 6749 §4.4)
@@ -59,7 +60,12 @@ pub(crate) async fn login(
     } else {
         Grant::AuthorizationCode(loopback(&server, &http, timeout, output).await?)
     };
-    let options = mcp_manager::oauth_options(url, grant, http.oauth.as_ref(), dir.clone());
+    let mut factory = crate::runtime::transport_factory();
+    factory.oauth_dir = Some(dir.clone());
+    // The proxy and trusted roots of every other command.
+    let options = factory
+        .oauth_options_for(url, grant, http.oauth.as_ref())
+        .map_err(|e| CliError::usage(format!("cannot set up OAuth for `{id}`: {e}")))?;
     let provider = OAuthProvider::new(options)
         .map_err(|e| CliError::connection(format!("cannot set up OAuth for `{id}`: {e}")))?;
     provider.login().await.map_err(|e| {

@@ -14,6 +14,7 @@ use mcp_manager::{
     ServerStatus, StartupError, StartupMode,
 };
 use mcp_toolbridge::{McpSession, SessionOptions};
+use mcp_transport::{CaEnv, ProxyConfig};
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::time::Instant;
@@ -28,6 +29,31 @@ use crate::{inputs, trust_cmd};
 /// its own, shorter deadlines in the manager (15 s per discovery); this
 /// only guards against waiting forever should one be missed.
 const SETTLE_LIMIT: Duration = Duration::from_secs(600);
+
+/// The transport factory of every `mcpctl` command that connects (and of
+/// `mcpctl login`, whose OAuth client goes where the manager's does): HTTP
+/// servers authorize with OAuth on a 401, with the tokens `mcpctl login`
+/// stored (none without a data dir); proxies come from curl's variables
+/// (loopback direct); and, as with curl and git, `SSL_CERT_FILE` and
+/// `SSL_CERT_DIR` add trusted roots.
+pub(crate) fn transport_factory() -> DefaultTransportFactory {
+    factory_from(crate::login::oauth_dir().ok(), |name| {
+        std::env::var(name).ok()
+    })
+}
+
+/// [`transport_factory`] with tokens in `oauth_dir` and the variables asked
+/// of `lookup`.
+fn factory_from(
+    oauth_dir: Option<std::path::PathBuf>,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> DefaultTransportFactory {
+    let mut factory = DefaultTransportFactory::new();
+    factory.oauth_dir = oauth_dir;
+    factory.ca_env = CaEnv::from_lookup(&lookup);
+    factory.proxy = ProxyConfig::from_lookup(&lookup);
+    factory
+}
 
 /// The manager of this run and what discovery found.
 #[derive(Debug)]
@@ -110,15 +136,9 @@ impl Runtime {
         // for exactly the servers it needs, and `watch` shows the progress.
         manager_options.startup = StartupMode::Background;
         manager_options.client.session.client_info = client_info();
-        // HTTP servers authorize with OAuth on a 401, with the tokens
-        // `mcpctl login` stored; without a data dir there are none.
-        let factory = match crate::login::oauth_dir() {
-            Ok(dir) => DefaultTransportFactory::with_oauth_dir(dir),
-            Err(_) => DefaultTransportFactory::new(),
-        };
         let manager = McpManager::builder()
             .options(manager_options)
-            .factory(factory)
+            .factory(transport_factory())
             .environment(WithInputs::new(ProcessEnv, answers))
             .build();
         crate::interrupt::register(&manager);
@@ -301,4 +321,40 @@ pub(crate) fn server_error(id: &str, error: &ServerError, source: Option<&Source
 /// `_meta["io.modelcontextprotocol/clientInfo"]` on every 2026-07-28 request.
 pub(crate) fn client_info() -> mcp_proto::types::Implementation {
     mcp_proto::types::Implementation::new("mcpctl", env!("CARGO_PKG_VERSION"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_factory_reads_the_ca_and_proxy_variables_it_is_given() {
+        let vars = [
+            ("SSL_CERT_FILE", "/etc/corp/ca.pem"),
+            ("SSL_CERT_DIR", "/etc/corp/certs"),
+            ("HTTPS_PROXY", "http://proxy.corp.example:3128"),
+        ];
+        let lookup = |name: &str| {
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| (*v).to_owned())
+        };
+        let dir = std::path::PathBuf::from("/data/oauth");
+        let factory = factory_from(Some(dir.clone()), lookup);
+        assert!(factory.ca_env.is_set());
+        assert_eq!(factory.ca_env, CaEnv::from_lookup(lookup));
+        assert_ne!(factory.ca_env, CaEnv::none());
+        assert_eq!(
+            factory
+                .proxy
+                .proxy_for("https://mcp.example.com/mcp")
+                .as_deref(),
+            Some("proxy.corp.example:3128")
+        );
+        assert_eq!(factory.oauth_dir, Some(dir));
+        // Nothing set: no extra roots, no proxy.
+        let bare = factory_from(None, |_| None);
+        assert!(!bare.ca_env.is_set());
+        assert_eq!(bare.proxy.proxy_for("https://mcp.example.com/mcp"), None);
+    }
 }

@@ -38,7 +38,7 @@ use mcp_proto::text;
 /// | `headers_too_large` | the response's headers exceed what the transport reads | the limit in bytes |
 /// | `message_too_large` | a message from the server exceeds the size limit; the connection ended | the limit in bytes |
 /// | `unreachable` | no connection could be made (refused, no route, DNS, TLS) | the cause |
-/// | `proxy_failed` | the HTTP proxy failed, not the server: it could not be reached, refused the CONNECT tunnel (407, 403, 502, ...), closed it, or its setting is unusable | the proxy's `host:port`, the variable that set it, the status |
+/// | `proxy_failed` | the HTTP proxy failed, not the server: it could not be reached, refused the CONNECT tunnel (407, 403, 502, ...), closed it, or its setting is unusable; for the server or for its OAuth client's request to an authorization server | the proxy's `host:port`, the variable that set it, the status (and the OAuth request's URL) |
 /// | `unsupported_version` | no protocol version in common: the server speaks only versions this client does not | both sides' versions |
 /// | `timeout` | initialize, a `tools/list` page or the whole discovery took longer than its deadline | the deadline |
 /// | `closed` | the connection ended (the process exited, the server hung up) | which |
@@ -225,6 +225,19 @@ pub(crate) fn transport_cause(
     match crate::error::oauth_error(error) {
         Some(mcp_oauth::OAuthError::InteractionRequired) => {
             return Some(auth_required(id));
+        }
+        // The OAuth client goes through the transport's proxy: the proxy
+        // failed, not the authorization server.
+        Some(mcp_oauth::OAuthError::Proxy { url, message, .. }) => {
+            return Some(ServerError::new(
+                ErrorCode::ProxyFailed,
+                text::bound(
+                    &format!("OAuth request to {url} failed: {message}"),
+                    text::ERROR_TEXT_LIMIT,
+                )
+                .into_owned(),
+                "",
+            ));
         }
         Some(other) => {
             return Some(ServerError::new(

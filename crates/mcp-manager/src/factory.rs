@@ -17,6 +17,9 @@
 //! once with `auth_required` ("run `mcpctl login <id>`") instead of waiting
 //! for a browser. A server whose `oauth.grant` is `client_credentials`
 //! needs no person: its provider runs that grant itself on the first 401.
+//! The provider reaches the authorization servers through the factory's
+//! [`proxy`](DefaultTransportFactory::proxy) and trusts its roots, as the
+//! transport does.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -91,9 +94,11 @@ pub struct DefaultTransportFactory {
     /// file that cannot be read fails the connect with `invalid_config`
     /// naming the variable and path.
     pub ca_env: CaEnv,
-    /// The HTTP proxies for every HTTP server. Default
-    /// [`ProxyConfig::from_env`] (curl's variables, read when the factory is
-    /// made; loopback servers direct); [`ProxyConfig::none`] turns them off.
+    /// The HTTP proxies for every HTTP server and for its OAuth client's
+    /// requests (discovery, registration, tokens), one setting for both.
+    /// Default [`ProxyConfig::from_env`] (curl's variables, read when the
+    /// factory is made; loopback servers direct); [`ProxyConfig::none`]
+    /// turns them off. A proxy failing either is `proxy_failed`.
     pub proxy: ProxyConfig,
     /// One authorization hook for every HTTP server; when set it replaces
     /// the per-server OAuth providers of [`oauth_dir`](Self::oauth_dir).
@@ -160,9 +165,10 @@ impl DefaultTransportFactory {
         };
         let grant = unattended_grant(http.oauth.as_ref())?;
         let mut options = oauth_options(url, grant, http.oauth.as_ref(), dir.clone());
-        // The authorization server may sit behind the same private CA as
-        // the MCP server.
+        // The authorization server may sit behind the same private CA and
+        // the same proxy as the MCP server.
         options.extra_root_certificates = roots.to_vec();
+        options.proxy = self.proxy.clone();
         match OAuthProvider::new(options) {
             Ok(provider) => Ok(Some(Arc::new(provider))),
             Err(error) => Err(ConnectError::new(
@@ -172,6 +178,42 @@ impl DefaultTransportFactory {
             )
             .with_source(error)),
         }
+    }
+
+    /// The options of the OAuth provider this factory gives the server at
+    /// `url`: [`oauth_options`] with tokens in [`oauth_dir`](Self::oauth_dir)
+    /// (in memory when it is unset), and this factory's
+    /// [`proxy`](Self::proxy) and trusted roots
+    /// ([`extra_root_certificates`](Self::extra_root_certificates) and
+    /// those of [`ca_env`](Self::ca_env), read now), so that the
+    /// authorization servers are reached the way the MCP server is. For
+    /// hosts that run the interactive login themselves (`mcpctl login`). An
+    /// unreadable `SSL_CERT_FILE`/`SSL_CERT_DIR` is `invalid_config` naming
+    /// the variable and path.
+    pub fn oauth_options_for(
+        &self,
+        url: url::Url,
+        grant: Grant,
+        oauth: Option<&ResolvedOAuth>,
+    ) -> Result<OAuthOptions, ConnectError> {
+        let mut options = section_options(url, grant, oauth);
+        if let Some(dir) = &self.oauth_dir {
+            options.store = Arc::new(FileTokenStore::new(dir.clone()));
+        }
+        options.extra_root_certificates = self.roots()?;
+        options.proxy = self.proxy.clone();
+        Ok(options)
+    }
+
+    /// The trusted roots of a connect: the extra ones and those of
+    /// `ca_env`, read now.
+    fn roots(&self) -> Result<Vec<String>, ConnectError> {
+        let mut roots = self.extra_root_certificates.clone();
+        roots.extend(self.ca_env.load().map_err(|error| {
+            // The message names the variable and the path, never a value.
+            ConnectError::new(ErrorCode::InvalidConfig, error.to_string(), "").with_source(error)
+        })?);
+        Ok(roots)
     }
 }
 
@@ -184,8 +226,15 @@ pub fn oauth_options(
     oauth: Option<&ResolvedOAuth>,
     dir: PathBuf,
 ) -> OAuthOptions {
-    let mut options = OAuthOptions::new(url, grant);
+    let mut options = section_options(url, grant, oauth);
     options.store = Arc::new(FileTokenStore::new(dir));
+    options
+}
+
+/// The provider options of a server's `oauth` section, every other
+/// setting at its default.
+fn section_options(url: url::Url, grant: Grant, oauth: Option<&ResolvedOAuth>) -> OAuthOptions {
+    let mut options = OAuthOptions::new(url, grant);
     if let Some(oauth) = oauth {
         options.client_id.clone_from(&oauth.client_id);
         options.client_secret = oauth
@@ -286,11 +335,7 @@ impl DefaultTransportFactory {
             .iter()
             .map(|(name, value)| (name.clone(), value.expose().to_owned()))
             .collect();
-        let mut roots = self.extra_root_certificates.clone();
-        roots.extend(self.ca_env.load().map_err(|error| {
-            // The message names the variable and the path, never a value.
-            ConnectError::new(ErrorCode::InvalidConfig, error.to_string(), "").with_source(error)
-        })?);
+        let roots = self.roots()?;
         options.auth = self.auth_for(http, &roots)?;
         options.extra_root_certificates = roots;
         options.proxy = self.proxy.clone();

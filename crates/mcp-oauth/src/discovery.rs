@@ -252,13 +252,17 @@ async fn legacy_discovery(http: &HttpClient, server: &Url) -> Result<Discovered,
 
 /// GETs a JSON document: `Some` on a 2xx that parses, `None` on an HTTP
 /// error status or a network failure (the next candidate is tried), an
-/// error on a 2xx that is not the expected document.
+/// error on a 2xx that is not the expected document, and the proxy's
+/// error when the proxy failed (every candidate is on the same origin,
+/// which the proxy would refuse again; the host must hear of the proxy,
+/// not of missing metadata).
 async fn fetch_json<T: serde::de::DeserializeOwned>(
     http: &HttpClient,
     url: &Url,
 ) -> Result<Option<T>, OAuthError> {
     let response = match http.get(url).await {
         Ok(response) => response,
+        Err(error @ OAuthError::Proxy { .. }) => return Err(error),
         Err(error) => {
             tracing::debug!(%error, "metadata request failed");
             return Ok(None);

@@ -16,6 +16,22 @@ pub enum OAuthError {
         /// What went wrong.
         message: String,
     },
+    /// The HTTP proxy a request to an authorization server or metadata URL
+    /// goes through failed, not the server: it could not be reached,
+    /// refused or dropped the CONNECT tunnel, or its setting is unusable
+    /// (see [`OAuthOptions::proxy`](crate::OAuthOptions::proxy)). The
+    /// message names the proxy and where it was set, never its credentials.
+    #[error("request to {url} failed: {message}")]
+    Proxy {
+        /// The URL without its query.
+        url: String,
+        /// The proxy's `host:port`; empty when its setting is unusable.
+        proxy: String,
+        /// The proxy's status answering CONNECT, when it refused.
+        status: Option<u16>,
+        /// What went wrong, naming the proxy.
+        message: String,
+    },
     /// A metadata document could not be used.
     #[error("invalid metadata at {url}: {message}")]
     Metadata {

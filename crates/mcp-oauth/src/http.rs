@@ -1,6 +1,5 @@
-//! The small HTTP client for metadata, registration and token requests: hyper over rustls (ring), no redirects followed, bounded bodies.
+//! The small HTTP client for metadata, registration and token requests: hyper over mcp-transport's connector (its proxy tunnel, rustls with ring), no redirects followed, bounded bodies.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -10,8 +9,8 @@ use http::{Method, Request};
 use http_body_util::{BodyExt, Full};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
+use mcp_transport::{ProxyConfig, ProxyConnector, TransportError};
 use url::Url;
 
 use crate::OAuthError;
@@ -59,34 +58,24 @@ pub(crate) enum ClientAuth<'a> {
 
 #[derive(Clone, Debug)]
 pub(crate) struct HttpClient {
-    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    client: Client<HttpsConnector<ProxyConnector>, Full<Bytes>>,
     timeout: Duration,
 }
 
 impl HttpClient {
     /// A client trusting the webpki roots plus `extra_root_certificates`
-    /// (PEM), as the MCP transport does.
+    /// (PEM) and reaching servers through `proxy`, over the MCP transport's
+    /// own connector: an authorization server is reached the way the MCP
+    /// server is.
     pub(crate) fn new(
         timeout: Duration,
         extra_root_certificates: &[String],
+        proxy: ProxyConfig,
     ) -> Result<Self, OAuthError> {
         let roots = mcp_transport::tls_root_store(extra_root_certificates)
             .map_err(|e| OAuthError::Config(e.to_string()))?;
-        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| OAuthError::Config(format!("TLS configuration: {e}")))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_connect_timeout(Some(timeout));
-        let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(http);
+        let https = mcp_transport::https_connector(roots, proxy, timeout)
+            .map_err(|e| OAuthError::Config(e.to_string()))?;
         Ok(HttpClient {
             client: Client::builder(TokioExecutor::new()).build(https),
             timeout,
@@ -189,7 +178,19 @@ impl HttpClient {
         let response = tokio::time::timeout(self.timeout, self.client.request(request))
             .await
             .map_err(|_| fail("timed out".to_owned()))?
-            .map_err(|e| fail(error_chain(&e)))?;
+            .map_err(|e| match ProxyConnector::proxy_failure(&e) {
+                Some(TransportError::Proxy {
+                    proxy,
+                    status,
+                    message,
+                }) => OAuthError::Proxy {
+                    url: shown.clone(),
+                    proxy,
+                    status,
+                    message,
+                },
+                _ => fail(error_chain(&e)),
+            })?;
         let status = response.status().as_u16();
         let www_authenticate = response
             .headers()

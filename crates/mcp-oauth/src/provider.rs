@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_transport::{AuthProvider, TransportError};
+use mcp_transport::{AuthProvider, ProxyConfig, TransportError};
 use serde::Deserialize;
 use tokio::sync::Mutex;
 use url::Url;
@@ -122,6 +122,14 @@ pub struct OAuthOptions {
     /// [`HttpOptions::extra_root_certificates`](mcp_transport::HttpOptions::extra_root_certificates).
     /// Default none.
     pub extra_root_certificates: Vec<String>,
+    /// Which proxy each request to an authorization server, metadata URL or
+    /// the MCP server's challenge goes through: give the same as the
+    /// transport's [`HttpOptions::proxy`](mcp_transport::HttpOptions::proxy),
+    /// so that one setting governs both. Default [`ProxyConfig::from_env`],
+    /// read by [`OAuthOptions::new`] (the transport's rules: curl's
+    /// `https_proxy`, `http_proxy`, `all_proxy` and `no_proxy`, loopback
+    /// reached directly).
+    pub proxy: ProxyConfig,
 }
 
 impl OAuthOptions {
@@ -140,6 +148,7 @@ impl OAuthOptions {
             refresh_margin: Duration::from_secs(60),
             request_timeout: Duration::from_secs(30),
             extra_root_certificates: Vec::new(),
+            proxy: ProxyConfig::from_env(),
         }
     }
 }
@@ -184,7 +193,11 @@ impl OAuthProvider {
     /// A provider; no request is sent until the server asks for
     /// authorization.
     pub fn new(options: OAuthOptions) -> Result<Self, OAuthError> {
-        let http = HttpClient::new(options.request_timeout, &options.extra_root_certificates)?;
+        let http = HttpClient::new(
+            options.request_timeout,
+            &options.extra_root_certificates,
+            options.proxy.clone(),
+        )?;
         Ok(OAuthProvider {
             options,
             http,

@@ -62,7 +62,8 @@ pub use client::{
     CallOptions, Client, ClientError, ClientHandler, ClientOptions, Driver, ServerNotification,
 };
 pub use http::{
-    AuthProvider, CaEnv, HttpOptions, HttpProtocol, HttpTransport, ProxyConfig, tls_root_store,
+    AuthProvider, CaEnv, HttpOptions, HttpProtocol, HttpTransport, ProxyConfig, ProxyConnector,
+    https_connector, tls_root_store,
 };
 pub use memory::{MemoryTransport, memory_pair};
 #[cfg(unix)]

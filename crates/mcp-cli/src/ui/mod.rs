@@ -71,6 +71,7 @@ pub(crate) async fn run(args: UiArgs, sources: &SourceOptions) -> Result<Exit, C
     options.client.session.client_info = crate::runtime::client_info();
     let manager = McpManager::builder()
         .options(options)
+        .factory(crate::runtime::transport_factory())
         .store(Store::open(path.clone()))
         .build();
     // Ctrl-C is how the page is stopped: the servers are closed below.

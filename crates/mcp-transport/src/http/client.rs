@@ -19,7 +19,7 @@ use rustls::pki_types::pem::PemObject;
 use url::Url;
 
 use super::pool::{MAX_RESPONSE_HEAD, Pool};
-use super::proxy::{Dial, ProxyError};
+use super::proxy::ProxyConnector;
 use super::{AuthProvider, HttpOptions, ProxyConfig};
 use crate::transport::TransportError;
 
@@ -57,7 +57,7 @@ impl HttpClient {
         options.proxy.check(url)?;
         let mut roots = options.extra_root_certificates.clone();
         roots.extend(options.ca_env.load()?);
-        let https = connector(
+        let https = https_connector(
             tls_root_store(&roots)?,
             options.proxy.clone(),
             options.connect_timeout,
@@ -194,15 +194,33 @@ impl HttpClient {
     }
 }
 
-/// The connector new connections are opened with: TCP (no Nagle, a
-/// connect timeout), directly or through a CONNECT tunnel as `proxy` says
-/// (the tunnel's exchange bounded by the connect timeout too), then rustls
-/// for `https` over `roots`.
-pub(super) fn connector(
+/// The connector the HTTP transports open their connections with, for a
+/// host's own HTTP client (hyper-util's `Client`, say) that should reach
+/// servers exactly as the transports do: TCP (no Nagle, `connect_timeout`),
+/// directly or through an HTTP CONNECT tunnel as `proxy` says (the
+/// tunnel's exchange bounded by `connect_timeout` too), then rustls (ring,
+/// TLS 1.2 and 1.3) over `roots` for `https`, HTTP/1.1 only. Build `roots`
+/// with [`tls_root_store`]. mcp-oauth's client to authorization servers is
+/// one such client; [`ProxyConnector::proxy_failure`] finds a proxy's
+/// failure in its errors.
+///
+/// ```
+/// use mcp_transport::{ProxyConfig, https_connector, tls_root_store};
+/// use std::time::Duration;
+///
+/// let connector = https_connector(
+///     tls_root_store(&[])?,
+///     ProxyConfig::all("http://proxy.internal:3128").no_proxy(".corp.example"),
+///     Duration::from_secs(10),
+/// )?;
+/// # drop(connector);
+/// # Ok::<(), mcp_transport::TransportError>(())
+/// ```
+pub fn https_connector(
     roots: RootCertStore,
     proxy: ProxyConfig,
     connect_timeout: Duration,
-) -> Result<HttpsConnector<Dial>, TransportError> {
+) -> Result<HttpsConnector<ProxyConnector>, TransportError> {
     let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
@@ -219,7 +237,7 @@ pub(super) fn connector(
         .with_tls_config(tls)
         .https_or_http()
         .enable_http1()
-        .wrap_connector(Dial::new(http, proxy, connect_timeout)))
+        .wrap_connector(ProxyConnector::new(http, proxy, connect_timeout)))
 }
 
 /// Reads a body up to `limit` bytes. `Err(TooLarge)` when it is longer
@@ -374,15 +392,11 @@ pub(crate) fn media_type(headers: &HeaderMap) -> Option<String> {
 /// [`TransportError::HeadersTooLarge`] instead, and a proxy's failure is
 /// [`TransportError::Proxy`].
 pub(crate) fn io_error(error: &(dyn StdError + 'static)) -> TransportError {
+    if let Some(proxy) = ProxyConnector::proxy_failure(error) {
+        return proxy;
+    }
     let mut current = Some(error);
     while let Some(cause) = current {
-        if let Some(proxy) = cause.downcast_ref::<ProxyError>() {
-            return TransportError::Proxy {
-                proxy: proxy.proxy.clone(),
-                status: proxy.status,
-                message: proxy.message.clone(),
-            };
-        }
         if cause
             .downcast_ref::<hyper::Error>()
             .is_some_and(hyper::Error::is_parse_too_large)

@@ -14,8 +14,9 @@
 //! - `streamable`: Streamable HTTP's POST, GET stream, resumption, DELETE.
 //! - `legacy_sse`: the legacy GET stream, its `endpoint` event and POSTs.
 //! - `auth`: the [`AuthProvider`] hook.
-//! - `proxy`: [`ProxyConfig`] (which proxy, curl's variables) and the
-//!   CONNECT tunnel the connector opens through it.
+//! - `proxy`: [`ProxyConfig`] (which proxy, curl's variables) and
+//!   [`ProxyConnector`], the connector's CONNECT tunnel through it (also
+//!   for hosts' own HTTP clients, through [`https_connector`]).
 //! - `ca_env`: [`CaEnv`], the opt-in `SSL_CERT_FILE` / `SSL_CERT_DIR` roots.
 
 use std::fmt;
@@ -35,9 +36,9 @@ mod streamable;
 
 pub use auth::AuthProvider;
 pub use ca_env::CaEnv;
-pub use client::tls_root_store;
+pub use client::{https_connector, tls_root_store};
 pub use engine::HttpTransport;
-pub use proxy::ProxyConfig;
+pub use proxy::{ProxyConfig, ProxyConnector};
 
 /// Which HTTP protocol an [`HttpTransport`] speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -29,7 +29,7 @@ use hyper::client::conn::http1;
 use hyper_rustls::HttpsConnector;
 use tower_service::Service;
 
-use super::proxy::Dial;
+use super::proxy::ProxyConnector;
 
 /// The most bytes a response's status line and headers may take: hyper's
 /// own default read buffer, set explicitly so that
@@ -49,12 +49,12 @@ pub(crate) type PoolError = Box<dyn std::error::Error + Send + Sync>;
 /// The connections of one transport. Cloning shares them.
 #[derive(Clone)]
 pub(crate) struct Pool {
-    connector: HttpsConnector<Dial>,
+    connector: HttpsConnector<ProxyConnector>,
     kept: Arc<Mutex<Vec<Sender>>>,
 }
 
 impl Pool {
-    pub(crate) fn new(connector: HttpsConnector<Dial>) -> Pool {
+    pub(crate) fn new(connector: HttpsConnector<ProxyConnector>) -> Pool {
         Pool {
             connector,
             kept: Arc::new(Mutex::new(Vec::new())),
@@ -255,7 +255,7 @@ mod tests {
     }
 
     fn plain_http_pool() -> Pool {
-        let connector = super::super::client::connector(
+        let connector = super::super::client::https_connector(
             rustls::RootCertStore::empty(),
             super::super::ProxyConfig::none(),
             std::time::Duration::from_secs(5),

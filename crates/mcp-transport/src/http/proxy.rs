@@ -523,28 +523,69 @@ impl ProxyError {
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The TCP side of the connector: a direct connection, or a CONNECT tunnel
-/// through the proxy [`ProxyConfig`] picks for the destination. TLS, when
-/// the server is `https`, runs over either (the layer above).
+/// The TCP side of the HTTP transports' connector: a direct TCP
+/// connection, or an HTTP CONNECT tunnel through the proxy a
+/// [`ProxyConfig`] picks for the destination (RFC 9110 §9.3.6). TLS, when
+/// the server is `https`, runs over either: [`https_connector`](crate::https_connector)
+/// wraps this in rustls and is what a host's own HTTP client (an OAuth
+/// client, say) uses to go where the transport goes, the same way.
+///
+/// A failure of the proxy (it cannot be reached, refuses or drops the
+/// tunnel, or its setting is unusable) is an error in the connect's error
+/// chain that [`proxy_failure`](Self::proxy_failure) finds.
 #[derive(Clone)]
-pub(crate) struct Dial {
+pub struct ProxyConnector {
     tcp: HttpConnector,
     proxy: Arc<ProxyConfig>,
     /// Bounds the CONNECT exchange (the TCP connect has its own bound).
     handshake_timeout: Duration,
 }
 
-impl Dial {
-    pub(crate) fn new(tcp: HttpConnector, proxy: ProxyConfig, handshake_timeout: Duration) -> Dial {
-        Dial {
+impl fmt::Debug for ProxyConnector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProxyConnector")
+            .field("proxy", &self.proxy)
+            .field("handshake_timeout", &self.handshake_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ProxyConnector {
+    pub(crate) fn new(
+        tcp: HttpConnector,
+        proxy: ProxyConfig,
+        handshake_timeout: Duration,
+    ) -> ProxyConnector {
+        ProxyConnector {
             tcp,
             proxy: Arc::new(proxy),
             handshake_timeout,
         }
     }
+
+    /// The proxy's failure in `error`'s chain (the error of a connect
+    /// through this connector, or of a request of a hyper client using
+    /// it), as [`TransportError::Proxy`]: the proxy's `host:port`, its
+    /// status when it refused, and a message naming the proxy, where it was
+    /// set and the target, never its credentials. `None` when the proxy is
+    /// not what failed.
+    pub fn proxy_failure(error: &(dyn std::error::Error + 'static)) -> Option<TransportError> {
+        let mut current = Some(error);
+        while let Some(cause) = current {
+            if let Some(proxy) = cause.downcast_ref::<ProxyError>() {
+                return Some(TransportError::Proxy {
+                    proxy: proxy.proxy.clone(),
+                    status: proxy.status,
+                    message: proxy.message.clone(),
+                });
+            }
+            current = cause.source();
+        }
+        None
+    }
 }
 
-impl Service<Uri> for Dial {
+impl Service<Uri> for ProxyConnector {
     type Response = TokioIo<TcpStream>;
     type Error = BoxError;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
@@ -565,8 +606,12 @@ impl Service<Uri> for Dial {
                 return Box::pin(async move { connecting.await.map_err(Into::into) });
             }
             Route::Unusable(problem) => {
-                let problem = problem.to_owned();
-                return Box::pin(async move { Err(problem.into()) });
+                let error = ProxyError {
+                    proxy: String::new(),
+                    status: None,
+                    message: problem.to_owned(),
+                };
+                return Box::pin(async move { Err(error.into()) });
             }
             Route::Proxy(server) => server.clone(),
         };
