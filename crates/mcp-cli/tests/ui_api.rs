@@ -66,8 +66,12 @@ fn add_edit_toggle_retry_delete_through_the_api_never_returning_a_secret() {
     assert_eq!(again.status, 400, "{again:?}");
     assert_eq!(again.json()["error"]["code"], "duplicate_id");
 
-    // The stream shows the demo server becoming ready with its tools.
-    let listing = events.until("demo is ready", |l| has_status(l, "demo", "ready"));
+    // The stream shows the demo server becoming ready with its tools. (The
+    // demo can be ready in a listing sent before `remote` was added, so
+    // the listing waited for has both.)
+    let listing = events.until("demo is ready, remote listed", |l| {
+        has_status(l, "demo", "ready") && server(l, "remote").is_some()
+    });
     assert_no_secret("the event stream", &listing.to_string());
     let demo_entry = server(&listing, "demo").unwrap();
     assert_eq!(demo_entry["toolCount"], 5);
