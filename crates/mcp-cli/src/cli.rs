@@ -298,7 +298,11 @@ pub(crate) enum Command {
     Ui(UiArgs),
 
     /// Serve every configured server's tools as one MCP server on stdin/stdout (for a host that launches mcpctl as its MCP server)
-    Serve,
+    Serve {
+        /// Start a server only when a call needs it, listing its tools from mcpctl's tool cache (servers not cached yet start at once)
+        #[arg(long)]
+        lazy: bool,
+    },
 
     /// Run the built-in demo MCP server on stdin/stdout (the default server)
     DemoServer,

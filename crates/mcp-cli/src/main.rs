@@ -221,7 +221,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         )),
         Command::Logout { server } => block_on(login::logout(&server, &sources, output)),
         Command::Ui(args) => block_on(ui::run(args, &sources)),
-        Command::Serve => block_on(serve_cmd::run(&sources, global.preset, output)),
+        Command::Serve { lazy } => block_on(serve_cmd::run(&sources, global.preset, lazy, output)),
         Command::Trust { server: None, .. } => trust_cmd::list(output),
         Command::Trust {
             server: Some(server),

@@ -105,6 +105,17 @@ impl Runtime {
         options: &SourceOptions,
         select: Select<'_>,
     ) -> Result<Runtime, CliError> {
+        Runtime::start_with(options, select, None).await
+    }
+
+    /// [`Runtime::start`], with a lazy start over the tool cache at
+    /// `lazy_cache` when given: servers it knows are not started until a
+    /// call needs them, and every connection refreshes the cache.
+    pub(crate) async fn start_with(
+        options: &SourceOptions,
+        select: Select<'_>,
+        lazy_cache: Option<std::path::PathBuf>,
+    ) -> Result<Runtime, CliError> {
         let discovery = trust_cmd::discovery(options)?;
         let gate = trust_cmd::gate(options)?;
         let ask = options.ask;
@@ -136,7 +147,14 @@ impl Runtime {
         // for exactly the servers it needs, and `watch` shows the progress.
         manager_options.startup = StartupMode::Background;
         manager_options.client.session.client_info = client_info();
-        let manager = McpManager::builder()
+        manager_options.lazy = lazy_cache.is_some();
+        let mut builder = McpManager::builder();
+        if let Some(path) = lazy_cache {
+            builder = builder.cache(std::sync::Arc::new(mcp_manager::JsonFileToolCache::open(
+                path,
+            )));
+        }
+        let manager = builder
             .options(manager_options)
             .factory(transport_factory())
             .environment(WithInputs::new(ProcessEnv, answers))

@@ -11,6 +11,12 @@
 //! its own connection deadlines), so the first `tools/list` has every
 //! server that could connect. When the client closes stdin, the servers
 //! are closed and `mcpctl` exits 0.
+//!
+//! With `--lazy`, a server whose tools are in mcpctl's tool cache
+//! (`tool-cache.json` in the data directory, written by every connection
+//! of a `--lazy` run) is not started until a call needs it: its cached
+//! tools are listed at once, and the first call of one starts it. A server
+//! the cache does not know yet is started and waited for as without it.
 
 use mcp_toolbridge::{Gateway, GatewayOptions, SessionOptions};
 
@@ -24,9 +30,19 @@ use crate::sources::SourceOptions;
 pub(crate) async fn run(
     sources: &SourceOptions,
     preset: Preset,
+    lazy: bool,
     output: &Output,
 ) -> Result<Exit, CliError> {
-    let runtime = Runtime::start(sources, Select::All).await?;
+    let cache = if lazy {
+        Some(
+            crate::sources::store_location()
+                .data_dir(&mcp_config::ProcessEnv)?
+                .join("tool-cache.json"),
+        )
+    } else {
+        None
+    };
+    let runtime = Runtime::start_with(sources, Select::All, cache).await?;
     runtime.settle(output).await;
     let mut session = SessionOptions::default();
     session.preset = crate::call::preset(preset);

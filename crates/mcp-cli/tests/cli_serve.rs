@@ -193,3 +193,83 @@ fn the_workspace_client_uses_mcpctl_serve_in_both_eras() {
         });
     }
 }
+
+/// `mcpctl serve --lazy`: once the tool cache knows a server, a later run
+/// lists its tools without starting it, and the first call starts it.
+#[test]
+fn serve_lazy_starts_a_cached_server_only_for_its_first_call() {
+    use mcp_transport::{Client, ClientOptions, StdioOptions, StdioTransport};
+
+    let env = Env::new();
+    let pids = env.work_dir().join("fx.pids");
+    let config = env.write_json(
+        "servers.json",
+        &json!({"mcpServers": {"fx": {
+            "command": support::fixture_server(),
+            "args": ["--era", "legacy", "--pid-file", pids]
+        }}}),
+    );
+    let started = || {
+        std::fs::read_to_string(&pids)
+            .map(|text| text.lines().count())
+            .unwrap_or(0)
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    for run in 0..2 {
+        let mut stdio = StdioOptions::new(MCPCTL);
+        stdio.args = ["--no-host-configs", "--config"]
+            .map(str::to_owned)
+            .into_iter()
+            .chain([
+                config.display().to_string(),
+                "serve".into(),
+                "--lazy".into(),
+            ])
+            .collect();
+        stdio.cwd = Some(env.work_dir());
+        stdio.env = env
+            .command(&[])
+            .get_envs()
+            .filter_map(|(key, value)| {
+                Some((key.to_str()?.to_owned(), value?.to_str()?.to_owned()))
+            })
+            .collect();
+        runtime.block_on(async {
+            let transport = StdioTransport::spawn(stdio).expect("mcpctl serve starts");
+            let (client, driver) = Client::new(transport, ClientOptions::default());
+            tokio::spawn(driver.run());
+            let deadline = std::time::Duration::from_secs(30);
+            tokio::time::timeout(deadline, client.initialize())
+                .await
+                .expect("connects within 30 s")
+                .unwrap();
+            let tools = client.list_tools(None).await.unwrap();
+            assert!(
+                tools.tools.iter().any(|t| t.name == "mcp_fx_echo"),
+                "run {run}: {tools:?}"
+            );
+            // The first run starts the server (the cache is empty); the
+            // second lists it from the cache and starts it for the call.
+            assert_eq!(started(), 1 - run, "run {run}: before the call");
+            let arguments = json!({"text": "lazy"});
+            let result = client
+                .call_tool("mcp_fx_echo", arguments.as_object().cloned())
+                .await
+                .unwrap();
+            assert_eq!(
+                serde_json::to_value(&result.content).unwrap()[0]["text"],
+                "lazy"
+            );
+            assert_eq!(started(), 1, "run {run}: after the call");
+            client.close().await;
+        });
+        if run == 0 {
+            std::fs::remove_file(&pids).unwrap();
+            assert_eq!(started(), 0);
+        }
+    }
+}
