@@ -1,0 +1,136 @@
+//! `mcp-gateway-echo`: echo latency through `mcpctl serve` against a direct connection to the same server.
+//!
+//! `cargo build --release -p tests --bins -p mcp-cli && target/release/mcp-gateway-echo [--calls N]`
+//!
+//! Both paths use this workspace's client over stdio against the fixture
+//! server (built beside this executable, as is `mcpctl`): directly, and
+//! through `mcpctl serve` with the fixture as its one server. Each path
+//! makes `N` sequential `echo` calls (default 2,000) after 200 warm-up
+//! calls; the paths alternate in rounds of 500 so that both see the same
+//! machine. It prints the median and 99th percentile of each and the
+//! gateway's ratio to the direct path.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use mcp_transport::{Client, ClientOptions, StdioOptions, StdioTransport};
+
+fn main() -> anyhow::Result<()> {
+    let mut calls = 2000usize;
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        match flag.as_str() {
+            "--calls" => {
+                calls = args
+                    .next()
+                    .context("--calls needs a number")?
+                    .parse()
+                    .context("--calls needs a number")?;
+            }
+            other => bail!("unknown flag {other} (usage: mcp-gateway-echo [--calls N])"),
+        }
+    }
+    let dir = std::env::current_exe()?
+        .parent()
+        .context("the executable has no directory")?
+        .to_path_buf();
+    let (fixture, mcpctl) = (dir.join("mcp-fixture-server"), dir.join("mcpctl"));
+    for path in [&fixture, &mcpctl] {
+        if !path.exists() {
+            bail!(
+                "{} is missing: run `cargo build --release -p tests --bins -p mcp-cli`",
+                path.display()
+            );
+        }
+    }
+    let scratch = tempfile::tempdir()?;
+    let config = scratch.path().join("servers.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"fx": {"command": fixture, "args": ["--era", "legacy"]}}})
+            .to_string(),
+    )?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let mut direct = StdioOptions::new(fixture.display().to_string());
+        direct.args = vec!["--era".into(), "legacy".into()];
+        let direct = connect(direct).await?;
+        let mut gateway = StdioOptions::new(mcpctl.display().to_string());
+        gateway.args = vec![
+            "--no-host-configs".into(),
+            "--config".into(),
+            config.display().to_string(),
+            "serve".into(),
+        ];
+        gateway.env = vec![("HOME".into(), scratch.path().display().to_string())];
+        gateway.env_passthrough = vec!["PATH".into()];
+        let gateway = connect(gateway).await?;
+        echo(&direct, "echo", 200).await?;
+        echo(&gateway, "mcp_fx_echo", 200).await?;
+        let (mut d, mut g) = (Vec::new(), Vec::new());
+        let mut left = calls;
+        while left > 0 {
+            let round = left.min(500);
+            d.extend(echo(&direct, "echo", round).await?);
+            g.extend(echo(&gateway, "mcp_fx_echo", round).await?);
+            left -= round;
+        }
+        let (dp50, dp99) = percentiles(&mut d);
+        let (gp50, gp99) = percentiles(&mut g);
+        println!("{calls} sequential echo calls over stdio, fixture server");
+        println!("{:<28} {:>10} {:>10}", "path", "p50 µs", "p99 µs");
+        println!("{:<28} {:>10.1} {:>10.1}", "direct", micros(dp50), micros(dp99));
+        println!("{:<28} {:>10.1} {:>10.1}", "through mcpctl serve", micros(gp50), micros(gp99));
+        println!(
+            "gateway / direct: p50 {:.2}x, p99 {:.2}x",
+            gp50.as_secs_f64() / dp50.as_secs_f64(),
+            gp99.as_secs_f64() / dp99.as_secs_f64()
+        );
+        direct.close().await;
+        gateway.close().await;
+        Ok(())
+    })
+}
+
+async fn connect(options: StdioOptions) -> anyhow::Result<Client> {
+    let what = options.command.clone();
+    let transport = StdioTransport::spawn(options).with_context(|| format!("cannot start {what}"))?;
+    let (client, driver) = Client::new(transport, ClientOptions::default());
+    tokio::spawn(driver.run());
+    client
+        .initialize()
+        .await
+        .with_context(|| format!("{what}: initialize"))?;
+    Ok(client)
+}
+
+async fn echo(client: &Client, tool: &str, n: usize) -> anyhow::Result<Vec<Duration>> {
+    let arguments = serde_json::json!({"text": "hello"});
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
+        let started = Instant::now();
+        let result = client
+            .call_tool(tool, arguments.as_object().cloned())
+            .await
+            .with_context(|| format!("{tool}"))?;
+        times.push(started.elapsed());
+        if result.is_error == Some(true) {
+            bail!("{tool} failed: {result:?}");
+        }
+    }
+    Ok(times)
+}
+
+fn percentiles(times: &mut [Duration]) -> (Duration, Duration) {
+    times.sort();
+    let at = |q: f64| times[((times.len() as f64 - 1.0) * q).round() as usize];
+    (at(0.5), at(0.99))
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
