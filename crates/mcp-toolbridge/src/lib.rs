@@ -94,6 +94,7 @@ mod approval;
 mod backend;
 mod budget;
 mod cancel;
+mod dialect;
 mod manager;
 pub mod names;
 pub mod prelude;
@@ -114,6 +115,7 @@ pub use approval::{
 pub use async_trait::async_trait;
 pub use budget::{READ_MCP_RESULT, ResultBudget};
 pub use cancel::CancelToken;
+pub use dialect::{Declared, Fidelity, SchemaDialect, declare};
 pub use names::{NameOptions, Suffix, ToolKey, ToolNames, UnusableReason, UnusableTool};
 pub use prompt::ToolAccess;
 pub use result::{
@@ -124,5 +126,5 @@ pub use search::SearchHit;
 pub use session::loader::{
     CALL_MCP_TOOL, DESCRIBE_TOOL, LOAD_MCP, READ_MCP_RESOURCE, SEARCH_TOOLS,
 };
-pub use session::{DeferredTool, LiveTool, McpSession, SessionOptions, ToolSet};
+pub use session::{DeclarationNote, DeferredTool, LiveTool, McpSession, SessionOptions, ToolSet};
 pub use tool::{CallProgress, ModelTool, ProgressSink, ToolCall};

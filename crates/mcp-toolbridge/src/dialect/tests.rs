@@ -1,0 +1,941 @@
+//! Tests of the dialects: hand-written schemas of well-known MCP servers'
+//! tools before and after, the rules one at a time, and random schemas
+//! whose declarations must satisfy each dialect's meta-schema.
+
+use std::sync::OnceLock;
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use super::*;
+
+fn object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+fn declared(schema: Value, dialect: SchemaDialect) -> Declared {
+    let declared = declare(&object(schema), dialect);
+    if let Err(problem) = check_declaration(dialect, &declared.schema) {
+        panic!(
+            "{dialect:?} declaration breaks the dialect: {problem}\n{}",
+            Value::Object(declared.schema.clone())
+        );
+    }
+    declared
+}
+
+fn meta(dialect: SchemaDialect) -> &'static jsonschema::Validator {
+    static STRICT: OnceLock<jsonschema::Validator> = OnceLock::new();
+    static GEMINI: OnceLock<jsonschema::Validator> = OnceLock::new();
+    let cell = match dialect {
+        SchemaDialect::OpenAiStrict => &STRICT,
+        _ => &GEMINI,
+    };
+    cell.get_or_init(|| {
+        let text = dialect.meta_schema().expect("a meta-schema");
+        let document: Value = serde_json::from_str(text).expect("meta-schema JSON");
+        jsonschema::options()
+            .offline()
+            .build(&document)
+            .expect("the meta-schema compiles")
+    })
+}
+
+/// Whether `schema` is a declaration `dialect` accepts: its meta-schema,
+/// plus the rules JSON Schema cannot state, plus (strict) that it is a
+/// JSON Schema the validator compiles.
+pub(crate) fn check_declaration(dialect: SchemaDialect, schema: &JsonObject) -> Result<(), String> {
+    let value = Value::Object(schema.clone());
+    if dialect == SchemaDialect::AsIs {
+        return Ok(());
+    }
+    let problems: Vec<String> = meta(dialect)
+        .iter_errors(&value)
+        .take(5)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    if !problems.is_empty() {
+        return Err(problems.join("; "));
+    }
+    let mut properties = 0;
+    walk(&value, &mut |node| {
+        let Some(map) = node.as_object() else {
+            return Err("a schema that is not an object".into());
+        };
+        let names: Vec<&String> = map
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().collect())
+            .unwrap_or_default();
+        properties += names.len();
+        let required: Vec<&str> = map
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if dialect == SchemaDialect::OpenAiStrict && map.contains_key("properties") {
+            let mut want: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+            let mut have = required.clone();
+            want.sort_unstable();
+            have.sort_unstable();
+            if want != have {
+                return Err(format!("required {have:?} is not every property {want:?}"));
+            }
+        }
+        if dialect == SchemaDialect::Gemini
+            && let Some(missing) = required.iter().find(|r| !names.iter().any(|n| n == *r))
+        {
+            return Err(format!(
+                "required names {missing:?}, which is not a property"
+            ));
+        }
+        Ok(())
+    })?;
+    if dialect == SchemaDialect::OpenAiStrict {
+        if properties > STRICT_MAX_PROPERTIES {
+            return Err(format!("{properties} properties"));
+        }
+        jsonschema::options()
+            .offline()
+            .build(&value)
+            .map_err(|e| format!("does not compile: {e}"))?;
+    }
+    Ok(())
+}
+
+fn walk(node: &Value, visit: &mut dyn FnMut(&Value) -> Result<(), String>) -> Result<(), String> {
+    visit(node)?;
+    let Some(map) = node.as_object() else {
+        return Ok(());
+    };
+    for key in ["properties", "$defs"] {
+        if let Some(Value::Object(children)) = map.get(key) {
+            for child in children.values() {
+                walk(child, visit)?;
+            }
+        }
+    }
+    if let Some(items) = map.get("items") {
+        walk(items, visit)?;
+    }
+    if let Some(Value::Array(branches)) = map.get("anyOf") {
+        for branch in branches {
+            walk(branch, visit)?;
+        }
+    }
+    Ok(())
+}
+
+fn reasons(declared: &Declared) -> String {
+    declared.fidelity.reasons().join("\n")
+}
+
+// ------------------------------------------------- well-known MCP tools
+
+/// `read_text_file` of the reference filesystem server (zod-generated,
+/// draft-07, closed objects).
+fn filesystem_read_text_file() -> Value {
+    json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "tail": {"type": "number", "description": "If provided, returns only the last N lines of the file"},
+            "head": {"type": "number", "description": "If provided, returns only the first N lines of the file"}
+        },
+        "required": ["path"],
+        "additionalProperties": false
+    })
+}
+
+/// `edit_file` of the filesystem server: an array of edit objects and a
+/// flag with a default.
+fn filesystem_edit_file() -> Value {
+    json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "edits": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "oldText": {"type": "string", "description": "Text to search for - must match exactly"},
+                        "newText": {"type": "string", "description": "Text to replace with"}
+                    },
+                    "required": ["oldText", "newText"],
+                    "additionalProperties": false
+                }
+            },
+            "dryRun": {"type": "boolean", "default": false, "description": "Preview changes using git-style diff format"}
+        },
+        "required": ["path", "edits"],
+        "additionalProperties": false
+    })
+}
+
+/// `create_issue` of the GitHub server: optional lists and a number.
+fn github_create_issue() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "owner": {"type": "string", "description": "Repository owner"},
+            "repo": {"type": "string", "description": "Repository name"},
+            "title": {"type": "string", "description": "Issue title"},
+            "body": {"type": "string", "description": "Issue body content"},
+            "assignees": {"type": "array", "items": {"type": "string"}, "description": "Usernames to assign to this issue"},
+            "labels": {"type": "array", "items": {"type": "string"}, "description": "Labels to apply to this issue"},
+            "milestone": {"type": "number", "description": "Milestone number"}
+        },
+        "required": ["owner", "repo", "title"]
+    })
+}
+
+/// `search_repositories` of the GitHub server: bounded page sizes.
+fn github_search_repositories() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "Search query"},
+            "page": {"type": "number", "minimum": 1, "description": "Page number for pagination (min 1)"},
+            "perPage": {"type": "number", "minimum": 1, "maximum": 100, "description": "Results per page for pagination (min 1, max 100)"}
+        },
+        "required": ["query"]
+    })
+}
+
+/// `browser_click` of the Playwright server: enums, an array of enums.
+fn playwright_browser_click() -> Value {
+    json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {
+            "element": {"type": "string", "description": "Human-readable element description used to obtain permission to interact with the element"},
+            "ref": {"type": "string", "description": "Exact target element reference from the page snapshot"},
+            "doubleClick": {"type": "boolean", "description": "Whether to perform a double click instead of a single click"},
+            "button": {"type": "string", "enum": ["left", "right", "middle"], "description": "Button to click, defaults to left"},
+            "modifiers": {"type": "array", "items": {"type": "string", "enum": ["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]}, "description": "Modifier keys to press"}
+        },
+        "required": ["element", "ref"],
+        "additionalProperties": false
+    })
+}
+
+/// `browser_navigate` of the Playwright server.
+fn playwright_browser_navigate() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"url": {"type": "string", "description": "The URL to navigate to"}},
+        "required": ["url"],
+        "additionalProperties": false
+    })
+}
+
+#[test]
+fn filesystem_read_text_file_per_dialect() {
+    let schema = filesystem_read_text_file();
+    let as_is = declared(schema.clone(), SchemaDialect::AsIs);
+    assert_eq!(Value::Object(as_is.schema), schema);
+    assert!(as_is.fidelity.is_exact());
+
+    let strict = declared(schema.clone(), SchemaDialect::OpenAiStrict);
+    assert_eq!(
+        Value::Object(strict.schema.clone()),
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "tail": {"type": ["number", "null"], "description": "If provided, returns only the last N lines of the file"},
+                "head": {"type": ["number", "null"], "description": "If provided, returns only the first N lines of the file"}
+            },
+            "required": ["path", "tail", "head"],
+            "additionalProperties": false
+        })
+    );
+    assert!(strict.fidelity.is_exact(), "{}", reasons(&strict));
+    // The nulls strict mode makes the model send mean "absent".
+    assert_eq!(
+        strict.restore_arguments(json!({"path": "a.txt", "tail": null, "head": 5})),
+        json!({"path": "a.txt", "head": 5})
+    );
+
+    let gemini = declared(schema, SchemaDialect::Gemini);
+    assert_eq!(
+        Value::Object(gemini.schema.clone()),
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "tail": {"type": "number", "description": "If provided, returns only the last N lines of the file"},
+                "head": {"type": "number", "description": "If provided, returns only the first N lines of the file"}
+            },
+            "required": ["path"]
+        })
+    );
+    assert!(
+        reasons(&gemini).contains("additionalProperties: false is not declared"),
+        "{}",
+        reasons(&gemini)
+    );
+}
+
+#[test]
+fn filesystem_edit_file_per_dialect() {
+    let strict = declared(filesystem_edit_file(), SchemaDialect::OpenAiStrict);
+    assert!(strict.fidelity.is_exact(), "{}", reasons(&strict));
+    assert_eq!(
+        Value::Object(strict.schema.clone())["properties"]["edits"],
+        json!({
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "oldText": {"type": "string", "description": "Text to search for - must match exactly"},
+                    "newText": {"type": "string", "description": "Text to replace with"}
+                },
+                "required": ["oldText", "newText"],
+                "additionalProperties": false
+            }
+        })
+    );
+    // `default` is an annotation and goes; the optional flag turns nullable.
+    assert_eq!(
+        Value::Object(strict.schema)["properties"]["dryRun"],
+        json!({"type": ["boolean", "null"], "description": "Preview changes using git-style diff format"})
+    );
+
+    let gemini = declared(filesystem_edit_file(), SchemaDialect::Gemini);
+    let schema = Value::Object(gemini.schema);
+    assert_eq!(schema["required"], json!(["path", "edits"]));
+    assert_eq!(
+        schema["properties"]["edits"]["items"]["required"],
+        json!(["oldText", "newText"])
+    );
+    assert!(
+        schema["properties"]["edits"]["items"]
+            .get("additionalProperties")
+            .is_none()
+    );
+}
+
+#[test]
+fn github_tools_per_dialect() {
+    let strict = declared(github_create_issue(), SchemaDialect::OpenAiStrict);
+    assert!(strict.fidelity.is_exact(), "{}", reasons(&strict));
+    let schema = Value::Object(strict.schema.clone());
+    assert_eq!(
+        schema["required"],
+        json!([
+            "owner",
+            "repo",
+            "title",
+            "body",
+            "assignees",
+            "labels",
+            "milestone"
+        ])
+    );
+    assert_eq!(
+        schema["properties"]["labels"],
+        json!({"type": ["array", "null"], "items": {"type": "string"}, "description": "Labels to apply to this issue"})
+    );
+    assert_eq!(
+        strict.restore_arguments(json!({
+            "owner": "o", "repo": "r", "title": "t", "body": null,
+            "assignees": null, "labels": ["bug"], "milestone": null
+        })),
+        json!({"owner": "o", "repo": "r", "title": "t", "labels": ["bug"]})
+    );
+    let gemini = declared(github_create_issue(), SchemaDialect::Gemini);
+    assert!(gemini.fidelity.is_exact(), "{}", reasons(&gemini));
+    assert_eq!(Value::Object(gemini.schema), github_create_issue());
+
+    // Number bounds are documented in both subsets.
+    let strict = declared(github_search_repositories(), SchemaDialect::OpenAiStrict);
+    assert!(strict.fidelity.is_exact(), "{}", reasons(&strict));
+    assert_eq!(
+        Value::Object(strict.schema)["properties"]["perPage"],
+        json!({"type": ["number", "null"], "minimum": 1, "maximum": 100, "description": "Results per page for pagination (min 1, max 100)"})
+    );
+    let gemini = declared(github_search_repositories(), SchemaDialect::Gemini);
+    assert!(gemini.fidelity.is_exact(), "{}", reasons(&gemini));
+}
+
+#[test]
+fn playwright_tools_per_dialect() {
+    let strict = declared(playwright_browser_click(), SchemaDialect::OpenAiStrict);
+    assert!(strict.fidelity.is_exact(), "{}", reasons(&strict));
+    let schema = Value::Object(strict.schema);
+    // An optional enum takes null both in its type and among its values.
+    assert_eq!(
+        schema["properties"]["button"],
+        json!({"type": ["string", "null"], "enum": ["left", "right", "middle", null], "description": "Button to click, defaults to left"})
+    );
+    assert_eq!(
+        schema["properties"]["modifiers"]["items"],
+        json!({"type": "string", "enum": ["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]})
+    );
+
+    let gemini = declared(playwright_browser_click(), SchemaDialect::Gemini);
+    let schema = Value::Object(gemini.schema);
+    assert_eq!(
+        schema["properties"]["button"]["enum"],
+        json!(["left", "right", "middle"])
+    );
+    assert_eq!(schema["required"], json!(["element", "ref"]));
+
+    for dialect in [SchemaDialect::OpenAiStrict, SchemaDialect::Gemini] {
+        let navigate = declared(playwright_browser_navigate(), dialect);
+        assert_eq!(
+            Value::Object(navigate.schema)["properties"]["url"],
+            json!({"type": "string", "description": "The URL to navigate to"})
+        );
+    }
+}
+
+// ------------------------------------------------------------ the rules
+
+#[test]
+fn as_is_is_the_default_and_changes_nothing() {
+    assert_eq!(SchemaDialect::default(), SchemaDialect::AsIs);
+    let odd =
+        json!({"type": "object", "not": {"required": ["x"]}, "patternProperties": {"^a": {}}});
+    let declared = declare(&object(odd.clone()), SchemaDialect::AsIs);
+    assert_eq!(Value::Object(declared.schema), odd);
+    assert_eq!(declared.fidelity, Fidelity::Exact);
+    assert!(SchemaDialect::AsIs.meta_schema().is_none());
+}
+
+#[test]
+fn nullable_unions_and_constants_in_gemini() {
+    let gemini = declared(
+        json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": ["string", "null"]},
+                "either": {"type": ["string", "integer"]},
+                "mode": {"const": "fast"},
+                "level": {"const": 3},
+                "size": {"type": "integer", "enum": [1, 2, 4]},
+                "when": {"type": "string", "format": "date-time"},
+                "site": {"type": "string", "format": "uri"},
+                "count": {"type": "integer", "format": "int64", "exclusiveMinimum": 0}
+            }
+        }),
+        SchemaDialect::Gemini,
+    );
+    let schema = Value::Object(gemini.schema.clone());
+    let p = &schema["properties"];
+    assert_eq!(p["name"], json!({"type": "string", "nullable": true}));
+    assert_eq!(
+        p["either"],
+        json!({"anyOf": [{"type": "string"}, {"type": "integer"}]})
+    );
+    assert_eq!(p["mode"], json!({"type": "string", "enum": ["fast"]}));
+    assert_eq!(p["level"], json!({"type": "integer"}));
+    assert_eq!(p["size"], json!({"type": "integer"}));
+    assert_eq!(p["when"], json!({"type": "string", "format": "date-time"}));
+    assert_eq!(p["site"], json!({"type": "string"}));
+    assert_eq!(p["count"], json!({"type": "integer", "format": "int64"}));
+    let why = reasons(&gemini);
+    for lost in [
+        "at /properties/level: a const integer is not declared",
+        "at /properties/size: an enum of integer values is not declared",
+        "at /properties/site: the format \"uri\" is not declared",
+        "at /properties/count: exclusiveMinimum is not declared",
+    ] {
+        assert!(why.contains(lost), "{lost} missing from:\n{why}");
+    }
+}
+
+#[test]
+fn gemini_inlines_references_and_loosens_recursion() {
+    let tree = json!({
+        "type": "object",
+        "$defs": {
+            "point": {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}}, "required": ["x", "y"]},
+            "node": {"type": "object", "properties": {"label": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}
+        },
+        "properties": {
+            "at": {"$ref": "#/$defs/point", "description": "Where"},
+            "root": {"$ref": "#/$defs/node"}
+        },
+        "required": ["at"]
+    });
+    let gemini = declared(tree.clone(), SchemaDialect::Gemini);
+    let schema = Value::Object(gemini.schema.clone());
+    assert_eq!(
+        schema["properties"]["at"],
+        json!({"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}}, "required": ["x", "y"], "description": "Where"})
+    );
+    assert_eq!(
+        schema["properties"]["root"],
+        json!({"type": "object", "properties": {"label": {"type": "string"}, "children": {"type": "array", "items": {"type": "object"}}}}),
+        "the recursion is loose: {schema}"
+    );
+    assert!(reasons(&gemini).contains("the recursive reference \"#/$defs/node\""));
+    assert!(schema.get("$defs").is_none());
+
+    // Strict mode keeps definitions, recursion included.
+    let strict = declared(tree, SchemaDialect::OpenAiStrict);
+    assert!(strict.fidelity.is_exact(), "{}", reasons(&strict));
+    let schema = Value::Object(strict.schema);
+    assert_eq!(schema["properties"]["at"], json!({"$ref": "#/$defs/point"}));
+    assert_eq!(
+        schema["properties"]["root"],
+        json!({"anyOf": [{"$ref": "#/$defs/node"}, {"type": "null"}]})
+    );
+    assert_eq!(
+        schema["$defs"]["node"]["properties"]["children"],
+        json!({"type": ["array", "null"], "items": {"$ref": "#/$defs/node"}})
+    );
+    assert!(schema["$defs"].get("point").is_some());
+}
+
+#[test]
+fn strict_restores_nulls_through_references_unions_and_arrays() {
+    let schema = json!({
+        "type": "object",
+        "definitions": {"opt": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": ["string", "null"]}}}},
+        "properties": {
+            "list": {"type": "array", "items": {"$ref": "#/definitions/opt"}},
+            "one": {"$ref": "#/definitions/opt"}
+        },
+        "required": ["list"]
+    });
+    let strict = declared(schema, SchemaDialect::OpenAiStrict);
+    assert!(strict.fidelity.is_exact(), "{}", reasons(&strict));
+    assert_eq!(
+        strict.restore_arguments(json!({
+            "list": [{"a": null, "b": null}, {"a": "x", "b": "y"}],
+            "one": {"a": null, "b": null}
+        })),
+        // `b` may be null on the server's terms: it stays.
+        json!({"list": [{"b": null}, {"a": "x", "b": "y"}], "one": {"b": null}})
+    );
+    assert_eq!(
+        strict.restore_arguments(json!({"list": [], "one": null})),
+        json!({"list": []})
+    );
+}
+
+#[test]
+fn one_of_becomes_any_of_and_all_of_merges() {
+    let disjoint = json!({
+        "type": "object",
+        "properties": {"id": {"oneOf": [{"type": "string"}, {"type": "integer"}]}},
+        "required": ["id"]
+    });
+    for dialect in [SchemaDialect::OpenAiStrict, SchemaDialect::Gemini] {
+        let d = declared(disjoint.clone(), dialect);
+        assert!(d.fidelity.is_exact(), "{dialect:?}: {}", reasons(&d));
+        assert_eq!(
+            Value::Object(d.schema)["properties"]["id"],
+            json!({"anyOf": [{"type": "string"}, {"type": "integer"}]})
+        );
+    }
+    let overlapping = json!({
+        "type": "object",
+        "properties": {"n": {"oneOf": [{"type": "number", "minimum": 0}, {"type": "number", "maximum": 10}]}}
+    });
+    let d = declared(overlapping, SchemaDialect::OpenAiStrict);
+    assert!(
+        reasons(&d).contains("oneOf is declared as anyOf"),
+        "{}",
+        reasons(&d)
+    );
+
+    let merged = declared(
+        json!({
+            "type": "object",
+            "allOf": [
+                {"properties": {"a": {"type": "string"}}, "required": ["a"]},
+                {"properties": {"b": {"type": "integer", "minimum": 2}}, "required": ["b"]}
+            ]
+        }),
+        SchemaDialect::OpenAiStrict,
+    );
+    assert!(merged.fidelity.is_exact(), "{}", reasons(&merged));
+    assert_eq!(
+        Value::Object(merged.schema),
+        json!({
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"type": "integer", "minimum": 2}},
+            "required": ["a", "b"],
+            "additionalProperties": false
+        })
+    );
+}
+
+#[test]
+fn unsupported_keywords_are_removed_and_named() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "minLength": 1, "maxLength": 5},
+            "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true},
+            "extra": {"type": "object", "additionalProperties": {"type": "string"}},
+            "pair": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}]}
+        },
+        "if": {"required": ["name"]},
+        "then": {"required": ["tags"]},
+        "dependentRequired": {"name": ["tags"]},
+        "not": {"required": ["pair"]}
+    });
+    let strict = declared(schema.clone(), SchemaDialect::OpenAiStrict);
+    let why = reasons(&strict);
+    for lost in [
+        "at (root): if is not declared",
+        "at (root): not is not declared",
+        "at (root): dependentRequired is not declared",
+        "at /properties/name: minLength is not declared",
+        "at /properties/tags: uniqueItems is not declared",
+        "at /properties/extra: keys beyond the listed properties cannot be declared in strict mode",
+        "at /properties/pair: a tuple's positions are declared as one item schema",
+    ] {
+        assert!(why.contains(lost), "{lost} missing from:\n{why}");
+    }
+    let gemini = declared(schema, SchemaDialect::Gemini);
+    let out = Value::Object(gemini.schema.clone());
+    // Gemini documents string lengths.
+    assert_eq!(
+        out["properties"]["name"],
+        json!({"type": "string", "minLength": 1, "maxLength": 5})
+    );
+    assert_eq!(
+        out["properties"]["pair"]["items"],
+        json!({"anyOf": [{"type": "string"}, {"type": "integer"}]})
+    );
+    assert!(reasons(&gemini).contains("at /properties/extra: the schema of keys beyond"));
+}
+
+#[test]
+fn roots_that_are_not_objects_are_declared_loose() {
+    for dialect in [SchemaDialect::OpenAiStrict, SchemaDialect::Gemini] {
+        let d = declared(json!({"type": "string"}), dialect);
+        assert!(
+            reasons(&d).contains("the root is not an object schema"),
+            "{}",
+            reasons(&d)
+        );
+        assert_eq!(d.schema.get("type"), Some(&json!("object")));
+
+        let union = declared(
+            json!({"anyOf": [
+                {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+                {"type": "object", "properties": {"b": {"type": "string"}}, "required": ["b"]}
+            ]}),
+            dialect,
+        );
+        assert!(reasons(&union).contains("a root union is declared as one object"));
+        let schema = Value::Object(union.schema);
+        assert!(schema.get("anyOf").is_none());
+        assert_eq!(
+            schema["properties"]["a"]["type"],
+            if dialect == SchemaDialect::Gemini {
+                json!("string")
+            } else {
+                json!(["string", "null"])
+            }
+        );
+
+        // An empty root is a tool without arguments: exact.
+        let none = declared(json!({}), dialect);
+        assert!(none.fidelity.is_exact());
+    }
+}
+
+#[test]
+fn strict_limits_depth_and_property_count() {
+    let mut deep = json!({"type": "string"});
+    for _ in 0..12 {
+        deep = json!({"type": "object", "properties": {"next": deep}, "required": ["next"]});
+    }
+    let strict = declared(deep, SchemaDialect::OpenAiStrict);
+    assert!(
+        reasons(&strict).contains("nested deeper than 10 levels"),
+        "{}",
+        reasons(&strict)
+    );
+
+    let mut many = Map::new();
+    for i in 0..5_100 {
+        many.insert(format!("p{i}"), json!({"type": "string"}));
+    }
+    let strict = declared(
+        json!({"type": "object", "properties": many}),
+        SchemaDialect::OpenAiStrict,
+    );
+    assert_eq!(
+        strict.schema["properties"].as_object().map(Map::len),
+        Some(5_000)
+    );
+    assert!(reasons(&strict).contains("beyond 5,000"));
+}
+
+#[test]
+fn reasons_are_bounded() {
+    let mut properties = Map::new();
+    for i in 0..40 {
+        properties.insert(
+            format!("{}{i}", "x".repeat(300)),
+            json!({"type": "string", "format": format!("custom-{i}")}),
+        );
+    }
+    let d = declared(
+        json!({"type": "object", "properties": properties}),
+        SchemaDialect::Gemini,
+    );
+    let reasons = d.fidelity.reasons();
+    assert_eq!(reasons.len(), MAX_REASONS + 1);
+    assert_eq!(reasons.last().map(String::as_str), Some("and 28 more"));
+    assert!(
+        reasons
+            .iter()
+            .all(|r| r.chars().count() <= MAX_REASON_CHARS + 1)
+    );
+}
+
+#[test]
+fn malformed_pieces_never_panic_and_are_named() {
+    let d = declared(
+        json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "object", "properties": 7, "required": "a"},
+                "b": 5,
+                "c": {"$ref": "https://example.invalid/s.json"},
+                "d": {"$ref": "#/$defs/missing"},
+                "e": {"type": "wat"},
+                "f": false
+            },
+            "required": ["a", "ghost"]
+        }),
+        SchemaDialect::OpenAiStrict,
+    );
+    let why = reasons(&d);
+    for lost in [
+        "properties that are a number are ignored",
+        "a number where a schema belongs",
+        "is not local and is never fetched",
+        "does not resolve",
+        "the unknown type \"wat\"",
+        "the required property \"ghost\" has no schema",
+    ] {
+        assert!(why.contains(lost), "{lost} missing from:\n{why}");
+    }
+}
+
+#[test]
+fn meta_schemas_refuse_what_the_dialects_refuse() {
+    let strict_bad = [
+        json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}),
+        json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": [], "additionalProperties": false}),
+        json!({"anyOf": [{"type": "object", "properties": {}, "required": [], "additionalProperties": false}]}),
+        json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false, "allOf": []}),
+        json!({"type": "object", "properties": {"a": {"type": "string", "minLength": 1}}, "required": ["a"], "additionalProperties": false}),
+        json!({"type": "object", "properties": {"a": {"type": "string", "format": "uri"}}, "required": ["a"], "additionalProperties": false}),
+        json!({"type": "object", "properties": {"a": {"$ref": "https://x.invalid/s"}}, "required": ["a"], "additionalProperties": false}),
+        json!({"type": "object", "properties": {"a": {"description": "free"}}, "required": ["a"], "additionalProperties": false}),
+        json!({"type": "string"}),
+    ];
+    for bad in strict_bad {
+        assert!(
+            check_declaration(SchemaDialect::OpenAiStrict, &object(bad.clone())).is_err(),
+            "strict mode takes {bad}"
+        );
+    }
+    let mut deep = json!({"type": "string"});
+    for _ in 0..11 {
+        deep = json!({"type": "object", "properties": {"n": deep}, "required": ["n"], "additionalProperties": false});
+    }
+    assert!(check_declaration(SchemaDialect::OpenAiStrict, &object(deep)).is_err());
+
+    let gemini_bad = [
+        json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/a"}}, "$defs": {"a": {"type": "string"}}}),
+        json!({"type": "object", "additionalProperties": false}),
+        json!({"type": "object", "properties": {"a": {"type": ["string", "null"]}}}),
+        json!({"type": "object", "properties": {"a": {"type": "integer", "enum": [1, 2]}}}),
+        json!({"type": "object", "properties": {"a": {"type": "string", "const": "x"}}}),
+        json!({"type": "object", "properties": {"a": {"type": "string", "format": "uri"}}}),
+        json!({"type": "object", "properties": {"a": {"type": "array"}}}),
+        json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"]}),
+        json!({"type": "array", "items": {"type": "string"}}),
+    ];
+    for bad in gemini_bad {
+        assert!(
+            check_declaration(SchemaDialect::Gemini, &object(bad.clone())).is_err(),
+            "Gemini takes {bad}"
+        );
+    }
+}
+
+// ------------------------------------------------------ random schemas
+
+fn keyword_leaf() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        prop::sample::select(vec![
+            "string", "number", "integer", "boolean", "null", "object", "array"
+        ])
+        .prop_map(|t| json!({"type": t})),
+        prop::sample::select(vec![
+            "uri",
+            "date-time",
+            "email",
+            "int64",
+            "float",
+            "enum",
+            "uuid"
+        ])
+        .prop_map(|f| json!({"type": "string", "format": f})),
+        prop::collection::vec(
+            prop_oneof![
+                Just(json!("a")),
+                Just(json!(1)),
+                Just(json!(2.5)),
+                Just(json!(null)),
+                Just(json!(true))
+            ],
+            0..4
+        )
+        .prop_map(|values| json!({"enum": values})),
+        prop_oneof![
+            Just(json!("c")),
+            Just(json!(3)),
+            Just(json!(false)),
+            Just(json!(null))
+        ]
+        .prop_map(|c| json!({"const": c})),
+        prop::sample::select(vec![
+            "#/$defs/a",
+            "#/$defs/b",
+            "#",
+            "#/definitions/c",
+            "#/properties/p0",
+            "#/nope",
+            "https://x.invalid/s",
+            "#/$defs/a/properties/p1"
+        ])
+        .prop_map(|r| json!({"$ref": r})),
+        Just(json!(true)),
+        Just(json!(false)),
+        Just(json!(5)),
+        Just(json!({})),
+        Just(json!({"type": "integer", "minimum": 0, "multipleOf": 2, "exclusiveMaximum": 9})),
+        Just(json!({"type": "string", "minLength": 1, "pattern": "^a", "maxLength": "x"})),
+        Just(json!({"type": ["string", "null"], "description": "maybe"})),
+        Just(json!({"type": "string", "nullable": true})),
+        Just(json!({"type": ["integer", "string", "boolean"]})),
+        Just(json!({"not": {"type": "string"}, "x-extension": 1})),
+        Just(json!({"type": "array"})),
+        Just(json!({"type": 4})),
+    ]
+}
+
+fn schema_strategy() -> impl Strategy<Value = Value> {
+    keyword_leaf().prop_recursive(5, 48, 4, |inner| {
+        let names = prop::sample::select(vec!["p0", "p1", "a/b", "~x", "ref", "type", "p2"]);
+        prop_oneof![
+            (
+                prop::collection::btree_map(names.clone(), inner.clone(), 0..4),
+                prop::collection::vec(names, 0..3),
+                prop_oneof![Just(None), Just(Some(json!(false))), Just(Some(json!(true))), inner.clone().prop_map(Some)],
+                any::<bool>(),
+            )
+                .prop_map(|(properties, required, additional, typed)| {
+                    let mut o = Map::new();
+                    if typed {
+                        o.insert("type".into(), "object".into());
+                    }
+                    o.insert("properties".into(), json!(properties));
+                    o.insert("required".into(), json!(required));
+                    if let Some(additional) = additional {
+                        o.insert("additionalProperties".into(), additional);
+                    }
+                    Value::Object(o)
+                }),
+            inner.clone().prop_map(|items| json!({"type": "array", "items": items, "minItems": 1})),
+            prop::collection::vec(inner.clone(), 1..3).prop_map(|t| json!({"type": "array", "items": t})),
+            prop::collection::vec(inner.clone(), 1..3).prop_map(|t| json!({"prefixItems": t, "uniqueItems": true})),
+            prop::collection::vec(inner.clone(), 0..3).prop_map(|b| json!({"anyOf": b})),
+            prop::collection::vec(inner.clone(), 0..3).prop_map(|b| json!({"oneOf": b, "description": "one"})),
+            prop::collection::vec(inner.clone(), 0..3).prop_map(|b| json!({"allOf": b})),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| json!({"if": a, "then": b, "type": "object"})),
+            inner.clone().prop_map(|p| json!({"type": "object", "patternProperties": {"^x": p}, "dependentRequired": {"a": ["b"]}})),
+            Just(json!({"type": "object", "properties": [1, 2], "required": "p0"})),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| json!({"$ref": "#/$defs/a", "allOf": [a], "description": "ref with siblings", "minProperties": b.is_object() as u8})),
+        ]
+    })
+}
+
+fn root_strategy() -> impl Strategy<Value = Value> {
+    (
+        schema_strategy(),
+        schema_strategy(),
+        schema_strategy(),
+        schema_strategy(),
+        any::<u8>(),
+    )
+        .prop_map(|(body, a, b, c, shape)| {
+            let mut root = match (shape % 3, body) {
+                (0, Value::Object(body)) => body,
+                (1, body) => {
+                    let mut o = Map::new();
+                    o.insert("type".into(), "object".into());
+                    o.insert(
+                        "properties".into(),
+                        json!({"p0": body, "p1": {"type": "string"}}),
+                    );
+                    o.insert("required".into(), json!(["p1"]));
+                    o
+                }
+                (_, body) => {
+                    let mut o = Map::new();
+                    o.insert("anyOf".into(), json!([body, {"type": "object"}]));
+                    o
+                }
+            };
+            root.insert("$defs".into(), json!({"a": a, "b": b}));
+            root.insert("definitions".into(), json!({"c": c}));
+            Value::Object(root)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Whatever a server sends, the declaration is one its dialect
+    /// accepts, with bounded reasons, and restoring arguments never fails.
+    #[test]
+    fn any_schema_declares_valid_in_each_dialect(
+        root in root_strategy(),
+        arguments in prop_oneof![
+            Just(json!({"p0": null, "p1": "x"})),
+            Just(json!({"p0": {"p0": null, "a/b": [null, {"~x": null}]}, "p1": null})),
+            Just(json!([null])),
+            Just(json!(null)),
+        ],
+    ) {
+        let schema = object(root);
+        for dialect in [SchemaDialect::OpenAiStrict, SchemaDialect::Gemini] {
+            let declared = declare(&schema, dialect);
+            if let Err(problem) = check_declaration(dialect, &declared.schema) {
+                return Err(TestCaseError::fail(format!(
+                    "{dialect:?}: {problem}\nfrom {}\nto {}",
+                    Value::Object(schema.clone()),
+                    Value::Object(declared.schema.clone())
+                )));
+            }
+            let reasons = declared.fidelity.reasons();
+            prop_assert!(reasons.len() <= MAX_REASONS + 1);
+            prop_assert!(reasons.iter().all(|r| r.chars().count() <= MAX_REASON_CHARS + 1));
+            let _ = declared.restore_arguments(arguments.clone());
+        }
+        let as_is = declare(&schema, SchemaDialect::AsIs);
+        prop_assert_eq!(as_is.schema, schema);
+    }
+}
