@@ -81,6 +81,11 @@
 //! - `format`: "for NUMBER type: float, double; for INTEGER type: int32,
 //!   int64; for STRING type: enum, date-time"; other formats are removed.
 //!
+//! In both, OpenAPI's `nullable` in a server's schema is an annotation, as
+//! JSON Schema validation (which calls go through) reads it, and `allOf`,
+//! `oneOf` and references are rewritten as in strict mode where the
+//! dialect lacks them.
+//!
 //! # Fidelity
 //!
 //! A declaration is [`Fidelity::Exact`] when it accepts exactly the calls
@@ -103,7 +108,7 @@ use serde_json::{Map, Value, json};
 use crate::text::truncate_chars;
 
 /// The subset of JSON Schema a model provider accepts for a tool's
-/// parameters (see the [module docs](self) for each one's rules).
+/// parameters (see the [module docs](crate::dialect) for each one's rules).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum SchemaDialect {
@@ -290,19 +295,29 @@ impl Declared {
         }
     }
 
-    /// Whether `value` has a JSON type the declared `branch` allows.
+    /// Whether `value` fits the declared `branch` by its types, constants
+    /// and shape (formats, patterns and bounds aside): how a union's branch
+    /// is chosen.
     fn fits(&self, branch: &Value, value: &Value, depth: usize) -> bool {
-        let Some(branch) = branch.as_object() else {
-            return true;
-        };
+        match branch {
+            Value::Object(branch) => self.fits_map(branch, value, depth),
+            Value::Bool(accepts) => *accepts,
+            _ => true,
+        }
+    }
+
+    fn fits_map(&self, branch: &Map<String, Value>, value: &Value, depth: usize) -> bool {
         if depth > MAX_NESTING {
             return false;
         }
         if let Some(target) = branch.get("$ref").and_then(Value::as_str) {
             return match target.strip_prefix('#').and_then(|p| self.node_at(p)) {
-                Some(target) => self.fits(&Value::Object(target.clone()), value, depth + 1),
+                Some(target) => self.fits_map(target, value, depth + 1),
                 None => true,
             };
+        }
+        if let Some(Value::Array(branches)) = branch.get("anyOf") {
+            return branches.iter().any(|b| self.fits(b, value, depth + 1));
         }
         let kind = match value {
             Value::Null => "null",
@@ -314,9 +329,48 @@ impl Declared {
             Value::Object(_) => "object",
         };
         let allows = |t: &str| t == kind || (t == "number" && kind == "integer");
-        match branch.get("type") {
+        let typed = match branch.get("type") {
             Some(Value::String(t)) => allows(t),
             Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).any(allows),
+            _ => true,
+        };
+        if !typed {
+            return false;
+        }
+        if branch.get("const").is_some_and(|c| c != value) {
+            return false;
+        }
+        if let Some(Value::Array(values)) = branch.get("enum")
+            && !values.contains(value)
+        {
+            return false;
+        }
+        match value {
+            Value::Object(members) => {
+                let Some(Value::Object(properties)) = branch.get("properties") else {
+                    return true;
+                };
+                let closed = branch.get("additionalProperties") == Some(&Value::Bool(false));
+                let required_present =
+                    branch
+                        .get("required")
+                        .and_then(Value::as_array)
+                        .is_none_or(|r| {
+                            r.iter()
+                                .filter_map(Value::as_str)
+                                .all(|k| members.contains_key(k))
+                        });
+                required_present
+                    && members
+                        .iter()
+                        .all(|(key, member)| match properties.get(key) {
+                            Some(schema) => self.fits(schema, member, depth + 1),
+                            None => !closed,
+                        })
+            }
+            Value::Array(items) => branch
+                .get("items")
+                .is_none_or(|schema| items.iter().all(|item| self.fits(schema, item, depth + 1))),
             _ => true,
         }
     }
@@ -575,7 +629,11 @@ impl<'a> Ctx<'a> {
                         self.dialect()
                     ),
                 );
+                // Nothing of the discarded declaration remains: its
+                // nulls and the definitions it referenced.
                 self.optional_nulls.clear();
+                self.pending.clear();
+                self.def_names.clear();
                 match self.empty_object(&schema) {
                     Value::Object(map) => map,
                     _ => Map::new(),
@@ -985,32 +1043,42 @@ impl<'a> Ctx<'a> {
         if out.is_empty() {
             return self.root_union(combined, &annotations, at, level, depth);
         }
+        let mut nullable = nullable;
         let mut declared = if combined.is_empty() {
             // Only null.
             let mut null = Map::new();
             null.insert("type".into(), "null".into());
             return self.typed(&null, at, out, level, depth);
-        } else if combined.len() == 1 {
-            let one = self.node(&combined[0], at, out, level, depth + 1);
-            match one {
-                Value::Object(mut one) => {
-                    for (k, v) in &annotations {
-                        one.entry(k.clone()).or_insert(v.clone());
-                    }
-                    one
-                }
-                _ => Map::new(),
-            }
         } else {
             let declared: Vec<Value> = combined
                 .iter()
                 .enumerate()
                 .map(|(i, b)| self.node(b, at, &format!("{out}/anyOf/{i}"), level, depth + 1))
                 .collect();
-            let mut wrapper = Map::new();
-            wrapper.insert("anyOf".into(), Value::Array(declared));
-            copy_annotations(&annotations, &mut wrapper);
-            wrapper
+            let mut declared = self.flatten_union(declared, out);
+            if declared.len() > 1 && declared.last() == Some(&json!({"type": "null"})) {
+                declared.pop();
+                nullable = true;
+            }
+            if declared.len() == 1 {
+                let mut one = match declared.remove(0) {
+                    Value::Object(one) => one,
+                    _ => Map::new(),
+                };
+                self.relocate(&format!("{out}/anyOf/0"), out);
+                // A reference stands alone.
+                if !one.contains_key("$ref") {
+                    for (k, v) in &annotations {
+                        one.entry(k.clone()).or_insert(v.clone());
+                    }
+                }
+                one
+            } else {
+                let mut wrapper = Map::new();
+                wrapper.insert("anyOf".into(), Value::Array(declared));
+                copy_annotations(&annotations, &mut wrapper);
+                wrapper
+            }
         };
         if nullable {
             declared = match self.nullable(Value::Object(declared), out) {
@@ -1072,13 +1140,91 @@ impl<'a> Ctx<'a> {
         self.typed(&merged, at, "", level, depth + 1)
     }
 
+    /// Declared union branches with nested plain unions spliced in and
+    /// duplicates dropped (the strict nulls they hold move along).
+    fn flatten_union(&mut self, declared: Vec<Value>, out: &str) -> Vec<Value> {
+        let base = format!("{out}/anyOf/");
+        let taken: Vec<(String, Vec<String>)> = {
+            let keys: Vec<String> = self
+                .optional_nulls
+                .keys()
+                .filter(|k| k.starts_with(&base))
+                .cloned()
+                .collect();
+            keys.into_iter()
+                .filter_map(|k| self.optional_nulls.remove(&k).map(|v| (k, v)))
+                .collect()
+        };
+        let mut result: Vec<Value> = Vec::new();
+        let mut moves: Vec<(String, String)> = Vec::new();
+        // Null goes last, as `nullable` puts it.
+        let null_type = json!({"type": "null"});
+        let mut has_null = false;
+        for (i, branch) in declared.into_iter().enumerate() {
+            let nested = match &branch {
+                Value::Object(map) if map.len() == 1 => {
+                    map.get("anyOf").and_then(Value::as_array).cloned()
+                }
+                _ => None,
+            };
+            let parts: Vec<(String, Value)> = match nested {
+                Some(inner) => inner
+                    .into_iter()
+                    .enumerate()
+                    .map(|(j, b)| (format!("{base}{i}/anyOf/{j}"), b))
+                    .collect(),
+                None => vec![(format!("{base}{i}"), branch)],
+            };
+            for (from, part) in parts {
+                if is_null_branch(&part) {
+                    has_null = true;
+                } else if !result.contains(&part) {
+                    moves.push((from, format!("{base}{}", result.len())));
+                    result.push(part);
+                }
+            }
+        }
+        for (key, names) in taken {
+            let target = moves
+                .iter()
+                .find(|(from, _)| key == *from || key.starts_with(&format!("{from}/")));
+            if let Some((from, to)) = target {
+                self.optional_nulls
+                    .insert(format!("{to}{}", &key[from.len()..]), names);
+            }
+        }
+        if has_null {
+            result.push(null_type);
+        }
+        result
+    }
+
+    /// Moves the strict nulls recorded under `from` to `to`.
+    fn relocate(&mut self, from: &str, to: &str) {
+        let moved: Vec<String> = self
+            .optional_nulls
+            .keys()
+            .filter(|k| *k == from || k.starts_with(&format!("{from}/")))
+            .cloned()
+            .collect();
+        for key in moved {
+            if let Some(names) = self.optional_nulls.remove(&key) {
+                self.optional_nulls
+                    .insert(format!("{to}{}", &key[from.len()..]), names);
+            }
+        }
+    }
+
     /// `schema` made to accept null too.
     fn nullable(&mut self, schema: Value, out: &str) -> Value {
         let Value::Object(mut map) = schema else {
             return schema;
         };
         if !self.strict {
-            map.insert("nullable".into(), Value::Bool(true));
+            // A free value takes null already.
+            if map.contains_key("type") || map.contains_key("anyOf") {
+                map.insert("nullable".into(), Value::Bool(true));
+            }
             return Value::Object(map);
         }
         let null_type = json!({"type": "null"});
@@ -1103,19 +1249,7 @@ impl<'a> Ctx<'a> {
             }
             _ => {
                 // Wrapped: whatever the object held moves one level down.
-                let inner = format!("{out}/anyOf/0");
-                let moved: Vec<String> = self
-                    .optional_nulls
-                    .keys()
-                    .filter(|k| *k == out || k.starts_with(&format!("{out}/")))
-                    .cloned()
-                    .collect();
-                for key in moved {
-                    if let Some(names) = self.optional_nulls.remove(&key) {
-                        self.optional_nulls
-                            .insert(format!("{inner}{}", &key[out.len()..]), names);
-                    }
-                }
+                self.relocate(out, &format!("{out}/anyOf/0"));
                 let mut wrapper = Map::new();
                 copy_annotations(&map, &mut wrapper);
                 map.retain(|k, _| !is_annotation(k));
@@ -1200,12 +1334,6 @@ impl<'a> Ctx<'a> {
                 inferred
             }
         };
-        if map.get("nullable") == Some(&Value::Bool(true))
-            && !types.is_empty()
-            && !types.contains(&"null")
-        {
-            types.push("null");
-        }
         if types.contains(&"number") {
             types.retain(|t| *t != "integer");
         }
@@ -1678,6 +1806,15 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// Whether a declared branch takes null only.
+fn is_null_branch(branch: &Value) -> bool {
+    branch.get("type") == Some(&Value::from("null"))
+        && branch.as_object().is_some_and(|m| {
+            m.keys()
+                .all(|k| k == "type" || k == "title" || k == "description")
+        })
+}
+
 /// Whether `pointer` names a definition strict mode keeps under `$defs`
 /// (or is the root).
 fn is_definition(pointer: &str) -> bool {
@@ -1714,8 +1851,9 @@ fn is_annotation(key: &str) -> bool {
     ) || !is_keyword(key)
 }
 
-/// Keywords of JSON Schema (and OpenAPI's `nullable`) the transform reads;
-/// other keys (extensions) are annotations.
+/// Keywords of JSON Schema the transform reads; other keys are
+/// annotations (OpenAPI's `nullable` among them: JSON Schema validation,
+/// which is what calls go through, ignores it).
 fn is_keyword(key: &str) -> bool {
     ASSERTIONS.contains(&key)
         || matches!(
@@ -1732,7 +1870,6 @@ fn is_keyword(key: &str) -> bool {
                 | "oneOf"
                 | "allOf"
                 | "$ref"
-                | "nullable"
         )
 }
 
@@ -1787,7 +1924,7 @@ fn accepts_null(schema: &Value) -> bool {
     let Some(map) = schema.as_object() else {
         return schema == &Value::Bool(true);
     };
-    if map.get("nullable") == Some(&Value::Bool(true)) || map.get("const") == Some(&Value::Null) {
+    if map.get("const") == Some(&Value::Null) {
         return true;
     }
     if let Some(Value::Array(values)) = map.get("enum")

@@ -63,6 +63,15 @@
 //! marker; the whole waits in a spill file, and [`McpSession::result_tools`]
 //! (`read_mcp_result`) lets the model read on from where the marker says.
 //!
+//! Model providers accept different subsets of JSON Schema for tool
+//! parameters. [`SessionOptions::schema_dialect`] declares every tool's
+//! input schema in one of them with [`declare`]: [`SchemaDialect::AsIs`]
+//! (the default: the server's schema, for Anthropic and any provider that
+//! takes full JSON Schema), [`SchemaDialect::OpenAiStrict`] or
+//! [`SchemaDialect::Gemini`]. [`ToolSet::declaration_notes`] lists the tools
+//! whose declaration is loosened and why; calls are checked against the
+//! server's own schema whatever the declaration says.
+//!
 //! The options that reproduce the defaults of three common kinds of host:
 //!
 //! | host | tools reach the model | [`NameOptions`] | [`SessionOptions`] |
@@ -76,7 +85,9 @@
 //!
 //! Modules: [`prelude`] (one import for a host program: the types above
 //! and the manager's and configuration's it needs), [`names`] (model names
-//! and the reverse map), [`prompt`] (the `<mcp_servers>` section); the rest
+//! and the reverse map), [`prompt`] (the `<mcp_servers>` section),
+//! [`dialect`] (each schema dialect's rules and the provider documentation
+//! they follow; [`declare`] and its types are re-exported); the rest
 //! is re-exported here: the session and
 //! its [`ToolSet`], the [`ModelTool`] trait with [`LiveTool`] and
 //! [`DeferredTool`], [`ArgumentSchema`] validation, [`ToolOutcome`] and
@@ -94,7 +105,7 @@ mod approval;
 mod backend;
 mod budget;
 mod cancel;
-mod dialect;
+pub mod dialect;
 mod manager;
 pub mod names;
 pub mod prelude;

@@ -872,6 +872,54 @@ fn schema_strategy() -> impl Strategy<Value = Value> {
     })
 }
 
+/// Schemas of what both dialects can say (and the rewrites they make
+/// exactly): typed values, enums and constants of strings, objects with
+/// optional properties, arrays, type lists with null, disjoint unions,
+/// mergeable allOf and references to definitions.
+fn clean_schema_strategy() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        prop::sample::select(vec!["string", "number", "integer", "boolean"])
+            .prop_map(|t| json!({"type": t})),
+        Just(json!({"type": "string", "enum": ["a", "c"]})),
+        Just(json!({"const": "a"})),
+        Just(json!({"type": ["string", "null"]})),
+        Just(json!({"type": "integer", "minimum": 1, "maximum": 5})),
+        Just(json!({"$ref": "#/$defs/leaf"})),
+        Just(json!({"type": "string", "description": "text"})),
+    ];
+    leaf.prop_recursive(4, 32, 3, |inner| {
+        let names = prop::sample::select(vec!["p0", "p1", "a/b", "~x"]);
+        prop_oneof![
+            (
+                prop::collection::btree_map(names.clone(), inner.clone(), 0..4),
+                prop::collection::vec(names, 0..3),
+                any::<bool>()
+            )
+                .prop_map(|(properties, required, closed)| {
+                    let required: Vec<&str> = required
+                        .into_iter()
+                        .filter(|r| properties.contains_key(r))
+                        .collect();
+                    let mut o =
+                        json!({"type": "object", "properties": properties, "required": required});
+                    if closed {
+                        o["additionalProperties"] = json!(false);
+                    }
+                    o
+                }),
+            inner
+                .clone()
+                .prop_map(|items| json!({"type": "array", "items": items})),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| json!({"anyOf": [a, b]})),
+            Just(json!({"oneOf": [{"type": "string"}, {"type": "integer"}]})),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| json!({"allOf": [
+                {"type": "object", "properties": {"p0": a}, "required": ["p0"]},
+                {"properties": {"p1": b}}
+            ]})),
+        ]
+    })
+}
+
 fn root_strategy() -> impl Strategy<Value = Value> {
     (
         schema_strategy(),
@@ -903,6 +951,143 @@ fn root_strategy() -> impl Strategy<Value = Value> {
             root.insert("definitions".into(), json!({"c": c}));
             Value::Object(root)
         })
+}
+
+/// Argument values: objects with the strategies' property names, over a
+/// few scalars.
+fn instance_strategy() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(json!(null)),
+        Just(json!("a")),
+        Just(json!("c")),
+        Just(json!(1)),
+        Just(json!(2.5)),
+        Just(json!(3)),
+        Just(json!(true)),
+    ];
+    let value = leaf.prop_recursive(3, 24, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+            prop::collection::btree_map(
+                prop::sample::select(vec!["p0", "p1", "a/b", "~x"]),
+                inner,
+                0..3
+            )
+            .prop_map(|m| json!(m)),
+        ]
+    });
+    prop::collection::btree_map(
+        prop::sample::select(vec!["p0", "p1", "p2", "a/b", "~x", "ref", "type"]),
+        value,
+        0..4,
+    )
+    .prop_map(|m| json!(m))
+}
+
+fn pick(choices: &mut impl Iterator<Item = u8>, n: usize) -> usize {
+    choices.next().map_or(0, |c| c as usize % n.max(1))
+}
+
+/// A value shaped after a declared schema, choices picking types,
+/// branches, values and which optional properties appear.
+fn sample(
+    schema: &Value,
+    root: &Value,
+    choices: &mut impl Iterator<Item = u8>,
+    depth: usize,
+) -> Value {
+    let Some(map) = schema.as_object() else {
+        return json!(null);
+    };
+    if depth > 8 {
+        return json!(null);
+    }
+    if let Some(target) = map.get("$ref").and_then(Value::as_str) {
+        let target = target
+            .strip_prefix('#')
+            .and_then(|p| root.pointer(p))
+            .unwrap_or(&Value::Null);
+        return sample(target, root, choices, depth + 1);
+    }
+    if let Some(Value::Array(branches)) = map.get("anyOf") {
+        let branch = &branches[pick(choices, branches.len())];
+        return sample(branch, root, choices, depth + 1);
+    }
+    for key in ["const"] {
+        if let Some(value) = map.get(key) {
+            return value.clone();
+        }
+    }
+    if let Some(Value::Array(values)) = map.get("enum") {
+        return values[pick(choices, values.len())].clone();
+    }
+    let types: Vec<&str> = match map.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => vec!["string", "integer", "null", "object"],
+    };
+    match types[pick(choices, types.len())] {
+        "object" => {
+            let mut out = Map::new();
+            let required: Vec<&str> = map
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            if let Some(Value::Object(props)) = map.get("properties") {
+                for (name, prop) in props {
+                    if required.contains(&name.as_str()) || pick(choices, 2) == 0 {
+                        out.insert(name.clone(), sample(prop, root, choices, depth + 1));
+                    }
+                }
+            }
+            Value::Object(out)
+        }
+        "array" => {
+            let n = pick(choices, 3);
+            let items = map.get("items").cloned().unwrap_or(json!({}));
+            Value::Array(
+                (0..n)
+                    .map(|_| sample(&items, root, choices, depth + 1))
+                    .collect(),
+            )
+        }
+        "string" => json!(["a", "c", "ab", ""][pick(choices, 4)]),
+        "integer" => json!([0, 1, 2, 3, 10, 200][pick(choices, 6)]),
+        "number" => json!([0.0, 1.5, 3.0, 10.0, -1.0][pick(choices, 5)]),
+        "boolean" => json!(pick(choices, 2) == 0),
+        _ => json!(null),
+    }
+}
+
+/// A Gemini declaration as JSON Schema: `nullable` as a null type.
+fn as_json_schema(schema: Value) -> Value {
+    match schema {
+        Value::Object(mut map) => {
+            let nullable = map.remove("nullable") == Some(Value::Bool(true));
+            for value in map.values_mut() {
+                *value = as_json_schema(std::mem::take(value));
+            }
+            if let Some(Value::Object(props)) = map.get_mut("properties") {
+                for value in props.values_mut() {
+                    *value = as_json_schema(std::mem::take(value));
+                }
+            }
+            if nullable {
+                match map.get("type").cloned() {
+                    Some(Value::String(t)) if !map.contains_key("enum") => {
+                        map.insert("type".into(), json!([t, "null"]));
+                    }
+                    _ => {
+                        return json!({"anyOf": [Value::Object(map), {"type": "null"}]});
+                    }
+                }
+            }
+            Value::Object(map)
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(as_json_schema).collect()),
+        other => other,
+    }
 }
 
 proptest! {
@@ -937,5 +1122,92 @@ proptest! {
         }
         let as_is = declare(&schema, SchemaDialect::AsIs);
         prop_assert_eq!(as_is.schema, schema);
+    }
+
+    /// An exact declaration never guides the model to a call the
+    /// server's schema refuses: whatever fits the declaration fits the
+    /// server's schema once restored.
+    #[test]
+    fn exact_declarations_only_accept_what_the_server_accepts(
+        root in prop_oneof![
+            root_strategy(),
+            (clean_schema_strategy(), clean_schema_strategy()).prop_map(|(body, leaf)| {
+                json!({
+                    "type": "object",
+                    "properties": {"p0": body, "p1": {"type": "string"}, "p2": leaf},
+                    "required": ["p1"],
+                    "$defs": {"leaf": {"type": "string", "enum": ["a", "c"]}}
+                })
+            }),
+        ],
+        random in prop::collection::vec(instance_strategy(), 12),
+        choices in prop::collection::vec(any::<u8>(), 12 * 64),
+    ) {
+        let schema = object(root);
+        let Ok(original) = jsonschema::options().offline().build(&Value::Object(schema.clone())) else {
+            return Ok(());
+        };
+        for dialect in [SchemaDialect::OpenAiStrict, SchemaDialect::Gemini] {
+            let declared = declare(&schema, dialect);
+            if !declared.fidelity.is_exact() {
+                continue;
+            }
+            let as_json_schema = as_json_schema(Value::Object(declared.schema.clone()));
+            let Ok(check) = jsonschema::options().offline().build(&as_json_schema) else {
+                return Err(TestCaseError::fail(format!("{dialect:?}: {as_json_schema} does not compile")));
+            };
+            // Values shaped after the declaration, and random ones.
+            let mut choices = choices.iter().copied().cycle();
+            let mut instances = random.clone();
+            for _ in 0..12 {
+                instances.push(sample(&as_json_schema, &as_json_schema, &mut choices, 0));
+            }
+            for instance in &instances {
+                if check.is_valid(instance) {
+                    let restored = declared.restore_arguments(instance.clone());
+                    prop_assert!(
+                        original.is_valid(&restored),
+                        "{:?}: {} fits {} but, as {}, not {}",
+                        dialect,
+                        instance,
+                        as_json_schema,
+                        restored,
+                        Value::Object(schema.clone())
+                    );
+                }
+            }
+        }
+    }
+
+    /// A schema already in a dialect (read as JSON Schema) is declared
+    /// unchanged and exact: the transform removes only what the dialect
+    /// cannot take.
+    #[test]
+    fn declarations_are_fixed_points(root in root_strategy()) {
+        let schema = object(root);
+        for dialect in [SchemaDialect::OpenAiStrict, SchemaDialect::Gemini] {
+            let once = declare(&schema, dialect);
+            // Gemini's `nullable` is read as what it means in JSON Schema.
+            let again = match as_json_schema(Value::Object(once.schema.clone())) {
+                Value::Object(map) => map,
+                _ => JsonObject::new(),
+            };
+            let twice = declare(&again, dialect);
+            prop_assert_eq!(
+                &twice.schema,
+                &once.schema,
+                "{:?} from {}",
+                dialect,
+                Value::Object(schema.clone())
+            );
+            prop_assert!(
+                twice.fidelity.is_exact(),
+                "{:?}: {:?}\nfrom {}\nonce {}",
+                dialect,
+                twice.fidelity,
+                Value::Object(schema.clone()),
+                Value::Object(once.schema.clone())
+            );
+        }
     }
 }

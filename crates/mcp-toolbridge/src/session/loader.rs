@@ -8,12 +8,17 @@
 //! - `call_mcp_tool(server, tool, arguments)`: calls a tool of a connected
 //!   server through the same validation, approval and deadline as a direct
 //!   tool; a server that is not connected gets "call load_mcp first".
+//!   Under [`SchemaDialect::OpenAiStrict`], which has no free-form object,
+//!   `arguments` is JSON text, decoded before the tool's validation.
 //! - `read_mcp_resource(server, uri)`: reads a resource of a connected
 //!   server. Reading is not a tool call, so it needs no approval
 //!   (resources follow server-level trust).
 //! - `search_tools(query)` and `describe_tool(name)`: find tools of the
 //!   current binding by name and description, and fetch one schema, so
 //!   schemas enter the model's context only when asked for.
+//!
+//! Their own schemas are declared in the session's dialect like every
+//! tool's, and are valid in each.
 
 use std::fmt;
 use std::sync::Arc;
