@@ -80,6 +80,13 @@
 //!   `enum`, and enums of other types are removed and reported.
 //! - `format`: "for NUMBER type: float, double; for INTEGER type: int32,
 //!   int64; for STRING type: enum, date-time"; other formats are removed.
+//! - Parameter names (the root's properties) "must start with a letter or
+//!   an underscore and must only contain chars a-z, A-Z, 0-9, or
+//!   underscores with a maximum length of 64" (Vertex AI's
+//!   `FunctionDeclaration` reference): another one is declared under such
+//!   a name (other characters become `_`, a suffix keeps it unique), and a
+//!   call's arguments get the server's name back
+//!   ([`Declared::restore_arguments`]).
 //!
 //! In both, OpenAPI's `nullable` in a server's schema is an annotation, as
 //! JSON Schema validation (which calls go through) reads it, and `allOf`,
@@ -191,6 +198,9 @@ pub struct Declared {
     /// `schema`), the properties made nullable because they were optional,
     /// whose `null` means "absent".
     optional_nulls: HashMap<String, Vec<String>>,
+    /// Gemini: parameters declared under another name, as (declared,
+    /// original).
+    renames: Vec<(String, String)>,
 }
 
 impl Declared {
@@ -198,11 +208,19 @@ impl Declared {
     /// server's schema expects them: in strict mode, a `null` given for a
     /// property the server's schema made optional (and does not allow to
     /// be null) is removed, since strict mode makes the model send every
-    /// property. Anything else is unchanged; validation against the
-    /// server's schema follows.
+    /// property; in Gemini, a parameter declared under another name (see
+    /// the [module docs](crate::dialect)) gets its own name back. Anything
+    /// else is unchanged; validation against the server's schema follows.
     pub fn restore_arguments(&self, mut arguments: Value) -> Value {
         if !self.optional_nulls.is_empty() {
             self.restore(&mut arguments, "", 0);
+        }
+        if let Value::Object(members) = &mut arguments {
+            for (declared, original) in &self.renames {
+                if let Some(value) = members.remove(declared) {
+                    members.insert(original.clone(), value);
+                }
+            }
         }
         arguments
     }
@@ -243,35 +261,9 @@ impl Declared {
                 .filter(|(_, branch)| self.fits(branch, value, depth))
                 .map(|(i, _)| format!("{pointer}/anyOf/{i}"))
                 .collect();
-            match fitting.as_slice() {
-                [] => {}
-                [one] => self.restore(value, one, depth + 1),
-                several => {
-                    // Branches of one object distributed over a union: a
-                    // `null` optional in any of them means absent, and
-                    // each member is restored by the first branch that
-                    // declares it.
-                    if let Value::Object(members) = value {
-                        let optional: HashSet<&String> = several
-                            .iter()
-                            .filter_map(|p| self.optional_nulls.get(p))
-                            .flatten()
-                            .collect();
-                        members.retain(|k, v| !(v.is_null() && optional.contains(k)));
-                        for (key, member) in members.iter_mut() {
-                            let declared = several.iter().find(|p| {
-                                self.node_at(p)
-                                    .and_then(|s| s.get("properties"))
-                                    .and_then(Value::as_object)
-                                    .is_some_and(|props| props.contains_key(key))
-                            });
-                            if let Some(branch) = declared {
-                                let child = format!("{branch}/properties/{}", escape(key));
-                                self.restore(member, &child, depth + 1);
-                            }
-                        }
-                    }
-                }
+            // The first branch the value fits: its nulls, its shape.
+            if let Some(first) = fitting.first() {
+                self.restore(value, first, depth + 1);
             }
             return;
         }
@@ -295,8 +287,8 @@ impl Declared {
         }
     }
 
-    /// Whether `value` fits the declared `branch` by its types, constants
-    /// and shape (formats, patterns and bounds aside): how a union's branch
+    /// Whether `value` fits the declared `branch` by its types, constants,
+    /// bounds and shape (formats and patterns aside): how a union's branch
     /// is chosen.
     fn fits(&self, branch: &Value, value: &Value, depth: usize) -> bool {
         match branch {
@@ -344,6 +336,25 @@ impl Declared {
             && !values.contains(value)
         {
             return false;
+        }
+        if let Some(n) = value.as_f64() {
+            let bound = |key: &str| branch.get(key).and_then(Value::as_f64);
+            if bound("minimum").is_some_and(|b| n < b)
+                || bound("maximum").is_some_and(|b| n > b)
+                || bound("exclusiveMinimum").is_some_and(|b| n <= b)
+                || bound("exclusiveMaximum").is_some_and(|b| n >= b)
+            {
+                return false;
+            }
+        }
+        if let Value::Array(items) = value {
+            let count = |key: &str| branch.get(key).and_then(Value::as_u64);
+            let len = items.len() as u64;
+            if count("minItems").is_some_and(|b| len < b)
+                || count("maxItems").is_some_and(|b| len > b)
+            {
+                return false;
+            }
         }
         match value {
             Value::Object(members) => {
@@ -407,6 +418,7 @@ pub fn declare(schema: &JsonObject, dialect: SchemaDialect) -> Declared {
             schema: schema.clone(),
             fidelity: Fidelity::Exact,
             optional_nulls: HashMap::new(),
+            renames: Vec::new(),
         };
     }
     let root = Value::Object(schema.clone());
@@ -424,6 +436,7 @@ pub fn declare(schema: &JsonObject, dialect: SchemaDialect) -> Declared {
         def_names: HashMap::new(),
         pending: Vec::new(),
         optional_nulls: HashMap::new(),
+        renames: Vec::new(),
     };
     let mut out = ctx.root_node(schema);
     if ctx.strict {
@@ -451,6 +464,7 @@ pub fn declare(schema: &JsonObject, dialect: SchemaDialect) -> Declared {
             Fidelity::Loosened { reasons }
         },
         optional_nulls: ctx.optional_nulls,
+        renames: ctx.renames,
     }
 }
 
@@ -537,6 +551,7 @@ struct Ctx<'a> {
     /// Strict mode: definitions referenced and not declared yet.
     pending: Vec<(String, String)>,
     optional_nulls: HashMap<String, Vec<String>>,
+    renames: Vec<(String, String)>,
 }
 
 impl<'a> Ctx<'a> {
@@ -632,6 +647,7 @@ impl<'a> Ctx<'a> {
                 // Nothing of the discarded declaration remains: its
                 // nulls and the definitions it referenced.
                 self.optional_nulls.clear();
+                self.renames.clear();
                 self.pending.clear();
                 self.def_names.clear();
                 match self.empty_object(&schema) {
@@ -1568,9 +1584,7 @@ impl<'a> Ctx<'a> {
             };
             let kept: Vec<Value> = values.iter().filter(|v| fits(v)).cloned().collect();
             if kept.is_empty() {
-                if !values.iter().any(Value::is_null) || values.len() > 1 {
-                    self.lose(at, format!("an enum with no {t} value is ignored"));
-                }
+                self.lose(at, format!("an enum with no {t} value is ignored"));
             } else if self.strict || t == "string" {
                 o.insert("enum".into(), Value::Array(kept));
             } else {
@@ -1584,6 +1598,10 @@ impl<'a> Ctx<'a> {
         }
         if let Some(value) = map.get("const") {
             if !fits(value) {
+                self.lose(
+                    at,
+                    format!("a const that is not {t} is ignored for {t} values"),
+                );
                 return;
             }
             if self.strict {
@@ -1655,9 +1673,26 @@ impl<'a> Ctx<'a> {
             }
             self.properties += 1;
             let child_at = format!("{at}/properties/{}", escape(name));
+            let original = name;
+            let renamed;
+            let name = if !self.strict && out.is_empty() && !is_parameter_name(name) {
+                renamed = parameter_name(name, |n| {
+                    properties_named(map, n) || declared.contains_key(n)
+                });
+                self.renames.push((renamed.clone(), original.clone()));
+                self.lose(
+                    &child_at,
+                    format!(
+                        "declared as {renamed:?} (Gemini's parameter names); a call's {renamed:?} is sent under the server's name"
+                    ),
+                );
+                &renamed
+            } else {
+                original
+            };
             let child_out = format!("{out}/properties/{}", escape(name));
             let mut child = self.node(schema, &child_at, &child_out, level + 1, depth + 1);
-            let is_required = required.contains(name);
+            let is_required = required.contains(original);
             if self.strict && !is_required {
                 if !accepts_null(schema) {
                     optional.push(name.clone());
@@ -1672,7 +1707,11 @@ impl<'a> Ctx<'a> {
             declared.insert(name.clone(), child);
         }
         for name in &required {
-            if !(declared.contains_key(name) || (self.strict && level > STRICT_MAX_LEVELS)) {
+            let renamed = self.renames.iter().any(|(_, o)| o == name) && out.is_empty();
+            if !(declared.contains_key(name)
+                || renamed
+                || (self.strict && level > STRICT_MAX_LEVELS))
+            {
                 self.lose(
                     at,
                     format!(
@@ -1804,6 +1843,45 @@ impl<'a> Ctx<'a> {
             self.copy_count(map, key, at, o);
         }
     }
+}
+
+/// Whether `name` is a Gemini parameter name: "must start with a letter
+/// or an underscore and must only contain chars a-z, A-Z, 0-9, or
+/// underscores with a maximum length of 64".
+fn is_parameter_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name.len() <= 64
+}
+
+/// A Gemini parameter name for `name`, not one `taken` says is in use.
+fn parameter_name(name: &str, taken: impl Fn(&str) -> bool) -> String {
+    let mut base: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .take(60)
+        .collect();
+    if !base.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        base.insert(0, '_');
+        base.truncate(60);
+    }
+    let mut candidate = base.clone();
+    let mut n = 2;
+    while taken(&candidate) {
+        candidate = format!("{base}_{n}");
+        n += 1;
+    }
+    candidate
+}
+
+/// Whether the server's object schema has a property `name`.
+fn properties_named(map: &Map<String, Value>, name: &str) -> bool {
+    map.get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| p.contains_key(name))
 }
 
 /// Whether a declared branch takes null only.

@@ -453,6 +453,44 @@ fn nullable_unions_and_constants_in_gemini() {
 }
 
 #[test]
+fn gemini_parameter_names_are_identifiers_and_calls_get_the_server_names_back() {
+    let gemini = declared(
+        json!({
+            "type": "object",
+            "properties": {
+                "dry-run": {"type": "boolean"},
+                "dry_run": {"type": "string"},
+                "9lives": {"type": "integer"},
+                "nested": {"type": "object", "properties": {"a-b": {"type": "string"}}}
+            },
+            "required": ["dry-run", "nested"]
+        }),
+        SchemaDialect::Gemini,
+    );
+    let schema = Value::Object(gemini.schema.clone());
+    let names: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(names, ["dry_run_2", "dry_run", "_9lives", "nested"]);
+    assert_eq!(schema["required"], json!(["dry_run_2", "nested"]));
+    // Nested keys are not parameter names.
+    assert!(
+        schema["properties"]["nested"]["properties"]
+            .get("a-b")
+            .is_some()
+    );
+    assert!(
+        reasons(&gemini).contains("declared as \"dry_run_2\""),
+        "{}",
+        reasons(&gemini)
+    );
+    assert_eq!(
+        gemini.restore_arguments(
+            json!({"dry_run_2": true, "dry_run": "x", "_9lives": 9, "nested": {"a-b": "y"}})
+        ),
+        json!({"dry-run": true, "dry_run": "x", "9lives": 9, "nested": {"a-b": "y"}})
+    );
+}
+
+#[test]
 fn gemini_inlines_references_and_loosens_recursion() {
     let tree = json!({
         "type": "object",
@@ -692,7 +730,8 @@ fn reasons_are_bounded() {
     );
     let reasons = d.fidelity.reasons();
     assert_eq!(reasons.len(), MAX_REASONS + 1);
-    assert_eq!(reasons.last().map(String::as_str), Some("and 28 more"));
+    // 40 formats and 40 parameters renamed for their length.
+    assert_eq!(reasons.last().map(String::as_str), Some("and 68 more"));
     assert!(
         reasons
             .iter()
