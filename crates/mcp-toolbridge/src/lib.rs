@@ -63,6 +63,15 @@
 //! marker; the whole waits in a spill file, and [`McpSession::result_tools`]
 //! (`read_mcp_result`) lets the model read on from where the marker says.
 //!
+//! Model providers accept different subsets of JSON Schema for tool
+//! parameters. [`SessionOptions::schema_dialect`] declares every tool's
+//! input schema in one of them with [`declare`]: [`SchemaDialect::AsIs`]
+//! (the default: the server's schema, for Anthropic and any provider that
+//! takes full JSON Schema), [`SchemaDialect::OpenAiStrict`] or
+//! [`SchemaDialect::Gemini`]. [`ToolSet::declaration_notes`] lists the tools
+//! whose declaration is loosened and why; calls are checked against the
+//! server's own schema whatever the declaration says.
+//!
 //! The options that reproduce the defaults of three common kinds of host:
 //!
 //! | host | tools reach the model | [`NameOptions`] | [`SessionOptions`] |
@@ -76,7 +85,9 @@
 //!
 //! Modules: [`prelude`] (one import for a host program: the types above
 //! and the manager's and configuration's it needs), [`names`] (model names
-//! and the reverse map), [`prompt`] (the `<mcp_servers>` section); the rest
+//! and the reverse map), [`prompt`] (the `<mcp_servers>` section),
+//! [`dialect`] (each schema dialect's rules and the provider documentation
+//! they follow; [`declare`] and its types are re-exported); the rest
 //! is re-exported here: the session and
 //! its [`ToolSet`], the [`ModelTool`] trait with [`LiveTool`] and
 //! [`DeferredTool`], [`ArgumentSchema`] validation, [`ToolOutcome`] and
@@ -94,6 +105,7 @@ mod approval;
 mod backend;
 mod budget;
 mod cancel;
+pub mod dialect;
 mod gateway;
 mod manager;
 pub mod names;
@@ -115,6 +127,7 @@ pub use approval::{
 pub use async_trait::async_trait;
 pub use budget::{READ_MCP_RESULT, ResultBudget};
 pub use cancel::CancelToken;
+pub use dialect::{Declared, Fidelity, SchemaDialect, declare};
 pub use gateway::{Gateway, GatewayOptions};
 pub use names::{NameOptions, Suffix, ToolKey, ToolNames, UnusableReason, UnusableTool};
 pub use prompt::ToolAccess;
@@ -126,5 +139,5 @@ pub use search::SearchHit;
 pub use session::loader::{
     CALL_MCP_TOOL, DESCRIBE_TOOL, LOAD_MCP, READ_MCP_RESOURCE, SEARCH_TOOLS,
 };
-pub use session::{DeferredTool, LiveTool, McpSession, SessionOptions, ToolSet};
+pub use session::{DeclarationNote, DeferredTool, LiveTool, McpSession, SessionOptions, ToolSet};
 pub use tool::{CallProgress, ModelTool, ProgressSink, ToolCall};

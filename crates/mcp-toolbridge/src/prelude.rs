@@ -37,7 +37,7 @@ pub use mcp_manager::{
 
 pub use crate::{
     ApprovalDecision, ApprovalHandler, ApprovalRequest, CallFailure, CallProgress, CancelToken,
-    McpSession, ModelTool, NameOptions, PermissionPreset, SessionOptions, ToolAccess, ToolCall,
-    ToolOutcome, ToolResult, ToolSet, async_trait,
+    Fidelity, McpSession, ModelTool, NameOptions, PermissionPreset, SchemaDialect, SessionOptions,
+    ToolAccess, ToolCall, ToolOutcome, ToolResult, ToolSet, async_trait,
 };
 pub use serde_json::{Value, json};

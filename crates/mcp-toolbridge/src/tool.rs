@@ -10,7 +10,11 @@ use mcp_proto::types::JsonObject;
 use serde_json::Value;
 
 use crate::cancel::CancelToken;
+use crate::dialect::Fidelity;
 use crate::result::ToolOutcome;
+
+/// The fidelity of a tool whose schema is declared unchanged.
+static EXACT: Fidelity = Fidelity::Exact;
 
 /// How far a call has come, as the server reported it with
 /// `notifications/progress` (MCP basic/utilities/progress).
@@ -68,8 +72,15 @@ pub trait ModelTool: Send + Sync + fmt::Debug {
     fn name(&self) -> &str;
     /// What it does, for the model.
     fn description(&self) -> &str;
-    /// The JSON Schema of its arguments.
+    /// The JSON Schema of its arguments, as the session's
+    /// [`SchemaDialect`](crate::SchemaDialect) declares it.
     fn input_schema(&self) -> &JsonObject;
+    /// How faithfully [`ModelTool::input_schema`] says what the tool
+    /// accepts in the session's dialect. Calls are checked against the
+    /// tool's own schema whatever this says. Default: exact.
+    fn fidelity(&self) -> &Fidelity {
+        &EXACT
+    }
     /// Runs one call. Never panics on anything a server sends; every
     /// failure is a [`ToolOutcome`].
     async fn call(&self, call: ToolCall) -> ToolOutcome;

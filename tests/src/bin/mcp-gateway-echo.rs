@@ -82,8 +82,18 @@ fn main() -> anyhow::Result<()> {
         let (gp50, gp99) = percentiles(&mut g);
         println!("{calls} sequential echo calls over stdio, fixture server");
         println!("{:<28} {:>10} {:>10}", "path", "p50 µs", "p99 µs");
-        println!("{:<28} {:>10.1} {:>10.1}", "direct", micros(dp50), micros(dp99));
-        println!("{:<28} {:>10.1} {:>10.1}", "through mcpctl serve", micros(gp50), micros(gp99));
+        println!(
+            "{:<28} {:>10.1} {:>10.1}",
+            "direct",
+            micros(dp50),
+            micros(dp99)
+        );
+        println!(
+            "{:<28} {:>10.1} {:>10.1}",
+            "through mcpctl serve",
+            micros(gp50),
+            micros(gp99)
+        );
         println!(
             "gateway / direct: p50 {:.2}x, p99 {:.2}x",
             gp50.as_secs_f64() / dp50.as_secs_f64(),
@@ -97,7 +107,8 @@ fn main() -> anyhow::Result<()> {
 
 async fn connect(options: StdioOptions) -> anyhow::Result<Client> {
     let what = options.command.clone();
-    let transport = StdioTransport::spawn(options).with_context(|| format!("cannot start {what}"))?;
+    let transport =
+        StdioTransport::spawn(options).with_context(|| format!("cannot start {what}"))?;
     let (client, driver) = Client::new(transport, ClientOptions::default());
     tokio::spawn(driver.run());
     client
@@ -133,4 +144,3 @@ fn percentiles(times: &mut [Duration]) -> (Duration, Duration) {
 fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
-

@@ -8,12 +8,17 @@
 //! - `call_mcp_tool(server, tool, arguments)`: calls a tool of a connected
 //!   server through the same validation, approval and deadline as a direct
 //!   tool; a server that is not connected gets "call load_mcp first".
+//!   Under [`SchemaDialect::OpenAiStrict`], which has no free-form object,
+//!   `arguments` is JSON text, decoded before the tool's validation.
 //! - `read_mcp_resource(server, uri)`: reads a resource of a connected
 //!   server. Reading is not a tool call, so it needs no approval
 //!   (resources follow server-level trust).
 //! - `search_tools(query)` and `describe_tool(name)`: find tools of the
 //!   current binding by name and description, and fetch one schema, so
 //!   schemas enter the model's context only when asked for.
+//!
+//! Their own schemas are declared in the session's dialect like every
+//! tool's, and are valid in each.
 
 use std::fmt;
 use std::sync::Arc;
@@ -28,6 +33,7 @@ use tokio::time::Instant;
 
 use super::{Inner, McpSession, Target};
 use crate::backend::{Availability, ReadyServer};
+use crate::dialect::{Declared, Fidelity, SchemaDialect, declare};
 use crate::prompt::instructions_summary;
 use crate::result::{CallFailure, ContentMode, ToolOutcome, ToolResult};
 use crate::schema::ArgumentSchema;
@@ -99,6 +105,13 @@ impl McpSession {
                 "additionalProperties": false
             }),
         );
+        // Strict mode has no free-form object: there the arguments travel
+        // as JSON text, decoded before they are checked.
+        let arguments = if inner.options.schema_dialect == SchemaDialect::OpenAiStrict {
+            json!({"type": "string", "description": "The tool's arguments: a JSON object as text, such as {\"path\": \"README.md\"}."})
+        } else {
+            json!({"type": "object", "description": "The tool's arguments."})
+        };
         let call = LoaderTool::new(
             inner.clone(),
             Kind::Call,
@@ -109,7 +122,7 @@ impl McpSession {
                 "properties": {
                     "server": server_property,
                     "tool": {"type": "string", "description": "The tool's name on that server."},
-                    "arguments": {"type": "object", "description": "The tool's arguments."}
+                    "arguments": arguments
                 },
                 "required": ["server", "tool"],
                 "additionalProperties": false
@@ -219,8 +232,10 @@ struct LoaderTool {
     kind: Kind,
     name: &'static str,
     description: String,
-    schema: JsonObject,
+    /// The schema calls are checked against.
     validator: ArgumentSchema,
+    /// The schema in the session's dialect, as the model sees it.
+    declared: Declared,
 }
 
 impl fmt::Debug for LoaderTool {
@@ -244,13 +259,14 @@ impl LoaderTool {
             _ => Map::new(),
         };
         let validator = ArgumentSchema::compile(&schema);
+        let declared = declare(&schema, inner.options.schema_dialect);
         LoaderTool {
             inner,
             kind,
             name,
             description,
-            schema,
             validator,
+            declared,
         }
     }
 }
@@ -266,7 +282,11 @@ impl ModelTool for LoaderTool {
     }
 
     fn input_schema(&self) -> &JsonObject {
-        &self.schema
+        &self.declared.schema
+    }
+
+    fn fidelity(&self) -> &Fidelity {
+        &self.declared.fidelity
     }
 
     async fn call(&self, call: ToolCall) -> ToolOutcome {
@@ -279,7 +299,8 @@ impl ModelTool for LoaderTool {
                 reason: "MCP tools are turned off in this session".to_owned(),
             });
         }
-        let args = match self.validator.check(self.name, &call.arguments) {
+        let arguments = self.declared.restore_arguments(call.arguments.clone());
+        let args = match self.validator.check(self.name, &arguments) {
             Ok(args) => args,
             Err(invalid) => return ToolOutcome::failed(CallFailure::InvalidArguments(invalid)),
         };
@@ -292,7 +313,15 @@ impl ModelTool for LoaderTool {
         match self.kind {
             Kind::Load => load(&self.inner, &text("server"), &call).await,
             Kind::Call => {
-                let arguments = args.get("arguments").cloned().unwrap_or(Value::Null);
+                let arguments = match args.get("arguments") {
+                    // JSON text (strict mode); text that is not JSON goes on
+                    // as it is, and the tool's validation names the problem.
+                    Some(Value::String(text)) => {
+                        serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
+                    }
+                    Some(value) => value.clone(),
+                    None => Value::Null,
+                };
                 let target = Target::Named {
                     server: text("server"),
                     tool: text("tool"),

@@ -46,7 +46,7 @@ mod tools;
 
 pub(crate) use binding::{Binding, BoundTool};
 pub(crate) use calls::Target;
-pub use tools::{DeferredTool, LiveTool};
+pub use tools::{DeclarationNote, DeferredTool, LiveTool};
 
 /// Options of a [`McpSession`]. Every field has the default documented on
 /// it, and a setter named after it:
@@ -122,6 +122,12 @@ pub struct SessionOptions {
     /// [`ResultBudget::default`](crate::ResultBudget): 100,000 characters.
     /// `None`: results reach the host whole (a person's terminal, say).
     pub budget: Option<crate::ResultBudget>,
+    /// How tools' input schemas are declared to the model: the subset of
+    /// JSON Schema its provider accepts ([`input_schema`](ModelTool::input_schema)
+    /// of the bound, loader and catalog tools). Calls are checked against
+    /// the servers' own schemas whatever the dialect. Default
+    /// [`SchemaDialect::AsIs`](crate::SchemaDialect::AsIs).
+    pub schema_dialect: crate::SchemaDialect,
 }
 
 impl Default for SessionOptions {
@@ -142,6 +148,7 @@ impl Default for SessionOptions {
             follow_unchanged_tools: false,
             max_call_time: Duration::from_secs(600),
             budget: Some(crate::ResultBudget::default()),
+            schema_dialect: crate::SchemaDialect::AsIs,
         }
     }
 }
@@ -273,6 +280,7 @@ impl McpSession {
             snapshots: AtomicU64::new(0),
             epoch: AtomicU64::new(0),
             spills: crate::budget::Spills::default(),
+            declarations: tools::Declarations::default(),
         });
         inner.start_events();
         McpSession { inner }
@@ -419,6 +427,8 @@ pub(crate) struct Inner {
     epoch: AtomicU64,
     /// Results over the budget, spilled; their directory goes with the session.
     pub(crate) spills: crate::budget::Spills,
+    /// The bound tools' schemas in the session's dialect.
+    declarations: tools::Declarations,
 }
 
 impl Drop for Inner {
@@ -657,19 +667,25 @@ impl Inner {
     }
 
     fn tool_set(self: &Arc<Self>, binding: Arc<Binding>) -> ToolSet {
+        let declared = self
+            .declarations
+            .for_binding(&binding.tools, self.options.schema_dialect);
         let tools = binding
             .tools
             .iter()
-            .map(|bound| -> Arc<dyn ModelTool> {
+            .zip(declared)
+            .map(|(bound, declared)| -> Arc<dyn ModelTool> {
                 if bound.lifetime.is_some() {
                     Arc::new(LiveTool {
                         session: self.clone(),
                         bound: bound.clone(),
+                        declared,
                     })
                 } else {
                     Arc::new(DeferredTool {
                         session: self.clone(),
                         bound: bound.clone(),
+                        declared,
                     })
                 }
             })

@@ -1970,3 +1970,207 @@ async fn a_tools_size_hint_lowers_its_budget_and_cannot_raise_it_past_the_hosts(
     let shown = greedy.chars().count();
     assert!(shown <= 20_000 && shown > 5_000, "{shown}");
 }
+
+// ------------------------------------------------------------ dialects
+
+/// `echo` with an optional note, a constant and a closed object: Gemini
+/// can declare neither the constant nor the closing.
+fn dialect_harness_tools() -> Vec<Tool> {
+    vec![tool(
+        "echo",
+        json!({
+            "type": "object",
+            "properties": {
+                "text": {"type": "string"},
+                "note": {"type": "string"},
+                "n": {"const": 3}
+            },
+            "required": ["text"],
+            "additionalProperties": false
+        }),
+    )]
+}
+
+async fn dialect_harness(dialect: crate::SchemaDialect) -> Harness {
+    let fake = Fake::new();
+    let (client, seen) = scripted_server().await;
+    fake.add_ready("fx", dialect_harness_tools(), client);
+    let session = McpSession::with_backend(fake.clone(), full_access().schema_dialect(dialect));
+    let events = session.approval_events();
+    Harness {
+        fake,
+        session,
+        seen,
+        events,
+    }
+}
+
+#[tokio::test]
+async fn a_loose_declaration_never_lets_through_what_the_server_schema_refuses() {
+    let mut h = dialect_harness(crate::SchemaDialect::Gemini).await;
+    let tools = h.session.bind();
+    let echo = tools.get("mcp_fx_echo").unwrap();
+    assert_eq!(
+        Value::Object(echo.input_schema().clone()),
+        json!({
+            "type": "object",
+            "properties": {"text": {"type": "string"}, "note": {"type": "string"}, "n": {"type": "integer"}},
+            "required": ["text"]
+        })
+    );
+    assert!(!echo.fidelity().is_exact());
+    let notes = tools.declaration_notes();
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0].tool, "mcp_fx_echo");
+    assert!(
+        notes[0]
+            .reasons
+            .iter()
+            .any(|r| r.contains("a const integer")),
+        "{notes:?}"
+    );
+
+    // The declaration allows this call; the server's schema does not.
+    let loose_call = json!({"text": "hi", "n": 4, "extra": true});
+    let declared = jsonschema::validator_for(&Value::Object(echo.input_schema().clone())).unwrap();
+    assert!(declared.is_valid(&loose_call));
+    let outcome = call(&tools, "mcp_fx_echo", loose_call).await;
+    let Some(CallFailure::InvalidArguments(invalid)) = outcome.failure() else {
+        panic!("not refused: {outcome:?}");
+    };
+    let message = invalid.to_string();
+    assert!(message.contains("at /n: 3 was expected"), "{message}");
+    assert!(
+        message.contains("Additional properties are not allowed"),
+        "{message}"
+    );
+    assert!(h.seen.try_recv().is_err(), "nothing reached the server");
+
+    // What the server's schema allows goes through.
+    let outcome = call(&tools, "mcp_fx_echo", json!({"text": "hi", "n": 3})).await;
+    assert_eq!(text(&outcome), "hi");
+}
+
+#[tokio::test]
+async fn strict_declarations_are_cached_per_lifetime_and_their_nulls_mean_absent() {
+    let mut h = dialect_harness(crate::SchemaDialect::OpenAiStrict).await;
+    let first = h.session.bind();
+    let second = h.session.bind();
+    let a = first.get("mcp_fx_echo").unwrap();
+    let b = second.get("mcp_fx_echo").unwrap();
+    assert!(
+        std::ptr::eq(a.input_schema(), b.input_schema()),
+        "one declaration per catalog lifetime"
+    );
+    assert!(a.fidelity().is_exact(), "{:?}", a.fidelity());
+    assert!(first.declaration_notes().is_empty());
+    assert_eq!(
+        Value::Object(a.input_schema().clone()),
+        json!({
+            "type": "object",
+            "properties": {
+                "text": {"type": "string"},
+                "note": {"type": ["string", "null"]},
+                "n": {"anyOf": [{"type": "integer", "const": 3}, {"type": "null"}]}
+            },
+            "required": ["text", "note", "n"],
+            "additionalProperties": false
+        })
+    );
+    let outcome = call(
+        &second,
+        "mcp_fx_echo",
+        json!({"text": "hi", "note": null, "n": null}),
+    )
+    .await;
+    assert_eq!(text(&outcome), "hi");
+    assert_eq!(
+        h.seen.recv().await,
+        Some(Seen::Call {
+            name: "echo".into(),
+            arguments: json!({"text": "hi"})
+        })
+    );
+
+    // A new catalog lifetime declares again.
+    h.fake.swap("fx");
+    let third = h.session.bind();
+    let c = third.get("mcp_fx_echo").unwrap();
+    assert!(!std::ptr::eq(a.input_schema(), c.input_schema()));
+    assert_eq!(a.input_schema(), c.input_schema());
+}
+
+#[tokio::test]
+async fn loader_and_catalog_tools_declare_valid_schemas_in_every_dialect() {
+    for dialect in [
+        crate::SchemaDialect::AsIs,
+        crate::SchemaDialect::OpenAiStrict,
+        crate::SchemaDialect::Gemini,
+    ] {
+        let mut h = dialect_harness(dialect).await;
+        h.session.bind();
+        let mut tools = h.session.loader_tools();
+        tools.extend(h.session.result_tools());
+        tools.extend(h.session.catalog_tools());
+        let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+        assert_eq!(
+            names,
+            [
+                LOAD_MCP,
+                CALL_MCP_TOOL,
+                READ_MCP_RESOURCE,
+                crate::READ_MCP_RESULT,
+                SEARCH_TOOLS,
+                "describe_tool"
+            ]
+        );
+        for tool in &tools {
+            if let Err(problem) =
+                crate::dialect::tests::check_declaration(dialect, tool.input_schema())
+            {
+                panic!("{dialect:?} {}: {problem}", tool.name());
+            }
+            if dialect == crate::SchemaDialect::OpenAiStrict {
+                assert!(
+                    tool.fidelity().is_exact(),
+                    "{}: {:?}",
+                    tool.name(),
+                    tool.fidelity()
+                );
+            }
+        }
+        // call_mcp_tool's arguments: an object, or in strict mode JSON text.
+        let arguments = if dialect == crate::SchemaDialect::OpenAiStrict {
+            json!("{\"text\": \"via loader\"}")
+        } else {
+            json!({"text": "via loader"})
+        };
+        let outcome = tools[1]
+            .call(ToolCall::new(
+                "c",
+                json!({"server": "fx", "tool": "echo", "arguments": arguments}),
+            ))
+            .await;
+        assert_eq!(text(&outcome), "via loader", "{dialect:?}");
+        assert_eq!(
+            h.seen.recv().await,
+            Some(Seen::Call {
+                name: "echo".into(),
+                arguments: json!({"text": "via loader"})
+            })
+        );
+        // Strict mode's nulls for optional loader arguments mean absent.
+        if dialect == crate::SchemaDialect::OpenAiStrict {
+            let outcome = tools[3]
+                .call(ToolCall::new(
+                    "c",
+                    json!({"id": "result-9", "offset": null, "length": null, "path": null}),
+                ))
+                .await;
+            assert!(
+                !matches!(outcome.failure(), Some(CallFailure::InvalidArguments(_))),
+                "{outcome:?}"
+            );
+        }
+    }
+}
