@@ -179,11 +179,24 @@ struct ConnState {
     calls: HashMap<RequestId, CancelToken>,
     /// The tools (name and schema) the client last listed.
     listed: Option<Vec<(String, Value)>>,
+    /// The binding requests use, made again after each catalog event
+    /// (binding per request would cost more than the call it serves).
+    tools: Option<ToolSet>,
 }
 
 impl Connection {
     fn lock(&self) -> std::sync::MutexGuard<'_, ConnState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The current binding.
+    fn tools(&self) -> ToolSet {
+        if let Some(tools) = &self.lock().tools {
+            return tools.clone();
+        }
+        let tools = self.gateway.session.bind();
+        self.lock().tools = Some(tools.clone());
+        tools
     }
 
     fn send(&self, message: Message) {
@@ -257,7 +270,7 @@ impl Connection {
         match method.as_str() {
             methods::PING => self.respond(id, &serde_json::json!({})),
             methods::SERVER_DISCOVER => {
-                let tools = self.gateway.session.bind();
+                let tools = self.tools();
                 self.respond(id, &self.discover_result(&tools))
             }
             methods::INITIALIZE => {
@@ -274,7 +287,7 @@ impl Connection {
                     state.version = Some(version);
                     version
                 };
-                let tools = self.gateway.session.bind();
+                let tools = self.tools();
                 self.respond(id, &self.initialize_result(version, &tools))
             }
             _ if !modern && self.lock().version.is_none() => Err(ErrorObject::new(
@@ -292,7 +305,7 @@ impl Connection {
                         mcp_proto::text::bound(&cursor.to_string(), 64)
                     )));
                 }
-                let tools = self.gateway.session.bind();
+                let tools = self.tools();
                 let listed = listing(&tools);
                 let result = ListToolsResult {
                     tools: declared(&tools),
@@ -307,11 +320,12 @@ impl Connection {
             }
             methods::TOOLS_CALL => {
                 let call: CallToolRequestParams = decode(params, methods::TOOLS_CALL)?;
-                let progress_token = serde_json::from_str::<Value>(params)
-                    .ok()
+                let progress_token = may_have_meta(params)
+                    .then(|| serde_json::from_str::<Value>(params).ok())
+                    .flatten()
                     .and_then(|v| v.get("_meta")?.get("progressToken").cloned())
                     .and_then(|token| serde_json::from_value::<RequestId>(token).ok());
-                let tools = self.gateway.session.bind();
+                let tools = self.tools();
                 let Some(tool) = tools.get(&call.name).cloned() else {
                     return Err(ErrorObject::invalid_params(format!(
                         "unknown tool: {}",
@@ -420,6 +434,7 @@ impl Connection {
     /// are no longer those a fresh binding offers.
     fn check_tools(&self) {
         let tools = self.gateway.session.bind();
+        self.lock().tools = Some(tools.clone());
         let now = listing(&tools);
         let changed = {
             let mut state = self.lock();
@@ -554,6 +569,9 @@ fn supported_versions() -> Vec<String> {
 /// protocol version in `_meta`), refusing a version the gateway does not
 /// speak with -32022 and the versions it does.
 fn modern_version(method: &str, params: &str) -> Result<bool, ErrorObject> {
+    if !may_have_meta(params) {
+        return Ok(method == methods::SERVER_DISCOVER);
+    }
     let version = serde_json::from_str::<Value>(params)
         .ok()
         .and_then(|params| {
@@ -594,6 +612,13 @@ fn negotiate(requested: &str) -> ProtocolVersion {
         Some(version) if ProtocolVersion::HANDSHAKE.contains(&version) => version,
         _ => ProtocolVersion::LATEST_HANDSHAKE,
     }
+}
+
+/// Whether `params` may hold a `_meta` member: the key as written, or an
+/// escape that could spell it. Most requests have none, and are then not
+/// parsed a second time to look.
+fn may_have_meta(params: &str) -> bool {
+    params.contains("_meta") || params.contains("\\u")
 }
 
 /// A request's parameters as `T`, or "invalid params" naming the method.

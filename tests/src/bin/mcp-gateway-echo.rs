@@ -126,7 +126,7 @@ async fn echo(client: &Client, tool: &str, n: usize) -> anyhow::Result<Vec<Durat
         let result = client
             .call_tool(tool, arguments.as_object().cloned())
             .await
-            .with_context(|| format!("{tool}"))?;
+            .with_context(|| tool.to_string())?;
         times.push(started.elapsed());
         if result.is_error == Some(true) {
             bail!("{tool} failed: {result:?}");
