@@ -141,7 +141,7 @@ fn the_python_sdk_client_uses_three_servers_through_mcpctl_serve() {
 #[test]
 fn the_workspace_client_uses_mcpctl_serve_in_both_eras() {
     use mcp_proto::EraPolicy;
-    use mcp_transport::{Client, ClientOptions, StdioOptions, StdioTransport};
+    use mcp_transport::{Client, ClientOptions, StdioTransport};
 
     let env = Env::new();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -154,16 +154,7 @@ fn the_workspace_client_uses_mcpctl_serve_in_both_eras() {
         (EraPolicy::Legacy, "legacy"),
         (EraPolicy::Auto, "modern"),
     ] {
-        let mut stdio = StdioOptions::new(MCPCTL);
-        stdio.args = vec!["--no-host-configs".into(), "serve".into()];
-        stdio.cwd = Some(env.work_dir());
-        stdio.env = env
-            .command(&[])
-            .get_envs()
-            .filter_map(|(key, value)| {
-                Some((key.to_str()?.to_owned(), value?.to_str()?.to_owned()))
-            })
-            .collect();
+        let stdio = serve_options(&env, &["--no-host-configs", "serve"]);
         runtime.block_on(async {
             let transport = StdioTransport::spawn(stdio).expect("mcpctl serve starts");
             let mut options = ClientOptions::default();
@@ -198,7 +189,7 @@ fn the_workspace_client_uses_mcpctl_serve_in_both_eras() {
 /// lists its tools without starting it, and the first call starts it.
 #[test]
 fn serve_lazy_starts_a_cached_server_only_for_its_first_call() {
-    use mcp_transport::{Client, ClientOptions, StdioOptions, StdioTransport};
+    use mcp_transport::{Client, ClientOptions, StdioTransport};
 
     let env = Env::new();
     let pids = env.work_dir().join("fx.pids");
@@ -220,24 +211,9 @@ fn serve_lazy_starts_a_cached_server_only_for_its_first_call() {
         .build()
         .unwrap();
     for run in 0..2 {
-        let mut stdio = StdioOptions::new(MCPCTL);
-        stdio.args = ["--no-host-configs", "--config"]
-            .map(str::to_owned)
-            .into_iter()
-            .chain([
-                config.display().to_string(),
-                "serve".into(),
-                "--lazy".into(),
-            ])
-            .collect();
-        stdio.cwd = Some(env.work_dir());
-        stdio.env = env
-            .command(&[])
-            .get_envs()
-            .filter_map(|(key, value)| {
-                Some((key.to_str()?.to_owned(), value?.to_str()?.to_owned()))
-            })
-            .collect();
+        let config = config.display().to_string();
+        let args = ["--no-host-configs", "--config", &config, "serve", "--lazy"];
+        let stdio = serve_options(&env, &args);
         runtime.block_on(async {
             let transport = StdioTransport::spawn(stdio).expect("mcpctl serve starts");
             let (client, driver) = Client::new(transport, ClientOptions::default());
@@ -272,4 +248,18 @@ fn serve_lazy_starts_a_cached_server_only_for_its_first_call() {
             assert_eq!(started(), 0);
         }
     }
+}
+
+/// `mcpctl ARGS` as a stdio server for this workspace's client, with
+/// mcpctl's test environment.
+fn serve_options(env: &Env, args: &[&str]) -> mcp_transport::StdioOptions {
+    let mut stdio = mcp_transport::StdioOptions::new(MCPCTL);
+    stdio.args = args.iter().map(|a| (*a).to_owned()).collect();
+    stdio.cwd = Some(env.work_dir());
+    stdio.env = env
+        .command(&[])
+        .get_envs()
+        .filter_map(|(key, value)| Some((key.to_str()?.to_owned(), value?.to_str()?.to_owned())))
+        .collect();
+    stdio
 }
