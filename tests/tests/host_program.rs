@@ -39,7 +39,8 @@ async fn the_host_example_finds_starts_offers_and_calls_a_configured_server() {
             "run {run}: {transcript}"
         );
         assert!(
-            transcript.contains("offered: mcp_fx_echo\n"),
+            transcript.contains("offered: mcp_fx_echo\n")
+                && transcript.contains("offered: read_mcp_result\n"),
             "run {run}: {transcript}"
         );
         assert!(

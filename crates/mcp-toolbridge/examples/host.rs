@@ -1,4 +1,4 @@
-//! A whole host in one file: find a project's servers, start them behind the startup gate (250 ms, the default) with a tool cache, offer their tools to the model, ask before a call, make one call, shut down. Run: `cargo run -p mcp-toolbridge --example host -- PROJECT_DIR mcp_SERVER_TOOL '{"json": "arguments"}'`.
+//! A whole host in one file: find a project's servers, start them behind the startup gate (250 ms, the default) with a tool cache, offer their tools (and the reader of results over the budget) to the model, ask before a call, make one call, shut down. Run: `cargo run -p mcp-toolbridge --example host -- PROJECT_DIR mcp_SERVER_TOOL '{"json": "arguments"}'`.
 use mcp_toolbridge::prelude::*;
 use std::{path::Path, sync::Arc};
 
@@ -21,7 +21,8 @@ pub(crate) async fn turn(project: &Path, cache: &Path, tool: &str, args: Value) 
     session.set_approval_handler(Some(Arc::new(AllowOnce)));
     let tools = session.bind_startup(&report);
     let mut transcript = format!("You are a coding agent.\n{}", tools.prompt_section());
-    for offered in tools.tools() {
+    // The servers' tools, and `read_mcp_result` for results over the budget.
+    for offered in tools.tools().iter().chain(&session.result_tools()) {
         transcript += &format!("offered: {}\n", offered.name());
     }
     let outcome = tools.call(tool, ToolCall::new("call_1", args)).await;
