@@ -111,19 +111,7 @@ impl DemoServer {
                     ndjson::encode_frame(&Frame::Batch(answers), out);
                 }
             }
-            Err(NdjsonError::NotJson { source, .. }) => {
-                let (code, what) = if source.is_data() {
-                    (error_codes::INVALID_REQUEST, "invalid request")
-                } else {
-                    (error_codes::PARSE_ERROR, "parse error")
-                };
-                let error = ErrorObject::new(code, format!("{what}: {source}"));
-                ndjson::encode(&Message::error(None, error), out);
-            }
-            Err(error) => {
-                let error = ErrorObject::new(error_codes::INVALID_REQUEST, error.to_string());
-                ndjson::encode(&Message::error(None, error), out);
-            }
+            Err(error) => ndjson::encode(&Message::error(None, error.to_error_object()), out),
         }
     }
 
@@ -160,7 +148,7 @@ impl DemoServer {
                         "initialize was already received on this session",
                     ));
                 }
-                let version = negotiate(&params.protocol_version);
+                let version = ProtocolVersion::answer_to(&params.protocol_version);
                 self.version = Some(version);
                 respond(id, &initialize_result(version))
             }
@@ -219,15 +207,6 @@ impl DemoServer {
 
     fn negotiated(&self) -> ProtocolVersion {
         self.version.unwrap_or(ProtocolVersion::LATEST_HANDSHAKE)
-    }
-}
-
-/// MCP "Lifecycle" §Version Negotiation: echo a requested version we
-/// support, else offer our newest and let the client decide.
-fn negotiate(requested: &str) -> ProtocolVersion {
-    match ProtocolVersion::parse(requested) {
-        Some(version) if ProtocolVersion::HANDSHAKE.contains(&version) => version,
-        _ => ProtocolVersion::LATEST_HANDSHAKE,
     }
 }
 

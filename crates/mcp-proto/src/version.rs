@@ -74,6 +74,17 @@ impl ProtocolVersion {
         ProtocolVersion::ALL.into_iter().find(|v| v.as_str() == s)
     }
 
+    /// The version a server answers `initialize` with (MCP "Lifecycle"
+    /// §Version Negotiation): the requested one when it is a handshake
+    /// version this crate supports, else the newest handshake version, and
+    /// the client decides whether it can use that.
+    pub fn answer_to(requested: &str) -> ProtocolVersion {
+        match ProtocolVersion::parse(requested) {
+            Some(version) if version.uses_handshake() => version,
+            _ => ProtocolVersion::LATEST_HANDSHAKE,
+        }
+    }
+
     /// Whether this version uses the `initialize` handshake (everything before 2026-07-28).
     pub fn uses_handshake(self) -> bool {
         self < ProtocolVersion::V2026_07_28

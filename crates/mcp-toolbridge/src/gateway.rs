@@ -54,7 +54,7 @@ use mcp_proto::types::{
     ListToolsResult, ProgressNotificationParams, ServerCapabilities, Tool,
 };
 use mcp_proto::{ErrorObject, Frame, Message, ProtocolVersion, RequestId, methods};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{broadcast, mpsc};
@@ -215,21 +215,7 @@ impl Connection {
                     self.handle(message);
                 }
             }
-            Err(NdjsonError::NotJson { source, .. }) => {
-                let (code, what) = if source.is_data() {
-                    (error_codes::INVALID_REQUEST, "invalid request")
-                } else {
-                    (error_codes::PARSE_ERROR, "parse error")
-                };
-                self.send(Message::error(
-                    None,
-                    ErrorObject::new(code, format!("{what}: {source}")),
-                ));
-            }
-            Err(error) => self.send(Message::error(
-                None,
-                ErrorObject::new(error_codes::INVALID_REQUEST, error.to_string()),
-            )),
+            Err(error) => self.send(Message::error(None, error.to_error_object())),
         }
     }
 
@@ -283,7 +269,7 @@ impl Connection {
                             "initialize was already received on this connection",
                         ));
                     }
-                    let version = negotiate(&params.protocol_version);
+                    let version = ProtocolVersion::answer_to(&params.protocol_version);
                     state.version = Some(version);
                     version
                 };
@@ -320,11 +306,11 @@ impl Connection {
             }
             methods::TOOLS_CALL => {
                 let call: CallToolRequestParams = decode(params, methods::TOOLS_CALL)?;
-                let progress_token = may_have_meta(params)
-                    .then(|| serde_json::from_str::<Value>(params).ok())
-                    .flatten()
-                    .and_then(|v| v.get("_meta")?.get("progressToken").cloned())
-                    .and_then(|token| serde_json::from_value::<RequestId>(token).ok());
+                let progress_token = call
+                    .meta
+                    .as_ref()
+                    .and_then(|meta| meta.get(types::meta::PROGRESS_TOKEN))
+                    .and_then(|token| RequestId::deserialize(token).ok());
                 let tools = self.tools();
                 let Some(tool) = tools.get(&call.name).cloned() else {
                     return Err(ErrorObject::invalid_params(format!(
@@ -603,15 +589,6 @@ fn modern_version(method: &str, params: &str) -> Result<bool, ErrorObject> {
     }))
     .ok();
     Err(error)
-}
-
-/// MCP "Lifecycle" §Version Negotiation: echo a requested version this
-/// build supports, else offer the newest and let the client decide.
-fn negotiate(requested: &str) -> ProtocolVersion {
-    match ProtocolVersion::parse(requested) {
-        Some(version) if ProtocolVersion::HANDSHAKE.contains(&version) => version,
-        _ => ProtocolVersion::LATEST_HANDSHAKE,
-    }
 }
 
 /// Whether `params` may hold a `_meta` member: the key as written, or an

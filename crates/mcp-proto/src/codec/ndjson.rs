@@ -165,6 +165,28 @@ pub enum NdjsonError {
     },
 }
 
+impl NdjsonError {
+    /// The JSON-RPC error a server answers such a line with, to be sent with
+    /// a null id (JSON-RPC 2.0 §5.1): -32700 for a line that is not JSON,
+    /// -32600 for JSON that is not a message and for an oversized line.
+    pub fn to_error_object(&self) -> crate::ErrorObject {
+        use crate::jsonrpc::error_codes;
+        match self {
+            NdjsonError::NotJson { source, .. } => {
+                let (code, what) = if source.is_data() {
+                    (error_codes::INVALID_REQUEST, "invalid request")
+                } else {
+                    (error_codes::PARSE_ERROR, "parse error")
+                };
+                crate::ErrorObject::new(code, format!("{what}: {source}"))
+            }
+            NdjsonError::TooLarge { .. } => {
+                crate::ErrorObject::new(error_codes::INVALID_REQUEST, self.to_string())
+            }
+        }
+    }
+}
+
 /// Appends `message` as one line of compact JSON ending in `\n`.
 ///
 /// A message holding a raw line break inside a JSON string (invalid JSON a
