@@ -1,11 +1,13 @@
 // An MCP host's client (the TypeScript SDK's) against `mcpctl serve`: lists the tools of every
 // upstream server, calls them, follows progress, cancels a call and receives list_changed.
 //
-// Usage: node gateway_client.mjs MCPCTL [ARGS...]   (ARGS end with `serve`)
+// Usage: node gateway_client.mjs MCPCTL [ARGS...]   (ARGS end with `serve`: stdio)
+//        node gateway_client.mjs --http URL TOKEN    (`mcpctl serve --http`: Streamable HTTP)
 // Prints one JSON line: what it saw. Exits 1 with a message on any failure.
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [command, ...args] = process.argv.slice(2);
@@ -14,7 +16,12 @@ const deadline = (ms, what) =>
 const within = (promise, what) => Promise.race([promise, deadline(20000, what)]);
 const text = (result) => (result.content ?? []).filter((b) => b.type === "text").map((b) => b.text).join("");
 
-const transport = new StdioClientTransport({ command, args, env: process.env, stderr: "inherit" });
+const transport =
+  command === "--http"
+    ? new StreamableHTTPClientTransport(new URL(args[0]), {
+        requestInit: { headers: { Authorization: `Bearer ${args[1]}` } },
+      })
+    : new StdioClientTransport({ command, args, env: process.env, stderr: "inherit" });
 const client = new Client({ name: "gateway-interop-ts", version: "1.0.0" });
 let listChanged = () => {};
 const changed = new Promise((resolve) => (listChanged = resolve));

@@ -4,7 +4,8 @@ Lists the tools of every upstream server, calls them, follows progress and
 receives list_changed. (This SDK's client sends no notifications/cancelled
 when a call is abandoned, so cancellation is tested with the TypeScript one.)
 
-Usage: python gateway_client.py MCPCTL [ARGS...]   (ARGS end with `serve`)
+Usage: python gateway_client.py MCPCTL [ARGS...]   (ARGS end with `serve`: stdio)
+       python gateway_client.py --http URL TOKEN    (`mcpctl serve --http`)
 Prints one JSON line: what it saw. Exits 1 with a message on any failure.
 """
 
@@ -15,6 +16,7 @@ import sys
 import anyio
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamablehttp_client
 
 
 def text(result: types.CallToolResult) -> str:
@@ -23,7 +25,12 @@ def text(result: types.CallToolResult) -> str:
 
 async def main() -> None:
     command, *args = sys.argv[1:]
-    params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
+    if command == "--http":
+        url, token = args
+        transport = streamablehttp_client(url, headers={"Authorization": f"Bearer {token}"})
+    else:
+        params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
+        transport = stdio_client(params)
     changed = anyio.Event()
 
     async def on_message(message) -> None:
@@ -34,7 +41,8 @@ async def main() -> None:
 
     seen: dict = {}
     with anyio.fail_after(60):
-        async with stdio_client(params) as (read, write):
+        async with transport as streams:
+            read, write = streams[0], streams[1]
             async with ClientSession(read, write, message_handler=on_message) as session:
                 init = await session.initialize()
                 seen["server"] = init.serverInfo.name

@@ -297,11 +297,17 @@ pub(crate) enum Command {
     /// Serve the settings page on 127.0.0.1: add, edit, enable and delete stored servers
     Ui(UiArgs),
 
-    /// Serve every configured server's tools as one MCP server on stdin/stdout (for a host that launches mcpctl as its MCP server)
+    /// Serve every configured server's tools as one MCP server: on stdin/stdout (for a host that launches mcpctl as its MCP server), or with --http to many clients at once
     Serve {
         /// Start a server only when a call needs it, listing its tools from mcpctl's tool cache (servers not cached yet start at once)
         #[arg(long)]
         lazy: bool,
+        /// Serve Streamable HTTP on 127.0.0.1 instead of stdio; prints the URL and the bearer token each request needs
+        #[arg(long)]
+        http: bool,
+        /// The port for --http [default: one the system picks]
+        #[arg(long, value_name = "PORT", requires = "http")]
+        port: Option<u16>,
     },
 
     /// Run the built-in demo MCP server on stdin/stdout (the default server)

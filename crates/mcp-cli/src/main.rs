@@ -21,6 +21,7 @@ mod import_cmd;
 mod inputs;
 mod interrupt;
 mod login;
+mod loopback;
 mod output;
 mod progress;
 mod prompts_cmd;
@@ -29,6 +30,7 @@ mod resources_cmd;
 mod retry;
 mod runtime;
 mod serve_cmd;
+mod serve_http;
 mod servers;
 mod sources;
 mod sources_cmd;
@@ -221,7 +223,22 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         )),
         Command::Logout { server } => block_on(login::logout(&server, &sources, output)),
         Command::Ui(args) => block_on(ui::run(args, &sources)),
-        Command::Serve { lazy } => block_on(serve_cmd::run(&sources, global.preset, lazy, output)),
+        Command::Serve { lazy, http, port } => {
+            let listen = if http {
+                serve_cmd::Listen::Http {
+                    port: port.unwrap_or(0),
+                }
+            } else {
+                serve_cmd::Listen::Stdio
+            };
+            block_on(serve_cmd::run(
+                &sources,
+                global.preset,
+                lazy,
+                listen,
+                output,
+            ))
+        }
         Command::Trust { server: None, .. } => trust_cmd::list(output),
         Command::Trust {
             server: Some(server),

@@ -17,8 +17,16 @@
 //! of a `--lazy` run) is not started until a call needs it: its cached
 //! tools are listed at once, and the first call of one starts it. A server
 //! the cache does not know yet is started and waited for as without it.
+//!
+//! With `--http`, the same gateway is served over Streamable HTTP on
+//! 127.0.0.1 instead (see `serve_http`), for several clients at once:
+//! once every server has settled, mcpctl prints the endpoint's URL and the
+//! bearer token every request must carry, then serves until Ctrl-C or
+//! SIGTERM, which close the servers (exit 130 and 0).
 
 use mcp_toolbridge::{Gateway, GatewayOptions, SessionOptions};
+
+use crate::serve_http::{ENDPOINT, HttpGateway};
 
 use crate::cli::Preset;
 use crate::exit::{CliError, Exit};
@@ -26,11 +34,21 @@ use crate::output::Output;
 use crate::runtime::{Runtime, Select};
 use crate::sources::SourceOptions;
 
-/// Serves until stdin ends.
+/// Where `mcpctl serve` serves.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Listen {
+    /// stdin and stdout, until stdin ends.
+    Stdio,
+    /// Streamable HTTP on 127.0.0.1 (port 0: one the system picks).
+    Http { port: u16 },
+}
+
+/// Serves until stdin ends (stdio) or until Ctrl-C or SIGTERM (HTTP).
 pub(crate) async fn run(
     sources: &SourceOptions,
     preset: Preset,
     lazy: bool,
+    listen: Listen,
     output: &Output,
 ) -> Result<Exit, CliError> {
     let cache = if lazy {
@@ -42,6 +60,15 @@ pub(crate) async fn run(
     } else {
         None
     };
+    // The port is taken first: a busy one fails before any server starts.
+    let listener = match listen {
+        Listen::Stdio => None,
+        Listen::Http { port } => Some(
+            tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port))
+                .await
+                .map_err(|e| CliError::usage(format!("cannot listen on 127.0.0.1:{port}: {e}")))?,
+        ),
+    };
     let runtime = Runtime::start_with(sources, Select::All, cache).await?;
     runtime.settle(output).await;
     let mut session = SessionOptions::default();
@@ -51,9 +78,37 @@ pub(crate) async fn run(
         session,
         GatewayOptions::default().server_info(crate::runtime::client_info()),
     );
-    let served = gateway.serve(tokio::io::stdin(), tokio::io::stdout()).await;
+    let Some(listener) = listener else {
+        let served = gateway.serve(tokio::io::stdin(), tokio::io::stdout()).await;
+        runtime.close().await;
+        return served
+            .map(|()| Exit::Success)
+            .map_err(|e| CliError::connection(format!("cannot read stdin: {e}")));
+    };
+    let port = listener
+        .local_addr()
+        .map_err(|e| CliError::usage(format!("cannot read the listening address: {e}")))?
+        .port();
+    let token = crate::loopback::new_secret();
+    let http = HttpGateway::new(gateway, port, token.clone());
+    // Ctrl-C and SIGTERM stop serving; the servers are closed below.
+    crate::interrupt::register(&runtime.manager);
+    let claim = crate::interrupt::claim();
+    let mut terminate =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    println!("mcpctl serve: MCP endpoint http://127.0.0.1:{port}{ENDPOINT}");
+    println!("mcpctl serve: every request needs the header: Authorization: Bearer {token}");
+    let exit = tokio::select! {
+        () = http.serve(listener) => Exit::Success,
+        () = claim.pressed() => {
+            eprintln!("mcpctl serve: interrupted; closing the servers");
+            Exit::Interrupted
+        }
+        Some(()) = async { match terminate.as_mut() { Some(t) => t.recv().await, None => None } } => {
+            eprintln!("mcpctl serve: terminated; closing the servers");
+            Exit::Success
+        }
+    };
     runtime.close().await;
-    served
-        .map(|()| Exit::Success)
-        .map_err(|e| CliError::connection(format!("cannot read stdin: {e}")))
+    Ok(exit)
 }

@@ -1,4 +1,8 @@
-//! `mcpctl serve`: a host's MCP client (the TypeScript SDK's, the Python SDK's) launches `mcpctl serve` as its one server and gets the tools of three upstream servers (the fixture, server-everything, FastMCP), calls them, follows progress, receives `list_changed`, and (the TypeScript client) cancels a running call.
+//! `mcpctl serve`: a host's MCP client (the TypeScript SDK's, the Python SDK's) launches `mcpctl serve` as its one server, or reaches `mcpctl serve --http` over Streamable HTTP, and gets the tools of three upstream servers (the fixture, server-everything, FastMCP), calls them, follows progress, receives `list_changed`, and (the TypeScript client) cancels a running call.
+//!
+//! Over HTTP also: clients of both eras at once on one gateway, and the
+//! listener's refusals (no token, a foreign `Host` or `Origin`, an ended
+//! session, headers that disagree with the body).
 
 mod support;
 
@@ -31,13 +35,22 @@ fn three_servers(env: &Env, log: &Path) -> PathBuf {
 /// with mcpctl's test environment, and returns the one JSON line the
 /// client printed.
 fn run_client(env: &Env, program: &Path, script: &Path, config: &Path) -> Value {
+    let args = [
+        MCPCTL.as_ref(),
+        "--no-host-configs".as_ref(),
+        "--config".as_ref(),
+        config.as_os_str(),
+        "serve".as_ref(),
+    ];
+    run_client_with(env, program, script, &args)
+}
+
+/// Runs `program script ARGS` and returns the one JSON line it printed.
+fn run_client_with(env: &Env, program: &Path, script: &Path, args: &[&std::ffi::OsStr]) -> Value {
     let mut command = Command::new(program);
     command
         .arg(script)
-        .arg(MCPCTL)
-        .args(["--no-host-configs", "--config"])
-        .arg(config)
-        .arg("serve")
+        .args(args)
         .current_dir(env.work_dir())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -262,4 +275,345 @@ fn serve_options(env: &Env, args: &[&str]) -> mcp_transport::StdioOptions {
         .filter_map(|(key, value)| Some((key.to_str()?.to_owned(), value?.to_str()?.to_owned())))
         .collect();
     stdio
+}
+
+/// A running `mcpctl serve --http`: its endpoint and token, read from the
+/// two lines it prints once its servers have settled. Killed (by its
+/// handle) if a test fails before [`HttpServe::terminate`].
+struct HttpServe {
+    child: std::process::Child,
+    url: String,
+    token: String,
+    port: u16,
+}
+
+impl HttpServe {
+    fn start(env: &Env, args: &[&str]) -> HttpServe {
+        let mut all = args.to_vec();
+        all.extend(["serve", "--http"]);
+        let mut child = env
+            .command(&all)
+            .spawn()
+            .expect("mcpctl serve --http starts");
+        let stderr = support::read_all(child.stderr.take().expect("piped stderr"));
+        let lines = support::lines_of(child.stdout.take().expect("piped stdout"));
+        let mut next = || {
+            lines
+                .recv_timeout(std::time::Duration::from_secs(90))
+                .unwrap_or_else(|e| {
+                    let _ = child.kill();
+                    panic!("mcpctl serve --http printed no line ({e})")
+                })
+        };
+        let endpoint = next();
+        let auth = next();
+        drop(stderr);
+        let url = endpoint
+            .split_whitespace()
+            .find(|w| w.starts_with("http://127.0.0.1:"))
+            .unwrap_or_else(|| panic!("no URL in {endpoint:?}"))
+            .to_owned();
+        let token = auth
+            .rsplit_once("Bearer ")
+            .unwrap_or_else(|| panic!("no token in {auth:?}"))
+            .1
+            .to_owned();
+        let port = url
+            .trim_start_matches("http://127.0.0.1:")
+            .trim_end_matches("/mcp")
+            .parse()
+            .expect("a port");
+        assert!(url.ends_with("/mcp"), "{url}");
+        HttpServe {
+            child,
+            url,
+            token,
+            port,
+        }
+    }
+
+    /// SIGTERM, as a service manager stops it; the exit code.
+    fn terminate(&mut self) -> i32 {
+        let pid = rustix::process::Pid::from_raw(self.child.id() as i32).expect("mcpctl's pid");
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM)
+            .expect("SIGTERM to mcpctl");
+        let watchdog = support::Watchdog::start(&self.child, "mcpctl serve --http".to_owned());
+        let status = self.child.wait().expect("wait for mcpctl serve");
+        watchdog.stop();
+        status.code().unwrap_or(-1)
+    }
+
+    /// One HTTP/1.1 exchange with these extra headers (`Host` is
+    /// `127.0.0.1:PORT` unless one of them sets it);
+    /// `Content-Type: application/json` is added.
+    fn raw(&self, method: &str, headers: &[&str], body: &str) -> support::ui::Answer {
+        let mut all = headers.to_vec();
+        all.push("Content-Type: application/json");
+        support::ui::request(self.port, method, "/mcp", &all, body)
+    }
+
+    fn bearer(&self) -> String {
+        format!("Authorization: Bearer {}", self.token)
+    }
+}
+
+impl Drop for HttpServe {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Whether process `pid` still runs.
+fn alive(pid: i32) -> bool {
+    rustix::process::Pid::from_raw(pid)
+        .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok())
+}
+
+/// The pids the fixture wrote, one per start.
+fn pids(path: &Path) -> Vec<i32> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.trim().parse().ok())
+        .collect()
+}
+
+/// The three servers, the fixture also writing its pid to `pids`.
+fn three_servers_with_pids(env: &Env, log: &Path, pids: &Path) -> PathBuf {
+    env.write_json(
+        "servers.json",
+        &json!({"mcpServers": {
+            "fx": {
+                "command": support::fixture_server(),
+                "args": ["--era", "legacy", "--remove-tool", "--event-log", log, "--pid-file", pids]
+            },
+            "everything": {"command": "node", "args": [support::server_everything()]},
+            "fastmcp": {
+                "command": support::venv_python(),
+                "args": [support::fastmcp_script(), "stdio"]
+            }
+        }}),
+    )
+}
+
+/// An SDK client over Streamable HTTP against `mcpctl serve --http`; then
+/// SIGTERM ends mcpctl with 0 and the upstream fixture with it.
+fn sdk_client_over_http(program: &Path, script: &str, typescript: bool) {
+    let env = Env::new();
+    let log = env.work_dir().join("fx-events.log");
+    let pid_file = env.work_dir().join("fx.pids");
+    let config = three_servers_with_pids(&env, &log, &pid_file);
+    let config = config.display().to_string();
+    let mut serve = HttpServe::start(&env, &["--no-host-configs", "--config", &config]);
+    let script = support::repo_root().join(script);
+    let args = ["--http".as_ref(), serve.url.as_ref(), serve.token.as_ref()];
+    let seen = run_client_with(&env, program, &script, &args);
+    assert_gateway_worked(&seen, &log, typescript);
+    let started = pids(&pid_file);
+    assert_eq!(started.len(), 1, "{started:?}");
+    assert!(alive(started[0]));
+    assert_eq!(serve.terminate(), 0);
+    assert!(!alive(started[0]), "the fixture outlived mcpctl serve");
+}
+
+#[test]
+fn the_typescript_sdk_client_uses_three_servers_through_mcpctl_serve_over_http() {
+    sdk_client_over_http(Path::new("node"), "tests/interop/gateway_client.mjs", true);
+}
+
+#[test]
+fn the_python_sdk_client_uses_three_servers_through_mcpctl_serve_over_http() {
+    sdk_client_over_http(
+        &support::venv_python(),
+        "tests/interop/gateway_client.py",
+        false,
+    );
+}
+
+/// This workspace's client in both eras over HTTP, several at once on one
+/// gateway: the 2026-07-28 ones share its connection under ids of its
+/// own, so equal ids from different clients never cross.
+#[test]
+fn clients_of_both_eras_share_one_http_gateway() {
+    use mcp_proto::EraPolicy;
+    use mcp_transport::{Client, ClientOptions, HttpOptions, HttpTransport};
+
+    let env = Env::new();
+    let serve = HttpServe::start(&env, &["--no-host-configs"]);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut clients = Vec::new();
+        for (n, (policy, era)) in [
+            (EraPolicy::Modern, "modern"),
+            (EraPolicy::Legacy, "legacy"),
+            (EraPolicy::Auto, "modern"),
+            (EraPolicy::Modern, "modern"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut http = HttpOptions::new(serve.url.clone());
+            http.headers = vec![(
+                "Authorization".to_owned(),
+                format!("Bearer {}", serve.token),
+            )];
+            let transport = HttpTransport::connect(http).await.expect("a transport");
+            let mut options = ClientOptions::default();
+            options.session.era = policy;
+            let (client, driver) = Client::new(transport, options);
+            tokio::spawn(driver.run());
+            let deadline = std::time::Duration::from_secs(30);
+            let negotiated = tokio::time::timeout(deadline, client.initialize())
+                .await
+                .expect("connects within 30 s")
+                .unwrap_or_else(|e| panic!("{policy:?}: {e}"));
+            assert_eq!(negotiated.era().as_str(), era, "{policy:?}");
+            clients.push((n, client));
+        }
+        // Every client calls at once, each with its own text; each gets
+        // its own answer back.
+        let mut calls = tokio::task::JoinSet::new();
+        for (n, client) in &clients {
+            let (n, client) = (*n, client.clone());
+            calls.spawn(async move {
+                for round in 0..5 {
+                    let text = format!("client {n} round {round}");
+                    let arguments = json!({"text": text});
+                    let result = client
+                        .call_tool("mcp_demo_echo", arguments.as_object().cloned())
+                        .await
+                        .unwrap_or_else(|e| panic!("client {n}: {e}"));
+                    let got = serde_json::to_value(&result.content).unwrap()[0]["text"].clone();
+                    assert_eq!(got, text.as_str());
+                }
+            });
+        }
+        while let Some(done) = calls.join_next().await {
+            done.expect("every client's calls got their own answers");
+        }
+        for (_, client) in clients {
+            let tools = client.list_tools(None).await.unwrap();
+            assert!(tools.tools.iter().any(|t| t.name == "mcp_demo_echo"));
+            client.close().await;
+        }
+    });
+}
+
+/// What the listener refuses, and how.
+#[test]
+fn the_http_gateway_refuses_what_it_must() {
+    let env = Env::new();
+    let serve = HttpServe::start(&env, &["--no-host-configs"]);
+    let bearer = serve.bearer();
+    let post = ["Accept: application/json, text/event-stream"];
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let with = |extra: &[&str]| -> Vec<String> {
+        post.iter().chain(extra).map(|h| (*h).to_owned()).collect()
+    };
+    let send = |headers: Vec<String>, body: &str| {
+        let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+        serve.raw("POST", &headers, body)
+    };
+    // No token, a wrong one: 401, with the scheme to use.
+    let none = send(with(&[]), init);
+    assert_eq!(none.status, 401, "{none:?}");
+    assert!(
+        none.head
+            .to_ascii_lowercase()
+            .contains("www-authenticate: bearer")
+    );
+    let wrong = send(
+        with(&["Authorization: Bearer 00000000000000000000000000000000"]),
+        init,
+    );
+    assert_eq!(wrong.status, 401);
+    // A rebound DNS name, a foreign page: 403, token or not.
+    let rebound = send(with(&[&bearer, "Host: attacker.example"]), init);
+    assert_eq!(rebound.status, 403, "{rebound:?}");
+    let foreign = send(with(&[&bearer, "Origin: http://attacker.example"]), init);
+    assert_eq!(foreign.status, 403, "{foreign:?}");
+    // The right request starts a session.
+    let started = send(with(&[&bearer]), init);
+    assert_eq!(started.status, 200, "{started:?}");
+    assert_eq!(started.json()["result"]["protocolVersion"], "2025-11-25");
+    let session = started
+        .head
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .expect("a session id");
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let in_session = format!("Mcp-Session-Id: {session}");
+    let listed = send(with(&[&bearer, &in_session]), list);
+    assert_eq!(listed.status, 200, "{listed:?}");
+    assert!(listed.body.contains("mcp_demo_echo"));
+    // A version header of no handshake version: 400.
+    let odd = send(
+        with(&[&bearer, &in_session, "MCP-Protocol-Version: 1999-01-01"]),
+        list,
+    );
+    assert_eq!(odd.status, 400, "{odd:?}");
+    // Without a session (and without a 2026-07-28 _meta): 400.
+    let sessionless = send(with(&[&bearer]), list);
+    assert_eq!(sessionless.status, 400, "{sessionless:?}");
+    // DELETE ends it; the id is then unknown: 404, so the client starts again.
+    let ended = serve.raw("DELETE", &[&bearer, &in_session], "");
+    assert_eq!(ended.status, 200, "{ended:?}");
+    let gone = send(with(&[&bearer, &in_session]), list);
+    assert_eq!(gone.status, 404, "{gone:?}");
+    // GET without a session: 405 (no stream outside one).
+    let get = serve.raw("GET", &[&bearer, "Accept: text/event-stream"], "");
+    assert_eq!(get.status, 405, "{get:?}");
+    // A 2026-07-28 request whose headers disagree with its body: 400, -32020.
+    let modern = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"mcp_demo_echo","arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let version = "MCP-Protocol-Version: 2026-07-28";
+    let method = "Mcp-Method: tools/call";
+    let mismatched = send(
+        with(&[&bearer, version, method, "Mcp-Name: mcp_demo_add"]),
+        modern,
+    );
+    assert_eq!(mismatched.status, 400, "{mismatched:?}");
+    assert_eq!(mismatched.json()["error"]["code"], -32020);
+    assert_eq!(mismatched.json()["id"], 3);
+    let agreed = send(
+        with(&[&bearer, version, method, "Mcp-Name: mcp_demo_echo"]),
+        modern,
+    );
+    assert_eq!(agreed.status, 200, "{agreed:?}");
+    assert_eq!(agreed.json()["id"], 3, "the client's id comes back");
+    assert_eq!(agreed.json()["result"]["content"][0]["text"], "x");
+    // An unknown method in that era: 404 with -32601.
+    let unknown = r#"{"jsonrpc":"2.0","id":4,"method":"nope/nothing","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let missing = send(
+        with(&[&bearer, version, "Mcp-Method: nope/nothing"]),
+        unknown,
+    );
+    assert_eq!(missing.status, 404, "{missing:?}");
+    assert_eq!(missing.json()["error"]["code"], -32601);
+    // Not JSON, a batch, a wrong media type.
+    let garbage = send(with(&[&bearer]), "{not json");
+    assert_eq!(garbage.status, 400);
+    assert_eq!(garbage.json()["error"]["code"], -32700);
+    let batch = send(with(&[&bearer]), &format!("[{list}]"));
+    assert_eq!(batch.status, 400);
+    let plain = support::ui::request(
+        serve.port,
+        "POST",
+        "/mcp",
+        &[&bearer, post[0], "Content-Type: text/plain"],
+        init,
+    );
+    assert_eq!(plain.status, 415, "{plain:?}");
+    let elsewhere = support::ui::request(serve.port, "POST", "/other", &[&bearer, post[0]], init);
+    assert_eq!(elsewhere.status, 404);
 }

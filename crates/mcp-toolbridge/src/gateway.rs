@@ -40,6 +40,11 @@
 //! A client that disconnects (its input ends) cancels every call it still
 //! has in flight; the manager and its connections stay, for the next
 //! client.
+//!
+//! [`Gateway::serve`] speaks newline-delimited JSON over one byte stream
+//! (stdio, a Unix socket); [`Gateway::connect`] gives a
+//! [`GatewayConnection`] for any other transport, such as Streamable HTTP,
+//! where each request's answer goes back on a channel of its own.
 
 use std::collections::HashMap;
 use std::io;
@@ -47,7 +52,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use mcp_manager::{ManagerEvent, McpManager};
 use mcp_proto::codec::ndjson::{self, NdjsonDecoder, NdjsonError};
-use mcp_proto::jsonrpc::{Request, error_codes};
+use mcp_proto::jsonrpc::{Notification, Request, error_codes};
 use mcp_proto::types::{
     self, CallToolRequestParams, CallToolResult, CancelledNotificationParams, DiscoverResult,
     Implementation, InitializeRequestParams, InitializeResult, ListChangedCapability,
@@ -58,6 +63,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{broadcast, mpsc};
+use tokio::task::JoinHandle;
 
 use crate::cancel::CancelToken;
 use crate::result::{ContentMode, ToolOutcome};
@@ -123,15 +129,7 @@ impl Gateway {
     {
         let (out, outgoing) = mpsc::unbounded_channel::<Message>();
         let writing = tokio::spawn(write_all(writer, outgoing));
-        let connection = Arc::new(Connection {
-            gateway: self.clone(),
-            out,
-            state: Mutex::new(ConnState::default()),
-        });
-        let watcher = tokio::spawn(watch_catalogs(
-            Arc::downgrade(&connection),
-            self.manager.events(),
-        ));
+        let connection = self.connect(out.clone());
         let mut decoder = NdjsonDecoder::new();
         let mut buf = vec![0; 64 * 1024];
         let read = loop {
@@ -143,7 +141,7 @@ impl Gateway {
             };
             decoder.push(buf.get(..n).unwrap_or_default());
             while let Some(item) = decoder.next_frame() {
-                connection.handle_frame(item);
+                connection.inner.handle_frame(item, &out);
             }
             if writing.is_finished() {
                 break Ok(());
@@ -151,24 +149,100 @@ impl Gateway {
         };
         if read.is_ok() {
             while let Some(item) = decoder.finish() {
-                connection.handle_frame(item);
+                connection.inner.handle_frame(item, &out);
             }
         }
-        watcher.abort();
-        connection.cancel_all();
+        // Dropping the connection cancels the calls it left in flight.
         drop(connection);
+        drop(out);
         // The writer ends once every sender is gone: the calls just
         // cancelled answer first, then the channel closes.
         let _ = writing.await;
         read
+    }
+
+    /// A connection for a transport of the caller's own (Streamable HTTP,
+    /// a socket with another framing): requests go in through
+    /// [`GatewayConnection::request`], each with the channel its answer and
+    /// its progress reports go to; `notifications` gets what concerns the
+    /// connection as a whole (`notifications/tools/list_changed` for a
+    /// handshake-era client). [`Gateway::serve`] is this over one stream.
+    pub fn connect(&self, notifications: mpsc::UnboundedSender<Message>) -> GatewayConnection {
+        let inner = Arc::new(Connection {
+            gateway: self.clone(),
+            notify: notifications,
+            state: Mutex::new(ConnState::default()),
+        });
+        let watcher = tokio::spawn(watch_catalogs(
+            Arc::downgrade(&inner),
+            self.manager.events(),
+        ));
+        GatewayConnection { inner, watcher }
+    }
+}
+
+/// One client's connection to a [`Gateway`], for a transport the caller
+/// runs (see [`Gateway::connect`]). It holds what the client's era makes
+/// per-connection state: the version `initialize` settled, the calls in
+/// flight (by request id, which the client keeps unique on its
+/// connection) and the tools it last listed. Dropping it cancels every
+/// call still in flight.
+#[derive(Debug)]
+pub struct GatewayConnection {
+    inner: Arc<Connection>,
+    watcher: JoinHandle<()>,
+}
+
+impl GatewayConnection {
+    /// Handles one request. Every message about it goes to `reply`: the
+    /// progress reports a `_meta.progressToken` asks for, then its answer
+    /// (a result or an error), after which nothing more is sent for it. A
+    /// call cancelled by [`GatewayConnection::cancel`] or a
+    /// `notifications/cancelled` gets no answer ("Utilities/Cancellation").
+    pub fn request(&self, request: Request, reply: &mpsc::UnboundedSender<Message>) {
+        self.inner.handle(Message::Request(request), reply);
+    }
+
+    /// Handles one notification from the client (`notifications/cancelled`
+    /// cancels the call it names; others need nothing).
+    pub fn notification(&self, notification: Notification) {
+        // A notification is never answered: the reply channel is unused.
+        self.inner
+            .handle(Message::Notification(notification), &self.inner.notify);
+    }
+
+    /// Cancels the call in flight under `id` (the upstream server gets its
+    /// own cancellation); `false` when there is none.
+    pub fn cancel(&self, id: &RequestId) -> bool {
+        let token = self.inner.lock().calls.remove(id);
+        token.map(|token| token.cancel()).is_some()
+    }
+
+    /// Whether the connection has calls in flight.
+    pub fn busy(&self) -> bool {
+        !self.inner.lock().calls.is_empty()
+    }
+}
+
+impl Drop for GatewayConnection {
+    fn drop(&mut self) {
+        self.watcher.abort();
+        self.inner.cancel_all();
     }
 }
 
 /// One client's connection.
 struct Connection {
     gateway: Gateway,
-    out: mpsc::UnboundedSender<Message>,
+    /// Where connection-wide notifications go.
+    notify: mpsc::UnboundedSender<Message>,
     state: Mutex<ConnState>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection").finish_non_exhaustive()
+    }
 }
 
 #[derive(Default)]
@@ -199,32 +273,27 @@ impl Connection {
         tools
     }
 
-    fn send(&self, message: Message) {
-        // A closed channel means the client is gone; nothing to tell it.
-        let _ = self.out.send(message);
-    }
-
-    fn handle_frame(self: &Arc<Self>, item: Result<Frame, NdjsonError>) {
+    fn handle_frame(self: &Arc<Self>, item: Result<Frame, NdjsonError>, reply: &Reply) {
         match item {
-            Ok(Frame::Single(message)) => self.handle(message),
+            Ok(Frame::Single(message)) => self.handle(message, reply),
             Ok(Frame::Batch(messages)) => {
                 // MCP 2025-06-18 and later have no batches; each message of
                 // one is answered on its own line, as a client that sent it
                 // under 2025-03-26 accepts too.
                 for message in messages {
-                    self.handle(message);
+                    self.handle(message, reply);
                 }
             }
-            Err(error) => self.send(Message::error(None, error.to_error_object())),
+            Err(error) => send(reply, Message::error(None, error.to_error_object())),
         }
     }
 
-    fn handle(self: &Arc<Self>, message: Message) {
+    fn handle(self: &Arc<Self>, message: Message, reply: &Reply) {
         match message {
             Message::Request(request) => {
                 let id = request.id.clone();
-                if let Err(error) = self.dispatch(request) {
-                    self.send(Message::error(Some(id), error));
+                if let Err(error) = self.dispatch(request, reply) {
+                    send(reply, Message::error(Some(id), error));
                 }
             }
             Message::Notification(notification) => {
@@ -246,7 +315,7 @@ impl Connection {
     }
 
     /// Answers a request now, or starts the call that answers it later.
-    fn dispatch(self: &Arc<Self>, request: Request) -> Result<(), ErrorObject> {
+    fn dispatch(self: &Arc<Self>, request: Request, reply: &Reply) -> Result<(), ErrorObject> {
         let Request { id, method, params } = request;
         let params = params.as_deref().map_or("{}", |raw| raw.get());
         // A 2026-07-28 request stands alone: its `_meta` says the version,
@@ -254,10 +323,10 @@ impl Connection {
         // Compatibility: a server may serve both eras).
         let modern = modern_version(&method, params)?;
         match method.as_str() {
-            methods::PING => self.respond(id, &serde_json::json!({})),
+            methods::PING => respond(reply, id, &serde_json::json!({})),
             methods::SERVER_DISCOVER => {
                 let tools = self.tools();
-                self.respond(id, &self.discover_result(&tools))
+                respond(reply, id, &self.discover_result(&tools))
             }
             methods::INITIALIZE => {
                 let params: InitializeRequestParams = decode(params, methods::INITIALIZE)?;
@@ -274,7 +343,7 @@ impl Connection {
                     version
                 };
                 let tools = self.tools();
-                self.respond(id, &self.initialize_result(version, &tools))
+                respond(reply, id, &self.initialize_result(version, &tools))
             }
             _ if !modern && self.lock().version.is_none() => Err(ErrorObject::new(
                 error_codes::INVALID_REQUEST,
@@ -302,7 +371,7 @@ impl Connection {
                     // listen on the connection itself.
                     self.lock().listed = Some(listed);
                 }
-                self.respond(id, &result)
+                respond(reply, id, &result)
             }
             methods::TOOLS_CALL => {
                 let call: CallToolRequestParams = decode(params, methods::TOOLS_CALL)?;
@@ -325,10 +394,11 @@ impl Connection {
                     .map_or(Value::Object(Default::default()), Value::Object);
                 let mut tool_call = ToolCall::new(id.to_string(), arguments).with_cancel(cancel);
                 let connection = Arc::clone(self);
+                let answer = reply.clone();
                 let relay = progress_token.map(|token| {
                     let (sink, mut reports) = mpsc::unbounded_channel();
                     tool_call = std::mem::take(&mut tool_call).with_progress(sink);
-                    let connection = Arc::clone(self);
+                    let progress = reply.clone();
                     tokio::spawn(async move {
                         while let Some(report) = reports.recv().await {
                             let report: crate::tool::CallProgress = report;
@@ -343,7 +413,7 @@ impl Connection {
                             if let Ok(message) =
                                 Message::notification(methods::NOTIFICATION_PROGRESS, Some(&params))
                             {
-                                connection.send(message);
+                                send(&progress, message);
                             }
                         }
                     })
@@ -361,21 +431,14 @@ impl Connection {
                         return;
                     }
                     let result = call_result(&outcome);
-                    if let Err(error) = connection.respond(id.clone(), &result) {
-                        connection.send(Message::error(Some(id), error));
+                    if let Err(error) = respond(&answer, id.clone(), &result) {
+                        send(&answer, Message::error(Some(id), error));
                     }
                 });
                 Ok(())
             }
             _ => Err(ErrorObject::method_not_found(&method)),
         }
-    }
-
-    fn respond(&self, id: RequestId, result: &impl Serialize) -> Result<(), ErrorObject> {
-        let message = Message::response(id, result)
-            .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))?;
-        self.send(message);
-        Ok(())
     }
 
     fn initialize_result(&self, version: ProtocolVersion, tools: &ToolSet) -> InitializeResult {
@@ -437,7 +500,7 @@ impl Connection {
             && let Ok(message) =
                 Message::notification(methods::NOTIFICATION_TOOLS_LIST_CHANGED, None::<&Value>)
         {
-            self.send(message);
+            send(&self.notify, message);
         }
     }
 
@@ -447,6 +510,23 @@ impl Connection {
             token.cancel();
         }
     }
+}
+
+/// Where the messages about one request go.
+type Reply = mpsc::UnboundedSender<Message>;
+
+/// Sends one message; a closed channel means the client is gone, with
+/// nothing left to tell it.
+fn send(reply: &Reply, message: Message) {
+    let _ = reply.send(message);
+}
+
+/// Sends a request's result.
+fn respond(reply: &Reply, id: RequestId, result: &impl Serialize) -> Result<(), ErrorObject> {
+    let message = Message::response(id, result)
+        .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))?;
+    send(reply, message);
+    Ok(())
 }
 
 /// Follows the manager's events for one connection, checking its tools

@@ -86,7 +86,7 @@ pub(crate) async fn run(args: UiArgs, sources: &SourceOptions) -> Result<Exit, C
     let app = Arc::new(App {
         manager,
         store: Store::open(path),
-        token: new_token(),
+        token: crate::loopback::new_secret(),
         port,
         sources: sources.clone(),
     });
@@ -134,24 +134,6 @@ pub(crate) async fn run(args: UiArgs, sources: &SourceOptions) -> Result<Exit, C
     app.manager.close().await;
     // Ctrl-C is the only way the page ends: 130, as for every command.
     Ok(Exit::Interrupted)
-}
-
-/// 128 random bits from the operating system, as hex. The standard
-/// library's `RandomState` keys come from the same source; they are the
-/// fallback where `/dev/urandom` is missing.
-fn new_token() -> String {
-    let mut bytes = [0u8; 16];
-    let from_os = std::fs::File::open("/dev/urandom")
-        .and_then(|mut file| std::io::Read::read_exact(&mut file, &mut bytes));
-    if from_os.is_err() {
-        use std::hash::{BuildHasher, Hasher};
-        for (i, chunk) in bytes.chunks_mut(8).enumerate() {
-            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-            hasher.write_usize(i);
-            chunk.copy_from_slice(&hasher.finish().to_le_bytes());
-        }
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `--open`: hands the URL to the desktop's opener; a failure only means

@@ -43,7 +43,8 @@ const BODY_LIMIT: usize = 256 * 1024;
 
 /// Answers one request.
 pub(crate) async fn handle(app: &App, request: Request<Incoming>) -> Response<ResponseBody> {
-    if let Err(refusal) = check_origin(app, &request) {
+    // `Host` must name this listener and `Origin`, when present, this page.
+    if let Err(refusal) = crate::loopback::check_host_and_origin(app.port, request.headers()) {
         return text(StatusCode::FORBIDDEN, refusal);
     }
     let path = request.uri().path().to_owned();
@@ -72,35 +73,6 @@ pub(crate) async fn handle(app: &App, request: Request<Incoming>) -> Response<Re
     }
 }
 
-/// Refuses requests that did not come from this page on this listener:
-/// `Host` must be `127.0.0.1:PORT` or `localhost:PORT` (a rebound DNS name
-/// fails here), and a present `Origin` must be the same (a cross-site
-/// request fails here).
-fn check_origin(app: &App, request: &Request<Incoming>) -> Result<(), &'static str> {
-    let allowed = [
-        format!("127.0.0.1:{}", app.port),
-        format!("localhost:{}", app.port),
-    ];
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or_default();
-    if !allowed.iter().any(|a| a.eq_ignore_ascii_case(host)) {
-        return Err("refused: the Host header does not name this loopback listener");
-    }
-    if let Some(origin) = request.headers().get(header::ORIGIN) {
-        let origin = origin.to_str().unwrap_or_default();
-        if !allowed
-            .iter()
-            .any(|a| origin.eq_ignore_ascii_case(&format!("http://{a}")))
-        {
-            return Err("refused: cross-origin request");
-        }
-    }
-    Ok(())
-}
-
 /// Whether the request carries this launch's token.
 fn has_token(app: &App, request: &Request<Incoming>) -> bool {
     let header = request
@@ -114,16 +86,7 @@ fn has_token(app: &App, request: &Request<Incoming>) -> bool {
     });
     header
         .or(query)
-        .is_some_and(|given| equal(given, &app.token))
-}
-
-/// Compares without stopping at the first difference.
-fn equal(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
+        .is_some_and(|given| crate::loopback::same_secret(given, &app.token))
 }
 
 /// The page, or, when the store cannot be read, a page naming the file and

@@ -109,41 +109,9 @@ impl UiServer {
         body: Option<&Value>,
     ) -> Answer {
         let body = body.map(Value::to_string).unwrap_or_default();
-        let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
-        if !headers
-            .iter()
-            .any(|h| h.to_ascii_lowercase().starts_with("host:"))
-        {
-            request.push_str(&format!("Host: 127.0.0.1:{}\r\n", self.port));
-        }
-        for header in headers {
-            request.push_str(header);
-            request.push_str("\r\n");
-        }
-        request.push_str(&format!(
-            "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        ));
-        let mut stream = self.connect();
-        stream
-            .write_all(request.as_bytes())
-            .expect("send a request");
-        let mut bytes = Vec::new();
-        stream
-            .read_to_end(&mut bytes)
-            .unwrap_or_else(|e| panic!("{method} {path}: no complete answer: {e}"));
-        let text = String::from_utf8(bytes).expect("a UTF-8 answer");
-        let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP answer");
-        let status = head
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .expect("a status code");
-        Answer {
-            status,
-            head: head.to_owned(),
-            body: body.to_owned(),
-        }
+        let mut all = headers.to_vec();
+        all.push("Content-Type: application/json");
+        request(self.port, method, path, &all, &body)
     }
 
     /// Opens the event stream.
@@ -262,4 +230,45 @@ pub(crate) fn stored<'a>(store: &'a Value, id: &str) -> Option<&'a Value> {
         .as_array()?
         .iter()
         .find(|server| server["id"] == id)
+}
+
+/// One HTTP/1.1 exchange on 127.0.0.1:`port` with `Connection: close` and
+/// exactly these extra headers (`Host` is `127.0.0.1:PORT` unless one of
+/// them sets it; `Content-Length` is the body's).
+pub(crate) fn request(port: u16, method: &str, path: &str, headers: &[&str], body: &str) -> Answer {
+    let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers
+        .iter()
+        .any(|h| h.to_ascii_lowercase().starts_with("host:"))
+    {
+        request.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
+    }
+    for header in headers {
+        request.push_str(header);
+        request.push_str("\r\n");
+    }
+    request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect to mcpctl");
+    stream
+        .set_read_timeout(Some(DEADLINE))
+        .expect("a read timeout");
+    stream
+        .write_all(request.as_bytes())
+        .expect("send a request");
+    let mut bytes = Vec::new();
+    stream
+        .read_to_end(&mut bytes)
+        .unwrap_or_else(|e| panic!("{method} {path}: no complete answer: {e}"));
+    let text = String::from_utf8(bytes).expect("a UTF-8 answer");
+    let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP answer");
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status code");
+    Answer {
+        status,
+        head: head.to_owned(),
+        body: body.to_owned(),
+    }
 }

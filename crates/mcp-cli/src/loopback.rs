@@ -1,0 +1,109 @@
+//! What every listener mcpctl opens on 127.0.0.1 checks: the `Host` and `Origin` of each request and a per-launch secret, compared in constant time.
+//!
+//! A listener bound to loopback is still reachable from a web page the
+//! person has open: a DNS name rebound to 127.0.0.1 carries that name in
+//! `Host`, and a cross-site request carries the page's `Origin`. Both are
+//! refused here, which with a secret the page cannot know keeps browsers
+//! out of `mcpctl ui` and `mcpctl serve --http`.
+
+use http::{HeaderMap, header};
+
+/// Refuses a request that is not addressed to this listener: `Host` must
+/// be `127.0.0.1:PORT` or `localhost:PORT` (a rebound DNS name fails here),
+/// and an `Origin`, when present, must be `http://` one of the same (a
+/// cross-site request fails here). The error is the refusal's text.
+pub(crate) fn check_host_and_origin(port: u16, headers: &HeaderMap) -> Result<(), &'static str> {
+    let allowed = [format!("127.0.0.1:{port}"), format!("localhost:{port}")];
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    if !allowed.iter().any(|a| a.eq_ignore_ascii_case(host)) {
+        return Err("refused: the Host header does not name this loopback listener");
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or_default();
+        if !allowed
+            .iter()
+            .any(|a| origin.eq_ignore_ascii_case(&format!("http://{a}")))
+        {
+            return Err("refused: cross-origin request");
+        }
+    }
+    Ok(())
+}
+
+/// Whether `given` is the launch's secret, compared without stopping at
+/// the first difference.
+pub(crate) fn same_secret(given: &str, secret: &str) -> bool {
+    given.len() == secret.len()
+        && given
+            .bytes()
+            .zip(secret.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+/// A fresh secret: 128 random bits from the operating system, as hex. The
+/// standard library's `RandomState` keys come from the same source; they
+/// are the fallback where `/dev/urandom` is missing.
+pub(crate) fn new_secret() -> String {
+    let mut bytes = [0u8; 16];
+    let from_os = std::fs::File::open("/dev/urandom")
+        .and_then(|mut file| std::io::Read::read_exact(&mut file, &mut bytes));
+    if from_os.is_err() {
+        use std::hash::{BuildHasher, Hasher};
+        for (i, chunk) in bytes.chunks_mut(8).enumerate() {
+            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+            hasher.write_usize(i);
+            chunk.copy_from_slice(&hasher.finish().to_le_bytes());
+        }
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, value.parse().unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn only_this_listener_and_its_own_origin_pass() {
+        assert!(check_host_and_origin(8080, &headers(&[("host", "127.0.0.1:8080")])).is_ok());
+        assert!(check_host_and_origin(8080, &headers(&[("host", "LOCALHOST:8080")])).is_ok());
+        assert!(check_host_and_origin(8080, &headers(&[("host", "127.0.0.1:8081")])).is_err());
+        assert!(check_host_and_origin(8080, &headers(&[("host", "evil.example:8080")])).is_err());
+        assert!(check_host_and_origin(8080, &headers(&[])).is_err());
+        let same = [
+            ("host", "127.0.0.1:8080"),
+            ("origin", "http://localhost:8080"),
+        ];
+        assert!(check_host_and_origin(8080, &headers(&same)).is_ok());
+        let cross = [
+            ("host", "127.0.0.1:8080"),
+            ("origin", "http://evil.example"),
+        ];
+        assert_eq!(
+            check_host_and_origin(8080, &headers(&cross)),
+            Err("refused: cross-origin request")
+        );
+    }
+
+    #[test]
+    fn secrets_are_random_hex_and_compare_whole() {
+        let a = new_secret();
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_ne!(a, new_secret());
+        assert!(same_secret(&a, &a.clone()));
+        assert!(!same_secret(&a[..31], &a));
+        assert!(!same_secret("", &a));
+    }
+}
