@@ -39,6 +39,25 @@ try {
   );
   seen.fastmcp_add = text(await within(client.callTool({ name: "mcp_fastmcp_add", arguments: { a: 2, b: 3 } }), "fastmcp add"));
 
+  // Resources and prompts of every server, forwarded to the one they came from.
+  seen.resources = (await within(client.listResources(), "resources/list")).resources.map((r) => r.uri);
+  const contents = (result) => result.contents.map((c) => c.text ?? c.blob ?? "").join("");
+  seen.readme = contents(await within(client.readResource({ uri: "fixture://readme" }), "read readme"));
+  seen.templates = (await within(client.listResourceTemplates(), "templates/list")).resourceTemplates.map(
+    (t) => t.uriTemplate,
+  );
+  seen.dynamic = contents(
+    await within(client.readResource({ uri: "demo://resource/dynamic/text/1" }), "read a templated resource"),
+  );
+  seen.missing_resource = await client.readResource({ uri: "nowhere://x" }).then(
+    () => "answered",
+    (error) => `error ${error.code}`,
+  );
+  seen.prompts = (await within(client.listPrompts(), "prompts/list")).prompts.map((p) => p.name);
+  seen.greet = (
+    await within(client.getPrompt({ name: "mcp_fx_greet", arguments: { name: "Ada" } }), "prompts/get")
+  ).messages.map((m) => m.content.text).join("");
+
   // Progress passes through. The reports are 100 ms apart: this SDK runs a progress handler
   // in a later microtask than the response handler that removes it, so a report read in the
   // same chunk as the answer (the last one, often) is dropped by the client itself.

@@ -52,6 +52,25 @@ async def main() -> None:
                     await session.call_tool("mcp_everything_echo", {"message": "hi"})
                 )
                 seen["fastmcp_add"] = text(await session.call_tool("mcp_fastmcp_add", {"a": 2, "b": 3}))
+                seen["resources"] = [str(r.uri) for r in (await session.list_resources()).resources]
+
+                def contents(result) -> str:
+                    return "".join(getattr(c, "text", None) or getattr(c, "blob", "") for c in result.contents)
+
+                seen["readme"] = contents(await session.read_resource("fixture://readme"))
+                seen["templates"] = [
+                    t.uriTemplate for t in (await session.list_resource_templates()).resourceTemplates
+                ]
+                seen["dynamic"] = contents(await session.read_resource("demo://resource/dynamic/text/1"))
+                try:
+                    await session.read_resource("nowhere://x")
+                    seen["missing_resource"] = "answered"
+                except Exception as error:
+                    code = getattr(getattr(error, "error", None), "code", None)
+                    seen["missing_resource"] = f"error {code}"
+                seen["prompts"] = [p.name for p in (await session.list_prompts()).prompts]
+                greet = await session.get_prompt("mcp_fx_greet", {"name": "Ada"})
+                seen["greet"] = "".join(m.content.text for m in greet.messages)
                 reports = 0
 
                 async def progress(progress, total, message) -> None:

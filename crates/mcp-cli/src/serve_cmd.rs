@@ -98,6 +98,9 @@ pub(crate) async fn run(
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     println!("mcpctl serve: MCP endpoint http://127.0.0.1:{port}{ENDPOINT}");
     println!("mcpctl serve: every request needs the header: Authorization: Bearer {token}");
+    println!(
+        "mcpctl serve: or, for a client that takes only a URL: http://127.0.0.1:{port}{ENDPOINT}/{token}"
+    );
     let exit = tokio::select! {
         () = http.serve(listener) => Exit::Success,
         () = claim.pressed() => {

@@ -27,7 +27,8 @@
 //!
 //! Security, as for `mcpctl ui`: the listener binds 127.0.0.1 only, every
 //! request needs `Authorization: Bearer <token>` with the token printed at
-//! launch (401 otherwise), `Host` must name the listener and a present
+//! launch, or a path of `/mcp/<token>` for a client that can be given only
+//! a URL (401 otherwise), `Host` must name the listener and a present
 //! `Origin` must be its own (403 otherwise: no DNS rebinding, no web page
 //! can drive it). Request bodies are limited to 4 MiB; at most 256
 //! handshake sessions are kept, the least recently used one without calls
@@ -197,10 +198,16 @@ impl HttpGateway {
         if let Err(refusal) = crate::loopback::check_host_and_origin(self.port, request.headers()) {
             return text(StatusCode::FORBIDDEN, refusal);
         }
-        if request.uri().path() != ENDPOINT {
+        let path = request.uri().path();
+        let endpoint = path == ENDPOINT
+            || path
+                .strip_prefix(ENDPOINT)
+                .and_then(|rest| rest.strip_prefix('/'))
+                .is_some_and(|token| !token.contains('/'));
+        if !endpoint {
             return text(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp");
         }
-        if !self.authorized(request.headers()) {
+        if !self.authorized(&request) {
             let mut response = text(
                 StatusCode::UNAUTHORIZED,
                 "missing or wrong bearer token: send the token `mcpctl serve --http` printed",
@@ -225,14 +232,25 @@ impl HttpGateway {
         }
     }
 
-    fn authorized(&self, headers: &HeaderMap) -> bool {
-        headers
+    /// Whether the request carries the token: as a bearer token, or, for
+    /// a client that can be given only a URL, as the last segment of the
+    /// endpoint's path (`/mcp/<token>`).
+    fn authorized(&self, request: &Request<Incoming>) -> bool {
+        let bearer = request
+            .headers()
             .get(header::AUTHORIZATION)
             .and_then(|value| value.to_str().ok())
             .and_then(|value| {
                 let (scheme, token) = value.split_once(' ')?;
                 scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-            })
+            });
+        let in_path = request
+            .uri()
+            .path()
+            .strip_prefix(ENDPOINT)
+            .and_then(|rest| rest.strip_prefix('/'));
+        bearer
+            .or(in_path)
             .is_some_and(|token| crate::loopback::same_secret(token, &self.token))
     }
 
@@ -331,6 +349,20 @@ impl HttpGateway {
         session: Option<Arc<Session>>,
         headers: &HeaderMap,
     ) -> Response<ResponseBody> {
+        let header_version = headers
+            .get(headers::MCP_PROTOCOL_VERSION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+            .and_then(ProtocolVersion::parse);
+        let modern_header = header_version.is_some_and(|v| ProtocolVersion::MODERN.contains(&v));
+        if request.method == methods::INITIALIZE && session.is_none() && modern_header {
+            // 2026-07-28 has no initialize: the header says that era.
+            return rpc_error(
+                StatusCode::NOT_FOUND,
+                Some(request.id),
+                ErrorObject::method_not_found(&request.method),
+            );
+        }
         if request.method == methods::INITIALIZE {
             if session.is_some() {
                 return rpc_error(
@@ -376,6 +408,16 @@ impl HttpGateway {
             return answer(session, request, None, false).await;
         }
         let version = meta_version(&request);
+        if version.is_none() && modern_header {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                Some(request.id),
+                ErrorObject::invalid_params(format!(
+                    "a 2026-07-28 request carries its protocol version in _meta ({})",
+                    mcp_proto::types::meta::PROTOCOL_VERSION
+                )),
+            );
+        }
         if version.is_none() && request.method != methods::SERVER_DISCOVER {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
@@ -615,13 +657,16 @@ fn restore_id(message: Message, theirs: Option<RequestId>) -> Message {
 }
 
 /// The HTTP status of a 2026-07-28 error ("Transports" §Streamable HTTP):
-/// an unknown method is a 404, the era's own errors a 400.
+/// an unknown method is a 404; the era's own errors, invalid params (a
+/// `_meta` without what it needs, an unknown tool) and invalid requests a
+/// 400.
 fn modern_status(code: i64) -> StatusCode {
     match code {
         error_codes::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
-        -32022..=-32020 | error_codes::INVALID_REQUEST | error_codes::PARSE_ERROR => {
-            StatusCode::BAD_REQUEST
-        }
+        -32022..=-32020
+        | error_codes::INVALID_PARAMS
+        | error_codes::INVALID_REQUEST
+        | error_codes::PARSE_ERROR => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
     }
 }
@@ -649,10 +694,12 @@ fn check_modern_headers(
     version: Option<&str>,
 ) -> Result<(), ErrorObject> {
     let mismatch = |message: String| ErrorObject::new(error_codes::HEADER_MISMATCH, message);
+    // Field values are compared without the whitespace around them (RFC
+    // 9110 §5.5); names compare without case (the map's own lookup).
     let header = |name: &str| {
         headers
             .get(name)
-            .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+            .map(|value| String::from_utf8_lossy(value.as_bytes()).trim().to_owned())
     };
     let bound = |text: &str| mcp_proto::text::bound(text, 64).into_owned();
     if let Some(version) = version {
@@ -901,7 +948,11 @@ mod tests {
             StatusCode::NOT_FOUND
         );
         assert_eq!(modern_status(-32022), StatusCode::BAD_REQUEST);
-        assert_eq!(modern_status(error_codes::INVALID_PARAMS), StatusCode::OK);
+        assert_eq!(
+            modern_status(error_codes::INVALID_PARAMS),
+            StatusCode::BAD_REQUEST
+        );
+        assert_eq!(modern_status(error_codes::INTERNAL_ERROR), StatusCode::OK);
         let error = Message::error(Some(RequestId::Number(77)), ErrorObject::new(-32601, "x"));
         match restore_id(error, Some(RequestId::String("theirs".into()))) {
             Message::Error(error) => assert_eq!(error.id, Some(RequestId::String("theirs".into()))),

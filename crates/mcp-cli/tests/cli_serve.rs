@@ -109,6 +109,42 @@ fn assert_gateway_worked(seen: &Value, log: &Path, typescript: bool) {
     assert!(!after.contains(&"mcp_fx_add"), "{after:?}");
     assert!(after.contains(&"mcp_fx_echo"), "{after:?}");
     assert_eq!(seen["unknown"], "error -32602", "{seen:#}");
+    // Resources and prompts: listed together, each read or got from the
+    // server it came from (a listed URI, a template's, a prefixed name).
+    let strings = |key: &str| -> Vec<String> {
+        seen[key]
+            .as_array()
+            .unwrap_or_else(|| panic!("{key} missing: {seen:#}"))
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect()
+    };
+    assert!(
+        strings("resources").contains(&"fixture://readme".to_owned()),
+        "{seen:#}"
+    );
+    assert!(
+        seen["readme"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("This is mcp-fixture-server")),
+        "{seen:#}"
+    );
+    assert!(
+        strings("templates").contains(&"demo://resource/dynamic/text/{resourceId}".to_owned()),
+        "{seen:#}"
+    );
+    assert!(
+        seen["dynamic"].as_str().is_some_and(|t| !t.is_empty()),
+        "{seen:#}"
+    );
+    assert_eq!(seen["missing_resource"], "error -32002", "{seen:#}");
+    let prompts = strings("prompts");
+    assert!(prompts.contains(&"mcp_fx_greet".to_owned()), "{prompts:?}");
+    assert!(
+        prompts.contains(&"mcp_everything_simple-prompt".to_owned()),
+        "{prompts:?}"
+    );
+    assert_eq!(seen["greet"], "Please greet Ada warmly.", "{seen:#}");
     if !typescript {
         return;
     }

@@ -27,7 +27,16 @@
 //!   (the upstream server gets its own cancellation); a request's
 //!   `_meta.progressToken` gets the upstream server's progress reports as
 //!   `notifications/progress`.
-//! - `notifications/tools/list_changed`, for a handshake-era client,
+//! - `resources/list`, `resources/templates/list`, `resources/read`,
+//!   `prompts/list` and `prompts/get`: every usable server's, under its
+//!   prefix, each read or got from the server it came from (see
+//!   `forward`).
+//! - In 2026-07-28, results say `resultType: "complete"` and lists
+//!   `ttlMs: 0` with `cacheScope: "private"` (they follow the servers'
+//!   catalogs and the session's rules); there is no `ping`, and a request
+//!   whose `_meta` lacks the client's capabilities is invalid (-32602).
+//! - `notifications/tools/list_changed` (and the prompts' and resources'
+//!   lists' once listed), for a handshake-era client,
 //!   whenever the tools a fresh binding offers differ from those it last
 //!   listed (a server became ready, changed its catalog, failed or was
 //!   removed). A 2026-07-28 client lists again when it needs to (the
@@ -66,6 +75,8 @@ use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 
 use crate::cancel::CancelToken;
+
+mod forward;
 use crate::result::{ContentMode, ToolOutcome};
 use crate::session::{McpSession, SessionOptions, ToolSet};
 use crate::tool::ToolCall;
@@ -253,6 +264,10 @@ struct ConnState {
     calls: HashMap<RequestId, CancelToken>,
     /// The tools (name and schema) the client last listed.
     listed: Option<Vec<(String, Value)>>,
+    /// The prompts (names) the client last listed.
+    listed_prompts: Option<Vec<String>>,
+    /// The resources (URIs) the client last listed.
+    listed_resources: Option<Vec<String>>,
     /// The binding requests use, made again after each catalog event
     /// (binding per request would cost more than the call it serves).
     tools: Option<ToolSet>,
@@ -323,6 +338,9 @@ impl Connection {
         // Compatibility: a server may serve both eras).
         let modern = modern_version(&method, params)?;
         match method.as_str() {
+            // 2026-07-28 has no ping ("Lifecycle": liveness is the
+            // transport's business).
+            methods::PING if modern => Err(ErrorObject::method_not_found(&method)),
             methods::PING => respond(reply, id, &serde_json::json!({})),
             methods::SERVER_DISCOVER => {
                 let tools = self.tools();
@@ -352,20 +370,99 @@ impl Connection {
                     mcp_proto::text::bound(&method, 64)
                 ),
             )),
-            methods::TOOLS_LIST => {
-                let params: Value = decode(params, methods::TOOLS_LIST)?;
-                if let Some(cursor) = params.get("cursor").filter(|c| !c.is_null()) {
-                    return Err(ErrorObject::invalid_params(format!(
-                        "invalid cursor {}: every tool is on the first page",
-                        mcp_proto::text::bound(&cursor.to_string(), 64)
-                    )));
+            methods::PROMPTS_LIST => {
+                first_page(params, &method)?;
+                let servers = forward::usable(&self.gateway);
+                let mut result = forward::list_prompts(&servers);
+                if modern {
+                    result.result_type = Some(types::ResultType::Complete);
+                    result.ttl_ms = Some(0.into());
+                    result.cache_scope = Some(types::CacheScope::Private);
+                } else {
+                    self.lock().listed_prompts =
+                        Some(result.prompts.iter().map(|p| p.name.clone()).collect());
                 }
+                respond(reply, id, &result)
+            }
+            methods::RESOURCES_LIST => {
+                first_page(params, &method)?;
+                let servers = forward::usable(&self.gateway);
+                let mut result = forward::list_resources(&servers);
+                if modern {
+                    result.result_type = Some(types::ResultType::Complete);
+                    result.ttl_ms = Some(0.into());
+                    result.cache_scope = Some(types::CacheScope::Private);
+                } else {
+                    self.lock().listed_resources =
+                        Some(result.resources.iter().map(|r| r.uri.clone()).collect());
+                }
+                respond(reply, id, &result)
+            }
+            methods::RESOURCES_TEMPLATES_LIST => {
+                first_page(params, &method)?;
+                let gateway = self.gateway.clone();
+                self.spawn_answer(id, reply, modern, true, async move {
+                    let servers = forward::usable(&gateway);
+                    let templates = forward::templates(&gateway, &servers).await;
+                    serde_json::to_value(forward::list_templates(templates))
+                        .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))
+                });
+                Ok(())
+            }
+            methods::PROMPTS_GET => {
+                let params: types::GetPromptRequestParams = decode(params, methods::PROMPTS_GET)?;
+                let servers = forward::usable(&self.gateway);
+                let Some((server, name)) = forward::prompt_target(&servers, &params.name) else {
+                    return Err(ErrorObject::invalid_params(format!(
+                        "unknown prompt: {}",
+                        mcp_proto::text::bound(&params.name, 128)
+                    )));
+                };
+                let upstream = forward::Upstream::of(&self.gateway, &server)?;
+                self.spawn_answer(
+                    id,
+                    reply,
+                    modern,
+                    false,
+                    forward::get_prompt(upstream, params, name),
+                );
+                Ok(())
+            }
+            methods::RESOURCES_READ => {
+                let params: types::ReadResourceRequestParams =
+                    decode(params, methods::RESOURCES_READ)?;
+                let gateway = self.gateway.clone();
+                self.spawn_answer(id, reply, modern, false, async move {
+                    let servers = forward::usable(&gateway);
+                    let server = match forward::listed_resource(&servers, &params.uri) {
+                        Some(server) => server,
+                        None => {
+                            let templates = forward::templates(&gateway, &servers).await;
+                            forward::template_target(&templates, &params.uri)
+                                .ok_or_else(|| forward::resource_not_found(&params.uri, modern))?
+                        }
+                    };
+                    let upstream = forward::Upstream::of(&gateway, &server)?;
+                    forward::read_resource(upstream, params).await
+                });
+                Ok(())
+            }
+            methods::TOOLS_LIST => {
+                first_page(params, &method)?;
                 let tools = self.tools();
                 let listed = listing(&tools);
-                let result = ListToolsResult {
+                let mut result = ListToolsResult {
                     tools: declared(&tools),
                     ..ListToolsResult::default()
                 };
+                if modern {
+                    // 2026-07-28 "Caching": the list follows the servers'
+                    // catalogs, so it is not to be kept, and it is the
+                    // gateway's (its permission rules) for this client.
+                    result.result_type = Some(types::ResultType::Complete);
+                    result.ttl_ms = Some(0.into());
+                    result.cache_scope = Some(types::CacheScope::Private);
+                }
                 if !modern {
                     // `list_changed` goes to handshake-era clients, which
                     // listen on the connection itself.
@@ -430,7 +527,10 @@ impl Connection {
                     if cancelled || outcome.is_cancelled() {
                         return;
                     }
-                    let result = call_result(&outcome);
+                    let mut result = call_result(&outcome);
+                    if modern {
+                        result.result_type = Some(types::ResultType::Complete);
+                    }
                     if let Err(error) = respond(&answer, id.clone(), &result) {
                         send(&answer, Message::error(Some(id), error));
                     }
@@ -449,6 +549,14 @@ impl Connection {
                 tools: Some(ListChangedCapability {
                     list_changed: Some(true),
                     ..ListChangedCapability::default()
+                }),
+                prompts: Some(ListChangedCapability {
+                    list_changed: Some(true),
+                    ..ListChangedCapability::default()
+                }),
+                resources: Some(types::ResourcesCapability {
+                    list_changed: Some(true),
+                    ..types::ResourcesCapability::default()
                 }),
                 ..ServerCapabilities::default()
             },
@@ -471,9 +579,14 @@ impl Connection {
             supported_versions: supported_versions(),
             capabilities: ServerCapabilities {
                 tools: Some(ListChangedCapability::default()),
+                prompts: Some(ListChangedCapability::default()),
+                resources: Some(types::ResourcesCapability::default()),
                 ..ServerCapabilities::default()
             },
             instructions: (!section.is_empty()).then(|| section.to_owned()),
+            ttl_ms: Some(0.into()),
+            cache_scope: Some(types::CacheScope::Private),
+            result_type: Some(types::ResultType::Complete),
             meta: Some(meta),
             ..DiscoverResult::default()
         }
@@ -496,12 +609,108 @@ impl Connection {
                 _ => false,
             }
         };
-        if changed
-            && let Ok(message) =
-                Message::notification(methods::NOTIFICATION_TOOLS_LIST_CHANGED, None::<&Value>)
-        {
+        if changed {
+            self.notify_changed(methods::NOTIFICATION_TOOLS_LIST_CHANGED);
+        }
+        let (listed_prompts, listed_resources) = {
+            let state = self.lock();
+            (
+                state.listed_prompts.is_some(),
+                state.listed_resources.is_some(),
+            )
+        };
+        if !listed_prompts && !listed_resources {
+            return;
+        }
+        let servers = forward::usable(&self.gateway);
+        if listed_prompts {
+            let now: Vec<String> = forward::list_prompts(&servers)
+                .prompts
+                .into_iter()
+                .map(|p| p.name)
+                .collect();
+            let changed = {
+                let mut state = self.lock();
+                let changed = state.listed_prompts.as_ref().is_some_and(|l| *l != now);
+                if changed {
+                    state.listed_prompts = None;
+                }
+                changed
+            };
+            if changed {
+                self.notify_changed(methods::NOTIFICATION_PROMPTS_LIST_CHANGED);
+            }
+        }
+        if listed_resources {
+            let now: Vec<String> = forward::list_resources(&servers)
+                .resources
+                .into_iter()
+                .map(|r| r.uri)
+                .collect();
+            let changed = {
+                let mut state = self.lock();
+                let changed = state.listed_resources.as_ref().is_some_and(|l| *l != now);
+                if changed {
+                    state.listed_resources = None;
+                }
+                changed
+            };
+            if changed {
+                self.notify_changed(methods::NOTIFICATION_RESOURCES_LIST_CHANGED);
+            }
+        }
+    }
+
+    fn notify_changed(&self, method: &str) {
+        if let Ok(message) = Message::notification(method, None::<&Value>) {
             send(&self.notify, message);
         }
+    }
+
+    /// Runs `work` for request `id` and answers with its outcome on
+    /// `reply`, unless the request is cancelled first (then nothing is
+    /// sent). A 2026-07-28 result is marked complete, and when `cacheable`
+    /// (a list) not to be cached.
+    fn spawn_answer<F>(
+        self: &Arc<Self>,
+        id: RequestId,
+        reply: &Reply,
+        modern: bool,
+        cacheable: bool,
+        work: F,
+    ) where
+        F: std::future::Future<Output = Result<Value, ErrorObject>> + Send + 'static,
+    {
+        let cancel = CancelToken::new();
+        self.lock().calls.insert(id.clone(), cancel.clone());
+        let connection = Arc::clone(self);
+        let reply = reply.clone();
+        tokio::spawn(async move {
+            let outcome = tokio::select! {
+                biased;
+                () = cancel.cancelled() => None,
+                outcome = work => Some(outcome),
+            };
+            let cancelled = connection.lock().calls.remove(&id).is_none();
+            let Some(outcome) = outcome.filter(|_| !cancelled) else {
+                return;
+            };
+            match outcome {
+                Ok(mut value) => {
+                    if modern && let Some(object) = value.as_object_mut() {
+                        object.insert("resultType".into(), "complete".into());
+                        if cacheable {
+                            object.insert("ttlMs".into(), 0.into());
+                            object.insert("cacheScope".into(), "private".into());
+                        }
+                    }
+                    if let Err(error) = respond(&reply, id.clone(), &value) {
+                        send(&reply, Message::error(Some(id), error));
+                    }
+                }
+                Err(error) => send(&reply, Message::error(Some(id), error)),
+            }
+        });
     }
 
     /// The client is gone: every call it left is cancelled.
@@ -638,18 +847,16 @@ fn modern_version(method: &str, params: &str) -> Result<bool, ErrorObject> {
     if !may_have_meta(params) {
         return Ok(method == methods::SERVER_DISCOVER);
     }
-    let version = serde_json::from_str::<Value>(params)
+    let meta = serde_json::from_str::<Value>(params)
         .ok()
-        .and_then(|params| {
-            params
-                .get("_meta")?
-                .get(types::meta::PROTOCOL_VERSION)
-                .map(|v| {
-                    v.as_str()
-                        .map(str::to_owned)
-                        .unwrap_or_else(|| v.to_string())
-                })
-        });
+        .and_then(|mut params| params.get_mut("_meta").map(Value::take));
+    let version = meta.as_ref().and_then(|meta| {
+        meta.get(types::meta::PROTOCOL_VERSION).map(|v| {
+            v.as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| v.to_string())
+        })
+    });
     let Some(version) = version else {
         return Ok(method == methods::SERVER_DISCOVER);
     };
@@ -657,6 +864,17 @@ fn modern_version(method: &str, params: &str) -> Result<bool, ErrorObject> {
         .iter()
         .any(|modern| modern.as_str() == version)
     {
+        // "Versioning" §Per-Request Metadata: the client's capabilities go
+        // with every request (`{}` for none).
+        let capabilities = meta
+            .as_ref()
+            .and_then(|meta| meta.get(types::meta::CLIENT_CAPABILITIES));
+        if !capabilities.is_some_and(Value::is_object) {
+            return Err(ErrorObject::invalid_params(format!(
+                "_meta needs {} (an object; {{}} for none) beside the protocol version",
+                types::meta::CLIENT_CAPABILITIES
+            )));
+        }
         return Ok(true);
     }
     let mut error = ErrorObject::new(
@@ -676,6 +894,19 @@ fn modern_version(method: &str, params: &str) -> Result<bool, ErrorObject> {
 /// parsed a second time to look.
 fn may_have_meta(params: &str) -> bool {
     params.contains("_meta") || params.contains("\\u")
+}
+
+/// Refuses a list request for a page after the first: the gateway lists
+/// everything on one.
+fn first_page(params: &str, method: &str) -> Result<(), ErrorObject> {
+    let params: Value = decode(params, method)?;
+    if let Some(cursor) = params.get("cursor").filter(|c| !c.is_null()) {
+        return Err(ErrorObject::invalid_params(format!(
+            "invalid cursor {}: everything is on the first page",
+            mcp_proto::text::bound(&cursor.to_string(), 64)
+        )));
+    }
+    Ok(())
 }
 
 /// A request's parameters as `T`, or "invalid params" naming the method.
@@ -851,7 +1082,7 @@ mod tests {
             error_codes::INVALID_PARAMS,
             "{paged}"
         );
-        let unknown_method = client.request(6, "resources/list", json!({})).await;
+        let unknown_method = client.request(6, "completion/complete", json!({})).await;
         assert_eq!(
             unknown_method["error"]["code"],
             error_codes::METHOD_NOT_FOUND

@@ -1,0 +1,295 @@
+//! The gateway's resources and prompts: every usable server's, listed together under their server's prefix and forwarded to the server they came from.
+//!
+//! - Prompts ("Server/Prompts") are listed as `mcp_<server>_<prompt>`, the
+//!   way tools are named; `prompts/get` of such a name asks that server for
+//!   its prompt.
+//! - Resources ("Server/Resources") keep their URIs (a client may open a
+//!   `file://` URI itself), with names prefixed as prompts are;
+//!   `resources/read` goes to the server that listed the URI, or else to
+//!   the server with the resource template whose fixed beginning (the text
+//!   before its first `{`) is the longest match. A URI no server claims is
+//!   "resource not found": -32002 in the handshake era, -32602 in
+//!   2026-07-28. Templates are listed from each server on request (they are
+//!   not part of a catalog), at most [`TEMPLATE_PAGES`] pages per server.
+//!
+//! A server is usable when it is connected (ready or refreshing) and the
+//! session allows it (allowed servers, and a project's servers only from
+//! inside that project); its lists are those of its current catalog.
+//! Every forwarded request keeps the server's call deadline, and a
+//! server's error is passed on with its code (its message bounded).
+
+use std::sync::Arc;
+
+use mcp_manager::Catalog;
+use mcp_proto::ErrorObject;
+use mcp_proto::jsonrpc::error_codes;
+use mcp_proto::types::{
+    GetPromptRequestParams, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    PaginatedRequestParams, Prompt, ReadResourceRequestParams, Resource, ResourceTemplate,
+};
+use mcp_transport::{CallOptions, Client, ClientError};
+
+use super::Gateway;
+
+/// At most this many pages of `resources/templates/list` per server.
+pub(super) const TEMPLATE_PAGES: usize = 10;
+
+/// One usable server.
+pub(super) struct Usable {
+    pub(super) id: String,
+    catalog: Arc<Catalog>,
+}
+
+/// The usable servers, in the manager's order.
+pub(super) fn usable(gateway: &Gateway) -> Vec<Usable> {
+    let inner = &gateway.session.inner;
+    gateway
+        .manager
+        .servers()
+        .into_iter()
+        .filter(|server| server.status.is_connected() && inner.allows(&server.id))
+        .filter_map(|server| {
+            let catalog = gateway.manager.catalog(&server.id)?;
+            Some(Usable {
+                id: server.id,
+                catalog,
+            })
+        })
+        .collect()
+}
+
+/// The name a server's prompt or resource is listed under.
+pub(super) fn prefixed(server: &str, name: &str) -> String {
+    format!("mcp_{server}_{name}")
+}
+
+/// `prompts/list`: every usable server's prompts, prefixed.
+pub(super) fn list_prompts(servers: &[Usable]) -> ListPromptsResult {
+    let prompts = servers
+        .iter()
+        .flat_map(|server| {
+            server
+                .catalog
+                .prompts()
+                .unwrap_or_default()
+                .iter()
+                .map(|prompt| Prompt {
+                    name: prefixed(&server.id, &prompt.name),
+                    ..prompt.clone()
+                })
+        })
+        .collect();
+    ListPromptsResult {
+        prompts,
+        ..ListPromptsResult::default()
+    }
+}
+
+/// `resources/list`: every usable server's resources, names prefixed.
+pub(super) fn list_resources(servers: &[Usable]) -> ListResourcesResult {
+    let resources = servers
+        .iter()
+        .flat_map(|server| {
+            server
+                .catalog
+                .resources()
+                .unwrap_or_default()
+                .iter()
+                .map(|resource| Resource {
+                    name: prefixed(&server.id, &resource.name),
+                    ..resource.clone()
+                })
+        })
+        .collect();
+    ListResourcesResult {
+        resources,
+        ..ListResourcesResult::default()
+    }
+}
+
+/// The server and the server's own name behind a prefixed prompt name.
+pub(super) fn prompt_target(servers: &[Usable], name: &str) -> Option<(String, String)> {
+    servers.iter().find_map(|server| {
+        server
+            .catalog
+            .prompts()
+            .unwrap_or_default()
+            .iter()
+            .find(|prompt| prefixed(&server.id, &prompt.name) == name)
+            .map(|prompt| (server.id.clone(), prompt.name.clone()))
+    })
+}
+
+/// The server that listed `uri` as a resource, if one did.
+pub(super) fn listed_resource(servers: &[Usable], uri: &str) -> Option<String> {
+    servers
+        .iter()
+        .find(|server| {
+            server
+                .catalog
+                .resources()
+                .unwrap_or_default()
+                .iter()
+                .any(|resource| resource.uri == uri)
+        })
+        .map(|server| server.id.clone())
+}
+
+/// What the forwarding needs of one server: its connection and deadline.
+pub(super) struct Upstream {
+    pub(super) client: Client,
+    pub(super) options: CallOptions,
+}
+
+impl Upstream {
+    /// The connection to `server`, with its call deadline (or the
+    /// session's), counted as a use.
+    pub(super) fn of(gateway: &Gateway, server: &str) -> Result<Upstream, ErrorObject> {
+        let inner = &gateway.session.inner;
+        let backend = inner.backend();
+        let client = backend.client(server).ok_or_else(|| {
+            ErrorObject::new(
+                error_codes::INTERNAL_ERROR,
+                format!("server {server} is not connected"),
+            )
+        })?;
+        backend.touch(server);
+        let options = CallOptions {
+            timeout: backend.call_timeout(server).or(inner.options.call_timeout),
+            ..CallOptions::default()
+        };
+        Ok(Upstream { client, options })
+    }
+}
+
+/// `prompts/get` of `name` (the server's own) on `upstream`.
+pub(super) async fn get_prompt(
+    upstream: Upstream,
+    mut params: GetPromptRequestParams,
+    name: String,
+) -> Result<serde_json::Value, ErrorObject> {
+    params.name = name;
+    let result = upstream
+        .client
+        .get_prompt_with(&params, upstream.options)
+        .await
+        .map_err(upstream_error)?;
+    to_value(&result)
+}
+
+/// `resources/read` of `params.uri` on `upstream`.
+pub(super) async fn read_resource(
+    upstream: Upstream,
+    params: ReadResourceRequestParams,
+) -> Result<serde_json::Value, ErrorObject> {
+    let result = upstream
+        .client
+        .read_resource_with(&params, upstream.options)
+        .await
+        .map_err(upstream_error)?;
+    to_value(&result)
+}
+
+/// Every usable server's resource templates (a server whose listing fails
+/// is left out), names prefixed, each with its server.
+pub(super) async fn templates(
+    gateway: &Gateway,
+    servers: &[Usable],
+) -> Vec<(String, ResourceTemplate)> {
+    let mut all = Vec::new();
+    for server in servers {
+        if server.catalog.resources().is_none() {
+            continue;
+        }
+        let Ok(upstream) = Upstream::of(gateway, &server.id) else {
+            continue;
+        };
+        let mut cursor = None;
+        for _ in 0..TEMPLATE_PAGES {
+            let params = PaginatedRequestParams::page(cursor.take());
+            let Ok(page) = upstream
+                .client
+                .list_resource_templates_with(&params, upstream.options.clone())
+                .await
+            else {
+                break;
+            };
+            for template in page.resource_templates {
+                all.push((server.id.clone(), template));
+            }
+            match page.next_cursor {
+                Some(next) => cursor = Some(next.to_string()),
+                None => break,
+            }
+        }
+    }
+    all
+}
+
+/// `resources/templates/list`: the templates, names prefixed.
+pub(super) fn list_templates(
+    templates: Vec<(String, ResourceTemplate)>,
+) -> ListResourceTemplatesResult {
+    ListResourceTemplatesResult {
+        resource_templates: templates
+            .into_iter()
+            .map(|(server, template)| ResourceTemplate {
+                name: prefixed(&server, &template.name),
+                ..template
+            })
+            .collect(),
+        ..ListResourceTemplatesResult::default()
+    }
+}
+
+/// The server whose template's fixed beginning is the longest prefix of
+/// `uri`.
+pub(super) fn template_target(
+    templates: &[(String, ResourceTemplate)],
+    uri: &str,
+) -> Option<String> {
+    templates
+        .iter()
+        .filter_map(|(server, template)| {
+            let fixed = template.uri_template.split('{').next().unwrap_or_default();
+            (!fixed.is_empty() && uri.starts_with(fixed)).then_some((fixed.len(), server))
+        })
+        .max_by_key(|(length, _)| *length)
+        .map(|(_, server)| server.clone())
+}
+
+/// "Resource not found" in the client's era.
+pub(super) fn resource_not_found(uri: &str, modern: bool) -> ErrorObject {
+    let code = if modern {
+        error_codes::INVALID_PARAMS
+    } else {
+        error_codes::RESOURCE_NOT_FOUND
+    };
+    ErrorObject::new(
+        code,
+        format!(
+            "resource not found: no server lists {}",
+            mcp_proto::text::bound(uri, 256)
+        ),
+    )
+}
+
+/// A server's failure as the error the client gets: its own JSON-RPC error
+/// (message bounded), or an internal error saying what happened.
+fn upstream_error(error: ClientError) -> ErrorObject {
+    match error {
+        ClientError::Rpc(error) => {
+            let message = mcp_proto::text::bound(&error.message, 1024).into_owned();
+            ErrorObject { message, ..error }
+        }
+        other => ErrorObject::new(
+            error_codes::INTERNAL_ERROR,
+            mcp_proto::text::bound(&other.to_string(), 512),
+        ),
+    }
+}
+
+fn to_value(result: &impl serde::Serialize) -> Result<serde_json::Value, ErrorObject> {
+    serde_json::to_value(result)
+        .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))
+}
