@@ -58,6 +58,16 @@ try {
     await within(client.getPrompt({ name: "mcp_fx_greet", arguments: { name: "Ada" } }), "prompts/get")
   ).messages.map((m) => m.content.text).join("");
 
+  seen.completion = (
+    await within(
+      client.complete({
+        ref: { type: "ref/prompt", name: "mcp_everything_completable-prompt" },
+        argument: { name: "department", value: "S" },
+      }),
+      "completion/complete",
+    )
+  ).completion.values;
+
   // Progress passes through. The reports are 100 ms apart: this SDK runs a progress handler
   // in a later microtask than the response handler that removes it, so a report read in the
   // same chunk as the answer (the last one, often) is dropped by the client itself.

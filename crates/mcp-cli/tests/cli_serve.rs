@@ -145,6 +145,10 @@ fn assert_gateway_worked(seen: &Value, log: &Path, typescript: bool) {
         "{prompts:?}"
     );
     assert_eq!(seen["greet"], "Please greet Ada warmly.", "{seen:#}");
+    if typescript {
+        // A completion goes to the server of the prompt it names.
+        assert_eq!(seen["completion"], json!(["Sales", "Support"]), "{seen:#}");
+    }
     if !typescript {
         return;
     }

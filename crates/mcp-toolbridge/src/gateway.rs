@@ -28,7 +28,7 @@
 //!   `_meta.progressToken` gets the upstream server's progress reports as
 //!   `notifications/progress`.
 //! - `resources/list`, `resources/templates/list`, `resources/read`,
-//!   `prompts/list` and `prompts/get`: every usable server's, under its
+//!   `prompts/list`, `prompts/get` and `completion/complete`: every usable server's, under its
 //!   prefix, each read or got from the server it came from (see
 //!   `forward`).
 //! - In 2026-07-28, results say `resultType: "complete"` and lists
@@ -432,7 +432,9 @@ impl Connection {
                 let params: types::ReadResourceRequestParams =
                     decode(params, methods::RESOURCES_READ)?;
                 let gateway = self.gateway.clone();
-                self.spawn_answer(id, reply, modern, false, async move {
+                // A read is cacheable in 2026-07-28 ("Caching"): not here,
+                // where it follows the server's current content.
+                self.spawn_answer(id, reply, modern, true, async move {
                     let servers = forward::usable(&gateway);
                     let server = match forward::listed_resource(&servers, &params.uri) {
                         Some(server) => server,
@@ -444,6 +446,15 @@ impl Connection {
                     };
                     let upstream = forward::Upstream::of(&gateway, &server)?;
                     forward::read_resource(upstream, params).await
+                });
+                Ok(())
+            }
+            methods::COMPLETION_COMPLETE => {
+                let params: types::CompleteRequestParams =
+                    decode(params, methods::COMPLETION_COMPLETE)?;
+                let gateway = self.gateway.clone();
+                self.spawn_answer(id, reply, modern, false, async move {
+                    forward::complete(&gateway, params).await
                 });
                 Ok(())
             }
@@ -558,6 +569,7 @@ impl Connection {
                     list_changed: Some(true),
                     ..types::ResourcesCapability::default()
                 }),
+                completions: Some(Default::default()),
                 ..ServerCapabilities::default()
             },
             server_info: self.gateway.options.server_info.clone(),
@@ -581,6 +593,7 @@ impl Connection {
                 tools: Some(ListChangedCapability::default()),
                 prompts: Some(ListChangedCapability::default()),
                 resources: Some(types::ResourcesCapability::default()),
+                completions: Some(Default::default()),
                 ..ServerCapabilities::default()
             },
             instructions: (!section.is_empty()).then(|| section.to_owned()),
@@ -1082,7 +1095,7 @@ mod tests {
             error_codes::INVALID_PARAMS,
             "{paged}"
         );
-        let unknown_method = client.request(6, "completion/complete", json!({})).await;
+        let unknown_method = client.request(6, "logging/setLevel", json!({})).await;
         assert_eq!(
             unknown_method["error"]["code"],
             error_codes::METHOD_NOT_FOUND

@@ -12,6 +12,10 @@
 //!   2026-07-28. Templates are listed from each server on request (they are
 //!   not part of a catalog), at most [`TEMPLATE_PAGES`] pages per server.
 //!
+//! - Completions ("Utilities/Completion") go to the server of the prompt
+//!   (by its prefixed name) or of the resource template (by its URI
+//!   template) they complete an argument of.
+//!
 //! A server is usable when it is connected (ready or refreshing) and the
 //! session allows it (allowed servers, and a project's servers only from
 //! inside that project); its lists are those of its current catalog.
@@ -24,8 +28,9 @@ use mcp_manager::Catalog;
 use mcp_proto::ErrorObject;
 use mcp_proto::jsonrpc::error_codes;
 use mcp_proto::types::{
-    GetPromptRequestParams, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    PaginatedRequestParams, Prompt, ReadResourceRequestParams, Resource, ResourceTemplate,
+    CompleteRequestParams, GetPromptRequestParams, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, PaginatedRequestParams, Prompt, ReadResourceRequestParams, Reference,
+    Resource, ResourceTemplate,
 };
 use mcp_transport::{CallOptions, Client, ClientError};
 
@@ -256,6 +261,53 @@ pub(super) fn template_target(
         })
         .max_by_key(|(length, _)| *length)
         .map(|(_, server)| server.clone())
+}
+
+/// `completion/complete`, sent to the server whose prompt or template the
+/// reference names (a prompt's name as that server knows it).
+pub(super) async fn complete(
+    gateway: &Gateway,
+    mut params: CompleteRequestParams,
+) -> Result<serde_json::Value, ErrorObject> {
+    let servers = usable(gateway);
+    let server = match &mut params.reference {
+        Reference::Prompt(prompt) => {
+            let (server, name) = prompt_target(&servers, &prompt.name).ok_or_else(|| {
+                ErrorObject::invalid_params(format!(
+                    "unknown prompt: {}",
+                    mcp_proto::text::bound(&prompt.name, 128)
+                ))
+            })?;
+            prompt.name = name;
+            server
+        }
+        Reference::Resource(resource) => {
+            let templates = templates(gateway, &servers).await;
+            templates
+                .iter()
+                .find(|(_, template)| template.uri_template == resource.uri)
+                .map(|(server, _)| server.clone())
+                .or_else(|| listed_resource(&servers, &resource.uri))
+                .ok_or_else(|| {
+                    ErrorObject::invalid_params(format!(
+                        "no server has the resource template {}",
+                        mcp_proto::text::bound(&resource.uri, 256)
+                    ))
+                })?
+        }
+        Reference::Unknown(_) => {
+            return Err(ErrorObject::invalid_params(
+                "a completion reference is ref/prompt or ref/resource",
+            ));
+        }
+    };
+    let upstream = Upstream::of(gateway, &server)?;
+    let result = upstream
+        .client
+        .complete_with(&params, upstream.options)
+        .await
+        .map_err(upstream_error)?;
+    to_value(&result)
 }
 
 /// "Resource not found" in the client's era.
