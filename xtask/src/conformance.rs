@@ -9,7 +9,9 @@
 //! others are reported so that the list can grow.
 //!
 //! Then the pre-release runner (`tests/conformance-prerelease`, see
-//! [`prerelease`]) runs its scenarios once per spec version it offers.
+//! [`prerelease`]) runs its scenarios once per spec version it offers, and
+//! both runners' server scenarios run against `mcpctl serve --http` (see
+//! [`server`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -20,6 +22,7 @@ use anyhow::{Context, bail};
 use crate::{cargo, display};
 
 mod prerelease;
+mod server;
 
 /// The longest one scenario may take, client included.
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(180);
@@ -77,7 +80,7 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
     );
     println!("conformance: {passed} passed, {failed} failed");
 
-    let regressions = prerelease::run(root, &client)?;
+    let regressions = prerelease::run(root, &client)? + server::run(root)?;
     match (failed, regressions) {
         (0, 0) => Ok(()),
         (failed, 0) => bail!("{failed} expected conformance scenario(s) failed"),

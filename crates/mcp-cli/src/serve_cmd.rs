@@ -22,7 +22,9 @@
 //! 127.0.0.1 instead (see `serve_http`), for several clients at once:
 //! once every server has settled, mcpctl prints the endpoint's URL and the
 //! bearer token every request must carry, then serves until Ctrl-C or
-//! SIGTERM, which close the servers (exit 130 and 0).
+//! SIGTERM, which close the servers (exit 130 and 0). A call the `--preset`
+//! asks about is asked on the terminal `mcpctl` runs on (answered as for
+//! `mcpctl call`), and refused when there is none.
 
 use mcp_toolbridge::{Gateway, GatewayOptions, SessionOptions};
 
@@ -89,6 +91,16 @@ pub(crate) async fn run(
         .local_addr()
         .map_err(|e| CliError::usage(format!("cannot read the listening address: {e}")))?
         .port();
+    // Over HTTP the terminal is free: a call the preset asks about is asked
+    // there, as `mcpctl call` asks (on stdio it carries the protocol, so
+    // such a call is refused).
+    if std::io::IsTerminal::is_terminal(&std::io::stdin())
+        && gateway.session().preset().requires_approval()
+    {
+        gateway
+            .session()
+            .set_approval_handler(Some(crate::approval::TerminalApproval::new(*output)));
+    }
     let token = crate::loopback::new_secret();
     let http = HttpGateway::new(gateway, port, token.clone());
     // Ctrl-C and SIGTERM stop serving; the servers are closed below.

@@ -657,3 +657,85 @@ fn the_http_gateway_refuses_what_it_must() {
     let elsewhere = support::ui::request(serve.port, "POST", "/other", &[&bearer, post[0]], init);
     assert_eq!(elsewhere.status, 404);
 }
+
+/// `mcpctl --preset workspace serve --http` on a terminal: a client's call
+/// that the preset asks about is asked there; allowed once it runs, denied
+/// it is refused with a result that says so; Ctrl-C ends mcpctl with 130.
+#[test]
+fn serve_over_http_asks_on_its_terminal() {
+    use mcp_transport::{Client, ClientOptions, HttpOptions, HttpTransport};
+    use support::pty::Session;
+
+    const PROMPT: &str = "allow [o]nce, allow this tool for this [s]ession, or [d]eny? ";
+    let env = Env::new();
+    let mut terminal = Session::spawn_all_on_terminal(env.command(&[
+        "--no-host-configs",
+        "--preset",
+        "workspace",
+        "serve",
+        "--http",
+    ]));
+    terminal.expect("every request needs the header: Authorization: Bearer ");
+    terminal.expect("for a client that takes only a URL");
+    let shown = terminal.shown();
+    let url = shown
+        .split_whitespace()
+        .find(|w| w.starts_with("http://127.0.0.1:") && w.ends_with("/mcp"))
+        .expect("the endpoint's URL")
+        .to_owned();
+    let token = shown
+        .split("Bearer ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the token")
+        .to_owned();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let client = runtime.block_on(async {
+        let mut http = HttpOptions::new(url);
+        http.headers = vec![("Authorization".to_owned(), format!("Bearer {token}"))];
+        let transport = HttpTransport::connect(http).await.expect("a transport");
+        let (client, driver) = Client::new(transport, ClientOptions::default());
+        tokio::spawn(driver.run());
+        client.initialize().await.expect("initialize");
+        client
+    });
+    let call = |text: &str| {
+        let client = client.clone();
+        let arguments = json!({"text": text});
+        runtime.spawn(async move {
+            client
+                .call_tool("mcp_demo_echo", arguments.as_object().cloned())
+                .await
+        })
+    };
+    let allowed = call("allowed");
+    terminal.expect("approval needed: call tool `echo` of server `demo`");
+    terminal.expect(PROMPT);
+    terminal.send_line("o");
+    let result = runtime.block_on(allowed).unwrap().expect("an answer");
+    let value = serde_json::to_value(&result).unwrap();
+    assert_eq!(value["content"][0]["text"], "allowed", "{value}");
+    assert_ne!(value["isError"], true, "{value}");
+
+    let denied = call("denied");
+    terminal.expect(PROMPT);
+    terminal.send_line("d");
+    let result = runtime.block_on(denied).unwrap().expect("an answer");
+    let value = serde_json::to_value(&result).unwrap();
+    assert_eq!(value["isError"], true, "{value}");
+    assert!(
+        value["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("denied")),
+        "{value}"
+    );
+    runtime.block_on(client.close());
+    let pid = rustix::process::Pid::from_raw(terminal.child.id() as i32).expect("mcpctl's pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("Ctrl-C");
+    let (code, _, _) = terminal.finish();
+    assert_eq!(code, 130);
+}

@@ -130,6 +130,11 @@ impl Session {
         }
     }
 
+    /// Everything the terminal has shown so far.
+    pub(crate) fn shown(&self) -> String {
+        self.screen.0.lock().unwrap().text.clone()
+    }
+
     /// Types `text` and Enter.
     pub(crate) fn send_line(&mut self, text: &str) {
         self.master
