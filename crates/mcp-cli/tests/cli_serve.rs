@@ -739,3 +739,97 @@ fn serve_over_http_asks_on_its_terminal() {
     let (code, _, _) = terminal.finish();
     assert_eq!(code, 130);
 }
+
+/// Many clients, one gateway: while one 2026-07-28 client's long call
+/// runs, a handshake-era client's calls are answered; closing its response
+/// stream cancels that call upstream, and only that call.
+#[test]
+fn a_client_closing_its_stream_cancels_only_its_own_call() {
+    use std::io::{BufRead, Write};
+
+    let env = Env::new();
+    let log = env.work_dir().join("fx-events.log");
+    let config = env.write_json(
+        "servers.json",
+        &json!({"mcpServers": {"fx": {
+            "command": support::fixture_server(),
+            "args": ["--era", "legacy", "--event-log", log]
+        }}}),
+    );
+    let config = config.display().to_string();
+    let serve = HttpServe::start(&env, &["--no-host-configs", "--config", &config]);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "mcp_fx_progress", "arguments": {"steps": 100, "ms": 200},
+        "_meta": {"progressToken": "p", "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {}}}})
+    .to_string();
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", serve.port)).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n{}\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\n\
+         Mcp-Name: mcp_fx_progress\r\nContent-Length: {}\r\n\r\n{body}",
+        serve.port,
+        serve.bearer(),
+        body.len()
+    )
+    .unwrap();
+    // The call runs: its first progress report arrives on its stream.
+    let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "the stream ended");
+        if line.starts_with("data:") {
+            assert!(line.contains("notifications/progress"), "{line}");
+            break;
+        }
+    }
+    // Meanwhile another client is served.
+    let bearer = serve.bearer();
+    let accept = "Accept: application/json, text/event-stream";
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"0"}}}"#;
+    let started = serve.raw("POST", &[&bearer, accept], init);
+    let session = started
+        .head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| format!("Mcp-Session-Id: {}", value.trim()))
+        })
+        .expect("a session");
+    let echo = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp_fx_echo","arguments":{"text":"meanwhile"}}}"#;
+    let answered = serve.raw("POST", &[&bearer, accept, &session], echo);
+    assert_eq!(answered.json()["result"]["content"][0]["text"], "meanwhile");
+    // The first client goes away: its call is cancelled upstream.
+    drop(reader);
+    stream.shutdown(std::net::Shutdown::Both).unwrap();
+    drop(stream);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let events = std::fs::read_to_string(&log).unwrap_or_default();
+        if events
+            .lines()
+            .any(|l| l.starts_with("cancelled ") && l.contains("\"inFlight\":true"))
+        {
+            let cancelled = events
+                .lines()
+                .filter(|l| l.starts_with("cancelled "))
+                .count();
+            assert_eq!(cancelled, 1, "only the closed stream's call: {events}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the fixture never saw the call cancelled: {events}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // The other client's session still works.
+    let again = serve.raw("POST", &[&bearer, accept, &session], echo);
+    assert_eq!(again.json()["result"]["content"][0]["text"], "meanwhile");
+}
