@@ -308,6 +308,9 @@ pub(crate) enum Command {
         /// The port for --http [default: one the system picks]
         #[arg(long, value_name = "PORT", requires = "http")]
         port: Option<u16>,
+        /// Tool names: `model` (mcp_SERVER_TOOL, fit for every model provider) or `plain` (SERVER__TOOL, the servers' own names)
+        #[arg(long, value_enum, value_name = "NAMES", default_value_t = Names::Model)]
+        names: Names,
     },
 
     /// Run the built-in demo MCP server on stdin/stdout (the default server)
@@ -553,4 +556,13 @@ fn parse_host(id: &str) -> Result<mcp_config::Host, String> {
         let ids: Vec<&str> = mcp_config::Host::ALL.iter().map(|host| host.id()).collect();
         format!("unknown application `{id}`; one of: {}", ids.join(", "))
     })
+}
+
+/// What `mcpctl serve` calls the tools it serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Names {
+    /// `mcp_SERVER_TOOL`: the names a model sees.
+    Model,
+    /// `SERVER__TOOL`: each server's id and its own tool name.
+    Plain,
 }

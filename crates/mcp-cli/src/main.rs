@@ -223,7 +223,12 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         )),
         Command::Logout { server } => block_on(login::logout(&server, &sources, output)),
         Command::Ui(args) => block_on(ui::run(args, &sources)),
-        Command::Serve { lazy, http, port } => {
+        Command::Serve {
+            lazy,
+            http,
+            port,
+            names,
+        } => {
             let listen = if http {
                 serve_cmd::Listen::Http {
                     port: port.unwrap_or(0),
@@ -236,6 +241,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
                 global.preset,
                 lazy,
                 listen,
+                names,
                 output,
             ))
         }

@@ -3,7 +3,7 @@
 //! The servers are discovered and connected as for `mcpctl tools` (nobody
 //! is asked anything: stdin carries the protocol), and served through
 //! mcp-toolbridge's [`Gateway`]: each tool under its model name
-//! (`mcp_<server>_<tool>`), calls dispatched with the `--preset` rules (a
+//! (`mcp_<server>_<tool>`; `--names plain`: `<server>__<tool>`), calls dispatched with the `--preset` rules (a
 //! call that needs approval is refused, since there is no terminal to ask
 //! on), progress and cancellation passed through, and
 //! `notifications/tools/list_changed` when a server's tools change. The
@@ -26,11 +26,11 @@
 //! asks about is asked on the terminal `mcpctl` runs on (answered as for
 //! `mcpctl call`), and refused when there is none.
 
-use mcp_toolbridge::{Gateway, GatewayOptions, SessionOptions};
+use mcp_toolbridge::{Gateway, GatewayOptions, SessionOptions, ToolNaming};
 
 use crate::serve_http::{ENDPOINT, HttpGateway};
 
-use crate::cli::Preset;
+use crate::cli::{Names, Preset};
 use crate::exit::{CliError, Exit};
 use crate::output::Output;
 use crate::runtime::{Runtime, Select};
@@ -51,6 +51,7 @@ pub(crate) async fn run(
     preset: Preset,
     lazy: bool,
     listen: Listen,
+    names: Names,
     output: &Output,
 ) -> Result<Exit, CliError> {
     let cache = if lazy {
@@ -78,7 +79,12 @@ pub(crate) async fn run(
     let gateway = Gateway::new(
         &runtime.manager,
         session,
-        GatewayOptions::default().server_info(crate::runtime::client_info()),
+        GatewayOptions::default()
+            .server_info(crate::runtime::client_info())
+            .naming(match names {
+                Names::Model => ToolNaming::Model,
+                Names::Plain => ToolNaming::Plain,
+            }),
     );
     let Some(listener) = listener else {
         let served = gateway.serve(tokio::io::stdin(), tokio::io::stdout()).await;

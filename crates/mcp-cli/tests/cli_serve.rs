@@ -833,3 +833,37 @@ fn a_client_closing_its_stream_cancels_only_its_own_call() {
     let again = serve.raw("POST", &[&bearer, accept, &session], echo);
     assert_eq!(again.json()["result"]["content"][0]["text"], "meanwhile");
 }
+
+/// `mcpctl serve --names plain`: each tool as `SERVER__TOOL`, called so.
+#[test]
+fn serve_with_plain_names_lists_and_calls_server__tool() {
+    use mcp_transport::{Client, ClientOptions, StdioTransport};
+
+    let env = Env::new();
+    let stdio = serve_options(&env, &["--no-host-configs", "serve", "--names", "plain"]);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let transport = StdioTransport::spawn(stdio).expect("mcpctl serve starts");
+        let (client, driver) = Client::new(transport, ClientOptions::default());
+        tokio::spawn(driver.run());
+        client.initialize().await.expect("initialize");
+        let tools = client.list_tools(None).await.unwrap();
+        let names: Vec<&str> = tools.tools.iter().map(|t| t.name.as_str()).collect();
+        assert!(names.contains(&"demo__echo"), "{names:?}");
+        assert!(!names.iter().any(|n| n.starts_with("mcp_")), "{names:?}");
+        let arguments = json!({"text": "plain"});
+        let result = client
+            .call_tool("demo__echo", arguments.as_object().cloned())
+            .await
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(&result.content).unwrap()[0]["text"],
+            "plain"
+        );
+        client.close().await;
+    });
+}

@@ -3,7 +3,8 @@
 //! A [`Gateway`] answers MCP requests over a byte stream of
 //! newline-delimited JSON (MCP "Transports" §stdio) with the tools of a
 //! [`McpSession`] of its own: each tool under its model name
-//! (`mcp_<server>_<tool>`, see [`crate::names`]), its description and input
+//! (`mcp_<server>_<tool>`, see [`crate::names`]; or `<server>__<tool>`
+//! with [`ToolNaming::Plain`]), its description and input
 //! schema as the bridge declares them, and every call dispatched through
 //! the session, so argument validation, the permission preset and
 //! approvals, deadlines and result handling are the bridge's. A server
@@ -88,12 +89,57 @@ pub struct GatewayOptions {
     /// The `serverInfo` of `initialize`. Default `mcp-gateway` with this
     /// crate's version.
     pub server_info: Implementation,
+    /// What the tools are called. Default [`ToolNaming::Model`].
+    pub naming: ToolNaming,
 }
 
 impl Default for GatewayOptions {
     fn default() -> Self {
         GatewayOptions {
             server_info: Implementation::new("mcp-gateway", env!("CARGO_PKG_VERSION")),
+            naming: ToolNaming::Model,
+        }
+    }
+}
+
+/// What the gateway calls the tools it serves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolNaming {
+    /// The bridge's model names (`mcp_<server>_<tool>`, made to fit every
+    /// model provider's limits; see [`crate::names`]).
+    #[default]
+    Model,
+    /// `<server>__<tool>`, the server's id and its own tool name as they
+    /// are, for a client that is not a model's (a person's tool, a test
+    /// harness) and wants the names it knows.
+    Plain,
+}
+
+impl ToolNaming {
+    /// The name `tool` (a model name in `tools`) is served under.
+    fn served(self, tools: &ToolSet, model_name: &str) -> String {
+        match (self, tools.resolve(model_name)) {
+            (ToolNaming::Plain, Some((server, tool))) => format!("{server}__{tool}"),
+            _ => model_name.to_owned(),
+        }
+    }
+
+    /// The tool served under `name`.
+    fn find(self, tools: &ToolSet, name: &str) -> Option<Arc<dyn crate::tool::ModelTool>> {
+        match self {
+            ToolNaming::Model => tools.get(name).cloned(),
+            ToolNaming::Plain => tools
+                .tools()
+                .iter()
+                .find(|tool| match tools.resolve(tool.name()) {
+                    Some((server, raw)) => name
+                        .strip_prefix(server)
+                        .and_then(|rest| rest.strip_prefix("__"))
+                        .is_some_and(|rest| rest == raw),
+                    None => tool.name() == name,
+                })
+                .cloned(),
         }
     }
 }
@@ -461,9 +507,10 @@ impl Connection {
             methods::TOOLS_LIST => {
                 first_page(params, &method)?;
                 let tools = self.tools();
-                let listed = listing(&tools);
+                let naming = self.gateway.options.naming;
+                let listed = listing(&tools, naming);
                 let mut result = ListToolsResult {
-                    tools: declared(&tools),
+                    tools: declared(&tools, naming),
                     ..ListToolsResult::default()
                 };
                 if modern {
@@ -489,7 +536,7 @@ impl Connection {
                     .and_then(|meta| meta.get(types::meta::PROGRESS_TOKEN))
                     .and_then(|token| RequestId::deserialize(token).ok());
                 let tools = self.tools();
-                let Some(tool) = tools.get(&call.name).cloned() else {
+                let Some(tool) = self.gateway.options.naming.find(&tools, &call.name) else {
                     return Err(ErrorObject::invalid_params(format!(
                         "unknown tool: {}",
                         mcp_proto::text::bound(&call.name, 128)
@@ -610,7 +657,7 @@ impl Connection {
     fn check_tools(&self) {
         let tools = self.gateway.session.bind();
         self.lock().tools = Some(tools.clone());
-        let now = listing(&tools);
+        let now = listing(&tools, self.gateway.options.naming);
         let changed = {
             let mut state = self.lock();
             match &state.listed {
@@ -799,12 +846,12 @@ async fn write_all<W: AsyncWrite + Unpin>(
 }
 
 /// The tools as the client sees them: model names, descriptions, schemas.
-fn declared(tools: &ToolSet) -> Vec<Tool> {
+fn declared(tools: &ToolSet, naming: ToolNaming) -> Vec<Tool> {
     tools
         .tools()
         .iter()
         .map(|tool| {
-            let mut declared = Tool::new(tool.name());
+            let mut declared = Tool::new(naming.served(tools, tool.name()));
             declared.description = Some(tool.description().to_owned());
             declared.input_schema = tool.input_schema().clone();
             declared
@@ -813,13 +860,13 @@ fn declared(tools: &ToolSet) -> Vec<Tool> {
 }
 
 /// What a listing showed, to tell whether a later one differs.
-fn listing(tools: &ToolSet) -> Vec<(String, Value)> {
+fn listing(tools: &ToolSet, naming: ToolNaming) -> Vec<(String, Value)> {
     tools
         .tools()
         .iter()
         .map(|tool| {
             (
-                tool.name().to_owned(),
+                naming.served(tools, tool.name()),
                 Value::Object(tool.input_schema().clone()),
             )
         })
@@ -976,6 +1023,10 @@ mod tests {
     /// A gateway over one scripted server `fx` (tools `echo` and `hang`,
     /// whose calls never answer), serving one client on an in-memory pipe.
     async fn serving() -> Client {
+        serving_with(GatewayOptions::default()).await
+    }
+
+    async fn serving_with(gateway_options: GatewayOptions) -> Client {
         let server = ScriptedServer::new()
             .tool(
                 json!({"name": "echo", "inputSchema": {"type": "object"}}),
@@ -995,7 +1046,7 @@ mod tests {
             preset: PermissionPreset::FullAccess,
             ..SessionOptions::default()
         };
-        let gateway = Gateway::new(&manager, options, GatewayOptions::default());
+        let gateway = Gateway::new(&manager, options, gateway_options);
         let (client, server) = tokio::io::duplex(64 * 1024);
         let (server_read, server_write) = tokio::io::split(server);
         let serve = tokio::spawn(async move { gateway.serve(server_read, server_write).await });
@@ -1071,6 +1122,15 @@ mod tests {
             .filter_map(|t| t["name"].as_str())
             .collect();
         assert_eq!(names, ["mcp_fx_echo", "mcp_fx_hang"]);
+        // A model name is not a plain one.
+        let plain = client
+            .request(
+                30,
+                "tools/call",
+                json!({"name": "fx__echo", "arguments": {"text": "hi"}}),
+            )
+            .await;
+        assert_eq!(plain["error"]["code"], error_codes::INVALID_PARAMS);
         let call = client
             .request(
                 3,
@@ -1100,6 +1160,46 @@ mod tests {
             unknown_method["error"]["code"],
             error_codes::METHOD_NOT_FOUND
         );
+    }
+
+    #[tokio::test]
+    async fn plain_names_are_the_servers_own() {
+        let mut client = serving_with(GatewayOptions::default().naming(ToolNaming::Plain)).await;
+        let init = client
+            .request(
+                1,
+                "initialize",
+                json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}),
+            )
+            .await;
+        assert!(init["result"].is_object(), "{init}");
+        let list = client.request(2, "tools/list", json!({})).await;
+        let names: Vec<&str> = list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert_eq!(names, ["fx__echo", "fx__hang"]);
+        let call = client
+            .request(
+                3,
+                "tools/call",
+                json!({"name": "fx__echo", "arguments": {"text": "plain"}}),
+            )
+            .await;
+        assert_eq!(call["result"]["content"][0]["text"], "plain", "{call}");
+        for wrong in ["mcp_fx_echo", "fx__", "fx_echo", "__echo"] {
+            let refused = client
+                .request(4, "tools/call", json!({"name": wrong, "arguments": {}}))
+                .await;
+            assert_eq!(
+                refused["error"]["code"],
+                error_codes::INVALID_PARAMS,
+                "{wrong}"
+            );
+        }
     }
 
     #[tokio::test]
