@@ -836,7 +836,7 @@ fn a_client_closing_its_stream_cancels_only_its_own_call() {
 
 /// `mcpctl serve --names plain`: each tool as `SERVER__TOOL`, called so.
 #[test]
-fn serve_with_plain_names_lists_and_calls_server__tool() {
+fn serve_with_plain_names_lists_and_calls_them_by_server_and_tool() {
     use mcp_transport::{Client, ClientOptions, StdioTransport};
 
     let env = Env::new();
