@@ -308,6 +308,18 @@ pub(crate) enum Command {
         /// The port for --http [default: one the system picks]
         #[arg(long, value_name = "PORT", requires = "http")]
         port: Option<u16>,
+        /// Keep serving in the background on a Unix socket in the data directory; later `mcpctl serve` commands for the same sources relay to it
+        #[arg(long, conflicts_with_all = ["http", "stop", "no_daemon"])]
+        daemon: bool,
+        /// End the background gateway `--daemon` started
+        #[arg(long, conflicts_with_all = ["http", "no_daemon"])]
+        stop: bool,
+        /// Start this command's own servers even when a background gateway runs
+        #[arg(long)]
+        no_daemon: bool,
+        /// The background gateway's own role (started by --daemon)
+        #[arg(long, hide = true, conflicts_with_all = ["http", "daemon", "stop"])]
+        in_background: bool,
         /// Tool names: `model` (mcp_SERVER_TOOL, fit for every model provider) or `plain` (SERVER__TOOL, the servers' own names)
         #[arg(long, value_enum, value_name = "NAMES", default_value_t = Names::Model)]
         names: Names,

@@ -30,6 +30,7 @@ mod resources_cmd;
 mod retry;
 mod runtime;
 mod serve_cmd;
+mod serve_daemon;
 mod serve_http;
 mod servers;
 mod sources;
@@ -227,14 +228,24 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
             lazy,
             http,
             port,
+            daemon,
+            stop,
+            no_daemon,
+            in_background,
             names,
         } => {
             let listen = if http {
                 serve_cmd::Listen::Http {
                     port: port.unwrap_or(0),
                 }
+            } else if daemon {
+                serve_cmd::Listen::StartDaemon
+            } else if stop {
+                serve_cmd::Listen::StopDaemon
+            } else if in_background {
+                serve_cmd::Listen::Background
             } else {
-                serve_cmd::Listen::Stdio
+                serve_cmd::Listen::Stdio { own: no_daemon }
             };
             block_on(serve_cmd::run(
                 &sources,

@@ -18,6 +18,10 @@
 //! tools are listed at once, and the first call of one starts it. A server
 //! the cache does not know yet is started and waited for as without it.
 //!
+//! With `--daemon`, it keeps running in the background on a Unix socket,
+//! and later `mcpctl serve` commands for the same sources relay to it
+//! (see `serve_daemon`).
+//!
 //! With `--http`, the same gateway is served over Streamable HTTP on
 //! 127.0.0.1 instead (see `serve_http`), for several clients at once:
 //! once every server has settled, mcpctl prints the endpoint's URL and the
@@ -28,6 +32,7 @@
 
 use mcp_toolbridge::{Gateway, GatewayOptions, SessionOptions, ToolNaming};
 
+use crate::serve_daemon;
 use crate::serve_http::{ENDPOINT, HttpGateway};
 
 use crate::cli::{Names, Preset};
@@ -39,10 +44,17 @@ use crate::sources::SourceOptions;
 /// Where `mcpctl serve` serves.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Listen {
-    /// stdin and stdout, until stdin ends.
-    Stdio,
+    /// stdin and stdout, until stdin ends: through the background gateway
+    /// when one serves the same sources, unless `own` (`--no-daemon`).
+    Stdio { own: bool },
     /// Streamable HTTP on 127.0.0.1 (port 0: one the system picks).
     Http { port: u16 },
+    /// `--daemon`: start the background gateway.
+    StartDaemon,
+    /// The background gateway itself, on its Unix socket.
+    Background,
+    /// `--stop`: end the background gateway.
+    StopDaemon,
 }
 
 /// Serves until stdin ends (stdio) or until Ctrl-C or SIGTERM (HTTP).
@@ -54,6 +66,29 @@ pub(crate) async fn run(
     names: Names,
     output: &Output,
 ) -> Result<Exit, CliError> {
+    let daemon = serve_daemon::key(
+        sources,
+        &format!("preset={preset:?}; names={names:?}; lazy={lazy}"),
+    );
+    match listen {
+        Listen::StopDaemon => return serve_daemon::stop(&serve_daemon::Paths::new()?).await,
+        Listen::StartDaemon | Listen::Background if serve_daemon::has_adhoc(sources) => {
+            return Err(CliError::usage(
+                "a background gateway serves configured servers only, not --stdio or --url ones",
+            ));
+        }
+        Listen::StartDaemon => {
+            return serve_daemon::start(&serve_daemon::Paths::new()?, &daemon).await;
+        }
+        Listen::Stdio { own: false } if !serve_daemon::has_adhoc(sources) => {
+            if let Ok(paths) = serve_daemon::Paths::new()
+                && let Some(relayed) = serve_daemon::relay(&paths, &daemon).await
+            {
+                return relayed;
+            }
+        }
+        _ => {}
+    }
     let cache = if lazy {
         Some(
             crate::sources::store_location()
@@ -65,12 +100,12 @@ pub(crate) async fn run(
     };
     // The port is taken first: a busy one fails before any server starts.
     let listener = match listen {
-        Listen::Stdio => None,
         Listen::Http { port } => Some(
             tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port))
                 .await
                 .map_err(|e| CliError::usage(format!("cannot listen on 127.0.0.1:{port}: {e}")))?,
         ),
+        _ => None,
     };
     let runtime = Runtime::start_with(sources, Select::All, cache).await?;
     runtime.settle(output).await;
@@ -86,6 +121,23 @@ pub(crate) async fn run(
                 Names::Plain => ToolNaming::Plain,
             }),
     );
+    if let Listen::Background = listen {
+        crate::interrupt::register(&runtime.manager);
+        let claim = crate::interrupt::claim();
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let stop = async {
+            tokio::select! {
+                () = claim.pressed() => {}
+                Some(()) = async { match terminate.as_mut() { Some(t) => t.recv().await, None => None } } => {}
+            }
+        };
+        let listened =
+            serve_daemon::listen(&serve_daemon::Paths::new()?, &daemon, gateway, stop).await;
+        eprintln!("mcpctl serve: closing the servers");
+        runtime.close().await;
+        return listened.map(|()| Exit::Success);
+    }
     let Some(listener) = listener else {
         let served = gateway.serve(tokio::io::stdin(), tokio::io::stdout()).await;
         runtime.close().await;

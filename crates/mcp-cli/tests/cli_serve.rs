@@ -867,3 +867,104 @@ fn serve_with_plain_names_lists_and_calls_them_by_server_and_tool() {
         client.close().await;
     });
 }
+
+/// Ends a background gateway a failed test left, by the pid it printed.
+struct DaemonGuard(Option<i32>);
+
+impl Drop for DaemonGuard {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.and_then(rustix::process::Pid::from_raw) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+    }
+}
+
+/// `mcpctl serve --daemon`: one background gateway; every `mcpctl serve`
+/// for the same sources relays to it, so several host sessions share one
+/// server process; `--no-daemon` starts its own; `--stop` ends it and its
+/// servers.
+#[test]
+fn serve_daemon_shares_one_set_of_servers_between_sessions() {
+    use mcp_transport::{Client, ClientOptions, StdioTransport};
+
+    let env = Env::new();
+    let pid_file = env.work_dir().join("fx.pids");
+    let config = env.write_json(
+        "servers.json",
+        &json!({"mcpServers": {"fx": {
+            "command": support::fixture_server(),
+            "args": ["--era", "legacy", "--pid-file", pid_file]
+        }}}),
+    );
+    let config = config.display().to_string();
+    let base = ["--no-host-configs", "--config", config.as_str(), "serve"];
+    let with = |extra: &[&str]| -> Vec<String> {
+        base.iter().chain(extra).map(|a| (*a).to_owned()).collect()
+    };
+    let run = |extra: &[&str]| {
+        let args = with(extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        env.run(&args)
+    };
+    let started = run(&["--daemon"]);
+    assert_eq!(started.code, 0, "{started:#?}");
+    let daemon_pid: i32 = started
+        .stdout
+        .split("(pid ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .and_then(|pid| pid.parse().ok())
+        .unwrap_or_else(|| panic!("no pid in {started:#?}"));
+    let _guard = DaemonGuard(Some(daemon_pid));
+    let again = run(&["--daemon"]);
+    assert_eq!(again.code, 0, "{again:#?}");
+    assert!(again.stdout.contains("already running"), "{again:#?}");
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let session = |extra: &[&str], text: &'static str| {
+        let args = with(extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let stdio = serve_options(&env, &args);
+        async move {
+            let transport = StdioTransport::spawn(stdio).expect("mcpctl serve starts");
+            let (client, driver) = Client::new(transport, ClientOptions::default());
+            tokio::spawn(driver.run());
+            client.initialize().await.expect("initialize");
+            let arguments = json!({"text": text});
+            let result = client
+                .call_tool("mcp_fx_echo", arguments.as_object().cloned())
+                .await
+                .unwrap();
+            assert_eq!(
+                serde_json::to_value(&result.content).unwrap()[0]["text"],
+                text
+            );
+            client.close().await;
+        }
+    };
+    // Two host sessions at once, then a third: one fixture process.
+    runtime.block_on(async {
+        tokio::join!(session(&[], "first"), session(&[], "second"));
+        session(&[], "third").await;
+    });
+    let shared = pids(&pid_file);
+    assert_eq!(shared.len(), 1, "one server for every session: {shared:?}");
+    // --no-daemon: a session with its own server.
+    runtime.block_on(session(&["--no-daemon"], "own"));
+    assert_eq!(pids(&pid_file).len(), 2);
+    assert!(alive(shared[0]), "the daemon's server still runs");
+
+    let stopped = run(&["--stop"]);
+    assert_eq!(stopped.code, 0, "{stopped:#?}");
+    assert!(!alive(daemon_pid), "the background gateway ended");
+    assert!(!alive(shared[0]), "and its server with it");
+    let none = run(&["--stop"]);
+    assert!(
+        none.stdout.contains("no background gateway runs"),
+        "{none:#?}"
+    );
+}

@@ -1,0 +1,334 @@
+//! `mcpctl serve --daemon`: the gateway kept running in the background on a Unix socket in the data directory, so that every `mcpctl serve` a host launches shares its warm connections.
+//!
+//! - `mcpctl serve --daemon` starts `mcpctl` again in the background (its
+//!   own process group, so a terminal's Ctrl-C does not reach it; output to
+//!   `gateway/gateway.log` in the data directory), waits until it has
+//!   connected its servers and listens on `gateway/gateway.sock` (mode
+//!   0600, in a 0700 directory), prints its pid and exits 0. When one for
+//!   the same sources already runs, it says so and exits 0; one for other
+//!   sources is an error naming its pid.
+//! - `mcpctl serve` (stdio) then relays its stdin and stdout to that
+//!   socket instead of starting servers of its own, when the daemon serves
+//!   the same sources (the same project directory, `--config` files,
+//!   `--no-project`, `--no-host-configs`, `--preset`, `--names` and
+//!   `--lazy`); `--no-daemon` starts its own servers anyway. Five hosts
+//!   launching `mcpctl serve` then hold one set of server processes.
+//! - `mcpctl serve --stop` sends the daemon SIGTERM (by the pid it
+//!   recorded, after checking its socket answers) and waits until it has
+//!   closed its servers.
+//!
+//! Each connection to the socket is one gateway client (newline-delimited
+//! JSON, as on stdio); a client that disconnects cancels only its own calls.
+//! Servers given on the command line (`--stdio`, `--url`) are not served by
+//! a daemon.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use mcp_toolbridge::Gateway;
+use serde::{Deserialize, Serialize};
+use tokio::net::{UnixListener, UnixStream};
+
+use crate::exit::{CliError, Exit};
+use crate::sources::SourceOptions;
+
+/// The longest `--daemon` waits for the background gateway to listen.
+const START_DEADLINE: Duration = Duration::from_secs(150);
+
+/// The longest `--stop` waits for it to end.
+const STOP_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Where the daemon's files are.
+#[derive(Clone, Debug)]
+pub(crate) struct Paths {
+    dir: PathBuf,
+}
+
+impl Paths {
+    /// `<data dir>/gateway`.
+    pub(crate) fn new() -> Result<Paths, CliError> {
+        let data = crate::sources::store_location().data_dir(&mcp_config::ProcessEnv)?;
+        Ok(Paths {
+            dir: data.join("gateway"),
+        })
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.dir.join("gateway.sock")
+    }
+
+    fn record(&self) -> PathBuf {
+        self.dir.join("gateway.json")
+    }
+
+    fn log(&self) -> PathBuf {
+        self.dir.join("gateway.log")
+    }
+}
+
+/// What a running daemon wrote about itself.
+#[derive(Debug, Serialize, Deserialize)]
+struct Record {
+    pid: u32,
+    /// What it serves (see [`key`]).
+    key: String,
+}
+
+/// The sources and options a daemon serves, as a comparable text (paths
+/// and flags only: nothing secret).
+pub(crate) fn key(sources: &SourceOptions, settings: &str) -> String {
+    let project = if sources.no_project {
+        "none".to_owned()
+    } else {
+        let dir = sources
+            .project
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        std::fs::canonicalize(&dir)
+            .unwrap_or(dir)
+            .display()
+            .to_string()
+    };
+    let configs: Vec<String> = sources
+        .configs
+        .iter()
+        .map(|path| {
+            std::fs::canonicalize(path)
+                .unwrap_or_else(|_| path.clone())
+                .display()
+                .to_string()
+        })
+        .collect();
+    format!(
+        "project={project}; configs={}; host-configs={}; {settings}",
+        configs.join(","),
+        !sources.no_host_configs
+    )
+}
+
+/// Whether command-line servers were given (a daemon does not serve them).
+pub(crate) fn has_adhoc(sources: &SourceOptions) -> bool {
+    !sources.adhoc.stdio.is_empty() || sources.adhoc.url.is_some()
+}
+
+/// The daemon that answers on the socket now, if any.
+async fn running(paths: &Paths) -> Option<(Record, UnixStream)> {
+    let stream = UnixStream::connect(paths.socket()).await.ok()?;
+    let text = std::fs::read_to_string(paths.record()).ok()?;
+    let record: Record = serde_json::from_str(&text).ok()?;
+    Some((record, stream))
+}
+
+/// `mcpctl serve` (stdio) through a running daemon for `key`: relays stdin
+/// and stdout to its socket until either side ends. `None` when no daemon
+/// for `key` runs.
+pub(crate) async fn relay(paths: &Paths, key: &str) -> Option<Result<Exit, CliError>> {
+    let (record, stream) = running(paths).await?;
+    if record.key != key {
+        return None;
+    }
+    let (mut from_daemon, mut to_daemon) = stream.into_split();
+    let upstream = async {
+        let copied = tokio::io::copy(&mut tokio::io::stdin(), &mut to_daemon).await;
+        // The client's input ended: the daemon sees the end of ours too.
+        let _ = tokio::io::AsyncWriteExt::shutdown(&mut to_daemon).await;
+        copied
+    };
+    let downstream = async {
+        let mut stdout = tokio::io::stdout();
+        let copied = tokio::io::copy(&mut from_daemon, &mut stdout).await;
+        let _ = tokio::io::AsyncWriteExt::flush(&mut stdout).await;
+        copied
+    };
+    // Done once the daemon has answered everything it will (its side ends
+    // after our input does).
+    let (_, answered) = tokio::join!(upstream, downstream);
+    Some(
+        answered
+            .map(|_| Exit::Success)
+            .map_err(|e| CliError::connection(format!("the background gateway: {e}"))),
+    )
+}
+
+/// `mcpctl serve --daemon`: starts the background gateway unless one runs.
+pub(crate) async fn start(paths: &Paths, key: &str) -> Result<Exit, CliError> {
+    if let Some((record, _)) = running(paths).await {
+        if record.key == key {
+            println!(
+                "mcpctl serve: already running in the background (pid {}), socket {}",
+                record.pid,
+                paths.socket().display()
+            );
+            return Ok(Exit::Success);
+        }
+        return Err(CliError::usage(format!(
+            "a background gateway for other sources runs (pid {}): `mcpctl serve --stop` first",
+            record.pid
+        )));
+    }
+    prepare_dir(&paths.dir)?;
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(paths.log())
+        .map_err(|e| CliError::usage(format!("cannot open {}: {e}", paths.log().display())))?;
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::usage(format!("cannot find mcpctl's own executable: {e}")))?;
+    // The same command line, with the background role instead of --daemon.
+    let args: Vec<std::ffi::OsString> = std::env::args_os()
+        .skip(1)
+        .map(|arg| {
+            if arg == "--daemon" {
+                "--in-background".into()
+            } else {
+                arg
+            }
+        })
+        .collect();
+    let mut command = std::process::Command::new(exe);
+    command
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(
+            log.try_clone()
+                .map_err(|e| CliError::usage(e.to_string()))?,
+        )
+        .stderr(log);
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command
+        .spawn()
+        .map_err(|e| CliError::usage(format!("cannot start the background gateway: {e}")))?;
+    let started = tokio::time::Instant::now();
+    loop {
+        if let Some((record, _)) = running(paths).await
+            && record.pid == child.id()
+        {
+            println!(
+                "mcpctl serve: running in the background (pid {}), socket {}; \
+                 `mcpctl serve` relays to it, `mcpctl serve --stop` ends it",
+                record.pid,
+                paths.socket().display()
+            );
+            return Ok(Exit::Success);
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(CliError::connection(format!(
+                "the background gateway ended ({status}) before it listened; its log: {}",
+                paths.log().display()
+            )));
+        }
+        if started.elapsed() > START_DEADLINE {
+            // Ours, by its handle.
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(CliError::connection(format!(
+                "the background gateway did not listen within {} s; its log: {}",
+                START_DEADLINE.as_secs(),
+                paths.log().display()
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// The background gateway itself: listens on the socket, one gateway
+/// client per connection, until `stop` resolves; then removes its files.
+pub(crate) async fn listen(
+    paths: &Paths,
+    key: &str,
+    gateway: Gateway,
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<(), CliError> {
+    prepare_dir(&paths.dir)?;
+    let socket = paths.socket();
+    // Nobody answers on it (`start` checked): a stale file from a daemon
+    // that was killed.
+    let _ = std::fs::remove_file(&socket);
+    let listener = UnixListener::bind(&socket)
+        .map_err(|e| CliError::usage(format!("cannot listen on {}: {e}", socket.display())))?;
+    set_mode(&socket, 0o600)?;
+    let record = Record {
+        pid: std::process::id(),
+        key: key.to_owned(),
+    };
+    let text = serde_json::to_string(&record).map_err(|e| CliError::usage(e.to_string()))?;
+    std::fs::write(paths.record(), text)
+        .map_err(|e| CliError::usage(format!("cannot write {}: {e}", paths.record().display())))?;
+    eprintln!("mcpctl serve: listening on {}", socket.display());
+    let accept = async {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                tokio::task::yield_now().await;
+                continue;
+            };
+            let gateway = gateway.clone();
+            tokio::spawn(async move {
+                let (read, write) = stream.into_split();
+                let _ = gateway.serve(read, write).await;
+            });
+        }
+    };
+    tokio::select! {
+        () = accept => {}
+        () = stop => {}
+    }
+    // Only our own files: a newer daemon may have replaced them.
+    let ours = std::fs::read_to_string(paths.record())
+        .ok()
+        .and_then(|text| serde_json::from_str::<Record>(&text).ok())
+        .is_some_and(|r| r.pid == std::process::id());
+    if ours {
+        let _ = std::fs::remove_file(&socket);
+        let _ = std::fs::remove_file(paths.record());
+    }
+    Ok(())
+}
+
+/// `mcpctl serve --stop`.
+pub(crate) async fn stop(paths: &Paths) -> Result<Exit, CliError> {
+    let Some((record, stream)) = running(paths).await else {
+        println!("mcpctl serve: no background gateway runs");
+        return Ok(Exit::Success);
+    };
+    drop(stream);
+    let pid = rustix::process::Pid::from_raw(i32::try_from(record.pid).unwrap_or(0))
+        .ok_or_else(|| CliError::usage(format!("{} names no pid", paths.record().display())))?;
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).map_err(|e| {
+        CliError::usage(format!(
+            "cannot stop the background gateway (pid {}): {e}",
+            record.pid
+        ))
+    })?;
+    let started = tokio::time::Instant::now();
+    while rustix::process::test_kill_process(pid).is_ok() {
+        if started.elapsed() > STOP_DEADLINE {
+            return Err(CliError::connection(format!(
+                "the background gateway (pid {}) did not end within {} s",
+                record.pid,
+                STOP_DEADLINE.as_secs()
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    println!(
+        "mcpctl serve: stopped the background gateway (pid {})",
+        record.pid
+    );
+    let _ = std::io::stdout().flush();
+    Ok(Exit::Success)
+}
+
+fn prepare_dir(dir: &Path) -> Result<(), CliError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError::usage(format!("cannot create {}: {e}", dir.display())))?;
+    set_mode(dir, 0o700)
+}
+
+fn set_mode(path: &Path, mode: u32) -> Result<(), CliError> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| CliError::usage(format!("cannot restrict {}: {e}", path.display())))
+}
