@@ -164,7 +164,11 @@ const MAX_STEP_UPS: u32 = 3;
 /// refusal starts discovery, which names the issuer, and only then are
 /// stored tokens for this server *and* issuer loaded (or new ones
 /// obtained). Tokens are refreshed shortly before they expire and once
-/// after a 401. Tokens, secrets and codes never reach a log or an error.
+/// after a 401. A 401 refusing the held tokens fetches the protected
+/// resource metadata again: when it names another authorization server
+/// (SEP-2352), that issuer gets a registration and tokens of its own, and
+/// the old issuer's are neither sent to it nor forgotten in the store.
+/// Tokens, secrets and codes never reach a log or an error.
 #[derive(Debug)]
 pub struct OAuthProvider {
     options: OAuthOptions,
@@ -210,7 +214,8 @@ impl OAuthProvider {
     pub async fn authorize(&self, www_authenticate: Option<&str>) -> Result<(), OAuthError> {
         let challenge = Challenge::parse(www_authenticate.unwrap_or_default());
         let mut state = self.state.lock().await;
-        self.ensure_discovered(&mut state, &challenge).await?;
+        self.ensure_discovered(&mut state, &challenge, false)
+            .await?;
         let scope = self.select_scope(&state, &challenge);
         self.obtain(&mut state, scope).await
     }
@@ -268,11 +273,17 @@ impl OAuthProvider {
         // them meanwhile; retry with those instead of renewing again.
         if let Some(sent) = sent
             && let Some(current) = state.tokens.as_ref()
-            && sent.and_then(|s| s.strip_prefix("Bearer ")) != Some(current.access_token.expose())
+            && sent.and_then(access_token_of) != Some(current.access_token.expose())
         {
             return Ok(true);
         }
-        self.ensure_discovered(&mut state, &challenge).await?;
+        // A 401 refusing the tokens held now: the resource may have moved to
+        // another authorization server (MCP 2026-07-28 "Authorization",
+        // SEP-2352), which only its protected resource metadata says, even
+        // when the challenge points at the same document as before.
+        let tokens_refused = !step_up && state.tokens.is_some();
+        self.ensure_discovered(&mut state, &challenge, tokens_refused)
+            .await?;
         if !state.loaded_from_store {
             state.loaded_from_store = true;
             if let Some(key) = self.key(&state)
@@ -315,26 +326,47 @@ impl OAuthProvider {
         Ok(true)
     }
 
+    /// Runs discovery when nothing was discovered yet, when the challenge
+    /// points at other protected resource metadata than last time, or when
+    /// `again` (the held tokens were refused). A new issuer means new
+    /// credentials: the old issuer's tokens and registration are dropped
+    /// here (they stay in the store under that issuer's key) and the new
+    /// issuer's are looked up in the store.
     async fn ensure_discovered(
         &self,
         state: &mut State,
         challenge: &Challenge,
+        again: bool,
     ) -> Result<(), OAuthError> {
         let fresh_pointer = challenge.resource_metadata.is_some()
             && challenge.resource_metadata != state.discovered_for;
-        if state.discovered.is_some() && !fresh_pointer {
+        if state.discovered.is_some() && !fresh_pointer && !again {
             return Ok(());
         }
-        let discovered = discover(&self.http, &self.options.server_url, challenge).await?;
+        let discovered = match discover(&self.http, &self.options.server_url, challenge).await {
+            Ok(discovered) => discovered,
+            // Looking again found nothing usable: the authorization server
+            // known so far stays (its refresh may still work).
+            Err(error) if again && !fresh_pointer && state.discovered.is_some() => {
+                tracing::debug!(%error, "discovery again failed; keeping the authorization server");
+                return Ok(());
+            }
+            Err(error) => return Err(error),
+        };
         let issuer_changed = state
             .discovered
             .as_ref()
             .is_some_and(|d| d.metadata.issuer != discovered.metadata.issuer);
         if issuer_changed {
-            // Tokens and registrations belong to the old issuer.
+            // Tokens and registrations belong to the old issuer (SEP-2352:
+            // credentials are not portable between authorization servers).
+            tracing::debug!(issuer = %discovered.metadata.issuer, "the authorization server changed");
             state.tokens = None;
             state.client = None;
             state.loaded_from_store = false;
+            state.just_refreshed = false;
+            state.step_ups.clear();
+            state.granted_scopes.clear();
         }
         state.discovered = Some(discovered);
         state.discovered_for = challenge.resource_metadata.clone();
@@ -907,6 +939,14 @@ impl AuthProvider for OAuthProvider {
                 .await,
         )
     }
+}
+
+/// The access token of an `Authorization` value of the `Bearer` or `DPoP`
+/// scheme (RFC 6750 §2.1, RFC 9449 §7.1; the scheme is case-insensitive).
+fn access_token_of(authorization: &str) -> Option<&str> {
+    let (scheme, token) = authorization.split_once(' ')?;
+    (scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("dpop"))
+        .then(|| token.trim_start())
 }
 
 fn report(result: Result<bool, OAuthError>) -> Result<bool, TransportError> {

@@ -899,3 +899,180 @@ async fn an_authorization_server_behind_a_private_ca_is_trusted_through_the_opti
     let broken = OAuthProvider::new(options(vec!["not a certificate".to_owned()]));
     assert!(matches!(broken, Err(OAuthError::Config(_))), "{broken:?}");
 }
+
+/// An authorization server of its own: registration hands out
+/// `{name}-client`, tokens are `{name}-token-N` (N counting its grants)
+/// with the refresh token `{name}-refresh`.
+async fn named_authorization_server(name: &'static str) -> Fake {
+    let grants = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    Fake::start(move |seen, base| match seen.path.as_str() {
+        "/.well-known/oauth-authorization-server" => (200, as_metadata(base)),
+        "/register" => (
+            201,
+            json!({ "client_id": format!("{name}-client"), "client_secret": format!("{name}-secret") }),
+        ),
+        "/token" => {
+            if seen.form["grant_type"] == "refresh_token"
+                && seen.form["refresh_token"] != format!("{name}-refresh")
+            {
+                return (400, json!({ "error": "invalid_grant" }));
+            }
+            let n = grants.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            (
+                200,
+                json!({ "access_token": format!("{name}-token-{n}"), "token_type": "Bearer",
+                        "expires_in": 3600, "refresh_token": format!("{name}-refresh") }),
+            )
+        }
+        _ => not_found(),
+    })
+    .await
+}
+
+/// The client id an authorization server saw in a token request's Basic
+/// credentials.
+fn basic_client_id(seen: &Seen) -> String {
+    use base64::Engine as _;
+    let encoded = seen
+        .authorization
+        .as_deref()
+        .and_then(|a| a.strip_prefix("Basic "))
+        .expect("client_secret_basic");
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .unwrap();
+    let text = String::from_utf8(decoded).unwrap();
+    text.split(':').next().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_refused_token_looks_again_and_a_new_issuer_gets_its_own_registration_and_tokens() {
+    let first = named_authorization_server("first").await;
+    let second = named_authorization_server("second").await;
+    // The resource's metadata names the first server, then the second.
+    let current = Arc::new(Mutex::new(first.base.clone()));
+    let resource = {
+        let current = Arc::clone(&current);
+        Fake::start(move |seen, base| match seen.path.as_str() {
+            "/.well-known/oauth-protected-resource/mcp" => (
+                200,
+                json!({ "resource": format!("{base}/mcp"),
+                        "authorization_servers": [current.lock().unwrap().clone()] }),
+            ),
+            _ => not_found(),
+        })
+        .await
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let approver = Arc::new(Approver::default());
+    let mut options = OAuthOptions::new(
+        Url::parse(&format!("{}/mcp", resource.base)).unwrap(),
+        Grant::AuthorizationCode(Arc::clone(&approver) as Arc<dyn Interaction>),
+    );
+    options.store = Arc::new(FileTokenStore::new(dir.path())) as Arc<dyn TokenStore>;
+    let provider = OAuthProvider::new(options).unwrap();
+    // The same challenge every time: it names the same metadata document.
+    let challenge = format!(
+        r#"Bearer resource_metadata="{}/.well-known/oauth-protected-resource/mcp""#,
+        resource.base
+    );
+
+    assert!(
+        provider
+            .on_refusal(401, Some(&challenge), None)
+            .await
+            .unwrap()
+    );
+    let token = provider.authorization().await.unwrap();
+    assert_eq!(token.as_deref(), Some("Bearer first-token-1"));
+    assert_eq!(approver.query(0)["client_id"], "first-client");
+
+    // The resource moves to the second server and refuses the first's token.
+    current.lock().unwrap().clone_from(&second.base);
+    assert!(
+        provider
+            .on_refusal(401, Some(&challenge), token.as_deref())
+            .await
+            .unwrap()
+    );
+    let token = provider.authorization().await.unwrap();
+    assert_eq!(token.as_deref(), Some("Bearer second-token-1"));
+    let prm_fetches = resource.paths().len();
+    assert_eq!(
+        prm_fetches, 2,
+        "the metadata was fetched again after the refusal"
+    );
+    // A registration of its own at the second server; nothing of the first
+    // server's reached it: not its client id, not its refresh token.
+    assert_eq!(
+        second.paths(),
+        [
+            "/.well-known/oauth-authorization-server",
+            "/register",
+            "/token"
+        ]
+    );
+    assert_eq!(approver.count(), 2);
+    assert_eq!(approver.query(1)["client_id"], "second-client");
+    let token_request = second.find("/token").unwrap();
+    assert_eq!(token_request.form["grant_type"], "authorization_code");
+    assert_eq!(basic_client_id(&token_request), "second-client");
+    // The first server was not asked for anything more.
+    assert_eq!(first.paths().len(), 3);
+    // Keyed by issuer: each server's credentials are stored apart.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+
+    // Back to the first server: its stored registration and refresh token
+    // serve again, without a new registration or a person.
+    current.lock().unwrap().clone_from(&first.base);
+    assert!(
+        provider
+            .on_refusal(401, Some(&challenge), token.as_deref())
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        provider.authorization().await.unwrap().as_deref(),
+        Some("Bearer first-token-2")
+    );
+    assert_eq!(approver.count(), 2);
+    assert_eq!(
+        first.paths().iter().filter(|p| *p == "/register").count(),
+        1
+    );
+    let refresh = first.seen.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(refresh.form["grant_type"], "refresh_token");
+    assert_eq!(refresh.form["refresh_token"], "first-refresh");
+    assert_eq!(basic_client_id(&refresh), "first-client");
+}
+
+#[tokio::test]
+async fn a_refused_token_at_an_unchanged_issuer_is_refreshed_as_before() {
+    let fake = standard_fake().await;
+    let approver = Arc::new(Approver::default());
+    let provider = code_provider(&format!("{}/mcp", fake.base), &approver);
+    assert!(
+        provider
+            .on_refusal(401, Some("Bearer"), None)
+            .await
+            .unwrap()
+    );
+    let sent = provider.authorization().await.unwrap();
+    assert!(
+        provider
+            .on_refusal(401, Some("Bearer"), sent.as_deref())
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        provider.authorization().await.unwrap().as_deref(),
+        Some("Bearer refreshed")
+    );
+    // Looked again (metadata twice), same issuer: one registration, one
+    // person, a refresh.
+    let paths = fake.paths();
+    let count = |path: &str| paths.iter().filter(|p| *p == path).count();
+    assert_eq!(count("/.well-known/oauth-protected-resource/mcp"), 2);
+    assert_eq!(count("/register"), 1);
+    assert_eq!(approver.count(), 1);
+}
