@@ -7,6 +7,8 @@
 //! client (pre-registered, client ID metadata document, or dynamic
 //! registration), and runs the authorization code grant with PKCE S256
 //! through the host's [`Interaction`], or the client credentials grant.
+//! Where the authorization server offers DPoP (RFC 9449) with ES256, tokens
+//! are bound to a key of the client's and every request carries a proof.
 //! Tokens live in a [`TokenStore`] keyed by server and issuer.
 //!
 //! The discovery steps are plain functions, so a host can see where the
@@ -45,6 +47,7 @@
 //! - `provider`: the provider and its grants.
 //! - `store`: the store trait, memory and file stores.
 //! - `crypto`: randomness, PKCE, ES256 assertions.
+//! - `dpop`: DPoP keys and proofs (RFC 9449).
 //! - `http`: the HTTP client to authorization servers.
 //!
 //! **Invariant:** no token, secret, code or verifier is ever logged, shown
@@ -53,6 +56,7 @@
 mod challenge;
 mod crypto;
 mod discovery;
+mod dpop;
 mod error;
 mod http;
 mod provider;
