@@ -6,7 +6,8 @@
 //! OpenID Connect Discovery, with the 2025-03-26 fallbacks), identifies the
 //! client (pre-registered, client ID metadata document, or dynamic
 //! registration), and runs the authorization code grant with PKCE S256
-//! through the host's [`Interaction`], or the client credentials grant.
+//! through the host's [`Interaction`], the client credentials grant, or a
+//! JWT bearer grant (cross-app access, workload identity federation).
 //! Where the authorization server offers DPoP (RFC 9449) with ES256, tokens
 //! are bound to a key of the client's and every request carries a proof.
 //! Tokens live in a [`TokenStore`] keyed by server and issuer.
@@ -69,7 +70,9 @@ pub use discovery::{
     canonical_resource, protected_resource_metadata_urls, resource_matches,
 };
 pub use error::OAuthError;
-pub use provider::{Grant, IdentityAssertionGrant, Interaction, OAuthOptions, OAuthProvider};
+pub use provider::{
+    Grant, IdentityAssertionGrant, Interaction, OAuthOptions, OAuthProvider, WorkloadAssertion,
+};
 pub use secret::Secret;
 pub use store::{
     ClientRegistration, FileTokenStore, MemoryTokenStore, StoreKey, StoredCredentials, TokenStore,

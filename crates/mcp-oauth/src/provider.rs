@@ -57,6 +57,92 @@ pub enum Grant {
     /// assertion grant (RFC 8693), which the authorization server takes as
     /// a JWT bearer grant (RFC 7523) from the pre-registered client.
     IdentityAssertion(IdentityAssertionGrant),
+    /// Workload identity federation (SEP-1933): the JWT bearer grant
+    /// (RFC 7523 §2.1) with a JWT the workload's platform issued it, read
+    /// afresh for every token request (platforms rotate it). Errors are
+    /// reported as they come: no other grant is tried instead.
+    JwtBearer(WorkloadAssertion),
+}
+
+/// Where the workload's JWT for [`Grant::JwtBearer`] is read from. The
+/// JWT itself is never logged, shown or put in an error; errors name the
+/// file or the variable only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WorkloadAssertion {
+    /// A file holding the JWT (surrounding whitespace ignored).
+    File(std::path::PathBuf),
+    /// An environment variable holding the JWT.
+    Env(String),
+}
+
+/// The longest workload JWT read: platform tokens are a few kilobytes.
+const ASSERTION_LIMIT: u64 = 64 * 1024;
+
+impl WorkloadAssertion {
+    /// Reads the JWT now.
+    ///
+    /// ```
+    /// use mcp_oauth::WorkloadAssertion;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("token");
+    /// std::fs::write(&path, "eyJhbGciOiJFUzI1NiJ9.e30.c2ln\n")?;
+    /// let jwt = WorkloadAssertion::File(path).read()?;
+    /// assert_eq!(jwt.expose(), "eyJhbGciOiJFUzI1NiJ9.e30.c2ln");
+    /// let missing = WorkloadAssertion::Env("MCP_OAUTH_DOC_UNSET_VARIABLE".to_owned()).read();
+    /// assert!(missing.unwrap_err().to_string().contains("MCP_OAUTH_DOC_UNSET_VARIABLE"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read(&self) -> Result<Secret, OAuthError> {
+        let text = match self {
+            WorkloadAssertion::File(path) => {
+                let shown = path.display();
+                let unreadable = || {
+                    OAuthError::Config(format!("the workload token file {shown} cannot be read"))
+                };
+                let length = std::fs::metadata(path).map_err(|_| unreadable())?.len();
+                if length > ASSERTION_LIMIT {
+                    return Err(OAuthError::Config(format!(
+                        "the workload token file {shown} is longer than {ASSERTION_LIMIT} bytes"
+                    )));
+                }
+                let bytes = std::fs::read(path).map_err(|_| unreadable())?;
+                String::from_utf8(bytes).map_err(|_| {
+                    OAuthError::Config(format!("the workload token file {shown} is not text"))
+                })?
+            }
+            WorkloadAssertion::Env(var) => std::env::var(var).map_err(|_| {
+                OAuthError::Config(format!(
+                    "the environment variable {var} holding the workload token is not set"
+                ))
+            })?,
+        };
+        let jwt = text.trim();
+        // A JWT is three base64url parts (RFC 7519 §3): anything else would
+        // only be refused by the server, after being sent.
+        let parts: Vec<&str> = jwt.split('.').collect();
+        let base64url = |p: &&str| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        };
+        if parts.len() != 3 || !parts[..2].iter().all(base64url) {
+            return Err(OAuthError::Config(format!(
+                "the workload token from {} is not a JWT",
+                self.origin()
+            )));
+        }
+        Ok(Secret::new(jwt))
+    }
+
+    /// The file or variable, as errors name it.
+    fn origin(&self) -> String {
+        match self {
+            WorkloadAssertion::File(path) => format!("the file {}", path.display()),
+            WorkloadAssertion::Env(var) => format!("the environment variable {var}"),
+        }
+    }
 }
 
 /// The identity provider side of [`Grant::IdentityAssertion`].
@@ -485,6 +571,11 @@ impl OAuthProvider {
                 self.identity_assertion(&discovered, &client, grant, scope)
                     .await?
             }
+            Grant::JwtBearer(source) => {
+                let client = self.client(state, &discovered, None).await?;
+                self.workload_assertion(&discovered, &client, source, scope)
+                    .await?
+            }
         };
         state.tokens = Some(tokens);
         state.just_refreshed = false;
@@ -622,6 +713,7 @@ impl OAuthProvider {
                 vec!["authorization_code", "refresh_token"],
                 vec![i.redirect_uri()],
             ),
+            None if matches!(self.options.grant, Grant::JwtBearer(_)) => (vec![JWT_BEARER], vec![]),
             None => (vec!["client_credentials"], vec![]),
         };
         let body = serde_json::json!({
@@ -849,6 +941,27 @@ impl OAuthProvider {
         let mut form = vec![
             ("grant_type", JWT_BEARER.to_owned()),
             ("assertion", exchanged.access_token),
+            ("resource", discovered.resource.clone()),
+        ];
+        if let Some(scope) = scope {
+            form.push(("scope", scope));
+        }
+        self.token_request(discovered, client, &form).await
+    }
+
+    /// SEP-1933: the JWT bearer grant (RFC 7523 §2.1) with the workload's
+    /// JWT as `assertion`, for this resource.
+    async fn workload_assertion(
+        &self,
+        discovered: &Discovered,
+        client: &ClientRegistration,
+        source: &WorkloadAssertion,
+        scope: Option<String>,
+    ) -> Result<Tokens, OAuthError> {
+        let assertion = source.read()?;
+        let mut form = vec![
+            ("grant_type", JWT_BEARER.to_owned()),
+            ("assertion", assertion.expose().to_owned()),
             ("resource", discovered.resource.clone()),
         ];
         if let Some(scope) = scope {

@@ -1076,3 +1076,130 @@ async fn a_refused_token_at_an_unchanged_issuer_is_refreshed_as_before() {
     assert_eq!(count("/register"), 1);
     assert_eq!(approver.count(), 1);
 }
+
+#[tokio::test]
+async fn workload_identity_sends_the_platform_jwt_as_a_jwt_bearer_assertion_read_each_time() {
+    let fake = Fake::start(|seen, base| match seen.path.as_str() {
+        "/.well-known/oauth-protected-resource/mcp" => (
+            200,
+            json!({ "resource": format!("{base}/mcp"), "authorization_servers": [base],
+                    "scopes_supported": ["workload"] }),
+        ),
+        "/.well-known/oauth-authorization-server" => {
+            let mut metadata = as_metadata(base);
+            metadata["grant_types_supported"] =
+                json!(["urn:ietf:params:oauth:grant-type:jwt-bearer"]);
+            metadata["token_endpoint_auth_methods_supported"] = json!(["none"]);
+            (200, metadata)
+        }
+        "/token" if seen.form["assertion"].ends_with(".revoked") => (
+            400,
+            json!({ "error": "invalid_grant", "error_description": "assertion refused" }),
+        ),
+        // No refresh token: a workload simply asks again.
+        "/token" => (
+            200,
+            json!({ "access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600 }),
+        ),
+        _ => not_found(),
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("workload.jwt");
+    std::fs::write(&file, "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ3In0.first\n").unwrap();
+    let mut options = OAuthOptions::new(
+        Url::parse(&format!("{}/mcp", fake.base)).unwrap(),
+        Grant::JwtBearer(mcp_oauth::WorkloadAssertion::File(file.clone())),
+    );
+    options.client_id = Some("workload-client".to_owned());
+    let provider = OAuthProvider::new(options).unwrap();
+    assert_eq!(
+        after_401(&provider, "Bearer").await,
+        Some(format!("Bearer {TOKEN}"))
+    );
+    let token = fake.find("/token").unwrap();
+    assert_eq!(
+        token.form["grant_type"],
+        "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    );
+    assert_eq!(
+        token.form["assertion"],
+        "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ3In0.first"
+    );
+    assert_eq!(token.form["client_id"], "workload-client");
+    assert_eq!(token.form["resource"], format!("{}/mcp", fake.base));
+    assert_eq!(token.form["scope"], "workload");
+    assert!(fake.find("/register").is_none());
+
+    // The platform rotated the token: the next grant reads the new one; its
+    // refusal is reported as it came, and no other grant is tried.
+    std::fs::write(&file, "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ3In0.revoked").unwrap();
+    let sent = provider.authorization().await.unwrap();
+    let error = provider
+        .on_refusal(401, Some("Bearer"), sent.as_deref())
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("invalid_grant"), "{error}");
+    assert!(!error.to_string().contains("eyJ"), "{error}");
+    let grants: Vec<Seen> = fake
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.path == "/token")
+        .cloned()
+        .collect();
+    assert_eq!(grants.len(), 2);
+    assert!(grants[1].form["assertion"].ends_with(".revoked"));
+    assert!(
+        grants
+            .iter()
+            .all(|s| s.form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer")
+    );
+}
+
+#[tokio::test]
+async fn a_workload_token_that_cannot_be_read_or_is_no_jwt_is_a_clear_error_without_its_text() {
+    use mcp_oauth::WorkloadAssertion;
+    let dir = tempfile::tempdir().unwrap();
+    let missing = WorkloadAssertion::File(dir.path().join("absent.jwt"));
+    let error = missing.read().unwrap_err().to_string();
+    assert!(
+        error.contains("absent.jwt") && error.contains("cannot be read"),
+        "{error}"
+    );
+    let garbage = dir.path().join("garbage");
+    std::fs::write(&garbage, "RECOGNISABLE-NOT-A-JWT").unwrap();
+    let error = WorkloadAssertion::File(garbage)
+        .read()
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("not a JWT"), "{error}");
+    assert!(!error.contains("RECOGNISABLE"), "{error}");
+    // Cargo sets CARGO_PKG_NAME for every test: set, but no JWT; the
+    // error names the variable, never its value.
+    let error = WorkloadAssertion::Env("CARGO_PKG_NAME".to_owned())
+        .read()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("CARGO_PKG_NAME") && error.contains("not a JWT"),
+        "{error}"
+    );
+    assert!(!error.contains("mcp-oauth"), "{error}");
+    let error = WorkloadAssertion::Env("MCP_OAUTH_TEST_SURELY_UNSET".to_owned())
+        .read()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("MCP_OAUTH_TEST_SURELY_UNSET") && error.contains("not set"),
+        "{error}"
+    );
+    let long = dir.path().join("long");
+    std::fs::write(&long, "a".repeat(70 * 1024)).unwrap();
+    let error = WorkloadAssertion::File(long)
+        .read()
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("longer than"), "{error}");
+}

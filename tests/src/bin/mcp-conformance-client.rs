@@ -46,6 +46,7 @@ use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::rt::TokioExecutor;
 use mcp_oauth::{
     Grant, IdentityAssertionGrant, Interaction, OAuthError, OAuthOptions, OAuthProvider, Secret,
+    WorkloadAssertion,
 };
 use mcp_proto::jsonrpc::ErrorObject;
 use mcp_proto::session::SessionOptions;
@@ -134,7 +135,11 @@ async fn run() -> anyhow::Result<()> {
         ..Default::default()
     };
     let mut http_options = HttpOptions::new(url.clone());
-    http_options.auth = Some(Arc::new(oauth_provider(&url, &context)?));
+    // The workload's JWT, where the context gives one, lives in a private
+    // file for the run, as a platform mounts it: the host names the file.
+    let workload_file = workload_token_file(&context)?;
+    let provider = oauth_provider(&url, &context, workload_file.as_ref())?;
+    http_options.auth = Some(Arc::new(provider));
     let transport = HttpTransport::connect(http_options)
         .await
         .context("setting up the HTTP transport")?;
@@ -172,7 +177,21 @@ fn configured_versions(wire: &str) -> anyhow::Result<VersionPolicy> {
     })
 }
 
+/// The context's workload JWT (`valid_jwt`), written to a file only its
+/// owner reads (0600), removed when the guard drops.
+fn workload_token_file(context: &Value) -> anyhow::Result<Option<tempfile::NamedTempFile>> {
+    let Some(jwt) = context.get("valid_jwt").and_then(Value::as_str) else {
+        return Ok(None);
+    };
+    let mut file = tempfile::NamedTempFile::new().context("creating the workload token file")?;
+    std::io::Write::write_all(&mut file, jwt.as_bytes())
+        .context("writing the workload token file")?;
+    Ok(Some(file))
+}
+
 /// The grant a host configures from `context`, its server entry:
+/// - a workload token file: workload identity federation (SEP-1933, the
+///   JWT bearer grant);
 /// - an identity provider's token endpoint and ID token: cross-app access
 ///   (SEP-990);
 /// - a `private_key_pem`: machine to machine (client credentials with
@@ -181,8 +200,16 @@ fn configured_versions(wire: &str) -> anyhow::Result<VersionPolicy> {
 ///   machine too, the credentials being the client's own; a pre-registered
 ///   app names the `issuer` it is registered at, and its user authorizes;
 /// - otherwise the authorization code grant, through the headless browser.
-fn grant_of(context: &Value) -> anyhow::Result<Grant> {
+fn grant_of(
+    context: &Value,
+    workload_file: Option<&tempfile::NamedTempFile>,
+) -> anyhow::Result<Grant> {
     let field = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
+    if let Some(file) = workload_file {
+        return Ok(Grant::JwtBearer(WorkloadAssertion::File(
+            file.path().to_owned(),
+        )));
+    }
     if let (Some(endpoint), Some(id_token)) = (field("idp_token_endpoint"), field("idp_id_token")) {
         let mut grant = IdentityAssertionGrant::new(
             endpoint.parse().context("idp_token_endpoint")?,
@@ -205,10 +232,14 @@ fn grant_of(context: &Value) -> anyhow::Result<Grant> {
 /// The OAuth client, configured from `MCP_CONFORMANCE_CONTEXT` the way a
 /// host configures one from its server entry: the grant of [`grant_of`],
 /// with the pre-registered credentials the context gives.
-fn oauth_provider(url: &str, context: &Value) -> anyhow::Result<OAuthProvider> {
+fn oauth_provider(
+    url: &str,
+    context: &Value,
+    workload_file: Option<&tempfile::NamedTempFile>,
+) -> anyhow::Result<OAuthProvider> {
     let field = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
     let private_key_pem = field("private_key_pem").map(Secret::new);
-    let grant = grant_of(context)?;
+    let grant = grant_of(context, workload_file)?;
     let mut options = OAuthOptions::new(url.parse().context("server URL")?, grant);
     options.client_name = "mcp-conformance-client".to_owned();
     options.client_id = field("client_id");
