@@ -49,16 +49,17 @@ pub(crate) async fn login(
     let (server, http) = http_server(id, options).await?;
     let url = server_url(&http.url)?;
     let dir = oauth_dir()?;
-    let client_credentials = http
-        .oauth
-        .as_ref()
-        .is_some_and(|oauth| oauth.grant == OAuthGrant::ClientCredentials);
-    let grant = if client_credentials {
+    let grant = match http.oauth.as_ref() {
         // RFC 6749 §4.4: the client authenticates with its own secret; no
         // browser, no redirect listener.
-        Grant::ClientCredentials
-    } else {
-        Grant::AuthorizationCode(loopback(&server, &http, timeout, output).await?)
+        Some(oauth) if oauth.grant == OAuthGrant::ClientCredentials => Grant::ClientCredentials,
+        // SEP-1933: the workload's JWT from its file or variable; nobody
+        // either.
+        Some(oauth) if oauth.grant == OAuthGrant::JwtBearer => {
+            mcp_manager::workload_grant(oauth)
+                .map_err(|e| CliError::usage(format!("cannot set up OAuth for `{id}`: {e}")))?
+        }
+        _ => Grant::AuthorizationCode(loopback(&server, &http, timeout, output).await?),
     };
     let mut factory = crate::runtime::transport_factory();
     factory.oauth_dir = Some(dir.clone());

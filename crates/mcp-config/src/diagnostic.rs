@@ -102,6 +102,11 @@ pub enum Code {
     /// `client_credentials` but `oauth.clientId` or `oauth.clientSecretEnv`
     /// is missing; that grant needs a pre-registered client and its secret.
     OAuthClientCredentialsIncomplete,
+    /// `oauth_jwt_bearer_incomplete`: `oauth.grant` is `jwt_bearer` but
+    /// not exactly one of `oauth.assertionFile` (an absolute path) and
+    /// `oauth.assertionEnv` says where the workload's JWT is, or one of
+    /// them is set for another grant.
+    OAuthJwtBearerIncomplete,
     // Resolution.
     /// `missing_env`: a referenced environment variable is not set.
     MissingEnv,
@@ -184,6 +189,7 @@ impl Code {
             Code::InvalidClientMetadataUrl => "invalid_client_metadata_url",
             Code::InvalidRedirectPort => "invalid_redirect_port",
             Code::OAuthClientCredentialsIncomplete => "oauth_client_credentials_incomplete",
+            Code::OAuthJwtBearerIncomplete => "oauth_jwt_bearer_incomplete",
             Code::MissingEnv => "missing_env",
             Code::SavedSecretUnavailable => "saved_secret_unavailable",
             Code::MissingInput => "missing_input",

@@ -125,6 +125,17 @@ fn canonical_form(config: &ResolvedConfig) -> String {
                 if oauth.grant != OAuthGrant::default() {
                     section["grant"] = json!(oauth.grant.as_str());
                 }
+                // Where the workload's JWT is read decides whose identity
+                // reaches the server; only names, and only when set.
+                match &oauth.assertion {
+                    Some(crate::AssertionSource::File(path)) => {
+                        section["assertion_file"] = json!(path.to_string_lossy());
+                    }
+                    Some(crate::AssertionSource::Env(var)) => {
+                        section["assertion_env"] = json!(var);
+                    }
+                    None => {}
+                }
                 form.insert("oauth", section);
             }
         }

@@ -92,8 +92,8 @@ pub use model::{
 pub use origins::{Origin, Origins};
 pub use private_file::PrivateFileError;
 pub use resolve::{
-    ResolveError, ResolvedConfig, ResolvedHttp, ResolvedOAuth, ResolvedStdio, ResolvedTransport,
-    input_prompts, resolve,
+    AssertionSource, ResolveError, ResolvedConfig, ResolvedHttp, ResolvedOAuth, ResolvedStdio,
+    ResolvedTransport, input_prompts, resolve,
 };
 pub use saved_inputs::{INPUTS_FILE_NAME, InputStore};
 pub use secret::{Secret, SecretValue};

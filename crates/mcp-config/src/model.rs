@@ -351,9 +351,13 @@ impl HttpConfig {
 /// `clientSecret` in a file is refused (`oauth_literal_secret`).
 ///
 /// `grant` picks how tokens are obtained: `"authorization_code"` (the
-/// default: a person logs in once) or `"client_credentials"` (machine to
+/// default: a person logs in once), `"client_credentials"` (machine to
 /// machine, which needs `clientId` and `clientSecretEnv`:
-/// `oauth_client_credentials_incomplete` otherwise).
+/// `oauth_client_credentials_incomplete` otherwise) or `"jwt_bearer"`
+/// (workload identity federation: the JWT the workload's platform issued
+/// it, from the file `assertionFile` or the variable `assertionEnv`, exactly
+/// one of them: `oauth_jwt_bearer_incomplete` otherwise). The JWT itself is
+/// never in the file either, only where to read it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct OAuthConfig {
@@ -376,6 +380,14 @@ pub struct OAuthConfig {
     /// Which OAuth grant obtains tokens (`grant`). Default
     /// [`OAuthGrant::AuthorizationCode`].
     pub grant: OAuthGrant,
+    /// The file holding the workload's JWT for [`OAuthGrant::JwtBearer`]
+    /// (`assertionFile`, an absolute path), read afresh for each token
+    /// request.
+    pub assertion_file: Option<String>,
+    /// The environment variable holding the workload's JWT for
+    /// [`OAuthGrant::JwtBearer`] (`assertionEnv`), read afresh for each
+    /// token request.
+    pub assertion_env: Option<String>,
 }
 
 impl OAuthConfig {
@@ -407,18 +419,29 @@ pub enum OAuthGrant {
     /// `clientSecretEnv`) gets tokens by itself, so an unattended host
     /// authorizes without anybody logging in.
     ClientCredentials,
+    /// `jwt_bearer`: workload identity federation (SEP-1933), the JWT
+    /// bearer grant (RFC 7523 §2.1, `grant_type`
+    /// `urn:ietf:params:oauth:grant-type:jwt-bearer`) with the JWT the
+    /// workload's platform issued it (`assertionFile` or `assertionEnv`);
+    /// nobody logs in.
+    JwtBearer,
 }
 
 impl OAuthGrant {
     /// Every grant, in the order messages list them.
-    pub const ALL: [OAuthGrant; 2] = [OAuthGrant::AuthorizationCode, OAuthGrant::ClientCredentials];
+    pub const ALL: [OAuthGrant; 3] = [
+        OAuthGrant::AuthorizationCode,
+        OAuthGrant::ClientCredentials,
+        OAuthGrant::JwtBearer,
+    ];
 
     /// The name the formats use: `authorization_code` or `client_credentials`
-    /// (the RFC 6749 `grant_type` values).
+    /// (the RFC 6749 `grant_type` values), or `jwt_bearer` (RFC 7523's).
     pub fn as_str(self) -> &'static str {
         match self {
             OAuthGrant::AuthorizationCode => "authorization_code",
             OAuthGrant::ClientCredentials => "client_credentials",
+            OAuthGrant::JwtBearer => "jwt_bearer",
         }
     }
 

@@ -102,6 +102,20 @@ pub struct ResolvedOAuth {
     pub redirect_port: Option<u16>,
     /// The grant that obtains tokens.
     pub grant: OAuthGrant,
+    /// Where the workload's JWT is read for the `jwt_bearer` grant (the
+    /// file or the variable, as configured; it is read only when a token is
+    /// requested, so the JWT is never part of the resolved settings).
+    pub assertion: Option<AssertionSource>,
+}
+
+/// Where the workload's JWT of the `jwt_bearer` grant is read from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AssertionSource {
+    /// `oauth.assertionFile`.
+    File(std::path::PathBuf),
+    /// `oauth.assertionEnv`.
+    Env(String),
 }
 
 /// Why a server cannot connect: every problem found, validation's and
@@ -456,6 +470,11 @@ impl<E: Environment + ?Sized> Resolver<'_, E> {
                 client_metadata_url: oauth.client_metadata_url.clone(),
                 redirect_port: oauth.redirect_port,
                 grant: oauth.grant,
+                assertion: match (&oauth.assertion_file, &oauth.assertion_env) {
+                    (Some(path), _) => Some(AssertionSource::File(path.into())),
+                    (None, Some(var)) => Some(AssertionSource::Env(var.clone())),
+                    (None, None) => None,
+                },
             }
         });
         ResolvedHttp {

@@ -4,14 +4,15 @@
 //! e.g. a checkout's `.mcp.json`) runs a command the person did not write.
 //! An HTTP project server that references the person's environment
 //! (`${VAR}` in its URL or headers, `envHeaders`, `bearerTokenEnv`,
-//! `oauth.clientSecretEnv`) would send those values to an endpoint the
-//! project chose. Either needs the person's approval before it starts, and
+//! `oauth.clientSecretEnv`, `oauth.assertionEnv`) or a file of the person's
+//! (`oauth.assertionFile`, listed as `file:PATH`) would send those values to
+//! an endpoint the project chose. Either needs the person's approval before it starts, and
 //! again after any change of what was approved:
 //!
 //! - stdio: the command, the args, the cwd and the env NAMES (the literal
 //!   `env` keys, the `envVars` passed through, the variables the env
 //!   values reference), never the values;
-//! - HTTP: the names of the variables it reads.
+//! - HTTP: the names of the variables (and files) it reads.
 //!
 //! Those parts, and nothing else, make the [`TrustSubject`], whose SHA-256
 //! ([`TrustSubject::hash`]) keys the approval together with the canonical
@@ -179,6 +180,13 @@ fn http_reads(http: &HttpConfig) -> Vec<String> {
     reads.extend(http.bearer_token_env.iter().cloned());
     if let Some(oauth) = &http.oauth {
         reads.extend(oauth.client_secret_env.iter().cloned());
+        reads.extend(oauth.assertion_env.iter().cloned());
+        reads.extend(
+            oauth
+                .assertion_file
+                .iter()
+                .map(|path| format!("file:{path}")),
+        );
     }
     reads
 }

@@ -290,6 +290,52 @@ impl Validator<'_> {
         }
     }
 
+    /// SEP-1933: the `jwt_bearer` grant reads the workload's JWT from
+    /// exactly one place, a file given by an absolute path (a relative one
+    /// would depend on where the host happens to run) or a variable; the
+    /// other grants read none.
+    fn jwt_bearer(&mut self, oauth: &OAuthConfig) {
+        let (file, env) = (&oauth.assertion_file, &oauth.assertion_env);
+        if oauth.grant != OAuthGrant::JwtBearer {
+            for (set, field) in [
+                (file.is_some(), "transport.oauth.assertionFile"),
+                (env.is_some(), "transport.oauth.assertionEnv"),
+            ] {
+                if set {
+                    self.push(
+                        Code::OAuthJwtBearerIncomplete,
+                        field,
+                        "only the jwt_bearer grant reads a workload token: set `oauth.grant`                          to `jwt_bearer`, or remove this field",
+                    );
+                }
+            }
+            return;
+        }
+        match (file, env) {
+            (None, None) => self.push(
+                Code::OAuthJwtBearerIncomplete,
+                "transport.oauth",
+                "the jwt_bearer grant needs the workload's token: set `oauth.assertionFile` to                  the file that holds it, or `oauth.assertionEnv` to the variable that does",
+            ),
+            (Some(_), Some(_)) => self.push(
+                Code::OAuthJwtBearerIncomplete,
+                "transport.oauth.assertionEnv",
+                "the workload's token is read from one place: keep `oauth.assertionFile` or                  `oauth.assertionEnv`, not both",
+            ),
+            (Some(path), None) if !std::path::Path::new(path).is_absolute() => self.push(
+                Code::OAuthJwtBearerIncomplete,
+                "transport.oauth.assertionFile",
+                "the workload token file must be given by an absolute path",
+            ),
+            (None, Some(var)) if var.trim().is_empty() => self.push(
+                Code::OAuthJwtBearerIncomplete,
+                "transport.oauth.assertionEnv",
+                "the workload token variable is empty; name the variable that holds the token",
+            ),
+            _ => {}
+        }
+    }
+
     fn oauth(&mut self, oauth: &OAuthConfig) {
         match &oauth.client_id {
             Some(id) if id.trim().is_empty() => self.push(
@@ -359,6 +405,7 @@ impl Validator<'_> {
                 );
             }
         }
+        self.jwt_bearer(oauth);
         if oauth.redirect_port == Some(0) {
             self.push(
                 Code::InvalidRedirectPort,

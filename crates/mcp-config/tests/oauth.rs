@@ -258,3 +258,137 @@ fn an_unknown_grant_is_an_invalid_field_that_names_the_accepted_values() {
         assert_eq!(doc.servers().count(), 1);
     }
 }
+
+/// A workload: the JWT bearer grant, its token in a file the platform mounts.
+fn workload() -> ServerConfig {
+    let mut oauth = OAuthConfig::new();
+    oauth.client_id = Some("workload".into());
+    oauth.grant = OAuthGrant::JwtBearer;
+    oauth.assertion_file = Some("/var/run/secrets/mcp/token".into());
+    let mut http = HttpConfig::new("https://tracker.example.com/mcp");
+    http.oauth = Some(oauth);
+    ServerConfig::new("workload", TransportConfig::Http(http))
+}
+
+#[test]
+fn a_jwt_bearer_section_is_read_stored_and_resolved_to_where_its_token_is() {
+    let doc = parse_mcp_servers(
+        r#"{"mcpServers": {
+            "f": {"url": "https://x.example.com/mcp", "oauth": {"grant": "jwt_bearer",
+                  "clientId": "w", "assertionFile": "/run/token"}},
+            "e": {"url": "https://y.example.com/mcp", "oauth": {"grant": "jwt_bearer",
+                  "assertionEnv": "WORKLOAD_JWT"}}}}"#,
+    )
+    .unwrap();
+    let servers: Vec<&ServerConfig> = doc.servers().collect();
+    assert_eq!(servers.len(), 2, "{:?}", doc.errors().collect::<Vec<_>>());
+    let by_id = |id: &str| *servers.iter().find(|s| s.id == id).unwrap();
+    assert_eq!(oauth_of(by_id("f")).grant, OAuthGrant::JwtBearer);
+    assert_eq!(
+        oauth_of(by_id("f")).assertion_file.as_deref(),
+        Some("/run/token")
+    );
+    assert_eq!(
+        oauth_of(by_id("e")).assertion_env.as_deref(),
+        Some("WORKLOAD_JWT")
+    );
+    assert!(validate(by_id("e")).is_empty());
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcp.json");
+    let store = Store::open(&path);
+    store.save(workload()).unwrap();
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let section = &written["servers"][0]["transport"]["oauth"];
+    assert_eq!(section["grant"], "jwt_bearer");
+    assert_eq!(section["assertionFile"], "/var/run/secrets/mcp/token");
+    assert_eq!(store.load().unwrap()[0], workload());
+
+    // Resolution names the file; it reads nothing (the JWT is read when a
+    // token is asked for).
+    let resolved = resolve(&workload(), &HashMap::new()).unwrap();
+    let ResolvedTransport::Http(http) = &resolved.transport else {
+        panic!("not http");
+    };
+    assert_eq!(
+        http.oauth.as_ref().unwrap().assertion,
+        Some(mcp_config::AssertionSource::File(
+            "/var/run/secrets/mcp/token".into()
+        ))
+    );
+    // Where the token is read is part of what the server is.
+    let mut moved = workload();
+    let TransportConfig::Http(http) = &mut moved.transport else {
+        unreachable!()
+    };
+    http.oauth.as_mut().unwrap().assertion_file = Some("/elsewhere/token".into());
+    let fingerprint_of =
+        |config: &ServerConfig| fingerprint(&resolve(config, &HashMap::new()).unwrap());
+    assert_ne!(fingerprint_of(&workload()), fingerprint_of(&moved));
+    // A project's server that reads a file or variable of the person's
+    // needs their approval, naming it.
+    let subject = mcp_config::TrustSubject::of(&workload()).unwrap();
+    assert_eq!(subject.reads(), ["file:/var/run/secrets/mcp/token"]);
+}
+
+#[test]
+fn the_jwt_bearer_grant_needs_exactly_one_absolute_token_source_and_others_none() {
+    assert!(
+        validate(&workload()).is_empty(),
+        "{:?}",
+        validate(&workload())
+    );
+    let cases: [(Option<&str>, Option<&str>, OAuthGrant, &str); 5] = [
+        (None, None, OAuthGrant::JwtBearer, "transport.oauth"),
+        (
+            Some("/run/token"),
+            Some("JWT"),
+            OAuthGrant::JwtBearer,
+            "transport.oauth.assertionEnv",
+        ),
+        (
+            Some("token.jwt"),
+            None,
+            OAuthGrant::JwtBearer,
+            "transport.oauth.assertionFile",
+        ),
+        (
+            None,
+            Some(" "),
+            OAuthGrant::JwtBearer,
+            "transport.oauth.assertionEnv",
+        ),
+        (
+            Some("/run/token"),
+            None,
+            OAuthGrant::AuthorizationCode,
+            "transport.oauth.assertionFile",
+        ),
+    ];
+    for (file, env, grant, field) in cases {
+        let mut config = workload();
+        let TransportConfig::Http(http) = &mut config.transport else {
+            unreachable!()
+        };
+        let oauth = http.oauth.as_mut().unwrap();
+        oauth.assertion_file = file.map(str::to_owned);
+        oauth.assertion_env = env.map(str::to_owned);
+        oauth.grant = grant;
+        let problems = validate(&config);
+        let incomplete: Vec<&str> = problems
+            .iter()
+            .filter(|d| d.code() == "oauth_jwt_bearer_incomplete")
+            .map(|d| d.field.as_str())
+            .collect();
+        assert_eq!(incomplete, [field], "{file:?} {env:?} {grant}");
+        let error = resolve(&config, &HashMap::new()).unwrap_err();
+        assert!(
+            error
+                .problems
+                .iter()
+                .any(|d| d.code == Code::OAuthJwtBearerIncomplete),
+            "{error}"
+        );
+    }
+}

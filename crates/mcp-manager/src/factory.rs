@@ -26,8 +26,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mcp_config::{OAuthGrant, ResolvedConfig, ResolvedOAuth, ResolvedTransport};
-use mcp_oauth::{FileTokenStore, Grant, Interaction, OAuthError, OAuthOptions, OAuthProvider};
+use mcp_config::{AssertionSource, OAuthGrant, ResolvedConfig, ResolvedOAuth, ResolvedTransport};
+use mcp_oauth::{
+    FileTokenStore, Grant, Interaction, OAuthError, OAuthOptions, OAuthProvider, WorkloadAssertion,
+};
 use mcp_transport::{
     AuthProvider, CaEnv, HttpOptions, HttpProtocol, HttpTransport, ProxyConfig, Transport,
     TransportError,
@@ -252,10 +254,17 @@ fn section_options(url: url::Url, grant: Grant, oauth: Option<&ResolvedOAuth>) -
 /// The grant the manager runs for a server. The client credentials grant
 /// (RFC 6749 §4.4) needs nobody: the client authenticates with its own
 /// secret (from `clientSecretEnv`, which [`oauth_options`] passes on), so
-/// such a server becomes ready without a login. Every other server gets the
+/// such a server becomes ready without a login; so does the JWT bearer
+/// grant of workload identity federation, with the JWT from the configured
+/// file or variable ([`workload_grant`]). Every other server gets the
 /// authorization code grant with nobody at the browser: stored tokens are
 /// used and refreshed, and anything more ends as `auth_required`.
 fn unattended_grant(oauth: Option<&ResolvedOAuth>) -> Result<Grant, ConnectError> {
+    if let Some(oauth) = oauth
+        && oauth.grant == OAuthGrant::JwtBearer
+    {
+        return workload_grant(oauth);
+    }
     match oauth {
         Some(oauth) if oauth.grant == OAuthGrant::ClientCredentials => {
             // Validation already demands both; a host that built its
@@ -273,6 +282,25 @@ fn unattended_grant(oauth: Option<&ResolvedOAuth>) -> Result<Grant, ConnectError
         }
         _ => Ok(Grant::AuthorizationCode(Arc::new(Unattended))),
     }
+}
+
+/// The JWT bearer grant (SEP-1933) of a `jwt_bearer` section: the JWT is
+/// read from `assertionFile` or `assertionEnv` only when a token is asked
+/// for. Validation demands one of them; a host that built its
+/// `ResolvedOAuth` itself may have left both out.
+pub fn workload_grant(oauth: &ResolvedOAuth) -> Result<Grant, ConnectError> {
+    let source = match &oauth.assertion {
+        Some(AssertionSource::File(path)) => WorkloadAssertion::File(path.clone()),
+        Some(AssertionSource::Env(var)) => WorkloadAssertion::Env(var.clone()),
+        _ => {
+            return Err(ConnectError::new(
+                ErrorCode::InvalidConfig,
+                "the jwt_bearer grant needs `oauth.assertionFile` or `oauth.assertionEnv`",
+                "transport.oauth",
+            ));
+        }
+    };
+    Ok(Grant::JwtBearer(source))
 }
 
 /// The manager's side of the authorization code grant: nobody is there.
@@ -468,6 +496,27 @@ mod grant_tests {
             };
             assert!(!interaction.interactive());
         }
+    }
+
+    #[test]
+    fn jwt_bearer_servers_read_the_configured_file_or_variable_and_need_one() {
+        let mut workload = oauth(OAuthGrant::JwtBearer, Some("w"), None);
+        workload.assertion = Some(AssertionSource::File("/run/secrets/token".into()));
+        let Ok(Grant::JwtBearer(WorkloadAssertion::File(path))) = unattended_grant(Some(&workload))
+        else {
+            panic!("expected the JWT bearer grant from the file");
+        };
+        assert_eq!(path, std::path::Path::new("/run/secrets/token"));
+        workload.assertion = Some(AssertionSource::Env("WORKLOAD_JWT".into()));
+        assert!(matches!(
+            unattended_grant(Some(&workload)),
+            Ok(Grant::JwtBearer(WorkloadAssertion::Env(var))) if var == "WORKLOAD_JWT"
+        ));
+        workload.assertion = None;
+        let Err(error) = unattended_grant(Some(&workload)) else {
+            panic!("accepted a jwt_bearer grant without its token");
+        };
+        assert_eq!(error.error.code, ErrorCode::InvalidConfig);
     }
 
     #[test]

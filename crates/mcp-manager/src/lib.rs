@@ -89,7 +89,9 @@ pub use catalog::{Catalog, LifetimeId};
 pub use configure::{SaveReport, ServerListing};
 pub use error::{ErrorCode, ManagerError, RetryState, ServerError, WaitError};
 pub use events::ManagerEvent;
-pub use factory::{ConnectError, DefaultTransportFactory, TransportFactory, oauth_options};
+pub use factory::{
+    ConnectError, DefaultTransportFactory, TransportFactory, oauth_options, workload_grant,
+};
 pub use manager::{Connected, ManagerBuilder, McpManager, ServerInfo};
 pub use options::{IdlePolicy, ManagerOptions, ReconnectPolicy, RestartPolicy, StartupMode};
 pub use snapshot::{Snapshot, SnapshotServer};

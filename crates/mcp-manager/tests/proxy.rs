@@ -1,4 +1,4 @@
-//! The default factory's proxy and CA settings: a proxy that refuses the tunnel is `proxy_failed` naming it (never `unreachable`), the OAuth client goes through the transport's proxy (and a proxy refusing only the authorization server is `proxy_failed` too), and an unreadable `SSL_CERT_FILE` is `invalid_config` naming the variable and path.
+//! The default factory's proxy and CA settings: a proxy that refuses the tunnel is `proxy_failed` naming it (never `unreachable`), the OAuth client goes through the transport's proxy (and a proxy refusing only the authorization server is `proxy_failed` too), a workload's JWT bearer grant reads the token from the file its `oauth` section names, and an unreadable `SSL_CERT_FILE` is `invalid_config` naming the variable and path.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -17,6 +17,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 const TOKEN: &str = "RECOGNISABLE-MACHINE-TOKEN-5a0b";
 const CLIENT_SECRET: &str = "RECOGNISABLE-MACHINE-SECRET-c3d4";
+const WORKLOAD_JWT: &str = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ3b3JrbG9hZCJ9.RECOGNISABLE-SIGNATURE";
 
 /// A proxy on 127.0.0.1 that answers every CONNECT with 407.
 async fn refusing_proxy() -> u16 {
@@ -193,7 +194,8 @@ async fn fake(
     base
 }
 
-/// The authorization server: metadata and the client credentials grant.
+/// The authorization server: metadata, the client credentials grant and
+/// the JWT bearer grant with the workload's JWT.
 fn issuer_answer(base: &str, path: &str, _authorized: bool, body: &[u8]) -> Answer {
     match path {
         "/.well-known/oauth-authorization-server" => (
@@ -210,7 +212,14 @@ fn issuer_answer(base: &str, path: &str, _authorized: bool, body: &[u8]) -> Answ
         "/token" => {
             let form: HashMap<String, String> =
                 url::form_urlencoded::parse(body).into_owned().collect();
-            assert_eq!(form["grant_type"], "client_credentials");
+            let accepted = match form["grant_type"].as_str() {
+                "client_credentials" => true,
+                "urn:ietf:params:oauth:grant-type:jwt-bearer" => form["assertion"] == WORKLOAD_JWT,
+                _ => false,
+            };
+            if !accepted {
+                return (400, None, Some(json!({"error": "invalid_grant"})));
+            }
             (
                 200,
                 None,
@@ -340,5 +349,44 @@ async fn a_proxy_refusing_the_authorization_server_is_proxy_failed_naming_both()
     let targets = targets.lock().unwrap().clone();
     assert!(targets.contains(&authority(&resource)), "{targets:?}");
     assert!(targets.contains(&authority(&issuer)), "{targets:?}");
+    manager.close().await;
+}
+
+#[tokio::test]
+async fn a_workload_connects_unattended_with_the_jwt_from_the_file_its_section_names() {
+    let (issuer, resource) = protected_server().await;
+    let (proxy_port, targets) = tunnelling_proxy(None).await;
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("workload.jwt");
+    std::fs::write(&token_file, format!("{WORKLOAD_JWT}\n")).unwrap();
+    let mut oauth = OAuthConfig::new();
+    oauth.grant = OAuthGrant::JwtBearer;
+    oauth.client_id = Some("workload".to_owned());
+    oauth.assertion_file = Some(token_file.to_string_lossy().into_owned());
+    let mut http = HttpConfig::new(format!("{resource}/mcp"));
+    http.oauth = Some(oauth);
+    let manager = proxied_manager(proxy_port, &dir.path().join("tokens"));
+    let report = manager
+        .connect_servers([ServerConfig::new(
+            "workload",
+            TransportConfig::Http(http.clone()),
+        )])
+        .await;
+    assert!(report.error("workload").is_none(), "{:?}", report.errors);
+    assert!(manager.status("workload").unwrap().is_connected());
+    assert!(targets.lock().unwrap().contains(&authority(&issuer)));
+    manager.close().await;
+
+    // Another token in the file, which the server refuses: a clear error,
+    // and the token shows nowhere.
+    std::fs::write(&token_file, "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.OTHER").unwrap();
+    let manager = proxied_manager(proxy_port, &dir.path().join("other-tokens"));
+    let report = manager
+        .connect_servers([ServerConfig::new("workload", TransportConfig::Http(http))])
+        .await;
+    let error = report.error("workload").expect("refused");
+    let shown = format!("{error} {error:?} {:?}", manager.servers());
+    assert!(shown.contains("invalid_grant"), "{shown}");
+    assert!(!shown.contains("eyJ"), "{shown}");
     manager.close().await;
 }

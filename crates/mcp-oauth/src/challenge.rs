@@ -1,6 +1,6 @@
-//! Parsing a `WWW-Authenticate` header's `Bearer` challenge (RFC 6750 §3, RFC 9728 §5.1).
+//! Parsing a `WWW-Authenticate` header's `Bearer` or `DPoP` challenge (RFC 6750 §3, RFC 9449 §7.1, RFC 9728 §5.1).
 
-/// The parameters of a `Bearer` challenge that MCP clients act on.
+/// The parameters of a `Bearer` or `DPoP` challenge that MCP clients act on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Challenge {
@@ -13,8 +13,9 @@ pub struct Challenge {
 }
 
 impl Challenge {
-    /// Parses the `Bearer` challenge of a header value; parameters of other
-    /// schemes are ignored. Never fails: what cannot be read is left out.
+    /// Parses the `Bearer` and `DPoP` challenges of a header value (the
+    /// first value of each parameter wins); parameters of other schemes are
+    /// ignored. Never fails: what cannot be read is left out.
     pub fn parse(header: &str) -> Challenge {
         let mut out = Challenge::default();
         let mut in_bearer = false;
@@ -49,7 +50,8 @@ impl Challenge {
                 rest = remaining;
             } else {
                 // A scheme name starts a new challenge.
-                in_bearer = token.eq_ignore_ascii_case("bearer");
+                in_bearer =
+                    token.eq_ignore_ascii_case("bearer") || token.eq_ignore_ascii_case("dpop");
                 rest = &rest[end..];
             }
         }
@@ -139,6 +141,13 @@ mod tests {
             None,
             None,
             Some("e"),
+        );
+        // DPoP challenges carry the same parameters (RFC 9449 §7.1).
+        check(
+            r#"DPoP error="use_dpop_nonce", resource_metadata="http://h/prm", algs="ES256""#,
+            Some("http://h/prm"),
+            None,
+            Some("use_dpop_nonce"),
         );
     }
 }

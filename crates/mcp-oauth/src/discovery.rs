@@ -44,6 +44,9 @@ pub struct AuthorizationServerMetadata {
     pub client_id_metadata_document_supported: Option<bool>,
     /// RFC 9207: the authorization response carries `iss`.
     pub authorization_response_iss_parameter_supported: Option<bool>,
+    /// RFC 9449 §5.1: the DPoP proof algorithms the server accepts; this
+    /// client binds its tokens with DPoP when `ES256` is among them.
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 /// What discovery found for one MCP server.

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use bytes::{Bytes, BytesMut};
-use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderName, HeaderValue};
 use http::{Method, Request};
 use http_body_util::{BodyExt, Full};
 use hyper_rustls::HttpsConnector;
@@ -13,7 +13,7 @@ use hyper_util::rt::TokioExecutor;
 use mcp_transport::{ProxyConfig, ProxyConnector, TransportError};
 use url::Url;
 
-use crate::OAuthError;
+use crate::{OAuthError, Secret};
 
 /// Metadata and token responses are small; anything longer is refused.
 const BODY_LIMIT: usize = 1024 * 1024;
@@ -25,11 +25,19 @@ pub(crate) struct Response {
     pub(crate) body: Bytes,
     /// The `WWW-Authenticate` header, when it is valid text.
     pub(crate) www_authenticate: Option<String>,
+    /// The `DPoP-Nonce` header (RFC 9449 §8), when it is a valid nonce.
+    pub(crate) dpop_nonce: Option<String>,
 }
 
 impl Response {
     pub(crate) fn is_success(&self) -> bool {
         (200..300).contains(&self.status)
+    }
+
+    /// The OAuth `error` code of an error body, as sent.
+    pub(crate) fn oauth_error_code(&self) -> Option<String> {
+        let value: serde_json::Value = serde_json::from_slice(&self.body).ok()?;
+        Some(cut(value.get("error")?.as_str()?, 64))
     }
 
     /// The OAuth `error` (and description) of an error body, cut short.
@@ -46,6 +54,7 @@ impl Response {
 }
 
 /// How a request authenticates the client (RFC 6749 §2.3.1).
+#[derive(Clone, Copy)]
 pub(crate) enum ClientAuth<'a> {
     None,
     /// No client authentication; an MCP request's `Accept`.
@@ -83,7 +92,8 @@ impl HttpClient {
     }
 
     pub(crate) async fn get(&self, url: &Url) -> Result<Response, OAuthError> {
-        self.send(Method::GET, url, None, ClientAuth::None).await
+        self.send(Method::GET, url, None, ClientAuth::None, None)
+            .await
     }
 
     pub(crate) async fn post_form(
@@ -91,6 +101,17 @@ impl HttpClient {
         url: &Url,
         form: &[(&str, &str)],
         auth: ClientAuth<'_>,
+    ) -> Result<Response, OAuthError> {
+        self.post_form_with_proof(url, form, auth, None).await
+    }
+
+    /// A form POST carrying `proof` in the `DPoP` header (RFC 9449 §5).
+    pub(crate) async fn post_form_with_proof(
+        &self,
+        url: &Url,
+        form: &[(&str, &str)],
+        auth: ClientAuth<'_>,
+        proof: Option<&Secret>,
     ) -> Result<Response, OAuthError> {
         let body = url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(form)
@@ -100,6 +121,7 @@ impl HttpClient {
             url,
             Some(("application/x-www-form-urlencoded", Bytes::from(body))),
             auth,
+            proof,
         )
         .await
     }
@@ -129,8 +151,14 @@ impl HttpClient {
         auth: ClientAuth<'_>,
     ) -> Result<Response, OAuthError> {
         let body = Bytes::from(body.to_string());
-        self.send(Method::POST, url, Some(("application/json", body)), auth)
-            .await
+        self.send(
+            Method::POST,
+            url,
+            Some(("application/json", body)),
+            auth,
+            None,
+        )
+        .await
     }
 
     async fn send(
@@ -139,6 +167,7 @@ impl HttpClient {
         url: &Url,
         body: Option<(&'static str, Bytes)>,
         auth: ClientAuth<'_>,
+        proof: Option<&Secret>,
     ) -> Result<Response, OAuthError> {
         let shown = shown(url);
         let fail = |message: String| OAuthError::Http {
@@ -175,6 +204,12 @@ impl HttpClient {
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
+        if let Some(proof) = proof {
+            let mut value = HeaderValue::from_str(proof.expose())
+                .map_err(|_| fail("invalid DPoP proof".to_owned()))?;
+            value.set_sensitive(true);
+            headers.insert(HeaderName::from_static("dpop"), value);
+        }
         let response = tokio::time::timeout(self.timeout, self.client.request(request))
             .await
             .map_err(|_| fail("timed out".to_owned()))?
@@ -197,6 +232,11 @@ impl HttpClient {
             .get(http::header::WWW_AUTHENTICATE)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
+        let dpop_nonce = response
+            .headers()
+            .get(crate::dpop::NONCE_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(crate::dpop::valid_nonce);
         let mut body = response.into_body();
         let mut out = BytesMut::new();
         loop {
@@ -216,6 +256,7 @@ impl HttpClient {
             status,
             body: out.freeze(),
             www_authenticate,
+            dpop_nonce,
         })
     }
 }

@@ -6,7 +6,10 @@
 //! OpenID Connect Discovery, with the 2025-03-26 fallbacks), identifies the
 //! client (pre-registered, client ID metadata document, or dynamic
 //! registration), and runs the authorization code grant with PKCE S256
-//! through the host's [`Interaction`], or the client credentials grant.
+//! through the host's [`Interaction`], the client credentials grant, or a
+//! JWT bearer grant (cross-app access, workload identity federation).
+//! Where the authorization server offers DPoP (RFC 9449) with ES256, tokens
+//! are bound to a key of the client's and every request carries a proof.
 //! Tokens live in a [`TokenStore`] keyed by server and issuer.
 //!
 //! The discovery steps are plain functions, so a host can see where the
@@ -45,6 +48,7 @@
 //! - `provider`: the provider and its grants.
 //! - `store`: the store trait, memory and file stores.
 //! - `crypto`: randomness, PKCE, ES256 assertions.
+//! - `dpop`: DPoP keys and proofs (RFC 9449).
 //! - `http`: the HTTP client to authorization servers.
 //!
 //! **Invariant:** no token, secret, code or verifier is ever logged, shown
@@ -53,6 +57,7 @@
 mod challenge;
 mod crypto;
 mod discovery;
+mod dpop;
 mod error;
 mod http;
 mod provider;
@@ -65,7 +70,9 @@ pub use discovery::{
     canonical_resource, protected_resource_metadata_urls, resource_matches,
 };
 pub use error::OAuthError;
-pub use provider::{Grant, IdentityAssertionGrant, Interaction, OAuthOptions, OAuthProvider};
+pub use provider::{
+    Grant, IdentityAssertionGrant, Interaction, OAuthOptions, OAuthProvider, WorkloadAssertion,
+};
 pub use secret::Secret;
 pub use store::{
     ClientRegistration, FileTokenStore, MemoryTokenStore, StoreKey, StoredCredentials, TokenStore,

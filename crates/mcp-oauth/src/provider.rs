@@ -5,6 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use http::Method;
+use http::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue, WWW_AUTHENTICATE};
 use mcp_transport::{AuthProvider, ProxyConfig, TransportError};
 use serde::Deserialize;
 use tokio::sync::Mutex;
@@ -12,6 +14,7 @@ use url::Url;
 
 use crate::challenge::Challenge;
 use crate::discovery::{Discovered, canonical_resource, discover};
+use crate::dpop::{self, DpopKey};
 use crate::http::{ClientAuth, HttpClient, shown};
 use crate::store::{StoreKey, StoredCredentials, unix_now};
 use crate::{ClientRegistration, OAuthError, Secret, TokenStore, Tokens, crypto};
@@ -54,6 +57,92 @@ pub enum Grant {
     /// assertion grant (RFC 8693), which the authorization server takes as
     /// a JWT bearer grant (RFC 7523) from the pre-registered client.
     IdentityAssertion(IdentityAssertionGrant),
+    /// Workload identity federation (SEP-1933): the JWT bearer grant
+    /// (RFC 7523 §2.1) with a JWT the workload's platform issued it, read
+    /// afresh for every token request (platforms rotate it). Errors are
+    /// reported as they come: no other grant is tried instead.
+    JwtBearer(WorkloadAssertion),
+}
+
+/// Where the workload's JWT for [`Grant::JwtBearer`] is read from. The
+/// JWT itself is never logged, shown or put in an error; errors name the
+/// file or the variable only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WorkloadAssertion {
+    /// A file holding the JWT (surrounding whitespace ignored).
+    File(std::path::PathBuf),
+    /// An environment variable holding the JWT.
+    Env(String),
+}
+
+/// The longest workload JWT read: platform tokens are a few kilobytes.
+const ASSERTION_LIMIT: u64 = 64 * 1024;
+
+impl WorkloadAssertion {
+    /// Reads the JWT now.
+    ///
+    /// ```
+    /// use mcp_oauth::WorkloadAssertion;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("token");
+    /// std::fs::write(&path, "eyJhbGciOiJFUzI1NiJ9.e30.c2ln\n")?;
+    /// let jwt = WorkloadAssertion::File(path).read()?;
+    /// assert_eq!(jwt.expose(), "eyJhbGciOiJFUzI1NiJ9.e30.c2ln");
+    /// let missing = WorkloadAssertion::Env("MCP_OAUTH_DOC_UNSET_VARIABLE".to_owned()).read();
+    /// assert!(missing.unwrap_err().to_string().contains("MCP_OAUTH_DOC_UNSET_VARIABLE"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read(&self) -> Result<Secret, OAuthError> {
+        let text = match self {
+            WorkloadAssertion::File(path) => {
+                let shown = path.display();
+                let unreadable = || {
+                    OAuthError::Config(format!("the workload token file {shown} cannot be read"))
+                };
+                let length = std::fs::metadata(path).map_err(|_| unreadable())?.len();
+                if length > ASSERTION_LIMIT {
+                    return Err(OAuthError::Config(format!(
+                        "the workload token file {shown} is longer than {ASSERTION_LIMIT} bytes"
+                    )));
+                }
+                let bytes = std::fs::read(path).map_err(|_| unreadable())?;
+                String::from_utf8(bytes).map_err(|_| {
+                    OAuthError::Config(format!("the workload token file {shown} is not text"))
+                })?
+            }
+            WorkloadAssertion::Env(var) => std::env::var(var).map_err(|_| {
+                OAuthError::Config(format!(
+                    "the environment variable {var} holding the workload token is not set"
+                ))
+            })?,
+        };
+        let jwt = text.trim();
+        // A JWT is three base64url parts (RFC 7519 §3): anything else would
+        // only be refused by the server, after being sent.
+        let parts: Vec<&str> = jwt.split('.').collect();
+        let base64url = |p: &&str| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        };
+        if parts.len() != 3 || !parts[..2].iter().all(base64url) {
+            return Err(OAuthError::Config(format!(
+                "the workload token from {} is not a JWT",
+                self.origin()
+            )));
+        }
+        Ok(Secret::new(jwt))
+    }
+
+    /// The file or variable, as errors name it.
+    fn origin(&self) -> String {
+        match self {
+            WorkloadAssertion::File(path) => format!("the file {}", path.display()),
+            WorkloadAssertion::Env(var) => format!("the environment variable {var}"),
+        }
+    }
 }
 
 /// The identity provider side of [`Grant::IdentityAssertion`].
@@ -130,6 +219,12 @@ pub struct OAuthOptions {
     /// `https_proxy`, `http_proxy`, `all_proxy` and `no_proxy`, loopback
     /// reached directly).
     pub proxy: ProxyConfig,
+    /// Bind tokens with DPoP (RFC 9449) where the authorization server
+    /// lists `ES256` in `dpop_signing_alg_values_supported`: token requests
+    /// carry a proof of a key kept with the tokens, and every request to
+    /// the MCP server presents a `DPoP`-bound token with a fresh proof.
+    /// Default `true`.
+    pub dpop: bool,
 }
 
 impl OAuthOptions {
@@ -149,6 +244,7 @@ impl OAuthOptions {
             request_timeout: Duration::from_secs(30),
             extra_root_certificates: Vec::new(),
             proxy: ProxyConfig::from_env(),
+            dpop: true,
         }
     }
 }
@@ -164,12 +260,30 @@ const MAX_STEP_UPS: u32 = 3;
 /// refusal starts discovery, which names the issuer, and only then are
 /// stored tokens for this server *and* issuer loaded (or new ones
 /// obtained). Tokens are refreshed shortly before they expire and once
-/// after a 401. Tokens, secrets and codes never reach a log or an error.
+/// after a 401. A 401 refusing the held tokens fetches the protected
+/// resource metadata again: when it names another authorization server
+/// (SEP-2352), that issuer gets a registration and tokens of its own, and
+/// the old issuer's are neither sent to it nor forgotten in the store.
+/// Tokens, secrets and codes never reach a log or an error.
 #[derive(Debug)]
 pub struct OAuthProvider {
     options: OAuthOptions,
     http: HttpClient,
     state: Mutex<State>,
+    /// Apart from `state`: every response is shown to it, and a response
+    /// must not wait for a renewal to end.
+    dpop: std::sync::Mutex<Dpop>,
+}
+
+/// The DPoP side (RFC 9449) of the current server and issuer.
+#[derive(Debug, Default)]
+struct Dpop {
+    /// The key the tokens are bound to, once made or loaded.
+    key: Option<Arc<DpopKey>>,
+    /// The authorization server's last nonce (§8).
+    server_nonce: Option<String>,
+    /// The MCP server's last nonce (§9).
+    resource_nonce: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -202,6 +316,7 @@ impl OAuthProvider {
             options,
             http,
             state: Mutex::new(State::default()),
+            dpop: std::sync::Mutex::new(Dpop::default()),
         })
     }
 
@@ -210,7 +325,8 @@ impl OAuthProvider {
     pub async fn authorize(&self, www_authenticate: Option<&str>) -> Result<(), OAuthError> {
         let challenge = Challenge::parse(www_authenticate.unwrap_or_default());
         let mut state = self.state.lock().await;
-        self.ensure_discovered(&mut state, &challenge).await?;
+        self.ensure_discovered(&mut state, &challenge, false)
+            .await?;
         let scope = self.select_scope(&state, &challenge);
         self.obtain(&mut state, scope).await
     }
@@ -245,6 +361,7 @@ impl OAuthProvider {
     pub async fn logout(&self) -> Result<(), OAuthError> {
         let mut state = self.state.lock().await;
         state.tokens = None;
+        self.dpop().key = None;
         if let Some(key) = self.key(&state) {
             self.options.store.remove(&key).await?;
         }
@@ -268,18 +385,35 @@ impl OAuthProvider {
         // them meanwhile; retry with those instead of renewing again.
         if let Some(sent) = sent
             && let Some(current) = state.tokens.as_ref()
-            && sent.and_then(|s| s.strip_prefix("Bearer ")) != Some(current.access_token.expose())
+            && sent.and_then(access_token_of) != Some(current.access_token.expose())
         {
             return Ok(true);
         }
-        self.ensure_discovered(&mut state, &challenge).await?;
+        // A 401 refusing the tokens held now: the resource may have moved to
+        // another authorization server (MCP 2026-07-28 "Authorization",
+        // SEP-2352), which only its protected resource metadata says, even
+        // when the challenge points at the same document as before.
+        let tokens_refused = !step_up && state.tokens.is_some();
+        self.ensure_discovered(&mut state, &challenge, tokens_refused)
+            .await?;
         if !state.loaded_from_store {
             state.loaded_from_store = true;
             if let Some(key) = self.key(&state)
                 && let Some(stored) = self.options.store.load(&key).await?
             {
                 state.client = stored.client.or(state.client.take());
-                if !step_up && let Some(tokens) = stored.tokens {
+                let key = stored.dpop_key.as_ref().and_then(|stored| {
+                    DpopKey::from_stored(stored)
+                        .map_err(|error| tracing::debug!(%error, "the stored DPoP key is unusable"))
+                        .ok()
+                });
+                let has_key = key.is_some();
+                if let Some(key) = key {
+                    self.dpop().key = Some(Arc::new(key));
+                }
+                // A DPoP-bound token is of no use without its key.
+                let tokens = stored.tokens.filter(|t| !t.dpop || has_key);
+                if !step_up && let Some(tokens) = tokens {
                     state.tokens = Some(tokens);
                     if self.refresh(&mut state).await {
                         return Ok(true);
@@ -315,26 +449,50 @@ impl OAuthProvider {
         Ok(true)
     }
 
+    /// Runs discovery when nothing was discovered yet, when the challenge
+    /// points at other protected resource metadata than last time, or when
+    /// `again` (the held tokens were refused). A new issuer means new
+    /// credentials: the old issuer's tokens and registration are dropped
+    /// here (they stay in the store under that issuer's key) and the new
+    /// issuer's are looked up in the store.
     async fn ensure_discovered(
         &self,
         state: &mut State,
         challenge: &Challenge,
+        again: bool,
     ) -> Result<(), OAuthError> {
         let fresh_pointer = challenge.resource_metadata.is_some()
             && challenge.resource_metadata != state.discovered_for;
-        if state.discovered.is_some() && !fresh_pointer {
+        if state.discovered.is_some() && !fresh_pointer && !again {
             return Ok(());
         }
-        let discovered = discover(&self.http, &self.options.server_url, challenge).await?;
+        let discovered = match discover(&self.http, &self.options.server_url, challenge).await {
+            Ok(discovered) => discovered,
+            // Looking again found nothing usable: the authorization server
+            // known so far stays (its refresh may still work).
+            Err(error) if again && !fresh_pointer && state.discovered.is_some() => {
+                tracing::debug!(%error, "discovery again failed; keeping the authorization server");
+                return Ok(());
+            }
+            Err(error) => return Err(error),
+        };
         let issuer_changed = state
             .discovered
             .as_ref()
             .is_some_and(|d| d.metadata.issuer != discovered.metadata.issuer);
         if issuer_changed {
-            // Tokens and registrations belong to the old issuer.
+            // Tokens and registrations belong to the old issuer (SEP-2352:
+            // credentials are not portable between authorization servers).
+            tracing::debug!(issuer = %discovered.metadata.issuer, "the authorization server changed");
             state.tokens = None;
             state.client = None;
             state.loaded_from_store = false;
+            state.just_refreshed = false;
+            state.step_ups.clear();
+            state.granted_scopes.clear();
+            let mut dpop = self.dpop();
+            dpop.key = None;
+            dpop.server_nonce = None;
         }
         state.discovered = Some(discovered);
         state.discovered_for = challenge.resource_metadata.clone();
@@ -413,6 +571,11 @@ impl OAuthProvider {
                 self.identity_assertion(&discovered, &client, grant, scope)
                     .await?
             }
+            Grant::JwtBearer(source) => {
+                let client = self.client(state, &discovered, None).await?;
+                self.workload_assertion(&discovered, &client, source, scope)
+                    .await?
+            }
         };
         state.tokens = Some(tokens);
         state.just_refreshed = false;
@@ -434,6 +597,7 @@ impl OAuthProvider {
         let value = StoredCredentials {
             client: registered,
             tokens: state.tokens.clone(),
+            dpop_key: self.dpop().key.as_ref().map(|k| k.stored().clone()),
         };
         self.options.store.save(&key, &value).await
     }
@@ -463,12 +627,12 @@ impl OAuthProvider {
         let Some(client) = state.client.clone() else {
             return false;
         };
-        let mut form = vec![
+        let form = vec![
             ("grant_type", "refresh_token".to_owned()),
             ("refresh_token", refresh_token.expose().to_owned()),
             ("resource", discovered.resource.clone()),
         ];
-        match self.token_request(&discovered, &client, &mut form).await {
+        match self.token_request(&discovered, &client, &form).await {
             Ok(mut tokens) => {
                 // RFC 6749 §6: the old refresh token stays good unless a new one came.
                 if tokens.refresh_token.is_none() {
@@ -549,6 +713,7 @@ impl OAuthProvider {
                 vec!["authorization_code", "refresh_token"],
                 vec![i.redirect_uri()],
             ),
+            None if matches!(self.options.grant, Grant::JwtBearer(_)) => (vec![JWT_BEARER], vec![]),
             None => (vec!["client_credentials"], vec![]),
         };
         let body = serde_json::json!({
@@ -670,14 +835,14 @@ impl OAuthProvider {
         let code = params
             .get("code")
             .ok_or_else(|| OAuthError::Authorization("the redirect carries no code".to_owned()))?;
-        let mut form = vec![
+        let form = vec![
             ("grant_type", "authorization_code".to_owned()),
             ("code", code.clone()),
             ("redirect_uri", redirect_uri),
             ("code_verifier", verifier.expose().to_owned()),
             ("resource", discovered.resource.clone()),
         ];
-        self.token_request(discovered, client, &mut form).await
+        self.token_request(discovered, client, &form).await
     }
 
     /// RFC 6749 §4.4, authenticated with a secret or a signed assertion.
@@ -700,7 +865,7 @@ impl OAuthProvider {
         if let Some(scope) = scope {
             form.push(("scope", scope));
         }
-        self.token_request(discovered, client, &mut form).await
+        self.token_request(discovered, client, &form).await
     }
 
     /// SEP-990: token exchange at the identity provider (RFC 8693) for an
@@ -781,15 +946,40 @@ impl OAuthProvider {
         if let Some(scope) = scope {
             form.push(("scope", scope));
         }
-        self.token_request(discovered, client, &mut form).await
+        self.token_request(discovered, client, &form).await
     }
 
-    /// POSTs to the token endpoint with the client's authentication method.
+    /// SEP-1933: the JWT bearer grant (RFC 7523 §2.1) with the workload's
+    /// JWT as `assertion`, for this resource.
+    async fn workload_assertion(
+        &self,
+        discovered: &Discovered,
+        client: &ClientRegistration,
+        source: &WorkloadAssertion,
+        scope: Option<String>,
+    ) -> Result<Tokens, OAuthError> {
+        let assertion = source.read()?;
+        let mut form = vec![
+            ("grant_type", JWT_BEARER.to_owned()),
+            ("assertion", assertion.expose().to_owned()),
+            ("resource", discovered.resource.clone()),
+        ];
+        if let Some(scope) = scope {
+            form.push(("scope", scope));
+        }
+        self.token_request(discovered, client, &form).await
+    }
+
+    /// POSTs to the token endpoint with the client's authentication method,
+    /// and a DPoP proof (RFC 9449 §5) where the server offers DPoP; a
+    /// `use_dpop_nonce` refusal is answered once with the server's nonce
+    /// (§8). The answer's `token_type` must be `Bearer`, or `DPoP` when a
+    /// proof went with the request.
     async fn token_request(
         &self,
         discovered: &Discovered,
         client: &ClientRegistration,
-        form: &mut Vec<(&'static str, String)>,
+        form: &[(&'static str, String)],
     ) -> Result<Tokens, OAuthError> {
         let metadata = &discovered.metadata;
         let endpoint = metadata
@@ -800,37 +990,37 @@ impl OAuthProvider {
                 message: "no token_endpoint".to_owned(),
             })?;
         let endpoint = parse_endpoint(endpoint, "token_endpoint")?;
-        let secret = client.client_secret.as_ref().map(Secret::expose);
-        let auth = match (client.token_endpoint_auth_method.as_str(), secret) {
-            ("client_secret_basic", Some(secret)) => ClientAuth::Basic {
-                id: &client.client_id,
-                secret,
-            },
-            ("client_secret_post", Some(secret)) => {
-                form.push(("client_id", client.client_id.clone()));
-                form.push(("client_secret", secret.to_owned()));
-                ClientAuth::None
+        let key = self.dpop_key_for(discovered)?;
+        let mut nonce_retried = false;
+        let response = loop {
+            let mut form = form.to_vec();
+            let auth = self.client_authentication(client, &metadata.issuer, &mut form)?;
+            let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let proof = match &key {
+                Some(key) => {
+                    let nonce = self.dpop().server_nonce.clone();
+                    Some(key.proof("POST", &endpoint, None, nonce.as_deref())?)
+                }
+                None => None,
+            };
+            let response = self
+                .http
+                .post_form_with_proof(&endpoint, &pairs, auth, proof.as_ref())
+                .await?;
+            if key.is_some()
+                && let Some(nonce) = &response.dpop_nonce
+            {
+                self.dpop().server_nonce = Some(nonce.clone());
             }
-            ("private_key_jwt", _) => {
-                let key = self.options.private_key_pem.as_ref().ok_or_else(|| {
-                    OAuthError::Config("private_key_jwt needs a private key".to_owned())
-                })?;
-                let assertion = crypto::client_assertion(key, &client.client_id, &metadata.issuer)?;
-                form.push((
-                    "client_assertion_type",
-                    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned(),
-                ));
-                form.push(("client_assertion", assertion.expose().to_owned()));
-                form.push(("client_id", client.client_id.clone()));
-                ClientAuth::None
+            let wants_nonce = response.status == 400
+                && response.dpop_nonce.is_some()
+                && response.oauth_error_code().as_deref() == Some(dpop::USE_DPOP_NONCE);
+            if key.is_some() && wants_nonce && !nonce_retried {
+                nonce_retried = true;
+                continue;
             }
-            _ => {
-                form.push(("client_id", client.client_id.clone()));
-                ClientAuth::None
-            }
+            break response;
         };
-        let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let response = self.http.post_form(&endpoint, &pairs, auth).await?;
         if !response.is_success() {
             return Err(OAuthError::Refused {
                 endpoint: "token",
@@ -851,41 +1041,187 @@ impl OAuthProvider {
                 url: shown(&endpoint),
                 message: "the token response is not a valid token response".to_owned(),
             })?;
-        if parsed
-            .token_type
-            .as_deref()
-            .is_some_and(|t| !t.eq_ignore_ascii_case("bearer"))
-        {
-            return Err(OAuthError::Metadata {
-                url: shown(&endpoint),
-                message: "the token type is not Bearer".to_owned(),
-            });
-        }
+        // RFC 9449 §5: `DPoP` only answers a request with a proof; a
+        // server that answers one with `Bearer` did not bind the token.
+        let bound = match parsed.token_type.as_deref() {
+            None => false,
+            Some(t) if t.eq_ignore_ascii_case("bearer") => false,
+            Some(t) if t.eq_ignore_ascii_case("dpop") && key.is_some() => true,
+            Some(t) if t.eq_ignore_ascii_case("dpop") => {
+                return Err(OAuthError::Metadata {
+                    url: shown(&endpoint),
+                    message: "the token type is DPoP, but the request carried no DPoP proof"
+                        .to_owned(),
+                });
+            }
+            Some(_) => {
+                return Err(OAuthError::Metadata {
+                    url: shown(&endpoint),
+                    message: "the token type is neither Bearer nor DPoP".to_owned(),
+                });
+            }
+        };
         let mut tokens = Tokens::new(Secret::new(parsed.access_token));
         tokens.refresh_token = parsed.refresh_token.map(Secret::new);
         tokens.expires_at = parsed.expires_in.map(|s| unix_now().saturating_add(s));
         tokens.scope = parsed.scope;
+        tokens.dpop = bound;
         Ok(tokens)
     }
-}
 
-#[async_trait]
-impl AuthProvider for OAuthProvider {
-    async fn authorization(&self) -> Result<Option<String>, TransportError> {
+    /// How a token request authenticates `client` (its registered method),
+    /// adding what goes in the form: a `client_secret_basic` pair for the
+    /// header, the form fields of the others. A `private_key_jwt`
+    /// assertion is signed anew for each request.
+    fn client_authentication<'a>(
+        &self,
+        client: &'a ClientRegistration,
+        issuer: &str,
+        form: &mut Vec<(&'static str, String)>,
+    ) -> Result<ClientAuth<'a>, OAuthError> {
+        let secret = client.client_secret.as_ref().map(Secret::expose);
+        Ok(match (client.token_endpoint_auth_method.as_str(), secret) {
+            ("client_secret_basic", Some(secret)) => ClientAuth::Basic {
+                id: &client.client_id,
+                secret,
+            },
+            ("client_secret_post", Some(secret)) => {
+                form.push(("client_id", client.client_id.clone()));
+                form.push(("client_secret", secret.to_owned()));
+                ClientAuth::None
+            }
+            ("private_key_jwt", _) => {
+                let key = self.options.private_key_pem.as_ref().ok_or_else(|| {
+                    OAuthError::Config("private_key_jwt needs a private key".to_owned())
+                })?;
+                let assertion = crypto::client_assertion(key, &client.client_id, issuer)?;
+                form.push((
+                    "client_assertion_type",
+                    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned(),
+                ));
+                form.push(("client_assertion", assertion.expose().to_owned()));
+                form.push(("client_id", client.client_id.clone()));
+                ClientAuth::None
+            }
+            _ => {
+                form.push(("client_id", client.client_id.clone()));
+                ClientAuth::None
+            }
+        })
+    }
+
+    /// The DPoP key for a token request to the discovered server: made on
+    /// first use, when DPoP is on and the server offers ES256; `None`
+    /// otherwise.
+    fn dpop_key_for(&self, discovered: &Discovered) -> Result<Option<Arc<DpopKey>>, OAuthError> {
+        let offered = discovered
+            .metadata
+            .dpop_signing_alg_values_supported
+            .as_ref()
+            .is_some_and(|algs| algs.iter().any(|a| a == dpop::ALGORITHM));
+        if !self.options.dpop || !offered {
+            return Ok(None);
+        }
+        let mut dpop = self.dpop();
+        if dpop.key.is_none() {
+            dpop.key = Some(Arc::new(DpopKey::generate()?));
+        }
+        Ok(dpop.key.clone())
+    }
+
+    fn dpop(&self) -> std::sync::MutexGuard<'_, Dpop> {
+        mcp_proto::sync::lock(&self.dpop)
+    }
+
+    /// The tokens to send now, refreshed first when they expire within the
+    /// margin (without a refresh token the old one is still sent and the
+    /// server's 401 starts a new authorization).
+    async fn current_tokens(&self) -> Option<Tokens> {
         let mut state = self.state.lock().await;
         if state
             .tokens
             .as_ref()
             .is_some_and(|t| t.expires_within(self.margin()))
         {
-            // Refresh ahead of expiry; without a refresh token the old one
-            // is still sent and the server's 401 starts a new authorization.
             self.refresh(&mut state).await;
         }
-        Ok(state
-            .tokens
-            .as_ref()
-            .map(|t| format!("Bearer {}", t.access_token.expose())))
+        state.tokens.clone()
+    }
+}
+
+#[async_trait]
+impl AuthProvider for OAuthProvider {
+    /// `Bearer <token>`, or `DPoP <token>` for a DPoP-bound token (which
+    /// also needs the proof that only [`authorize_request`](Self::authorize_request)
+    /// adds).
+    async fn authorization(&self) -> Result<Option<String>, TransportError> {
+        Ok(self.current_tokens().await.map(|t| {
+            let scheme = if t.dpop { "DPoP" } else { "Bearer" };
+            format!("{scheme} {}", t.access_token.expose())
+        }))
+    }
+
+    /// `Authorization` as [`authorization`](Self::authorization) says; for
+    /// a DPoP-bound token also a `DPoP` proof for this method and URL, with
+    /// `ath` and the MCP server's last nonce (RFC 9449 §7, §9).
+    async fn authorize_request(
+        &self,
+        method: &Method,
+        url: &url::Url,
+        headers: &mut HeaderMap,
+    ) -> Result<(), TransportError> {
+        let Some(tokens) = self.current_tokens().await else {
+            return Ok(());
+        };
+        let token = tokens.access_token.expose();
+        let invalid =
+            || TransportError::Setup("the access token is not a valid header value".to_owned());
+        if !tokens.dpop {
+            let value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| invalid())?;
+            headers.insert(AUTHORIZATION, value);
+            return Ok(());
+        }
+        let (key, nonce) = {
+            let dpop = self.dpop();
+            (dpop.key.clone(), dpop.resource_nonce.clone())
+        };
+        let key = key.ok_or_else(|| {
+            TransportError::from(OAuthError::Key(
+                "a DPoP-bound token without its key".to_owned(),
+            ))
+        })?;
+        let proof = key
+            .proof(method.as_str(), url, Some(token), nonce.as_deref())
+            .map_err(TransportError::from)?;
+        let value = HeaderValue::from_str(&format!("DPoP {token}")).map_err(|_| invalid())?;
+        headers.insert(AUTHORIZATION, value);
+        let proof = HeaderValue::from_str(proof.expose()).map_err(|_| invalid())?;
+        headers.insert(HeaderName::from_static("dpop"), proof);
+        Ok(())
+    }
+
+    /// Keeps the MCP server's `DPoP-Nonce` for the next proofs, and asks
+    /// for the request again when a 401 says `use_dpop_nonce` (RFC 9449 §9).
+    async fn on_response(&self, status: u16, headers: &HeaderMap) -> Result<bool, TransportError> {
+        let Some(nonce) = headers
+            .get(dpop::NONCE_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(dpop::valid_nonce)
+        else {
+            return Ok(false);
+        };
+        let mut state = self.dpop();
+        if state.key.is_none() {
+            return Ok(false);
+        }
+        state.resource_nonce = Some(nonce);
+        let asks = status == 401
+            && headers
+                .get_all(WWW_AUTHENTICATE)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .any(|v| Challenge::parse(v).error.as_deref() == Some(dpop::USE_DPOP_NONCE));
+        Ok(asks)
     }
 
     async fn on_unauthorized(
@@ -907,6 +1243,14 @@ impl AuthProvider for OAuthProvider {
                 .await,
         )
     }
+}
+
+/// The access token of an `Authorization` value of the `Bearer` or `DPoP`
+/// scheme (RFC 6750 §2.1, RFC 9449 §7.1; the scheme is case-insensitive).
+fn access_token_of(authorization: &str) -> Option<&str> {
+    let (scheme, token) = authorization.split_once(' ')?;
+    (scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("dpop"))
+        .then(|| token.trim_start())
 }
 
 fn report(result: Result<bool, OAuthError>) -> Result<bool, TransportError> {

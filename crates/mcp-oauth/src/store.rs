@@ -66,6 +66,11 @@ pub struct Tokens {
     /// The granted scopes, when the server said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// The token is DPoP-bound (`token_type` `DPoP`, RFC 9449 §5): it is
+    /// sent with the `DPoP` scheme and a proof signed with the key stored
+    /// beside it ([`StoredCredentials::dpop_key`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dpop: bool,
 }
 
 impl Tokens {
@@ -76,6 +81,7 @@ impl Tokens {
             refresh_token: None,
             expires_at: None,
             scope: None,
+            dpop: false,
         }
     }
 
@@ -96,6 +102,10 @@ pub struct StoredCredentials {
     /// The last tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<Tokens>,
+    /// The client's private DPoP key for this server and issuer (PKCS#8
+    /// DER, base64url), when its tokens are DPoP-bound (RFC 9449).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<Secret>,
 }
 
 /// Where credentials live between runs. Implementations must never log
@@ -301,6 +311,7 @@ mod tests {
         let value = StoredCredentials {
             client: Some(ClientRegistration::new("c", None, "none")),
             tokens: Some(tokens),
+            dpop_key: Some(Secret::new("RECOGNISABLE-KEY-1")),
         };
         store.save(&key, &value).await.unwrap();
         store.save(&key, &value).await.unwrap();
@@ -340,6 +351,7 @@ mod tests {
         let value = StoredCredentials {
             client: None,
             tokens: Some(Tokens::new(Secret::new("t"))),
+            dpop_key: None,
         };
         let url = url::Url::parse("https://mcp.example/mcp").unwrap();
         let server = crate::discovery::canonical_resource(&url);

@@ -899,3 +899,307 @@ async fn an_authorization_server_behind_a_private_ca_is_trusted_through_the_opti
     let broken = OAuthProvider::new(options(vec!["not a certificate".to_owned()]));
     assert!(matches!(broken, Err(OAuthError::Config(_))), "{broken:?}");
 }
+
+/// An authorization server of its own: registration hands out
+/// `{name}-client`, tokens are `{name}-token-N` (N counting its grants)
+/// with the refresh token `{name}-refresh`.
+async fn named_authorization_server(name: &'static str) -> Fake {
+    let grants = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    Fake::start(move |seen, base| match seen.path.as_str() {
+        "/.well-known/oauth-authorization-server" => (200, as_metadata(base)),
+        "/register" => (
+            201,
+            json!({ "client_id": format!("{name}-client"), "client_secret": format!("{name}-secret") }),
+        ),
+        "/token" => {
+            if seen.form["grant_type"] == "refresh_token"
+                && seen.form["refresh_token"] != format!("{name}-refresh")
+            {
+                return (400, json!({ "error": "invalid_grant" }));
+            }
+            let n = grants.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            (
+                200,
+                json!({ "access_token": format!("{name}-token-{n}"), "token_type": "Bearer",
+                        "expires_in": 3600, "refresh_token": format!("{name}-refresh") }),
+            )
+        }
+        _ => not_found(),
+    })
+    .await
+}
+
+/// The client id an authorization server saw in a token request's Basic
+/// credentials.
+fn basic_client_id(seen: &Seen) -> String {
+    use base64::Engine as _;
+    let encoded = seen
+        .authorization
+        .as_deref()
+        .and_then(|a| a.strip_prefix("Basic "))
+        .expect("client_secret_basic");
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .unwrap();
+    let text = String::from_utf8(decoded).unwrap();
+    text.split(':').next().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_refused_token_looks_again_and_a_new_issuer_gets_its_own_registration_and_tokens() {
+    let first = named_authorization_server("first").await;
+    let second = named_authorization_server("second").await;
+    // The resource's metadata names the first server, then the second.
+    let current = Arc::new(Mutex::new(first.base.clone()));
+    let resource = {
+        let current = Arc::clone(&current);
+        Fake::start(move |seen, base| match seen.path.as_str() {
+            "/.well-known/oauth-protected-resource/mcp" => (
+                200,
+                json!({ "resource": format!("{base}/mcp"),
+                        "authorization_servers": [current.lock().unwrap().clone()] }),
+            ),
+            _ => not_found(),
+        })
+        .await
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let approver = Arc::new(Approver::default());
+    let mut options = OAuthOptions::new(
+        Url::parse(&format!("{}/mcp", resource.base)).unwrap(),
+        Grant::AuthorizationCode(Arc::clone(&approver) as Arc<dyn Interaction>),
+    );
+    options.store = Arc::new(FileTokenStore::new(dir.path())) as Arc<dyn TokenStore>;
+    let provider = OAuthProvider::new(options).unwrap();
+    // The same challenge every time: it names the same metadata document.
+    let challenge = format!(
+        r#"Bearer resource_metadata="{}/.well-known/oauth-protected-resource/mcp""#,
+        resource.base
+    );
+
+    assert!(
+        provider
+            .on_refusal(401, Some(&challenge), None)
+            .await
+            .unwrap()
+    );
+    let token = provider.authorization().await.unwrap();
+    assert_eq!(token.as_deref(), Some("Bearer first-token-1"));
+    assert_eq!(approver.query(0)["client_id"], "first-client");
+
+    // The resource moves to the second server and refuses the first's token.
+    current.lock().unwrap().clone_from(&second.base);
+    assert!(
+        provider
+            .on_refusal(401, Some(&challenge), token.as_deref())
+            .await
+            .unwrap()
+    );
+    let token = provider.authorization().await.unwrap();
+    assert_eq!(token.as_deref(), Some("Bearer second-token-1"));
+    let prm_fetches = resource.paths().len();
+    assert_eq!(
+        prm_fetches, 2,
+        "the metadata was fetched again after the refusal"
+    );
+    // A registration of its own at the second server; nothing of the first
+    // server's reached it: not its client id, not its refresh token.
+    assert_eq!(
+        second.paths(),
+        [
+            "/.well-known/oauth-authorization-server",
+            "/register",
+            "/token"
+        ]
+    );
+    assert_eq!(approver.count(), 2);
+    assert_eq!(approver.query(1)["client_id"], "second-client");
+    let token_request = second.find("/token").unwrap();
+    assert_eq!(token_request.form["grant_type"], "authorization_code");
+    assert_eq!(basic_client_id(&token_request), "second-client");
+    // The first server was not asked for anything more.
+    assert_eq!(first.paths().len(), 3);
+    // Keyed by issuer: each server's credentials are stored apart.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+
+    // Back to the first server: its stored registration and refresh token
+    // serve again, without a new registration or a person.
+    current.lock().unwrap().clone_from(&first.base);
+    assert!(
+        provider
+            .on_refusal(401, Some(&challenge), token.as_deref())
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        provider.authorization().await.unwrap().as_deref(),
+        Some("Bearer first-token-2")
+    );
+    assert_eq!(approver.count(), 2);
+    assert_eq!(
+        first.paths().iter().filter(|p| *p == "/register").count(),
+        1
+    );
+    let refresh = first.seen.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(refresh.form["grant_type"], "refresh_token");
+    assert_eq!(refresh.form["refresh_token"], "first-refresh");
+    assert_eq!(basic_client_id(&refresh), "first-client");
+}
+
+#[tokio::test]
+async fn a_refused_token_at_an_unchanged_issuer_is_refreshed_as_before() {
+    let fake = standard_fake().await;
+    let approver = Arc::new(Approver::default());
+    let provider = code_provider(&format!("{}/mcp", fake.base), &approver);
+    assert!(
+        provider
+            .on_refusal(401, Some("Bearer"), None)
+            .await
+            .unwrap()
+    );
+    let sent = provider.authorization().await.unwrap();
+    assert!(
+        provider
+            .on_refusal(401, Some("Bearer"), sent.as_deref())
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        provider.authorization().await.unwrap().as_deref(),
+        Some("Bearer refreshed")
+    );
+    // Looked again (metadata twice), same issuer: one registration, one
+    // person, a refresh.
+    let paths = fake.paths();
+    let count = |path: &str| paths.iter().filter(|p| *p == path).count();
+    assert_eq!(count("/.well-known/oauth-protected-resource/mcp"), 2);
+    assert_eq!(count("/register"), 1);
+    assert_eq!(approver.count(), 1);
+}
+
+#[tokio::test]
+async fn workload_identity_sends_the_platform_jwt_as_a_jwt_bearer_assertion_read_each_time() {
+    let fake = Fake::start(|seen, base| match seen.path.as_str() {
+        "/.well-known/oauth-protected-resource/mcp" => (
+            200,
+            json!({ "resource": format!("{base}/mcp"), "authorization_servers": [base],
+                    "scopes_supported": ["workload"] }),
+        ),
+        "/.well-known/oauth-authorization-server" => {
+            let mut metadata = as_metadata(base);
+            metadata["grant_types_supported"] =
+                json!(["urn:ietf:params:oauth:grant-type:jwt-bearer"]);
+            metadata["token_endpoint_auth_methods_supported"] = json!(["none"]);
+            (200, metadata)
+        }
+        "/token" if seen.form["assertion"].ends_with(".revoked") => (
+            400,
+            json!({ "error": "invalid_grant", "error_description": "assertion refused" }),
+        ),
+        // No refresh token: a workload simply asks again.
+        "/token" => (
+            200,
+            json!({ "access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600 }),
+        ),
+        _ => not_found(),
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("workload.jwt");
+    std::fs::write(&file, "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ3In0.first\n").unwrap();
+    let mut options = OAuthOptions::new(
+        Url::parse(&format!("{}/mcp", fake.base)).unwrap(),
+        Grant::JwtBearer(mcp_oauth::WorkloadAssertion::File(file.clone())),
+    );
+    options.client_id = Some("workload-client".to_owned());
+    let provider = OAuthProvider::new(options).unwrap();
+    assert_eq!(
+        after_401(&provider, "Bearer").await,
+        Some(format!("Bearer {TOKEN}"))
+    );
+    let token = fake.find("/token").unwrap();
+    assert_eq!(
+        token.form["grant_type"],
+        "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    );
+    assert_eq!(
+        token.form["assertion"],
+        "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ3In0.first"
+    );
+    assert_eq!(token.form["client_id"], "workload-client");
+    assert_eq!(token.form["resource"], format!("{}/mcp", fake.base));
+    assert_eq!(token.form["scope"], "workload");
+    assert!(fake.find("/register").is_none());
+
+    // The platform rotated the token: the next grant reads the new one; its
+    // refusal is reported as it came, and no other grant is tried.
+    std::fs::write(&file, "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ3In0.revoked").unwrap();
+    let sent = provider.authorization().await.unwrap();
+    let error = provider
+        .on_refusal(401, Some("Bearer"), sent.as_deref())
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("invalid_grant"), "{error}");
+    assert!(!error.to_string().contains("eyJ"), "{error}");
+    let grants: Vec<Seen> = fake
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.path == "/token")
+        .cloned()
+        .collect();
+    assert_eq!(grants.len(), 2);
+    assert!(grants[1].form["assertion"].ends_with(".revoked"));
+    assert!(
+        grants
+            .iter()
+            .all(|s| s.form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer")
+    );
+}
+
+#[tokio::test]
+async fn a_workload_token_that_cannot_be_read_or_is_no_jwt_is_a_clear_error_without_its_text() {
+    use mcp_oauth::WorkloadAssertion;
+    let dir = tempfile::tempdir().unwrap();
+    let missing = WorkloadAssertion::File(dir.path().join("absent.jwt"));
+    let error = missing.read().unwrap_err().to_string();
+    assert!(
+        error.contains("absent.jwt") && error.contains("cannot be read"),
+        "{error}"
+    );
+    let garbage = dir.path().join("garbage");
+    std::fs::write(&garbage, "RECOGNISABLE-NOT-A-JWT").unwrap();
+    let error = WorkloadAssertion::File(garbage)
+        .read()
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("not a JWT"), "{error}");
+    assert!(!error.contains("RECOGNISABLE"), "{error}");
+    // Cargo sets CARGO_PKG_NAME for every test: set, but no JWT; the
+    // error names the variable, never its value.
+    let error = WorkloadAssertion::Env("CARGO_PKG_NAME".to_owned())
+        .read()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("CARGO_PKG_NAME") && error.contains("not a JWT"),
+        "{error}"
+    );
+    assert!(!error.contains("mcp-oauth"), "{error}");
+    let error = WorkloadAssertion::Env("MCP_OAUTH_TEST_SURELY_UNSET".to_owned())
+        .read()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("MCP_OAUTH_TEST_SURELY_UNSET") && error.contains("not set"),
+        "{error}"
+    );
+    let long = dir.path().join("long");
+    std::fs::write(&long, "a".repeat(70 * 1024)).unwrap();
+    let error = WorkloadAssertion::File(long)
+        .read()
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("longer than"), "{error}");
+}

@@ -240,7 +240,8 @@ async fn discovery_registration_tokens_and_refresh_tunnel_through_the_proxy() {
         provider.authorization().await.unwrap(),
         Some(format!("Bearer {TOKEN}"))
     );
-    // The token is refused: the refresh goes through the proxy too.
+    // The token is refused: looking at the metadata again and the refresh
+    // go through the proxy too.
     assert!(provider.on_unauthorized(401, Some("Bearer")).await.unwrap());
     assert_eq!(
         provider.authorization().await.unwrap(),
@@ -268,7 +269,11 @@ async fn discovery_registration_tokens_and_refresh_tunnel_through_the_proxy() {
     };
     assert_eq!(
         paths(&resource_seen),
-        ["/mcp", "/.well-known/oauth-protected-resource/mcp"]
+        [
+            "/mcp",
+            "/.well-known/oauth-protected-resource/mcp",
+            "/.well-known/oauth-protected-resource/mcp"
+        ]
     );
     assert_eq!(
         paths(&issuer_seen),
@@ -276,6 +281,7 @@ async fn discovery_registration_tokens_and_refresh_tunnel_through_the_proxy() {
             "/.well-known/oauth-authorization-server",
             "/register",
             "/token authorization_code",
+            "/.well-known/oauth-authorization-server",
             "/token refresh_token",
         ]
     );

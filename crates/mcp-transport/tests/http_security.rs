@@ -397,3 +397,116 @@ async fn auth_hook_hears_which_credentials_were_refused() {
     close_and_expect_nothing_else(&t).await;
     assert_eq!(*auth.sent.lock().unwrap(), [Some("Bearer t0".to_owned())]);
 }
+
+/// Signs every request itself (method and URL) and resends once a
+/// response hands it a new nonce, as a DPoP client does.
+#[derive(Debug, Default)]
+struct SignsEachRequest {
+    nonce: Mutex<Option<String>>,
+    signed: AtomicUsize,
+    refusals: AtomicUsize,
+}
+
+#[async_trait]
+impl AuthProvider for SignsEachRequest {
+    async fn authorization(&self) -> Result<Option<String>, TransportError> {
+        unreachable!("authorize_request is overridden")
+    }
+
+    async fn authorize_request(
+        &self,
+        method: &Method,
+        url: &url::Url,
+        headers: &mut http::HeaderMap,
+    ) -> Result<(), TransportError> {
+        let n = self.signed.fetch_add(1, Ordering::SeqCst);
+        headers.insert("authorization", "Proof key-1".parse().unwrap());
+        let nonce = self.nonce.lock().unwrap().clone().unwrap_or_default();
+        let proof = format!("{method} {} #{n} nonce={nonce}", url.path());
+        headers.insert("x-proof", proof.parse().unwrap());
+        Ok(())
+    }
+
+    async fn on_response(
+        &self,
+        status: u16,
+        headers: &http::HeaderMap,
+    ) -> Result<bool, TransportError> {
+        let Some(nonce) = headers.get("x-new-nonce") else {
+            return Ok(false);
+        };
+        *self.nonce.lock().unwrap() = Some(nonce.to_str().unwrap().to_owned());
+        Ok(status == 401)
+    }
+
+    async fn on_unauthorized(
+        &self,
+        _status: u16,
+        _www_authenticate: Option<&str>,
+    ) -> Result<bool, TransportError> {
+        self.refusals.fetch_add(1, Ordering::SeqCst);
+        Ok(false)
+    }
+}
+
+#[tokio::test]
+async fn auth_hook_signs_each_request_and_resends_for_a_new_nonce_without_renewing() {
+    let server = TestServer::start(|r| async move {
+        let proof = r.header("x-proof").unwrap_or_default().to_owned();
+        if !proof.ends_with("nonce=n1") {
+            return Reply::status(401)
+                .header("www-authenticate", r#"Proof error="use_nonce""#)
+                .header("x-new-nonce", "n1")
+                .body("nonce please");
+        }
+        basic(&r)
+    })
+    .await;
+    let auth = Arc::new(SignsEachRequest::default());
+    let mut options = HttpOptions::new(server.url("/mcp"));
+    // The provider's Authorization wins over a configured one.
+    options.headers = vec![("Authorization".to_owned(), "Bearer static".to_owned())];
+    options.auth = Some(Arc::clone(&auth) as Arc<dyn AuthProvider>);
+    let t = connect(options).await;
+    handshake(&t).await;
+    close_and_expect_nothing_else(&t).await;
+    let requests = server.requests();
+    let proofs: Vec<&str> = requests
+        .iter()
+        .map(|r| r.header("x-proof").unwrap())
+        .collect();
+    assert_eq!(proofs[0], "POST /mcp #0 nonce=");
+    assert_eq!(proofs[1], "POST /mcp #1 nonce=n1");
+    // A fresh value for every request, the method each one's own.
+    for (n, (request, proof)) in requests.iter().zip(&proofs).enumerate() {
+        assert_eq!(request.header("authorization"), Some("Proof key-1"));
+        assert!(
+            proof.starts_with(&format!("{} /mcp #{n} ", request.method)),
+            "{proof}"
+        );
+    }
+    assert_eq!(
+        auth.refusals.load(Ordering::SeqCst),
+        0,
+        "a resend is no renewal"
+    );
+
+    // A server that never takes the nonce: two resends, then the refusal
+    // goes to the refusal hook and is reported.
+    let server = TestServer::start(|_| async move {
+        Reply::status(401)
+            .header("www-authenticate", r#"Proof error="use_nonce""#)
+            .header("x-new-nonce", "n2")
+            .body("again")
+    })
+    .await;
+    let auth = Arc::new(SignsEachRequest::default());
+    let mut options = HttpOptions::new(server.url("/mcp"));
+    options.auth = Some(Arc::clone(&auth) as Arc<dyn AuthProvider>);
+    let t = connect(options).await;
+    t.send(initialize(1)).await.unwrap();
+    let (_, error) = next_undelivered(&t).await;
+    assert_eq!(error.http_status(), Some(401));
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(auth.refusals.load(Ordering::SeqCst), 1);
+}

@@ -1,23 +1,25 @@
 //! `mcp-conformance-client`: the client the official MCP conformance runner drives.
 //!
 //! Usage: `mcp-conformance-client <server-url>` (the runner appends the URL).
-//! `MCP_CONFORMANCE_SCENARIO` names the scenario; `MCP_CONFORMANCE_CONTEXT`
-//! (JSON) carries scenario data where the runner gives it;
-//! `MCP_CONFORMANCE_PROTOCOL_VERSION` (pre-release runner) is the protocol
-//! version the run is about. The client uses the public crates the way a
+//! `MCP_CONFORMANCE_CONTEXT` (JSON) carries the scenario's data where the
+//! runner gives it, read as a host reads its server entry;
+//! `MCP_CONFORMANCE_PROTOCOL_VERSION` (the pre-release runner sets it on
+//! every run, `--spec-version` or its default) is the protocol version the
+//! host is configured with. `MCP_CONFORMANCE_SCENARIO` (the scenario's
+//! name) is not read: the client behaves the same whatever the scenario. The client uses the public crates the way a
 //! host does: an `HttpTransport` (Streamable HTTP with legacy fallback), a
 //! `Client` that detects the server's era (`EraPolicy::Auto`), a
 //! `ClientHandler` for server requests (and the stateless era's input
 //! rounds).
 //!
 //! The flow is a host's: connect, list the tools, call them. The tool
-//! calls are the context's `toolCalls` when the runner gives them (each
-//! must succeed), else every listed tool with arguments made from its
-//! schema; a failing tool of that kind is reported on stderr and the run
-//! goes on, as a host reports a failed tool and carries on. It exits 0 when
-//! the connection, the listing and the requested calls succeeded, 1 with a
-//! message on stderr otherwise. `RUST_LOG` (`error` … `trace`) prints the
-//! workspace's logs on stderr.
+//! calls are the context's `toolCalls` when the runner gives them, else
+//! every listed tool with arguments made from its schema; a failing call
+//! (an error, a refusal, a timeout, a result with `isError`) is reported on
+//! stderr and the run goes on with the next one, as a host reports a
+//! failed tool and carries on. It exits 0 when the connection and the
+//! listing succeeded, 1 with a message on stderr otherwise. `RUST_LOG`
+//! (`error` … `trace`) prints the workspace's logs on stderr.
 //!
 //! A protocol version from the runner is the host's configured version:
 //! a handshake-era one is the only version offered and accepted (no
@@ -25,10 +27,12 @@
 //! handshake versions still accepted on a fallback.
 //!
 //! Authorization (the `auth/*` scenarios) goes through `mcp-oauth` as a
-//! host would wire it: pre-registered credentials from the context, a
-//! client ID metadata document URL, and a headless interactive step that
-//! GETs the authorization URL without following the redirect and reads the
-//! code from `Location`.
+//! host would wire it from its server entry, here the context: the grant
+//! and pre-registered credentials come from the context's fields (see
+//! `grant_of`), never from the scenario's name; a client ID metadata
+//! document URL; and a headless interactive step that GETs the
+//! authorization URL without following the redirect and reads the code
+//! from `Location`.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -42,6 +46,7 @@ use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::rt::TokioExecutor;
 use mcp_oauth::{
     Grant, IdentityAssertionGrant, Interaction, OAuthError, OAuthOptions, OAuthProvider, Secret,
+    WorkloadAssertion,
 };
 use mcp_proto::jsonrpc::ErrorObject;
 use mcp_proto::session::SessionOptions;
@@ -110,7 +115,6 @@ async fn run() -> anyhow::Result<()> {
         .next_back()
         .filter(|a| a.starts_with("http"))
         .context("usage: mcp-conformance-client <server-url>")?;
-    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let context: Value = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
         Ok(text) => serde_json::from_str(&text).context("MCP_CONFORMANCE_CONTEXT is not JSON")?,
         Err(_) => Value::Null,
@@ -131,7 +135,11 @@ async fn run() -> anyhow::Result<()> {
         ..Default::default()
     };
     let mut http_options = HttpOptions::new(url.clone());
-    http_options.auth = Some(Arc::new(oauth_provider(&url, &scenario, &context)?));
+    // The workload's JWT, where the context gives one, lives in a private
+    // file for the run, as a platform mounts it: the host names the file.
+    let workload_file = workload_token_file(&context)?;
+    let provider = oauth_provider(&url, &context, workload_file.as_ref())?;
+    http_options.auth = Some(Arc::new(provider));
     let transport = HttpTransport::connect(http_options)
         .await
         .context("setting up the HTTP transport")?;
@@ -169,28 +177,69 @@ fn configured_versions(wire: &str) -> anyhow::Result<VersionPolicy> {
     })
 }
 
-/// The OAuth client, configured from `MCP_CONFORMANCE_CONTEXT` the way a
-/// host configures one from its server entry: an identity provider's ID
-/// token means cross-app access (SEP-990); a private key or a
-/// client-credentials scenario means machine-to-machine; otherwise the
-/// authorization code grant, with pre-registered credentials when given.
-fn oauth_provider(url: &str, scenario: &str, context: &Value) -> anyhow::Result<OAuthProvider> {
+/// The context's workload JWT (`valid_jwt`), written to a file only its
+/// owner reads (0600), removed when the guard drops.
+fn workload_token_file(context: &Value) -> anyhow::Result<Option<tempfile::NamedTempFile>> {
+    let Some(jwt) = context.get("valid_jwt").and_then(Value::as_str) else {
+        return Ok(None);
+    };
+    let mut file = tempfile::NamedTempFile::new().context("creating the workload token file")?;
+    std::io::Write::write_all(&mut file, jwt.as_bytes())
+        .context("writing the workload token file")?;
+    Ok(Some(file))
+}
+
+/// The grant a host configures from `context`, its server entry:
+/// - a workload token file: workload identity federation (SEP-1933, the
+///   JWT bearer grant);
+/// - an identity provider's token endpoint and ID token: cross-app access
+///   (SEP-990);
+/// - a `private_key_pem`: machine to machine (client credentials with
+///   `private_key_jwt`);
+/// - a `client_id` with a `client_secret` and no `issuer`: machine to
+///   machine too, the credentials being the client's own; a pre-registered
+///   app names the `issuer` it is registered at, and its user authorizes;
+/// - otherwise the authorization code grant, through the headless browser.
+fn grant_of(
+    context: &Value,
+    workload_file: Option<&tempfile::NamedTempFile>,
+) -> anyhow::Result<Grant> {
     let field = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
-    let private_key_pem = field("private_key_pem").map(Secret::new);
-    let grant = if let (Some(endpoint), Some(id_token)) =
-        (field("idp_token_endpoint"), field("idp_id_token"))
-    {
+    if let Some(file) = workload_file {
+        return Ok(Grant::JwtBearer(WorkloadAssertion::File(
+            file.path().to_owned(),
+        )));
+    }
+    if let (Some(endpoint), Some(id_token)) = (field("idp_token_endpoint"), field("idp_id_token")) {
         let mut grant = IdentityAssertionGrant::new(
             endpoint.parse().context("idp_token_endpoint")?,
             Secret::new(id_token),
         );
         grant.idp_client_id = field("idp_client_id");
-        Grant::IdentityAssertion(grant)
-    } else if private_key_pem.is_some() || scenario.starts_with("auth/client-credentials") {
+        return Ok(Grant::IdentityAssertion(grant));
+    }
+    let machine = field("private_key_pem").is_some()
+        || (field("client_id").is_some()
+            && field("client_secret").is_some()
+            && field("issuer").is_none());
+    Ok(if machine {
         Grant::ClientCredentials
     } else {
         Grant::AuthorizationCode(Arc::new(HeadlessBrowser))
-    };
+    })
+}
+
+/// The OAuth client, configured from `MCP_CONFORMANCE_CONTEXT` the way a
+/// host configures one from its server entry: the grant of [`grant_of`],
+/// with the pre-registered credentials the context gives.
+fn oauth_provider(
+    url: &str,
+    context: &Value,
+    workload_file: Option<&tempfile::NamedTempFile>,
+) -> anyhow::Result<OAuthProvider> {
+    let field = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
+    let private_key_pem = field("private_key_pem").map(Secret::new);
+    let grant = grant_of(context, workload_file)?;
     let mut options = OAuthOptions::new(url.parse().context("server URL")?, grant);
     options.client_name = "mcp-conformance-client".to_owned();
     options.client_id = field("client_id");
@@ -235,9 +284,8 @@ impl Interaction for HeadlessBrowser {
 }
 
 /// A host's session: list the tools, then call the ones the context's
-/// `toolCalls` name (each must succeed) or, without them, every listed
-/// tool with arguments from its schema (a failure is reported and the run
-/// goes on).
+/// `toolCalls` name or, without them, every listed tool with arguments
+/// from its schema. A failed call is reported and the run goes on.
 async fn drive(client: &Client, context: &Value) -> anyhow::Result<()> {
     // Only what the server declared (MCP 2025-06-18 "Lifecycle"): the
     // `initialize` scenario's server declares no capabilities at all.
@@ -252,14 +300,15 @@ async fn drive(client: &Client, context: &Value) -> anyhow::Result<()> {
         let schema = serde_json::to_string(&tool.input_schema).unwrap_or_default();
         tracing::debug!(tool = %tool.name, input_schema = %schema, "listed");
     }
-    if let Some(calls) = context.get("toolCalls") {
-        for (name, arguments) in requested_calls(calls)? {
-            call(client, &name, arguments).await?;
-        }
-        return Ok(());
-    }
-    for tool in &tools {
-        if let Err(error) = call(client, &tool.name, sample_arguments(tool)).await {
+    let calls = match context.get("toolCalls") {
+        Some(calls) => requested_calls(calls)?,
+        None => tools
+            .iter()
+            .map(|tool| (tool.name.clone(), sample_arguments(tool)))
+            .collect(),
+    };
+    for (name, arguments) in calls {
+        if let Err(error) = call(client, &name, arguments).await {
             eprintln!("mcp-conformance-client: {error:#}");
         }
     }

@@ -621,6 +621,8 @@ impl<'a, 'r> Entry<'a, 'r> {
             "clientMetadataUrl",
             "redirectPort",
             "grant",
+            "assertionFile",
+            "assertionEnv",
         ] {
             self.origins
                 .insert(format!("transport.oauth.{key}"), join_key(&base, key));

@@ -600,6 +600,8 @@ fn read_oauth(r: &mut json::FieldReader<'_>) -> Option<OAuthConfig> {
     oauth.client_secret_env = o.string("clientSecretEnv");
     oauth.scopes = o.string_array("scopes");
     oauth.client_metadata_url = o.string("clientMetadataUrl");
+    oauth.assertion_file = o.string("assertionFile");
+    oauth.assertion_env = o.string("assertionEnv");
     oauth.redirect_port = match o.raw("redirectPort") {
         None | Some(Json::Null) => None,
         Some(Json::Number(n)) if n.as_u64().is_some_and(|p| p <= u64::from(u16::MAX)) => {
@@ -632,11 +634,12 @@ fn read_oauth(r: &mut json::FieldReader<'_>) -> Option<OAuthConfig> {
                 .iter()
                 .map(|grant| format!("`{grant}`"))
                 .collect();
-            o.problem(
-                Code::InvalidField,
-                field,
-                format!("`grant` must be {}", accepted.join(" or ")),
-            );
+            let list = match accepted.split_last() {
+                Some((last, [])) => last.clone(),
+                Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+                None => String::new(),
+            };
+            o.problem(Code::InvalidField, field, format!("`grant` must be {list}"));
         }
     }
     r.problems.append(&mut o.problems);

@@ -402,6 +402,12 @@ fn oauth_json(oauth: &OAuthConfig) -> Value {
     if oauth.grant != OAuthGrant::default() {
         object.insert("grant".into(), Value::String(oauth.grant.as_str().into()));
     }
+    if let Some(path) = &oauth.assertion_file {
+        object.insert("assertionFile".into(), Value::String(path.clone()));
+    }
+    if let Some(var) = &oauth.assertion_env {
+        object.insert("assertionEnv".into(), Value::String(var.clone()));
+    }
     Value::Object(object)
 }
 

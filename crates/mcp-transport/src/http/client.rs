@@ -37,6 +37,10 @@ const DRAIN_LIMIT: usize = 64 * 1024;
 /// the rest after 403 `insufficient_scope` step-up challenges.
 const MAX_AUTH_RETRIES: u32 = 3;
 
+/// At most this many resends per request that the auth hook asked for
+/// after seeing a response ([`AuthProvider::on_response`]: a DPoP nonce).
+const MAX_RESENDS: u32 = 2;
+
 /// The HTTP client of one transport. Cloning shares the connection pool.
 #[derive(Clone)]
 pub(crate) struct HttpClient {
@@ -91,6 +95,7 @@ impl HttpClient {
         // "Authorization" §Scope Challenge Handling).
         let mut retried_401 = false;
         let mut auth_retries = 0;
+        let mut resends = 0;
         loop {
             let request = self.build(&method, &url, headers, body.clone()).await?;
             // Kept for the auth hook only (which credentials were refused);
@@ -115,6 +120,16 @@ impl HttpClient {
                 })?
                 .map_err(|e| io_error(e.as_ref()))?;
             let status = response.status();
+            if let Some(auth) = &self.auth
+                && auth
+                    .on_response(status.as_u16(), response.headers())
+                    .await?
+                && resends < MAX_RESENDS
+            {
+                resends += 1;
+                drain(response.into_body()).await;
+                continue;
+            }
             if let Some(auth) = &self.auth
                 && auth_retries < MAX_AUTH_RETRIES
                 && !(retried_401 && status == StatusCode::UNAUTHORIZED)
@@ -158,7 +173,7 @@ impl HttpClient {
     }
 
     /// Builds one request with the fixed headers, `headers`, and the auth
-    /// hook's `Authorization`.
+    /// hook's headers (`Authorization`, and a DPoP proof where it adds one).
     async fn build(
         &self,
         method: &Method,
@@ -178,17 +193,14 @@ impl HttpClient {
         for (name, value) in headers {
             out.insert(name.clone(), value.clone());
         }
-        if let Some(auth) = &self.auth
-            && let Some(value) = auth.authorization().await?
-        {
-            let mut value = HeaderValue::from_str(&value).map_err(|_| {
-                TransportError::Setup(
-                    "the auth provider's Authorization value is not a valid header value"
-                        .to_owned(),
-                )
-            })?;
-            value.set_sensitive(true);
-            out.insert(AUTHORIZATION, value);
+        if let Some(auth) = &self.auth {
+            let mut added = HeaderMap::new();
+            auth.authorize_request(method, url, &mut added).await?;
+            for (_, value) in added.iter_mut() {
+                value.set_sensitive(true);
+            }
+            // Replaces what the fixed headers hold under the same names.
+            out.extend(added);
         }
         Ok(request)
     }
