@@ -108,17 +108,12 @@ fn install(dir: &Path) -> anyhow::Result<()> {
 }
 
 fn build_client(root: &Path) -> anyhow::Result<PathBuf> {
-    let mut build = cargo(
-        root,
-        &[
-            "build",
-            "--quiet",
-            "-p",
-            "tests",
-            "--bin",
-            "mcp-conformance-client",
-        ],
-    );
+    build_bin(root, "tests", "mcp-conformance-client")
+}
+
+/// Builds `bin` of `package` (debug) and returns its path.
+fn build_bin(root: &Path, package: &str, bin: &str) -> anyhow::Result<PathBuf> {
+    let mut build = cargo(root, &["build", "--quiet", "-p", package, "--bin", bin]);
     let status = build
         .status()
         .with_context(|| format!("could not start `{}`", display(&build)))?;
@@ -128,7 +123,7 @@ fn build_client(root: &Path) -> anyhow::Result<PathBuf> {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
-    Ok(target.join("debug/mcp-conformance-client"))
+    Ok(target.join("debug").join(bin))
 }
 
 fn expected_scenarios(dir: &Path) -> anyhow::Result<Vec<String>> {

@@ -62,17 +62,19 @@ pub(crate) fn new_secret() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// A header map of `pairs`, for tests of request checks.
+#[cfg(test)]
+pub(crate) fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+    let mut map = HeaderMap::new();
+    for (name, value) in pairs {
+        map.insert(*name, value.parse().expect("a header value"));
+    }
+    map
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (name, value) in pairs {
-            map.insert(*name, value.parse().unwrap());
-        }
-        map
-    }
 
     #[test]
     fn only_this_listener_and_its_own_origin_pass() {

@@ -878,13 +878,7 @@ mod tests {
         }
     }
 
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (name, value) in pairs {
-            map.insert(*name, value.parse().unwrap());
-        }
-        map
-    }
+    use crate::loopback::headers;
 
     #[test]
     fn modern_headers_must_mirror_the_body() {

@@ -406,6 +406,19 @@ impl Drop for HttpServe {
     }
 }
 
+/// The `Mcp-Session-Id` an answer to `initialize` carries.
+fn session_id(answer: &support::ui::Answer) -> String {
+    answer
+        .head
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id in {answer:?}"))
+}
+
 /// Whether process `pid` still runs.
 fn alive(pid: i32) -> bool {
     rustix::process::Pid::from_raw(pid)
@@ -583,15 +596,7 @@ fn the_http_gateway_refuses_what_it_must() {
     let started = send(with(&[&bearer]), init);
     assert_eq!(started.status, 200, "{started:?}");
     assert_eq!(started.json()["result"]["protocolVersion"], "2025-11-25");
-    let session = started
-        .head
-        .lines()
-        .find_map(|line| {
-            let (name, value) = line.split_once(':')?;
-            name.eq_ignore_ascii_case("mcp-session-id")
-                .then(|| value.trim().to_owned())
-        })
-        .expect("a session id");
+    let session = session_id(&started);
     let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     let in_session = format!("Mcp-Session-Id: {session}");
     let listed = send(with(&[&bearer, &in_session]), list);
@@ -793,15 +798,7 @@ fn a_client_closing_its_stream_cancels_only_its_own_call() {
     let accept = "Accept: application/json, text/event-stream";
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"0"}}}"#;
     let started = serve.raw("POST", &[&bearer, accept], init);
-    let session = started
-        .head
-        .lines()
-        .find_map(|l| {
-            let (name, value) = l.split_once(':')?;
-            name.eq_ignore_ascii_case("mcp-session-id")
-                .then(|| format!("Mcp-Session-Id: {}", value.trim()))
-        })
-        .expect("a session");
+    let session = format!("Mcp-Session-Id: {}", session_id(&started));
     let echo = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp_fx_echo","arguments":{"text":"meanwhile"}}}"#;
     let answered = serve.raw("POST", &[&bearer, accept, &session], echo);
     assert_eq!(answered.json()["result"]["content"][0]["text"], "meanwhile");

@@ -76,11 +76,11 @@ use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 
 use crate::cancel::CancelToken;
-
-mod forward;
 use crate::result::{ContentMode, ToolOutcome};
 use crate::session::{McpSession, SessionOptions, ToolSet};
 use crate::tool::ToolCall;
+
+mod forward;
 
 /// How the gateway presents itself.
 #[derive(Clone, Debug, derive_setters::Setters)]
@@ -421,9 +421,7 @@ impl Connection {
                 let servers = forward::usable(&self.gateway);
                 let mut result = forward::list_prompts(&servers);
                 if modern {
-                    result.result_type = Some(types::ResultType::Complete);
-                    result.ttl_ms = Some(0.into());
-                    result.cache_scope = Some(types::CacheScope::Private);
+                    uncacheable!(result);
                 } else {
                     self.lock().listed_prompts =
                         Some(result.prompts.iter().map(|p| p.name.clone()).collect());
@@ -435,9 +433,7 @@ impl Connection {
                 let servers = forward::usable(&self.gateway);
                 let mut result = forward::list_resources(&servers);
                 if modern {
-                    result.result_type = Some(types::ResultType::Complete);
-                    result.ttl_ms = Some(0.into());
-                    result.cache_scope = Some(types::CacheScope::Private);
+                    uncacheable!(result);
                 } else {
                     self.lock().listed_resources =
                         Some(result.resources.iter().map(|r| r.uri.clone()).collect());
@@ -514,12 +510,7 @@ impl Connection {
                     ..ListToolsResult::default()
                 };
                 if modern {
-                    // 2026-07-28 "Caching": the list follows the servers'
-                    // catalogs, so it is not to be kept, and it is the
-                    // gateway's (its permission rules) for this client.
-                    result.result_type = Some(types::ResultType::Complete);
-                    result.ttl_ms = Some(0.into());
-                    result.cache_scope = Some(types::CacheScope::Private);
+                    uncacheable!(result);
                 }
                 if !modern {
                     // `list_changed` goes to handshake-era clients, which
@@ -780,6 +771,18 @@ impl Connection {
         }
     }
 }
+
+/// Marks a 2026-07-28 list result complete and not to be cached
+/// ("Caching"): it follows the servers' catalogs, and it is this
+/// gateway's (its permission rules) for this client.
+macro_rules! uncacheable {
+    ($result:expr) => {{
+        $result.result_type = Some(types::ResultType::Complete);
+        $result.ttl_ms = Some(0.into());
+        $result.cache_scope = Some(types::CacheScope::Private);
+    }};
+}
+use uncacheable;
 
 /// Where the messages about one request go.
 type Reply = mpsc::UnboundedSender<Message>;

@@ -330,7 +330,8 @@ fn columns(scenarios: &[Scenario]) -> Vec<String> {
 }
 
 /// A list file: one scenario a line, `#` comments and blank lines ignored.
-fn read_list(path: &Path) -> anyhow::Result<Vec<String>> {
+/// The lines of a list file, without comments and blank lines.
+pub(super) fn read_list(path: &Path) -> anyhow::Result<Vec<String>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     Ok(text

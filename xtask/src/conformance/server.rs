@@ -23,8 +23,6 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-use crate::{cargo, display};
-
 /// The spec versions the pre-release runner's server scenarios run at.
 const PRERELEASE_VERSIONS: [&str; 4] = ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
 
@@ -150,31 +148,11 @@ fn passed_scenario(line: &str) -> Option<String> {
 }
 
 fn read_list(path: &Path) -> anyhow::Result<BTreeSet<String>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    Ok(text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(str::to_owned)
-        .collect())
+    Ok(super::prerelease::read_list(path)?.into_iter().collect())
 }
 
 fn build_mcpctl(root: &Path) -> anyhow::Result<PathBuf> {
-    let mut build = cargo(
-        root,
-        &["build", "--quiet", "-p", "mcp-cli", "--bin", "mcpctl"],
-    );
-    let status = build
-        .status()
-        .with_context(|| format!("could not start `{}`", display(&build)))?;
-    if !status.success() {
-        bail!("`{}` failed ({status})", display(&build));
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    Ok(target.join("debug/mcpctl"))
+    super::build_bin(root, "mcp-cli", "mcpctl")
 }
 
 fn tempfile_dir(prefix: &str) -> anyhow::Result<PathBuf> {
