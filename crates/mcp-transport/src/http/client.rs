@@ -178,9 +178,18 @@ impl HttpClient {
         *request.method_mut() = method.clone();
         *request.uri_mut() = uri;
         let out = request.headers_mut();
-        out.clone_from(&self.fixed_headers);
-        for (name, value) in headers {
-            out.insert(name.clone(), value.clone());
+        if self.fixed_headers.is_empty() && headers.keys_len() == headers.len() {
+            // No fixed headers and every name once (what the transports
+            // send): the same map as the loop below builds, copied whole
+            // (measured with callgrind: about 1,500 instructions less per
+            // echo call over Streamable HTTP than inserting a POST's four
+            // headers one by one).
+            out.clone_from(headers);
+        } else {
+            out.clone_from(&self.fixed_headers);
+            for (name, value) in headers {
+                out.insert(name.clone(), value.clone());
+            }
         }
         if let Some(auth) = &self.auth
             && let Some(value) = auth.authorization().await?
@@ -665,6 +674,52 @@ mod tests {
             }
         }
         assert!(parse_url("https://example.com:8443/mcp?x=1").is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_requests_headers_win_over_the_fixed_ones_and_the_last_value_of_a_name_counts() {
+        let url = parse_url("http://127.0.0.1:9/mcp").unwrap();
+        let mut per_request = HeaderMap::new();
+        per_request.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        per_request.insert("mcp-session-id", HeaderValue::from_static("s1"));
+        let headers_of = |client: &HttpClient, headers: &HeaderMap| {
+            let (client, headers, url) = (client.clone(), headers.clone(), url.clone());
+            async move {
+                client
+                    .build(&Method::POST, &url, &headers, Bytes::new())
+                    .await
+                    .unwrap()
+                    .headers()
+                    .clone()
+            }
+        };
+
+        // No fixed headers: the request's own, as given.
+        let plain = HttpClient::new(&HttpOptions::new(url.as_str()), &url).unwrap();
+        let sent = headers_of(&plain, &per_request).await;
+        assert_eq!(sent, per_request);
+        // A name given twice: its last value, as with fixed headers.
+        let mut twice = per_request.clone();
+        twice.append("mcp-session-id", HeaderValue::from_static("s2"));
+        let sent = headers_of(&plain, &twice).await;
+        assert_eq!(sent.len(), 2);
+        assert_eq!(
+            sent.get_all("mcp-session-id").iter().collect::<Vec<_>>(),
+            ["s2"]
+        );
+
+        // Fixed headers: kept, except where the request names them too.
+        let mut options = HttpOptions::new(url.as_str());
+        options.headers = vec![
+            ("x-team".to_owned(), "blue".to_owned()),
+            ("content-type".to_owned(), "text/plain".to_owned()),
+        ];
+        let fixed = HttpClient::new(&options, &url).unwrap();
+        let sent = headers_of(&fixed, &per_request).await;
+        assert_eq!(sent.len(), 3);
+        assert_eq!(sent[CONTENT_TYPE], "application/json");
+        assert_eq!(sent["x-team"], "blue");
+        assert_eq!(sent["mcp-session-id"], "s1");
     }
 
     #[test]
