@@ -550,3 +550,40 @@ fn golden_samples_decode_to_the_expected_shapes() {
     assert_eq!(task.ttl, None);
     assert!(task.status.is_terminal());
 }
+
+#[test]
+fn a_malformed_block_is_refused_alike_whatever_its_key_order() {
+    // The same body with the tag first (decoded straight into the variant)
+    // and last (its fields read ahead of the tag, then taken over): the
+    // same error, apart from where in the text it was noticed.
+    for (first, last) in [
+        (r#"{"type":"text","text":5}"#, r#"{"text":5,"type":"text"}"#),
+        (
+            r#"{"type":"text","annotations":{"priority":"high"},"text":"a"}"#,
+            r#"{"annotations":{"priority":"high"},"text":"a","type":"text"}"#,
+        ),
+        (
+            r#"{"type":"image","data":"AA=="}"#,
+            r#"{"data":"AA==","type":"image"}"#,
+        ),
+        (
+            r#"{"type":"resource","resource":{"uri":"file:///a"}}"#,
+            r#"{"resource":{"uri":"file:///a"},"type":"resource"}"#,
+        ),
+        (
+            r#"{"type":"text","text":"a","text":"b"}"#,
+            r#"{"text":"a","text":"b","type":"text"}"#,
+        ),
+    ] {
+        let refusal = |text: &str| {
+            let error = serde_json::from_str::<ContentBlock>(text)
+                .expect_err(text)
+                .to_string();
+            match error.find(" at line ") {
+                Some(at) => error[..at].to_owned(),
+                None => error,
+            }
+        };
+        assert_eq!(refusal(first), refusal(last), "{first} against {last}");
+    }
+}

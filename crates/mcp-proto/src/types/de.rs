@@ -129,7 +129,11 @@ pub(crate) struct Pending<'de> {
     spill: Vec<(Key<'de>, serde_json::Value)>,
 }
 
-const PENDING_INLINE: usize = 4;
+/// Two: a block's fields before a sorted `type` are mostly one or two
+/// strings (`text`; `data` and `mimeType`), and a larger inline list cost
+/// more in moves than it saved (measured with callgrind: a sorted one-block
+/// `tools/call` result took about 110 instructions more with four).
+const PENDING_INLINE: usize = 2;
 
 impl<'de> Pending<'de> {
     pub(crate) fn new() -> Self {
@@ -197,34 +201,40 @@ macro_rules! deserialize_object {
             pub(crate) fn from_map<'de, A: ::serde::de::MapAccess<'de>>(
                 map: A,
             ) -> ::std::result::Result<Self, A::Error> {
-                $ty::from_entries($crate::types::de::Pending::new(), map)
+                $ty::from_entries(::std::option::Option::None, map)
             }
 
             /// Reads `pending` (entries already decoded into JSON values,
             /// none of them the tag), then the rest of a JSON object, into
             /// this type.
             pub(crate) fn from_entries<'de, A: ::serde::de::MapAccess<'de>>(
-                pending: $crate::types::de::Pending<'de>,
+                pending: ::std::option::Option<$crate::types::de::Pending<'de>>,
                 mut map: A,
             ) -> ::std::result::Result<Self, A::Error> {
                 $(let mut $field = ::std::option::Option::None;)*
                 let mut extra = $crate::types::JsonObject::new();
-                for (key, value) in pending.into_entries() {
-                    match key.as_str() {
-                        $(
-                            $wire => {
-                                if $field.is_some() {
-                                    return ::std::result::Result::Err(
-                                        <A::Error as ::serde::de::Error>::duplicate_field($wire),
+                // `None` when the tag came first (what every SDK writes):
+                // then no list is built, walked or dropped (measured with
+                // callgrind: about 390 of the 3,400 instructions that
+                // decoding a one-block `tools/call` result took).
+                if let ::std::option::Option::Some(pending) = pending {
+                    for (key, value) in pending.into_entries() {
+                        match key.as_str() {
+                            $(
+                                $wire => {
+                                    if $field.is_some() {
+                                        return ::std::result::Result::Err(
+                                            <A::Error as ::serde::de::Error>::duplicate_field($wire),
+                                        );
+                                    }
+                                    $field = ::std::option::Option::Some(
+                                        $crate::types::de::from_pending::<_, A::Error>(value)?,
                                     );
                                 }
-                                $field = ::std::option::Option::Some(
-                                    $crate::types::de::from_pending::<_, A::Error>(value)?,
-                                );
+                            )*
+                            _ => {
+                                extra.insert(key.into_string(), value);
                             }
-                        )*
-                        _ => {
-                            extra.insert(key.into_string(), value);
                         }
                     }
                 }
@@ -333,13 +343,15 @@ macro_rules! deserialize_tagged {
             pub(crate) fn from_map<'de, A: ::serde::de::MapAccess<'de>>(
                 mut map: A,
             ) -> ::std::result::Result<Self, A::Error> {
-                let mut pending = $crate::types::de::Pending::new();
+                let mut pending = ::std::option::Option::None;
                 while let ::std::option::Option::Some(key) =
                     map.next_key::<$crate::types::de::Key<'de>>()?
                 {
                     if key.as_str() != $tag {
                         let value: ::serde_json::Value = map.next_value()?;
-                        pending.push(key, value);
+                        pending
+                            .get_or_insert_with($crate::types::de::Pending::new)
+                            .push(key, value);
                         continue;
                     }
                     let tag: $crate::types::de::Key<'de> = map.next_value()?;
@@ -348,7 +360,7 @@ macro_rules! deserialize_tagged {
                         _ => {}
                     }
                     let mut object = $crate::types::JsonObject::new();
-                    for (key, value) in pending.into_entries() {
+                    for (key, value) in pending.into_iter().flat_map($crate::types::de::Pending::into_entries) {
                         object.insert(key.into_string(), value);
                     }
                     object.insert(key.into_string(), ::serde_json::Value::String(tag.into_string()));
@@ -366,7 +378,7 @@ macro_rules! deserialize_tagged {
                     return ::std::result::Result::Ok($ty::Unknown(::serde_json::Value::Object(object)));
                 }
                 let mut object = $crate::types::JsonObject::new();
-                for (key, value) in pending.into_entries() {
+                for (key, value) in pending.into_iter().flat_map($crate::types::de::Pending::into_entries) {
                     object.insert(key.into_string(), value);
                 }
                 ::std::result::Result::Ok($ty::Unknown(::serde_json::Value::Object(object)))
@@ -476,10 +488,12 @@ mod tests {
     use crate::strategies::{arb_content_block, arb_reference, arb_sampling_content};
     use crate::types::{ContentBlock, Reference, SamplingContent};
 
-    /// Every order of `n` keys up to five; past that every rotation and
-    /// every rotation reversed (the tag at every position, before and after
-    /// each other key).
-    fn key_orders(n: usize) -> Vec<Vec<usize>> {
+    /// Every order of `n` keys up to five; past that (a resource link has
+    /// up to nine keys: 362,880 orders) every rotation and every rotation
+    /// reversed (the tag at every position, before and after each other
+    /// key), and sixteen shuffles drawn from `seed`, so that over the cases
+    /// any order of a larger block can come up.
+    fn key_orders(n: usize, seed: u64) -> Vec<Vec<usize>> {
         fn every(rest: &mut Vec<usize>, done: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
             if rest.is_empty() {
                 out.push(done.clone());
@@ -498,13 +512,30 @@ mod tests {
             every(&mut (0..n).collect(), &mut Vec::new(), &mut out);
             return out;
         }
-        (0..n)
+        let mut out: Vec<Vec<usize>> = (0..n)
             .flat_map(|start| {
                 let rotation: Vec<usize> = (0..n).map(|i| (start + i) % n).collect();
                 let reversed = rotation.iter().rev().copied().collect();
                 [rotation, reversed]
             })
-            .collect()
+            .collect();
+        // A Fisher-Yates shuffle driven by xorshift64 (never seeded with 0).
+        let mut state = seed | 1;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..16 {
+            let mut order: Vec<usize> = (0..n).collect();
+            for i in (1..n).rev() {
+                let j = usize::try_from(next() % (i as u64 + 1)).unwrap_or(0);
+                order.swap(i, j);
+            }
+            out.push(order);
+        }
+        out
     }
 
     /// Decodes `block` from every order of its keys, from text (keys
@@ -514,7 +545,7 @@ mod tests {
     /// the type was not known yet): never a value after the tag, never the
     /// block as a whole, never anything of a block of an unknown type. The
     /// strategies name every unknown field `x_...`.
-    fn check<T>(block: &T, known: bool) -> Result<(), TestCaseError>
+    fn check<T>(block: &T, known: bool, seed: u64) -> Result<(), TestCaseError>
     where
         T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
     {
@@ -522,7 +553,7 @@ mod tests {
             return Err(TestCaseError::fail("a block is an object"));
         };
         let entries: Vec<(String, Value)> = object.into_iter().collect();
-        for order in key_orders(entries.len()) {
+        for order in key_orders(entries.len(), seed) {
             let reordered: serde_json::Map<String, Value> =
                 order.iter().map(|&i| entries[i].clone()).collect();
             let text = serde_json::to_string(&reordered).expect("JSON encodes");
@@ -550,21 +581,21 @@ mod tests {
 
     proptest! {
         #[test]
-        fn content_blocks_decode_in_one_pass_in_every_key_order(block in arb_content_block()) {
+        fn content_blocks_decode_in_one_pass_in_every_key_order(block in arb_content_block(), seed in any::<u64>()) {
             let known = !matches!(block, ContentBlock::Unknown(_));
-            check(&block, known)?;
+            check(&block, known, seed)?;
         }
 
         #[test]
-        fn sampling_blocks_decode_in_one_pass_in_every_key_order(block in arb_sampling_content()) {
+        fn sampling_blocks_decode_in_one_pass_in_every_key_order(block in arb_sampling_content(), seed in any::<u64>()) {
             let known = !matches!(block, SamplingContent::Unknown(_));
-            check(&block, known)?;
+            check(&block, known, seed)?;
         }
 
         #[test]
-        fn references_decode_in_one_pass_in_every_key_order(reference in arb_reference()) {
+        fn references_decode_in_one_pass_in_every_key_order(reference in arb_reference(), seed in any::<u64>()) {
             let known = !matches!(reference, Reference::Unknown(_));
-            check(&reference, known)?;
+            check(&reference, known, seed)?;
         }
     }
 }
