@@ -175,6 +175,9 @@ impl HttpGateway {
                 tokio::task::yield_now().await;
                 continue;
             };
+            // Answers are small and awaited: sent at once, not held back to
+            // be coalesced (Nagle).
+            let _ = stream.set_nodelay(true);
             let this = Arc::clone(&self);
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(move |request| {

@@ -21,7 +21,9 @@
 //! only), is summed while all are alive. Cold start is each client's time
 //! from its start to its first tool list with every server (in `shared`
 //! also the gateway's own, from launch to ready). It prints one table and
-//! the shared mode's ratios against `own`.
+//! the shared mode's ratios against `own`; then, as a reference for the
+//! echo latency, one client alone over Streamable HTTP through the gateway
+//! and straight to the fixture's own HTTP endpoint.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -56,10 +58,12 @@ fn main() -> anyhow::Result<()> {
             "--calls" => calls = number(args.next(), "--calls")?,
             "--own" => return child_own(number(args.next(), "--own")?),
             "--via" => {
-                let url = args.next().context("--via URL TOKEN ERA CALLS")?;
-                let token = args.next().context("--via URL TOKEN ERA CALLS")?;
-                let era = args.next().context("--via URL TOKEN ERA CALLS")?;
-                return child_via(&url, &token, &era, number(args.next(), "--via")?);
+                let url = args.next().context("--via URL TOKEN ERA CALLS TOOL")?;
+                let token = args.next().context("--via URL TOKEN ERA CALLS TOOL")?;
+                let era = args.next().context("--via URL TOKEN ERA CALLS TOOL")?;
+                let calls = number(args.next(), "--via")?;
+                let tool = args.next().context("--via URL TOKEN ERA CALLS TOOL")?;
+                return child_via(&url, &token, &era, calls, &tool);
             }
             other => {
                 bail!("unknown flag {other} (usage: mcp-gateway-share [--clients N] [--calls C])")
@@ -70,6 +74,16 @@ fn main() -> anyhow::Result<()> {
     let own = run_own(clients, calls)?;
     let (gateway_cold, shared) = run_shared(&servers, clients, calls)?;
     print(clients, calls, &own, &shared, gateway_cold);
+    let (via_gateway, direct) = http_reference(&servers, calls)?;
+    println!(
+        "one client alone, Streamable HTTP (2026-07-28): through the gateway p50 {:.3} ms, p99 {:.3} ms; \
+         to the fixture's own HTTP endpoint p50 {:.3} ms, p99 {:.3} ms ({:.2}x)",
+        ms(via_gateway.p50),
+        ms(via_gateway.p99),
+        ms(direct.p50),
+        ms(direct.p99),
+        ms(via_gateway.p50) / ms(direct.p50),
+    );
     Ok(())
 }
 
@@ -212,7 +226,14 @@ fn run_shared(servers: &Servers, clients: usize, calls: usize) -> anyhow::Result
         .map(|n| {
             let era = if n % 2 == 0 { "modern" } else { "legacy" };
             Command::new(&exe)
-                .args(["--via", &url, &token, era, &calls.to_string()])
+                .args([
+                    "--via",
+                    &url,
+                    &token,
+                    era,
+                    &calls.to_string(),
+                    "mcp_fx_echo",
+                ])
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::inherit())
@@ -227,6 +248,40 @@ fn run_shared(servers: &Servers, clients: usize, calls: usize) -> anyhow::Result
         .status();
     let _ = gateway.wait();
     Ok((gateway_cold, mode?))
+}
+
+/// One client alone over Streamable HTTP: through a gateway (with the
+/// fixture behind it), and to the fixture's own HTTP endpoint.
+fn http_reference(servers: &Servers, calls: usize) -> anyhow::Result<(Report, Report)> {
+    let (_, through) = run_shared(servers, 1, calls)?;
+    let mut fixture = Command::new(&servers.fixture)
+        .args(["--transport", "http", "--era", "modern"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("start the fixture over HTTP")?;
+    let line = BufReader::new(fixture.stdout.take().context("stdout")?)
+        .lines()
+        .next()
+        .context("the fixture printed nothing")??;
+    let url = line
+        .strip_prefix("listening on ")
+        .with_context(|| format!("no URL in {line:?}"))?
+        .to_owned();
+    let exe = std::env::current_exe()?;
+    let child = Command::new(&exe)
+        .args(["--via", &url, "none", "modern", &calls.to_string(), "echo"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("start a client process")?;
+    let direct = Mode::collect(vec![child]);
+    // Ours, by its handle.
+    let _ = fixture.kill();
+    let _ = fixture.wait();
+    Ok((through.reports[0], direct?.reports[0]))
 }
 
 /// What one mode measured.
@@ -296,7 +351,7 @@ fn child_own(calls: usize) -> anyhow::Result<()> {
 }
 
 /// The child of `shared` mode: a client of the gateway.
-fn child_via(url: &str, token: &str, era: &str, calls: usize) -> anyhow::Result<()> {
+fn child_via(url: &str, token: &str, era: &str, calls: usize, tool: &str) -> anyhow::Result<()> {
     let started = Instant::now();
     let runtime = runtime()?;
     runtime.block_on(async {
@@ -313,13 +368,18 @@ fn child_via(url: &str, token: &str, era: &str, calls: usize) -> anyhow::Result<
         tokio::spawn(driver.run());
         client.initialize().await?;
         let tools = client.list_tools(None).await?;
-        for name in ["mcp_fx_echo", "mcp_everything_echo", "mcp_fastmcp_add"] {
-            if !tools.tools.iter().any(|t| t.name == name) {
-                bail!("{name} is not listed by the gateway");
+        let expected: &[&str] = if tool == "mcp_fx_echo" {
+            &["mcp_fx_echo", "mcp_everything_echo", "mcp_fastmcp_add"]
+        } else {
+            &[tool]
+        };
+        for name in expected {
+            if !tools.tools.iter().any(|t| t.name == *name) {
+                bail!("{name} is not listed");
             }
         }
         let cold = started.elapsed();
-        let report = echo(&client, "mcp_fx_echo", calls, cold).await?;
+        let report = echo(&client, tool, calls, cold).await?;
         println!("{}", report.encode());
         wait_for_exit().await;
         client.close().await;
