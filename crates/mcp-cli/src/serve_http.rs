@@ -621,7 +621,7 @@ impl Body for SseBody {
             self.guard.armed = false;
             restore_id(message, self.theirs.clone())
         } else {
-            message
+            restore_subscription_id(message, self.theirs.as_ref())
         };
         Poll::Ready(Some(Ok(BodyFrame::data(sse_event(&message)))))
     }
@@ -657,6 +657,28 @@ fn restore_id(message: Message, theirs: Option<RequestId>) -> Message {
         }
         (message, _) => message,
     }
+}
+
+/// Puts the client's id back as the subscription id of a
+/// `subscriptions/listen` stream's notification ("Subscriptions": it is
+/// the listen request's id, which the gateway's own id stood in for).
+fn restore_subscription_id(message: Message, theirs: Option<&RequestId>) -> Message {
+    let (mut notification, theirs) = match (message, theirs) {
+        (Message::Notification(notification), Some(theirs)) => (notification, theirs),
+        (message, _) => return message,
+    };
+    let rewritten = notification.params.as_deref().and_then(|raw| {
+        let mut params: Value = serde_json::from_str(raw.get()).ok()?;
+        let id = params
+            .get_mut("_meta")?
+            .get_mut(mcp_proto::types::meta::SUBSCRIPTION_ID)?;
+        *id = serde_json::to_value(theirs).ok()?;
+        mcp_proto::jsonrpc::to_raw(&params).ok()
+    });
+    if let Some(raw) = rewritten {
+        notification.params = Some(raw);
+    }
+    Message::Notification(notification)
 }
 
 /// The HTTP status of a 2026-07-28 error ("Transports" §Streamable HTTP):

@@ -965,3 +965,76 @@ fn serve_daemon_shares_one_set_of_servers_between_sessions() {
         "{none:#?}"
     );
 }
+
+/// A 2026-07-28 client keeps `subscriptions/listen` open (this workspace's
+/// client does by itself) and hears of a tool list change through it, over
+/// stdio and over HTTP.
+#[test]
+fn a_2026_07_28_client_hears_of_list_changes_through_its_subscription() {
+    use mcp_proto::EraPolicy;
+    use mcp_transport::{
+        Client, ClientOptions, HttpOptions, HttpTransport, ServerNotification, StdioTransport,
+        Transport,
+    };
+
+    let env = Env::new();
+    let config = env.write_json(
+        "servers.json",
+        &json!({"mcpServers": {"fx": {
+            "command": support::fixture_server(),
+            "args": ["--era", "legacy", "--remove-tool"]
+        }}}),
+    );
+    let config = config.display().to_string();
+    let args = ["--no-host-configs", "--config", &config, "serve"];
+    let serve = HttpServe::start(&env, &args[..3]);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    async fn hears(transport: impl Transport, tool: &str) {
+        let mut options = ClientOptions::default();
+        options.session.era = EraPolicy::Modern;
+        let (client, driver) = Client::new(transport, options);
+        let mut notifications = client.take_notifications().expect("the notifications");
+        tokio::spawn(driver.run());
+        client.initialize().await.expect("initialize");
+        let arguments = json!({"name": tool});
+        client
+            .call_tool("mcp_fx_remove_tool", arguments.as_object().cloned())
+            .await
+            .expect("the tool is removed");
+        let heard = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+            loop {
+                match notifications.recv().await {
+                    Some(ServerNotification::ToolsListChanged) => return true,
+                    Some(_) => {}
+                    None => return false,
+                }
+            }
+        })
+        .await;
+        assert_eq!(heard, Ok(true), "no tools list_changed");
+        let tools = client.list_tools(None).await.unwrap();
+        assert!(
+            !tools
+                .tools
+                .iter()
+                .any(|t| t.name == format!("mcp_fx_{tool}")),
+            "{tools:?}"
+        );
+        client.close().await;
+    }
+    runtime.block_on(async {
+        let stdio = StdioTransport::spawn(serve_options(&env, &args)).expect("mcpctl serve");
+        hears(stdio, "add").await;
+        let mut http = HttpOptions::new(serve.url.clone());
+        http.headers = vec![(
+            "Authorization".to_owned(),
+            format!("Bearer {}", serve.token),
+        )];
+        let transport = HttpTransport::connect(http).await.expect("a transport");
+        hears(transport, "add").await;
+    });
+}

@@ -40,8 +40,11 @@
 //!   lists' once listed), for a handshake-era client,
 //!   whenever the tools a fresh binding offers differ from those it last
 //!   listed (a server became ready, changed its catalog, failed or was
-//!   removed). A 2026-07-28 client lists again when it needs to (the
-//!   gateway offers no `subscriptions/listen`).
+//!   removed). A 2026-07-28 client gets the same on a
+//!   `subscriptions/listen` request it keeps open: acknowledged first
+//!   (tools, prompts and resources lists; not single resources' updates),
+//!   every message carrying the request's id as its subscription id, until
+//!   it cancels the request or closes its HTTP stream.
 //! - An unknown tool is a JSON-RPC error (-32602, "Server/Tools" §Error
 //!   Handling); a tool that fails, is refused by the permission rules or
 //!   gets invalid arguments is a result with `isError: true` and the
@@ -271,8 +274,12 @@ impl GatewayConnection {
     /// Cancels the call in flight under `id` (the upstream server gets its
     /// own cancellation); `false` when there is none.
     pub fn cancel(&self, id: &RequestId) -> bool {
-        let token = self.inner.lock().calls.remove(id);
-        token.map(|token| token.cancel()).is_some()
+        let (token, subscription) = {
+            let mut state = self.inner.lock();
+            (state.calls.remove(id), state.subscriptions.remove(id))
+        };
+        // A subscription ends with its reply channel, unanswered.
+        token.map(|token| token.cancel()).is_some() | subscription.is_some()
     }
 
     /// Whether the connection has calls in flight.
@@ -314,9 +321,20 @@ struct ConnState {
     listed_prompts: Option<Vec<String>>,
     /// The resources (URIs) the client last listed.
     listed_resources: Option<Vec<String>>,
+    /// The open 2026-07-28 `subscriptions/listen` requests, by id.
+    subscriptions: HashMap<RequestId, Subscription>,
     /// The binding requests use, made again after each catalog event
     /// (binding per request would cost more than the call it serves).
     tools: Option<ToolSet>,
+}
+
+/// One open `subscriptions/listen` request: where its notifications go,
+/// and, for each list it asked about, the list as it last heard of it.
+struct Subscription {
+    reply: Reply,
+    tools: Option<Vec<(String, Value)>>,
+    prompts: Option<Vec<String>>,
+    resources: Option<Vec<String>>,
 }
 
 impl Connection {
@@ -363,10 +381,14 @@ impl Connection {
                         .params
                         .as_deref()
                         .and_then(|raw| serde_json::from_str(raw.get()).ok());
-                    if let Some(id) = params.and_then(|p| p.request_id)
-                        && let Some(token) = self.lock().calls.remove(&id)
-                    {
-                        token.cancel();
+                    if let Some(id) = params.and_then(|p| p.request_id) {
+                        let (token, _subscription) = {
+                            let mut state = self.lock();
+                            (state.calls.remove(&id), state.subscriptions.remove(&id))
+                        };
+                        if let Some(token) = token {
+                            token.cancel();
+                        }
                     }
                 }
             }
@@ -423,8 +445,7 @@ impl Connection {
                 if modern {
                     uncacheable!(result);
                 } else {
-                    self.lock().listed_prompts =
-                        Some(result.prompts.iter().map(|p| p.name.clone()).collect());
+                    self.lock().listed_prompts = Some(prompt_names(&servers));
                 }
                 respond(reply, id, &result)
             }
@@ -435,8 +456,7 @@ impl Connection {
                 if modern {
                     uncacheable!(result);
                 } else {
-                    self.lock().listed_resources =
-                        Some(result.resources.iter().map(|r| r.uri.clone()).collect());
+                    self.lock().listed_resources = Some(resource_uris(&servers));
                 }
                 respond(reply, id, &result)
             }
@@ -489,6 +509,12 @@ impl Connection {
                     let upstream = forward::Upstream::of(&gateway, &server)?;
                     forward::read_resource(upstream, params).await
                 });
+                Ok(())
+            }
+            methods::SUBSCRIPTIONS_LISTEN if modern => {
+                let params: types::SubscriptionsListenRequestParams =
+                    decode(params, methods::SUBSCRIPTIONS_LISTEN)?;
+                self.listen(id, params.notifications, reply);
                 Ok(())
             }
             methods::COMPLETION_COMPLETE => {
@@ -628,9 +654,19 @@ impl Connection {
         DiscoverResult {
             supported_versions: supported_versions(),
             capabilities: ServerCapabilities {
-                tools: Some(ListChangedCapability::default()),
-                prompts: Some(ListChangedCapability::default()),
-                resources: Some(types::ResourcesCapability::default()),
+                // Announced on `subscriptions/listen`.
+                tools: Some(ListChangedCapability {
+                    list_changed: Some(true),
+                    ..ListChangedCapability::default()
+                }),
+                prompts: Some(ListChangedCapability {
+                    list_changed: Some(true),
+                    ..ListChangedCapability::default()
+                }),
+                resources: Some(types::ResourcesCapability {
+                    list_changed: Some(true),
+                    ..types::ResourcesCapability::default()
+                }),
                 completions: Some(Default::default()),
                 ..ServerCapabilities::default()
             },
@@ -663,6 +699,7 @@ impl Connection {
         if changed {
             self.notify_changed(methods::NOTIFICATION_TOOLS_LIST_CHANGED);
         }
+        self.check_subscriptions(&tools);
         let (listed_prompts, listed_resources) = {
             let state = self.lock();
             (
@@ -675,11 +712,7 @@ impl Connection {
         }
         let servers = forward::usable(&self.gateway);
         if listed_prompts {
-            let now: Vec<String> = forward::list_prompts(&servers)
-                .prompts
-                .into_iter()
-                .map(|p| p.name)
-                .collect();
+            let now = prompt_names(&servers);
             let changed = {
                 let mut state = self.lock();
                 let changed = state.listed_prompts.as_ref().is_some_and(|l| *l != now);
@@ -693,11 +726,7 @@ impl Connection {
             }
         }
         if listed_resources {
-            let now: Vec<String> = forward::list_resources(&servers)
-                .resources
-                .into_iter()
-                .map(|r| r.uri)
-                .collect();
+            let now = resource_uris(&servers);
             let changed = {
                 let mut state = self.lock();
                 let changed = state.listed_resources.as_ref().is_some_and(|l| *l != now);
@@ -708,6 +737,84 @@ impl Connection {
             };
             if changed {
                 self.notify_changed(methods::NOTIFICATION_RESOURCES_LIST_CHANGED);
+            }
+        }
+    }
+
+    /// `subscriptions/listen` (2026-07-28 "Subscriptions"): acknowledges
+    /// the list changes the gateway sends (tools, prompts, resources; not
+    /// single resources' updates), each message carrying the request's id
+    /// as its subscription id, then sends each change as it happens. The
+    /// request stays open until cancelled.
+    fn listen(&self, id: RequestId, asked: types::SubscriptionFilter, reply: &Reply) {
+        let tools = asked.tools_list_changed == Some(true);
+        let prompts = asked.prompts_list_changed == Some(true);
+        let resources = asked.resources_list_changed == Some(true);
+        let servers = forward::usable(&self.gateway);
+        let subscription = Subscription {
+            reply: reply.clone(),
+            tools: tools.then(|| listing(&self.tools(), self.gateway.options.naming)),
+            prompts: prompts.then(|| prompt_names(&servers)),
+            resources: resources.then(|| resource_uris(&servers)),
+        };
+        let mut accepted = serde_json::Map::new();
+        for (key, on) in [
+            ("toolsListChanged", tools),
+            ("promptsListChanged", prompts),
+            ("resourcesListChanged", resources),
+        ] {
+            if on {
+                accepted.insert(key.into(), true.into());
+            }
+        }
+        let params = serde_json::json!({
+            "notifications": accepted,
+            "_meta": {types::meta::SUBSCRIPTION_ID: id},
+        });
+        if let Ok(message) = Message::notification(
+            methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED,
+            Some(&params),
+        ) {
+            send(reply, message);
+        }
+        self.lock().subscriptions.insert(id, subscription);
+    }
+
+    /// After a catalog event: tells every subscription whose lists changed.
+    fn check_subscriptions(&self, tools: &ToolSet) {
+        if self.lock().subscriptions.is_empty() {
+            return;
+        }
+        let servers = forward::usable(&self.gateway);
+        let now_tools = listing(tools, self.gateway.options.naming);
+        let now_prompts = prompt_names(&servers);
+        let now_resources = resource_uris(&servers);
+        let mut state = self.lock();
+        for (id, subscription) in &mut state.subscriptions {
+            let mut changed = Vec::new();
+            if let Some(listed) = &mut subscription.tools
+                && *listed != now_tools
+            {
+                listed.clone_from(&now_tools);
+                changed.push(methods::NOTIFICATION_TOOLS_LIST_CHANGED);
+            }
+            if let Some(listed) = &mut subscription.prompts
+                && *listed != now_prompts
+            {
+                listed.clone_from(&now_prompts);
+                changed.push(methods::NOTIFICATION_PROMPTS_LIST_CHANGED);
+            }
+            if let Some(listed) = &mut subscription.resources
+                && *listed != now_resources
+            {
+                listed.clone_from(&now_resources);
+                changed.push(methods::NOTIFICATION_RESOURCES_LIST_CHANGED);
+            }
+            let params = serde_json::json!({"_meta": {types::meta::SUBSCRIPTION_ID: id}});
+            for method in changed {
+                if let Ok(message) = Message::notification(method, Some(&params)) {
+                    send(&subscription.reply, message);
+                }
             }
         }
     }
@@ -766,7 +873,12 @@ impl Connection {
 
     /// The client is gone: every call it left is cancelled.
     fn cancel_all(&self) {
-        for (_, token) in self.lock().calls.drain() {
+        let calls: Vec<CancelToken> = {
+            let mut state = self.lock();
+            state.subscriptions.clear();
+            state.calls.drain().map(|(_, token)| token).collect()
+        };
+        for token in calls {
             token.cancel();
         }
     }
@@ -957,6 +1069,24 @@ fn modern_version(method: &str, params: &str) -> Result<bool, ErrorObject> {
 /// parsed a second time to look.
 fn may_have_meta(params: &str) -> bool {
     params.contains("_meta") || params.contains("\\u")
+}
+
+/// The prompts' listed names.
+fn prompt_names(servers: &[forward::Usable]) -> Vec<String> {
+    forward::list_prompts(servers)
+        .prompts
+        .into_iter()
+        .map(|p| p.name)
+        .collect()
+}
+
+/// The resources' URIs.
+fn resource_uris(servers: &[forward::Usable]) -> Vec<String> {
+    forward::list_resources(servers)
+        .resources
+        .into_iter()
+        .map(|r| r.uri)
+        .collect()
 }
 
 /// Refuses a list request for a page after the first: the gateway lists
