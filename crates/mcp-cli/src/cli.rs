@@ -508,10 +508,25 @@ pub(crate) struct AddArgs {
     pub(crate) oauth_redirect_port: Option<u16>,
 
     /// OAuth: the grant; client_credentials (machine to machine) needs
-    /// --oauth-client-id and --oauth-client-secret-env and no login
-    /// [default: authorization_code]
+    /// --oauth-client-id and --oauth-client-secret-env and no login;
+    /// jwt_bearer (a workload's identity) needs --oauth-assertion-file or
+    /// --oauth-assertion-env [default: authorization_code]
     #[arg(long, value_enum, value_name = "GRANT", requires = "url")]
     pub(crate) oauth_grant: Option<OAuthGrantArg>,
+
+    /// OAuth jwt_bearer: the file (an absolute path) holding the workload's
+    /// JWT, read afresh for each token request
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "url",
+        conflicts_with = "oauth_assertion_env"
+    )]
+    pub(crate) oauth_assertion_file: Option<PathBuf>,
+
+    /// OAuth jwt_bearer: the environment variable holding the workload's JWT
+    #[arg(long, value_name = "VAR", requires = "url")]
+    pub(crate) oauth_assertion_env: Option<String>,
 
     /// An environment variable for the command, stored as a write-only secret; repeatable
     #[arg(long = "env", value_name = "K=V")]
@@ -549,6 +564,8 @@ pub(crate) enum OAuthGrantArg {
     AuthorizationCode,
     /// Machine to machine: the client's own secret, no login.
     ClientCredentials,
+    /// A workload's identity: a JWT its platform issued, no login.
+    JwtBearer,
 }
 
 /// `--era`: the config's `era` values, spelled as in files.

@@ -209,13 +209,20 @@ fn oauth_config(args: &AddArgs) -> Option<OAuthConfig> {
     oauth.redirect_port = args.oauth_redirect_port;
     oauth.grant = match args.oauth_grant {
         Some(OAuthGrantArg::ClientCredentials) => OAuthGrant::ClientCredentials,
+        Some(OAuthGrantArg::JwtBearer) => OAuthGrant::JwtBearer,
         Some(OAuthGrantArg::AuthorizationCode) | None => OAuthGrant::AuthorizationCode,
     };
+    // Stored as given; the store checks that the grant has exactly one.
+    oauth.assertion_file = args
+        .oauth_assertion_file
+        .as_ref()
+        .map(|path| path.to_string_lossy().into_owned());
+    oauth.assertion_env.clone_from(&args.oauth_assertion_env);
     Some(oauth)
 }
 
 /// The `--oauth-*` flags and whether each was given.
-fn oauth_flags(args: &AddArgs) -> [(&'static str, bool); 6] {
+fn oauth_flags(args: &AddArgs) -> [(&'static str, bool); 8] {
     [
         ("--oauth-client-id", args.oauth_client_id.is_some()),
         (
@@ -229,6 +236,11 @@ fn oauth_flags(args: &AddArgs) -> [(&'static str, bool); 6] {
         ),
         ("--oauth-redirect-port", args.oauth_redirect_port.is_some()),
         ("--oauth-grant", args.oauth_grant.is_some()),
+        (
+            "--oauth-assertion-file",
+            args.oauth_assertion_file.is_some(),
+        ),
+        ("--oauth-assertion-env", args.oauth_assertion_env.is_some()),
     ]
 }
 

@@ -324,6 +324,73 @@ fn add_stores_the_oauth_settings_of_an_http_server() {
 }
 
 #[test]
+fn add_stores_the_jwt_bearer_grant_with_where_its_jwt_is() {
+    let env = Env::new();
+    let file = env.work_dir().join("workload.jwt");
+    let file = file.display().to_string();
+    let run = env.run(&[
+        "add",
+        "workload",
+        "--url",
+        "https://mcp.example.com/mcp",
+        "--oauth-grant",
+        "jwt_bearer",
+        "--oauth-assertion-file",
+        &file,
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        stored(&env)["servers"][0]["transport"]["oauth"],
+        json!({"grant": "jwt_bearer", "assertionFile": file})
+    );
+    let run = env.run(&[
+        "add",
+        "workload-env",
+        "--url",
+        "https://mcp.example.com/env",
+        "--oauth-grant",
+        "jwt_bearer",
+        "--oauth-assertion-env",
+        "WORKLOAD_JWT",
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        stored(&env)["servers"][1]["transport"]["oauth"],
+        json!({"grant": "jwt_bearer", "assertionEnv": "WORKLOAD_JWT"})
+    );
+    // The grant without either is refused, with the store's code; so are both.
+    let incomplete = env.run(&[
+        "add",
+        "nothing",
+        "--url",
+        "https://mcp.example.com/x",
+        "--oauth-grant",
+        "jwt_bearer",
+    ]);
+    assert_eq!(incomplete.code, 2, "{incomplete:#?}");
+    assert!(
+        incomplete.stderr.contains(
+            "set `oauth.assertionFile` to the file that holds it, or `oauth.assertionEnv`"
+        ) && incomplete.stderr.contains("[oauth_jwt_bearer_incomplete]"),
+        "{incomplete:#?}"
+    );
+    let both = env.run(&[
+        "add",
+        "both",
+        "--url",
+        "https://mcp.example.com/y",
+        "--oauth-grant",
+        "jwt_bearer",
+        "--oauth-assertion-file",
+        &file,
+        "--oauth-assertion-env",
+        "WORKLOAD_JWT",
+    ]);
+    assert_eq!(both.code, 2, "{both:#?}");
+    assert_eq!(stored_ids(&env), ["workload", "workload-env"]);
+}
+
+#[test]
 fn add_stores_the_client_credentials_grant() {
     let env = Env::new();
     let run = env.run(&[

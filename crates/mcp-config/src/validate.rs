@@ -305,7 +305,7 @@ impl Validator<'_> {
                     self.push(
                         Code::OAuthJwtBearerIncomplete,
                         field,
-                        "only the jwt_bearer grant reads a workload token: set `oauth.grant`                          to `jwt_bearer`, or remove this field",
+                        "only the jwt_bearer grant reads a workload token: set `oauth.grant` to `jwt_bearer`, or remove this field",
                     );
                 }
             }
@@ -315,12 +315,12 @@ impl Validator<'_> {
             (None, None) => self.push(
                 Code::OAuthJwtBearerIncomplete,
                 "transport.oauth",
-                "the jwt_bearer grant needs the workload's token: set `oauth.assertionFile` to                  the file that holds it, or `oauth.assertionEnv` to the variable that does",
+                "the jwt_bearer grant needs the workload's token: set `oauth.assertionFile` to the file that holds it, or `oauth.assertionEnv` to the variable that does",
             ),
             (Some(_), Some(_)) => self.push(
                 Code::OAuthJwtBearerIncomplete,
                 "transport.oauth.assertionEnv",
-                "the workload's token is read from one place: keep `oauth.assertionFile` or                  `oauth.assertionEnv`, not both",
+                "the workload's token is read from one place: keep `oauth.assertionFile` or `oauth.assertionEnv`, not both",
             ),
             (Some(path), None) if !std::path::Path::new(path).is_absolute() => self.push(
                 Code::OAuthJwtBearerIncomplete,
