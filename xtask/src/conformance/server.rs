@@ -77,7 +77,7 @@ fn report(column: &str, expected: &BTreeSet<String>, passed: &BTreeSet<String>) 
     );
     if !more.is_empty() {
         println!(
-            "  passing but not yet expected (add them): {}",
+            "  also passing, not in expected-pass-server.txt: {}",
             more.iter()
                 .map(|s| s.as_str())
                 .collect::<Vec<_>>()
