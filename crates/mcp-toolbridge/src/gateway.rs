@@ -685,17 +685,7 @@ impl Connection {
         let tools = self.gateway.session.bind();
         self.lock().tools = Some(tools.clone());
         let now = listing(&tools, self.gateway.options.naming);
-        let changed = {
-            let mut state = self.lock();
-            match &state.listed {
-                Some(listed) if *listed != now => {
-                    // Announced once; the next list resets it.
-                    state.listed = None;
-                    true
-                }
-                _ => false,
-            }
-        };
+        let changed = announce_once(&mut self.lock().listed, &now);
         if changed {
             self.notify_changed(methods::NOTIFICATION_TOOLS_LIST_CHANGED);
         }
@@ -713,29 +703,13 @@ impl Connection {
         let servers = forward::usable(&self.gateway);
         if listed_prompts {
             let now = prompt_names(&servers);
-            let changed = {
-                let mut state = self.lock();
-                let changed = state.listed_prompts.as_ref().is_some_and(|l| *l != now);
-                if changed {
-                    state.listed_prompts = None;
-                }
-                changed
-            };
-            if changed {
+            if announce_once(&mut self.lock().listed_prompts, &now) {
                 self.notify_changed(methods::NOTIFICATION_PROMPTS_LIST_CHANGED);
             }
         }
         if listed_resources {
             let now = resource_uris(&servers);
-            let changed = {
-                let mut state = self.lock();
-                let changed = state.listed_resources.as_ref().is_some_and(|l| *l != now);
-                if changed {
-                    state.listed_resources = None;
-                }
-                changed
-            };
-            if changed {
+            if announce_once(&mut self.lock().listed_resources, &now) {
                 self.notify_changed(methods::NOTIFICATION_RESOURCES_LIST_CHANGED);
             }
         }
@@ -791,25 +765,22 @@ impl Connection {
         let now_resources = resource_uris(&servers);
         let mut state = self.lock();
         for (id, subscription) in &mut state.subscriptions {
-            let mut changed = Vec::new();
-            if let Some(listed) = &mut subscription.tools
-                && *listed != now_tools
-            {
-                listed.clone_from(&now_tools);
-                changed.push(methods::NOTIFICATION_TOOLS_LIST_CHANGED);
-            }
-            if let Some(listed) = &mut subscription.prompts
-                && *listed != now_prompts
-            {
-                listed.clone_from(&now_prompts);
-                changed.push(methods::NOTIFICATION_PROMPTS_LIST_CHANGED);
-            }
-            if let Some(listed) = &mut subscription.resources
-                && *listed != now_resources
-            {
-                listed.clone_from(&now_resources);
-                changed.push(methods::NOTIFICATION_RESOURCES_LIST_CHANGED);
-            }
+            let changed = [
+                (
+                    follow(&mut subscription.tools, &now_tools),
+                    methods::NOTIFICATION_TOOLS_LIST_CHANGED,
+                ),
+                (
+                    follow(&mut subscription.prompts, &now_prompts),
+                    methods::NOTIFICATION_PROMPTS_LIST_CHANGED,
+                ),
+                (
+                    follow(&mut subscription.resources, &now_resources),
+                    methods::NOTIFICATION_RESOURCES_LIST_CHANGED,
+                ),
+            ]
+            .into_iter()
+            .filter_map(|(changed, method)| changed.then_some(method));
             let params = serde_json::json!({"_meta": {types::meta::SUBSCRIPTION_ID: id}});
             for method in changed {
                 if let Ok(message) = Message::notification(method, Some(&params)) {
@@ -1069,6 +1040,28 @@ fn modern_version(method: &str, params: &str) -> Result<bool, ErrorObject> {
 /// parsed a second time to look.
 fn may_have_meta(params: &str) -> bool {
     params.contains("_meta") || params.contains("\\u")
+}
+
+/// Whether the list a handshake-era client last saw (`listed`) differs
+/// from `now`; a change is announced once, until the client lists again.
+fn announce_once<T: PartialEq>(listed: &mut Option<Vec<T>>, now: &[T]) -> bool {
+    let changed = listed.as_deref().is_some_and(|listed| listed != now);
+    if changed {
+        *listed = None;
+    }
+    changed
+}
+
+/// Whether a subscription's list (`Some` when it asked about it) differs
+/// from `now`; it then follows `now`.
+fn follow<T: Clone + PartialEq>(listed: &mut Option<Vec<T>>, now: &[T]) -> bool {
+    match listed {
+        Some(listed) if listed.as_slice() != now => {
+            *listed = now.to_vec();
+            true
+        }
+        _ => false,
+    }
 }
 
 /// The prompts' listed names.
