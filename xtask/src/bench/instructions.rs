@@ -20,7 +20,10 @@
 //! Connects are counted against the bench's 200-tool catalog and against a
 //! 2,000-tool one, where decoding `tools/list` dominates; echo calls also
 //! against a fixture that sorts its keys, so that every content block's
-//! `type` comes after its other keys. The report ends
+//! `type` comes after its other keys; and echo calls in the 2026-07-28
+//! era (the fixture serving both eras, our client told to speak the
+//! stateless one with `MCP_BENCH_ERA=modern`; other clients speak the one
+//! they have). The report ends
 //! with the instruction targets, met or missed, as the timed report ends
 //! with its ratio targets.
 
@@ -42,34 +45,44 @@ struct Operation {
 }
 
 /// How the fixture serves an operation: the size of its generated catalog,
-/// and whether it writes every result's keys sorted (`--sorted-keys`: a
-/// content block's `type` comes last, as from a server that sorts keys).
+/// whether it writes every result's keys sorted (`--sorted-keys`: a
+/// content block's `type` comes last, as from a server that sorts keys),
+/// and whether it also serves the 2026-07-28 era (`--era both`), which our
+/// client then speaks.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Fixture {
     tools: usize,
     sorted_keys: bool,
+    modern: bool,
 }
 
 impl Fixture {
     const USUAL: Fixture = Fixture {
         tools: FIXTURE_TOOLS,
         sorted_keys: false,
+        modern: false,
     };
 
     fn args(self) -> String {
-        let args = super::fixture_args(self.tools);
-        if self.sorted_keys {
-            format!("{args} --sorted-keys")
+        let mut args = if self.modern {
+            format!("--tools {} --era both", self.tools)
         } else {
-            args
+            super::fixture_args(self.tools)
+        };
+        if self.sorted_keys {
+            args.push_str(" --sorted-keys");
         }
+        args
     }
 }
 
 /// The catalog of the large connect.
 const LARGE_CATALOG: usize = 2_000;
 
-const OPERATIONS: [Operation; 5] = [
+/// The name of the 2026-07-28 echo operation.
+const MODERN_ECHO: &str = "echo, 2026-07-28";
+
+const OPERATIONS: [Operation; 6] = [
     Operation {
         name: "echo call",
         n: 500,
@@ -83,6 +96,17 @@ const OPERATIONS: [Operation; 5] = [
         fixture: Fixture {
             tools: FIXTURE_TOOLS,
             sorted_keys: true,
+            modern: false,
+        },
+    },
+    Operation {
+        name: MODERN_ECHO,
+        n: 500,
+        flag: "--calls",
+        fixture: Fixture {
+            tools: FIXTURE_TOOLS,
+            sorted_keys: false,
+            modern: true,
         },
     },
     Operation {
@@ -104,6 +128,7 @@ const OPERATIONS: [Operation; 5] = [
         fixture: Fixture {
             tools: LARGE_CATALOG,
             sorted_keys: false,
+            modern: false,
         },
     },
 ];
@@ -137,6 +162,10 @@ const TARGETS: [Target; 3] = [
         at_most: 30_000_000.0,
     },
 ];
+
+/// The 2026-07-28 era's per-call headers and `_meta` may cost at most this
+/// much over the handshake era's echo call, over each transport.
+const MODERN_AT_MOST: f64 = 1.10;
 
 /// Every workload flag of the client protocol, at zero unless an operation
 /// sets it (`--inflight` and `--big-kib` keep their meaning).
@@ -228,6 +257,9 @@ fn count(
         let value = if flag == operation.flag { times } else { 0 };
         command.args([flag, &value.to_string()]);
     }
+    if operation.fixture.modern {
+        command.env("MCP_BENCH_ERA", "modern");
+    }
     command
         .args(["--inflight", "1", "--big-kib", "1024"])
         // The client waits for stdin to close before it exits.
@@ -312,6 +344,34 @@ fn report(rows: &[Row<'_>]) -> String {
         };
         out.push_str(&format!("target {}: {verdict}\n", target.label));
     }
+    let ours = |transport: Transport, operation: &str| {
+        rows.iter()
+            .find(|(t, o, _)| *t == transport && *o == operation)
+            .and_then(|(_, _, counts)| counts.iter().find(|(name, _)| *name == "ours"))
+            .map(|(_, value)| *value)
+    };
+    for transport in Transport::ALL {
+        let verdict = match (ours(transport, MODERN_ECHO), ours(transport, "echo call")) {
+            (Some(modern), Some(legacy)) if legacy > 0.0 => {
+                let ratio = modern / legacy;
+                let met = if ratio <= MODERN_AT_MOST {
+                    "met"
+                } else {
+                    "MISSED"
+                };
+                format!(
+                    "{ratio:.2}x ({} against {}) {met}",
+                    format_count(modern),
+                    format_count(legacy)
+                )
+            }
+            _ => "n/a".to_owned(),
+        };
+        out.push_str(&format!(
+            "target {} echo call in 2026-07-28 <= {MODERN_AT_MOST:.2}x the handshake era's: {verdict}\n",
+            transport.name()
+        ));
+    }
     out
 }
 
@@ -369,6 +429,27 @@ mod tests {
             text.contains("target http echo call <= 35k instructions: 34,000 met"),
             "{text}"
         );
+        let eras = vec![
+            (Transport::Stdio, "echo call", vec![("ours", 17_700.0)]),
+            (Transport::Stdio, MODERN_ECHO, vec![("ours", 31_900.0)]),
+            (Transport::Http, "echo call", vec![("ours", 50_000.0)]),
+            (Transport::Http, MODERN_ECHO, vec![("ours", 54_000.0)]),
+        ];
+        let text = report(&eras);
+        assert!(
+            text.contains(
+                "target stdio echo call in 2026-07-28 <= 1.10x the handshake era's: \
+                 1.80x (31,900 against 17,700) MISSED"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "target http echo call in 2026-07-28 <= 1.10x the handshake era's: 1.08x"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("(54,000 against 50,000) met"), "{text}");
         assert_eq!(format_count(1_234_567.4), "1,234,567");
         assert_eq!(format_count(12.0), "12");
     }
