@@ -548,7 +548,7 @@ pub struct ClientSession {
     switched: bool,
     /// The stateless era's `_meta` object, encoded once: the members that go
     /// into every request (without the surrounding braces).
-    modern_meta: Option<String>,
+    modern_meta: Option<ModernMeta>,
     /// The open `subscriptions/listen`, in the stateless era.
     listen: Option<Listen>,
 }
@@ -1921,7 +1921,36 @@ fn listen_filter(caps: &ServerCapabilities) -> Option<SubscriptionFilter> {
 
 /// The members of the stateless era's request `_meta` (2026-07-28 "Base
 /// protocol" §Per-request metadata), encoded once, without the braces.
+/// The stateless era's `_meta` members of every request, encoded once:
+/// as the text of the members (`"k":v,...`) and as a checked object.
+#[derive(Debug)]
+struct ModernMeta {
+    members: String,
+    /// `{members}`, checked once, so that each request's params need not be
+    /// checked again (see [`modern_params`]).
+    object: Option<Box<RawValue>>,
+}
+
+/// Request params: the `_meta` object first, then the params' own members.
+#[derive(Serialize)]
+struct WithMeta<'a, P: Serialize + ?Sized> {
+    #[serde(rename = "_meta")]
+    meta: &'a RawValue,
+    #[serde(flatten)]
+    params: &'a P,
+}
+
 fn encode_modern_meta(
+    version: ProtocolVersion,
+    capabilities: &ClientCapabilities,
+    client_info: &Implementation,
+) -> ModernMeta {
+    let members = encode_modern_members(version, capabilities, client_info);
+    let object = RawValue::from_string(format!("{{{members}}}")).ok();
+    ModernMeta { members, object }
+}
+
+fn encode_modern_members(
     version: ProtocolVersion,
     capabilities: &ClientCapabilities,
     client_info: &Implementation,
@@ -1956,10 +1985,26 @@ enum ParamsError {
 /// at all, is spliced as text; otherwise the params are merged as a value,
 /// keeping the caller's own `_meta` keys.
 fn modern_params<P: Serialize + ?Sized>(
-    modern_meta: &str,
+    meta: &ModernMeta,
     params: Option<&P>,
     progress: Option<i64>,
 ) -> Result<Box<RawValue>, ParamsError> {
+    // Most requests: no progress token, params of their own without
+    // `_meta`. They are written in one pass next to the checked `_meta`,
+    // and not read again to check them (`to_raw_value` takes serde_json's
+    // own output as it is); a second `"_meta"` key means the params had
+    // one of their own, which the general path below merges.
+    if progress.is_none()
+        && let (Some(object), Some(params)) = (&meta.object, params)
+        && let Ok(raw) = serde_json::value::to_raw_value(&WithMeta {
+            meta: object,
+            params,
+        })
+        && raw.get().matches("\"_meta\"").count() == 1
+    {
+        return Ok(raw);
+    }
+    let modern_meta = meta.members.as_str();
     let encoded = match params {
         Some(p) => Some(serde_json::to_string(p).map_err(ParamsError::Encode)?),
         None => None,
