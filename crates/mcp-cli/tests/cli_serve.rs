@@ -246,13 +246,7 @@ fn serve_lazy_starts_a_cached_server_only_for_its_first_call() {
 
     let env = Env::new();
     let pids = env.work_dir().join("fx.pids");
-    let config = env.write_json(
-        "servers.json",
-        &json!({"mcpServers": {"fx": {
-            "command": support::fixture_server(),
-            "args": ["--era", "legacy", "--pid-file", pids]
-        }}}),
-    );
+    let config = fixture_config(&env, &[json!("--pid-file"), json!(pids)]);
     let started = || {
         std::fs::read_to_string(&pids)
             .map(|text| text.lines().count())
@@ -417,6 +411,16 @@ fn session_id(answer: &support::ui::Answer) -> String {
                 .then(|| value.trim().to_owned())
         })
         .unwrap_or_else(|| panic!("no session id in {answer:?}"))
+}
+
+/// A config with the fixture as server `fx` (`--era legacy` and `args`).
+fn fixture_config(env: &Env, args: &[Value]) -> PathBuf {
+    let mut all = vec![json!("--era"), json!("legacy")];
+    all.extend_from_slice(args);
+    env.write_json(
+        "servers.json",
+        &json!({"mcpServers": {"fx": {"command": support::fixture_server(), "args": all}}}),
+    )
 }
 
 /// Whether process `pid` still runs.
@@ -754,13 +758,7 @@ fn a_client_closing_its_stream_cancels_only_its_own_call() {
 
     let env = Env::new();
     let log = env.work_dir().join("fx-events.log");
-    let config = env.write_json(
-        "servers.json",
-        &json!({"mcpServers": {"fx": {
-            "command": support::fixture_server(),
-            "args": ["--era", "legacy", "--event-log", log]
-        }}}),
-    );
+    let config = fixture_config(&env, &[json!("--event-log"), json!(log)]);
     let config = config.display().to_string();
     let serve = HttpServe::start(&env, &["--no-host-configs", "--config", &config]);
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
@@ -886,13 +884,7 @@ fn serve_daemon_shares_one_set_of_servers_between_sessions() {
 
     let env = Env::new();
     let pid_file = env.work_dir().join("fx.pids");
-    let config = env.write_json(
-        "servers.json",
-        &json!({"mcpServers": {"fx": {
-            "command": support::fixture_server(),
-            "args": ["--era", "legacy", "--pid-file", pid_file]
-        }}}),
-    );
+    let config = fixture_config(&env, &[json!("--pid-file"), json!(pid_file)]);
     let config = config.display().to_string();
     let base = ["--no-host-configs", "--config", config.as_str(), "serve"];
     let with = |extra: &[&str]| -> Vec<String> {
@@ -978,13 +970,7 @@ fn a_2026_07_28_client_hears_of_list_changes_through_its_subscription() {
     };
 
     let env = Env::new();
-    let config = env.write_json(
-        "servers.json",
-        &json!({"mcpServers": {"fx": {
-            "command": support::fixture_server(),
-            "args": ["--era", "legacy", "--remove-tool"]
-        }}}),
-    );
+    let config = fixture_config(&env, &[json!("--remove-tool")]);
     let config = config.display().to_string();
     let args = ["--no-host-configs", "--config", &config, "serve"];
     let serve = HttpServe::start(&env, &args[..3]);

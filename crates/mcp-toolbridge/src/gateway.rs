@@ -620,22 +620,7 @@ impl Connection {
         let section = tools.prompt_section();
         InitializeResult {
             protocol_version: version.as_str().to_owned(),
-            capabilities: ServerCapabilities {
-                tools: Some(ListChangedCapability {
-                    list_changed: Some(true),
-                    ..ListChangedCapability::default()
-                }),
-                prompts: Some(ListChangedCapability {
-                    list_changed: Some(true),
-                    ..ListChangedCapability::default()
-                }),
-                resources: Some(types::ResourcesCapability {
-                    list_changed: Some(true),
-                    ..types::ResourcesCapability::default()
-                }),
-                completions: Some(Default::default()),
-                ..ServerCapabilities::default()
-            },
+            capabilities: capabilities(),
             server_info: self.gateway.options.server_info.clone(),
             instructions: (!section.is_empty()).then(|| section.to_owned()),
             ..InitializeResult::default()
@@ -653,23 +638,7 @@ impl Connection {
         }
         DiscoverResult {
             supported_versions: supported_versions(),
-            capabilities: ServerCapabilities {
-                // Announced on `subscriptions/listen`.
-                tools: Some(ListChangedCapability {
-                    list_changed: Some(true),
-                    ..ListChangedCapability::default()
-                }),
-                prompts: Some(ListChangedCapability {
-                    list_changed: Some(true),
-                    ..ListChangedCapability::default()
-                }),
-                resources: Some(types::ResourcesCapability {
-                    list_changed: Some(true),
-                    ..types::ResourcesCapability::default()
-                }),
-                completions: Some(Default::default()),
-                ..ServerCapabilities::default()
-            },
+            capabilities: capabilities(),
             instructions: (!section.is_empty()).then(|| section.to_owned()),
             ttl_ms: Some(0.into()),
             cache_scope: Some(types::CacheScope::Private),
@@ -974,6 +943,26 @@ fn call_result(outcome: &ToolOutcome) -> CallToolResult {
             result.is_error = Some(true);
             result
         }
+    }
+}
+
+/// What the gateway serves, in both eras: tools, prompts and resources
+/// with their list changes (on the connection for a handshake-era client,
+/// on `subscriptions/listen` for a 2026-07-28 one), and completions.
+fn capabilities() -> ServerCapabilities {
+    let list_changed = || ListChangedCapability {
+        list_changed: Some(true),
+        ..ListChangedCapability::default()
+    };
+    ServerCapabilities {
+        tools: Some(list_changed()),
+        prompts: Some(list_changed()),
+        resources: Some(types::ResourcesCapability {
+            list_changed: Some(true),
+            ..types::ResourcesCapability::default()
+        }),
+        completions: Some(Default::default()),
+        ..ServerCapabilities::default()
     }
 }
 
