@@ -46,33 +46,9 @@ pub(crate) async fn login(
     options: &SourceOptions,
     output: &Output,
 ) -> Result<Exit, CliError> {
-    let (server, http) = http_server(id, options).await?;
-    let url = server_url(&http.url)?;
-    let dir = oauth_dir()?;
-    let grant = match http.oauth.as_ref() {
-        // RFC 6749 §4.4: the client authenticates with its own secret; no
-        // browser, no redirect listener.
-        Some(oauth) if oauth.grant == OAuthGrant::ClientCredentials => Grant::ClientCredentials,
-        // SEP-1933: the workload's JWT from its file or variable; nobody
-        // either.
-        Some(oauth) if oauth.grant == OAuthGrant::JwtBearer => {
-            mcp_manager::workload_grant(oauth)
-                .map_err(|e| CliError::usage(format!("cannot set up OAuth for `{id}`: {e}")))?
-        }
-        _ => Grant::AuthorizationCode(loopback(&server, &http, timeout, output).await?),
-    };
-    let mut factory = crate::runtime::transport_factory();
-    factory.oauth_dir = Some(dir.clone());
-    // The proxy and trusted roots of every other command.
-    let options = factory
-        .oauth_options_for(url, grant, http.oauth.as_ref())
-        .map_err(|e| CliError::usage(format!("cannot set up OAuth for `{id}`: {e}")))?;
-    let provider = OAuthProvider::new(options)
-        .map_err(|e| CliError::connection(format!("cannot set up OAuth for `{id}`: {e}")))?;
-    provider.login().await.map_err(|e| {
-        CliError::connection(format!("login to `{id}` failed: {e}"))
-            .hint(format!("run `mcpctl login {id}` again"))
-    })?;
+    let target = Target::find(id, options, true).await?;
+    let prompt = Prompt::Print { json: output.json };
+    let dir = target.login(timeout, prompt).await?;
     if output.json {
         output
             .json(&json!({"server": id, "logged_in": true}))
@@ -88,13 +64,97 @@ pub(crate) async fn login(
     Ok(Exit::Success)
 }
 
+/// Where the person is shown the authorization URL.
+#[derive(Debug)]
+pub(crate) enum Prompt {
+    /// Printed on stdout (stderr with `--json`, so stdout stays one
+    /// document), for `mcpctl login`.
+    Print {
+        /// Whether `--json` was given.
+        json: bool,
+    },
+    /// Handed to a settings page, which opens it in the person's browser.
+    Send(std::sync::Mutex<Option<tokio::sync::oneshot::Sender<Url>>>),
+}
+
+/// A configured HTTP server to log in to, resolved.
+#[derive(Debug)]
+pub(crate) struct Target {
+    server: ResolvedConfig,
+    http: mcp_config::ResolvedHttp,
+    url: Url,
+}
+
+impl Target {
+    /// The configured HTTP or SSE server `id`, through the same discovery,
+    /// trust gate and input answers as every command that connects (`ask`:
+    /// whether the terminal may be asked).
+    pub(crate) async fn find(
+        id: &str,
+        options: &SourceOptions,
+        ask: bool,
+    ) -> Result<Target, CliError> {
+        let (server, http) = http_server(id, options, ask).await?;
+        let url = server_url(&http.url)?;
+        Ok(Target { server, http, url })
+    }
+
+    /// Whether logging in needs a person in a browser (the authorization
+    /// code grant), not only the client's own credentials.
+    pub(crate) fn needs_browser(&self) -> bool {
+        !matches!(
+            self.http.oauth.as_ref().map(|o| o.grant),
+            Some(OAuthGrant::ClientCredentials | OAuthGrant::JwtBearer)
+        )
+    }
+
+    /// Runs the server's grant and stores the tokens where every later run
+    /// finds them; returns the token directory. The authorization URL of
+    /// the code grant goes to `prompt`; the browser has `timeout` to come
+    /// back.
+    pub(crate) async fn login(
+        &self,
+        timeout: Duration,
+        prompt: Prompt,
+    ) -> Result<PathBuf, CliError> {
+        let id = &self.server.id;
+        let http = &self.http;
+        let dir = oauth_dir()?;
+        let grant = match http.oauth.as_ref() {
+            // RFC 6749 §4.4: the client authenticates with its own secret; no
+            // browser, no redirect listener.
+            Some(oauth) if oauth.grant == OAuthGrant::ClientCredentials => Grant::ClientCredentials,
+            // SEP-1933: the workload's JWT from its file or variable; nobody
+            // either.
+            Some(oauth) if oauth.grant == OAuthGrant::JwtBearer => {
+                mcp_manager::workload_grant(oauth)
+                    .map_err(|e| CliError::usage(format!("cannot set up OAuth for `{id}`: {e}")))?
+            }
+            _ => Grant::AuthorizationCode(loopback(&self.server, http, timeout, prompt).await?),
+        };
+        let mut factory = crate::runtime::transport_factory();
+        factory.oauth_dir = Some(dir.clone());
+        // The proxy and trusted roots of every other command.
+        let options = factory
+            .oauth_options_for(self.url.clone(), grant, http.oauth.as_ref())
+            .map_err(|e| CliError::usage(format!("cannot set up OAuth for `{id}`: {e}")))?;
+        let provider = OAuthProvider::new(options)
+            .map_err(|e| CliError::connection(format!("cannot set up OAuth for `{id}`: {e}")))?;
+        provider.login().await.map_err(|e| {
+            CliError::connection(format!("login to `{id}` failed: {e}"))
+                .hint(format!("run `mcpctl login {id}` again"))
+        })?;
+        Ok(dir)
+    }
+}
+
 /// The authorization code grant's interaction: a listener on the configured
 /// redirect port (else a free one) of 127.0.0.1.
 async fn loopback(
     server: &ResolvedConfig,
     http: &mcp_config::ResolvedHttp,
     timeout: Duration,
-    output: &Output,
+    prompt: Prompt,
 ) -> Result<Arc<Loopback>, CliError> {
     let port = http
         .oauth
@@ -116,7 +176,7 @@ async fn loopback(
         redirect_uri: format!("http://127.0.0.1:{port}/callback"),
         listener: tokio::sync::Mutex::new(listener),
         timeout,
-        json: output.json,
+        prompt,
     });
     Ok(interaction)
 }
@@ -127,7 +187,7 @@ pub(crate) async fn logout(
     options: &SourceOptions,
     output: &Output,
 ) -> Result<Exit, CliError> {
-    let (_, http) = http_server(id, options).await?;
+    let (_, http) = http_server(id, options, true).await?;
     let url = server_url(&http.url)?;
     let removed = FileTokenStore::new(oauth_dir()?)
         .remove_server(&url)
@@ -148,6 +208,7 @@ pub(crate) async fn logout(
 async fn http_server(
     id: &str,
     options: &SourceOptions,
+    ask: bool,
 ) -> Result<(ResolvedConfig, mcp_config::ResolvedHttp), CliError> {
     // The same gate and input answers as every command that connects: a
     // project server nobody approved is not logged in to either.
@@ -156,8 +217,8 @@ async fn http_server(
     let selected = id.to_owned();
     let (report, answers) = tokio::task::spawn_blocking(move || {
         let mut report = crate::runtime::only(discovery.discover(), &selected)?;
-        let _held = crate::trust_cmd::settle(&mut report, gate.as_ref(), true);
-        let answers = crate::inputs::collect(&report, true);
+        let _held = crate::trust_cmd::settle(&mut report, gate.as_ref(), ask);
+        let answers = crate::inputs::collect(&report, ask);
         Ok::<_, CliError>((report, answers))
     })
     .await
@@ -210,8 +271,8 @@ struct Loopback {
     redirect_uri: String,
     listener: tokio::sync::Mutex<TcpListener>,
     timeout: Duration,
-    /// With `--json`, the prompt goes to stderr so stdout stays one document.
-    json: bool,
+    /// Where the authorization URL goes.
+    prompt: Prompt,
 }
 
 #[async_trait]
@@ -228,11 +289,18 @@ impl Interaction for Loopback {
             self.timeout.as_secs(),
             self.redirect_uri
         );
-        if self.json {
-            eprint!("{prompt}");
-        } else {
-            print!("{prompt}");
-            let _ = std::io::Write::flush(&mut std::io::stdout());
+        match &self.prompt {
+            Prompt::Print { json: true } => eprint!("{prompt}"),
+            Prompt::Print { json: false } => {
+                print!("{prompt}");
+                let _ = std::io::Write::flush(&mut std::io::stdout());
+            }
+            Prompt::Send(sender) => {
+                let sender = sender.lock().ok().and_then(|mut s| s.take());
+                if let Some(sender) = sender {
+                    let _ = sender.send(authorization_url.clone());
+                }
+            }
         }
         let listener = self.listener.lock().await;
         tokio::time::timeout(self.timeout, self.wait_for_callback(&listener))

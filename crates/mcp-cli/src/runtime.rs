@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use mcp_config::{DiscoveryEntry, DiscoveryReport, ProcessEnv, SourceMeta, WithInputs};
+use mcp_config::{DiscoveryEntry, DiscoveryReport, ProcessEnv, SourceMeta, Store, WithInputs};
 use mcp_manager::{
     DefaultTransportFactory, ErrorCode, ManagerEvent, ManagerOptions, McpManager, ServerError,
     ServerStatus, StartupError, StartupMode,
@@ -116,32 +116,33 @@ impl Runtime {
         select: Select<'_>,
         lazy_cache: Option<std::path::PathBuf>,
     ) -> Result<Runtime, CliError> {
-        let discovery = trust_cmd::discovery(options)?;
-        let gate = trust_cmd::gate(options)?;
-        let ask = options.ask;
-        let selected = select.id().map(str::to_owned);
-        // Discovery reads files, and the trust and input questions read the
-        // terminal: both block, off the async workers.
-        let (report, untrusted, answers) = tokio::task::spawn_blocking(move || {
-            let mut report = discovery.discover();
-            if let Some(id) = &selected {
-                report = only(report, id)?;
-            }
-            // Only the selected servers are asked about.
-            let untrusted = trust_cmd::settle(&mut report, gate.as_ref(), ask);
-            let answers = inputs::collect(&report, ask);
-            Ok::<_, CliError>((report, untrusted, answers))
-        })
-        .await
-        .map_err(|e| CliError::usage(format!("discovery failed: {e}")))??;
-        for warning in &report.warnings {
-            if warning.diagnostic.code == mcp_config::Code::TrustStoreUnavailable {
-                eprintln!(
-                    "mcpctl: {}",
-                    crate::output::line(&warning.diagnostic.message)
-                );
-            }
-        }
+        Runtime::start_built(options, select, lazy_cache, None).await
+    }
+
+    /// [`Runtime::start`] over every source for a settings page: the
+    /// manager also holds `store`, so that saves, toggles and removals
+    /// persist there ([`McpManager::save`]); nothing is asked on a
+    /// terminal (project servers nobody approved are held back, as the
+    /// page shows them).
+    pub(crate) async fn start_with_store(
+        options: &SourceOptions,
+        store: Store,
+    ) -> Result<Runtime, CliError> {
+        let mut options = options.clone();
+        options.ask = false;
+        Runtime::start_built(&options, Select::All, None, Some(store)).await
+    }
+
+    /// The one construction of a run's manager, whatever the command: the
+    /// options, transport factory (with the OAuth token store), input
+    /// answers, tool cache and store.
+    async fn start_built(
+        options: &SourceOptions,
+        select: Select<'_>,
+        lazy_cache: Option<std::path::PathBuf>,
+        store: Option<Store>,
+    ) -> Result<Runtime, CliError> {
+        let (report, untrusted, answers) = discover(options, select).await?;
         let mut manager_options = ManagerOptions::default();
         // The mode: never wait inside the manager; this run waits
         // for exactly the servers it needs, and `watch` shows the progress.
@@ -153,6 +154,9 @@ impl Runtime {
             builder = builder.cache(std::sync::Arc::new(mcp_manager::JsonFileToolCache::open(
                 path,
             )));
+        }
+        if let Some(store) = store {
+            builder = builder.store(store);
         }
         let manager = builder
             .options(manager_options)
@@ -171,6 +175,23 @@ impl Runtime {
             events: Some(events),
             started,
         })
+    }
+
+    /// Discovers every source again and hands the report to the manager
+    /// (`connect_discovered`: new servers start, changed ones reconnect,
+    /// unchanged ones keep their connection, vanished ones stop), after a
+    /// change to the files: a save, an approval, a copy into the store.
+    /// Nothing is asked on a terminal; input answers are the ones the
+    /// manager was built with.
+    pub(crate) async fn reload(&mut self, options: &SourceOptions) -> Result<(), CliError> {
+        let mut options = options.clone();
+        options.ask = false;
+        let (report, untrusted, _) = discover(&options, Select::All).await?;
+        let startup = self.manager.connect_discovered(&report).await;
+        self.report = report;
+        self.untrusted = untrusted;
+        self.config_errors = startup.errors;
+        Ok(())
     }
 
     /// Waits until every server has settled: ready, failed or disabled, no
@@ -244,6 +265,49 @@ impl Runtime {
             .find(|e| e.server.as_deref() == Some(id))
             .map(|e| &e.error)
     }
+}
+
+/// Discovery over `options`' sources, the trust gate settled (asking on a
+/// terminal when `options.ask`) and the `${input:ID}` answers collected:
+/// the report, the project servers held back, and the answers.
+async fn discover(
+    options: &SourceOptions,
+    select: Select<'_>,
+) -> Result<
+    (
+        DiscoveryReport,
+        Vec<mcp_config::DiscoveredServer>,
+        inputs::RunAnswers,
+    ),
+    CliError,
+> {
+    let discovery = trust_cmd::discovery(options)?;
+    let gate = trust_cmd::gate(options)?;
+    let ask = options.ask;
+    let selected = select.id().map(str::to_owned);
+    // Discovery reads files, and the trust and input questions read the
+    // terminal: both block, off the async workers.
+    let (report, untrusted, answers) = tokio::task::spawn_blocking(move || {
+        let mut report = discovery.discover();
+        if let Some(id) = &selected {
+            report = only(report, id)?;
+        }
+        // Only the selected servers are asked about.
+        let untrusted = trust_cmd::settle(&mut report, gate.as_ref(), ask);
+        let answers = inputs::collect(&report, ask);
+        Ok::<_, CliError>((report, untrusted, answers))
+    })
+    .await
+    .map_err(|e| CliError::usage(format!("discovery failed: {e}")))??;
+    for warning in &report.warnings {
+        if warning.diagnostic.code == mcp_config::Code::TrustStoreUnavailable {
+            eprintln!(
+                "mcpctl: {}",
+                crate::output::line(&warning.diagnostic.message)
+            );
+        }
+    }
+    Ok((report, untrusted, answers))
 }
 
 /// The report with only `id`'s entry. When no source defines `id`, the

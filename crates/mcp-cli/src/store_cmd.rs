@@ -23,6 +23,14 @@ use crate::sources::{self, SourceOptions};
 /// `mcpctl add`.
 pub(crate) fn add(args: AddArgs, output: &Output) -> Result<Exit, CliError> {
     let config = server_config(args)?;
+    if let Some(problem) = mcp_config::Store::id_problems(&config.id).first() {
+        return Err(CliError::usage(format!(
+            "`{}` cannot be a server id: {} [{}]",
+            crate::output::line(&config.id),
+            problem.message,
+            problem.code()
+        )));
+    }
     let store = open()?;
     let transport = config.transport.kind().as_str();
     let id = config.id.clone();

@@ -40,6 +40,9 @@ pub enum Code {
     // Validation.
     /// `missing_id`: the server id is empty.
     MissingId,
+    /// `invalid_id`: an id given for mcpctl's store that is not made of
+    /// letters, digits, `_`, `-` and `.` ([`crate::Store::id_problems`]).
+    InvalidId,
     /// `missing_name`: the display name is empty.
     MissingName,
     /// `duplicate_id`: two servers share an id.
@@ -163,6 +166,7 @@ impl Code {
             Code::ConflictingTransport => "conflicting_transport",
             Code::InvalidEra => "invalid_era",
             Code::MissingId => "missing_id",
+            Code::InvalidId => "invalid_id",
             Code::MissingName => "missing_name",
             Code::DuplicateId => "duplicate_id",
             Code::InvalidTimeout => "invalid_timeout",

@@ -419,6 +419,32 @@ impl Store {
         self.read()
     }
 
+    /// The problems of `id` as a new id a person gives for this store: it
+    /// must be one or more letters, digits, `_`, `-` and `.` (at most 64),
+    /// since it is typed on command lines (`mcpctl call ID`) and becomes
+    /// part of tool names. Other applications' files allow any text; their
+    /// servers are still copied in as they are ([`Store::create`] does not
+    /// apply this rule), so this is for the places a person types an id.
+    ///
+    /// ```
+    /// use mcp_config::Store;
+    /// assert!(Store::id_problems("github-2").is_empty());
+    /// assert_eq!(Store::id_problems("my server")[0].code(), "invalid_id");
+    /// ```
+    pub fn id_problems(id: &str) -> Vec<crate::Diagnostic> {
+        let valid = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+        if id.is_empty() || (id.len() <= 64 && id.chars().all(valid)) {
+            // An empty id is `missing_id`, `validate`'s.
+            return Vec::new();
+        }
+        vec![crate::Diagnostic::new(
+            crate::Code::InvalidId,
+            None,
+            "id",
+            "use only letters, digits, `_`, `-` and `.` (at most 64): the id is typed in commands and names the server's tools",
+        )]
+    }
+
     /// Adds a new server; fails with `duplicate_id` if the id is stored.
     pub fn create(&self, config: ServerConfig) -> Result<SaveOutcome, StoreError> {
         self.put(config, true)

@@ -1,28 +1,51 @@
-//! The page's JSON API: server configs in store shape, with secrets write-only, over the manager's methods.
+//! The page's JSON API for servers: every source's servers with their status, and the store's servers edited through the manager.
 //!
-//! A config travels as the store writes it: `{id, name, enabled, era, transport}` (`era`: `auto`, `modern`
-//! or `legacy`, `auto` when absent) with `transport` either
-//! `{type: "stdio", command, args, env: [{key, value, saved}], envVars, cwd}`
-//! or `{type: "http" | "sse", url, bearerTokenEnv, headers: [{key, value,
-//! saved}], envHeaders: [{key, value}]}`. Responses never carry a literal
-//! env or header value: every row goes out as `value: ""` with
-//! `saved: true`, whatever the manager handed over. A row sent back with
-//! `saved: true` and an empty value keeps the stored value; a row left out
-//! deletes it.
-
-use std::path::Path;
+//! `GET /api/servers` answers `{store, servers: [...]}` (or `{store, error}`
+//! when the store cannot be read). Each server is the row `mcpctl servers
+//! --json` prints (id, name, status, transport, tool count, source with its
+//! level, label, host and file, error with its stable code, era, names of
+//! env variables and headers, `also_in`, `shadows`, `shadowed_by`), plus:
+//! `editable` (its definition is in the store, so the page may change it),
+//! `copyable` (another source's definition the store does not have yet),
+//! `generation`, `description`, `config` (the definition in the store's
+//! JSON shape, `mcp_config::server_to_store_json`, with every env and
+//! header value replaced by the "saved" marker), `catalog` (a connected
+//! server's tools: name, title, description, input schema), `canLogin`
+//! (an HTTP server, which may use OAuth) and `login` (a login started from
+//! the page: `{state, message}`).
+//!
+//! A config travels as the store writes it (`mcp_config::parse_store_server`
+//! reads the page's answer back, so every field of the store format
+//! round-trips: description, timeouts, tool filter, inputs, era, OAuth).
+//! Responses never carry a literal env or header value; a row sent back
+//! with `saved: true` and an empty value keeps the stored value; a row
+//! left out deletes it.
+//!
+//! | method | path | what |
+//! |---|---|---|
+//! | POST | `/api/servers` | create a store server |
+//! | POST | `/api/servers/validate` | the problems a save would report, saving nothing |
+//! | PUT | `/api/servers/{id}` | save (edit) a store server |
+//! | DELETE | `/api/servers/{id}` | remove a store server |
+//! | POST | `/api/servers/{id}/enabled` | `{"enabled": bool}`, a store server |
+//! | POST | `/api/servers/{id}/retry` | a fresh connection attempt, any server |
+//! | POST | `/api/servers/{id}/copy` | copy another source's definition into the store |
+//!
+//! Changing a server another application's file defines is refused with
+//! `read_only` (409): that file is the other application's.
 
 use http::{Method, StatusCode};
 use mcp_config::{
-    EnvHeader, HttpConfig, ProtocolEra, SecretEntry, ServerConfig, StdioConfig, TransportConfig,
+    Code, Diagnostic, DiscoveryEntry, ServerConfig, parse_store_server, server_to_store_json,
 };
-use mcp_manager::{ManagerError, McpManager, ServerStatus};
+use mcp_manager::{ManagerError, McpManager};
 use serde_json::{Value, json};
 
 use super::App;
 use super::response::{ResponseBody, json};
+use crate::runtime::Runtime;
 
-/// Answers an `/api/...` request other than the event stream.
+/// Answers an `/api/servers...` request.
 pub(crate) async fn route(
     app: &App,
     method: &Method,
@@ -34,7 +57,7 @@ pub(crate) async fn route(
     let manager = &app.manager;
     match (method, segments.as_slice()) {
         (&Method::GET, []) => {
-            let listing = listing(manager, app.store.path()).await;
+            let listing = listing(app).await;
             let status = if listing.get("error").is_some() {
                 StatusCode::INTERNAL_SERVER_ERROR
             } else {
@@ -42,250 +65,254 @@ pub(crate) async fn route(
             };
             json(status, &listing)
         }
+        (&Method::POST, ["validate"]) => match parse_config(body) {
+            Ok(config) => {
+                let mut problems = mcp_config::validate(&config);
+                problems.extend(mcp_config::Store::id_problems(&config.id));
+                json(
+                    StatusCode::OK,
+                    &json!({"diagnostics": problems.iter().map(diagnostic_json).collect::<Vec<_>>()}),
+                )
+            }
+            Err(error) => json(StatusCode::BAD_REQUEST, &json!({"error": error})),
+        },
         (&Method::POST, []) => match parse_config(body) {
+            Ok(config) if !mcp_config::Store::id_problems(&config.id).is_empty() => json(
+                StatusCode::BAD_REQUEST,
+                &json!({"error": {
+                    "code": "invalid_config",
+                    "message": "the configuration cannot be used",
+                    "diagnostics": mcp_config::Store::id_problems(&config.id)
+                        .iter().map(diagnostic_json).collect::<Vec<_>>(),
+                }}),
+            ),
             Ok(config) => {
                 let id = config.id.clone();
-                saved(manager, &id, manager.create(config).await)
+                let result = manager.create(config).await;
+                app.reload().await;
+                saved(manager, &id, result)
             }
-            Err(message) => bad_request(&message),
+            Err(error) => json(StatusCode::BAD_REQUEST, &json!({"error": error})),
         },
         (&Method::PUT, [id]) => match parse_config(body) {
-            Ok(config) if config.id == *id => saved(manager, id, manager.save(config).await),
-            Ok(_) => bad_request("the id in the path and the body differ; ids cannot be renamed"),
-            Err(message) => bad_request(&message),
+            Ok(config) if config.id != *id => {
+                bad_request("the id in the path and the body differ; ids cannot be renamed")
+            }
+            Ok(config) => {
+                if let Some(refusal) = read_only(app, id).await {
+                    return refusal;
+                }
+                let result = manager.save(config).await;
+                app.reload().await;
+                saved(manager, id, result)
+            }
+            Err(error) => json(StatusCode::BAD_REQUEST, &json!({"error": error})),
         },
-        (&Method::DELETE, [id]) => done(manager.remove(id).await),
+        (&Method::DELETE, [id]) => {
+            if let Some(refusal) = read_only(app, id).await {
+                return refusal;
+            }
+            let result = manager.remove(id).await;
+            app.reload().await;
+            done(result)
+        }
         (&Method::POST, [id, "enabled"]) => {
-            match serde_json::from_slice::<Value>(body)
+            let Some(enabled) = serde_json::from_slice::<Value>(body)
                 .ok()
                 .and_then(|v| v.get("enabled").and_then(Value::as_bool))
-            {
-                Some(enabled) => done(manager.set_enabled(id, enabled).await),
-                None => bad_request("send {\"enabled\": true} or {\"enabled\": false}"),
+            else {
+                return bad_request("send {\"enabled\": true} or {\"enabled\": false}");
+            };
+            if let Some(refusal) = read_only(app, id).await {
+                return refusal;
             }
+            let result = manager.set_enabled(id, enabled).await;
+            app.reload().await;
+            done(result)
         }
         (&Method::POST, [id, "retry"]) => done(manager.retry(id)),
-        _ => json(
-            StatusCode::NOT_FOUND,
-            &json!({"error": {"code": "not_found", "message": "no such API route"}}),
-        ),
+        (&Method::POST, [id, "copy"]) => copy(app, id).await,
+        _ => not_found(),
     }
 }
 
-/// Every stored server with its status and tools, or the store's error:
-/// `{store, servers: [...]}` or `{store, error: {...}}`.
-pub(crate) async fn listing(manager: &McpManager, store: &Path) -> Value {
-    let store_path = store.display().to_string();
-    match manager.list().await {
-        Ok(servers) => {
-            let servers: Vec<Value> = servers
-                .iter()
-                .map(|server| {
-                    let tools: Vec<Value> = manager
-                        .catalog(&server.config.id)
-                        .filter(|_| server.status.is_connected())
-                        .map(|catalog| {
-                            catalog
-                                .tools()
-                                .iter()
-                                .map(|tool| json!({"name": tool.name, "description": tool.description}))
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    json!({
-                        "id": server.config.id,
-                        "name": server.config.name,
-                        "enabled": server.config.enabled,
-                        "transport": server.config.transport.kind().as_str(),
-                        "source": store_path,
-                        "status": server.status.as_str(),
-                        "error": status_error(&server.status),
-                        "toolCount": server.tool_count,
-                        "generation": server.generation,
-                        "era": server.protocol_version.map(|v| v.era().as_str()),
-                        "protocolVersion": server.protocol_version.map(|v| v.as_str()),
-                        "tools": tools,
-                        "config": config_json(&server.config),
-                    })
-                })
-                .collect();
-            json!({"store": store_path, "servers": servers})
+/// The listing (see the module documentation).
+pub(crate) async fn listing(app: &App) -> Value {
+    let store_path = app.store.path().display().to_string();
+    let store = mcp_config::Store::open(app.store.path());
+    let stored = match tokio::task::spawn_blocking(move || store.list()).await {
+        Ok(Ok(stored)) => stored,
+        Ok(Err(error)) => {
+            return json!({"store": store_path, "error": {
+                "code": error.code(), "message": error.to_string(), "diagnostics": []}});
         }
-        Err(error) => json!({"store": store_path, "error": error_json(&error)}),
-    }
-}
-
-fn status_error(status: &ServerStatus) -> Value {
-    match status.error() {
-        Some(error) => json!({
-            "code": error.code.as_str(),
-            "message": error.message,
-            "configKey": error.config_key,
-        }),
-        None => Value::Null,
-    }
-}
-
-/// A config as the page edits it. Secret rows never carry their value.
-fn config_json(config: &ServerConfig) -> Value {
-    let transport = match &config.transport {
-        TransportConfig::Stdio(stdio) => json!({
-            "type": "stdio",
-            "command": stdio.command,
-            "args": stdio.args,
-            "env": secret_rows(&stdio.env),
-            "envVars": stdio.env_passthrough,
-            "cwd": stdio.cwd.clone().unwrap_or_default(),
-        }),
-        TransportConfig::Http(http) | TransportConfig::Sse(http) => json!({
-            "type": config.transport.kind().as_str(),
-            "url": http.url,
-            "bearerTokenEnv": http.bearer_token_env.clone().unwrap_or_default(),
-            "headers": secret_rows(&http.headers),
-            "envHeaders": http.env_headers.iter()
-                .map(|h| json!({"key": h.header, "value": h.var}))
-                .collect::<Vec<_>>(),
-        }),
-        _ => json!({"type": config.transport.kind().as_str()}),
+        Err(_) => Vec::new(),
     };
-    json!({
-        "id": config.id,
-        "name": config.name,
-        "enabled": config.enabled,
-        "era": config.era.as_str(),
-        "transport": transport,
+    let runtime = app.runtime.read().await;
+    let rows = crate::servers::with_shadowed(crate::servers::rows(&runtime), &runtime);
+    let servers: Vec<Value> = rows
+        .iter()
+        // The project servers waiting for approval have their own list,
+        // with what they would run (`/api/trust`).
+        .filter(|row| row.error.as_ref().is_none_or(|e| e.code != "untrusted"))
+        .map(|row| {
+            let mut value = serde_json::to_value(row).unwrap_or(Value::Null);
+            let Some(id) = row.id.as_deref() else {
+                return value;
+            };
+            let shadowed = row.status == "shadowed";
+            let from_store = row
+                .source
+                .as_ref()
+                .and_then(|s| s.path.as_deref())
+                .is_some_and(|p| p == store_path);
+            let in_store = stored.iter().find(|c| c.id == id);
+            let definition = if from_store {
+                in_store.cloned()
+            } else {
+                definition(&runtime, id, shadowed).map(|c| c.redacted())
+            };
+            let catalog: Vec<Value> = if shadowed {
+                Vec::new()
+            } else {
+                app.manager
+                    .catalog(id)
+                    .filter(|_| app.manager.status(id).is_some_and(|s| s.is_connected()))
+                    .map(|catalog| {
+                        catalog
+                            .tools()
+                            .iter()
+                            .map(|tool| {
+                                json!({
+                                    "name": tool.name,
+                                    "title": tool.title,
+                                    "description": tool.description,
+                                    "inputSchema": tool.input_schema,
+                                })
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            let object = value.as_object_mut().expect("a row is an object");
+            object.insert("editable".into(), Value::Bool(from_store));
+            object.insert(
+                "copyable".into(),
+                Value::Bool(!from_store && in_store.is_none() && definition.is_some()),
+            );
+            object.insert(
+                "generation".into(),
+                json!(if shadowed {
+                    0
+                } else {
+                    app.manager.generation(id).unwrap_or(0)
+                }),
+            );
+            object.insert(
+                "description".into(),
+                json!(definition.as_ref().and_then(|c| c.description.clone())),
+            );
+            object.insert(
+                "canLogin".into(),
+                Value::Bool(!shadowed && matches!(row.transport, Some("http" | "sse"))),
+            );
+            object.insert("login".into(), app.logins.state(id));
+            object.insert(
+                "config".into(),
+                definition
+                    .as_ref()
+                    .map_or(Value::Null, server_to_store_json),
+            );
+            object.insert("catalog".into(), Value::Array(catalog));
+            value
+        })
+        .collect();
+    json!({"store": store_path, "servers": servers})
+}
+
+/// The definition of `id` in the run's report: the one used, or the
+/// shadowed one.
+fn definition(runtime: &Runtime, id: &str, shadowed: bool) -> Option<ServerConfig> {
+    let report = &runtime.report;
+    let entry = if shadowed {
+        report
+            .shadowed
+            .iter()
+            .find(|s| s.id == id)
+            .map(|s| &s.entry)?
+    } else {
+        report.entries.iter().find(|e| e.server_id() == Some(id))?
+    };
+    match entry {
+        DiscoveryEntry::Server(server) | DiscoveryEntry::Disabled(server) => {
+            Some(server.config.clone())
+        }
+        _ => None,
+    }
+}
+
+/// `read_only` when `id` is not one of the store's servers.
+async fn read_only(app: &App, id: &str) -> Option<http::Response<ResponseBody>> {
+    let store = mcp_config::Store::open(app.store.path());
+    let owned = id.to_owned();
+    let in_store = tokio::task::spawn_blocking(move || {
+        store
+            .list()
+            .map(|servers| servers.iter().any(|s| s.id == owned))
+    })
+    .await
+    .ok()?
+    .ok()?;
+    if in_store {
+        return None;
+    }
+    let runtime = app.runtime.read().await;
+    let source = runtime
+        .manager
+        .source(id)
+        .map(|s| s.path.map_or(s.provider_label, |p| p.display().to_string()));
+    Some(match source {
+        Some(source) => json(
+            StatusCode::CONFLICT,
+            &json!({"error": {"code": "read_only", "message": format!(
+                "`{id}` is defined in {}, not in mcpctl's store; copy it into the store to change it here",
+                crate::output::line(&source)), "diagnostics": []}}),
+        ),
+        None => not_found(),
     })
 }
 
-/// Write-only rows: the key, an empty value and the "saved" marker. The
-/// value is never read here, so it cannot leak through this function.
-fn secret_rows(rows: &[SecretEntry]) -> Vec<Value> {
-    rows.iter()
-        .map(|row| json!({"key": row.key, "value": "", "saved": true}))
-        .collect()
+/// Copies another source's definition of `id`, secrets included, into the
+/// store (`Store::create`: validated, written owner-only, values kept as
+/// write-only secrets), then discovers again so the store's copy is the one
+/// listed and used where the store wins.
+async fn copy(app: &App, id: &str) -> http::Response<ResponseBody> {
+    let config = {
+        let runtime = app.runtime.read().await;
+        definition(&runtime, id, false).or_else(|| definition(&runtime, id, true))
+    };
+    let Some(mut config) = config else {
+        return not_found();
+    };
+    // The store keeps what the person wrote, not where it was read from.
+    config.origins = mcp_config::Origins::default();
+    let result = app.manager.create(config).await;
+    app.reload().await;
+    saved(&app.manager, id, result)
 }
 
-/// Reads a config from the page. Validation (ids, absolute cwd, URL rules,
-/// duplicate headers) is the store's; this only checks the shape.
-fn parse_config(body: &[u8]) -> Result<ServerConfig, String> {
-    let value: Value =
-        serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
-    let id = string(&value, "id")?;
-    let transport = value.get("transport").ok_or("`transport` is missing")?;
-    let kind = string(transport, "type")?;
-    let transport = match kind.as_str() {
-        "stdio" => {
-            let mut stdio = StdioConfig::new(string(transport, "command")?);
-            stdio.args = strings(transport, "args")?;
-            stdio.env = secret_entries(transport, "env")?;
-            stdio.env_passthrough = strings(transport, "envVars")?
-                .into_iter()
-                .filter(|name| !name.trim().is_empty())
-                .collect();
-            let cwd = optional_string(transport, "cwd")?;
-            stdio.cwd = cwd.filter(|cwd| !cwd.is_empty());
-            TransportConfig::Stdio(stdio)
-        }
-        "http" | "sse" => {
-            let mut http = HttpConfig::new(string(transport, "url")?);
-            http.bearer_token_env =
-                optional_string(transport, "bearerTokenEnv")?.filter(|v| !v.is_empty());
-            http.headers = secret_entries(transport, "headers")?;
-            http.env_headers = rows(transport, "envHeaders")?
-                .into_iter()
-                .map(|(key, value, _)| EnvHeader::new(key, value))
-                .collect();
-            if kind == "http" {
-                TransportConfig::Http(http)
-            } else {
-                TransportConfig::Sse(http)
-            }
-        }
-        other => return Err(format!("unknown transport type `{other}`")),
-    };
-    let mut config = ServerConfig::new(id.clone(), transport);
-    config.name = optional_string(&value, "name")?
-        .filter(|name| !name.trim().is_empty())
-        .unwrap_or(id);
-    config.enabled = value
-        .get("enabled")
-        .and_then(Value::as_bool)
-        .unwrap_or(true);
-    // The page sends back the era it was given, so an edit keeps it.
-    config.era = match optional_string(&value, "era")? {
-        None => ProtocolEra::Auto,
-        Some(name) => ProtocolEra::from_name(&name).ok_or_else(|| {
-            let accepted: Vec<String> = ProtocolEra::ALL
-                .iter()
-                .map(|era| format!("`{era}`"))
-                .collect();
-            format!("`era` must be one of {}", accepted.join(", "))
-        })?,
-    };
-    Ok(config)
-}
-
-/// Secret rows: `saved: true` with an empty value keeps the stored value
-/// Any other row is a new literal.
-fn secret_entries(value: &Value, field: &str) -> Result<Vec<SecretEntry>, String> {
-    Ok(rows(value, field)?
-        .into_iter()
-        .map(|(key, value, saved)| {
-            if saved && value.is_empty() {
-                SecretEntry::saved(key)
-            } else {
-                SecretEntry::new(key, value)
-            }
+/// Reads a config from the page, in the store's shape.
+fn parse_config(body: &[u8]) -> Result<ServerConfig, Value> {
+    let text = std::str::from_utf8(body).map_err(
+        |_| json!({"code": "bad_request", "message": "the body is not UTF-8", "diagnostics": []}),
+    )?;
+    parse_store_server(text).map_err(|error| {
+        json!({
+            "code": "invalid_config",
+            "message": "the configuration cannot be used",
+            "diagnostics": error.diagnostics.iter().map(diagnostic_json).collect::<Vec<_>>(),
         })
-        .collect())
-}
-
-/// `[{key, value, saved?}]`, rows with an empty key skipped (an empty row
-/// the person added and left blank).
-fn rows(value: &Value, field: &str) -> Result<Vec<(String, String, bool)>, String> {
-    let Some(list) = value.get(field) else {
-        return Ok(Vec::new());
-    };
-    let list = list
-        .as_array()
-        .ok_or_else(|| format!("`{field}` must be a list"))?;
-    let mut out = Vec::new();
-    for row in list {
-        let key = row.get("key").and_then(Value::as_str).unwrap_or_default();
-        let text = row.get("value").and_then(Value::as_str).unwrap_or_default();
-        let saved = row.get("saved").and_then(Value::as_bool).unwrap_or(false);
-        if !key.trim().is_empty() {
-            out.push((key.trim().to_owned(), text.to_owned(), saved));
-        }
-    }
-    Ok(out)
-}
-
-fn string(value: &Value, field: &str) -> Result<String, String> {
-    optional_string(value, field)?.ok_or_else(|| format!("`{field}` is missing"))
-}
-
-fn optional_string(value: &Value, field: &str) -> Result<Option<String>, String> {
-    match value.get(field) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(format!("`{field}` must be a string")),
-    }
-}
-
-fn strings(value: &Value, field: &str) -> Result<Vec<String>, String> {
-    match value.get(field) {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|item| {
-                item.as_str()
-                    .map(str::to_owned)
-                    .ok_or_else(|| format!("`{field}` must be a list of strings"))
-            })
-            .collect(),
-        Some(_) => Err(format!("`{field}` must be a list of strings")),
-    }
+    })
 }
 
 /// A save's answer: what it did and the status right after.
@@ -339,13 +366,20 @@ fn failed(error: &ManagerError) -> http::Response<ResponseBody> {
 
 /// An error for the page: code, message (never a value) and, for invalid
 /// configs, every diagnostic with its field.
-fn error_json(error: &ManagerError) -> Value {
-    let diagnostics = match error {
+pub(crate) fn error_json(error: &ManagerError) -> Value {
+    let diagnostics: Vec<Value> = match error {
         ManagerError::Invalid { diagnostics, .. }
-        | ManagerError::Store(mcp_config::StoreError::Invalid { diagnostics, .. }) => diagnostics
-            .iter()
-            .map(|d| json!({"field": d.field, "code": d.code(), "message": d.message}))
-            .collect(),
+        | ManagerError::Store(mcp_config::StoreError::Invalid { diagnostics, .. }) => {
+            diagnostics.iter().map(diagnostic_json).collect()
+        }
+        ManagerError::Store(mcp_config::StoreError::DuplicateId { id }) => {
+            vec![diagnostic_json(&Diagnostic::new(
+                Code::DuplicateId,
+                Some(id.clone()),
+                "id",
+                format!("the store already has a server with the id `{id}`; choose another id"),
+            ))]
+        }
         _ => Vec::new(),
     };
     json!({
@@ -355,9 +389,26 @@ fn error_json(error: &ManagerError) -> Value {
     })
 }
 
-fn bad_request(message: &str) -> http::Response<ResponseBody> {
+/// One problem: the field (`transport.command`, `transport.env[0].key`),
+/// the stable code and the sentence for a person.
+fn diagnostic_json(diagnostic: &Diagnostic) -> Value {
+    json!({
+        "field": diagnostic.field,
+        "code": diagnostic.code(),
+        "message": diagnostic.message,
+    })
+}
+
+pub(crate) fn bad_request(message: &str) -> http::Response<ResponseBody> {
     json(
         StatusCode::BAD_REQUEST,
         &json!({"error": {"code": "bad_request", "message": message, "diagnostics": []}}),
+    )
+}
+
+pub(crate) fn not_found() -> http::Response<ResponseBody> {
+    json(
+        StatusCode::NOT_FOUND,
+        &json!({"error": {"code": "not_found", "message": "no such server or API route", "diagnostics": []}}),
     )
 }

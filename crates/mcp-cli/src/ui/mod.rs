@@ -1,13 +1,22 @@
 //! `mcpctl ui`: settings page (Settings → Integrations → MCPs), served on 127.0.0.1.
 //!
-//! The page also lists the project's servers that wait for the person's
-//! approval (project trust), each with an approve button (`trust_api`).
+//! The page shows every server `mcpctl servers` shows, from every source
+//! (the project's files, `--config` files, the store, other applications'
+//! files, the built-in demo), each with its source; only the store's
+//! servers (the `mcp.json` `mcpctl add` edits) can be changed there, and
+//! any other one can be copied into the store. Project servers that wait
+//! for the person's approval are listed with an approve button
+//! (`trust_api`). A server that needs an OAuth login gets a Login button
+//! (`login_api`); a ready server's tools can be tried, and its resources
+//! and prompts looked at (`use_api`).
 //!
-//! One process holds one [`McpManager`] over the store (the
-//! `mcp.json`, the file `mcpctl add` edits), exactly as a host would: the
-//! page lists, saves, enables, retries and removes through the manager, so
-//! the store and the connections stay consistent, and follows the
-//! manager's event stream over server-sent events.
+//! One process holds one [`McpManager`], built by the same
+//! [`Runtime`] construction as every other command (sources, trust gate,
+//! OAuth token store, options) with the store added, exactly as a host
+//! would: the page saves, enables, retries and removes through the
+//! manager, so the store and the connections stay consistent; after each
+//! change the sources are discovered again (`Runtime::reload`), and the
+//! page follows the manager's event stream over server-sent events.
 //!
 //! The page is plain HTML, CSS and JavaScript compiled into the binary
 //! (`assets/`); there is no front-end build step.
@@ -18,9 +27,11 @@
 //! this page, which refuses DNS rebinding and cross-site requests.
 
 mod api;
+mod login_api;
 mod response;
 mod routes;
 mod trust_api;
+mod use_api;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -28,27 +39,54 @@ use std::sync::Arc;
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
 use mcp_config::Store;
-use mcp_manager::{ManagerOptions, McpManager, StartupMode};
+use mcp_manager::McpManager;
 use tokio::net::TcpListener;
+use tokio::sync::{RwLock, broadcast};
 
 use crate::cli::UiArgs;
 use crate::exit::{CliError, Exit};
+use crate::runtime::Runtime;
 use crate::sources::{self, SourceOptions};
 
 /// What every request handler needs: the manager, its store, and the
 /// launch's token and address.
 #[derive(Debug)]
 pub(crate) struct App {
-    /// The manager over the store; the page's only way to change anything.
+    /// The manager over every source, with the store; the page's only way
+    /// to change anything.
     pub(crate) manager: McpManager,
+    /// The run: the manager and the discovery report the listing is made
+    /// of, replaced by [`App::reload`] after every change.
+    pub(crate) runtime: RwLock<Runtime>,
     /// The store file (for the malformed-store page and the source column).
     pub(crate) store: Store,
     /// The per-launch token every API call must carry.
     pub(crate) token: String,
     /// The port the listener is bound to (for the `Host`/`Origin` checks).
     pub(crate) port: u16,
-    /// The sources of the launch, for the project servers awaiting approval.
+    /// The sources of the launch, for discovery and project trust.
     pub(crate) sources: SourceOptions,
+    /// Logins started from the page, by server id.
+    pub(crate) logins: login_api::Logins,
+    /// Told when something the listing shows changed outside the manager
+    /// (a reload, a login's progress), so the event stream sends it again.
+    pub(crate) changed: broadcast::Sender<()>,
+}
+
+impl App {
+    /// Discovers every source again after a change (a save, an approval, a
+    /// copy) and has the event stream send the listing again. A failure is
+    /// logged: the manager keeps what it runs.
+    pub(crate) async fn reload(&self) {
+        let result = self.runtime.write().await.reload(&self.sources).await;
+        if let Err(error) = result {
+            eprintln!(
+                "mcpctl ui: cannot read the sources again: {}",
+                error.message
+            );
+        }
+        let _ = self.changed.send(());
+    }
 }
 
 /// Runs `mcpctl ui` until Ctrl-C.
@@ -65,30 +103,24 @@ pub(crate) async fn run(args: UiArgs, sources: &SourceOptions) -> Result<Exit, C
         .map_err(|e| CliError::usage(format!("cannot read the listening address: {e}")))?
         .port();
 
-    let mut options = ManagerOptions::default();
-    // Startup never waits for discovery; the page shows it live.
-    options.startup = StartupMode::Background;
-    options.client.session.client_info = crate::runtime::client_info();
-    let manager = McpManager::builder()
-        .options(options)
-        .factory(crate::runtime::transport_factory())
-        .store(Store::open(path.clone()))
-        .build();
+    // The construction every command uses (startup never waits; the page
+    // shows it live), with the store. A malformed store is not fatal
+    // here: the page explains how to repair it, and nothing writes to the
+    // file until it parses again.
+    let runtime = Runtime::start_with_store(sources, Store::open(path.clone())).await?;
+    let manager = runtime.manager.clone();
     // Ctrl-C is how the page is stopped: the servers are closed below.
-    crate::interrupt::register(&manager);
     let claim = crate::interrupt::claim();
-    // A malformed store is not fatal here: the page explains how to repair
-    // it, and nothing writes to the file until it parses again.
-    if let Err(error) = manager.load_store().await {
-        eprintln!("mcpctl ui: {error}");
-    }
 
     let app = Arc::new(App {
         manager,
+        runtime: RwLock::new(runtime),
         store: Store::open(path),
         token: crate::loopback::new_secret(),
         port,
         sources: sources.clone(),
+        logins: login_api::Logins::default(),
+        changed: broadcast::channel(16).0,
     });
     let url = format!("http://127.0.0.1:{port}/?token={}", app.token);
     println!("mcpctl ui: serving the settings page at {url}");

@@ -7,18 +7,25 @@
 //! |---|---|---|
 //! | GET | `/?token=T` | the page (or the malformed-store page) |
 //! | GET | `/app.js`, `/app.css` | the embedded script and style |
-//! | GET | `/api/servers` | every stored server, redacted, with status and tools |
-//! | POST | `/api/servers` | create a server |
-//! | PUT | `/api/servers/{id}` | save (edit) a server |
-//! | DELETE | `/api/servers/{id}` | remove a server |
+//! | GET | `/api/servers` | every server of every source, redacted, with status and tools |
+//! | POST | `/api/servers` | create a store server |
+//! | POST | `/api/servers/validate` | the problems a save would report |
+//! | PUT | `/api/servers/{id}` | save (edit) a store server |
+//! | DELETE | `/api/servers/{id}` | remove a store server |
 //! | POST | `/api/servers/{id}/enabled` | `{"enabled": bool}` |
 //! | POST | `/api/servers/{id}/retry` | a fresh connection attempt |
+//! | POST | `/api/servers/{id}/copy` | copy another source's server into the store |
+//! | POST | `/api/servers/{id}/login` | an OAuth login (see `login_api`) |
+//! | POST | `/api/servers/{id}/call` | try a tool (see `use_api`) |
+//! | GET | `/api/servers/{id}/offers` | its resources, templates and prompts |
+//! | POST | `/api/servers/{id}/read` | read a resource |
 //! | GET | `/api/events` | server-sent events: the list after every change |
 //! | GET | `/api/trust` | the project servers waiting for approval |
 //! | POST | `/api/trust/{id}` | `{"hash": ...}`: approve one (see `trust_api`) |
 
 use std::convert::Infallible;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
@@ -27,12 +34,12 @@ use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Body, Frame, Incoming};
 use mcp_config::StoreError;
-use tokio::sync::broadcast::error::TryRecvError;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::mpsc;
 
 use super::App;
 use super::response::{ResponseBody, set};
-use super::{api, trust_api};
+use super::{api, login_api, trust_api, use_api};
 
 const INDEX_HTML: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");
@@ -42,7 +49,7 @@ const APP_CSS: &str = include_str!("assets/app.css");
 const BODY_LIMIT: usize = 256 * 1024;
 
 /// Answers one request.
-pub(crate) async fn handle(app: &App, request: Request<Incoming>) -> Response<ResponseBody> {
+pub(crate) async fn handle(app: &Arc<App>, request: Request<Incoming>) -> Response<ResponseBody> {
     // `Host` must name this listener and `Origin`, when present, this page.
     if let Err(refusal) = crate::loopback::check_host_and_origin(app.port, request.headers()) {
         return text(StatusCode::FORBIDDEN, refusal);
@@ -67,7 +74,18 @@ pub(crate) async fn handle(app: &App, request: Request<Incoming>) -> Response<Re
             if path == "/api/trust" || path.starts_with("/api/trust/") {
                 return trust_api::route(app, &method, &path, &body).await;
             }
-            api::route(app, &method, &path, &body).await
+            let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+            match (&method, segments.as_slice()) {
+                (&Method::POST, ["api", "servers", id, "login"]) => login_api::start(app, id).await,
+                (&Method::POST, ["api", "servers", id, "call"]) => {
+                    use_api::call(app, id, &body).await
+                }
+                (&Method::GET, ["api", "servers", id, "offers"]) => use_api::offers(app, id).await,
+                (&Method::POST, ["api", "servers", id, "read"]) => {
+                    use_api::read(app, id, &body).await
+                }
+                _ => api::route(app, &method, &path, &body).await,
+            }
         }
         _ => text(StatusCode::NOT_FOUND, "not found"),
     }
@@ -130,25 +148,26 @@ fn store_error_page(store: &mcp_config::Store, error: &StoreError) -> String {
 
 /// The event stream: the whole list at once, then again after every change
 /// the manager announces. Bursts of events are coalesced into one message.
-async fn events(app: &App) -> Response<ResponseBody> {
+async fn events(app: &Arc<App>) -> Response<ResponseBody> {
     let (sender, receiver) = mpsc::channel::<Bytes>(8);
     let mut events = app.manager.events();
-    let manager = app.manager.clone();
-    let store = app.store.path().to_owned();
+    let mut changed = app.changed.subscribe();
+    let app = Arc::clone(app);
     tokio::spawn(async move {
         loop {
-            let message = format!(
-                "event: servers\ndata: {}\n\n",
-                api::listing(&manager, &store).await
-            );
+            let message = format!("event: servers\ndata: {}\n\n", api::listing(&app).await);
             if sender.send(Bytes::from(message)).await.is_err() {
                 return; // The page went away.
             }
-            // Wait for the next change; a lagged receiver only means
-            // "look again". Then take whatever else is already queued.
-            match events.recv().await {
-                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            // Wait for the next change (the manager's, or one the page
+            // made outside it); a lagged receiver only means "look again".
+            // Then take whatever else is already queued.
+            tokio::select! {
+                event = events.recv() => match event {
+                    Ok(_) | Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => return,
+                },
+                _ = changed.recv() => {}
             }
             loop {
                 match events.try_recv() {
@@ -157,6 +176,7 @@ async fn events(app: &App) -> Response<ResponseBody> {
                     Err(TryRecvError::Closed) => return,
                 }
             }
+            while changed.try_recv().is_ok() {}
         }
     });
     let mut response = Response::new(ChannelBody(receiver).boxed());
@@ -209,11 +229,12 @@ fn html(body: String) -> Response<ResponseBody> {
         "text/html; charset=utf-8",
     );
     set(&mut response, header::CACHE_CONTROL, "no-store");
-    // The page loads only its own script and style.
+    // The page loads only its own script and style; images are its own
+    // or a tool's result, inline (`data:`), never fetched from elsewhere.
     set(
         &mut response,
         header::CONTENT_SECURITY_POLICY,
-        "default-src 'self'; frame-ancestors 'none'",
+        "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
     );
     response
 }

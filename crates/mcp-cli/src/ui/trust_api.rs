@@ -9,7 +9,7 @@
 //! project's text with control characters escaped (`mcp_proto::text`).
 //!
 //! `POST /api/trust/{id}` with `{"hash": "sha256:..."}` approves that
-//! server, remembering it in `trust.json` like `mcpctl trust`. The hash is
+//! server, remembering it in `trust.json` like `mcpctl trust`, and starts it. The hash is
 //! the one the page showed: when the definition changed in the meantime
 //! the answer is 409 `definition_changed` and nothing is approved, so a
 //! person never approves a command they did not see.
@@ -85,7 +85,12 @@ async fn approve(app: &App, id: &str, hash: &str) -> http::Response<ResponseBody
     };
     let request = untrusted.request.clone();
     match tokio::task::spawn_blocking(move || store.approve(&request)).await {
-        Ok(Ok(())) => json(StatusCode::OK, &json!({"approved": true, "id": id})),
+        Ok(Ok(())) => {
+            // Discovered again, the approved server passes the gate and
+            // starts, as on the next run of any command.
+            app.reload().await;
+            json(StatusCode::OK, &json!({"approved": true, "id": id}))
+        }
         Ok(Err(failure)) => error(
             StatusCode::INTERNAL_SERVER_ERROR,
             failure.code(),

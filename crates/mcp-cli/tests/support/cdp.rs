@@ -237,6 +237,50 @@ impl Browser {
         std::fs::write(path, png).expect("write the screenshot");
     }
 
+    /// Saves a PNG of the whole page (beyond the viewport) to `path`.
+    pub(crate) fn screenshot_full(&mut self, path: &Path) {
+        let shot = self.call(
+            "Page.captureScreenshot",
+            json!({"format": "png", "captureBeyondViewport": true}),
+        );
+        let png = base64_decode(shot["data"].as_str().expect("screenshot data"));
+        assert!(png.starts_with(b"\x89PNG"), "the screenshot is not a PNG");
+        std::fs::write(path, png).expect("write the screenshot");
+    }
+
+    /// Makes the viewport `width` x `height` CSS pixels; `mobile` as a
+    /// phone (touch, the meta viewport honoured).
+    pub(crate) fn viewport(&mut self, width: u32, height: u32, mobile: bool) {
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile}),
+        );
+    }
+
+    /// Presses Tab (Shift+Tab with `back`), as a keyboard user moves focus.
+    pub(crate) fn tab(&mut self, back: bool) {
+        let modifiers = if back { 8 } else { 0 };
+        for kind in ["rawKeyDown", "keyUp"] {
+            self.call(
+                "Input.dispatchKeyEvent",
+                json!({"type": kind, "key": "Tab", "code": "Tab", "windowsVirtualKeyCode": 9,
+                       "modifiers": modifiers}),
+            );
+        }
+    }
+
+    /// Presses Enter on whatever has the focus.
+    pub(crate) fn enter(&mut self) {
+        for kind in ["rawKeyDown", "char", "keyUp"] {
+            let mut event = json!({"type": kind, "key": "Enter", "code": "Enter",
+                                   "windowsVirtualKeyCode": 13});
+            if kind == "char" {
+                event["text"] = json!("\r");
+            }
+            self.call("Input.dispatchKeyEvent", event);
+        }
+    }
+
     /// A command on the page's session.
     fn call(&mut self, method: &str, params: Value) -> Value {
         let session = self.session.clone();

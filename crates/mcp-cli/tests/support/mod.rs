@@ -10,6 +10,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod cdp;
+pub(crate) mod oauth_fake;
 pub(crate) mod pty;
 pub(crate) mod ui;
 

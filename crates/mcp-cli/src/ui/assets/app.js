@@ -1,6 +1,8 @@
 // mcpctl ui: the settings page's script (Settings → Integrations → MCPs flow).
 // Plain JavaScript, no build step. Live state arrives over server-sent events
 // (/api/events); changes go through the JSON API with the per-launch token.
+// Every text a server sent is put in the page as text (textContent), never
+// as markup.
 "use strict";
 
 const token = new URLSearchParams(location.search).get("token") || "";
@@ -9,9 +11,12 @@ const state = {
   servers: [],
   confirming: null, // id whose Delete awaits confirmation
   editing: null,    // id being edited, or null for Add
-  era: "auto",      // the edited config's protocol era, sent back unchanged
+  base: null,       // the edited config as loaded: fields the form does not show are sent back as they were
   pending: null,    // {id, generation} saved and awaiting its connection result
   notice: null,     // what the list says after a save that dropped kept secrets
+  open: new Set(),  // the <details> (by key) the person opened, kept open across redraws
+  tries: new Map(), // tool key -> {values, result} of the Try panels
+  offers: new Map(),// server id -> its resources and prompts, once asked
 };
 
 async function api(method, path, body) {
@@ -34,8 +39,27 @@ function el(tag, attrs = {}, ...children) {
     else if (value !== false && value !== null && value !== undefined) node.setAttribute(key, value);
   }
   for (const child of children) {
-    if (child !== null && child !== undefined) node.append(child);
+    if (child !== null && child !== undefined && child !== false) node.append(child);
   }
+  return node;
+}
+
+// A <details> that stays open across redraws of the list.
+function details(key, attrs, summary, fill) {
+  const node = el("details", { ...attrs, "data-key": key });
+  node.append(summary);
+  if (state.open.has(key)) {
+    node.open = true;
+    fill(node);
+  }
+  node.addEventListener("toggle", () => {
+    if (node.open) {
+      state.open.add(key);
+      if (node.children.length === 1) fill(node);
+    } else {
+      state.open.delete(key);
+    }
+  });
   return node;
 }
 
@@ -68,85 +92,385 @@ function showStoreError(error, store) {
 function statusText(server) {
   switch (server.status) {
     case "ready": {
-      const tools = `${server.toolCount} tool${server.toolCount === 1 ? "" : "s"}`;
-      const protocol = server.protocolVersion ? ` · ${server.protocolVersion}` : "";
-      return `ready · ${tools}${protocol}`;
+      const protocol = server.protocol ? ` · ${server.protocol}` : "";
+      return `ready${protocol}`;
     }
     case "error": return server.error ? `error · ${server.error.code}` : "error";
     default: return server.status;
   }
 }
 
+function sourceText(server) {
+  const source = server.source;
+  if (!source) return "";
+  if (server.editable) return "your servers";
+  return source.label;
+}
+
 function renderList() {
   const list = $("#servers");
+  // Redraws keep the focused control focused (a live update must not
+  // throw a keyboard user back to the top).
+  const focused = document.activeElement && document.activeElement.dataset
+    ? document.activeElement.dataset.focusKey : null;
   list.replaceChildren();
   $("#empty").hidden = state.servers.length > 0;
   for (const server of state.servers) {
     list.append(serverItem(server));
   }
+  if (focused) {
+    const again = list.querySelector(`[data-focus-key="${CSS.escape(focused)}"]`);
+    if (again) again.focus();
+  }
+}
+
+function button(label, cls, key, onclick, extra = {}) {
+  return el("button", { type: "button", class: cls, "data-focus-key": key, onclick, ...extra }, label);
 }
 
 function serverItem(server) {
-  const item = el("li", { class: "server", "data-id": server.id, "data-status": server.status });
-  const toggle = el("input", {
-    type: "checkbox", class: "enable", role: "switch", checked: server.enabled,
-    "aria-label": `Enable ${server.name}`,
-    onchange: async (event) => {
-      const result = await api("POST", `/api/servers/${encodeURIComponent(server.id)}/enabled`, { enabled: event.target.checked });
-      listMessage(result.ok ? null : result.data.error);
-    },
-  });
-  item.append(el("div", { class: "row1" },
-    el("div", { class: "title" },
-      el("div", { class: "name" }, server.name),
-      el("div", { class: "meta" }, `${server.id} · ${server.transport} · ${server.source}`)),
-    el("span", { class: `status ${server.status}` }, statusText(server)),
-    el("label", { class: "switch" }, toggle, "Enabled")));
-  if (server.error) {
-    item.append(el("p", { class: "errline" }, `${server.error.code}: ${server.error.message}`));
+  if (!server.id) {
+    // A whole file that could not be read.
+    const item = el("li", { class: "server broken-source", "data-status": "error" });
+    item.append(el("div", { class: "name" }, server.source ? server.source.label : "a configuration file"),
+      el("p", { class: "errline" }, server.error ? server.error.message : "cannot be read"),
+      server.error ? el("p", { class: "code" }, server.error.code) : null);
+    return item;
   }
+  const item = el("li", {
+    class: `server${server.editable ? "" : " readonly"}`, "data-id": server.id,
+    "data-status": server.status, "data-source": server.source ? server.source.label : "",
+    "data-generation": server.generation,
+  });
+  const title = el("div", { class: "title" },
+    el("div", { class: "name" }, server.name || server.id),
+    el("div", { class: "meta" }, `${server.id} · ${server.transport || "?"} · `,
+      el("span", { class: "source", title: server.source && server.source.path ? server.source.path : "" }, sourceText(server))));
+  const head = el("div", { class: "row1" }, title, el("span", { class: `status ${server.status}` }, statusText(server)));
+  if (server.editable) {
+    const toggle = el("input", {
+      type: "checkbox", class: "enable", role: "switch", checked: server.enabled,
+      "aria-label": `Enable ${server.name}`, "data-focus-key": `enable:${server.id}`,
+      onchange: async (event) => {
+        const result = await api("POST", `/api/servers/${encodeURIComponent(server.id)}/enabled`, { enabled: event.target.checked });
+        listMessage(result.ok ? null : result.data.error);
+      },
+    });
+    head.append(el("label", { class: "switch" }, toggle, "Enabled"));
+  } else {
+    head.append(el("span", { class: "badge" }, "read-only"));
+  }
+  item.append(head);
+  if (server.description) item.append(el("p", { class: "description" }, server.description));
+  if (!server.editable && server.source && server.source.path) {
+    item.append(el("p", { class: "from" }, `Defined in ${server.source.path}`));
+  }
+  if (server.status === "shadowed" && server.shadowed_by) {
+    item.append(el("p", { class: "from" }, `Not used: the definition in ${server.shadowed_by.label} wins.`));
+  }
+  if (server.error) {
+    item.append(el("p", { class: "errline" }, server.error.message));
+    item.append(el("p", { class: "code" }, `${server.error.code}${server.error.config_key ? ` · ${server.error.config_key}` : ""}`));
+    if (server.error.cause) item.append(el("pre", { class: "cause" }, server.error.cause));
+  }
+  if (server.login) item.append(loginLine(server));
   const buttons = el("div", { class: "buttons" });
-  if (server.status === "error" || server.status === "disconnected" || server.status === "idle") {
-    buttons.append(el("button", { type: "button", class: "retry", onclick: async () => {
+  if (["error", "disconnected", "idle"].includes(server.status)) {
+    buttons.append(button("Retry", "retry", `retry:${server.id}`, async () => {
       const result = await api("POST", `/api/servers/${encodeURIComponent(server.id)}/retry`);
       listMessage(result.ok ? null : result.data.error);
-    } }, "Retry"));
+    }));
   }
-  buttons.append(el("button", { type: "button", class: "edit", onclick: () => openForm(server) }, "Edit"));
-  buttons.append(el("button", { type: "button", class: "delete danger", onclick: () => {
-    state.confirming = server.id;
-    renderList();
-  } }, "Delete"));
-  item.append(buttons);
+  if (needsLogin(server)) {
+    buttons.append(button("Log in", "login primary", `login:${server.id}`, () => login(server)));
+  }
+  if (server.editable) {
+    buttons.append(button("Edit", "edit", `edit:${server.id}`, () => openForm(server)));
+    buttons.append(button("Delete", "delete danger", `delete:${server.id}`, () => {
+      state.confirming = server.id;
+      renderList();
+    }));
+  } else if (server.copyable) {
+    buttons.append(button("Copy into my servers", "copy", `copy:${server.id}`, async () => {
+      const result = await api("POST", `/api/servers/${encodeURIComponent(server.id)}/copy`);
+      listMessage(result.ok ? null : result.data.error,
+        result.ok ? `${server.id} is now one of your servers; edit it there.` : null);
+    }));
+  }
+  if (buttons.children.length > 0) item.append(buttons);
   if (state.confirming === server.id) {
-    item.append(el("div", { class: "confirm", role: "alertdialog" },
+    item.append(el("div", { class: "confirm", role: "alertdialog", "aria-label": `Delete ${server.name}?` },
       `Delete ${server.name}? Its configuration and saved secrets are removed.`,
-      el("button", { type: "button", class: "confirm-delete danger", onclick: async () => {
+      button("Delete", "confirm-delete danger", `confirm:${server.id}`, async () => {
         state.confirming = null;
         const result = await api("DELETE", `/api/servers/${encodeURIComponent(server.id)}`);
         listMessage(result.ok ? null : result.data.error);
-      } }, "Delete"),
-      el("button", { type: "button", class: "cancel-delete", onclick: () => {
+      }),
+      button("Cancel", "cancel-delete", `cancel:${server.id}`, () => {
         state.confirming = null;
         renderList();
-      } }, "Cancel")));
+      })));
   }
-  if (server.tools.length > 0) {
-    const tools = el("ul", { class: "tools", "aria-label": `Tools of ${server.name}` });
-    for (const tool of server.tools) {
-      tools.append(el("li", {}, el("span", { class: "tool" }, tool.name),
-        tool.description ? ` — ${tool.description}` : ""));
-    }
-    item.append(tools);
-  }
+  if (server.catalog && server.catalog.length > 0) item.append(toolList(server));
+  if (server.status === "ready") item.append(offersPanel(server));
   return item;
+}
+
+// ------------------------------------------------------------ OAuth login
+
+function needsLogin(server) {
+  if (!server.canLogin || server.status === "ready" || server.status === "disabled") return false;
+  if (server.login && server.login.state === "waiting") return true;
+  const code = server.error ? server.error.code : "";
+  return code === "auth_required" || code === "auth_rejected"
+    || !!(server.config && server.config.transport && server.config.transport.oauth);
+}
+
+function loginLine(server) {
+  const login = server.login;
+  if (login.state === "waiting") {
+    return el("p", { class: "login-state notice", "data-state": "waiting" },
+      "Waiting for the login to finish in your browser. ",
+      el("a", { href: login.authorizationUrl, target: "_blank", rel: "noopener noreferrer" }, "Open the login page again"));
+  }
+  if (login.state === "failed") {
+    return el("p", { class: "login-state errline", "data-state": "failed" }, `The login failed: ${login.message}`);
+  }
+  return el("p", { class: "login-state ok", "data-state": "done" }, "Logged in; the tokens are stored for every mcpctl command.");
+}
+
+async function login(server) {
+  const result = await api("POST", `/api/servers/${encodeURIComponent(server.id)}/login`);
+  if (!result.ok) {
+    listMessage(result.data.error || { code: `http_${result.status}`, message: "the login did not start" });
+    return;
+  }
+  listMessage(null);
+  if (result.data.authorizationUrl) {
+    // The authorization server's page, in a new tab; the loopback
+    // listener takes the browser's return and the status updates live.
+    window.open(result.data.authorizationUrl, "_blank", "noopener");
+  }
+}
+
+// ------------------------------------------------------------ tools
+
+function toolList(server) {
+  const count = server.catalog.length;
+  const summary = el("summary", { "data-focus-key": `tools:${server.id}` }, `${count} tool${count === 1 ? "" : "s"}`);
+  return details(`tools:${server.id}`, { class: "tools", "aria-label": `Tools of ${server.name}` }, summary, (node) => {
+    const list = el("ul", { class: "tool-list" });
+    for (const tool of server.catalog) list.append(toolItem(server, tool));
+    node.append(list);
+  });
+}
+
+function toolItem(server, tool) {
+  const key = `tool:${server.id}:${tool.name}`;
+  const summary = el("summary", { "data-focus-key": key },
+    el("span", { class: "tool" }, tool.name),
+    tool.description ? el("span", { class: "tool-desc" }, ` — ${firstLine(tool.description)}`) : null);
+  return el("li", { "data-tool": tool.name }, details(key, { class: "tool-details" }, summary, (node) => {
+    if (tool.description && tool.description !== firstLine(tool.description)) {
+      node.append(el("p", { class: "tool-full" }, tool.description));
+    }
+    node.append(parameterTable(tool.inputSchema || {}));
+    node.append(tryPanel(server, tool));
+  }));
+}
+
+function firstLine(text) {
+  const line = String(text).split("\n")[0];
+  return line.length > 160 ? `${line.slice(0, 157)}…` : line;
+}
+
+function properties(schema) {
+  const props = schema && typeof schema.properties === "object" && schema.properties ? schema.properties : {};
+  const required = Array.isArray(schema && schema.required) ? schema.required : [];
+  return Object.entries(props).map(([name, prop]) => ({ name, prop: prop || {}, required: required.includes(name) }));
+}
+
+function typeOf(prop) {
+  if (Array.isArray(prop.enum)) return "enum";
+  const type = Array.isArray(prop.type) ? prop.type.find((t) => t !== "null") : prop.type;
+  return type || "any";
+}
+
+function parameterTable(schema) {
+  const params = properties(schema);
+  if (params.length === 0) return el("p", { class: "muted params-none" }, "No parameters.");
+  const table = el("table", { class: "params" },
+    el("thead", {}, el("tr", {}, el("th", {}, "Parameter"), el("th", {}, "Type"), el("th", {}, "Description"))));
+  const body = el("tbody");
+  for (const { name, prop, required } of params) {
+    const type = typeOf(prop) === "enum" ? `one of ${prop.enum.map((v) => JSON.stringify(v)).join(", ")}` : typeOf(prop);
+    body.append(el("tr", { "data-param": name },
+      el("td", {}, el("code", {}, name), required ? el("span", { class: "required" }, " required") : null),
+      el("td", {}, type),
+      el("td", {}, prop.description || "")));
+  }
+  table.append(body);
+  return el("div", { class: "table-wrap" }, table);
+}
+
+// The Try panel: a form generated from the input schema; the call runs
+// with the full-access preset (the person clicking decides).
+function tryPanel(server, tool) {
+  const key = `${server.id}:${tool.name}`;
+  const saved = state.tries.get(key) || { values: {}, result: null };
+  state.tries.set(key, saved);
+  const form = el("form", { class: "try", novalidate: true, "aria-label": `Try ${tool.name}` });
+  const params = properties(tool.inputSchema || {});
+  for (const { name, prop, required } of params) {
+    const id = `try-${cssId(key)}-${cssId(name)}`;
+    const type = typeOf(prop);
+    let input;
+    if (type === "boolean") {
+      input = el("input", { id, type: "checkbox", "data-param": name, checked: saved.values[name] === true });
+    } else if (type === "enum") {
+      input = el("select", { id, "data-param": name },
+        el("option", { value: "" }, required ? "(choose)" : "(leave out)"),
+        ...prop.enum.map((v) => el("option", { value: JSON.stringify(v), selected: saved.values[name] === JSON.stringify(v) }, String(v))));
+    } else if (type === "object" || type === "array" || type === "any") {
+      input = el("textarea", { id, "data-param": name, rows: 3, placeholder: "JSON" });
+      input.value = saved.values[name] || "";
+    } else {
+      input = el("input", { id, "data-param": name, inputmode: type === "number" || type === "integer" ? "decimal" : null });
+      input.value = saved.values[name] || "";
+    }
+    input.addEventListener("input", () => {
+      saved.values[name] = input.type === "checkbox" ? input.checked : input.value;
+    });
+    form.append(el("div", { class: "field" },
+      el("label", { for: id }, name, required ? el("span", { class: "required" }, " (required)") : null), input));
+  }
+  const output = el("div", { class: "try-result", "aria-live": "polite" });
+  if (saved.result) renderResult(output, saved.result);
+  form.append(el("div", { class: "buttons" }, el("button", { type: "submit", class: "run primary" }, `Run ${tool.name}`)));
+  form.append(output);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const args = {};
+    for (const { name, prop } of params) {
+      const input = form.querySelector(`[data-param="${CSS.escape(name)}"]`);
+      const type = typeOf(prop);
+      if (type === "boolean") {
+        if (input.checked) args[name] = true;
+        continue;
+      }
+      const text = input.value;
+      if (text === "") continue;
+      try {
+        if (type === "enum" || type === "object" || type === "array" || type === "any") args[name] = JSON.parse(text);
+        else if (type === "number" || type === "integer") args[name] = Number(text);
+        else args[name] = text;
+      } catch (_) {
+        saved.result = { error: { code: "invalid_json", message: `${name}: not valid JSON` } };
+        renderResult(output, saved.result);
+        return;
+      }
+    }
+    output.replaceChildren(el("p", { class: "muted" }, "Running…"));
+    const result = await api("POST", `/api/servers/${encodeURIComponent(server.id)}/call`, { tool: tool.name, arguments: args });
+    saved.result = result.data;
+    renderResult(output, saved.result);
+  });
+  return form;
+}
+
+function cssId(text) {
+  return String(text).replace(/[^A-Za-z0-9_-]/g, "_");
+}
+
+function renderResult(output, result) {
+  output.replaceChildren();
+  if (result.error) {
+    output.dataset.state = "error";
+    output.append(el("p", { class: "errline" }, result.error.message), el("p", { class: "code" }, result.error.code));
+    return;
+  }
+  output.dataset.state = result.isError ? "tool-error" : "ok";
+  if (result.isError) output.append(el("p", { class: "errline" }, "The tool reported an error:"));
+  for (const block of result.content || []) output.append(contentBlock(block));
+  if (result.structuredContent !== undefined && result.structuredContent !== null) {
+    output.append(el("pre", { class: "structured" }, JSON.stringify(result.structuredContent, null, 2)));
+  }
+}
+
+function contentBlock(block) {
+  if (block.type === "text") return el("pre", { class: "text-block" }, block.text);
+  if (block.type === "image" && /^image\/(png|jpeg|gif|webp)$/.test(block.mimeType || "")) {
+    return el("img", { class: "image-block", alt: "an image the tool returned", src: `data:${block.mimeType};base64,${block.data}` });
+  }
+  return el("pre", { class: "other-block" }, JSON.stringify(block, null, 2));
+}
+
+// ------------------------------------------------- resources and prompts
+
+function offersPanel(server) {
+  const summary = el("summary", { "data-focus-key": `offers:${server.id}` }, "Resources and prompts");
+  return details(`offers:${server.id}`, { class: "offers" }, summary, async (node) => {
+    const box = el("div", { class: "offers-body" }, el("p", { class: "muted" }, "Loading…"));
+    node.append(box);
+    let offers = state.offers.get(server.id);
+    if (!offers) {
+      const result = await api("GET", `/api/servers/${encodeURIComponent(server.id)}/offers`);
+      offers = result.ok ? result.data : { error: result.data.error };
+      if (result.ok) state.offers.set(server.id, offers);
+    }
+    box.replaceChildren();
+    if (offers.error) {
+      box.append(el("p", { class: "errline" }, offers.error.message));
+      return;
+    }
+    const resources = el("ul", { class: "resources", "aria-label": `Resources of ${server.name}` });
+    for (const resource of offers.resources || []) {
+      const out = el("div", { class: "read-result" });
+      resources.append(el("li", { "data-uri": resource.uri },
+        el("code", {}, resource.uri), resource.title || resource.name ? ` ${resource.title || resource.name}` : "",
+        resource.mimeType ? el("span", { class: "muted" }, ` (${resource.mimeType})`) : null, " ",
+        button("Read", "read small", `read:${server.id}:${resource.uri}`, async () => {
+          const result = await api("POST", `/api/servers/${encodeURIComponent(server.id)}/read`, { uri: resource.uri });
+          out.replaceChildren();
+          if (!result.ok || result.data.error) {
+            out.append(el("p", { class: "errline" }, (result.data.error || {}).message || "the read failed"));
+            return;
+          }
+          for (const contents of result.data.contents || []) {
+            if (typeof contents.text === "string") out.append(el("pre", { class: "text-block" }, contents.text));
+            else if (contents.blob && /^image\/(png|jpeg|gif|webp)$/.test(contents.mimeType || "")) {
+              out.append(el("img", { class: "image-block", alt: resource.uri, src: `data:${contents.mimeType};base64,${contents.blob}` }));
+            } else out.append(el("p", { class: "muted" }, `${contents.mimeType || "binary"} contents`));
+          }
+        }), out));
+    }
+    box.append(el("h3", {}, "Resources"), (offers.resources || []).length ? resources : el("p", { class: "muted" }, "None."));
+    if ((offers.templates || []).length) {
+      const templates = el("ul", { class: "templates" });
+      for (const t of offers.templates) templates.append(el("li", {}, el("code", {}, t.uriTemplate), t.description ? ` — ${t.description}` : ""));
+      box.append(el("h3", {}, "Resource templates"), templates);
+    }
+    const prompts = el("ul", { class: "prompts", "aria-label": `Prompts of ${server.name}` });
+    for (const prompt of offers.prompts || []) {
+      const args = (prompt.arguments || []).map((a) => el("li", {}, el("code", {}, a.name), a.required ? el("span", { class: "required" }, " required") : null,
+        a.description ? ` — ${a.description}` : ""));
+      prompts.append(el("li", { "data-prompt": prompt.name }, el("strong", {}, prompt.name), prompt.description ? ` — ${prompt.description}` : "",
+        args.length ? el("ul", { class: "prompt-args" }, ...args) : el("span", { class: "muted" }, " (no arguments)")));
+    }
+    box.append(el("h3", {}, "Prompts"), (offers.prompts || []).length ? prompts : el("p", { class: "muted" }, "None."));
+  });
 }
 
 function listMessage(error, notice) {
   const message = $("#list-message");
   message.hidden = !error && !notice;
   message.className = error ? "message" : "message notice";
-  message.textContent = error ? `${error.code}: ${error.message}` : (notice || "");
+  message.replaceChildren();
+  if (error) {
+    message.append(el("span", {}, error.message), el("span", { class: "code" }, ` ${error.code}`));
+  } else if (notice) {
+    message.textContent = notice;
+  }
 }
 
 // ------------------------------------------------- project trust
@@ -196,7 +520,7 @@ function trustMessage(error, notice) {
   const message = $("#trust-message");
   message.hidden = !error && !notice;
   message.className = error ? "message" : "message notice";
-  message.textContent = error ? `${error.code}: ${error.message}` : (notice || "");
+  message.textContent = error ? `${error.message} (${error.code})` : (notice || "");
 }
 
 // ---------------------------------------------------------------- the form
@@ -230,85 +554,258 @@ const rowKinds = {
 
 function setType(type) {
   $("#f-type-stdio").checked = type === "stdio";
-  $("#f-type-http").checked = type !== "stdio";
+  $("#f-type-http").checked = type === "http";
+  $("#f-type-sse").checked = type === "sse";
   $("#stdio-fields").hidden = type !== "stdio";
   $("#http-fields").hidden = type === "stdio";
+  $("#oauth-fields").hidden = type === "stdio";
+}
+
+function setGrant() {
+  const jwt = $("#f-oauth-grant").value === "jwt_bearer";
+  for (const field of document.querySelectorAll("#oauth-fields .jwt")) field.hidden = !jwt;
 }
 
 function openForm(server) {
   const config = server ? server.config : null;
   const t = config ? config.transport : { type: "stdio" };
+  const oauth = t.oauth || {};
   state.editing = server ? server.id : null;
-  state.era = (config && config.era) || "auto";
+  state.base = config ? JSON.parse(JSON.stringify(config)) : null;
   state.pending = null;
   $("#server-form").reset();
+  clearProblems();
   $("#form-title").textContent = server ? `Edit ${server.name}` : "Add MCP server";
   $("#f-id").value = config ? config.id : "";
   $("#f-id").readOnly = !!server;
   $("#f-name").value = config ? config.name : "";
+  $("#f-description").value = (config && config.description) || "";
   $("#f-enabled").checked = config ? config.enabled : true;
   $("#f-command").value = t.command || "";
   $("#f-cwd").value = t.cwd || "";
   $("#f-url").value = t.url || "";
   $("#f-bearer").value = t.bearerTokenEnv || "";
+  $("#f-oauth-grant").value = t.oauth ? (oauth.grant || "authorization_code") : "";
+  $("#f-oauth-client").value = oauth.clientId || "";
+  $("#f-oauth-secret").value = oauth.clientSecretEnv || "";
+  $("#f-oauth-scopes").value = (oauth.scopes || []).join(" ");
+  $("#f-oauth-port").value = oauth.redirectPort === undefined ? "" : String(oauth.redirectPort);
+  $("#f-oauth-assertion-file").value = oauth.assertionFile || "";
+  $("#f-oauth-assertion-env").value = oauth.assertionEnv || "";
+  $("#f-timeout").value = config && config.timeout !== undefined ? String(config.timeout) : "";
+  $("#f-call-timeout").value = config && config.callTimeout !== undefined ? String(config.callTimeout) : "";
+  $("#f-era").value = (config && config.era) || "auto";
+  $("#f-include").value = config && config.tools && config.tools.include ? config.tools.include.join(", ") : "";
+  $("#f-exclude").value = config && config.tools && config.tools.exclude ? config.tools.exclude.join(", ") : "";
   for (const id of Object.keys(rowKinds)) $(`#${id}`).replaceChildren();
   for (const arg of t.args || []) addRow($("#args"), { ...rowKinds.args, value: arg });
   for (const row of t.env || []) addRow($("#env"), { ...rowKinds.env, key: row.key, saved: row.saved });
   for (const name of t.envVars || []) addRow($("#envvars"), { ...rowKinds.envvars, value: name });
   for (const row of t.headers || []) addRow($("#headers"), { ...rowKinds.headers, key: row.key, saved: row.saved });
   for (const row of t.envHeaders || []) addRow($("#envheaders"), { ...rowKinds.envheaders, key: row.key, value: row.value });
-  setType(t.type === "stdio" ? "stdio" : "http");
+  setType(["stdio", "http", "sse"].includes(t.type) ? t.type : "stdio");
+  setGrant();
   formStatus(null);
   show("form");
   window.scrollTo(0, 0);
+  $("#f-id").readOnly ? $("#f-name").focus() : $("#f-id").focus();
 }
 
+// The rows sent, each with the element it came from, so that a problem
+// with `transport.env[1].key` is shown at that row.
 function readRows(id) {
   return [...$(`#${id}`).children].map((row) => ({
+    row,
     key: row.querySelector(".key") ? row.querySelector(".key").value.trim() : "",
     value: row.querySelector(".value").value,
     saved: row.dataset.saved === "true",
   }));
 }
 
-function readForm() {
-  const secretRows = (id) => readRows(id).filter((r) => r.key).map((r) => (
-    r.saved && r.value === "" ? { key: r.key, value: "", saved: true } : { key: r.key, value: r.value }));
-  const stdio = $("#f-type-stdio").checked;
-  const transport = stdio ? {
-    type: "stdio",
-    command: $("#f-command").value.trim(),
-    args: readRows("args").map((r) => r.value),
-    env: secretRows("env"),
-    envVars: readRows("envvars").map((r) => r.value.trim()).filter(Boolean),
-    cwd: $("#f-cwd").value.trim(),
-  } : {
-    type: "http",
-    url: $("#f-url").value.trim(),
-    bearerTokenEnv: $("#f-bearer").value.trim(),
-    headers: secretRows("headers"),
-    envHeaders: readRows("envheaders").filter((r) => r.key).map((r) => ({ key: r.key, value: r.value.trim() })),
-  };
-  return {
-    id: $("#f-id").value.trim(),
-    name: $("#f-name").value.trim(),
-    enabled: $("#f-enabled").checked,
-    era: state.era,
-    transport,
-  };
+function names(text) {
+  return text.split(",").map((s) => s.trim()).filter(Boolean);
 }
 
-function formStatus(kind, text) {
+// A number field: the number, or the text itself so that the server's
+// validation names the problem (never a silent drop).
+function millis(text) {
+  const trimmed = text.trim();
+  if (trimmed === "") return undefined;
+  return /^\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
+}
+
+// The config in the store's shape, starting from the loaded one: every
+// field the form does not show (inputs, and anything newer) goes back
+// exactly as it came.
+function readForm() {
+  const rowsSent = {};
+  const keyed = (id) => {
+    const rows = readRows(id).filter((r) => r.key);
+    rowsSent[id] = rows.map((r) => r.row);
+    return rows;
+  };
+  const single = (id) => {
+    const rows = readRows(id).filter((r) => r.value.trim() !== "" || id === "args");
+    rowsSent[id] = rows.map((r) => r.row);
+    return rows;
+  };
+  const base = state.base ? JSON.parse(JSON.stringify(state.base)) : {};
+  const type = $("#f-type-stdio").checked ? "stdio" : ($("#f-type-sse").checked ? "sse" : "http");
+  const baseTransport = base.transport && base.transport.type === type ? base.transport : {};
+  let transport;
+  if (type === "stdio") {
+    transport = {
+      ...baseTransport,
+      type,
+      command: $("#f-command").value.trim(),
+      args: single("args").map((r) => r.value),
+      env: keyed("env").map((r) => (r.saved && r.value === "" ? { key: r.key, value: "", saved: true } : { key: r.key, value: r.value })),
+      envVars: single("envvars").map((r) => r.value.trim()),
+      cwd: $("#f-cwd").value.trim(),
+    };
+  } else {
+    transport = {
+      ...baseTransport,
+      type,
+      url: $("#f-url").value.trim(),
+      bearerTokenEnv: $("#f-bearer").value.trim(),
+      headers: keyed("headers").map((r) => (r.saved && r.value === "" ? { key: r.key, value: "", saved: true } : { key: r.key, value: r.value })),
+      envHeaders: keyed("envheaders").map((r) => ({ key: r.key, value: r.value.trim() })),
+    };
+    const grant = $("#f-oauth-grant").value;
+    if (grant === "") {
+      delete transport.oauth;
+    } else {
+      const oauth = { ...(baseTransport.oauth || {}) };
+      const set = (field, value) => { if (value === "" || value === undefined) delete oauth[field]; else oauth[field] = value; };
+      set("clientId", $("#f-oauth-client").value.trim());
+      set("clientSecretEnv", $("#f-oauth-secret").value.trim());
+      const scopes = $("#f-oauth-scopes").value.split(/\s+/).filter(Boolean);
+      if (scopes.length) oauth.scopes = scopes; else delete oauth.scopes;
+      set("redirectPort", millis($("#f-oauth-port").value));
+      if (grant === "authorization_code") delete oauth.grant; else oauth.grant = grant;
+      set("assertionFile", grant === "jwt_bearer" ? $("#f-oauth-assertion-file").value.trim() : "");
+      set("assertionEnv", grant === "jwt_bearer" ? $("#f-oauth-assertion-env").value.trim() : "");
+      transport.oauth = oauth;
+    }
+  }
+  const config = { ...base, id: $("#f-id").value.trim(), name: $("#f-name").value.trim() || $("#f-id").value.trim(),
+    enabled: $("#f-enabled").checked, transport };
+  const optional = (field, value) => { if (value === "" || value === undefined) delete config[field]; else config[field] = value; };
+  optional("description", $("#f-description").value.trim());
+  optional("timeout", millis($("#f-timeout").value));
+  optional("callTimeout", millis($("#f-call-timeout").value));
+  if ($("#f-era").value === "auto") delete config.era; else config.era = $("#f-era").value;
+  const include = names($("#f-include").value);
+  const exclude = names($("#f-exclude").value);
+  // An empty `include` list (no tool at all) has no text of its own: kept
+  // as loaded while the field stays empty.
+  const noneIncluded = include.length === 0 && base.tools && Array.isArray(base.tools.include) && base.tools.include.length === 0;
+  if (include.length || exclude.length || noneIncluded) {
+    config.tools = {};
+    if (include.length || noneIncluded) config.tools.include = include;
+    if (exclude.length) config.tools.exclude = exclude;
+  } else {
+    delete config.tools;
+  }
+  return { config, rowsSent };
+}
+
+// ------------------------------------------------- problems at their field
+
+const rowLists = { "transport.args": "args", "transport.env": "env", "transport.envVars": "envvars",
+  "transport.headers": "headers", "transport.envHeaders": "envheaders" };
+
+// The input a diagnostic's field names, or null for a problem of the
+// whole configuration.
+function inputFor(field, rowsSent) {
+  const direct = document.querySelector(`#server-form [data-field="${CSS.escape(field)}"]`);
+  if (direct && direct.tagName !== "DIV") return direct;
+  const match = /^(transport\.[A-Za-z]+)\[(\d+)\](?:\.(key|value))?$/.exec(field);
+  if (match && rowLists[match[1]]) {
+    const row = (rowsSent[rowLists[match[1]]] || [])[Number(match[2])];
+    if (row) return row.querySelector(match[3] === "key" ? ".key" : ".value") || row.querySelector("input");
+  }
+  const prefix = field.replace(/\[\d+\].*$/, "").replace(/\.(include|exclude)$/, ".$1");
+  const near = document.querySelector(`#server-form [data-field="${CSS.escape(prefix)}"]`);
+  if (near && near.tagName !== "DIV") return near;
+  if (field.startsWith("transport.oauth")) return $("#f-oauth-grant");
+  if (field === "transport" || field === "transport.type") return $("#f-type-stdio");
+  return null;
+}
+
+function clearProblems() {
+  for (const node of document.querySelectorAll("#server-form .field-error")) node.remove();
+  for (const node of document.querySelectorAll("#server-form [aria-invalid]")) {
+    node.removeAttribute("aria-invalid");
+    node.removeAttribute("aria-errormessage");
+  }
+}
+
+// Each problem once, under its input, in the person's words, with the
+// stable code on a detail line. Returns how many could not be placed.
+function showProblems(diagnostics, rowsSent) {
+  clearProblems();
+  const general = [];
+  const seen = new Set();
+  let first = null;
+  diagnostics.forEach((d, index) => {
+    const id = `problem-${index}`;
+    const key = `${d.field}|${d.code}|${d.message}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    const input = inputFor(d.field, rowsSent);
+    const note = el("div", { class: "field-error", id, "data-code": d.code, "data-field": d.field },
+      el("span", {}, d.message), el("span", { class: "code" }, `${d.code}${d.field ? ` · ${d.field}` : ""}`));
+    if (!input) {
+      general.push(d);
+      return;
+    }
+    input.setAttribute("aria-invalid", "true");
+    input.setAttribute("aria-errormessage", id);
+    const anchor = input.closest(".kv") || input.closest(".field") || input.closest(".choice") || input;
+    anchor.after(note);
+    if (!first) first = input;
+  });
+  if (first) first.focus();
+  return general;
+}
+
+function formStatus(kind, text, detail) {
   const box = $("#form-status");
   box.hidden = !kind;
   box.className = `form-status ${kind || ""}`;
   box.dataset.state = kind || "";
-  box.textContent = text || "";
+  box.replaceChildren();
+  if (text) box.append(el("span", {}, text));
+  if (detail) box.append(el("span", { class: "code" }, detail));
+}
+
+function problemsStatus(general, placed) {
+  const lines = [];
+  if (placed > 0) lines.push(`Not saved: ${placed === 1 ? "1 problem is" : `${placed} problems are`} shown at ${placed === 1 ? "its field" : "their fields"}.`);
+  for (const d of general) lines.push(d.message);
+  formStatus("error", lines.join(" "), general.map((d) => d.code).join(", "));
 }
 
 async function save(event) {
   event.preventDefault();
-  const config = readForm();
+  const { config, rowsSent } = readForm();
+  // The server's own rules, before anything is saved.
+  const check = await api("POST", "/api/servers/validate", config);
+  const problems = check.ok ? check.data.diagnostics : ((check.data.error || {}).diagnostics || []);
+  const relevant = state.editing ? problems.filter((d) => d.code !== "invalid_id") : problems;
+  if (!check.ok && relevant.length === 0) {
+    const error = check.data.error || { code: `http_${check.status}`, message: "the form could not be checked" };
+    formStatus("error", `Not saved: ${error.message}`, error.code);
+    return;
+  }
+  if (relevant.length > 0) {
+    const general = showProblems(relevant, rowsSent);
+    problemsStatus(general, relevant.length - general.length);
+    return;
+  }
+  clearProblems();
   const path = state.editing ? `/api/servers/${encodeURIComponent(state.editing)}` : "/api/servers";
   formStatus("saving", "Saving…");
   // The form is not rebuilt after a save: what the person typed and the
@@ -316,11 +813,17 @@ async function save(event) {
   const result = await api(state.editing ? "PUT" : "POST", path, config);
   if (!result.ok) {
     const error = result.data.error || { code: `http_${result.status}`, message: "the save failed" };
-    const details = (error.diagnostics || []).map((d) => `${d.field}: ${d.message} [${d.code}]`);
-    formStatus("error", [`Not saved: ${error.code}: ${error.message}`, ...details].join("\n"));
+    const diagnostics = error.diagnostics || [];
+    if (diagnostics.length > 0) {
+      const general = showProblems(diagnostics, rowsSent);
+      problemsStatus(general, diagnostics.length - general.length);
+    } else {
+      formStatus("error", `Not saved: ${error.message}`, error.code);
+    }
     return;
   }
   state.editing = config.id;
+  state.base = config;
   $("#f-id").readOnly = true;
   state.pending = { id: config.id, generation: result.data.generation };
   // A changed command line or URL drops kept secrets; say which
@@ -339,13 +842,13 @@ async function save(event) {
 function followPending() {
   const pending = state.pending;
   if (!pending) return;
-  const server = state.servers.find((s) => s.id === pending.id);
+  const server = state.servers.find((s) => s.id === pending.id && s.status !== "shadowed");
   if (!server || (pending.generation !== undefined && server.generation < pending.generation)) return;
   if (server.status === "ready" || server.status === "disabled") {
     showList();
   } else if (server.status === "error") {
     const error = server.error || { code: "error", message: "" };
-    formStatus("error", `Saved, but the server failed: ${error.code}: ${error.message}`);
+    formStatus("error", `Saved, but the server failed: ${error.message}`, error.code);
     state.pending = null;
   } else {
     formStatus("connecting", `Saved. ${server.id}: ${server.status}…`);
@@ -360,9 +863,14 @@ function start() {
   $("#server-form").addEventListener("submit", save);
   $("#f-type-stdio").addEventListener("change", () => setType("stdio"));
   $("#f-type-http").addEventListener("change", () => setType("http"));
+  $("#f-type-sse").addEventListener("change", () => setType("sse"));
+  $("#f-oauth-grant").addEventListener("change", setGrant);
   for (const [id, kind] of Object.entries(rowKinds)) {
     $(`#${id}`).dataset.secret = id === "env" || id === "headers" ? "true" : "false";
-    $(`#add-${id === "args" ? "arg" : id.replace(/s$/, "")}`).addEventListener("click", () => addRow($(`#${id}`), kind));
+    $(`#add-${id === "args" ? "arg" : id.replace(/s$/, "")}`).addEventListener("click", () => {
+      const row = addRow($(`#${id}`), kind);
+      row.querySelector("input").focus();
+    });
   }
   loadTrust();
   const events = new EventSource(`/api/events?token=${encodeURIComponent(token)}`);
@@ -375,11 +883,15 @@ function start() {
       showStoreError(data.error, data.store);
       return;
     }
+    const before = state.servers.map((s) => `${s.id}:${s.status}`).join(",");
     state.servers = data.servers;
+    // A server that connected again may offer other resources.
+    for (const server of state.servers) if (server.status !== "ready") state.offers.delete(server.id);
     if (!$("#list-view").hidden || $("#form-view").hidden) {
       if ($("#store-error").hidden === false) show("list");
       renderList();
     }
+    if (before !== state.servers.map((s) => `${s.id}:${s.status}`).join(",")) loadTrust();
     followPending();
     document.body.dataset.loaded = "true";
   });
