@@ -37,7 +37,14 @@ fn add_edit_toggle_retry_delete_through_the_api_never_returning_a_secret() {
     let env = Env::new();
     let ui = UiServer::start(&env);
     let mut events = ui.events();
-    events.until("the store is empty", |l| l["servers"] == json!([]));
+    // An empty store lists what `mcpctl servers` lists: the built-in demo,
+    // read-only and copyable.
+    let first = events.until("the built-in demo is listed", |l| {
+        l["servers"].as_array().is_some_and(|s| s.len() == 1) && server(l, "demo").is_some()
+    });
+    let builtin = server(&first, "demo").unwrap();
+    assert_eq!(builtin["editable"], false, "{builtin}");
+    assert_eq!(builtin["copyable"], true, "{builtin}");
 
     // Add: a stdio server with a literal env secret, and a disabled HTTP
     // server with a literal header secret.
@@ -74,9 +81,10 @@ fn add_edit_toggle_retry_delete_through_the_api_never_returning_a_secret() {
     });
     assert_no_secret("the event stream", &listing.to_string());
     let demo_entry = server(&listing, "demo").unwrap();
-    assert_eq!(demo_entry["toolCount"], 5);
+    assert_eq!(demo_entry["editable"], true, "{demo_entry}");
+    assert_eq!(demo_entry["tools"], 5);
     assert!(
-        demo_entry["tools"]
+        demo_entry["catalog"]
             .as_array()
             .unwrap()
             .iter()

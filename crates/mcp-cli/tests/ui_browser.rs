@@ -1,4 +1,4 @@
-//! `mcpctl ui` in real headless Chromium: a person adds the demo server and sees its tools, sees a broken command fail in the form, toggles, edits with a kept secret and deletes with confirmation.
+//! `mcpctl ui` in real headless Chromium: a person adds a server and sees its tools, sees a broken command fail in the form, toggles, edits with a kept secret and deletes with confirmation.
 //!
 //! Chromium comes from Debian (`apt-get install chromium chromium-driver`);
 //! without it these tests fail with that command. Waits are bounded
@@ -33,9 +33,18 @@ fn a_person_adds_edits_toggles_and_deletes_servers_in_the_page() {
     let mut page = Browser::launch();
     page.goto(&ui.url());
     page.wait_for("document.body.dataset.loaded === 'true'", "the live list");
-    page.wait_for("!document.querySelector('#empty').hidden", "the empty list");
+    // With nothing configured the page lists what `mcpctl servers` lists:
+    // the built-in demo, read-only.
+    page.wait_for(
+        &format!(
+            "{0} && {0}.dataset.status === 'ready' && {0}.querySelector('.edit') === null",
+            item("demo")
+        ),
+        "the built-in demo, ready and read-only",
+    );
 
-    // Add the demo server, with an argument row and a secret env row.
+    // Add a server of their own (the demo, under another id), with an
+    // argument row and a secret env row.
     page.click("#add");
     page.wait_for(
         "!document.querySelector('#form-view').hidden",
@@ -45,7 +54,7 @@ fn a_person_adds_edits_toggles_and_deletes_servers_in_the_page() {
         page.contents().contains("runs this command as you"),
         "the add form does not warn about running commands"
     );
-    page.type_into("#f-id", "demo");
+    page.type_into("#f-id", "mine");
     page.type_into("#f-name", "Demo server");
     page.type_into("#f-command", support::MCPCTL);
     page.click("#add-arg");
@@ -58,25 +67,39 @@ fn a_person_adds_edits_toggles_and_deletes_servers_in_the_page() {
     page.wait_for(
         &format!(
             "!document.querySelector('#list-view').hidden && {0} && {0}.dataset.status === 'ready'",
-            item("demo")
+            item("mine")
         ),
-        "demo ready in the list",
+        "mine ready in the list",
     );
+    // Its tools are collapsed to a count; opening them lists each one.
+    assert_eq!(
+        page.eval(&format!(
+            "{}.querySelector('.tools summary').innerText",
+            item("mine")
+        )),
+        "5 tools"
+    );
+    page.click("li.server[data-id=\"mine\"] .tools summary");
     page.wait_for(
         &format!(
-            "{}.querySelector('.tools').innerText.includes('echo')",
-            item("demo")
+            "{}.querySelector('.tools [data-tool=\"echo\"]') !== null",
+            item("mine")
         ),
-        "demo's tools",
+        "its tools",
+    );
+    // Saving the person's first server replaces the built-in default.
+    page.wait_for(
+        &format!("{} === null", item("demo")),
+        "the built-in demo gone",
     );
     let badge = page.eval(&format!(
         "{}.querySelector('.status').innerText",
-        item("demo")
+        item("mine")
     ));
     // The demo server speaks the handshake era; the page names the version.
-    assert_eq!(badge, "ready · 5 tools · 2025-11-25");
+    assert_eq!(badge, "ready · 2025-11-25");
     let file = store(&env);
-    let saved = stored(&file, "demo").expect("demo in the store");
+    let saved = stored(&file, "mine").expect("mine in the store");
     assert_eq!(saved["transport"]["args"][0], "demo-server");
     assert_eq!(saved["transport"]["env"][0]["value"], SECRET);
 
@@ -118,15 +141,15 @@ fn a_person_adds_edits_toggles_and_deletes_servers_in_the_page() {
     eprintln!("screenshot: {}", screenshot_path().display());
 
     // Disable and enable again with the switch.
-    page.click("li.server[data-id=\"demo\"] .enable");
+    page.click("li.server[data-id=\"mine\"] .enable");
     page.wait_for(
-        &format!("{}.dataset.status === 'disabled'", item("demo")),
+        &format!("{}.dataset.status === 'disabled'", item("mine")),
         "demo disabled",
     );
-    assert_eq!(stored(&store(&env), "demo").unwrap()["enabled"], false);
-    page.click("li.server[data-id=\"demo\"] .enable");
+    assert_eq!(stored(&store(&env), "mine").unwrap()["enabled"], false);
+    page.click("li.server[data-id=\"mine\"] .enable");
     page.wait_for(
-        &format!("{}.dataset.status === 'ready'", item("demo")),
+        &format!("{}.dataset.status === 'ready'", item("mine")),
         "demo ready again",
     );
 
@@ -167,7 +190,7 @@ fn a_person_adds_edits_toggles_and_deletes_servers_in_the_page() {
 
     // Edit: the secret shows as "saved" with an empty field; leaving it
     // empty keeps it.
-    page.click("li.server[data-id=\"demo\"] .edit");
+    page.click("li.server[data-id=\"mine\"] .edit");
     page.wait_for(
         "!document.querySelector('#form-view').hidden && document.querySelector('#env .saved-badge')",
         "the edit form with a saved secret",
@@ -179,12 +202,12 @@ fn a_person_adds_edits_toggles_and_deletes_servers_in_the_page() {
         &format!(
             "!document.querySelector('#list-view').hidden && {0}.innerText.includes('Demo (edited)') \
              && {0}.dataset.status === 'ready'",
-            item("demo")
+            item("mine")
         ),
         "the edited server ready in the list",
     );
     let file = store(&env);
-    let saved = stored(&file, "demo").unwrap();
+    let saved = stored(&file, "mine").unwrap();
     assert_eq!(saved["name"], "Demo (edited)");
     assert_eq!(saved["transport"]["env"][0]["key"], "DEMO_TOKEN");
     assert_eq!(
@@ -192,7 +215,7 @@ fn a_person_adds_edits_toggles_and_deletes_servers_in_the_page() {
         "the kept secret was lost"
     );
     // The secret is not in the page (HTML and field values) or the API.
-    page.click("li.server[data-id=\"demo\"] .edit");
+    page.click("li.server[data-id=\"mine\"] .edit");
     page.wait_for(
         "document.querySelector('#env .saved-badge')",
         "the edit form again",
@@ -219,7 +242,7 @@ fn a_person_adds_edits_toggles_and_deletes_servers_in_the_page() {
     page.click("li.server[data-id=\"broken\"] .confirm-delete");
     page.wait_for(&format!("{} === null", item("broken")), "broken removed");
     assert!(stored(&store(&env), "broken").is_none());
-    assert!(stored(&store(&env), "demo").is_some());
+    assert!(stored(&store(&env), "mine").is_some());
 
     // A Streamable HTTP server, saved disabled: URL, bearer variable, a
     // secret header and a header from the environment.
