@@ -37,6 +37,12 @@ pub const ROOTS_LIST: &str = "roots/list";
 pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
 /// Server → client: ask the user (2025-06-18).
 pub const ELICITATION_CREATE: &str = "elicitation/create";
+/// Client → server: the Skills extension's listing (`io.modelcontextprotocol/skills`).
+pub const SKILLS_LIST: &str = "skills/list";
+/// Client → server: the Skills extension's entry for one skill by its `SKILL.md` URI.
+pub const SKILLS_GET: &str = "skills/get";
+/// Client → server: a directory's children (Skills extension, `directoryRead`).
+pub const RESOURCES_DIRECTORY_READ: &str = "resources/directory/read";
 /// Client → server: versions and capabilities (2026-07-28).
 pub const SERVER_DISCOVER: &str = "server/discover";
 /// Client → server: open a notification stream (2026-07-28).

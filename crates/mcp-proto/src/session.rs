@@ -1783,6 +1783,14 @@ fn check_server_capability(negotiated: &Negotiated, method: &str) -> Result<(), 
             missing("prompts")
         }
         methods::LOGGING_SET_LEVEL if caps.logging.is_none() => missing("logging"),
+        methods::SKILLS_LIST | methods::SKILLS_GET if caps.skills().is_none() => {
+            missing("extensions.io.modelcontextprotocol/skills")
+        }
+        methods::RESOURCES_DIRECTORY_READ
+            if caps.skills().and_then(|s| s.directory_read) != Some(true) =>
+        {
+            missing("extensions.io.modelcontextprotocol/skills.directoryRead")
+        }
         // 2024-11-05 had no `completions` flag: a client may try and treat
         // -32601 as "unsupported".
         methods::COMPLETION_COMPLETE

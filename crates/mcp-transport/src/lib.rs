@@ -54,6 +54,7 @@ mod http;
 mod memory;
 #[cfg(feature = "scripted")]
 pub mod scripted;
+mod skills;
 #[cfg(unix)]
 mod stdio;
 mod transport;
@@ -66,6 +67,7 @@ pub use http::{
     https_connector, tls_root_store,
 };
 pub use memory::{MemoryTransport, memory_pair};
+pub use skills::{LoadedSkill, SkillLoadError};
 #[cfg(unix)]
 pub use stdio::{NETWORK_ENV, ServerExited, StdioOptions, StdioTransport};
 pub use transport::{FrameSink, Inbound, Transport, TransportError};

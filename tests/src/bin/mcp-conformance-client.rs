@@ -12,7 +12,9 @@
 //! `ClientHandler` for server requests (and the stateless era's input
 //! rounds).
 //!
-//! The flow is a host's: connect, list the tools, call them. The tool
+//! The flow is a host's whose model uses everything offered: connect, list
+//! the tools, call them; load every skill a server with the Skills
+//! extension lists (verified before use) and read its files. The tool
 //! calls are the context's `toolCalls` when the runner gives them, else
 //! every listed tool with arguments made from its schema; a failing call
 //! (an error, a refusal, a timeout, a result with `isError`) is reported on
@@ -283,18 +285,29 @@ impl Interaction for HeadlessBrowser {
     }
 }
 
-/// A host's session: list the tools, then call the ones the context's
-/// `toolCalls` name or, without them, every listed tool with arguments
-/// from its schema. A failed call is reported and the run goes on.
+/// A host's session whose model uses everything it is offered: list the
+/// tools, then call the ones the context's `toolCalls` name or, without
+/// them, every listed tool with arguments from its schema; and when the
+/// server declares the Skills extension, load every listed skill and read
+/// each loaded skill's files. A failed call or a skill that fails
+/// verification is reported and the run goes on.
 async fn drive(client: &Client, context: &Value) -> anyhow::Result<()> {
     // Only what the server declared (MCP 2025-06-18 "Lifecycle"): the
     // `initialize` scenario's server declares no capabilities at all.
-    let declares_tools = client
+    let capabilities = client
         .negotiated()
-        .is_some_and(|n| n.server_capabilities().tools.is_some());
-    if !declares_tools {
-        return Ok(());
+        .map(|n| n.server_capabilities().clone())
+        .unwrap_or_default();
+    if capabilities.tools.is_some() {
+        use_tools(client, context).await?;
     }
+    if capabilities.skills().is_some() {
+        use_skills(client).await?;
+    }
+    Ok(())
+}
+
+async fn use_tools(client: &Client, context: &Value) -> anyhow::Result<()> {
     let tools = list_all_tools(client).await?;
     for tool in &tools {
         let schema = serde_json::to_string(&tool.input_schema).unwrap_or_default();
@@ -310,6 +323,42 @@ async fn drive(client: &Client, context: &Value) -> anyhow::Result<()> {
     for (name, arguments) in calls {
         if let Err(error) = call(client, &name, arguments).await {
             eprintln!("mcp-conformance-client: {error:#}");
+        }
+    }
+    Ok(())
+}
+
+/// Each listed skill is loaded through the client's skill-loading path
+/// (its `SKILL.md` read and verified against the entry); only a skill that
+/// loaded has its other listed files read, each verified too.
+async fn use_skills(client: &Client) -> anyhow::Result<()> {
+    let skills = client.list_all_skills(50).await.context("skills/list")?;
+    for entry in &skills {
+        let loaded = match client.load_skill(entry).await {
+            Ok(loaded) => loaded,
+            Err(error) => {
+                eprintln!(
+                    "mcp-conformance-client: skill not loaded ({}): {error}",
+                    error.code()
+                );
+                continue;
+            }
+        };
+        tracing::debug!(skill = %entry.uri, bytes = loaded.text.len(), "loaded");
+        let others: Vec<String> = entry
+            .files()
+            .unwrap_or_default()
+            .iter()
+            .filter(|file| file.uri != entry.uri)
+            .map(|file| file.uri.clone())
+            .collect();
+        for file in others {
+            if let Err(error) = client.read_skill_file(&loaded, &file).await {
+                eprintln!(
+                    "mcp-conformance-client: skill file not used ({}): {error}",
+                    error.code()
+                );
+            }
         }
     }
     Ok(())

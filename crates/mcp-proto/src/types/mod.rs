@@ -31,6 +31,7 @@ mod prompts;
 mod resources;
 mod roots;
 mod sampling;
+mod skills;
 mod tasks;
 mod tools;
 
@@ -46,6 +47,7 @@ pub use prompts::*;
 pub use resources::*;
 pub use roots::*;
 pub use sampling::*;
+pub use skills::*;
 pub use tasks::*;
 pub use tools::*;
 
