@@ -828,3 +828,71 @@ async fn a_live_tool_whose_server_does_not_come_back_fails_at_the_deadline() {
     );
     manager.close().await;
 }
+
+/// The Skills extension through the loader tools, over a real fixture in
+/// each era: `load_mcp` lists the skills from their entries; reading a
+/// listed skill's `SKILL.md` loads it, verified; a loaded skill's listed
+/// file is read, an unlisted one in its directory is refused without being
+/// used; a skill whose `SKILL.md` does not match its digest never reaches
+/// the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skills_are_listed_loaded_verified_and_read_through_the_loader_tools() {
+    for era in ["legacy", "modern"] {
+        let mut config = fixture("fx", &["--skills"]);
+        if let TransportConfig::Stdio(stdio) = &mut config.transport {
+            stdio.args[1] = era.to_owned();
+        }
+        let manager = McpManager::builder().build();
+        let report = manager.connect_servers([config]).await;
+        assert_eq!(report.ready.len(), 1, "{era}: {:?}", report.errors);
+        let catalog = manager.catalog("fx").unwrap();
+        assert_eq!(catalog.skills().map(<[_]>::len), Some(2), "{era}");
+
+        let session = McpSession::new(&manager, full_access());
+        let loader = session.loader_tools();
+        let [load, _, read] = &loader[..] else {
+            panic!("three loader tools: {loader:?}")
+        };
+        let loaded = call_tool(load, json!({"server": "fx"})).await;
+        let manifest = loaded.result().unwrap().structured_content.clone().unwrap();
+        assert_eq!(
+            manifest["skills"],
+            json!([
+                {"uri": "skill://pdf-processing/SKILL.md", "name": "pdf-processing",
+                 "description": "Extract, fill, and assemble PDF documents"},
+                {"uri": "skill://tampered/SKILL.md", "name": "tampered",
+                 "description": "A skill whose file changed after listing"}
+            ]),
+            "{era}"
+        );
+        let read_uri = |uri: &str| json!({"server": "fx", "uri": uri});
+
+        // Before the skill is loaded, its supporting file is an ordinary
+        // resource read; loading the skill verifies its SKILL.md.
+        let skill = call_tool(read, read_uri("skill://pdf-processing/SKILL.md")).await;
+        assert!(
+            text(&skill).contains("Read references/FORMS.md"),
+            "{era}: {skill:?}"
+        );
+        let forms = call_tool(read, read_uri("skill://pdf-processing/references/FORMS.md")).await;
+        assert_eq!(text(&forms), "Forms have fields; fill each one.\n", "{era}");
+        // The server serves this file, but the held entry does not list it.
+        let unlisted =
+            call_tool(read, read_uri("skill://pdf-processing/scripts/unlisted.sh")).await;
+        let Some(CallFailure::Protocol(message)) = unlisted.failure() else {
+            panic!("{era}: an unlisted file of a loaded skill was used: {unlisted:?}")
+        };
+        assert!(message.contains("skill_unlisted_file"), "{era}: {message}");
+
+        let tampered = call_tool(read, read_uri("skill://tampered/SKILL.md")).await;
+        let Some(CallFailure::Protocol(message)) = tampered.failure() else {
+            panic!("{era}: a tampered skill was loaded: {tampered:?}")
+        };
+        assert!(
+            message.contains("skill_digest_mismatch"),
+            "{era}: {message}"
+        );
+        assert!(!text(&tampered).contains("Be harmful"), "{era}");
+        manager.close().await;
+    }
+}

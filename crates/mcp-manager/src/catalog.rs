@@ -22,8 +22,8 @@ use std::time::Duration;
 use mcp_proto::ProtocolVersion;
 use mcp_proto::methods;
 use mcp_proto::types::{
-    Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, Prompt, Resource, ServerCapabilities, Tool,
+    Implementation, ListPromptsResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
+    PaginatedRequestParams, Prompt, Resource, ServerCapabilities, Skill, Tool,
 };
 use mcp_transport::{CallOptions, Client, ClientError};
 
@@ -83,6 +83,7 @@ pub struct Catalog {
     pub(crate) filtered_out: Vec<(usize, Tool)>,
     pub(crate) tools_truncated: bool,
     pub(crate) resources: Option<Vec<Resource>>,
+    pub(crate) skills: Option<Vec<Skill>>,
     pub(crate) prompts: Option<Vec<Prompt>>,
     pub(crate) instructions: Option<String>,
     pub(crate) server_info: Implementation,
@@ -178,6 +179,14 @@ impl Catalog {
         self.resources.as_deref()
     }
 
+    /// The skills' entries (the Skills extension, `skills/list`), when the
+    /// server declared the extension and listing resources is on; listed
+    /// with the resources and refreshed with them. No skill file is read
+    /// for the catalog.
+    pub fn skills(&self) -> Option<&[Skill]> {
+        self.skills.as_deref()
+    }
+
     /// The prompts, under the same conditions as [`Catalog::resources`].
     pub fn prompts(&self) -> Option<&[Prompt]> {
         self.prompts.as_deref()
@@ -230,6 +239,7 @@ impl Kinds {
 pub(crate) struct Listed {
     pub(crate) tools: Option<(Vec<Tool>, bool)>,
     pub(crate) resources: Option<Option<Vec<Resource>>>,
+    pub(crate) skills: Option<Option<Vec<Skill>>>,
     pub(crate) prompts: Option<Option<Vec<Prompt>>>,
 }
 
@@ -274,6 +284,7 @@ pub(crate) async fn list(
 ) -> Result<Listed, ListError> {
     let want_tools = kinds.tools;
     let want_resources = kinds.resources && limits.resources && capabilities.resources.is_some();
+    let want_skills = want_resources && capabilities.skills().is_some();
     let want_prompts = kinds.prompts && limits.prompts && capabilities.prompts.is_some();
     let tools = async {
         if !want_tools {
@@ -301,6 +312,19 @@ pub(crate) async fn list(
             paginate::<ListResourcesResult>(client, limits).await,
         ))
     };
+    let skills = async {
+        if !kinds.resources {
+            return None;
+        }
+        if !want_skills {
+            return Some(None);
+        }
+        Some(optional(
+            server,
+            methods::SKILLS_LIST,
+            paginate::<ListSkillsResult>(client, limits).await,
+        ))
+    };
     let prompts = async {
         if !kinds.prompts {
             return None;
@@ -314,10 +338,11 @@ pub(crate) async fn list(
             paginate::<ListPromptsResult>(client, limits).await,
         ))
     };
-    let (tools, resources, prompts) = tokio::join!(tools, resources, prompts);
+    let (tools, resources, skills, prompts) = tokio::join!(tools, resources, skills, prompts);
     Ok(Listed {
         tools: tools?,
         resources,
+        skills,
         prompts,
     })
 }
@@ -396,6 +421,21 @@ impl Page for ListResourcesResult {
     }
     fn into_parts(self) -> (Vec<Resource>, Option<String>) {
         (self.resources, self.next_cursor)
+    }
+}
+
+impl Page for ListSkillsResult {
+    type Item = Skill;
+    const METHOD: &'static str = methods::SKILLS_LIST;
+    fn fetch<'a>(
+        client: &'a Client,
+        params: &'a PaginatedRequestParams,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<Self, ClientError>> + Send + 'a {
+        client.list_skills_with(params, options)
+    }
+    fn into_parts(self) -> (Vec<Skill>, Option<String>) {
+        (self.skills, self.next_cursor)
     }
 }
 

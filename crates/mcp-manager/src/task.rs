@@ -520,6 +520,9 @@ fn build(
         resources: listed
             .resources
             .unwrap_or_else(|| previous.and_then(|p| p.resources.clone())),
+        skills: listed
+            .skills
+            .unwrap_or_else(|| previous.and_then(|p| p.skills.clone())),
         prompts: listed
             .prompts
             .unwrap_or_else(|| previous.and_then(|p| p.prompts.clone())),

@@ -23,6 +23,10 @@ pub(crate) trait CatalogData: Send + Sync + fmt::Debug + 'static {
     fn resources(&self) -> Option<&[Resource]>;
     /// The instructions from `initialize`.
     fn instructions(&self) -> Option<&str>;
+    /// The skills' entries (Skills extension), when listed.
+    fn skills(&self) -> Option<&[mcp_proto::types::Skill]> {
+        None
+    }
 }
 
 /// A ready server with its current catalog.

@@ -42,6 +42,10 @@ impl CatalogData for Catalog {
     fn instructions(&self) -> Option<&str> {
         Catalog::instructions(self)
     }
+
+    fn skills(&self) -> Option<&[mcp_proto::types::Skill]> {
+        Catalog::skills(self)
+    }
 }
 
 impl McpSession {

@@ -16,8 +16,8 @@
 
 use mcp_proto::methods;
 use mcp_proto::types::{
-    GetSkillRequestParams, GetSkillResult, ListSkillsRequestParams, ListSkillsResult, Skill,
-    SkillError, skill_file_bytes,
+    GetSkillRequestParams, GetSkillResult, ListSkillsRequestParams, ListSkillsResult,
+    ReadResourceRequestParams, ReadResourceResult, Skill, SkillError, skill_file_bytes,
 };
 
 use crate::client::{CallOptions, Client, ClientError};
@@ -70,6 +70,16 @@ impl Client {
             .await
     }
 
+    /// `skills/list` with full parameters and per-call options.
+    pub async fn list_skills_with(
+        &self,
+        params: &ListSkillsRequestParams,
+        options: CallOptions,
+    ) -> Result<ListSkillsResult, ClientError> {
+        self.request(methods::SKILLS_LIST, Some(params), options)
+            .await
+    }
+
     /// Every page of `skills/list`, following `nextCursor` until a page
     /// has none, or a cursor repeats, or `max_pages` pages were read.
     pub async fn list_all_skills(&self, max_pages: usize) -> Result<Vec<Skill>, ClientError> {
@@ -104,12 +114,23 @@ impl Client {
     /// when it lists its files) and the frontmatter against the entry's.
     /// Reads nothing else.
     pub async fn load_skill(&self, entry: &Skill) -> Result<LoadedSkill, SkillLoadError> {
+        self.load_skill_with(entry, CallOptions::default()).await
+    }
+
+    /// [`Client::load_skill`] with per-call options for the read.
+    pub async fn load_skill_with(
+        &self,
+        entry: &Skill,
+        options: CallOptions,
+    ) -> Result<LoadedSkill, SkillLoadError> {
         entry.check_entry()?;
-        let result = self.read_resource(&entry.uri).await?;
+        let result = self
+            .read_resource_with(&read_params(&entry.uri), options)
+            .await?;
         let bytes = skill_file_bytes(&result, &entry.uri)?;
         entry.verify_file(&entry.uri, &bytes)?;
         let text = String::from_utf8(bytes).map_err(|_| SkillError::NoContent {
-            file: mcp_proto::text::error_text(&entry.uri, 200).into_owned(),
+            file: shown(&entry.uri),
             reason: "it is not UTF-8 text".to_owned(),
         })?;
         entry.verify_frontmatter(&text)?;
@@ -120,25 +141,56 @@ impl Client {
     }
 
     /// Reads `file`, one of the files `skill`'s held entry lists, and
-    /// returns its bytes once they match the entry. A file the entry does
-    /// not list is refused without a request.
+    /// returns the read's result, reduced to the one contents item whose
+    /// bytes matched the entry. A file the entry does not list is refused
+    /// without a request.
     pub async fn read_skill_file(
         &self,
         skill: &LoadedSkill,
         file: &str,
-    ) -> Result<Vec<u8>, SkillLoadError> {
+    ) -> Result<ReadResourceResult, SkillLoadError> {
+        self.read_skill_file_with(skill, file, CallOptions::default())
+            .await
+    }
+
+    /// [`Client::read_skill_file`] with per-call options.
+    pub async fn read_skill_file_with(
+        &self,
+        skill: &LoadedSkill,
+        file: &str,
+        options: CallOptions,
+    ) -> Result<ReadResourceResult, SkillLoadError> {
         if let Some(files) = skill.entry.files()
             && !files.iter().any(|f| f.uri == file)
         {
             return Err(SkillError::Unlisted {
-                uri: mcp_proto::text::error_text(&skill.entry.uri, 200).into_owned(),
-                file: mcp_proto::text::error_text(file, 200).into_owned(),
+                uri: shown(&skill.entry.uri),
+                file: shown(file),
             }
             .into());
         }
-        let result = self.read_resource(file).await?;
+        let mut result = self.read_resource_with(&read_params(file), options).await?;
         let bytes = skill_file_bytes(&result, file)?;
         skill.entry.verify_file(file, &bytes)?;
-        Ok(bytes)
+        let index = result
+            .contents
+            .iter()
+            .position(|c| c.uri() == file)
+            .unwrap_or(0);
+        let verified = result.contents.swap_remove(index);
+        result.contents = vec![verified];
+        Ok(result)
     }
+}
+
+fn read_params(uri: &str) -> ReadResourceRequestParams {
+    ReadResourceRequestParams {
+        uri: uri.to_owned(),
+        ..Default::default()
+    }
+}
+
+/// A URI as an error shows it: bounded and escaped.
+fn shown(uri: &str) -> String {
+    mcp_proto::text::error_text(uri, 200).into_owned()
 }

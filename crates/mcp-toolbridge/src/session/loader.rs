@@ -12,7 +12,14 @@
 //!   `arguments` is JSON text, decoded before the tool's validation.
 //! - `read_mcp_resource(server, uri)`: reads a resource of a connected
 //!   server. Reading is not a tool call, so it needs no approval
-//!   (resources follow server-level trust).
+//!   (resources follow server-level trust). It is also the bridge's
+//!   skill-loading path (Skills extension): the `SKILL.md` URI of a skill
+//!   the server lists (in `load_mcp`'s `skills`) loads the skill, its
+//!   `SKILL.md` verified against the entry (size, digest, frontmatter)
+//!   before the model sees it; while the skill is loaded, a URI in its
+//!   directory is read only when the held entry lists it, and only bytes
+//!   that match the entry reach the model. Loaded skills are held per
+//!   server and catalog lifetime: a refreshed catalog starts with none.
 //! - `search_tools(query)` and `describe_tool(name)`: find tools of the
 //!   current binding by name and description, and fetch one schema, so
 //!   schemas enter the model's context only when asked for.
@@ -96,7 +103,7 @@ impl McpSession {
             Kind::Load,
             LOAD_MCP,
             format!(
-                "Connects to an MCP server if it is not connected yet and returns its tools (with their input schemas) and resources as JSON. Call it before call_mcp_tool or read_mcp_resource. Servers:{listing}"
+                "Connects to an MCP server if it is not connected yet and returns its tools (with their input schemas), resources and skills as JSON. Call it before call_mcp_tool or read_mcp_resource. Servers:{listing}"
             ),
             json!({
                 "type": "object",
@@ -132,7 +139,7 @@ impl McpSession {
             inner.clone(),
             Kind::Read,
             READ_MCP_RESOURCE,
-            "Reads a resource of a connected MCP server by URI (from load_mcp's resources) and returns its contents.".to_owned(),
+            "Reads a resource of a connected MCP server by URI (from load_mcp's resources) and returns its contents. A skill's SKILL.md URI (from load_mcp's skills) loads the skill; then the files it names are read by their URIs.".to_owned(),
             json!({
                 "type": "object",
                 "properties": {
@@ -469,6 +476,22 @@ fn manifest(server: &ReadyServer) -> Value {
             Value::Object(entry)
         })
         .collect();
+    let skills: Option<Vec<Value>> = server.catalog.skills().map(|skills| {
+        skills
+            .iter()
+            .map(|skill| {
+                let mut entry = Map::new();
+                entry.insert("uri".into(), skill.uri.clone().into());
+                if let Some(name) = skill.name() {
+                    entry.insert("name".into(), name.into());
+                }
+                if let Some(description) = skill.description() {
+                    entry.insert("description".into(), description.into());
+                }
+                Value::Object(entry)
+            })
+            .collect()
+    });
     let mut out = Map::new();
     out.insert("server".into(), server.id.to_string().into());
     out.insert("name".into(), server.name.to_string().into());
@@ -477,6 +500,9 @@ fn manifest(server: &ReadyServer) -> Value {
     }
     out.insert("tools".into(), tools.into());
     out.insert("resources".into(), resources.into());
+    if let Some(skills) = skills {
+        out.insert("skills".into(), skills.into());
+    }
     Value::Object(out)
 }
 
@@ -498,17 +524,30 @@ async fn read(inner: &Arc<Inner>, server: &str, uri: &str, call: &ToolCall) -> T
             ),
         );
     }
+    let Availability::Ready(ready) = availability else {
+        unreachable!("checked above");
+    };
     let Some(client) = backend.client(server) else {
         return unavailable(server, backend.availability(server).describe());
     };
     backend.touch(server);
-    let params = ReadResourceRequestParams {
-        uri: uri.to_owned(),
-        ..ReadResourceRequestParams::default()
-    };
     let options = CallOptions {
         timeout: backend.call_timeout(server).or(inner.options.call_timeout),
         ..CallOptions::default()
+    };
+    let listed_skill = ready
+        .catalog
+        .skills()
+        .and_then(|skills| skills.iter().find(|skill| skill.uri == uri));
+    if let Some(entry) = listed_skill {
+        return load_skill(inner, server, &ready, &client, entry, options, call).await;
+    }
+    if let Some(skill) = inner.loaded_skill(server, ready.lifetime, uri) {
+        return read_skill_file(inner, server, &client, &skill, uri, options, call).await;
+    }
+    let params = ReadResourceRequestParams {
+        uri: uri.to_owned(),
+        ..ReadResourceRequestParams::default()
     };
     let answer = tokio::select! {
         biased;
@@ -533,6 +572,79 @@ async fn read(inner: &Arc<Inner>, server: &str, uri: &str, call: &ToolCall) -> T
         }
         Err(ClientError::Cancelled) => ToolOutcome::Cancelled,
         Err(error) => ToolOutcome::failed(CallFailure::from_client_error(&error)),
+    }
+}
+
+/// The skill-loading path: the entry checked, its `SKILL.md` read and
+/// verified, the skill held for this catalog lifetime, the text returned.
+async fn load_skill(
+    inner: &Arc<Inner>,
+    server: &str,
+    ready: &ReadyServer,
+    client: &mcp_transport::Client,
+    entry: &mcp_proto::types::Skill,
+    options: CallOptions,
+    call: &ToolCall,
+) -> ToolOutcome {
+    let answer = tokio::select! {
+        biased;
+        () = call.cancel.cancelled() => return ToolOutcome::Cancelled,
+        answer = client.load_skill_with(entry, options) => answer,
+    };
+    match answer {
+        Ok(loaded) => {
+            let text = loaded.text.clone();
+            inner.hold_skill(server, ready.lifetime, loaded);
+            let result = ToolResult::text(text);
+            ToolOutcome::Completed(inner.budgeted(result, server, READ_MCP_RESOURCE, None))
+        }
+        Err(error) => skill_failure(&error),
+    }
+}
+
+/// A file of a loaded skill: listed in the held entry and matching it, or
+/// refused.
+async fn read_skill_file(
+    inner: &Arc<Inner>,
+    server: &str,
+    client: &mcp_transport::Client,
+    skill: &mcp_transport::LoadedSkill,
+    uri: &str,
+    options: CallOptions,
+    call: &ToolCall,
+) -> ToolOutcome {
+    let answer = tokio::select! {
+        biased;
+        () = call.cancel.cancelled() => return ToolOutcome::Cancelled,
+        answer = client.read_skill_file_with(skill, uri, options) => answer,
+    };
+    match answer {
+        Ok(result) => {
+            let content = result
+                .contents
+                .into_iter()
+                .map(|contents| resource_block(contents, inner.options.content))
+                .collect();
+            let result = ToolResult {
+                content,
+                structured_content: None,
+                is_error: false,
+            };
+            ToolOutcome::Completed(inner.budgeted(result, server, READ_MCP_RESOURCE, None))
+        }
+        Err(error) => skill_failure(&error),
+    }
+}
+
+fn skill_failure(error: &mcp_transport::SkillLoadError) -> ToolOutcome {
+    match error {
+        mcp_transport::SkillLoadError::Client(ClientError::Cancelled) => ToolOutcome::Cancelled,
+        mcp_transport::SkillLoadError::Client(error) => {
+            ToolOutcome::failed(CallFailure::from_client_error(error))
+        }
+        mcp_transport::SkillLoadError::Verification(error) => {
+            ToolOutcome::failed(CallFailure::Protocol(format!("{error} ({})", error.code())))
+        }
     }
 }
 

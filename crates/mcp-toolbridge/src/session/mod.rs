@@ -267,6 +267,7 @@ impl McpSession {
             grants: HashSet::new(),
             pending: HashMap::new(),
             schemas: HashMap::new(),
+            skills: HashMap::new(),
             watching: HashSet::new(),
             event_task: None,
         };
@@ -453,6 +454,10 @@ struct State {
     pending: HashMap<u64, Pending>,
     /// Compiled input schemas per (server, lifetime), then tool name.
     schemas: HashMap<(String, u64), SchemaCells>,
+    /// The skills loaded per (server, lifetime), by their `SKILL.md` URI:
+    /// the entries held while the model acts on them (Skills extension,
+    /// "The Acting Window"). A new catalog lifetime starts with none.
+    pub(crate) skills: HashMap<(String, u64), HashMap<String, Arc<mcp_transport::LoadedSkill>>>,
     /// Servers whose readiness makes the session rebind on its own.
     watching: HashSet<String>,
     event_task: Option<AbortHandle>,
@@ -485,10 +490,51 @@ impl State {
         }
         self.schemas
             .retain(|(server, lifetime), _| !revoked(server, *lifetime));
+        self.skills
+            .retain(|(server, lifetime), _| !revoked(server, *lifetime));
     }
 }
 
 impl Inner {
+    /// The skill loaded from `uri` on `server` in catalog `lifetime`, if
+    /// any; or the loaded skill of that server whose directory holds `uri`.
+    pub(crate) fn loaded_skill(
+        &self,
+        server: &str,
+        lifetime: u64,
+        uri: &str,
+    ) -> Option<Arc<mcp_transport::LoadedSkill>> {
+        let state = self.lock();
+        let loaded = state.skills.get(&(server.to_owned(), lifetime))?;
+        if let Some(skill) = loaded.get(uri) {
+            return Some(skill.clone());
+        }
+        loaded
+            .values()
+            .find(|skill| {
+                skill
+                    .entry
+                    .uri
+                    .strip_suffix(mcp_proto::types::SKILL_FILE)
+                    .is_some_and(|root| uri.starts_with(root))
+            })
+            .cloned()
+    }
+
+    /// Records a skill loaded on `server` in catalog `lifetime`.
+    pub(crate) fn hold_skill(
+        &self,
+        server: &str,
+        lifetime: u64,
+        skill: mcp_transport::LoadedSkill,
+    ) {
+        self.lock()
+            .skills
+            .entry((server.to_owned(), lifetime))
+            .or_default()
+            .insert(skill.entry.uri.clone(), Arc::new(skill));
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         mcp_proto::sync::lock(&self.state)
     }

@@ -68,6 +68,10 @@ Catalog:
                                notifications/tools/list_changed, then answers; calls of a
                                removed tool are unknown tool errors.
   --protocol-version V         answer initialize with V whatever was asked.
+  --skills                     declare the Skills extension and list two skills:
+                               skill://pdf-processing (SKILL.md and references/FORMS.md,
+                               served as listed) and skill://tampered (its SKILL.md served
+                               with another body than its listed digest).
 
 Faults:
   --delay-initialize-ms N      wait N ms before answering initialize.
@@ -208,6 +212,7 @@ pub(crate) struct Options {
     pub(crate) discover_legacy_only: bool,
     pub(crate) omit_result_type: bool,
     pub(crate) sorted_keys: bool,
+    pub(crate) skills: bool,
     pub(crate) bad_result_type: bool,
     pub(crate) end_listen_after: Option<Duration>,
     pub(crate) expire_sessions: Option<u64>,
@@ -263,6 +268,7 @@ impl Default for Options {
             discover_legacy_only: false,
             omit_result_type: false,
             sorted_keys: false,
+            skills: false,
             bad_result_type: false,
             end_listen_after: None,
             expire_sessions: None,
@@ -381,6 +387,7 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Co
             "--discover-legacy-only" => options.discover_legacy_only = true,
             "--omit-result-type" => options.omit_result_type = true,
             "--sorted-keys" => options.sorted_keys = true,
+            "--skills" => options.skills = true,
             "--bad-result-type" => options.bad_result_type = true,
             "--end-listen-after-ms" => {
                 options.end_listen_after = Some(Duration::from_millis(number(&flag, &value()?)?));

@@ -425,6 +425,7 @@ impl Server {
             methods::RESOURCES_LIST => Ok(catalog::resources()),
             methods::RESOURCES_TEMPLATES_LIST => Ok(json!({"resourceTemplates": []})),
             methods::RESOURCES_READ => read_resource(&params),
+            methods::SKILLS_LIST if self.fixture.options.skills => Ok(catalog::skills()),
             methods::PROMPTS_LIST => Ok(catalog::prompts()),
             methods::PROMPTS_GET => get_prompt(&params),
             methods::LOGGING_SET_LEVEL => self.set_level(id, &params),
@@ -502,6 +503,7 @@ impl Server {
                 resources: Some(ResourcesCapability::default()),
                 prompts: Some(ListChangedCapability::default()),
                 logging: Some(Default::default()),
+                extensions: options.skills.then(catalog::skills_extension),
                 ..ServerCapabilities::default()
             },
             server_info: Implementation {
@@ -977,6 +979,10 @@ fn read_resource(params: &Value) -> Result<Value, ErrorObject> {
     if uri == catalog::README_URI {
         Ok(json!({
             "contents": [{"uri": uri, "mimeType": "text/plain", "text": catalog::README_TEXT}]
+        }))
+    } else if let Some(text) = catalog::skill_file(uri) {
+        Ok(json!({
+            "contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]
         }))
     } else {
         let mut error = ErrorObject::new(error_codes::RESOURCE_NOT_FOUND, "resource not found");

@@ -120,6 +120,7 @@ pub(crate) fn known_method(method: &str, tools_offered: bool) -> bool {
         | methods::RESOURCES_READ
         | methods::PROMPTS_LIST
         | methods::PROMPTS_GET
+        | methods::SKILLS_LIST
         | methods::SUBSCRIPTIONS_LISTEN => true,
         _ => false,
     }
@@ -279,6 +280,9 @@ impl Server {
                         e
                     }),
             ),
+            methods::SKILLS_LIST if self.fixture.options.skills => {
+                Reply::Now(Ok(cacheable(catalog::skills())))
+            }
             methods::PROMPTS_LIST => Reply::Now(Ok(cacheable(catalog::prompts()))),
             methods::PROMPTS_GET => Reply::Now(super::get_prompt(&params)),
             methods::SUBSCRIPTIONS_LISTEN => self.listen(id, params),
@@ -340,6 +344,7 @@ impl Server {
                     list_changed: Some(true),
                     ..ListChangedCapability::default()
                 }),
+                extensions: options.skills.then(catalog::skills_extension),
                 ..ServerCapabilities::default()
             },
             instructions: Some(options.instructions.clone().unwrap_or_else(|| {
