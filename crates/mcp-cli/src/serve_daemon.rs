@@ -13,6 +13,11 @@
 //!   `--no-project`, `--no-host-configs`, `--preset`, `--names` and
 //!   `--lazy`); `--no-daemon` starts its own servers anyway. Five hosts
 //!   launching `mcpctl serve` then hold one set of server processes.
+//! - `mcpctl tools` and `mcpctl call` are clients of it too, for the same
+//!   sources (a daemon of any `--names`, not `--lazy`; for `call`, with the
+//!   same `--preset`): their output and exit status are a direct run's,
+//!   over its warm connections (see `daemon_client`, which also says when
+//!   they run directly anyway); `--no-daemon` bypasses it.
 //! - `mcpctl serve --stop` sends the daemon SIGTERM (by the pid it
 //!   recorded, after checking its socket answers) and waits until it has
 //!   closed its servers.
@@ -20,7 +25,11 @@
 //! Each connection to the socket is one gateway client (newline-delimited
 //! JSON, as on stdio); a client that disconnects cancels only its own calls.
 //! Servers given on the command line (`--stdio`, `--url`) are not served by
-//! a daemon.
+//! a daemon. Its record (`gateway.json`) holds its pid, its key (the
+//! sources and settings it serves, see [`key`]), whether its discovery was
+//! complete (no configuration error, no server held back for trust) and its
+//! servers in source order; [`matching`] is the one decision every command
+//! makes to go through it.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
