@@ -34,6 +34,12 @@
 //! 130 interrupted (Ctrl-C cancels the call on the wire and skips the calls
 //! after it; before the call starts it stops connecting). With several
 //! calls, the most severe status wins.
+//!
+//! When a background gateway (`mcpctl serve --daemon`) serves the same
+//! sources with the same preset and its server is ready, the calls go
+//! through it, with the same output and exit status (see
+//! [`crate::daemon_client`], which also says when approvals keep a call
+//! here); `--no-daemon` always connects this command's own server.
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -47,6 +53,7 @@ use serde_json::{Value, json};
 
 use crate::approval::TerminalApproval;
 use crate::cli::Preset;
+use crate::daemon_client::Daemon;
 use crate::exit::{CliError, Exit};
 use crate::output::{self, Output, Paint, line};
 use crate::runtime::{self, Runtime, Select};
@@ -63,6 +70,9 @@ pub(crate) struct CallRequest {
     pub(crate) arguments: Vec<String>,
     /// The permission preset.
     pub(crate) preset: Preset,
+    /// Whether the background gateway may make the calls (no
+    /// `--no-daemon`).
+    pub(crate) daemon: bool,
 }
 
 /// `mcpctl call`.
@@ -73,6 +83,20 @@ pub(crate) async fn run(
 ) -> Result<Exit, CliError> {
     // Bad JSON, an unreadable file or stdin is found before anything starts.
     let calls = crate::arguments::parse(&request.arguments)?;
+    // A preset that asks goes through a session that can ask: this one,
+    // when there is a terminal (see `crate::daemon_client`).
+    let may_ask = preset(request.preset).requires_approval() && std::io::stdin().is_terminal();
+    if request.daemon
+        && !may_ask
+        && let Some(daemon) = Daemon::connect(options, &[request.preset]).await
+    {
+        if daemon.ready(&request.server).is_some() {
+            let result = call_through_daemon(&daemon, &request, calls, output).await;
+            daemon.close().await;
+            return result;
+        }
+        daemon.close().await;
+    }
     let runtime = Runtime::start(options, Select::One(&request.server)).await?;
     runtime.settle(output).await;
     let result = call_all(&runtime, &request, calls, output).await;
@@ -128,21 +152,85 @@ async fn call_all(
         })
         .unwrap_or_default();
     let calls = calls.resolve(&schema).map_err(|e| e.server(server))?;
+    let caller = Caller::Direct {
+        runtime,
+        session: &session,
+    };
+    call_each(&caller, request, calls, preset, output).await
+}
 
+/// `mcpctl call` through the background gateway, whose report says
+/// `request.server` is ready: the same checks, calls and output as
+/// [`call_all`], over the daemon's connections.
+async fn call_through_daemon(
+    daemon: &Daemon,
+    request: &CallRequest,
+    calls: crate::arguments::Parsed,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    let server = request.server.as_str();
+    let listed = daemon
+        .ready(server)
+        .map(|s| s.tools.as_slice())
+        .unwrap_or_default();
+    let Some(found) = listed
+        .iter()
+        .find(|t| t.tool.name == request.tool && t.served.is_some())
+    else {
+        let known: Vec<String> = listed.iter().map(|t| t.tool.name.clone()).collect();
+        return Err(unknown_tool_of(&known, server, &request.tool));
+    };
+    let calls = calls
+        .resolve(&found.tool.input_schema)
+        .map_err(|e| e.server(server))?;
+    let caller = Caller::Daemon(daemon);
+    call_each(&caller, request, calls, preset(request.preset), output).await
+}
+
+/// Who makes the calls: this run's own session, or the background gateway.
+enum Caller<'a> {
+    Direct {
+        runtime: &'a Runtime,
+        session: &'a McpSession,
+    },
+    Daemon(&'a Daemon),
+}
+
+impl Caller<'_> {
+    /// One call of a batch (see [`rebound_call`] and [`daemon_call`]).
+    async fn call(
+        &self,
+        server: &str,
+        name: &str,
+        index: usize,
+        arguments: Value,
+        output: &Output,
+    ) -> Result<ToolOutcome, CliError> {
+        match self {
+            Caller::Direct { runtime, session } => {
+                rebound_call(runtime, session, server, name, index, arguments, output).await
+            }
+            Caller::Daemon(daemon) => daemon_call(daemon, server, name, index, arguments).await,
+        }
+    }
+}
+
+/// The calls of a batch, in order, each result or error printed.
+async fn call_each(
+    caller: &Caller<'_>,
+    request: &CallRequest,
+    calls: Vec<Value>,
+    preset: PermissionPreset,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    let server = request.server.as_str();
     let many = calls.len() > 1;
     let mut exit = Exit::Success;
     let mut results = Vec::new();
     for (index, arguments) in calls.into_iter().enumerate() {
-        let outcome = match rebound_call(
-            runtime,
-            &session,
-            server,
-            &request.tool,
-            index,
-            arguments,
-            output,
-        )
-        .await
+        let outcome = match caller
+            .call(server, &request.tool, index, arguments, output)
+            .await
         {
             Ok(outcome) => outcome,
             Err(error) => {
@@ -261,6 +349,74 @@ async fn rebound_call(
     .server(server))
 }
 
+/// One call of a batch through the background gateway, which binds afresh
+/// for each call itself: a call refused as stale (nothing sent) is made
+/// again, as [`rebound_call`] does; Ctrl-C cancels it (dropping the
+/// request cancels it at the gateway, which cancels it upstream).
+async fn daemon_call(
+    daemon: &Daemon,
+    server: &str,
+    name: &str,
+    index: usize,
+    arguments: Value,
+) -> Result<ToolOutcome, CliError> {
+    let Some(served) = daemon
+        .ready(server)
+        .and_then(|s| s.tools.iter().find(|t| t.tool.name == name))
+        .and_then(|t| t.served.clone())
+    else {
+        return Err(tool_gone(server, name, index));
+    };
+    // The gateway's session keeps the call's deadline; this one only
+    // guards against a daemon that never answers.
+    let options = mcp_transport::CallOptions {
+        timeout: Some(SessionOptions::default().max_call_time),
+        ..Default::default()
+    };
+    for _ in 0..REBIND_ATTEMPTS {
+        let claim = crate::interrupt::claim();
+        let result = tokio::select! {
+            result = daemon.call(&served, arguments.clone(), options.clone()) => result,
+            () = claim.pressed() => return Ok(ToolOutcome::Cancelled),
+        };
+        let outcome = match result {
+            Ok(result) => match crate::daemon_client::failure(&result) {
+                Some(failure) => ToolOutcome::failed(failure),
+                None => ToolOutcome::Completed(ToolResult {
+                    content: result.content,
+                    structured_content: result.structured_content,
+                    is_error: result.is_error.unwrap_or(false),
+                }),
+            },
+            Err(mcp_transport::ClientError::Cancelled) => ToolOutcome::Cancelled,
+            // The gateway no longer serves the tool (its list changed).
+            Err(mcp_transport::ClientError::Rpc(rpc))
+                if rpc.code == mcp_proto::jsonrpc::error_codes::INVALID_PARAMS
+                    && rpc.message.starts_with("unknown tool") =>
+            {
+                return Err(tool_gone(server, name, index));
+            }
+            Err(error) => ToolOutcome::failed(CallFailure::from_client_error(&error)),
+        };
+        if let ToolOutcome::Failed {
+            failure: CallFailure::Stale { .. },
+            ..
+        } = &outcome
+        {
+            continue;
+        }
+        return Ok(outcome);
+    }
+    Err(CliError::usage(format!(
+        "server `{server}` changed its tool list {REBIND_ATTEMPTS} times while call {} of `{}` was being made; it was not made",
+        index + 1,
+        line(name)
+    ))
+    .hint("run it again once the server's tools hold still")
+    .code("tools_changed")
+    .server(server))
+}
+
 /// The tool `name` of `server` in a binding.
 fn find_tool(tools: &ToolSet, server: &str, name: &str) -> Option<Arc<dyn ModelTool>> {
     tools
@@ -361,6 +517,11 @@ fn unknown_tool(runtime: &Runtime, server: &str, tool: &str) -> CliError {
         .catalog(server)
         .map(|catalog| catalog.tool_names().map(str::to_owned).collect())
         .unwrap_or_default();
+    unknown_tool_of(&known, server, tool)
+}
+
+/// The error for a tool `server` does not list; `known` is what it lists.
+fn unknown_tool_of(known: &[String], server: &str, tool: &str) -> CliError {
     let hint = if known.is_empty() {
         format!("server `{server}` lists no tools")
     } else {

@@ -142,6 +142,9 @@ pub(crate) enum Command {
         /// Print each tool's whole input schema
         #[arg(long)]
         schema: bool,
+        /// Connect this command's own servers even when a background gateway (`serve --daemon`) serves them
+        #[arg(long)]
+        no_daemon: bool,
         #[command(flatten)]
         adhoc: AdHocArgs,
     },
@@ -155,6 +158,9 @@ pub(crate) enum Command {
         /// key=value pairs (typed by the tool's schema; key=@FILE reads a file) for one call, or JSON objects, one call each; `-` reads JSON from stdin [default: {}]
         #[arg(value_name = "ARGS", allow_hyphen_values = true)]
         arguments: Vec<String>,
+        /// Connect this command's own server even when a background gateway (`serve --daemon`) serves it
+        #[arg(long)]
+        no_daemon: bool,
         #[command(flatten)]
         adhoc: AdHocArgs,
     },

@@ -13,6 +13,7 @@ mod arguments;
 mod call;
 mod cli;
 mod completions;
+mod daemon_client;
 mod demo_catalog;
 mod demo_server;
 mod demo_tools;
@@ -133,6 +134,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
             server,
             allow_failures,
             schema,
+            no_daemon,
             ..
         } => block_on(tools_cmd::run(
             server.as_deref(),
@@ -140,11 +142,13 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
             schema,
             &sources,
             output,
+            !no_daemon,
         )),
         Command::Call {
             server,
             tool,
             arguments,
+            no_daemon,
             ..
         } => {
             let (server, tool, arguments) = call::target(server, tool, arguments)?;
@@ -153,6 +157,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
                 tool,
                 arguments,
                 preset: global.preset,
+                daemon: !no_daemon,
             };
             block_on(call::run(request, &sources, output))
         }

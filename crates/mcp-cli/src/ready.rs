@@ -95,6 +95,13 @@ pub(crate) fn catalogs(
             }
         }
     }
+    note_not_ready(&not_ready, what);
+    Ok(Ready { catalogs, failed })
+}
+
+/// The note on stderr naming the servers not ready (`id (status)` each),
+/// whose `what` are not listed; nothing when there are none.
+pub(crate) fn note_not_ready(not_ready: &[String], what: &str) {
     if !not_ready.is_empty() {
         let count = not_ready.len();
         eprintln!(
@@ -107,7 +114,6 @@ pub(crate) fn catalogs(
             not_ready.join(", ")
         );
     }
-    Ok(Ready { catalogs, failed })
 }
 
 /// The client and catalog of `id`, once it is ready, with the call options

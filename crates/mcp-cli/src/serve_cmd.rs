@@ -66,10 +66,7 @@ pub(crate) async fn run(
     names: Names,
     output: &Output,
 ) -> Result<Exit, CliError> {
-    let daemon = serve_daemon::key(
-        sources,
-        &format!("preset={preset:?}; names={names:?}; lazy={lazy}"),
-    );
+    let daemon = serve_daemon::key(sources, &serve_daemon::settings(preset, names, lazy));
     match listen {
         Listen::StopDaemon => return serve_daemon::stop(&serve_daemon::Paths::new()?).await,
         Listen::StartDaemon | Listen::Background if serve_daemon::has_adhoc(sources) => {
@@ -132,8 +129,19 @@ pub(crate) async fn run(
                 Some(()) = async { match terminate.as_mut() { Some(t) => t.recv().await, None => None } } => {}
             }
         };
+        let served = serve_daemon::Served {
+            complete: runtime.config_errors.is_empty() && runtime.untrusted.is_empty(),
+            servers: runtime
+                .report
+                .entries
+                .iter()
+                .filter_map(mcp_config::DiscoveryEntry::server_id)
+                .map(str::to_owned)
+                .collect(),
+        };
         let listened =
-            serve_daemon::listen(&serve_daemon::Paths::new()?, &daemon, gateway, stop).await;
+            serve_daemon::listen(&serve_daemon::Paths::new()?, &daemon, served, gateway, stop)
+                .await;
         eprintln!("mcpctl serve: closing the servers");
         runtime.close().await;
         return listened.map(|()| Exit::Success);

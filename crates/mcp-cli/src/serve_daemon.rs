@@ -13,6 +13,11 @@
 //!   `--no-project`, `--no-host-configs`, `--preset`, `--names` and
 //!   `--lazy`); `--no-daemon` starts its own servers anyway. Five hosts
 //!   launching `mcpctl serve` then hold one set of server processes.
+//! - `mcpctl tools` and `mcpctl call` are clients of it too, for the same
+//!   sources (a daemon of any `--names`, not `--lazy`; for `call`, with the
+//!   same `--preset`): their output and exit status are a direct run's,
+//!   over its warm connections (see `daemon_client`, which also says when
+//!   they run directly anyway); `--no-daemon` bypasses it.
 //! - `mcpctl serve --stop` sends the daemon SIGTERM (by the pid it
 //!   recorded, after checking its socket answers) and waits until it has
 //!   closed its servers.
@@ -20,7 +25,11 @@
 //! Each connection to the socket is one gateway client (newline-delimited
 //! JSON, as on stdio); a client that disconnects cancels only its own calls.
 //! Servers given on the command line (`--stdio`, `--url`) are not served by
-//! a daemon.
+//! a daemon. Its record (`gateway.json`) holds its pid, its key (the
+//! sources and settings it serves, see [`key`]), whether its discovery was
+//! complete (no configuration error, no server held back for trust) and its
+//! servers in source order; [`matching`] is the one decision every command
+//! makes to go through it.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -31,6 +40,7 @@ use mcp_toolbridge::Gateway;
 use serde::{Deserialize, Serialize};
 use tokio::net::{UnixListener, UnixStream};
 
+use crate::cli::{Names, Preset};
 use crate::exit::{CliError, Exit};
 use crate::sources::SourceOptions;
 
@@ -55,7 +65,8 @@ impl Paths {
         })
     }
 
-    fn socket(&self) -> PathBuf {
+    /// The socket the daemon listens on.
+    pub(crate) fn socket(&self) -> PathBuf {
         self.dir.join("gateway.sock")
     }
 
@@ -70,10 +81,33 @@ impl Paths {
 
 /// What a running daemon wrote about itself.
 #[derive(Debug, Serialize, Deserialize)]
-struct Record {
+pub(crate) struct Record {
     pid: u32,
     /// What it serves (see [`key`]).
     key: String,
+    /// Whether its discovery found every server usable as configured: no
+    /// configuration error and no project server held back for trust. Only
+    /// then does its report say everything `mcpctl tools` would.
+    #[serde(default)]
+    pub(crate) complete: bool,
+    /// Its servers' ids in source order (the manager knows them by id).
+    #[serde(default)]
+    pub(crate) servers: Vec<String>,
+}
+
+/// What the background gateway serves beyond its key (see [`Record`]).
+#[derive(Debug, Default)]
+pub(crate) struct Served {
+    /// [`Record::complete`].
+    pub(crate) complete: bool,
+    /// [`Record::servers`].
+    pub(crate) servers: Vec<String>,
+}
+
+/// The settings part of a daemon's [`key`]: what changes what the gateway
+/// serves besides the sources.
+pub(crate) fn settings(preset: Preset, names: Names, lazy: bool) -> String {
+    format!("preset={preset:?}; names={names:?}; lazy={lazy}")
 }
 
 /// The sources and options a daemon serves, as a comparable text (paths
@@ -122,14 +156,20 @@ async fn running(paths: &Paths) -> Option<(Record, UnixStream)> {
     Some((record, stream))
 }
 
+/// The decision to go through the daemon: the one that answers on the
+/// socket now, when it serves one of `keys` (the same sources, with
+/// settings the caller can use); `None` otherwise, and the caller does the
+/// work itself.
+pub(crate) async fn matching(paths: &Paths, keys: &[String]) -> Option<(Record, UnixStream)> {
+    let (record, stream) = running(paths).await?;
+    keys.contains(&record.key).then_some((record, stream))
+}
+
 /// `mcpctl serve` (stdio) through a running daemon for `key`: relays stdin
 /// and stdout to its socket until either side ends. `None` when no daemon
 /// for `key` runs.
 pub(crate) async fn relay(paths: &Paths, key: &str) -> Option<Result<Exit, CliError>> {
-    let (record, stream) = running(paths).await?;
-    if record.key != key {
-        return None;
-    }
+    let (_, stream) = matching(paths, &[key.to_owned()]).await?;
     let (mut from_daemon, mut to_daemon) = stream.into_split();
     let upstream = async {
         let copied = tokio::io::copy(&mut tokio::io::stdin(), &mut to_daemon).await;
@@ -239,6 +279,7 @@ pub(crate) async fn start(paths: &Paths, key: &str) -> Result<Exit, CliError> {
 pub(crate) async fn listen(
     paths: &Paths,
     key: &str,
+    served: Served,
     gateway: Gateway,
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<(), CliError> {
@@ -253,6 +294,8 @@ pub(crate) async fn listen(
     let record = Record {
         pid: std::process::id(),
         key: key.to_owned(),
+        complete: served.complete,
+        servers: served.servers,
     };
     let text = serde_json::to_string(&record).map_err(|e| CliError::usage(e.to_string()))?;
     std::fs::write(paths.record(), text)

@@ -21,6 +21,10 @@
 //! nothing; a note on stderr names them. Without SERVER the exit status is
 //! 3 when a configured server failed (0 with `--allow-failures`); with
 //! SERVER it is that server's.
+//!
+//! When a background gateway (`mcpctl serve --daemon`) serves the same
+//! sources, the listing is its servers' (see [`crate::daemon_client`]),
+//! and the same; `--no-daemon` always connects this command's own.
 
 use std::collections::HashMap;
 
@@ -28,6 +32,8 @@ use mcp_toolbridge::SessionOptions;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::cli::Preset;
+use crate::daemon_client::Daemon;
 use crate::exit::{CliError, Exit};
 use crate::output::{Output, Paint, Table, line, one_line};
 use crate::runtime::{Runtime, Select};
@@ -85,19 +91,102 @@ fn signature(name: &str, schema: &serde_json::Map<String, Value>) -> String {
     format!("{name}({})", params.join(", "))
 }
 
-/// `mcpctl tools`.
+/// `mcpctl tools`: through the background gateway when `daemon` and one
+/// serves these sources (see [`crate::daemon_client`]), else directly.
 pub(crate) async fn run(
     server: Option<&str>,
     allow_failures: bool,
     schema: bool,
     options: &SourceOptions,
     output: &Output,
+    daemon: bool,
 ) -> Result<Exit, CliError> {
+    // Listing does not depend on the preset: a daemon with any will do.
+    let presets = [Preset::Full, Preset::Workspace, Preset::Readonly];
+    if daemon && let Some(daemon) = Daemon::connect(options, &presets).await {
+        let listed = through_daemon(&daemon, server, allow_failures, schema, output);
+        daemon.close().await;
+        if let Some(listed) = listed {
+            return listed;
+        }
+    }
     let select = Select::of(server);
     Runtime::run(options, select, output, async |runtime| {
         list(runtime, server, allow_failures, schema, output)
     })
     .await
+}
+
+/// The listing from the daemon's report; `None` when SERVER is not ready
+/// there (a direct run then reports it in its own words).
+fn through_daemon(
+    daemon: &Daemon,
+    only: Option<&str>,
+    allow_failures: bool,
+    schema: bool,
+    output: &Output,
+) -> Option<Result<Exit, CliError>> {
+    if let Some(id) = only {
+        daemon.ready(id)?;
+    }
+    let servers = daemon
+        .servers
+        .iter()
+        .filter(|server| only.is_none_or(|id| server.id == id));
+    let mut not_ready = Vec::new();
+    let mut failed = 0;
+    let mut rows = Vec::new();
+    for server in servers {
+        if server.status != "ready" {
+            if server.status == "error" {
+                failed += 1;
+            }
+            if server.status != "disabled" {
+                not_ready.push(format!("{} ({})", server.id, server.status));
+            }
+            continue;
+        }
+        for tool in &server.tools {
+            rows.push(row(&server.id, &tool.tool, tool.model_name.clone()));
+        }
+    }
+    crate::ready::note_not_ready(&not_ready, "tools are");
+    // The binding's order: by server id, each server's in its own order.
+    let mut unusable: Vec<(&str, &str)> = daemon
+        .servers
+        .iter()
+        .filter(|server| only.is_none_or(|id| server.id == id))
+        .flat_map(|server| server.unusable.iter().map(|text| (&*server.id, &**text)))
+        .collect();
+    unusable.sort_by_key(|(server, _)| *server);
+    for (_, text) in unusable {
+        eprintln!("mcpctl: note: {}; a model cannot call it", line(text));
+    }
+    Some(
+        print(&rows, schema, output)
+            .map(|()| crate::servers::failures_exit(failed, allow_failures)),
+    )
+}
+
+fn row(server: &str, tool: &mcp_proto::types::Tool, model_name: Option<String>) -> ToolRow {
+    ToolRow {
+        server: server.to_owned(),
+        name: tool.name.clone(),
+        model_name,
+        title: tool.title.clone(),
+        description: tool.description.clone(),
+        signature: signature(&tool.name, &tool.input_schema),
+        input_schema: Value::Object(tool.input_schema.clone()),
+    }
+}
+
+fn print(rows: &[ToolRow], schema: bool, output: &Output) -> Result<(), CliError> {
+    let printed = if output.json {
+        output.json(&rows)
+    } else {
+        output.text(&render(rows, schema, output))
+    };
+    printed.map_err(|e| CliError::usage(format!("cannot write to stdout: {e}")))
 }
 
 fn list(
@@ -126,17 +215,10 @@ fn list(
     let mut rows = Vec::new();
     for (id, catalog) in &ready.catalogs {
         for tool in catalog.tools() {
-            rows.push(ToolRow {
-                server: id.to_owned(),
-                name: tool.name.clone(),
-                model_name: model_names
-                    .get(&(id.to_owned(), tool.name.clone()))
-                    .cloned(),
-                title: tool.title.clone(),
-                description: tool.description.clone(),
-                signature: signature(&tool.name, &tool.input_schema),
-                input_schema: Value::Object(tool.input_schema.clone()),
-            });
+            let model_name = model_names
+                .get(&(id.to_owned(), tool.name.clone()))
+                .cloned();
+            rows.push(row(id, tool, model_name));
         }
     }
     for failure in runtime.config_errors.iter().filter(|e| e.server.is_none()) {
@@ -146,12 +228,7 @@ fn list(
             failure.error.code
         );
     }
-    let printed = if output.json {
-        output.json(&rows)
-    } else {
-        output.text(&render(&rows, schema, output))
-    };
-    printed.map_err(|e| CliError::usage(format!("cannot write to stdout: {e}")))?;
+    print(&rows, schema, output)?;
     Ok(ready.exit(allow_failures))
 }
 

@@ -130,6 +130,44 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, in the order of the table above: for a host that reads
+    /// codes back from text (a peer's report, a log) with [`ErrorCode::parse`].
+    pub const ALL: &'static [ErrorCode] = &[
+        ErrorCode::MissingEnv,
+        ErrorCode::MissingInput,
+        ErrorCode::Untrusted,
+        ErrorCode::MissingCommand,
+        ErrorCode::MissingDirectory,
+        ErrorCode::AuthRejected,
+        ErrorCode::AuthRequired,
+        ErrorCode::Timeout,
+        ErrorCode::Closed,
+        ErrorCode::InvalidCatalog,
+        ErrorCode::RefreshFailed,
+        ErrorCode::Protocol,
+        ErrorCode::InvalidConfig,
+        ErrorCode::Forbidden,
+        ErrorCode::HttpStatus,
+        ErrorCode::UnexpectedContentType,
+        ErrorCode::RedirectRefused,
+        ErrorCode::RedirectLoop,
+        ErrorCode::HeadersTooLarge,
+        ErrorCode::MessageTooLarge,
+        ErrorCode::Unreachable,
+        ErrorCode::ProxyFailed,
+        ErrorCode::UnsupportedVersion,
+        ErrorCode::SessionExpired,
+    ];
+
+    /// The code whose [`as_str`](ErrorCode::as_str) is `text`; `None` for
+    /// a code this build does not know (a newer peer's).
+    pub fn parse(text: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL
+            .iter()
+            .copied()
+            .find(|code| code.as_str() == text)
+    }
+
     /// The stable string form, e.g. `missing_env`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -603,6 +641,16 @@ fn looks_like_a_credential(word: &str) -> bool {
 #[cfg(test)]
 mod stderr_tests {
     use super::*;
+
+    #[test]
+    fn every_code_reads_back_from_its_text() {
+        for code in ErrorCode::ALL {
+            assert_eq!(ErrorCode::parse(code.as_str()), Some(*code));
+        }
+        let distinct: std::collections::HashSet<_> = ErrorCode::ALL.iter().collect();
+        assert_eq!(distinct.len(), ErrorCode::ALL.len());
+        assert_eq!(ErrorCode::parse("no_such_code"), None);
+    }
 
     #[test]
     fn a_stderr_cause_keeps_the_last_lines_escaped_bounded_and_redacted() {

@@ -54,6 +54,10 @@
 //! has in flight; the manager and its connections stay, for the next
 //! client.
 //!
+//! A client on the host's side (`mcpctl` through its daemon) learns more
+//! in namespaced `_meta` keys (see [`report`]): which upstream server and
+//! tool each served tool is, each server's status, and why a call failed.
+//!
 //! [`Gateway::serve`] speaks newline-delimited JSON over one byte stream
 //! (stdio, a Unix socket); [`Gateway::connect`] gives a
 //! [`GatewayConnection`] for any other transport, such as Streamable HTTP,
@@ -84,6 +88,7 @@ use crate::session::{McpSession, SessionOptions, ToolSet};
 use crate::tool::ToolCall;
 
 mod forward;
+pub mod report;
 
 /// How the gateway presents itself.
 #[derive(Clone, Debug, derive_setters::Setters)]
@@ -535,6 +540,15 @@ impl Connection {
                     tools: declared(&tools, naming),
                     ..ListToolsResult::default()
                 };
+                if report::asked(params) {
+                    let servers = report::GatewayReport::of(&self.gateway.manager, &tools, naming);
+                    if let Ok(value) = serde_json::to_value(servers) {
+                        result
+                            .meta
+                            .get_or_insert_with(Default::default)
+                            .insert(report::SERVERS.to_owned(), value);
+                    }
+                }
                 if modern {
                     uncacheable!(result);
                 }
@@ -929,13 +943,25 @@ fn listing(tools: &ToolSet, naming: ToolNaming) -> Vec<(String, Value)> {
 }
 
 /// A call's outcome as a `tools/call` result: the bridge's result, or for
-/// a failure the text the bridge gives it with `isError: true`.
+/// a failure the text the bridge gives it with `isError: true` and the
+/// failure itself in `_meta` ([`report::FAILURE`]).
 fn call_result(outcome: &ToolOutcome) -> CallToolResult {
+    let failure = match outcome {
+        ToolOutcome::Failed { failure, .. } => {
+            serde_json::to_value(report::FailureReport::of(failure)).ok()
+        }
+        _ => None,
+    };
     match outcome.result() {
         Some(result) => CallToolResult {
             content: result.content.clone(),
             structured_content: result.structured_content.clone(),
             is_error: result.is_error.then_some(true),
+            meta: failure.map(|failure| {
+                let mut meta = types::JsonObject::new();
+                meta.insert(report::FAILURE.to_owned(), failure);
+                meta
+            }),
             ..CallToolResult::default()
         },
         None => {

@@ -153,6 +153,19 @@ pub struct ArgumentProblem {
     pub message: String,
 }
 
+impl InvalidArguments {
+    /// The problems found elsewhere (a gateway's report of a call it
+    /// refused), without the schema the model's text would quote.
+    pub(crate) fn reported(tool: String, problems: Vec<ArgumentProblem>, more: usize) -> Self {
+        InvalidArguments {
+            tool,
+            problems,
+            more,
+            schema: None,
+        }
+    }
+}
+
 impl fmt::Display for InvalidArguments {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(

@@ -10,6 +10,9 @@
 //! - [`HttpTransport`] speaks Streamable HTTP, or the legacy HTTP+SSE
 //!   transport ([`HttpProtocol`]), over hyper and rustls, with an optional
 //!   [`AuthProvider`] for bearer tokens (§Streamable HTTP, "Authorization");
+//! - [`UnixSocketTransport`] speaks the same newline-delimited JSON over a
+//!   Unix domain socket, to a server already listening there (a local
+//!   daemon);
 //! - [`memory_pair`] joins two in-memory ends, for tests and embedding;
 //!   third parties implement the trait for their own channels;
 //! - `scripted` (feature `scripted`): scripted MCP servers on the far end
@@ -48,6 +51,8 @@
 //! ```
 
 mod client;
+#[cfg(unix)]
+mod framing;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod http;
@@ -58,6 +63,8 @@ mod skills;
 #[cfg(unix)]
 mod stdio;
 mod transport;
+#[cfg(unix)]
+mod unix;
 
 pub use client::{
     CallOptions, Client, ClientError, ClientHandler, ClientOptions, Driver, ServerNotification,
@@ -71,3 +78,5 @@ pub use skills::{LoadedSkill, SkillLoadError};
 #[cfg(unix)]
 pub use stdio::{NETWORK_ENV, ServerExited, StdioOptions, StdioTransport};
 pub use transport::{FrameSink, Inbound, Transport, TransportError};
+#[cfg(unix)]
+pub use unix::UnixSocketTransport;

@@ -1121,31 +1121,13 @@ fn decoded(
     batch: &mut Vec<Frame>,
     item: Result<Frame, NdjsonError>,
 ) -> Option<End> {
-    match item {
-        Ok(frame) => {
+    match crate::framing::line(&format_args!("stdio server {}", task.pid), item) {
+        crate::framing::Line::Frame(frame) => {
             batch.push(frame);
             None
         }
-        Err(NdjsonError::TooLarge { limit }) => {
-            tracing::warn!(
-                pid = task.pid,
-                limit,
-                "the stdio server sent a message over the size limit; closing the connection"
-            );
-            Some(End::TooLarge(limit))
-        }
-        Err(NdjsonError::NotJson {
-            preview,
-            line_len,
-            source,
-        }) => {
-            tracing::warn!(pid = task.pid, line_len, %preview, error = %source, "skipping a stdout line that is not a JSON-RPC message");
-            None
-        }
-        Err(error) => {
-            tracing::warn!(pid = task.pid, %error, "skipping an undecodable stdout line");
-            None
-        }
+        crate::framing::Line::TooLarge(limit) => Some(End::TooLarge(limit)),
+        crate::framing::Line::Skipped => None,
     }
 }
 
