@@ -339,14 +339,7 @@ async fn rebound_call(
             _ => return Ok(outcome),
         }
     }
-    Err(CliError::usage(format!(
-        "server `{server}` changed its tool list {REBIND_ATTEMPTS} times while call {} of `{}` was being made; it was not made",
-        index + 1,
-        line(name)
-    ))
-    .hint("run it again once the server's tools hold still")
-    .code("tools_changed")
-    .server(server))
+    Err(tools_changed(server, index, name))
 }
 
 /// One call of a batch through the background gateway, which binds afresh
@@ -407,14 +400,19 @@ async fn daemon_call(
         }
         return Ok(outcome);
     }
-    Err(CliError::usage(format!(
+    Err(tools_changed(server, index, name))
+}
+
+/// A call given up because its server's tool list kept changing under it.
+fn tools_changed(server: &str, index: usize, name: &str) -> CliError {
+    CliError::usage(format!(
         "server `{server}` changed its tool list {REBIND_ATTEMPTS} times while call {} of `{}` was being made; it was not made",
         index + 1,
         line(name)
     ))
     .hint("run it again once the server's tools hold still")
     .code("tools_changed")
-    .server(server))
+    .server(server)
 }
 
 /// The tool `name` of `server` in a binding.

@@ -209,6 +209,9 @@ pub struct GetSkillResult {
     pub extra: JsonObject,
 }
 
+super::common::impl_result_type!(ListSkillsResult, GetSkillResult);
+super::common::impl_cacheable!(ListSkillsResult, GetSkillResult);
+
 /// Why a skill entry may not be loaded, or why content read for it may not
 /// be used. Each has a stable [`code`](SkillError::code); texts from the
 /// server are bounded and escaped.

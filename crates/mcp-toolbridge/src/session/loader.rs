@@ -555,24 +555,31 @@ async fn read(inner: &Arc<Inner>, server: &str, uri: &str, call: &ToolCall) -> T
         answer = client.read_resource_with(&params, options) => answer,
     };
     match answer {
-        Ok(result) => {
-            let content = result
-                .contents
-                .into_iter()
-                .map(|contents| resource_block(contents, inner.options.content))
-                .collect();
-            let result = ToolResult {
-                content,
-                structured_content: None,
-                is_error: false,
-            };
-            // A resource reaches the model under the same budget as a
-            // tool result (per server, or per "tool" `read_mcp_resource`).
-            ToolOutcome::Completed(inner.budgeted(result, server, READ_MCP_RESOURCE, None))
-        }
+        Ok(result) => read_outcome(inner, server, result),
         Err(ClientError::Cancelled) => ToolOutcome::Cancelled,
         Err(error) => ToolOutcome::failed(CallFailure::from_client_error(&error)),
     }
+}
+
+/// A read's contents as the model gets them: text as text blocks, binary
+/// contents converted, under the same budget as a tool result (per server,
+/// or per "tool" `read_mcp_resource`).
+fn read_outcome(
+    inner: &Arc<Inner>,
+    server: &str,
+    result: mcp_proto::types::ReadResourceResult,
+) -> ToolOutcome {
+    let content = result
+        .contents
+        .into_iter()
+        .map(|contents| resource_block(contents, inner.options.content))
+        .collect();
+    let result = ToolResult {
+        content,
+        structured_content: None,
+        is_error: false,
+    };
+    ToolOutcome::Completed(inner.budgeted(result, server, READ_MCP_RESOURCE, None))
 }
 
 /// The skill-loading path: the entry checked, its `SKILL.md` read and
@@ -619,19 +626,7 @@ async fn read_skill_file(
         answer = client.read_skill_file_with(skill, uri, options) => answer,
     };
     match answer {
-        Ok(result) => {
-            let content = result
-                .contents
-                .into_iter()
-                .map(|contents| resource_block(contents, inner.options.content))
-                .collect();
-            let result = ToolResult {
-                content,
-                structured_content: None,
-                is_error: false,
-            };
-            ToolOutcome::Completed(inner.budgeted(result, server, READ_MCP_RESOURCE, None))
-        }
+        Ok(result) => read_outcome(inner, server, result),
         Err(error) => skill_failure(&error),
     }
 }
