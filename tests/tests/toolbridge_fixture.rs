@@ -833,8 +833,9 @@ async fn a_live_tool_whose_server_does_not_come_back_fails_at_the_deadline() {
 /// each era: `load_mcp` lists the skills from their entries; reading a
 /// listed skill's `SKILL.md` loads it, verified; a loaded skill's listed
 /// file is read, an unlisted one in its directory is refused without being
-/// used; a skill whose `SKILL.md` does not match its digest never reaches
-/// the model.
+/// used; a skill the listing leaves out is found with `skills/get`; a
+/// skill whose `SKILL.md` does not match its digest never reaches the
+/// model.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn skills_are_listed_loaded_verified_and_read_through_the_loader_tools() {
     for era in ["legacy", "modern"] {
@@ -883,6 +884,20 @@ async fn skills_are_listed_loaded_verified_and_read_through_the_loader_tools() {
             panic!("{era}: an unlisted file of a loaded skill was used: {unlisted:?}")
         };
         assert!(message.contains("skill_unlisted_file"), "{era}: {message}");
+
+        // A skill the listing leaves out is confirmed with skills/get and
+        // loaded the same way; a SKILL.md URI that is no skill is a plain
+        // read (here: not found).
+        let hidden = call_tool(read, read_uri("skill://hidden/SKILL.md")).await;
+        assert!(
+            text(&hidden).contains("Found by its URI."),
+            "{era}: {hidden:?}"
+        );
+        let nothing = call_tool(read, read_uri("skill://nothing/SKILL.md")).await;
+        assert!(
+            matches!(nothing.failure(), Some(CallFailure::Server { .. })),
+            "{era}: {nothing:?}"
+        );
 
         let tampered = call_tool(read, read_uri("skill://tampered/SKILL.md")).await;
         let Some(CallFailure::Protocol(message)) = tampered.failure() else {

@@ -14,7 +14,8 @@
 //!   server. Reading is not a tool call, so it needs no approval
 //!   (resources follow server-level trust). It is also the bridge's
 //!   skill-loading path (Skills extension): the `SKILL.md` URI of a skill
-//!   the server lists (in `load_mcp`'s `skills`) loads the skill, its
+//!   the server lists (in `load_mcp`'s `skills`), or one `skills/get`
+//!   confirms when the listing leaves it out, loads the skill, its
 //!   `SKILL.md` verified against the entry (size, digest, frontmatter)
 //!   before the model sees it; while the skill is loaded, a URI in its
 //!   directory is read only when the held entry lists it, and only bytes
@@ -535,12 +536,29 @@ async fn read(inner: &Arc<Inner>, server: &str, uri: &str, call: &ToolCall) -> T
         timeout: backend.call_timeout(server).or(inner.options.call_timeout),
         ..CallOptions::default()
     };
-    let listed_skill = ready
-        .catalog
-        .skills()
-        .and_then(|skills| skills.iter().find(|skill| skill.uri == uri));
-    if let Some(entry) = listed_skill {
-        return load_skill(inner, server, &ready, &client, entry, options, call).await;
+    let entry = match ready.catalog.skills() {
+        Some(skills) => match skills.iter().find(|skill| skill.uri == uri) {
+            Some(listed) => Some(listed.clone()),
+            // A listing may be partial: a SKILL.md URI it leaves out (from
+            // the server's instructions, another skill, the user) is
+            // confirmed with skills/get, and loaded only if it is a skill.
+            None if uri.ends_with("/SKILL.md") => {
+                let answer = tokio::select! {
+                    biased;
+                    () = call.cancel.cancelled() => return ToolOutcome::Cancelled,
+                    answer = client.get_skill(uri) => answer,
+                };
+                answer
+                    .ok()
+                    .map(|got| got.skill)
+                    .filter(|skill| skill.uri == uri)
+            }
+            None => None,
+        },
+        None => None,
+    };
+    if let Some(entry) = entry {
+        return load_skill(inner, server, &ready, &client, &entry, options, call).await;
     }
     if let Some(skill) = inner.loaded_skill(server, ready.lifetime, uri) {
         return read_skill_file(inner, server, &client, &skill, uri, options, call).await;

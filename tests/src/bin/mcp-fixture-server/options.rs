@@ -71,7 +71,8 @@ Catalog:
   --skills                     declare the Skills extension and list two skills:
                                skill://pdf-processing (SKILL.md and references/FORMS.md,
                                served as listed) and skill://tampered (its SKILL.md served
-                               with another body than its listed digest).
+                               with another body than its listed digest); skills/get also
+                               knows skill://hidden, which the listing leaves out.
 
 Faults:
   --delay-initialize-ms N      wait N ms before answering initialize.

@@ -426,6 +426,7 @@ impl Server {
             methods::RESOURCES_TEMPLATES_LIST => Ok(json!({"resourceTemplates": []})),
             methods::RESOURCES_READ => read_resource(&params),
             methods::SKILLS_LIST if self.fixture.options.skills => Ok(catalog::skills()),
+            methods::SKILLS_GET if self.fixture.options.skills => catalog::skill(&params),
             methods::PROMPTS_LIST => Ok(catalog::prompts()),
             methods::PROMPTS_GET => get_prompt(&params),
             methods::LOGGING_SET_LEVEL => self.set_level(id, &params),

@@ -121,6 +121,7 @@ pub(crate) fn known_method(method: &str, tools_offered: bool) -> bool {
         | methods::PROMPTS_LIST
         | methods::PROMPTS_GET
         | methods::SKILLS_LIST
+        | methods::SKILLS_GET
         | methods::SUBSCRIPTIONS_LISTEN => true,
         _ => false,
     }
@@ -282,6 +283,9 @@ impl Server {
             ),
             methods::SKILLS_LIST if self.fixture.options.skills => {
                 Reply::Now(Ok(cacheable(catalog::skills())))
+            }
+            methods::SKILLS_GET if self.fixture.options.skills => {
+                Reply::Now(catalog::skill(&params).map(cacheable))
             }
             methods::PROMPTS_LIST => Reply::Now(Ok(cacheable(catalog::prompts()))),
             methods::PROMPTS_GET => Reply::Now(super::get_prompt(&params)),
