@@ -686,7 +686,7 @@ async fn refresh_drops_every_mcp_tool_and_rebinds_the_current_ones() {
     );
     assert_eq!(session.grants().len(), 1);
 
-    // Seed 000's reload: the host reconnects (here: a whole new manager with
+    // A host's reload: it reconnects (here: a whole new manager with
     // one more server) and refreshes the session's MCP tools.
     let reloaded = McpManager::builder().build();
     let report = reloaded

@@ -80,7 +80,7 @@ struct Workload {
     timeout: Duration,
 }
 
-/// The workload of issue 9.
+/// The full benchmark workload.
 const FULL: Workload = Workload {
     smoke: false,
     rounds: 5,
@@ -662,7 +662,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// The table (median of each metric over the rounds), the ratio lines
 /// (median over the rounds of each round's ratio, so that a slow patch of
-/// the machine hits both sides of a ratio alike) and the targets of issue 9.
+/// the machine hits both sides of a ratio alike) and the throughput and latency targets.
 fn report(results: &[RunResult], workload: &Workload) -> String {
     let mut out = String::new();
     let w = workload;

@@ -433,7 +433,7 @@ fn our_crate(key: &str, spec: &Value, workspace_deps: &Table) -> Option<String> 
 }
 
 /// Every `.rs` file under `dir`, sorted, outside skipped directories.
-fn rust_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+pub(crate) fn rust_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(dir) = pending.pop() {

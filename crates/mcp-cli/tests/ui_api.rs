@@ -137,8 +137,8 @@ fn add_edit_toggle_retry_delete_through_the_api_never_returning_a_secret() {
         stored(&store(&env), "remote").unwrap()["transport"]["headers"][0]["value"],
         HEADER_SECRET
     );
-    // A changed URL drops the kept secret and says so (seed 002: it must be
-    // entered again for the new endpoint).
+    // A changed URL drops the kept secret and says so (it must be entered
+    // again for the new endpoint).
     remote_edit["transport"]["url"] = json!("http://127.0.0.1:10/mcp");
     let moved = ui.call("PUT", "/api/servers/remote", Some(&remote_edit));
     assert_eq!(moved.status, 200, "{moved:?}");

@@ -2,8 +2,8 @@
 //!
 //! Every test plants one recognisable canary in secret positions and checks
 //! every rendering it can reach. URLs and arguments are readable
-//! configuration by design (seed 002: "Do not put credentials in command
-//! arguments or URLs"), so the canary goes there only where validation must
+//! configuration by design (the store format's rule: credentials
+//! never go in command arguments or URLs), so the canary goes there only where validation must
 //! refuse it (URL userinfo) and only errors are checked.
 
 use std::collections::HashMap;
@@ -64,7 +64,7 @@ fn list_and_its_json_carry_no_secret() {
         assert_clean("list() JSON", &json);
         assert!(json.contains(r#""saved":true"#), "{json}");
     }
-    // The values are on disk (plaintext, seed 002) and come back from load().
+    // The values are on disk (plaintext, as the store format says) and come back from load().
     assert!(fs::read_to_string(store.path()).unwrap().contains(CANARY));
     let loaded = store.load().unwrap();
     assert_clean("load() Debug", &format!("{loaded:?}"));

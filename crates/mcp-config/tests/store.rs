@@ -1,4 +1,4 @@
-//! The store (seed 002's `mcp.json`): missing and malformed files, kept secrets, id rules, file mode, concurrent saves.
+//! The store (`mcp.json` in the data directory): missing and malformed files, kept secrets, id rules, file mode, concurrent saves.
 
 use std::fs;
 use std::path::PathBuf;

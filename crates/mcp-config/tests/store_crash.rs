@@ -8,8 +8,8 @@
 //! `TerminateProcess` on Windows) while it is in the middle of its next
 //! saves. No sleeps: the child's own report is the synchronization.
 //!
-//! After every kill the file must parse as a valid store (seed 002: atomic
-//! replacement), and every save the child reported before the kill must be
+//! After every kill the file must parse as a valid store (the store is
+//! replaced atomically), and every save the child reported before the kill must be
 //! in it.
 
 use std::io::{BufRead, BufReader, Write};
