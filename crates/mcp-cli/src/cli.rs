@@ -176,6 +176,27 @@ pub(crate) enum Command {
         adhoc: AdHocArgs,
     },
 
+    /// List the skills ready servers publish (all, or SERVER's): server, SKILL.md URI, name, files (exit 3 if a server failed)
+    Skills {
+        /// Only this server's skills
+        server: Option<String>,
+        /// Exit 0 even when a configured server failed
+        #[arg(long)]
+        allow_failures: bool,
+        #[command(flatten)]
+        adhoc: AdHocArgs,
+    },
+
+    /// Load a skill: its SKILL.md is verified against the server's entry (size, digest, frontmatter) and printed
+    Skill {
+        /// The server's id
+        server: String,
+        /// The skill's SKILL.md URI (as `mcpctl skills` shows it)
+        uri: String,
+        #[command(flatten)]
+        adhoc: AdHocArgs,
+    },
+
     /// Read a resource: text is printed, binary contents are saved with --output (or piped)
     Read {
         /// The server's id
@@ -361,6 +382,8 @@ const READS_SOURCES: &[&str] = &[
     "call",
     "resources",
     "read",
+    "skills",
+    "skill",
     "prompts",
     "prompt",
     "complete",

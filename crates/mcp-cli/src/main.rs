@@ -34,6 +34,7 @@ mod serve_cmd;
 mod serve_daemon;
 mod serve_http;
 mod servers;
+mod skills_cmd;
 mod sources;
 mod sources_cmd;
 mod store_cmd;
@@ -90,6 +91,8 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         | Command::Watch { adhoc, .. }
         | Command::Resources { adhoc, .. }
         | Command::Read { adhoc, .. }
+        | Command::Skills { adhoc, .. }
+        | Command::Skill { adhoc, .. }
         | Command::Prompts { adhoc, .. }
         | Command::Prompt { adhoc, .. }
         | Command::Complete { adhoc, .. } => adhoc.clone(),
@@ -107,6 +110,8 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
                 | Command::Call { .. }
                 | Command::Resources { .. }
                 | Command::Read { .. }
+                | Command::Skills { .. }
+                | Command::Skill { .. }
                 | Command::Prompts { .. }
                 | Command::Prompt { .. }
                 | Command::Complete { .. }
@@ -160,6 +165,19 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
                 daemon: !no_daemon,
             };
             block_on(call::run(request, &sources, output))
+        }
+        Command::Skills {
+            server,
+            allow_failures,
+            ..
+        } => block_on(skills_cmd::list(
+            server.as_deref(),
+            allow_failures,
+            &sources,
+            output,
+        )),
+        Command::Skill { server, uri, .. } => {
+            block_on(skills_cmd::load(&server, &uri, &sources, output))
         }
         Command::Resources {
             server,
