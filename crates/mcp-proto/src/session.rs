@@ -2079,7 +2079,12 @@ fn params_name_meta(encoded: &str, object: &str) -> bool {
         Some(rest)
             if encoded.starts_with(PREFIX) && encoded.get(PREFIX.len()..ours) == Some(object) =>
         {
-            memchr::memmem::find(rest.as_bytes(), b"\"_meta\"").is_some()
+            // `_` is rare in params, so finding each one and looking
+            // around it costs less than setting a substring search up.
+            let rest = rest.as_bytes();
+            memchr::memchr_iter(b'_', rest).any(|at| {
+                at > 0 && rest[at - 1] == b'"' && rest.get(at..at + 6) == Some(b"_meta\"")
+            })
         }
         // Not the shape `WithMeta` writes: take the general path.
         _ => true,
