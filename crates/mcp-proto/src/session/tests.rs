@@ -1296,6 +1296,47 @@ fn caller_meta_and_progress_merge_with_the_modern_meta() {
 }
 
 #[test]
+fn caller_meta_without_progress_merges_with_the_modern_meta() {
+    let mut h = modern(json!({"tools": {}}));
+    for params in [
+        json!({"name": "slow", "_meta": {"com.example/trace": "t1"}}),
+        json!({"name": "slow", "arguments": {"_meta": 1}, "_meta": {"com.example/trace": "t1"}}),
+    ] {
+        h.session
+            .request(
+                h.now,
+                "tools/call",
+                Some(&params),
+                RequestOptions::default(),
+            )
+            .unwrap();
+        let sent = h.sent();
+        let meta = &sent[0]["params"]["_meta"];
+        assert_eq!(meta["com.example/trace"], "t1", "{sent:?}");
+        assert_eq!(
+            meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28",
+            "{sent:?}"
+        );
+        assert_eq!(sent[0]["params"]["name"], "slow");
+    }
+    // Params without `_meta` are spliced next to the era's own.
+    h.session
+        .request(
+            h.now,
+            "tools/call",
+            Some(&json!({"name": "fast", "arguments": {"text": "_meta"}})),
+            RequestOptions::default(),
+        )
+        .unwrap();
+    let sent = h.sent();
+    assert_eq!(sent[0]["params"]["arguments"]["text"], "_meta");
+    assert_eq!(
+        sent[0]["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+}
+
+#[test]
 fn any_other_probe_outcome_falls_back_to_initialize() {
     // Error codes handshake-era servers send: never keyed on one of them.
     for code in [-32601, -32602, -32600, -32000, -32603] {

@@ -180,6 +180,14 @@ impl ResultType {
     pub fn peek_str(raw: &str) -> Result<ResultType, serde_json::Error> {
         match scan_result_type(raw.as_bytes()) {
             Some(None) => return Ok(ResultType::Complete),
+            // The two values a client meets, told apart by their text
+            // without setting a decoder up for them.
+            Some(Some((start, end))) if &raw[start..end] == "\"complete\"" => {
+                return Ok(ResultType::Complete);
+            }
+            Some(Some((start, end))) if &raw[start..end] == "\"input_required\"" => {
+                return Ok(ResultType::InputRequired);
+            }
             Some(Some((start, end))) => {
                 if let Ok(value) = serde_json::from_str::<ResultType>(&raw[start..end]) {
                     return Ok(value);
