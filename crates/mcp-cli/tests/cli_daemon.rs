@@ -5,7 +5,7 @@ mod support;
 use std::path::Path;
 
 use serde_json::json;
-use support::{Env, Run};
+use support::{Env, Run, alive, pids};
 
 /// Ends a background gateway a failed test left, by the pid it printed.
 struct DaemonGuard(Option<i32>);
@@ -16,21 +16,6 @@ impl Drop for DaemonGuard {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         }
     }
-}
-
-/// Whether process `pid` still runs.
-fn alive(pid: i32) -> bool {
-    rustix::process::Pid::from_raw(pid)
-        .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok())
-}
-
-/// The pids the fixture wrote, one per start.
-fn pids(path: &Path) -> Vec<i32> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|line| line.trim().parse().ok())
-        .collect()
 }
 
 /// One fixture server `fx` writing its pid to `pid_file` at each start,

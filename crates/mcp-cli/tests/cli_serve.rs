@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
-use support::{Env, MCPCTL};
+use support::{Env, MCPCTL, alive, pids};
 
 /// A config with the three upstream servers; the fixture logs its events
 /// to `log`.
@@ -421,21 +421,6 @@ fn fixture_config(env: &Env, args: &[Value]) -> PathBuf {
         "servers.json",
         &json!({"mcpServers": {"fx": {"command": support::fixture_server(), "args": all}}}),
     )
-}
-
-/// Whether process `pid` still runs.
-fn alive(pid: i32) -> bool {
-    rustix::process::Pid::from_raw(pid)
-        .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok())
-}
-
-/// The pids the fixture wrote, one per start.
-fn pids(path: &Path) -> Vec<i32> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|line| line.trim().parse().ok())
-        .collect()
 }
 
 /// The three servers, the fixture also writing its pid to `pids`.

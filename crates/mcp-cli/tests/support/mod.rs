@@ -375,3 +375,18 @@ pub(crate) fn read_all(
         text
     })
 }
+
+/// Whether process `pid` still runs.
+pub(crate) fn alive(pid: i32) -> bool {
+    rustix::process::Pid::from_raw(pid)
+        .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok())
+}
+
+/// The pids the fixture wrote, one per start.
+pub(crate) fn pids(path: &std::path::Path) -> Vec<i32> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.trim().parse().ok())
+        .collect()
+}
