@@ -17,7 +17,7 @@
 use mcp_proto::methods;
 use mcp_proto::types::{
     GetSkillRequestParams, GetSkillResult, ListSkillsRequestParams, ListSkillsResult,
-    ReadResourceRequestParams, ReadResourceResult, Skill, SkillError, skill_file_bytes,
+    ReadResourceRequestParams, ReadResourceResult, Skill, SkillError,
 };
 
 use crate::client::{CallOptions, Client, ClientError};
@@ -127,13 +127,7 @@ impl Client {
         let result = self
             .read_resource_with(&read_params(&entry.uri), options)
             .await?;
-        let bytes = skill_file_bytes(&result, &entry.uri)?;
-        entry.verify_file(&entry.uri, &bytes)?;
-        let text = String::from_utf8(bytes).map_err(|_| SkillError::NoContent {
-            file: shown(&entry.uri),
-            reason: "it is not UTF-8 text".to_owned(),
-        })?;
-        entry.verify_frontmatter(&text)?;
+        let text = entry.verified_skill_md(&result)?;
         Ok(LoadedSkill {
             entry: entry.clone(),
             text,
@@ -160,26 +154,9 @@ impl Client {
         file: &str,
         options: CallOptions,
     ) -> Result<ReadResourceResult, SkillLoadError> {
-        if let Some(files) = skill.entry.files()
-            && !files.iter().any(|f| f.uri == file)
-        {
-            return Err(SkillError::Unlisted {
-                uri: shown(&skill.entry.uri),
-                file: shown(file),
-            }
-            .into());
-        }
-        let mut result = self.read_resource_with(&read_params(file), options).await?;
-        let bytes = skill_file_bytes(&result, file)?;
-        skill.entry.verify_file(file, &bytes)?;
-        let index = result
-            .contents
-            .iter()
-            .position(|c| c.uri() == file)
-            .unwrap_or(0);
-        let verified = result.contents.swap_remove(index);
-        result.contents = vec![verified];
-        Ok(result)
+        skill.entry.listed_file(file)?;
+        let result = self.read_resource_with(&read_params(file), options).await?;
+        Ok(skill.entry.verified_file(result, file)?)
     }
 }
 
@@ -188,9 +165,4 @@ fn read_params(uri: &str) -> ReadResourceRequestParams {
         uri: uri.to_owned(),
         ..Default::default()
     }
-}
-
-/// A URI as an error shows it: bounded and escaped.
-fn shown(uri: &str) -> String {
-    mcp_proto::text::error_text(uri, 200).into_owned()
 }

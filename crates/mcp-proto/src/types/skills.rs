@@ -439,16 +439,8 @@ impl Skill {
     /// assert_eq!(error.code(), "skill_digest_mismatch");
     /// ```
     pub fn verify_file(&self, file: &str, bytes: &[u8]) -> Result<(), SkillError> {
-        let files = match &self.resources {
-            SkillFiles::Dynamic => return Ok(()),
-            SkillFiles::Invalid(_) => return self.check_entry(),
-            SkillFiles::Listed(files) => files,
-        };
-        let Some(listed) = files.iter().find(|f| f.uri == file) else {
-            return Err(SkillError::Unlisted {
-                uri: shown(&self.uri),
-                file: shown(file),
-            });
+        let Some(listed) = self.listed_file(file)? else {
+            return Ok(());
         };
         let actual = bytes.len() as u64;
         if actual != listed.size {
@@ -462,6 +454,59 @@ impl Skill {
             return Err(SkillError::DigestMismatch { file: shown(file) });
         }
         Ok(())
+    }
+
+    /// The entry's record of `file`, refused when the entry does not list
+    /// it ("The Acting Window": an unlisted file is a verification
+    /// failure); `None` for a dynamic skill, which lists nothing. A host
+    /// checks this before it asks for a file, and [`Skill::verify_file`]
+    /// again on what it got.
+    pub fn listed_file(&self, file: &str) -> Result<Option<&SkillResource>, SkillError> {
+        let files = match &self.resources {
+            SkillFiles::Dynamic => return Ok(None),
+            SkillFiles::Invalid(_) => return self.check_entry().map(|()| None),
+            SkillFiles::Listed(files) => files,
+        };
+        match files.iter().find(|f| f.uri == file) {
+            Some(listed) => Ok(Some(listed)),
+            None => Err(SkillError::Unlisted {
+                uri: shown(&self.uri),
+                file: shown(file),
+            }),
+        }
+    }
+
+    /// The `SKILL.md` text in `result`, a `resources/read` of this entry's
+    /// URI, once it passed every check a load makes: size and digest
+    /// ([`Skill::verify_file`]), UTF-8, and frontmatter
+    /// ([`Skill::verify_frontmatter`]).
+    pub fn verified_skill_md(
+        &self,
+        result: &super::ReadResourceResult,
+    ) -> Result<String, SkillError> {
+        let bytes = skill_file_bytes(result, &self.uri)?;
+        self.verify_file(&self.uri, &bytes)?;
+        let text = String::from_utf8(bytes).map_err(|_| SkillError::NoContent {
+            file: shown(&self.uri),
+            reason: "it is not UTF-8 text".to_owned(),
+        })?;
+        self.verify_frontmatter(&text)?;
+        Ok(text)
+    }
+
+    /// `result`, a `resources/read` of `file`, reduced to the one contents
+    /// item whose bytes match this entry's record of `file`
+    /// ([`Skill::verify_file`]).
+    pub fn verified_file(
+        &self,
+        mut result: super::ReadResourceResult,
+        file: &str,
+    ) -> Result<super::ReadResourceResult, SkillError> {
+        let index = file_item(&result, file)?;
+        self.verify_file(file, &contents_bytes(&result.contents[index], file)?)?;
+        let verified = result.contents.swap_remove(index);
+        result.contents = vec![verified];
+        Ok(result)
     }
 
     /// Whether the `SKILL.md` text read for this entry has frontmatter
@@ -538,26 +583,34 @@ pub fn skill_file_bytes(
     result: &super::ReadResourceResult,
     file: &str,
 ) -> Result<Vec<u8>, SkillError> {
+    contents_bytes(&result.contents[file_item(result, file)?], file)
+}
+
+/// Which contents item of `result` is `file`'s: the one with its URI, or
+/// the only one.
+fn file_item(result: &super::ReadResourceResult, file: &str) -> Result<usize, SkillError> {
+    result
+        .contents
+        .iter()
+        .position(|c| c.uri() == file)
+        .or((result.contents.len() == 1).then_some(0))
+        .ok_or_else(|| SkillError::NoContent {
+            file: shown(file),
+            reason: "no contents item has its URI".to_owned(),
+        })
+}
+
+/// One contents item's raw bytes: text as UTF-8, a blob decoded from base64.
+fn contents_bytes(item: &super::ResourceContents, file: &str) -> Result<Vec<u8>, SkillError> {
     use base64::Engine as _;
-    let item =
-        result
-            .contents
-            .iter()
-            .find(|c| c.uri() == file)
-            .or(match result.contents.as_slice() {
-                [only] => Some(only),
-                _ => None,
-            });
-    let no_content = |reason: &str| SkillError::NoContent {
-        file: shown(file),
-        reason: reason.to_owned(),
-    };
     match item {
-        None => Err(no_content("no contents item has its URI")),
-        Some(super::ResourceContents::Text(text)) => Ok(text.text.as_bytes().to_vec()),
-        Some(super::ResourceContents::Blob(blob)) => base64::engine::general_purpose::STANDARD
+        super::ResourceContents::Text(text) => Ok(text.text.as_bytes().to_vec()),
+        super::ResourceContents::Blob(blob) => base64::engine::general_purpose::STANDARD
             .decode(blob.blob.as_bytes())
-            .map_err(|_| no_content("its blob is not base64")),
+            .map_err(|_| SkillError::NoContent {
+                file: shown(file),
+                reason: "its blob is not base64".to_owned(),
+            }),
     }
 }
 

@@ -515,18 +515,17 @@ async fn read(inner: &Arc<Inner>, server: &str, uri: &str, call: &ToolCall) -> T
         return unavailable(server, "not allowed in this session");
     }
     let backend = inner.backend();
-    let availability = backend.availability(server);
-    if !matches!(availability, Availability::Ready(_)) {
-        return unavailable(
-            server,
-            format!(
-                "{}; call {LOAD_MCP} with server {server:?} first",
-                availability.describe()
-            ),
-        );
-    }
-    let Availability::Ready(ready) = availability else {
-        unreachable!("checked above");
+    let ready = match backend.availability(server) {
+        Availability::Ready(ready) => ready,
+        other => {
+            return unavailable(
+                server,
+                format!(
+                    "{}; call {LOAD_MCP} with server {server:?} first",
+                    other.describe()
+                ),
+            );
+        }
     };
     let Some(client) = backend.client(server) else {
         return unavailable(server, backend.availability(server).describe());
@@ -536,27 +535,25 @@ async fn read(inner: &Arc<Inner>, server: &str, uri: &str, call: &ToolCall) -> T
         timeout: backend.call_timeout(server).or(inner.options.call_timeout),
         ..CallOptions::default()
     };
-    let entry = match ready.catalog.skills() {
-        Some(skills) => match skills.iter().find(|skill| skill.uri == uri) {
-            Some(listed) => Some(listed.clone()),
-            // A listing may be partial: a SKILL.md URI it leaves out (from
-            // the server's instructions, another skill, the user) is
-            // confirmed with skills/get, and loaded only if it is a skill.
-            None if uri.ends_with("/SKILL.md") => {
-                let answer = tokio::select! {
-                    biased;
-                    () = call.cancel.cancelled() => return ToolOutcome::Cancelled,
-                    answer = client.get_skill(uri) => answer,
-                };
-                answer
-                    .ok()
-                    .map(|got| got.skill)
-                    .filter(|skill| skill.uri == uri)
-            }
-            None => None,
-        },
-        None => None,
-    };
+    let listed = ready.catalog.skills();
+    let mut entry = listed.and_then(|skills| skills.iter().find(|skill| skill.uri == uri).cloned());
+    // A listing may be partial: a SKILL.md URI it leaves out (from the
+    // server's instructions, another skill, the user) is confirmed with
+    // skills/get, and loaded only if it is a skill.
+    let unlisted_skill_file = uri
+        .strip_suffix(mcp_proto::types::SKILL_FILE)
+        .is_some_and(|dir| dir.ends_with('/'));
+    if entry.is_none() && listed.is_some() && unlisted_skill_file {
+        let answer = tokio::select! {
+            biased;
+            () = call.cancel.cancelled() => return ToolOutcome::Cancelled,
+            answer = client.get_skill(uri) => answer,
+        };
+        entry = answer
+            .ok()
+            .map(|got| got.skill)
+            .filter(|skill| skill.uri == uri);
+    }
     if let Some(entry) = entry {
         return load_skill(inner, server, &ready, &client, &entry, options, call).await;
     }
