@@ -473,7 +473,7 @@ async fn loader_tools_connect_list_call_and_read() {
         panic!("three loader tools: {loader:?}")
     };
     assert_eq!(
-        load.input_schema()["properties"]["server"]["enum"],
+        load.input_schema().to_value()["properties"]["server"]["enum"],
         json!(["fx"])
     );
 

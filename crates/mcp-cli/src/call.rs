@@ -148,7 +148,7 @@ async fn call_all(
                 .tools()
                 .iter()
                 .find(|t| t.name == request.tool)
-                .map(|t| t.input_schema.clone())
+                .and_then(|t| t.input_schema.to_object())
         })
         .unwrap_or_default();
     let calls = calls.resolve(&schema).map_err(|e| e.server(server))?;
@@ -181,7 +181,7 @@ async fn call_through_daemon(
         return Err(unknown_tool_of(&known, server, &request.tool));
     };
     let calls = calls
-        .resolve(&found.tool.input_schema)
+        .resolve(&found.tool.input_schema.to_object().unwrap_or_default())
         .map_err(|e| e.server(server))?;
     let caller = Caller::Daemon(daemon);
     call_each(&caller, request, calls, preset(request.preset), output).await

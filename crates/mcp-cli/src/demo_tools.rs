@@ -82,20 +82,26 @@ pub(crate) fn tools(version: ProtocolVersion) -> Vec<Tool> {
     if structured {
         for tool in &mut tools {
             tool.output_schema = match tool.name.as_str() {
-                "add" => Some(json!({
-                    "type": "object",
-                    "properties": {"sum": {"type": "number"}},
-                    "required": ["sum"]
-                })),
-                "word_count" => Some(json!({
-                    "type": "object",
-                    "properties": {
-                        "words": {"type": "integer"},
-                        "characters": {"type": "integer"},
-                        "lines": {"type": "integer"}
-                    },
-                    "required": ["words", "characters", "lines"]
-                })),
+                "add" => Some(
+                    json!({
+                        "type": "object",
+                        "properties": {"sum": {"type": "number"}},
+                        "required": ["sum"]
+                    })
+                    .into(),
+                ),
+                "word_count" => Some(
+                    json!({
+                        "type": "object",
+                        "properties": {
+                            "words": {"type": "integer"},
+                            "characters": {"type": "integer"},
+                            "lines": {"type": "integer"}
+                        },
+                        "required": ["words", "characters", "lines"]
+                    })
+                    .into(),
+                ),
                 _ => None,
             };
         }
@@ -149,7 +155,7 @@ fn has_structured_content(version: ProtocolVersion) -> bool {
 
 fn tool(name: &str, title: &str, description: &str, schema: Value) -> Tool {
     // Every schema above is an object literal.
-    let input_schema = schema.as_object().cloned().unwrap_or_default();
+    let input_schema = schema.into();
     Tool {
         title: Some(title.to_owned()),
         description: Some(description.to_owned()),

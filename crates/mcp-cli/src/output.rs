@@ -131,7 +131,9 @@ fn write_json(value: &impl Serialize, formatter: impl Formatter) -> io::Result<S
 /// bidirectional overrides, U+2028/U+2029) is written as a `\uXXXX`
 /// escape. The document means exactly the same; a terminal showing it
 /// just has nothing to interpret. (Controls below U+0020 serde_json
-/// escapes already.)
+/// escapes already.) JSON kept as received (a tool's schema) is written
+/// through the same rule: such characters can only stand inside its
+/// strings, where the escape means the same.
 pub(crate) struct SafeJson<F>(F);
 
 impl<F: Formatter> Formatter for SafeJson<F> {
@@ -147,6 +149,14 @@ impl<F: Formatter> Formatter for SafeJson<F> {
             rest = &rest[index + c.len_utf8()..];
         }
         writer.write_all(rest.as_bytes())
+    }
+
+    fn write_raw_fragment<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        self.write_string_fragment(writer, fragment)
     }
 
     fn write_char_escape<W: ?Sized + Write>(
@@ -419,6 +429,24 @@ mod tests {
             to_json(&plain).unwrap(),
             serde_json::to_string_pretty(&plain).unwrap()
         );
+    }
+
+    #[test]
+    fn json_kept_as_received_is_made_safe_too() {
+        // A schema is written as the server sent it, raw characters and all.
+        let schema: mcp_proto::types::JsonText =
+            serde_json::from_str("{\"description\": \"x\u{9b}2J\u{202e}\u{7f}y\"}").unwrap();
+        let text = to_json(&serde_json::json!({"ok": 1})).unwrap() + &to_json_line(&[&schema]);
+        assert!(
+            !text.chars().any(|c| c != '\n' && text::is_unsafe(c)),
+            "{text:?}"
+        );
+        assert!(
+            text.contains(r#"[{"description": "x\u009b2J\u202e\u007fy"}]"#),
+            "{text}"
+        );
+        let back: Vec<serde_json::Value> = serde_json::from_str(&to_json_line(&[&schema])).unwrap();
+        assert_eq!(back[0]["description"], "x\u{9b}2J\u{202e}\u{7f}y");
     }
 
     #[test]

@@ -169,14 +169,15 @@ fn through_daemon(
 }
 
 fn row(server: &str, tool: &mcp_proto::types::Tool, model_name: Option<String>) -> ToolRow {
+    let input_schema = tool.input_schema.to_object().unwrap_or_default();
     ToolRow {
         server: server.to_owned(),
         name: tool.name.clone(),
         model_name,
         title: tool.title.clone(),
         description: tool.description.clone(),
-        signature: signature(&tool.name, &tool.input_schema),
-        input_schema: Value::Object(tool.input_schema.clone()),
+        signature: signature(&tool.name, &input_schema),
+        input_schema: Value::Object(input_schema),
     }
 }
 

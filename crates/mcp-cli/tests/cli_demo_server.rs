@@ -56,7 +56,12 @@ async fn handshake_tools_and_calls() {
         ["echo", "add", "current_time", "word_count", "tiny_image"]
     );
     for tool in &listed.tools {
-        assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
+        assert_eq!(
+            tool.input_schema.to_value()["type"],
+            "object",
+            "{}",
+            tool.name
+        );
         assert!(tool.description.is_some(), "{}", tool.name);
     }
 

@@ -460,7 +460,10 @@ fn golden_samples_decode_to_the_expected_shapes() {
     let tools: ListToolsResult = decode_golden("ListToolsResult.2026-07-28.json");
     assert_eq!(tools.cache_scope, Some(CacheScope::Public));
     assert_eq!(tools.cache_ttl(), std::time::Duration::from_secs(60));
-    assert_eq!(tools.tools[0].output_schema, Some(Value::Bool(true)));
+    assert_eq!(
+        tools.tools[0].output_schema,
+        Some(JsonText::from(Value::Bool(true)))
+    );
 
     let result: CallToolResult = decode_golden("CallToolResult.structured-2025-06-18.json");
     assert_eq!(result.structured_content.as_ref().unwrap()["humidity"], 65);

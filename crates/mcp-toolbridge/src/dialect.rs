@@ -109,7 +109,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use mcp_proto::types::{JsonObject, json_kind};
+use mcp_proto::types::{JsonObject, JsonText, json_kind};
 use serde_json::{Map, Value, json};
 
 use crate::text::truncate_chars;
@@ -194,6 +194,8 @@ pub struct Declared {
     pub schema: JsonObject,
     /// How faithful it is.
     pub fidelity: Fidelity,
+    /// `schema` written as JSON once, as [`ModelTool::input_schema`](crate::ModelTool::input_schema) gives it.
+    text: JsonText,
     /// Strict mode: per object of the declaration (a JSON pointer into
     /// `schema`), the properties made nullable because they were optional,
     /// whose `null` means "absent".
@@ -204,6 +206,11 @@ pub struct Declared {
 }
 
 impl Declared {
+    /// [`Declared::schema`] as JSON text, written once.
+    pub fn schema_text(&self) -> &JsonText {
+        &self.text
+    }
+
     /// The arguments a model sent against this declaration, as the
     /// server's schema expects them: in strict mode, a `null` given for a
     /// property the server's schema made optional (and does not allow to
@@ -415,6 +422,7 @@ impl Declared {
 pub fn declare(schema: &JsonObject, dialect: SchemaDialect) -> Declared {
     if dialect == SchemaDialect::AsIs {
         return Declared {
+            text: JsonText::from(schema),
             schema: schema.clone(),
             fidelity: Fidelity::Exact,
             optional_nulls: HashMap::new(),
@@ -457,6 +465,7 @@ pub fn declare(schema: &JsonObject, dialect: SchemaDialect) -> Declared {
         reasons.push(format!("and {} more", ctx.more));
     }
     Declared {
+        text: JsonText::from(&out),
         schema: out,
         fidelity: if reasons.is_empty() {
             Fidelity::Exact

@@ -72,7 +72,7 @@ use mcp_proto::codec::ndjson::{self, NdjsonDecoder, NdjsonError};
 use mcp_proto::jsonrpc::{Notification, Request, error_codes};
 use mcp_proto::types::{
     self, CallToolRequestParams, CallToolResult, CancelledNotificationParams, DiscoverResult,
-    Implementation, InitializeRequestParams, InitializeResult, ListChangedCapability,
+    Implementation, InitializeRequestParams, InitializeResult, JsonText, ListChangedCapability,
     ListToolsResult, ProgressNotificationParams, ServerCapabilities, Tool,
 };
 use mcp_proto::{ErrorObject, Frame, Message, ProtocolVersion, RequestId, methods};
@@ -321,7 +321,7 @@ struct ConnState {
     /// The calls in flight, by request id.
     calls: HashMap<RequestId, CancelToken>,
     /// The tools (name and schema) the client last listed.
-    listed: Option<Vec<(String, Value)>>,
+    listed: Option<Vec<(String, JsonText)>>,
     /// The prompts (names) the client last listed.
     listed_prompts: Option<Vec<String>>,
     /// The resources (URIs) the client last listed.
@@ -337,7 +337,7 @@ struct ConnState {
 /// and, for each list it asked about, the list as it last heard of it.
 struct Subscription {
     reply: Reply,
-    tools: Option<Vec<(String, Value)>>,
+    tools: Option<Vec<(String, JsonText)>>,
     prompts: Option<Vec<String>>,
     resources: Option<Vec<String>>,
 }
@@ -929,14 +929,14 @@ fn declared(tools: &ToolSet, naming: ToolNaming) -> Vec<Tool> {
 }
 
 /// What a listing showed, to tell whether a later one differs.
-fn listing(tools: &ToolSet, naming: ToolNaming) -> Vec<(String, Value)> {
+fn listing(tools: &ToolSet, naming: ToolNaming) -> Vec<(String, JsonText)> {
     tools
         .tools()
         .iter()
         .map(|tool| {
             (
                 naming.served(tools, tool.name()),
-                Value::Object(tool.input_schema().clone()),
+                tool.input_schema().clone(),
             )
         })
         .collect()

@@ -13,7 +13,7 @@
 
 use std::fmt;
 
-use mcp_proto::types::json_kind;
+use mcp_proto::types::{JsonText, json_kind};
 use serde_json::Value;
 
 use crate::text::truncate_chars;
@@ -44,11 +44,11 @@ impl fmt::Debug for ArgumentSchema {
 
 impl ArgumentSchema {
     /// Compiles `schema` (a tool's `inputSchema`).
-    pub fn compile(schema: &serde_json::Map<String, Value>) -> Self {
-        let value = Value::Object(schema.clone());
-        let quoted = serde_json::to_string(&value)
-            .ok()
-            .filter(|s| s.len() <= MAX_QUOTED_SCHEMA);
+    pub fn compile(schema: &JsonText) -> Self {
+        let value = schema.to_value();
+        let quoted = Some(schema.as_str())
+            .filter(|s| s.len() <= MAX_QUOTED_SCHEMA)
+            .map(str::to_owned);
         match jsonschema::options().offline().build(&value) {
             Ok(validator) => ArgumentSchema {
                 validator: Some(validator),
@@ -201,7 +201,7 @@ mod tests {
 
     fn schema(value: Value) -> ArgumentSchema {
         match value {
-            Value::Object(map) => ArgumentSchema::compile(&map),
+            Value::Object(map) => ArgumentSchema::compile(&JsonText::from(map)),
             other => panic!("not an object schema: {other}"),
         }
     }

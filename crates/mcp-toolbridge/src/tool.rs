@@ -6,7 +6,7 @@
 use std::fmt;
 
 use async_trait::async_trait;
-use mcp_proto::types::JsonObject;
+use mcp_proto::types::JsonText;
 use serde_json::Value;
 
 use crate::cancel::CancelToken;
@@ -74,7 +74,7 @@ pub trait ModelTool: Send + Sync + fmt::Debug {
     fn description(&self) -> &str;
     /// The JSON Schema of its arguments, as the session's
     /// [`SchemaDialect`](crate::SchemaDialect) declares it.
-    fn input_schema(&self) -> &JsonObject;
+    fn input_schema(&self) -> &JsonText;
     /// How faithfully [`ModelTool::input_schema`] says what the tool
     /// accepts in the session's dialect. Calls are checked against the
     /// tool's own schema whatever this says. Default: exact.

@@ -310,8 +310,7 @@ async fn drive(client: &Client, context: &Value) -> anyhow::Result<()> {
 async fn use_tools(client: &Client, context: &Value) -> anyhow::Result<()> {
     let tools = list_all_tools(client).await?;
     for tool in &tools {
-        let schema = serde_json::to_string(&tool.input_schema).unwrap_or_default();
-        tracing::debug!(tool = %tool.name, input_schema = %schema, "listed");
+        tracing::debug!(tool = %tool.name, input_schema = %tool.input_schema, "listed");
     }
     let calls = match context.get("toolCalls") {
         Some(calls) => requested_calls(calls)?,
@@ -422,11 +421,8 @@ async fn list_all_tools(client: &Client) -> anyhow::Result<Vec<Tool>> {
 /// else a small value of each required property's type.
 fn sample_arguments(tool: &Tool) -> JsonObject {
     let mut arguments = JsonObject::new();
-    let Some(properties) = tool
-        .input_schema
-        .get("properties")
-        .and_then(Value::as_object)
-    else {
+    let schema = tool.input_schema.to_object().unwrap_or_default();
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return arguments;
     };
     for (name, property) in properties {

@@ -4,7 +4,9 @@ use serde::{Deserialize, Serialize};
 
 use super::common::{impl_cacheable, impl_result_type};
 use super::de::open_string_enum;
-use super::{CacheScope, ContentBlock, Cursor, Icon, JsonObject, ResultType, TaskMetadata};
+use super::{
+    CacheScope, ContentBlock, Cursor, Icon, JsonObject, JsonText, ResultType, TaskMetadata,
+};
 
 /// A tool the client can call (`tools/list`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -18,13 +20,16 @@ pub struct Tool {
     /// What the tool does, as a hint for the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// JSON Schema of the arguments: an object schema with `type: "object"`.
-    pub input_schema: JsonObject,
+    /// JSON Schema of the arguments: an object schema with `type: "object"`,
+    /// kept as the server wrote it (decoding checks only that it is an
+    /// object; [`JsonText::to_object`] decodes it).
+    #[serde(deserialize_with = "super::json_text::object")]
+    pub input_schema: JsonText,
     /// JSON Schema of `structuredContent` (2025-06-18). An object schema up
     /// to 2025-11-25; any JSON Schema 2020-12 (including `true`) from
-    /// 2026-07-28, hence a [`serde_json::Value`].
+    /// 2026-07-28; kept as the server wrote it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<serde_json::Value>,
+    pub output_schema: Option<JsonText>,
     /// Behaviour hints (2025-03-26). Untrusted unless the server is trusted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<ToolAnnotations>,
@@ -45,11 +50,10 @@ pub struct Tool {
 impl Tool {
     /// A tool with a name and an input schema `{"type": "object"}`.
     pub fn new(name: impl Into<String>) -> Self {
-        let mut input_schema = JsonObject::new();
-        input_schema.insert("type".to_owned(), "object".into());
         Tool {
             name: name.into(),
-            input_schema,
+            input_schema: JsonText::from_text(r#"{"type":"object"}"#)
+                .expect("the empty object schema is JSON"),
             ..Tool::default()
         }
     }

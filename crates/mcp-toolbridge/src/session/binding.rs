@@ -191,12 +191,9 @@ impl Binding {
         if let Some(description) = &tool.description {
             out.insert("description".into(), description.clone().into());
         }
-        out.insert(
-            "inputSchema".into(),
-            Value::Object(tool.input_schema.clone()),
-        );
+        out.insert("inputSchema".into(), tool.input_schema.to_value());
         if let Some(output) = &tool.output_schema {
-            out.insert("outputSchema".into(), output.clone());
+            out.insert("outputSchema".into(), output.to_value());
         }
         Some(Value::Object(out))
     }

@@ -33,7 +33,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use mcp_proto::types::{
-    ContentBlock, EmbeddedResource, JsonObject, ReadResourceRequestParams, ResourceContents,
+    ContentBlock, EmbeddedResource, JsonObject, JsonText, ReadResourceRequestParams,
+    ResourceContents,
 };
 use mcp_transport::{CallOptions, ClientError};
 use serde_json::{Map, Value, json};
@@ -266,7 +267,7 @@ impl LoaderTool {
             Value::Object(map) => map,
             _ => Map::new(),
         };
-        let validator = ArgumentSchema::compile(&schema);
+        let validator = ArgumentSchema::compile(&JsonText::from(&schema));
         let declared = declare(&schema, inner.options.schema_dialect);
         LoaderTool {
             inner,
@@ -289,8 +290,8 @@ impl ModelTool for LoaderTool {
         &self.description
     }
 
-    fn input_schema(&self) -> &JsonObject {
-        &self.declared.schema
+    fn input_schema(&self) -> &JsonText {
+        self.declared.schema_text()
     }
 
     fn fidelity(&self) -> &Fidelity {
@@ -452,10 +453,7 @@ fn manifest(server: &ReadyServer) -> Value {
             if let Some(description) = &tool.description {
                 entry.insert("description".into(), description.clone().into());
             }
-            entry.insert(
-                "inputSchema".into(),
-                Value::Object(tool.input_schema.clone()),
-            );
+            entry.insert("inputSchema".into(), tool.input_schema.to_value());
             Value::Object(entry)
         })
         .collect();

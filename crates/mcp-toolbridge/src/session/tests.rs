@@ -388,7 +388,7 @@ impl Backend for Fake {
 fn tool(name: &str, schema: Value) -> Tool {
     let mut tool = Tool::new(name);
     if let Value::Object(schema) = schema {
-        tool.input_schema = schema;
+        tool.input_schema = schema.into();
     }
     tool.description = Some(format!("The {name} tool."));
     tool
@@ -1272,7 +1272,7 @@ async fn the_allowlist_and_the_channel_switch_remove_tools() {
     assert!(!tools.prompt_section().contains("beta"));
     let load = session.loader_tools().remove(0);
     assert_eq!(
-        load.input_schema()["properties"]["server"]["enum"],
+        load.input_schema().to_value()["properties"]["server"]["enum"],
         json!(["alpha"])
     );
     assert!(!load.description().contains("beta"));
@@ -2011,7 +2011,7 @@ async fn a_loose_declaration_never_lets_through_what_the_server_schema_refuses()
     let tools = h.session.bind();
     let echo = tools.get("mcp_fx_echo").unwrap();
     assert_eq!(
-        Value::Object(echo.input_schema().clone()),
+        echo.input_schema().to_value(),
         json!({
             "type": "object",
             "properties": {"text": {"type": "string"}, "note": {"type": "string"}, "n": {"type": "integer"}},
@@ -2032,7 +2032,7 @@ async fn a_loose_declaration_never_lets_through_what_the_server_schema_refuses()
 
     // The declaration allows this call; the server's schema does not.
     let loose_call = json!({"text": "hi", "n": 4, "extra": true});
-    let declared = jsonschema::validator_for(&Value::Object(echo.input_schema().clone())).unwrap();
+    let declared = jsonschema::validator_for(&echo.input_schema().to_value()).unwrap();
     assert!(declared.is_valid(&loose_call));
     let outcome = call(&tools, "mcp_fx_echo", loose_call).await;
     let Some(CallFailure::InvalidArguments(invalid)) = outcome.failure() else {
@@ -2065,7 +2065,7 @@ async fn strict_declarations_are_cached_per_lifetime_and_their_nulls_mean_absent
     assert!(a.fidelity().is_exact(), "{:?}", a.fidelity());
     assert!(first.declaration_notes().is_empty());
     assert_eq!(
-        Value::Object(a.input_schema().clone()),
+        a.input_schema().to_value(),
         json!({
             "type": "object",
             "properties": {
@@ -2125,9 +2125,10 @@ async fn loader_and_catalog_tools_declare_valid_schemas_in_every_dialect() {
             ]
         );
         for tool in &tools {
-            if let Err(problem) =
-                crate::dialect::tests::check_declaration(dialect, tool.input_schema())
-            {
+            if let Err(problem) = crate::dialect::tests::check_declaration(
+                dialect,
+                &tool.input_schema().to_object().unwrap(),
+            ) {
                 panic!("{dialect:?} {}: {problem}", tool.name());
             }
             if dialect == crate::SchemaDialect::OpenAiStrict {

@@ -6,7 +6,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use mcp_proto::types::{JsonObject, Tool};
+use mcp_proto::types::{JsonText, Tool};
 
 use super::{BoundTool, Inner, Target, ToolSet};
 use crate::dialect::{self, Declared, Fidelity, SchemaDialect};
@@ -70,9 +70,9 @@ macro_rules! bound_tool {
                 &self.bound.description
             }
 
-            fn input_schema(&self) -> &JsonObject {
+            fn input_schema(&self) -> &JsonText {
                 match &self.declared {
-                    Some(declared) => &declared.schema,
+                    Some(declared) => declared.schema_text(),
                     None => &self.bound.tool().input_schema,
                 }
             }
@@ -116,9 +116,7 @@ impl DeclarationKey {
             Some(_) => 0,
             None => {
                 let mut hasher = std::collections::hash_map::DefaultHasher::new();
-                serde_json::to_string(&bound.tool().input_schema)
-                    .unwrap_or_default()
-                    .hash(&mut hasher);
+                bound.tool().input_schema.as_str().hash(&mut hasher);
                 hasher.finish()
             }
         };
@@ -159,7 +157,8 @@ impl Declarations {
                 let declared = cells
                     .entry(key.clone())
                     .or_insert_with(|| {
-                        let declared = dialect::declare(&bound.tool().input_schema, dialect);
+                        let schema = bound.tool().input_schema.to_object().unwrap_or_default();
+                        let declared = dialect::declare(&schema, dialect);
                         if let Fidelity::Loosened { reasons } = &declared.fidelity {
                             tracing::warn!(
                                 server = %bound.server,
