@@ -68,7 +68,7 @@ impl Daemon {
         let mut params = PaginatedRequestParams::default();
         let mut meta = mcp_proto::types::JsonObject::new();
         meta.insert(gateway_report::SERVERS.to_owned(), serde_json::json!({}));
-        params.meta = Some(meta);
+        params.meta = Some(meta.into());
         let Some(report) = client
             .list_tools_with(&params, CallOptions::default())
             .await

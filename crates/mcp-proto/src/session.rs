@@ -211,7 +211,7 @@ impl Negotiated {
             .meta
             .as_ref()
             .and_then(|m| m.get(meta::SERVER_INFO))
-            .and_then(|v| serde_json::from_value::<Implementation>(v.clone()).ok())
+            .and_then(|v| serde_json::from_value::<Implementation>(v).ok())
             .unwrap_or_else(|| Implementation::new("", ""));
         let result = InitializeResult {
             protocol_version: version.as_str().to_owned(),
@@ -1668,7 +1668,7 @@ impl ClientSession {
             .meta
             .as_ref()
             .and_then(|m| m.get(meta::SUBSCRIPTION_ID))
-            .and_then(serde_json::Value::as_i64);
+            .and_then(|v| v.as_i64());
         let Some(listen) = self.listen.as_mut() else {
             return;
         };

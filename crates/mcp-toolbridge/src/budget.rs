@@ -638,7 +638,7 @@ mod tests {
             let mut tool = mcp_proto::types::Tool::new("t");
             let mut meta = serde_json::Map::new();
             meta.insert(ResultBudget::HINT_KEY.to_owned(), hint);
-            tool.meta = Some(meta);
+            tool.meta = Some(meta.into());
             tool
         };
         assert_eq!(ResultBudget::hint_of(&tool(json!(5000))), Some(5000));

@@ -657,7 +657,7 @@ impl Connection {
             ttl_ms: Some(0.into()),
             cache_scope: Some(types::CacheScope::Private),
             result_type: Some(types::ResultType::Complete),
-            meta: Some(meta),
+            meta: Some(meta.into()),
             ..DiscoverResult::default()
         }
     }
@@ -960,7 +960,7 @@ fn call_result(outcome: &ToolOutcome) -> CallToolResult {
             meta: failure.map(|failure| {
                 let mut meta = types::JsonObject::new();
                 meta.insert(report::FAILURE.to_owned(), failure);
-                meta
+                meta.into()
             }),
             ..CallToolResult::default()
         },

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::JsonObject;
+use super::Meta;
 use super::de::open_string_enum;
 use crate::jsonrpc::RequestId;
 
@@ -231,7 +232,7 @@ pub struct PaginatedRequestParams {
     pub cursor: Option<Cursor>,
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -254,7 +255,7 @@ impl PaginatedRequestParams {
 pub struct EmptyParams {
     /// Request or notification metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -267,7 +268,7 @@ pub struct EmptyParams {
 pub struct EmptyResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// What the result holds (2026-07-28); missing means complete.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_type: Option<ResultType>,

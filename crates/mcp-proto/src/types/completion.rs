@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize, Serializer};
 
+use super::Meta;
 use super::common::impl_result_type;
 use super::de::{deserialize_object, deserialize_tagged};
 use super::{JsonObject, ResultType};
@@ -22,7 +23,7 @@ pub struct CompleteRequestParams {
     pub context: Option<CompleteContext>,
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -124,7 +125,7 @@ pub struct CompleteResult {
     pub result_type: Option<ResultType>,
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,

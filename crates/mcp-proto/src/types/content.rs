@@ -11,6 +11,7 @@ use std::fmt;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+use super::Meta;
 use super::de::{deserialize_object, deserialize_tagged};
 use super::{Annotations, Icon, JsonObject, Resource};
 
@@ -98,7 +99,7 @@ pub struct TextContent {
     pub annotations: Option<Annotations>,
     /// Block metadata (2025-06-18).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -133,7 +134,7 @@ pub struct ImageContent {
     pub annotations: Option<Annotations>,
     /// Block metadata (2025-06-18).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -159,7 +160,7 @@ pub struct AudioContent {
     pub annotations: Option<Annotations>,
     /// Block metadata (2025-06-18).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -201,7 +202,7 @@ pub struct ResourceLink {
     pub icons: Option<Vec<Icon>>,
     /// Link metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -264,7 +265,7 @@ pub struct EmbeddedResource {
     pub annotations: Option<Annotations>,
     /// Block metadata (2025-06-18).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -319,7 +320,7 @@ pub struct TextResourceContents {
     pub text: String,
     /// Contents metadata (2025-06-18).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -345,7 +346,7 @@ pub struct BlobResourceContents {
     pub blob: String,
     /// Contents metadata (2025-06-18).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -378,7 +379,7 @@ impl<'de> Visitor<'de> for ResourceContentsVisitor {
         // decided at the end by which of `text` and `blob` was present.
         let mut uri: Option<String> = None;
         let mut mime_type: Option<Option<String>> = None;
-        let mut meta: Option<Option<JsonObject>> = None;
+        let mut meta: Option<Option<super::Meta>> = None;
         let mut text: Option<String> = None;
         let mut blob: Option<String> = None;
         let mut extra = JsonObject::new();
@@ -481,7 +482,7 @@ pub struct ToolUseContent {
     pub input: JsonObject,
     /// Metadata to keep when the block is sent again (caching).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -510,7 +511,7 @@ pub struct ToolResultContent {
     pub is_error: Option<bool>,
     /// Metadata to keep when the block is sent again (caching).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,

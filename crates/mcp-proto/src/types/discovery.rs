@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Meta;
 use super::common::{impl_cacheable, impl_result_type};
 use super::{CacheScope, JsonObject, ResultType, ServerCapabilities};
 
@@ -32,7 +33,7 @@ pub struct DiscoverResult {
     pub result_type: Option<ResultType>,
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -68,7 +69,7 @@ pub struct SubscriptionsListenRequestParams {
     pub notifications: SubscriptionFilter,
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -83,7 +84,7 @@ pub struct SubscriptionsAcknowledgedNotificationParams {
     pub notifications: SubscriptionFilter,
     /// Notification metadata, with the subscription id.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -107,7 +108,7 @@ pub struct InputRequiredResult {
     pub result_type: Option<ResultType>,
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,

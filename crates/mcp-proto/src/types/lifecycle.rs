@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Meta;
 use super::{Implementation, JsonObject};
 
 /// What the client can do for the server.
@@ -161,7 +162,7 @@ pub struct InitializeRequestParams {
     pub client_info: Implementation,
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -183,7 +184,7 @@ pub struct InitializeResult {
     pub instructions: Option<String>,
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,

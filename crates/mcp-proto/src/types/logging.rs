@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::JsonObject;
+use super::Meta;
 
 /// A log severity, in RFC 5424 order: `Debug < Info < ... < Emergency`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -63,7 +64,7 @@ pub struct SetLevelRequestParams {
     pub level: LoggingLevel,
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -82,7 +83,7 @@ pub struct LoggingMessageNotificationParams {
     pub data: serde_json::Value,
     /// Notification metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,

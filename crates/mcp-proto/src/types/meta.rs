@@ -6,6 +6,155 @@
 //! spec. Implementations must not assume anything about reserved keys they do
 //! not know.
 
+use std::fmt;
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::ser::Serializer;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{JsonObject, JsonText};
+
+/// A `_meta` object (MCP "Basic/General fields/`_meta`"), kept as the text
+/// the peer wrote.
+///
+/// Every result, notification, content block and list item may carry one,
+/// and a client seldom reads it: in the 2026-07-28 era every result's
+/// `_meta` names the server, and decoding that into a map for each
+/// `tools/call` (and dropping it) cost about as much as the rest of the
+/// result. A `Meta` is checked to be one JSON object when it is decoded,
+/// costs one copy of its text, and is written back byte for byte;
+/// [`Meta::get`] decodes one member, [`Meta::to_object`] all of them.
+///
+/// ```
+/// use mcp_proto::types::{JsonObject, Meta};
+///
+/// let meta: Meta = serde_json::from_str(r#"{"progressToken": 7, "com.example/x": [1]}"#)?;
+/// assert_eq!(meta.get("progressToken"), Some(7.into()));
+/// assert_eq!(meta.get("absent"), None);
+/// assert_eq!(meta.to_object()["com.example/x"], serde_json::json!([1]));
+/// assert!(serde_json::from_str::<Meta>("[1]").is_err());
+///
+/// let mut built = Meta::from(JsonObject::new());
+/// built.insert("a", true.into());
+/// assert_eq!(built.as_str(), r#"{"a":true}"#);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Default, PartialEq)]
+pub struct Meta(JsonText);
+
+impl Meta {
+    /// Checks that `text` is one JSON object and keeps it as it is.
+    pub fn from_text(text: impl Into<String>) -> Result<Meta, serde_json::Error> {
+        let text = JsonText::from_text(text)?;
+        if text.is_object() {
+            Ok(Meta(text))
+        } else {
+            Err(de::Error::invalid_type(
+                de::Unexpected::Other(super::json_kind(&text.to_value())),
+                &"a JSON object",
+            ))
+        }
+    }
+
+    /// The object's JSON text, exactly as it was received or written.
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    /// The member `key`, decoded; the other members are only skipped over.
+    /// Of a key written twice, the last one (as `serde_json` keeps it).
+    pub fn get(&self, key: &str) -> Option<Value> {
+        struct Member<'k>(&'k str);
+        impl<'de> Visitor<'de> for Member<'_> {
+            type Value = Option<Value>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<Value>, A::Error> {
+                let mut found = None;
+                while let Some(name) = map.next_key::<super::de::Key<'de>>()? {
+                    if name.as_str() == self.0 {
+                        found = Some(map.next_value::<Value>()?);
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(found)
+            }
+        }
+        let mut decoder = serde_json::Deserializer::from_str(self.as_str());
+        de::Deserializer::deserialize_map(&mut decoder, Member(key))
+            .ok()
+            .flatten()
+    }
+
+    /// Every member, decoded.
+    pub fn to_object(&self) -> JsonObject {
+        self.0.to_object().unwrap_or_default()
+    }
+
+    /// Sets the member `key` (written again as compact JSON).
+    pub fn insert(&mut self, key: impl Into<String>, value: Value) {
+        let mut object = self.to_object();
+        object.insert(key.into(), value);
+        *self = Meta::from(object);
+    }
+
+    /// Whether the object has no members.
+    pub fn is_empty(&self) -> bool {
+        self.as_str()[1..].trim_start().starts_with('}')
+    }
+}
+
+impl From<JsonObject> for Meta {
+    fn from(object: JsonObject) -> Self {
+        Meta(JsonText::from(&object))
+    }
+}
+
+impl From<&JsonObject> for Meta {
+    fn from(object: &JsonObject) -> Self {
+        Meta(JsonText::from(object))
+    }
+}
+
+impl From<Meta> for JsonObject {
+    fn from(meta: Meta) -> Self {
+        meta.to_object()
+    }
+}
+
+impl PartialEq<JsonObject> for Meta {
+    fn eq(&self, other: &JsonObject) -> bool {
+        self.to_object() == *other
+    }
+}
+
+impl fmt::Debug for Meta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Display for Meta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl Serialize for Meta {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Meta {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        super::json_text::object(deserializer).map(Meta)
+    }
+}
+
 /// Request `_meta`: the token that asks for `notifications/progress`.
 pub const PROGRESS_TOKEN: &str = "progressToken";
 

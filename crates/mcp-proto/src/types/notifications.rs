@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Meta;
 use super::{JsonObject, ProgressToken};
 use crate::jsonrpc::RequestId;
 
@@ -23,7 +24,7 @@ pub struct ProgressNotificationParams {
     pub message: Option<String>,
     /// Notification metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -44,7 +45,7 @@ pub struct CancelledNotificationParams {
     pub reason: Option<String>,
     /// Notification metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::Meta;
 use super::common::{impl_cacheable, impl_result_type};
 use super::{CacheScope, ContentBlock, Cursor, Icon, JsonObject, ResultType, Role};
 
@@ -27,7 +28,7 @@ pub struct Prompt {
     pub icons: Option<Vec<Icon>>,
     /// Prompt metadata (2025-06-18).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -76,7 +77,7 @@ pub struct ListPromptsResult {
     pub result_type: Option<ResultType>,
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -99,7 +100,7 @@ pub struct GetPromptRequestParams {
     pub request_state: Option<String>,
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -119,7 +120,7 @@ pub struct GetPromptResult {
     pub result_type: Option<ResultType>,
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Meta;
 use super::common::{impl_cacheable, impl_result_type};
 use super::{Annotations, CacheScope, Cursor, Icon, JsonObject, ResourceContents, ResultType};
 
@@ -33,7 +34,7 @@ pub struct Resource {
     pub icons: Option<Vec<Icon>>,
     /// Resource metadata (2025-06-18).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -64,7 +65,7 @@ pub struct ResourceTemplate {
     pub icons: Option<Vec<Icon>>,
     /// Template metadata (2025-06-18).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -96,7 +97,7 @@ pub struct ListResourcesResult {
     pub result_type: Option<ResultType>,
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -122,7 +123,7 @@ pub struct ListResourceTemplatesResult {
     pub result_type: Option<ResultType>,
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -142,7 +143,7 @@ pub struct ReadResourceRequestParams {
     pub request_state: Option<String>,
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -165,7 +166,7 @@ pub struct ReadResourceResult {
     pub result_type: Option<ResultType>,
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -180,7 +181,7 @@ pub struct SubscribeRequestParams {
     pub uri: String,
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -198,7 +199,7 @@ pub struct ResourceUpdatedNotificationParams {
     pub uri: String,
     /// Notification metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::JsonObject;
+use super::Meta;
 
 /// A directory or file the server may work in. The URI must be `file://`
 /// for now.
@@ -16,7 +17,7 @@ pub struct Root {
     pub name: Option<String>,
     /// Root metadata (2025-06-18).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -30,7 +31,7 @@ pub struct ListRootsResult {
     pub roots: Vec<Root>,
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Meta;
 use super::de::open_string_enum;
 use super::{JsonObject, Role, SamplingMessageContent, TaskMetadata, Tool};
 
@@ -43,7 +44,7 @@ pub struct CreateMessageRequestParams {
     pub task: Option<TaskMetadata>,
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -59,7 +60,7 @@ pub struct SamplingMessage {
     pub content: SamplingMessageContent,
     /// Message metadata (2025-11-25).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -150,7 +151,7 @@ pub struct CreateMessageResult {
     pub stop_reason: Option<StopReason>,
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Meta;
 use super::common::impl_result_type;
 use super::de::open_string_enum;
 use super::{Cursor, JsonObject, ResultType};
@@ -86,7 +87,7 @@ pub struct Task {
     pub poll_interval: Option<u64>,
     /// Metadata of the result or notification carrying the task.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -112,7 +113,7 @@ pub struct CreateTaskResult {
     pub result_type: Option<ResultType>,
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -126,7 +127,7 @@ pub struct TaskIdParams {
     pub task_id: String,
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -146,7 +147,7 @@ pub struct ListTasksResult {
     pub next_cursor: Option<Cursor>,
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Meta;
 use super::common::{impl_cacheable, impl_result_type};
 use super::de::open_string_enum;
 use super::{
@@ -41,7 +42,7 @@ pub struct Tool {
     pub execution: Option<ToolExecution>,
     /// Tool metadata (2025-06-18).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -171,7 +172,7 @@ pub struct ListToolsResult {
     pub result_type: Option<ResultType>,
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -198,7 +199,7 @@ pub struct CallToolRequestParams {
     /// Request metadata (`progressToken` and, in 2026-07-28, the per-request
     /// version and capabilities).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
@@ -237,7 +238,7 @@ pub struct CallToolResult {
     pub result_type: Option<ResultType>,
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
+    pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,

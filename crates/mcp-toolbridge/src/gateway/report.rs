@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use mcp_manager::{ErrorCode, McpManager, ServerError, ServerStatus};
-use mcp_proto::types::{JsonObject, Tool};
+use mcp_proto::types::{Meta, Tool};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -177,8 +177,8 @@ impl GatewayReport {
     }
 
     /// The report in a `tools/list` result's `_meta`, if it has one.
-    pub fn parse(meta: Option<&JsonObject>) -> Option<GatewayReport> {
-        serde_json::from_value(meta?.get(SERVERS)?.clone()).ok()
+    pub fn parse(meta: Option<&Meta>) -> Option<GatewayReport> {
+        serde_json::from_value(meta?.get(SERVERS)?).ok()
     }
 }
 
@@ -313,8 +313,8 @@ impl FailureReport {
     }
 
     /// The report in a `tools/call` result's `_meta`, if it has one.
-    pub fn parse(meta: Option<&JsonObject>) -> Option<FailureReport> {
-        serde_json::from_value(meta?.get(FAILURE)?.clone()).ok()
+    pub fn parse(meta: Option<&Meta>) -> Option<FailureReport> {
+        serde_json::from_value(meta?.get(FAILURE)?).ok()
     }
 
     /// The failure again. A code this build does not know is a
@@ -406,9 +406,9 @@ mod tests {
         ];
         for failure in failures {
             let report = FailureReport::of(&failure);
-            let mut meta = JsonObject::new();
+            let mut meta = mcp_proto::types::JsonObject::new();
             meta.insert(FAILURE.into(), serde_json::to_value(&report).unwrap());
-            let back = FailureReport::parse(Some(&meta)).expect("a report");
+            let back = FailureReport::parse(Some(&Meta::from(meta))).expect("a report");
             assert_eq!(back, report);
             assert_eq!(back.failure(), failure);
             assert_eq!(back.message, failure.to_string());

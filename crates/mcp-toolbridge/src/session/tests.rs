@@ -1949,7 +1949,7 @@ async fn a_tools_size_hint_lowers_its_budget_and_cannot_raise_it_past_the_hosts(
         let mut tool = tool(name, json!({"type": "object"}));
         let mut meta = serde_json::Map::new();
         meta.insert(crate::ResultBudget::HINT_KEY.to_owned(), json!(hint));
-        tool.meta = Some(meta);
+        tool.meta = Some(meta.into());
         tool
     };
     let options = SessionOptions {

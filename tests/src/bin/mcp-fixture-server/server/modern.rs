@@ -542,7 +542,7 @@ impl Server {
         let subscription_meta = json!({meta::SUBSCRIPTION_ID: id});
         let ack = SubscriptionsAcknowledgedNotificationParams {
             notifications: accepted.clone(),
-            meta: subscription_meta.as_object().cloned(),
+            meta: subscription_meta.as_object().map(Into::into),
             ..SubscriptionsAcknowledgedNotificationParams::default()
         };
         {
