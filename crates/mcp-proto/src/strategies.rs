@@ -138,14 +138,17 @@ pub fn arb_extra() -> impl Strategy<Value = JsonObject> {
 }
 
 /// An optional `_meta` object, with reserved and custom keys.
-pub fn arb_meta() -> impl Strategy<Value = Option<JsonObject>> {
+pub fn arb_meta() -> impl Strategy<Value = Option<crate::types::Meta>> {
     let key = prop_oneof![
         Just(meta::PROGRESS_TOKEN.to_owned()),
         Just(meta::RELATED_TASK.to_owned()),
         "[a-z]{1,8}",
         "com\\.example/[a-z]{1,6}",
     ];
-    option::of(btree_map(key, arb_json_value(1), 0..3).prop_map(|m| m.into_iter().collect()))
+    option::of(
+        btree_map(key, arb_json_value(1), 0..3)
+            .prop_map(|m| m.into_iter().collect::<JsonObject>().into()),
+    )
 }
 
 fn arb_opt_string() -> impl Strategy<Value = Option<String>> {
@@ -520,7 +523,7 @@ fn arb_media() -> impl Strategy<
         String,
         String,
         Option<Annotations>,
-        Option<JsonObject>,
+        Option<crate::types::Meta>,
         JsonObject,
     ),
 > {
@@ -993,7 +996,7 @@ type CacheFields = (
     Option<Number>,
     Option<CacheScope>,
     Option<ResultType>,
-    Option<JsonObject>,
+    Option<crate::types::Meta>,
     JsonObject,
 );
 
