@@ -51,6 +51,23 @@ const STEPS: &[Step] = &[
         name: "test",
         action: Action::Cargo(&["test", "--workspace", "--all-features"]),
     },
+    // The workspace's tests run with serde_json's `preserve_order` on
+    // (mcpctl turns it on, and features unify). The libraries whose output
+    // has an order of its own run again without it, as a host that does not
+    // turn it on builds them.
+    Step {
+        name: "test-without-preserve-order",
+        action: Action::Cargo(&[
+            "test",
+            "--all-features",
+            "-p",
+            "mcp-proto",
+            "-p",
+            "mcp-config",
+            "-p",
+            "mcp-toolbridge",
+        ]),
+    },
     Step {
         name: "conformance",
         action: Action::Conformance,

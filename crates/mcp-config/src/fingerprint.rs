@@ -28,8 +28,10 @@
 //! one. Secret values go into the hash, so a changed token is a different
 //! server; the hash does not reveal them.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use serde::Serialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -64,15 +66,16 @@ pub fn fingerprint(config: &ResolvedConfig) -> String {
 }
 
 /// The canonical text that is hashed. A `BTreeMap` serializes its keys in
-/// order whatever serde_json's `preserve_order` feature does to `Map`, and
-/// every nested collection is an array sorted here.
+/// order and a struct its fields in declaration order, whatever serde_json's
+/// `preserve_order` feature does to `Map`; every nested collection is an
+/// array sorted here.
 fn canonical_form(config: &ResolvedConfig) -> String {
-    let mut form: BTreeMap<&str, Value> = BTreeMap::new();
-    form.insert("form", json!("mcp-config/fingerprint/1"));
+    let mut form: BTreeMap<&str, Part<'_>> = BTreeMap::new();
+    form.insert("form", Part::Value(json!("mcp-config/fingerprint/1")));
     // Only a pinned era is written: an absent key is what every
     // fingerprint taken before the field existed hashed.
     if config.era != ProtocolEra::Auto {
-        form.insert("era", json!(config.era.as_str()));
+        form.insert("era", Part::Value(json!(config.era.as_str())));
     }
     match &config.transport {
         ResolvedTransport::Stdio(stdio) => {
@@ -82,13 +85,13 @@ fn canonical_form(config: &ResolvedConfig) -> String {
                 .map(|(name, value)| (name.as_str(), value.expose()))
                 .collect();
             env.sort_unstable();
-            form.insert("transport", json!("stdio"));
-            form.insert("command", json!(stdio.command));
-            form.insert("args", json!(stdio.args));
-            form.insert("env", json!(env));
+            form.insert("transport", Part::Value(json!("stdio")));
+            form.insert("command", Part::Value(json!(stdio.command)));
+            form.insert("args", Part::Value(json!(stdio.args)));
+            form.insert("env", Part::Value(json!(env)));
             form.insert(
                 "cwd",
-                json!(stdio.cwd.as_ref().map(|cwd| cwd.to_string_lossy())),
+                Part::Value(json!(stdio.cwd.as_ref().map(|cwd| cwd.to_string_lossy()))),
             );
         }
         ResolvedTransport::Http(http) | ResolvedTransport::Sse(http) => {
@@ -103,9 +106,9 @@ fn canonical_form(config: &ResolvedConfig) -> String {
                 .map(|(name, value)| (name.to_ascii_lowercase(), value.expose()))
                 .collect();
             headers.sort_unstable();
-            form.insert("transport", json!(kind));
-            form.insert("url", json!(url));
-            form.insert("headers", json!(headers));
+            form.insert("transport", Part::Value(json!(kind)));
+            form.insert("url", Part::Value(json!(url)));
+            form.insert("headers", Part::Value(json!(headers)));
             // Only when configured, so servers without one keep their
             // fingerprints. The redirect port is left out: it changes
             // where a login listens, not what is connected to.
@@ -113,34 +116,57 @@ fn canonical_form(config: &ResolvedConfig) -> String {
                 let mut scopes: Vec<&str> = oauth.scopes.iter().map(String::as_str).collect();
                 scopes.sort_unstable();
                 scopes.dedup();
-                let mut section = json!({
-                    "client_id": oauth.client_id,
-                    "client_secret": oauth.client_secret.as_ref().map(Secret::expose),
-                    "scopes": scopes,
-                    "client_metadata_url": oauth.client_metadata_url,
-                });
-                // The grant decides whose credentials reach the server; only
-                // a non-default one is written, so that sections without one
-                // keep their fingerprints.
-                if oauth.grant != OAuthGrant::default() {
-                    section["grant"] = json!(oauth.grant.as_str());
-                }
-                // Where the workload's JWT is read decides whose identity
-                // reaches the server; only names, and only when set.
-                match &oauth.assertion {
+                let (assertion_file, assertion_env) = match &oauth.assertion {
                     Some(crate::AssertionSource::File(path)) => {
-                        section["assertion_file"] = json!(path.to_string_lossy());
+                        (Some(path.to_string_lossy()), None)
                     }
-                    Some(crate::AssertionSource::Env(var)) => {
-                        section["assertion_env"] = json!(var);
-                    }
-                    None => {}
-                }
-                form.insert("oauth", section);
+                    Some(crate::AssertionSource::Env(var)) => (None, Some(var.as_str())),
+                    None => (None, None),
+                };
+                let section = OAuthForm {
+                    client_id: oauth.client_id.as_deref(),
+                    client_secret: oauth.client_secret.as_ref().map(Secret::expose),
+                    scopes,
+                    client_metadata_url: oauth.client_metadata_url.as_deref(),
+                    grant: (oauth.grant != OAuthGrant::default()).then(|| oauth.grant.as_str()),
+                    assertion_file,
+                    assertion_env,
+                };
+                form.insert("oauth", Part::OAuth(section));
             }
         }
     }
     serde_json::to_string(&form).unwrap_or_else(|_| unreachable!("JSON values always serialize"))
+}
+
+/// A value of the canonical form.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Part<'a> {
+    Value(Value),
+    OAuth(OAuthForm<'a>),
+}
+
+/// The `oauth` section of the canonical form, its keys in the order every
+/// fingerprint on record hashed them (a struct serializes its fields in
+/// declaration order, whatever `serde_json::Map` is built with).
+#[derive(Serialize)]
+struct OAuthForm<'a> {
+    client_id: Option<&'a str>,
+    client_secret: Option<&'a str>,
+    scopes: Vec<&'a str>,
+    client_metadata_url: Option<&'a str>,
+    /// The grant decides whose credentials reach the server; only a
+    /// non-default one is written, so that sections without one keep their
+    /// fingerprints.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grant: Option<&'a str>,
+    /// Where the workload's JWT is read decides whose identity reaches the
+    /// server; only names, and only when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    assertion_file: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    assertion_env: Option<&'a str>,
 }
 
 #[cfg(test)]
@@ -224,6 +250,22 @@ mod tests {
         );
     }
 
+    #[test]
+    fn oauth_sections_keep_their_fingerprints() {
+        // Taken when the section was hashed in the order it was written in:
+        // the form does not depend on how serde_json builds its maps.
+        assert_eq!(
+            fp(
+                r#"{"id": "a", "transport": {"type": "http", "url": "https://e.com/mcp",
+                   "oauth": {"clientId": "c", "scopes": ["b", "a"], "grant": "jwt_bearer",
+                             "clientMetadataUrl": "https://e.com/client.json",
+                             "assertionEnv": "JWT"}}}"#
+            ),
+            OAUTH_FULL
+        );
+    }
+
+    const OAUTH_FULL: &str = "42cb4502005ecc4ffda042a917cbd984025bdd7e9fca009375fe6e506b6db814";
     const STDIO_BEFORE_ERA: &str =
         "5e2f8702343fb96f98c2b49b67143c8c60ee1a04ad57e58c81fb7ef4c6adbe70";
     const HTTP_BEFORE_ERA: &str =

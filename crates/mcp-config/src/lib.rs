@@ -80,8 +80,8 @@ pub use expand::{
 pub use fingerprint::fingerprint;
 pub use format::{
     DocumentError, EntryError, Format, ParsedDocument, ParsedEntry, ReadContext, STORE_VERSION,
-    parse_document, parse_document_with, parse_mcp_servers, parse_store_server, parse_store_v1,
-    parse_vscode, server_to_store_json, write_store_v1,
+    StoreServer, parse_document, parse_document_with, parse_mcp_servers, parse_store_server,
+    parse_store_v1, parse_vscode, server_to_store_json, write_store_v1,
 };
 pub use host::Host;
 pub use hosts::{HostDirs, HostFile, HostSources, Os};

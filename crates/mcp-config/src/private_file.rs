@@ -11,7 +11,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Value, json};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
 
 use crate::store::{FileGuard, StoreError, create_parent_dir, lock_file, lock_for, write_private};
 
@@ -117,9 +118,10 @@ impl PrivateFile {
         if !change(&mut rows) {
             return Ok(());
         }
-        let mut document = serde_json::Map::new();
-        document.insert("version".into(), json!(1));
-        document.insert(self.rows.into(), Value::Array(rows));
+        let document = Document {
+            rows_key: self.rows,
+            rows: &rows,
+        };
         let mut text = serde_json::to_string_pretty(&document).unwrap_or_default();
         text.push('\n');
         write_private(&self.path, text.as_bytes()).map_err(write_error)
@@ -182,4 +184,20 @@ pub(crate) fn row_text(
                 file.rows
             ))
         })
+}
+
+/// A private file's document: `version` first, then the rows under their
+/// key, in that order whatever `serde_json::Map` is built with.
+struct Document<'a> {
+    rows_key: &'a str,
+    rows: &'a [Value],
+}
+
+impl Serialize for Document<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("version", &1)?;
+        map.serialize_entry(self.rows_key, self.rows)?;
+        map.end()
+    }
 }

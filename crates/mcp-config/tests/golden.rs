@@ -15,8 +15,7 @@ use std::path::{Path, PathBuf};
 
 use expect_test::expect_file;
 use mcp_config::{
-    DocumentError, Format, ParsedDocument, ReadContext, parse_document_with, server_to_store_json,
-    validate,
+    DocumentError, Format, ParsedDocument, ReadContext, StoreServer, parse_document_with, validate,
 };
 
 /// The one function that renders a reader's result: the servers in store
@@ -45,7 +44,7 @@ fn render(result: &Result<ParsedDocument, DocumentError>) -> String {
         match entry {
             Ok(config) => {
                 writeln!(out, "\nentry {index}: server `{}`", config.id).unwrap();
-                let json = serde_json::to_string_pretty(&server_to_store_json(config)).unwrap();
+                let json = serde_json::to_string_pretty(&StoreServer::new(config)).unwrap();
                 writeln!(out, "{json}").unwrap();
                 for problem in validate(config) {
                     writeln!(out, "  invalid: {problem}").unwrap();

@@ -231,7 +231,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for MaybeBorrowed<'a> {
 // x-mcp-header
 
 /// The `Mcp-Param-{Name}` headers a tool's `inputSchema` asks for, checked by
-/// [`tool_param_headers`], in schema order
+/// [`tool_param_headers`], ordered by the property paths they read (the same
+/// order whatever map type the schema was decoded into)
 /// (MCP 2026-07-28 Transports §Streamable HTTP, Custom Headers from Tool Parameters).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ToolParamHeaders {
@@ -284,7 +285,7 @@ impl ToolParamHeaders {
         self.entries.len()
     }
 
-    /// The annotations, in schema order
+    /// The annotations, ordered by their property paths
     /// (MCP 2026-07-28 Transports §Streamable HTTP, Schema Extension).
     pub fn iter(&self) -> impl Iterator<Item = &ParamHeader> {
         self.entries.iter()
@@ -439,9 +440,11 @@ pub fn tool_param_headers(
         seen: HashMap::new(),
     };
     walk.run(input_schema)?;
-    Ok(ToolParamHeaders {
-        entries: walk.entries,
-    })
+    let mut entries = walk.entries;
+    // A map's key order is serde_json's choice (sorted, or as written under
+    // its `preserve_order` feature); the paths give one order for every host.
+    entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    Ok(ToolParamHeaders { entries })
 }
 
 /// The state of [`tool_param_headers`]'s walk. Locations are kept as a tree
@@ -911,15 +914,15 @@ mod tests {
         assert_eq!(
             names,
             [
-                "Mcp-Param-S",
-                "Mcp-Param-I",
                 "Mcp-Param-B",
-                "Mcp-Param-N",
-                "Mcp-Param-M",
-                "Mcp-Param-U",
-                "Mcp-Param-F",
                 "Mcp-Param-Big",
-                "Mcp-Param-O"
+                "Mcp-Param-F",
+                "Mcp-Param-I",
+                "Mcp-Param-M",
+                "Mcp-Param-N",
+                "Mcp-Param-O",
+                "Mcp-Param-S",
+                "Mcp-Param-U"
             ]
         );
         let args = obj(json!({
@@ -930,12 +933,12 @@ mod tests {
         assert_eq!(
             values,
             vec![
-                ("Mcp-Param-S", "=?base64?SGVsbG8sIOS4lueVjA==?=".to_owned()),
-                ("Mcp-Param-I", "-7".to_owned()),
                 ("Mcp-Param-B", "false".to_owned()),
-                ("Mcp-Param-U", "plain".to_owned()),
-                ("Mcp-Param-F", "42".to_owned()),
                 ("Mcp-Param-Big", u64::MAX.to_string()),
+                ("Mcp-Param-F", "42".to_owned()),
+                ("Mcp-Param-I", "-7".to_owned()),
+                ("Mcp-Param-S", "=?base64?SGVsbG8sIOS4lueVjA==?=".to_owned()),
+                ("Mcp-Param-U", "plain".to_owned()),
             ]
         );
         let args = obj(json!({"b": true, "f": 1.5, "i": 1e300}));

@@ -1136,7 +1136,8 @@ mod tests {
 
     #[test]
     fn results_encode_and_serialize_verbatim() {
-        let result = RawJson::encode(&serde_json::json!({"b": 1, "a": [true]})).unwrap();
+        let written = RawValue::from_string(r#"{"b":1,"a":[true]}"#.to_owned()).unwrap();
+        let result = RawJson::encode(&written).unwrap();
         assert_eq!(result.get(), r#"{"b":1,"a":[true]}"#);
         let message = Message::Response(Response {
             id: RequestId::Number(1),

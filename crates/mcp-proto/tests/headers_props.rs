@@ -147,11 +147,12 @@ proptest! {
         let args = object(serde_json::json!({"s": s, "o": {"i": i}, "b": b}));
         let values: Vec<_> = headers.values(Some(&args)).collect();
         prop_assert_eq!(values.len(), 3);
-        prop_assert_eq!(values[0].0, "Mcp-Param-S");
-        prop_assert_eq!(decode_value(&values[0].1).unwrap(), s.as_str());
+        // Ordered by property path: `b`, `o.i`, `s`.
+        prop_assert_eq!(values[0].0, "Mcp-Param-B");
+        prop_assert_eq!(&values[0].1, &b.to_string());
         prop_assert_eq!(values[1].0, "Mcp-Param-I");
         prop_assert_eq!(&values[1].1, &i.to_string());
-        prop_assert_eq!(values[2].0, "Mcp-Param-B");
-        prop_assert_eq!(&values[2].1, &b.to_string());
+        prop_assert_eq!(values[2].0, "Mcp-Param-S");
+        prop_assert_eq!(decode_value(&values[2].1).unwrap(), s.as_str());
     }
 }

@@ -114,6 +114,10 @@ use serde_json::{Map, Value, json};
 
 use crate::text::truncate_chars;
 
+mod order;
+
+use order::KeyOrder;
+
 /// The subset of JSON Schema a model provider accepts for a tool's
 /// parameters (see the [module docs](crate::dialect) for each one's rules).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -394,23 +398,23 @@ impl Declared {
     }
 }
 
-/// Declares `schema` (a tool's `inputSchema`) in `dialect`: a transformed
-/// copy the provider accepts, and how faithful it is. Pure; never panics on
-/// anything a server sends.
+/// Declares `schema` (a tool's `inputSchema`, as the server wrote it) in
+/// `dialect`: a transformed copy the provider accepts, and how faithful it
+/// is. Properties are declared, and the declaration's text written, in the
+/// order of the schema's text. Pure; never panics on anything a server sends.
 ///
 /// ```
+/// use mcp_proto::types::JsonText;
 /// use mcp_toolbridge::{Fidelity, SchemaDialect, declare};
 /// use serde_json::json;
 ///
-/// let schema = json!({
-///     "type": "object",
+/// let schema = JsonText::from_text(r#"{"type": "object",
 ///     "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
-///     "required": ["path"]
-/// });
-/// let declared = declare(schema.as_object().unwrap(), SchemaDialect::OpenAiStrict);
+///     "required": ["path"]}"#)?;
+/// let declared = declare(&schema, SchemaDialect::OpenAiStrict);
 /// assert_eq!(declared.fidelity, Fidelity::Exact);
 /// assert_eq!(
-///     serde_json::Value::Object(declared.schema),
+///     serde_json::Value::Object(declared.schema.clone()),
 ///     json!({
 ///         "type": "object",
 ///         "properties": {"path": {"type": "string"}, "limit": {"type": ["integer", "null"]}},
@@ -418,19 +422,27 @@ impl Declared {
 ///         "additionalProperties": false
 ///     })
 /// );
+/// assert_eq!(
+///     declared.schema_text().as_str(),
+///     r#"{"type":"object","properties":{"path":{"type":"string"},"limit":{"type":["integer","null"]}},"required":["path","limit"],"additionalProperties":false}"#
+/// );
+/// # Ok::<(), serde_json::Error>(())
 /// ```
-pub fn declare(schema: &JsonObject, dialect: SchemaDialect) -> Declared {
+pub fn declare(schema: &JsonText, dialect: SchemaDialect) -> Declared {
     if dialect == SchemaDialect::AsIs {
         return Declared {
-            text: JsonText::from(schema),
-            schema: schema.clone(),
+            text: schema.clone(),
+            schema: schema.to_object().unwrap_or_default(),
             fidelity: Fidelity::Exact,
             optional_nulls: HashMap::new(),
             renames: Vec::new(),
         };
     }
-    let root = Value::Object(schema.clone());
+    let order = KeyOrder::of(schema);
+    let root = Value::Object(schema.to_object().unwrap_or_default());
     let mut ctx = Ctx {
+        order,
+        written: Vec::new(),
         strict: dialect == SchemaDialect::OpenAiStrict,
         root: &root,
         reasons: Vec::new(),
@@ -446,7 +458,8 @@ pub fn declare(schema: &JsonObject, dialect: SchemaDialect) -> Declared {
         optional_nulls: HashMap::new(),
         renames: Vec::new(),
     };
-    let mut out = ctx.root_node(schema);
+    let empty = Map::new();
+    let mut out = ctx.root_node(root.as_object().unwrap_or(&empty));
     if ctx.strict {
         while let Some((name, pointer)) = ctx.pending.pop() {
             let target = root.pointer(&pointer).cloned().unwrap_or(Value::Bool(true));
@@ -464,8 +477,12 @@ pub fn declare(schema: &JsonObject, dialect: SchemaDialect) -> Declared {
     if ctx.more > 0 {
         reasons.push(format!("and {} more", ctx.more));
     }
+    let mut order = ctx.order;
+    for (at, keys) in ctx.written {
+        order.set(at, keys);
+    }
     Declared {
-        text: JsonText::from(&out),
+        text: JsonText::encode(&order.write_object(&out)).unwrap_or_else(|_| JsonText::from(&out)),
         schema: out,
         fidelity: if reasons.is_empty() {
             Fidelity::Exact
@@ -542,6 +559,12 @@ const TYPES: &[&str] = &[
 ];
 
 struct Ctx<'a> {
+    /// The key order of the server's schema text: properties are declared,
+    /// and every object written, in it.
+    order: KeyOrder,
+    /// The properties objects of the declaration (JSON pointers into it)
+    /// with their keys in the order they were declared.
+    written: Vec<(String, Vec<String>)>,
     strict: bool,
     root: &'a Value,
     reasons: Vec<String>,
@@ -1665,11 +1688,14 @@ impl<'a> Ctx<'a> {
             }
         };
         let mut properties: Vec<(&String, &Value)> = properties.iter().collect();
+        self.order
+            .sort(&format!("{at}/properties"), &mut properties);
         if self.strict && level > STRICT_MAX_LEVELS && !properties.is_empty() {
             self.lose(at, "an object nested deeper than 10 levels is declared without properties (strict mode's limit)");
             properties.clear();
         }
         let mut declared = Map::new();
+        let mut declared_order = Vec::new();
         let mut names = Vec::new();
         let mut optional = Vec::new();
         for (name, schema) in properties {
@@ -1713,8 +1739,11 @@ impl<'a> Ctx<'a> {
             if self.strict || is_required {
                 names.push(Value::from(name.clone()));
             }
+            declared_order.push(name.clone());
             declared.insert(name.clone(), child);
         }
+        self.written
+            .push((format!("{out}/properties"), declared_order));
         for name in &required {
             let renamed = self.renames.iter().any(|(_, o)| o == name) && out.is_empty();
             if !(declared.contains_key(name)

@@ -239,7 +239,8 @@ mod tests {
             "{message}"
         );
         assert!(
-            message.contains("The tool's input schema: {\"type\":\"object\""),
+            message.contains(r#"The tool's input schema: {"#)
+                && message.contains(r#""required":["a","b"]"#),
             "{message}"
         );
         assert_eq!(error.problems.len(), 2);

@@ -44,7 +44,9 @@ use crate::model::{OAuthConfig, OAuthGrant, ProtocolEra, ServerConfig, Transport
 
 use mcp_servers::Flavor;
 
-pub use store_v1::{STORE_VERSION, parse_store_server, server_to_store_json, write_store_v1};
+pub use store_v1::{
+    STORE_VERSION, StoreServer, parse_store_server, server_to_store_json, write_store_v1,
+};
 
 /// A configuration file format: the store's own, or a host's file.
 ///

@@ -10,7 +10,8 @@
 //! `"legacy"`, beside `timeout`, for every transport) only when it is not
 //! `"auto"`.
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::json::{self, FieldReader, Json, Row, join_index};
@@ -301,12 +302,12 @@ fn secret_entry(row: Row) -> SecretEntry {
 /// # Ok::<(), mcp_config::DocumentError>(())
 /// ```
 pub fn write_store_v1(servers: &[ServerConfig]) -> String {
-    let document = json!({
-        "version": STORE_VERSION,
-        "servers": servers.iter().map(server_to_store_json).collect::<Vec<_>>(),
-    });
+    let document = StoreDocument {
+        version: STORE_VERSION,
+        servers: servers.iter().map(StoreServer::new).collect(),
+    };
     let mut text = serde_json::to_string_pretty(&document)
-        .unwrap_or_else(|_| unreachable!("a JSON value always serializes"));
+        .unwrap_or_else(|_| unreachable!("the store's shape always serializes"));
     text.push('\n');
     text
 }
@@ -315,123 +316,238 @@ pub fn write_store_v1(servers: &[ServerConfig]) -> String {
 ///
 /// Meant for a host's API: serialize a redacted server (from `Store::list`)
 /// for a UI, and read the UI's answer back with [`parse_store_server`].
-/// Serializing an unredacted server writes its secret values.
+/// Serializing an unredacted server writes its secret values. The object's
+/// keys come in the order [`StoreServer`] writes them only if the host's
+/// `serde_json` keeps insertion order (its `preserve_order` feature);
+/// serialize a [`StoreServer`] for text in the store's order.
 pub fn server_to_store_json(server: &ServerConfig) -> Value {
-    let mut object = Map::new();
-    object.insert("id".into(), Value::String(server.id.clone()));
-    object.insert("name".into(), Value::String(server.name.clone()));
-    object.insert("enabled".into(), Value::Bool(server.enabled));
-    if let Some(description) = &server.description {
-        object.insert("description".into(), Value::String(description.clone()));
-    }
-    if let Some(timeout) = server.timeout_ms {
-        object.insert("timeout".into(), Value::from(timeout));
-    }
-    if let Some(timeout) = server.call_timeout_ms {
-        object.insert("callTimeout".into(), Value::from(timeout));
-    }
-    if !server.tools.is_all() {
-        let mut tools = Map::new();
-        if let Some(include) = &server.tools.include {
-            tools.insert("include".into(), json!(include));
+    serde_json::to_value(StoreServer::new(server))
+        .unwrap_or_else(|_| unreachable!("the store's shape always serializes"))
+}
+
+/// A server serialized in the store's JSON shape, its keys always in the
+/// store's order (`id`, `name`, `enabled`, the optional fields, `transport`
+/// last): a struct writes its fields in declaration order whatever
+/// `serde_json::Map` is built with.
+///
+/// ```
+/// use mcp_config::{HttpConfig, ServerConfig, StoreServer, TransportConfig};
+///
+/// let server = ServerConfig::new("docs", TransportConfig::Http(HttpConfig::new("https://example.com/mcp")));
+/// let text = serde_json::to_string(&StoreServer::new(&server))?;
+/// assert!(text.starts_with(r#"{"id":"docs","name":"docs","enabled":true,"transport":{"type":"http","#));
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreServer<'a> {
+    id: &'a str,
+    name: &'a str,
+    enabled: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeout: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    call_timeout: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<StoreTools<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    inputs: Vec<StoreInput<'a>>,
+    /// `auto` is what an absent `era` means, so it is left out: stores
+    /// written before the field existed read back byte for byte the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    era: Option<&'static str>,
+    transport: StoreTransport<'a>,
+}
+
+impl<'a> StoreServer<'a> {
+    /// The store's shape of `server`; legacy and misplaced fields are left out.
+    #[must_use]
+    pub fn new(server: &'a ServerConfig) -> Self {
+        let tools = (!server.tools.is_all()).then(|| StoreTools {
+            include: server.tools.include.as_deref(),
+            exclude: &server.tools.exclude,
+        });
+        let transport = match &server.transport {
+            TransportConfig::Stdio(stdio) => StoreTransport::Stdio {
+                kind: "stdio",
+                command: &stdio.command,
+                args: &stdio.args,
+                env: stdio.env.iter().map(StoreRow::new).collect(),
+                env_vars: &stdio.env_passthrough,
+                cwd: stdio.cwd.as_deref().unwrap_or_default(),
+            },
+            TransportConfig::Http(http) | TransportConfig::Sse(http) => StoreTransport::Http {
+                kind: server.transport.kind().as_str(),
+                url: &http.url,
+                bearer_token_env: http.bearer_token_env.as_deref().unwrap_or_default(),
+                headers: http.headers.iter().map(StoreRow::new).collect(),
+                env_headers: http
+                    .env_headers
+                    .iter()
+                    .map(|h| StoreEnvHeader {
+                        key: &h.header,
+                        value: &h.var,
+                    })
+                    .collect(),
+                oauth: http.oauth.as_ref().map(StoreOAuth::new),
+            },
+        };
+        Self {
+            id: &server.id,
+            name: &server.name,
+            enabled: server.enabled,
+            description: server.description.as_deref(),
+            timeout: server.timeout_ms,
+            call_timeout: server.call_timeout_ms,
+            tools,
+            inputs: server.inputs.iter().map(StoreInput::new).collect(),
+            era: (server.era != ProtocolEra::Auto).then(|| server.era.as_str()),
+            transport,
         }
-        if !server.tools.exclude.is_empty() {
-            tools.insert("exclude".into(), json!(server.tools.exclude));
+    }
+}
+
+/// `tools`: `{include, exclude}`, each only when set.
+#[derive(Debug, Serialize)]
+struct StoreTools<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    include: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    exclude: &'a [String],
+}
+
+/// `transport`: every field of its kind, empty strings and arrays included.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum StoreTransport<'a> {
+    #[serde(rename_all = "camelCase")]
+    Stdio {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        command: &'a str,
+        args: &'a [String],
+        env: Vec<StoreRow<'a>>,
+        env_vars: &'a [String],
+        cwd: &'a str,
+    },
+    #[serde(rename_all = "camelCase")]
+    Http {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        url: &'a str,
+        bearer_token_env: &'a str,
+        headers: Vec<StoreRow<'a>>,
+        env_headers: Vec<StoreEnvHeader<'a>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        oauth: Option<StoreOAuth<'a>>,
+    },
+}
+
+/// An `env` or `headers` row: a literal is written as it is (the store
+/// keeps them in plaintext), a saved secret as
+/// `{"key": K, "value": "", "saved": true}`.
+#[derive(Debug, Serialize)]
+struct StoreRow<'a> {
+    key: &'a str,
+    value: &'a str,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    saved: bool,
+}
+
+impl<'a> StoreRow<'a> {
+    fn new(entry: &'a SecretEntry) -> Self {
+        match &entry.value {
+            SecretValue::Literal(secret) => Self {
+                key: &entry.key,
+                value: secret.expose(),
+                saved: false,
+            },
+            SecretValue::Saved => Self {
+                key: &entry.key,
+                value: "",
+                saved: true,
+            },
         }
-        object.insert("tools".into(), Value::Object(tools));
     }
-    if !server.inputs.is_empty() {
-        let inputs = server.inputs.iter().map(input_json).collect();
-        object.insert("inputs".into(), Value::Array(inputs));
-    }
-    // `auto` is what an absent `era` means, so it is left out: stores
-    // written before the field existed read back byte for byte the same.
-    if server.era != ProtocolEra::Auto {
-        object.insert("era".into(), Value::String(server.era.as_str().into()));
-    }
-    let transport = match &server.transport {
-        TransportConfig::Stdio(stdio) => json!({
-            "type": "stdio",
-            "command": stdio.command,
-            "args": stdio.args,
-            "env": stdio.env.iter().map(row_json).collect::<Vec<_>>(),
-            "envVars": stdio.env_passthrough,
-            "cwd": stdio.cwd.clone().unwrap_or_default(),
-        }),
-        TransportConfig::Http(http) | TransportConfig::Sse(http) => {
-            let mut transport = json!({
-                "type": server.transport.kind().as_str(),
-                "url": http.url,
-                "bearerTokenEnv": http.bearer_token_env.clone().unwrap_or_default(),
-                "headers": http.headers.iter().map(row_json).collect::<Vec<_>>(),
-                "envHeaders": http.env_headers.iter()
-                    .map(|h| json!({"key": h.header, "value": h.var}))
-                    .collect::<Vec<_>>(),
-            });
-            if let (Some(oauth), Value::Object(fields)) = (&http.oauth, &mut transport) {
-                fields.insert("oauth".into(), oauth_json(oauth));
-            }
-            transport
-        }
-    };
-    object.insert("transport".into(), transport);
-    Value::Object(object)
+}
+
+/// An `envHeaders` row: the header and the variable its value comes from.
+#[derive(Debug, Serialize)]
+struct StoreEnvHeader<'a> {
+    key: &'a str,
+    value: &'a str,
 }
 
 /// The `oauth` object: only the fields that are set. It holds no secret
 /// (the client secret is named by its variable).
-fn oauth_json(oauth: &OAuthConfig) -> Value {
-    let mut object = Map::new();
-    if let Some(client_id) = &oauth.client_id {
-        object.insert("clientId".into(), Value::String(client_id.clone()));
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StoreOAuth<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client_secret_env: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    scopes: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client_metadata_url: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    redirect_port: Option<u16>,
+    /// The default grant is left out, so stores written before `grant`
+    /// existed read back byte for byte the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grant: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    assertion_file: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    assertion_env: Option<&'a str>,
+}
+
+impl<'a> StoreOAuth<'a> {
+    fn new(oauth: &'a OAuthConfig) -> Self {
+        Self {
+            client_id: oauth.client_id.as_deref(),
+            client_secret_env: oauth.client_secret_env.as_deref(),
+            scopes: &oauth.scopes,
+            client_metadata_url: oauth.client_metadata_url.as_deref(),
+            redirect_port: oauth.redirect_port,
+            grant: (oauth.grant != OAuthGrant::default()).then(|| oauth.grant.as_str()),
+            assertion_file: oauth.assertion_file.as_deref(),
+            assertion_env: oauth.assertion_env.as_deref(),
+        }
     }
-    if let Some(var) = &oauth.client_secret_env {
-        object.insert("clientSecretEnv".into(), Value::String(var.clone()));
-    }
-    if !oauth.scopes.is_empty() {
-        object.insert("scopes".into(), json!(oauth.scopes));
-    }
-    if let Some(url) = &oauth.client_metadata_url {
-        object.insert("clientMetadataUrl".into(), Value::String(url.clone()));
-    }
-    if let Some(port) = oauth.redirect_port {
-        object.insert("redirectPort".into(), Value::from(port));
-    }
-    // The default grant is left out, so stores written before `grant`
-    // existed read back byte for byte the same.
-    if oauth.grant != OAuthGrant::default() {
-        object.insert("grant".into(), Value::String(oauth.grant.as_str().into()));
-    }
-    if let Some(path) = &oauth.assertion_file {
-        object.insert("assertionFile".into(), Value::String(path.clone()));
-    }
-    if let Some(var) = &oauth.assertion_env {
-        object.insert("assertionEnv".into(), Value::String(var.clone()));
-    }
-    Value::Object(object)
 }
 
 /// One `inputs` element: the prompt, never an answer.
-fn input_json(input: &InputPrompt) -> Value {
-    let mut object = Map::new();
-    object.insert("id".into(), Value::String(input.id.clone()));
-    if let Some(description) = &input.description {
-        object.insert("description".into(), Value::String(description.clone()));
-    }
-    if input.password {
-        object.insert("password".into(), Value::Bool(true));
-    }
-    if let Some(default) = &input.default {
-        object.insert("default".into(), Value::String(default.clone()));
-    }
-    Value::Object(object)
+#[derive(Debug, Serialize)]
+struct StoreInput<'a> {
+    id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    password: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    default: Option<&'a str>,
 }
 
-fn row_json(entry: &SecretEntry) -> Value {
-    match &entry.value {
-        SecretValue::Literal(secret) => json!({"key": entry.key, "value": secret.expose()}),
-        SecretValue::Saved => json!({"key": entry.key, "value": "", "saved": true}),
+impl<'a> StoreInput<'a> {
+    fn new(input: &'a InputPrompt) -> Self {
+        Self {
+            id: &input.id,
+            description: input.description.as_deref(),
+            password: input.password,
+            default: input.default.as_deref(),
+        }
     }
+}
+
+/// The whole store document.
+#[derive(Debug, Serialize)]
+struct StoreDocument<'a> {
+    version: u64,
+    servers: Vec<StoreServer<'a>>,
 }
 
 /// Reads one server in the store's JSON shape, as a host's API receives it

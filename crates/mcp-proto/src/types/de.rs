@@ -545,35 +545,70 @@ mod tests {
     /// the type was not known yet): never a value after the tag, never the
     /// block as a whole, never anything of a block of an unknown type. The
     /// strategies name every unknown field `x_...`.
-    fn check<T>(block: &T, known: bool, seed: u64) -> Result<(), TestCaseError>
+    fn check<T>(block: &T, known: bool, nests_blocks: bool, seed: u64) -> Result<(), TestCaseError>
     where
         T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
     {
-        let Value::Object(object) = serde_json::to_value(block).expect("blocks encode") else {
-            return Err(TestCaseError::fail("a block is an object"));
-        };
-        let entries: Vec<(String, Value)> = object.into_iter().collect();
+        // The members as the block's own serializer writes them (nested
+        // blocks keep its order: the tag first), each kept as its text, so
+        // the reordered texts below do not depend on how `serde_json::Map`
+        // orders keys.
+        let encoded = serde_json::to_string(block).expect("blocks encode");
+        let members: std::collections::BTreeMap<String, Box<serde_json::value::RawValue>> =
+            serde_json::from_str(&encoded)
+                .map_err(|e| TestCaseError::fail(format!("a block is an object: {e}")))?;
+        let entries: Vec<(String, Box<serde_json::value::RawValue>)> =
+            members.into_iter().collect();
+        // A `Value` keeps the order of the text only under serde_json's
+        // `preserve_order`. Otherwise its keys come sorted: decoding from a
+        // `Value` is only checked for what it decodes to, and a block nested
+        // in a value read before the tag (itself decoded from that value's
+        // tree, so its tag now sorts after `text`) adds to the count, which
+        // is then a lower bound (`nests_blocks`: the block holds blocks).
+        let value_keeps_order = serde_json::from_str::<Value>(r#"{"b":0,"a":0}"#)
+            .ok()
+            .and_then(|value| value.as_object()?.keys().next().cloned())
+            .is_some_and(|first| first == "b");
         for order in key_orders(entries.len(), seed) {
-            let reordered: serde_json::Map<String, Value> =
-                order.iter().map(|&i| entries[i].clone()).collect();
-            let text = serde_json::to_string(&reordered).expect("JSON encodes");
-            let ahead = reordered
-                .keys()
-                .take_while(|key| *key != "type")
+            let keys: Vec<&str> = order.iter().map(|&i| entries[i].0.as_str()).collect();
+            let text = format!(
+                "{{{}}}",
+                order
+                    .iter()
+                    .map(|&i| format!(
+                        "{}:{}",
+                        serde_json::to_string(&entries[i].0).expect("keys encode"),
+                        entries[i].1.get()
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            );
+            let ahead = keys
+                .iter()
+                .take_while(|key| **key != "type")
                 .filter(|key| !key.starts_with("x_"))
                 .count();
             let expected = if known { ahead } else { 0 };
+            let value: Value = serde_json::from_str(&text).expect("the text is JSON");
             for source in 0..3 {
                 FROM_PENDING.with(|n| n.set(0));
                 let decoded: T = match source {
                     0 => serde_json::from_str(&text),
                     1 => serde_json::from_reader(text.as_bytes()),
-                    _ => serde_json::from_value(Value::Object(reordered.clone())),
+                    _ => serde_json::from_value(value.clone()),
                 }
                 .map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
                 prop_assert_eq!(&decoded, block, "{}", text);
                 let decoded_twice = FROM_PENDING.with(std::cell::Cell::get);
-                prop_assert_eq!(decoded_twice, expected, "values decoded twice in {}", text);
+                if value_keeps_order || (source < 2 && !nests_blocks) {
+                    prop_assert_eq!(decoded_twice, expected, "values decoded twice in {}", text);
+                } else if source < 2 {
+                    prop_assert!(
+                        decoded_twice >= expected,
+                        "values decoded twice in {}",
+                        text
+                    );
+                }
             }
         }
         Ok(())
@@ -583,19 +618,20 @@ mod tests {
         #[test]
         fn content_blocks_decode_in_one_pass_in_every_key_order(block in arb_content_block(), seed in any::<u64>()) {
             let known = !matches!(block, ContentBlock::Unknown(_));
-            check(&block, known, seed)?;
+            check(&block, known, false, seed)?;
         }
 
         #[test]
         fn sampling_blocks_decode_in_one_pass_in_every_key_order(block in arb_sampling_content(), seed in any::<u64>()) {
             let known = !matches!(block, SamplingContent::Unknown(_));
-            check(&block, known, seed)?;
+            let nests_blocks = matches!(block, SamplingContent::ToolResult(_));
+            check(&block, known, nests_blocks, seed)?;
         }
 
         #[test]
         fn references_decode_in_one_pass_in_every_key_order(reference in arb_reference(), seed in any::<u64>()) {
             let known = !matches!(reference, Reference::Unknown(_));
-            check(&reference, known, seed)?;
+            check(&reference, known, false, seed)?;
         }
     }
 }

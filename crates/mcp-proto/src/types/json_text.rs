@@ -44,6 +44,12 @@ impl JsonText {
         RawValue::from_string(text.into()).map(JsonText)
     }
 
+    /// Writes `value` as JSON text, as its `Serialize` writes it (a struct's
+    /// fields, or a map's entries, in the order it gives them).
+    pub fn encode<T: Serialize + ?Sized>(value: &T) -> Result<JsonText, serde_json::Error> {
+        serde_json::value::to_raw_value(value).map(JsonText)
+    }
+
     /// The JSON text, exactly as it was received or written.
     pub fn as_str(&self) -> &str {
         self.0.get()

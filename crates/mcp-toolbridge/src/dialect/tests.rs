@@ -16,8 +16,10 @@ fn object(value: Value) -> JsonObject {
     }
 }
 
-fn declared(schema: Value, dialect: SchemaDialect) -> Declared {
-    let declared = declare(&object(schema), dialect);
+/// Declares `schema`: a server's text (whose key order the declaration
+/// keeps) or a `json!` value (whose order is `serde_json`'s).
+fn declared(schema: impl Into<JsonText>, dialect: SchemaDialect) -> Declared {
+    let declared = declare(&schema.into(), dialect);
     if let Err(problem) = check_declaration(dialect, &declared.schema) {
         panic!(
             "{dialect:?} declaration breaks the dialect: {problem}\n{}",
@@ -129,6 +131,28 @@ fn walk(node: &Value, visit: &mut dyn FnMut(&Value) -> Result<(), String>) -> Re
     Ok(())
 }
 
+/// `value` with every `required` list of names sorted.
+fn required_sorted(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(key, value)| {
+                    let value = match value {
+                        Value::Array(mut names) if key == "required" => {
+                            names.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+                            Value::Array(names)
+                        }
+                        other => required_sorted(other),
+                    };
+                    (key, value)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(required_sorted).collect()),
+        other => other,
+    }
+}
+
 fn reasons(declared: &Declared) -> String {
     declared.fidelity.reasons().join("\n")
 }
@@ -137,8 +161,9 @@ fn reasons(declared: &Declared) -> String {
 
 /// `read_text_file` of the reference filesystem server (zod-generated,
 /// draft-07, closed objects).
-fn filesystem_read_text_file() -> Value {
-    json!({
+fn filesystem_read_text_file() -> JsonText {
+    JsonText::from_text(
+        r#"{
         "$schema": "http://json-schema.org/draft-07/schema#",
         "type": "object",
         "properties": {
@@ -148,13 +173,16 @@ fn filesystem_read_text_file() -> Value {
         },
         "required": ["path"],
         "additionalProperties": false
-    })
+    }"#,
+    )
+    .unwrap()
 }
 
 /// `edit_file` of the filesystem server: an array of edit objects and a
 /// flag with a default.
-fn filesystem_edit_file() -> Value {
-    json!({
+fn filesystem_edit_file() -> JsonText {
+    JsonText::from_text(
+        r#"{
         "$schema": "http://json-schema.org/draft-07/schema#",
         "type": "object",
         "properties": {
@@ -175,12 +203,15 @@ fn filesystem_edit_file() -> Value {
         },
         "required": ["path", "edits"],
         "additionalProperties": false
-    })
+    }"#,
+    )
+    .unwrap()
 }
 
 /// `create_issue` of the GitHub server: optional lists and a number.
-fn github_create_issue() -> Value {
-    json!({
+fn github_create_issue() -> JsonText {
+    JsonText::from_text(
+        r#"{
         "type": "object",
         "properties": {
             "owner": {"type": "string", "description": "Repository owner"},
@@ -192,12 +223,15 @@ fn github_create_issue() -> Value {
             "milestone": {"type": "number", "description": "Milestone number"}
         },
         "required": ["owner", "repo", "title"]
-    })
+    }"#,
+    )
+    .unwrap()
 }
 
 /// `search_repositories` of the GitHub server: bounded page sizes.
-fn github_search_repositories() -> Value {
-    json!({
+fn github_search_repositories() -> JsonText {
+    JsonText::from_text(
+        r#"{
         "type": "object",
         "properties": {
             "query": {"type": "string", "description": "Search query"},
@@ -205,12 +239,15 @@ fn github_search_repositories() -> Value {
             "perPage": {"type": "number", "minimum": 1, "maximum": 100, "description": "Results per page for pagination (min 1, max 100)"}
         },
         "required": ["query"]
-    })
+    }"#,
+    )
+    .unwrap()
 }
 
 /// `browser_click` of the Playwright server: enums, an array of enums.
-fn playwright_browser_click() -> Value {
-    json!({
+fn playwright_browser_click() -> JsonText {
+    JsonText::from_text(
+        r#"{
         "$schema": "http://json-schema.org/draft-07/schema#",
         "type": "object",
         "properties": {
@@ -222,24 +259,30 @@ fn playwright_browser_click() -> Value {
         },
         "required": ["element", "ref"],
         "additionalProperties": false
-    })
+    }"#,
+    )
+    .unwrap()
 }
 
 /// `browser_navigate` of the Playwright server.
-fn playwright_browser_navigate() -> Value {
-    json!({
+fn playwright_browser_navigate() -> JsonText {
+    JsonText::from_text(
+        r#"{
         "type": "object",
         "properties": {"url": {"type": "string", "description": "The URL to navigate to"}},
         "required": ["url"],
         "additionalProperties": false
-    })
+    }"#,
+    )
+    .unwrap()
 }
 
 #[test]
 fn filesystem_read_text_file_per_dialect() {
     let schema = filesystem_read_text_file();
     let as_is = declared(schema.clone(), SchemaDialect::AsIs);
-    assert_eq!(Value::Object(as_is.schema), schema);
+    assert_eq!(as_is.schema_text().as_str(), schema.as_str());
+    assert_eq!(schema, Value::Object(as_is.schema));
     assert!(as_is.fidelity.is_exact());
 
     let strict = declared(schema.clone(), SchemaDialect::OpenAiStrict);
@@ -352,7 +395,7 @@ fn github_tools_per_dialect() {
     );
     let gemini = declared(github_create_issue(), SchemaDialect::Gemini);
     assert!(gemini.fidelity.is_exact(), "{}", reasons(&gemini));
-    assert_eq!(Value::Object(gemini.schema), github_create_issue());
+    assert_eq!(github_create_issue(), Value::Object(gemini.schema));
 
     // Number bounds are documented in both subsets.
     let strict = declared(github_search_repositories(), SchemaDialect::OpenAiStrict);
@@ -404,7 +447,7 @@ fn as_is_is_the_default_and_changes_nothing() {
     assert_eq!(SchemaDialect::default(), SchemaDialect::AsIs);
     let odd =
         json!({"type": "object", "not": {"required": ["x"]}, "patternProperties": {"^a": {}}});
-    let declared = declare(&object(odd.clone()), SchemaDialect::AsIs);
+    let declared = declare(&JsonText::from(&odd), SchemaDialect::AsIs);
     assert_eq!(Value::Object(declared.schema), odd);
     assert_eq!(declared.fidelity, Fidelity::Exact);
     assert!(SchemaDialect::AsIs.meta_schema().is_none());
@@ -455,7 +498,8 @@ fn nullable_unions_and_constants_in_gemini() {
 #[test]
 fn gemini_parameter_names_are_identifiers_and_calls_get_the_server_names_back() {
     let gemini = declared(
-        json!({
+        JsonText::from_text(
+            r#"{
             "type": "object",
             "properties": {
                 "dry-run": {"type": "boolean"},
@@ -464,12 +508,23 @@ fn gemini_parameter_names_are_identifiers_and_calls_get_the_server_names_back() 
                 "nested": {"type": "object", "properties": {"a-b": {"type": "string"}}}
             },
             "required": ["dry-run", "nested"]
-        }),
+        }"#,
+        )
+        .unwrap(),
         SchemaDialect::Gemini,
     );
     let schema = Value::Object(gemini.schema.clone());
-    let names: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
-    assert_eq!(names, ["dry_run_2", "dry_run", "_9lives", "nested"]);
+    let mut names: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+    names.sort();
+    assert_eq!(names, ["_9lives", "dry_run", "dry_run_2", "nested"]);
+    // The text the model reads keeps the server's order, renamed or not.
+    assert!(
+        gemini.schema_text().as_str().starts_with(
+            r#"{"type":"object","properties":{"dry_run_2":{"type":"boolean"},"dry_run":{"type":"string"},"_9lives":{"type":"integer"},"nested":"#
+        ),
+        "{}",
+        gemini.schema_text()
+    );
     assert_eq!(schema["required"], json!(["dry_run_2", "nested"]));
     // Nested keys are not parameter names.
     assert!(
@@ -1146,7 +1201,7 @@ proptest! {
     ) {
         let schema = object(root);
         for dialect in [SchemaDialect::OpenAiStrict, SchemaDialect::Gemini] {
-            let declared = declare(&schema, dialect);
+            let declared = declare(&JsonText::from(&schema), dialect);
             if let Err(problem) = check_declaration(dialect, &declared.schema) {
                 return Err(TestCaseError::fail(format!(
                     "{dialect:?}: {problem}\nfrom {}\nto {}",
@@ -1159,7 +1214,7 @@ proptest! {
             prop_assert!(reasons.iter().all(|r| r.chars().count() <= MAX_REASON_CHARS + 1));
             let _ = declared.restore_arguments(arguments.clone());
         }
-        let as_is = declare(&schema, SchemaDialect::AsIs);
+        let as_is = declare(&JsonText::from(&schema), SchemaDialect::AsIs);
         prop_assert_eq!(as_is.schema, schema);
     }
 
@@ -1187,7 +1242,7 @@ proptest! {
             return Ok(());
         };
         for dialect in [SchemaDialect::OpenAiStrict, SchemaDialect::Gemini] {
-            let declared = declare(&schema, dialect);
+            let declared = declare(&JsonText::from(&schema), dialect);
             if !declared.fidelity.is_exact() {
                 continue;
             }
@@ -1225,16 +1280,19 @@ proptest! {
     fn declarations_are_fixed_points(root in root_strategy()) {
         let schema = object(root);
         for dialect in [SchemaDialect::OpenAiStrict, SchemaDialect::Gemini] {
-            let once = declare(&schema, dialect);
+            let once = declare(&JsonText::from(&schema), dialect);
             // Gemini's `nullable` is read as what it means in JSON Schema.
             let again = match as_json_schema(Value::Object(once.schema.clone())) {
                 Value::Object(map) => map,
                 _ => JsonObject::new(),
             };
-            let twice = declare(&again, dialect);
+            let twice = declare(&JsonText::from(&again), dialect);
+            // `again` went through a `Value`, whose key order is
+            // serde_json's, and a declaration lists `required` in the order
+            // of its input: the same names, maybe in another order.
             prop_assert_eq!(
-                &twice.schema,
-                &once.schema,
+                required_sorted(Value::Object(twice.schema.clone())),
+                required_sorted(Value::Object(once.schema.clone())),
                 "{:?} from {}",
                 dialect,
                 Value::Object(schema.clone())

@@ -267,7 +267,8 @@ impl LoaderTool {
             Value::Object(map) => map,
             _ => Map::new(),
         };
-        let validator = ArgumentSchema::compile(&JsonText::from(&schema));
+        let schema = JsonText::from(&schema);
+        let validator = ArgumentSchema::compile(&schema);
         let declared = declare(&schema, inner.options.schema_dialect);
         LoaderTool {
             inner,

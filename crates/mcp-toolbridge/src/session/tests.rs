@@ -1976,9 +1976,10 @@ async fn a_tools_size_hint_lowers_its_budget_and_cannot_raise_it_past_the_hosts(
 /// `echo` with an optional note, a constant and a closed object: Gemini
 /// can declare neither the constant nor the closing.
 fn dialect_harness_tools() -> Vec<Tool> {
-    vec![tool(
-        "echo",
-        json!({
+    let mut echo = tool("echo", json!({}));
+    // As the server writes it: the declaration keeps this order.
+    echo.input_schema = mcp_proto::types::JsonText::from_text(
+        r#"{
             "type": "object",
             "properties": {
                 "text": {"type": "string"},
@@ -1987,8 +1988,10 @@ fn dialect_harness_tools() -> Vec<Tool> {
             },
             "required": ["text"],
             "additionalProperties": false
-        }),
-    )]
+        }"#,
+    )
+    .unwrap();
+    vec![echo]
 }
 
 async fn dialect_harness(dialect: crate::SchemaDialect) -> Harness {

@@ -157,8 +157,7 @@ impl Declarations {
                 let declared = cells
                     .entry(key.clone())
                     .or_insert_with(|| {
-                        let schema = bound.tool().input_schema.to_object().unwrap_or_default();
-                        let declared = dialect::declare(&schema, dialect);
+                        let declared = dialect::declare(&bound.tool().input_schema, dialect);
                         if let Fidelity::Loosened { reasons } = &declared.fidelity {
                             tracing::warn!(
                                 server = %bound.server,
