@@ -150,7 +150,19 @@ pub struct Response {
 /// ([`RawJson::encode`], or from a [`RawValue`]) are valid JSON. Cloning
 /// shares the text.
 #[derive(Clone)]
-pub struct RawJson(Repr);
+pub struct RawJson(Repr, ResultTypeAt);
+
+/// What framing learnt of a result's top-level `resultType` member while
+/// finding where the result ends, so that reading it costs no second scan.
+#[derive(Clone, Copy, Debug)]
+enum ResultTypeAt {
+    /// Not looked for (a result built here, or not an object).
+    Unknown,
+    /// The result is an object without one.
+    Absent,
+    /// The member's value, as a range of [`RawJson::get`].
+    At(usize, usize),
+}
 
 #[derive(Clone)]
 enum Repr {
@@ -185,12 +197,39 @@ impl RawJson {
     pub fn encode<T: Serialize + ?Sized>(value: &T) -> Result<RawJson, serde_json::Error> {
         serde_json::to_string(value).map(|text| {
             let end = text.len();
-            RawJson(Repr::Within {
-                text: Arc::new(text),
-                start: 0,
-                end,
-            })
+            RawJson(
+                Repr::Within {
+                    text: Arc::new(text),
+                    start: 0,
+                    end,
+                },
+                ResultTypeAt::Unknown,
+            )
         })
+    }
+
+    /// The result's `resultType` (2026-07-28 "Result"): what framing noted
+    /// while finding the result's end, or else read with
+    /// [`ResultType::peek_str`](crate::types::ResultType::peek_str). A
+    /// result without the member is `complete`.
+    pub fn result_type(&self) -> Result<crate::types::ResultType, serde_json::Error> {
+        let text = self.get();
+        let member = match self.1 {
+            ResultTypeAt::Unknown => return crate::types::ResultType::peek_str(text),
+            ResultTypeAt::Absent => Some(None),
+            ResultTypeAt::At(start, end) => Some(text.get(start..end)),
+        };
+        crate::types::ResultType::from_member(text, member)
+    }
+
+    /// The same result, with what framing found of its `resultType` at
+    /// `at` (a range of the whole frame that starts at `offset`).
+    fn noting(mut self, offset: usize, member: Option<(usize, usize)>) -> RawJson {
+        self.1 = match member {
+            None => ResultTypeAt::Absent,
+            Some((start, end)) => ResultTypeAt::At(start - offset, end - offset),
+        };
+        self
     }
 
     /// The text as a checked [`RawValue`] (which reads it through).
@@ -200,17 +239,20 @@ impl RawJson {
 
     /// Text whose extent framing found: not checked here.
     fn delimited(text: &str) -> RawJson {
-        RawJson(Repr::Own(Arc::from(text)))
+        RawJson(Repr::Own(Arc::from(text)), ResultTypeAt::Unknown)
     }
 
     /// `range` of a frame handed over whole, whose extent framing found:
     /// not checked here.
     fn within(text: &Arc<String>, range: std::ops::Range<usize>) -> RawJson {
-        RawJson(Repr::Within {
-            text: Arc::clone(text),
-            start: range.start,
-            end: range.end,
-        })
+        RawJson(
+            Repr::Within {
+                text: Arc::clone(text),
+                start: range.start,
+                end: range.end,
+            },
+            ResultTypeAt::Unknown,
+        )
     }
 }
 
@@ -746,7 +788,20 @@ fn split_message(text: &str, shared: Option<&Arc<String>>) -> Option<Message> {
             return None;
         }
         at = scan::skip_space(bytes, at + 1);
-        let value_end = scan::skip_value(bytes, at)?;
+        // A result object is stepped through member by member (about what
+        // skipping it costs), noting its `resultType` on the way.
+        let mut result_type = None;
+        let scanned = match key {
+            "result" => scan::object_member(bytes, at, b"resultType", true),
+            _ => None,
+        };
+        let value_end = match scanned {
+            Some((end, member)) => {
+                result_type = Some(member);
+                end
+            }
+            None => scan::skip_value(bytes, at)?,
+        };
         let value = text.get(at..value_end)?;
         match key {
             "jsonrpc" => {
@@ -769,9 +824,13 @@ fn split_message(text: &str, shared: Option<&Arc<String>>) -> Option<Message> {
             }
             "params" => members.params = Some(serde_json::from_str(value).ok()?),
             "result" => {
-                members.result = Some(match shared {
+                let result = match shared {
                     Some(frame) => RawJson::within(frame, at..value_end),
                     None => RawJson::delimited(value),
+                };
+                members.result = Some(match result_type {
+                    Some(member) => result.noting(at, member),
+                    None => result,
                 });
             }
             "error" => members.error = Some(serde_json::from_str(value).ok()?),

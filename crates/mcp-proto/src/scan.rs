@@ -85,6 +85,58 @@ pub(crate) fn skip_value(bytes: &[u8], start: usize) -> Option<usize> {
     }
 }
 
+/// Steps through the members of the object that starts at `start` (a `{`)
+/// and notes where the value of its first member named `name` lies.
+///
+/// `Some((end, member))`: `end` is the index just past the object (or, when
+/// `to_end` is false and the member was found, just past that member's
+/// value), and `member` is the value's range, `None` when the object has no
+/// such member. `None` when the text is not an object this scanner steps
+/// through as it is: an escaped key, or anything malformed.
+pub(crate) fn object_member(
+    bytes: &[u8],
+    start: usize,
+    name: &[u8],
+    to_end: bool,
+) -> Option<(usize, Option<(usize, usize)>)> {
+    if bytes.get(start) != Some(&b'{') {
+        return None;
+    }
+    let mut at = skip_space(bytes, start + 1);
+    if bytes.get(at) == Some(&b'}') {
+        return Some((at + 1, None));
+    }
+    let mut member = None;
+    loop {
+        if bytes.get(at) != Some(&b'"') {
+            return None;
+        }
+        let key_end = skip_string(bytes, at)?;
+        let key = bytes.get(at + 1..key_end - 1)?;
+        if key.contains(&b'\\') {
+            return None;
+        }
+        at = skip_space(bytes, key_end);
+        if bytes.get(at) != Some(&b':') {
+            return None;
+        }
+        let value_start = skip_space(bytes, at + 1);
+        let value_end = skip_value(bytes, value_start)?;
+        if member.is_none() && key == name {
+            member = Some((value_start, value_end));
+            if !to_end {
+                return Some((value_end, member));
+            }
+        }
+        at = skip_space(bytes, value_end);
+        match bytes.get(at) {
+            Some(b',') => at = skip_space(bytes, at + 1),
+            Some(b'}') => return Some((at + 1, member)),
+            _ => return None,
+        }
+    }
+}
+
 /// The index of the first byte at or after `at` that is not JSON whitespace.
 pub(crate) fn skip_space(bytes: &[u8], mut at: usize) -> usize {
     while bytes.get(at).copied().is_some_and(is_space) {
@@ -137,6 +189,27 @@ mod tests {
         for text in [",", "}", "]", ":", " 1", ""] {
             assert_eq!(end(text), None, "{text:?}");
         }
+    }
+
+    #[test]
+    fn object_members_are_found_at_the_top_level_only() {
+        let text = br#"{"a": {"resultType": 1}, "resultType" : "x", "resultType": 2} tail"#;
+        assert_eq!(
+            object_member(text, 0, b"resultType", true),
+            Some((61, Some((40, 43))))
+        );
+        assert_eq!(
+            object_member(text, 0, b"resultType", false),
+            Some((43, Some((40, 43))))
+        );
+        assert_eq!(
+            object_member(br#"{"b": [1]}"#, 0, b"resultType", true),
+            Some((10, None))
+        );
+        assert_eq!(object_member(b"{ }", 0, b"a", true), Some((3, None)));
+        assert_eq!(object_member(br#"{"a\u0041": 1}"#, 0, b"a", true), None);
+        assert_eq!(object_member(br#"{"a": 1"#, 0, b"a", true), None);
+        assert_eq!(object_member(b"[1]", 0, b"a", true), None);
     }
 
     #[test]

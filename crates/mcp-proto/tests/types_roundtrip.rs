@@ -283,6 +283,20 @@ fn peeking_the_result_type_scans_only_the_top_level() {
     ] {
         let peeked = ResultType::peek_str(text).ok();
         assert_eq!(peeked, expected, "{text}");
+        // What framing notes of the result, as a response arrives, agrees.
+        let frame = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{text}}}"#);
+        for frame in [
+            mcp_proto::jsonrpc::Frame::from_slice(frame.as_bytes()),
+            mcp_proto::jsonrpc::Frame::from_vec(frame.clone().into_bytes()),
+        ] {
+            let Ok(mcp_proto::jsonrpc::Frame::Single(mcp_proto::jsonrpc::Message::Response(
+                response,
+            ))) = frame
+            else {
+                panic!("not a response: {text}");
+            };
+            assert_eq!(response.result.result_type().ok(), expected, "{text}");
+        }
         // The scan agrees with a full serde read.
         if let Ok(value) = serde_json::from_str::<Value>(text) {
             let serde = value

@@ -1760,10 +1760,11 @@ fn handshake_source(inner: &Inner, error: &HandshakeError) -> Option<Arc<Transpo
 
 /// A stateless-era result's `resultType`: missing means complete.
 fn peek_result_type(method: &str, raw: &RawJson) -> Result<ResultType, ClientError> {
-    ResultType::peek_str(raw.get()).map_err(|source| ClientError::InvalidResult {
-        method: method.to_owned(),
-        source,
-    })
+    raw.result_type()
+        .map_err(|source| ClientError::InvalidResult {
+            method: method.to_owned(),
+            source,
+        })
 }
 
 fn unexpected_result_type(method: &str, result_type: &ResultType) -> ClientError {

@@ -122,46 +122,6 @@ open_string_enum! {
     }
 }
 
-/// Finds the top-level `resultType` member of a JSON object: `Some(None)`
-/// when there is none, `Some(Some(range))` for its value's text, `None` when
-/// the text is not a plain object this scanner can step through.
-fn scan_result_type(bytes: &[u8]) -> Option<Option<(usize, usize)>> {
-    use crate::scan::{skip_space, skip_string, skip_value};
-    let mut at = skip_space(bytes, 0);
-    if bytes.get(at) != Some(&b'{') {
-        return None;
-    }
-    at = skip_space(bytes, at + 1);
-    if bytes.get(at) == Some(&b'}') {
-        return Some(None);
-    }
-    loop {
-        if bytes.get(at) != Some(&b'"') {
-            return None;
-        }
-        let key_end = skip_string(bytes, at)?;
-        let key = bytes.get(at + 1..key_end - 1)?;
-        if key.contains(&b'\\') {
-            return None;
-        }
-        at = skip_space(bytes, key_end);
-        if bytes.get(at) != Some(&b':') {
-            return None;
-        }
-        let value_start = skip_space(bytes, at + 1);
-        let value_end = skip_value(bytes, value_start)?;
-        if key == b"resultType" {
-            return Some(Some((value_start, value_end)));
-        }
-        at = skip_space(bytes, value_end);
-        match bytes.get(at) {
-            Some(b',') => at = skip_space(bytes, at + 1),
-            Some(b'}') => return Some(None),
-            _ => return None,
-        }
-    }
-}
-
 /// The value a missing `resultType` stands for.
 pub(crate) static RESULT_TYPE_COMPLETE: ResultType = ResultType::Complete;
 
@@ -179,18 +139,29 @@ impl ResultType {
     /// but `resultType`'s), so a large result costs a fast scan, not a parse;
     /// anything unusual (escaped keys, malformed text) is left to serde.
     pub fn peek_str(raw: &str) -> Result<ResultType, serde_json::Error> {
-        match scan_result_type(raw.as_bytes()) {
+        let bytes = raw.as_bytes();
+        let start = crate::scan::skip_space(bytes, 0);
+        let member = crate::scan::object_member(bytes, start, b"resultType", false)
+            .map(|(_, member)| member.and_then(|(s, e)| raw.get(s..e)));
+        Self::from_member(raw, member)
+    }
+
+    /// The result type of `raw` given what a scan found of its
+    /// `resultType` member: `Some(None)` none, `Some(Some(text))` the value's
+    /// text, `None` a text the scanner could not step through (then serde
+    /// reads it and says what is wrong).
+    pub(crate) fn from_member(
+        raw: &str,
+        member: Option<Option<&str>>,
+    ) -> Result<ResultType, serde_json::Error> {
+        match member {
             Some(None) => return Ok(ResultType::Complete),
             // The two values a client meets, told apart by their text
             // without setting a decoder up for them.
-            Some(Some((start, end))) if &raw[start..end] == "\"complete\"" => {
-                return Ok(ResultType::Complete);
-            }
-            Some(Some((start, end))) if &raw[start..end] == "\"input_required\"" => {
-                return Ok(ResultType::InputRequired);
-            }
-            Some(Some((start, end))) => {
-                if let Ok(value) = serde_json::from_str::<ResultType>(&raw[start..end]) {
+            Some(Some("\"complete\"")) => return Ok(ResultType::Complete),
+            Some(Some("\"input_required\"")) => return Ok(ResultType::InputRequired),
+            Some(Some(value)) => {
+                if let Ok(value) = serde_json::from_str::<ResultType>(value) {
                     return Ok(value);
                 }
             }
