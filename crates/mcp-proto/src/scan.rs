@@ -13,11 +13,13 @@
 
 use memchr::memchr2;
 
-/// How many bytes of a string are searched one at a time before the
-/// vectorised search takes over: most strings in a message (keys, names,
-/// ids, short texts) end sooner, and for them the plain loop is cheaper than
-/// setting the vectorised search up (measured with callgrind: about 500
-/// instructions per small `tools/call` response).
+/// How many bytes of a string are searched a word (eight bytes) at a time
+/// before the vectorised search takes over: most strings in a message
+/// (keys, names, ids, short texts) end sooner, and for them a plain loop is
+/// cheaper than setting the vectorised search up (measured with callgrind:
+/// about 500 instructions per small `tools/call` response), and the word
+/// loop cheaper still on a catalog's keys and types (a 2,000-tool connect
+/// took 30.1M instructions with a byte loop, 27.9M with words).
 const SHORT_STRING: usize = 32;
 
 /// The index just past the string that starts at `start` (a `"`), or `None`
@@ -27,7 +29,7 @@ pub(crate) fn skip_string(bytes: &[u8], start: usize) -> Option<usize> {
     loop {
         let rest = bytes.get(at..)?;
         let short = rest.get(..SHORT_STRING).unwrap_or(rest);
-        let found = match short.iter().position(|&b| b == b'"' || b == b'\\') {
+        let found = match quote_or_backslash(short) {
             Some(found) => found,
             None => short.len() + memchr2(b'"', b'\\', rest.get(short.len()..)?)?,
         };
@@ -38,6 +40,34 @@ pub(crate) fn skip_string(bytes: &[u8], start: usize) -> Option<usize> {
             _ => return Some(at + 1),
         }
     }
+}
+
+/// The first `"` or `\\` in `bytes`, read eight bytes at a time: a word
+/// holds one of them where `word ^ repeat(byte)` has a zero byte, and the
+/// lowest flag of `(x - 0x01..) & !x & 0x80..` marks the first zero byte
+/// exactly (a borrow can only flag bytes above a true zero).
+fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    let zero_bytes = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for chunk in &mut words {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        let found = zero_bytes(word ^ (ONES * u64::from(b'"')))
+            | zero_bytes(word ^ (ONES * u64::from(b'\\')));
+        if found != 0 {
+            return Some(at + (found.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    let found = words
+        .remainder()
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\')?;
+    Some(at + found)
 }
 
 /// The index just past the JSON value that starts at `start` (no leading
@@ -254,6 +284,14 @@ mod tests {
             };
             let framed = format!("{text}{tail}");
             prop_assert_eq!(skip_value(framed.as_bytes(), 0), Some(text.len()));
+        }
+
+        #[test]
+        fn the_word_search_finds_the_first_quote_or_backslash(
+            bytes in prop::collection::vec(prop_oneof![Just(b'"'), Just(b'\\'), Just(0x80u8), Just(0xa2u8), Just(0xdcu8), Just(0x21u8), any::<u8>()], 0..40),
+        ) {
+            let plain = bytes.iter().position(|&b| b == b'"' || b == b'\\');
+            prop_assert_eq!(quote_or_backslash(&bytes), plain);
         }
 
         #[test]
