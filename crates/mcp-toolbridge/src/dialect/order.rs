@@ -54,20 +54,25 @@ impl KeyOrder {
         self.objects.insert(at, keys);
     }
 
-    fn rank<'k>(&self, object: Option<&[String]>, key: &'k str) -> Rank<'k> {
-        let local = object
-            .and_then(|keys| keys.iter().position(|k| k == key))
-            .unwrap_or(usize::MAX);
-        let first = self.first.get(key).copied().unwrap_or(usize::MAX);
-        (local, first, key)
-    }
-
-    /// Sorts the entries of the object at `at` into this order.
-    pub(super) fn sort<T>(&self, at: &str, entries: &mut [(&String, T)]) {
-        let object = self.objects.get(at).map(Vec::as_slice);
-        entries.sort_by_cached_key(|(key, _)| {
-            let (local, first, _) = self.rank(object, key);
-            (local, first, (*key).clone())
+    /// Sorts the entries of the object at `at` into this order: each key's
+    /// place is looked up once, so a large object sorts in `n log n`.
+    pub(super) fn sort<'k, T>(&self, at: &str, entries: &mut [(&'k String, T)]) {
+        let places: HashMap<&str, usize> = self
+            .objects
+            .get(at)
+            .map(|keys| {
+                keys.iter()
+                    .enumerate()
+                    .rev()
+                    .map(|(place, key)| (key.as_str(), place))
+                    .collect()
+            })
+            .unwrap_or_default();
+        entries.sort_by_cached_key(|entry| -> Rank<'k> {
+            let key: &'k str = entry.0.as_str();
+            let local = places.get(key).copied().unwrap_or(usize::MAX);
+            let first = self.first.get(key).copied().unwrap_or(usize::MAX);
+            (local, first, key)
         });
     }
 
