@@ -107,12 +107,7 @@ impl McpSession {
             format!(
                 "Connects to an MCP server if it is not connected yet and returns its tools (with their input schemas), resources and skills as JSON. Call it before call_mcp_tool or read_mcp_resource. Servers:{listing}"
             ),
-            json!({
-                "type": "object",
-                "properties": {"server": server_property},
-                "required": ["server"],
-                "additionalProperties": false
-            }),
+            object_schema(&[("server", &server_property)], &["server"]),
         );
         // Strict mode has no free-form object: there the arguments travel
         // as JSON text, decoded before they are checked.
@@ -126,31 +121,33 @@ impl McpSession {
             Kind::Call,
             CALL_MCP_TOOL,
             "Calls a tool of a connected MCP server with arguments that match its input schema (from load_mcp or describe_tool). If the server is not connected, call load_mcp first.".to_owned(),
-            json!({
-                "type": "object",
-                "properties": {
-                    "server": server_property,
-                    "tool": {"type": "string", "description": "The tool's name on that server."},
-                    "arguments": arguments
-                },
-                "required": ["server", "tool"],
-                "additionalProperties": false
-            }),
+            object_schema(
+                &[
+                    ("server", &server_property),
+                    (
+                        "tool",
+                        &json!({"type": "string", "description": "The tool's name on that server."}),
+                    ),
+                    ("arguments", &arguments),
+                ],
+                &["server", "tool"],
+            ),
         );
         let read = LoaderTool::new(
             inner.clone(),
             Kind::Read,
             READ_MCP_RESOURCE,
             "Reads a resource of a connected MCP server by URI (from load_mcp's resources) and returns its contents. A skill's SKILL.md URI (from load_mcp's skills) loads the skill; then the files it names are read by their URIs.".to_owned(),
-            json!({
-                "type": "object",
-                "properties": {
-                    "server": server_property,
-                    "uri": {"type": "string", "description": "The resource's URI."}
-                },
-                "required": ["server", "uri"],
-                "additionalProperties": false
-            }),
+            object_schema(
+                &[
+                    ("server", &server_property),
+                    (
+                        "uri",
+                        &json!({"type": "string", "description": "The resource's URI."}),
+                    ),
+                ],
+                &["server", "uri"],
+            ),
         );
         vec![Arc::new(load), Arc::new(call), Arc::new(read)]
     }
@@ -176,17 +173,27 @@ impl McpSession {
                 "Reads part of an MCP tool result that was too long to show whole, by the id its marker gave (\"result-1\"): up to `length` characters (at most {}) from `offset`, or for structured content the JSON value at `path` (a JSON Pointer such as \"/rows/0\").",
                 budget.chars
             ),
-            json!({
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string", "description": "The spilled result's id."},
-                    "offset": {"type": "integer", "minimum": 0, "description": "The first character to read. Default 0."},
-                    "length": {"type": "integer", "minimum": 1, "description": "How many characters to read."},
-                    "path": {"type": "string", "description": "A JSON Pointer into structured content."}
-                },
-                "required": ["id"],
-                "additionalProperties": false
-            }),
+            object_schema(
+                &[
+                    (
+                        "id",
+                        &json!({"type": "string", "description": "The spilled result's id."}),
+                    ),
+                    (
+                        "offset",
+                        &json!({"type": "integer", "minimum": 0, "description": "The first character to read. Default 0."}),
+                    ),
+                    (
+                        "length",
+                        &json!({"type": "integer", "minimum": 1, "description": "How many characters to read."}),
+                    ),
+                    (
+                        "path",
+                        &json!({"type": "string", "description": "A JSON Pointer into structured content."}),
+                    ),
+                ],
+                &["id"],
+            ),
         );
         vec![Arc::new(read)]
     }
@@ -203,27 +210,63 @@ impl McpSession {
             Kind::Search,
             SEARCH_TOOLS,
             "Searches the available MCP tools by name and description and returns the best matches (name, server, tool, short description), without schemas. Use describe_tool for one tool's schema.".to_owned(),
-            json!({
-                "type": "object",
-                "properties": {"query": {"type": "string", "description": "Words to look for."}},
-                "required": ["query"],
-                "additionalProperties": false
-            }),
+            object_schema(
+                &[(
+                    "query",
+                    &json!({"type": "string", "description": "Words to look for."}),
+                )],
+                &["query"],
+            ),
         );
         let describe = LoaderTool::new(
             inner.clone(),
             Kind::Describe,
             DESCRIBE_TOOL,
             "Returns one MCP tool's description and input schema, by the name search_tools returned.".to_owned(),
-            json!({
-                "type": "object",
-                "properties": {"name": {"type": "string", "description": "The tool's name."}},
-                "required": ["name"],
-                "additionalProperties": false
-            }),
+            object_schema(
+                &[(
+                    "name",
+                    &json!({"type": "string", "description": "The tool's name."}),
+                )],
+                &["name"],
+            ),
         );
         vec![Arc::new(search), Arc::new(describe)]
     }
+}
+
+/// A closed object schema whose `properties` come in the order given (the
+/// order a model reads them in, the server first), written as text: the
+/// order is the text's, whatever map type `serde_json` builds.
+fn object_schema(properties: &[(&str, &Value)], required: &[&str]) -> JsonText {
+    struct Properties<'a>(&'a [(&'a str, &'a Value)]);
+    impl serde::Serialize for Properties<'_> {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap;
+            let mut map = serializer.serialize_map(Some(self.0.len()))?;
+            for (name, schema) in self.0 {
+                map.serialize_entry(name, schema)?;
+            }
+            map.end()
+        }
+    }
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Schema<'a> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        properties: Properties<'a>,
+        required: &'a [&'a str],
+        additional_properties: bool,
+    }
+    let schema = Schema {
+        kind: "object",
+        properties: Properties(properties),
+        required,
+        additional_properties: false,
+    };
+    // Plain data with string keys always encodes.
+    JsonText::encode(&schema).unwrap_or_default()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -261,13 +304,8 @@ impl LoaderTool {
         kind: Kind,
         name: &'static str,
         description: String,
-        schema: Value,
+        schema: JsonText,
     ) -> Self {
-        let schema = match schema {
-            Value::Object(map) => map,
-            _ => Map::new(),
-        };
-        let schema = JsonText::from(&schema);
         let validator = ArgumentSchema::compile(&schema);
         let declared = declare(&schema, inner.options.schema_dialect);
         LoaderTool {

@@ -1307,6 +1307,16 @@ async fn loader_tools_connect_list_call_and_read() {
     let loader = session.loader_tools();
     let names: Vec<&str> = loader.iter().map(|t| t.name()).collect();
     assert_eq!(names, [LOAD_MCP, CALL_MCP_TOOL, READ_MCP_RESOURCE]);
+    // The model reads the server first, then the tool, then its arguments.
+    let call_schema = loader[1].input_schema().as_str();
+    let at = |key: &str| call_schema.find(&format!("\"{key}\":")).unwrap();
+    assert!(
+        at("type") < at("properties")
+            && at("server") < at("tool")
+            && at("tool") < at("arguments")
+            && at("arguments") < at("required"),
+        "{call_schema}"
+    );
     assert!(
         loader[0]
             .description()
