@@ -37,7 +37,8 @@ use mcp_proto::types::{
     ResourceContents,
 };
 use mcp_transport::{CallOptions, ClientError};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::{Inner, McpSession, Target};
@@ -429,11 +430,13 @@ fn describe_current(inner: &Arc<Inner>, name: &str) -> Option<Value> {
     .describe_tool(name)
 }
 
-fn json_result(value: Value) -> ToolOutcome {
+/// A result the model reads as JSON text, in the order `value` writes its
+/// keys, and a host reads as structured content.
+fn json_result(value: impl Serialize) -> ToolOutcome {
     let text = serde_json::to_string(&value).unwrap_or_default();
     ToolOutcome::Completed(ToolResult {
         content: vec![ContentBlock::text(text)],
-        structured_content: Some(value),
+        structured_content: serde_json::to_value(&value).ok(),
         is_error: false,
     })
 }
@@ -478,70 +481,94 @@ async fn load(inner: &Arc<Inner>, server: &str, call: &ToolCall) -> ToolOutcome 
     json_result(manifest(&ready))
 }
 
-fn manifest(server: &ReadyServer) -> Value {
-    let tools: Vec<Value> = server
+/// What `load_mcp` returns: the server, then its tools, resources and
+/// skills, each entry's keys in reading order (name first) and each tool's
+/// input schema as the server wrote it.
+fn manifest(server: &ReadyServer) -> Manifest<'_> {
+    let tools = server
         .catalog
         .tools()
         .iter()
-        .map(|tool| {
-            let mut entry = Map::new();
-            entry.insert("name".into(), tool.name.clone().into());
-            if let Some(title) = &tool.title {
-                entry.insert("title".into(), title.clone().into());
-            }
-            if let Some(description) = &tool.description {
-                entry.insert("description".into(), description.clone().into());
-            }
-            entry.insert("inputSchema".into(), tool.input_schema.to_value());
-            Value::Object(entry)
+        .map(|tool| ManifestTool {
+            name: &tool.name,
+            title: tool.title.as_deref(),
+            description: tool.description.as_deref(),
+            input_schema: &tool.input_schema,
         })
         .collect();
-    let resources: Vec<Value> = server
+    let resources = server
         .catalog
         .resources()
         .unwrap_or_default()
         .iter()
-        .map(|resource| {
-            let mut entry = Map::new();
-            entry.insert("uri".into(), resource.uri.clone().into());
-            entry.insert("name".into(), resource.name.clone().into());
-            if let Some(description) = &resource.description {
-                entry.insert("description".into(), description.clone().into());
-            }
-            if let Some(mime) = &resource.mime_type {
-                entry.insert("mimeType".into(), mime.clone().into());
-            }
-            Value::Object(entry)
+        .map(|resource| ManifestResource {
+            uri: &resource.uri,
+            name: &resource.name,
+            description: resource.description.as_deref(),
+            mime_type: resource.mime_type.as_deref(),
         })
         .collect();
-    let skills: Option<Vec<Value>> = server.catalog.skills().map(|skills| {
+    let skills = server.catalog.skills().map(|skills| {
         skills
             .iter()
-            .map(|skill| {
-                let mut entry = Map::new();
-                entry.insert("uri".into(), skill.uri.clone().into());
-                if let Some(name) = skill.name() {
-                    entry.insert("name".into(), name.into());
-                }
-                if let Some(description) = skill.description() {
-                    entry.insert("description".into(), description.into());
-                }
-                Value::Object(entry)
+            .map(|skill| ManifestSkill {
+                uri: &skill.uri,
+                name: skill.name(),
+                description: skill.description(),
             })
             .collect()
     });
-    let mut out = Map::new();
-    out.insert("server".into(), server.id.to_string().into());
-    out.insert("name".into(), server.name.to_string().into());
-    if let Some(summary) = server.catalog.instructions().and_then(instructions_summary) {
-        out.insert("instructions".into(), summary.into());
+    Manifest {
+        server: server.id.to_string(),
+        name: server.name.to_string(),
+        instructions: server.catalog.instructions().and_then(instructions_summary),
+        tools,
+        resources,
+        skills,
     }
-    out.insert("tools".into(), tools.into());
-    out.insert("resources".into(), resources.into());
-    if let Some(skills) = skills {
-        out.insert("skills".into(), skills.into());
-    }
-    Value::Object(out)
+}
+
+#[derive(Serialize)]
+struct Manifest<'a> {
+    server: String,
+    name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instructions: Option<String>,
+    tools: Vec<ManifestTool<'a>>,
+    resources: Vec<ManifestResource<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skills: Option<Vec<ManifestSkill<'a>>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ManifestTool<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    input_schema: &'a JsonText,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ManifestResource<'a> {
+    uri: &'a str,
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mime_type: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct ManifestSkill<'a> {
+    uri: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
 }
 
 /// `read_mcp_resource`: reads through the server's connection with the

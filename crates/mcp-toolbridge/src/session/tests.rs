@@ -1371,6 +1371,20 @@ async fn loader_tools_connect_list_call_and_read() {
         json!(["text"])
     );
     assert_eq!(manifest["resources"], json!([]));
+    // The model reads the server first and each tool's name before its
+    // schema, which is the text the server wrote.
+    let shown = text(&loaded);
+    let at = |text: &str, key: &str| text.find(&format!("\"{key}\":")).unwrap();
+    let tools = &shown[at(&shown, "tools")..];
+    assert!(
+        at(&shown, "server") < at(&shown, "tools") && at(tools, "name") < at(tools, "inputSchema"),
+        "{shown}"
+    );
+    let echo = &fixture_tools()[0];
+    assert!(
+        shown.contains(&format!("\"inputSchema\":{}", echo.input_schema.as_str())),
+        "{shown}"
+    );
 
     // call_mcp_tool goes through validation and approval.
     let invalid = loader[1]
