@@ -179,24 +179,40 @@ impl Binding {
     }
 
     pub(crate) fn describe(&self, name: &str) -> Option<Value> {
+        serde_json::to_value(self.description(name)?).ok()
+    }
+
+    /// What `describe_tool` tells of one tool, in reading order (its names,
+    /// then what it does, then its schemas as the server wrote them).
+    pub(crate) fn description(&self, name: &str) -> Option<ToolDescription<'_>> {
         let bound = &self.tools[*self.by_name.get(name)?];
         let tool = bound.tool();
-        let mut out = Map::new();
-        out.insert("name".into(), bound.model_name.clone().into());
-        out.insert("server".into(), bound.server.to_string().into());
-        out.insert("tool".into(), tool.name.clone().into());
-        if let Some(title) = &tool.title {
-            out.insert("title".into(), title.clone().into());
-        }
-        if let Some(description) = &tool.description {
-            out.insert("description".into(), description.clone().into());
-        }
-        out.insert("inputSchema".into(), tool.input_schema.to_value());
-        if let Some(output) = &tool.output_schema {
-            out.insert("outputSchema".into(), output.to_value());
-        }
-        Some(Value::Object(out))
+        Some(ToolDescription {
+            name: &bound.model_name,
+            server: bound.server.to_string(),
+            tool: &tool.name,
+            title: tool.title.as_deref(),
+            description: tool.description.as_deref(),
+            input_schema: &tool.input_schema,
+            output_schema: tool.output_schema.as_ref(),
+        })
     }
+}
+
+/// One tool as `describe_tool` shows it.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ToolDescription<'a> {
+    name: &'a str,
+    server: String,
+    tool: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    input_schema: &'a mcp_proto::types::JsonText,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_schema: Option<&'a mcp_proto::types::JsonText>,
 }
 
 /// The description a model sees: the server's, or a line naming the tool

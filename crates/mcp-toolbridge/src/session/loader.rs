@@ -408,10 +408,13 @@ impl ModelTool for LoaderTool {
                 let hits = search_current(&self.inner, &text("query"));
                 json_result(json!({ "tools": hits }))
             }
-            Kind::Describe => match describe_current(&self.inner, &text("name")) {
-                Some(description) => json_result(description),
-                None => ToolOutcome::failed(CallFailure::UnknownTool { name: text("name") }),
-            },
+            Kind::Describe => {
+                let binding = self.inner.lock().binding.clone();
+                match binding.description(&text("name")) {
+                    Some(description) => json_result(description),
+                    None => ToolOutcome::failed(CallFailure::UnknownTool { name: text("name") }),
+                }
+            }
         }
     }
 }
@@ -421,13 +424,6 @@ fn search_current(inner: &Arc<Inner>, query: &str) -> Vec<search::SearchHit> {
         inner: inner.clone(),
     }
     .search_tools(query)
-}
-
-fn describe_current(inner: &Arc<Inner>, name: &str) -> Option<Value> {
-    McpSession {
-        inner: inner.clone(),
-    }
-    .describe_tool(name)
 }
 
 /// A result the model reads as JSON text, in the order `value` writes its

@@ -1481,6 +1481,22 @@ async fn search_and_describe_tools() {
         .clone()
         .unwrap();
     assert_eq!(description["inputSchema"]["required"], json!(["text"]));
+    assert_eq!(
+        Some(description.clone()),
+        h.session.describe_tool("mcp_fx_echo")
+    );
+    // The model reads the names first and the schema as the server wrote it.
+    let shown = text(&described);
+    let at = |key: &str| shown.find(&format!("\"{key}\":")).unwrap();
+    assert!(
+        at("name") < at("server") && at("tool") < at("inputSchema"),
+        "{shown}"
+    );
+    let echo = &fixture_tools()[0];
+    assert!(
+        shown.contains(&format!("\"inputSchema\":{}", echo.input_schema.as_str())),
+        "{shown}"
+    );
     let missing = catalog[1]
         .call(ToolCall::new("c", json!({"name": "nope"})))
         .await;
