@@ -790,17 +790,13 @@ fn split_message(text: &str, shared: Option<&Arc<String>>) -> Option<Message> {
         at = scan::skip_space(bytes, at + 1);
         // A result object is stepped through member by member (about what
         // skipping it costs), noting its `resultType` on the way.
-        let mut result_type = None;
         let scanned = match key {
             "result" => scan::object_member(bytes, at, b"resultType", true),
             _ => None,
         };
-        let value_end = match scanned {
-            Some((end, member)) => {
-                result_type = Some(member);
-                end
-            }
-            None => scan::skip_value(bytes, at)?,
+        let (value_end, result_type) = match scanned {
+            Some((end, member)) => (end, Some(member)),
+            None => (scan::skip_value(bytes, at)?, None),
         };
         let value = text.get(at..value_end)?;
         match key {
