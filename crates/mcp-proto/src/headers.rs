@@ -6,7 +6,9 @@
 //!
 //! - [`encode_value`] / [`decode_value`]: the value encoding every `Mcp-Name`
 //!   and `Mcp-Param-{Name}` value goes through.
-//! - [`name_value`]: the `Mcp-Name` value of a request.
+//! - [`name_value`]: the `Mcp-Name` value of a request ([`request_name`]
+//!   the name itself, [`call_arguments`] a call's arguments: each read
+//!   without decoding the rest of the params).
 //! - [`tool_param_headers`]: checks a tool's `inputSchema` annotations once
 //!   (a tool whose annotations are invalid must be left out of `tools/list`);
 //!   [`ToolParamHeaders::values`] then mirrors each call's arguments.
@@ -173,21 +175,84 @@ fn is_plain(value: &str) -> bool {
 /// `params.uri` for `resources/read`, and `None` for every other method (MCP
 /// 2026-07-28 Transports §Streamable HTTP, Standard Request Headers).
 ///
-/// `params` is the raw JSON a [`Request`](crate::jsonrpc::Request) carries:
-/// only the one field is decoded (borrowed from the text unless it has
-/// escapes), and the rest, `arguments` included, is skipped without building
-/// a tree. `None` too when params are missing, not an object, or lack the
-/// field as a string.
+/// `params` is the raw JSON a [`Request`](crate::jsonrpc::Request) carries;
+/// see [`request_name`] for how it is read. `None` too when params are
+/// missing, not an object, or lack the field as a string.
 pub fn name_value(method: &str, params: Option<&RawValue>) -> Option<String> {
+    request_name(method, params).map(|name| encode_value(&name).into_owned())
+}
+
+/// The name `Mcp-Name` carries, not yet encoded: `params.name` for
+/// `tools/call` and `prompts/get`, `params.uri` for `resources/read`
+/// (MCP 2026-07-28 Transports §Streamable HTTP, Standard Request Headers);
+/// for `tools/call` it is also the tool whose `Mcp-Param-*` headers apply.
+///
+/// Only the one field is decoded, borrowed from the text unless it has
+/// escapes. The params' other members (the stateless era's `_meta`, the
+/// arguments) are stepped over by the structural scanner without being
+/// decoded; params the scanner cannot step through as they are (escaped
+/// keys) are read by serde instead. A field that appears twice, like one
+/// that is missing or not a string, gives `None`.
+pub fn request_name<'a>(method: &str, params: Option<&'a RawValue>) -> Option<Cow<'a, str>> {
     let params = params?.get();
-    let source = match method {
-        methods::TOOLS_CALL | methods::PROMPTS_GET => {
-            serde_json::from_str::<NameField<'_>>(params).ok()?.name
-        }
-        methods::RESOURCES_READ => serde_json::from_str::<UriField<'_>>(params).ok()?.uri,
+    let field = match method {
+        methods::TOOLS_CALL | methods::PROMPTS_GET => "name",
+        methods::RESOURCES_READ => "uri",
         _ => return None,
-    }?;
-    Some(encode_value(&source.0).into_owned())
+    };
+    match member_text(params, field) {
+        Some(Some(value)) => string_text(value),
+        Some(None) => None,
+        None if field == "uri" => serde_json::from_str::<UriField<'_>>(params)
+            .ok()?
+            .uri
+            .map(|u| u.0),
+        None => serde_json::from_str::<NameField<'_>>(params)
+            .ok()?
+            .name
+            .map(|n| n.0),
+    }
+}
+
+/// A `tools/call`'s `arguments` object, decoded alone (the rest of the
+/// params is stepped over as [`request_name`] does): what
+/// [`ToolParamHeaders::values`] mirrors. `None` when the params have no
+/// arguments or they are not an object.
+pub fn call_arguments(params: &RawValue) -> Option<JsonObject> {
+    #[derive(Deserialize)]
+    struct Arguments {
+        arguments: Option<JsonObject>,
+    }
+    let params = params.get();
+    match member_text(params, "arguments") {
+        Some(Some(value)) => serde_json::from_str(value).ok(),
+        Some(None) => None,
+        None => serde_json::from_str::<Arguments>(params).ok()?.arguments,
+    }
+}
+
+/// The text of the value of `params`' one member named `field`:
+/// `Some(None)` when there is no such member, `None` when the scanner
+/// cannot tell (then serde decides) or the member is repeated.
+fn member_text<'a>(params: &'a str, field: &str) -> Option<Option<&'a str>> {
+    let bytes = params.as_bytes();
+    let start = crate::scan::skip_space(bytes, 0);
+    let range = crate::scan::sole_member(bytes, start, field.as_bytes())?;
+    match range {
+        Some((start, end)) => params.get(start..end).map(Some),
+        None => Some(None),
+    }
+}
+
+/// A JSON string's contents, borrowed when it has no escapes; `None` for
+/// any other value.
+fn string_text(value: &str) -> Option<Cow<'_, str>> {
+    let inner = value.strip_prefix('"')?.strip_suffix('"')?;
+    if inner.contains('\\') {
+        serde_json::from_str::<String>(value).ok().map(Cow::Owned)
+    } else {
+        Some(Cow::Borrowed(inner))
+    }
 }
 
 #[derive(Deserialize)]
@@ -864,6 +929,50 @@ mod tests {
         assert_eq!(
             name_value(methods::TOOLS_CALL, Some(&params)).as_deref(),
             Some("t")
+        );
+    }
+
+    #[test]
+    fn the_name_is_read_past_meta_and_arguments_and_never_guessed() {
+        let params = raw(
+            r#"{"_meta":{"name":"no","io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"echo","arguments":{"name":"no"}}"#,
+        );
+        assert_eq!(
+            request_name(methods::TOOLS_CALL, Some(&params)),
+            Some(Cow::Borrowed("echo"))
+        );
+        // An escaped key is read by serde, which unescapes it.
+        let params = raw(r#"{"n\u0061me":"echo"}"#);
+        assert_eq!(
+            request_name(methods::TOOLS_CALL, Some(&params)).as_deref(),
+            Some("echo")
+        );
+        // A repeated name has no one value: no header rather than a guess.
+        let params = raw(r#"{"name":"a","name":"b"}"#);
+        assert_eq!(request_name(methods::TOOLS_CALL, Some(&params)), None);
+        let params = raw(r#" {"uri" : "file:///x"} "#);
+        assert_eq!(
+            request_name(methods::RESOURCES_READ, Some(&params)).as_deref(),
+            Some("file:///x")
+        );
+    }
+
+    #[test]
+    fn a_calls_arguments_are_decoded_alone() {
+        let params = raw(r#"{"_meta":{"arguments":1},"name":"t","arguments":{"a":[1,{"b":2}]}}"#);
+        let arguments = call_arguments(&params).unwrap();
+        assert_eq!(Value::Object(arguments), json!({"a": [1, {"b": 2}]}));
+        for text in [
+            r#"{"name":"t"}"#,
+            r#"{"arguments":[1]}"#,
+            r#"{"arguments":{},"arguments":{}}"#,
+        ] {
+            assert_eq!(call_arguments(&raw(text)), None, "{text}");
+        }
+        let params = raw(r#"{"\u0061rguments":{"a":1}}"#);
+        assert_eq!(
+            call_arguments(&params).map(Value::Object),
+            Some(json!({"a": 1}))
         );
     }
 

@@ -11,6 +11,8 @@
 //! No recursion (a deeply nested value costs a counter, not stack), no
 //! panics on any input: every index is checked.
 
+use std::ops::ControlFlow;
+
 use memchr::memchr2;
 
 /// How many bytes of a string are searched a word (eight bytes) at a time
@@ -129,14 +131,61 @@ pub(crate) fn object_member(
     name: &[u8],
     to_end: bool,
 ) -> Option<(usize, Option<(usize, usize)>)> {
+    let mut member = None;
+    let end = each_member(bytes, start, |key, value| {
+        if member.is_none() && key == name {
+            member = Some(value);
+            if !to_end {
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    })?;
+    Some((end, member))
+}
+
+/// The range of the value of the one member named `name` of the object
+/// that starts at `start`: `Some(None)` when it has no such member, and
+/// `None` when the name appears twice (which value a reader takes is then
+/// its own choice) or the scanner cannot step through the object as it is
+/// (see [`object_member`]).
+pub(crate) fn sole_member(
+    bytes: &[u8],
+    start: usize,
+    name: &[u8],
+) -> Option<Option<(usize, usize)>> {
+    let mut member = None;
+    let mut repeated = false;
+    each_member(bytes, start, |key, value| {
+        if key == name {
+            if member.is_some() {
+                repeated = true;
+                return ControlFlow::Break(());
+            }
+            member = Some(value);
+        }
+        ControlFlow::Continue(())
+    })?;
+    (!repeated).then_some(member)
+}
+
+/// Calls `visit` with each member's key (as written, never escaped) and its
+/// value's range, in order, until it breaks. Returns the index just past
+/// the object, or just past the value `visit` broke at; `None` for an
+/// escaped key or a malformed object.
+#[inline]
+fn each_member(
+    bytes: &[u8],
+    start: usize,
+    mut visit: impl FnMut(&[u8], (usize, usize)) -> ControlFlow<()>,
+) -> Option<usize> {
     if bytes.get(start) != Some(&b'{') {
         return None;
     }
     let mut at = skip_space(bytes, start + 1);
     if bytes.get(at) == Some(&b'}') {
-        return Some((at + 1, None));
+        return Some(at + 1);
     }
-    let mut member = None;
     loop {
         if bytes.get(at) != Some(&b'"') {
             return None;
@@ -152,16 +201,13 @@ pub(crate) fn object_member(
         }
         let value_start = skip_space(bytes, at + 1);
         let value_end = skip_value(bytes, value_start)?;
-        if member.is_none() && key == name {
-            member = Some((value_start, value_end));
-            if !to_end {
-                return Some((value_end, member));
-            }
+        if visit(key, (value_start, value_end)).is_break() {
+            return Some(value_end);
         }
         at = skip_space(bytes, value_end);
         match bytes.get(at) {
             Some(b',') => at = skip_space(bytes, at + 1),
-            Some(b'}') => return Some((at + 1, member)),
+            Some(b'}') => return Some(at + 1),
             _ => return None,
         }
     }
@@ -240,6 +286,17 @@ mod tests {
         assert_eq!(object_member(br#"{"a\u0041": 1}"#, 0, b"a", true), None);
         assert_eq!(object_member(br#"{"a": 1"#, 0, b"a", true), None);
         assert_eq!(object_member(b"[1]", 0, b"a", true), None);
+    }
+
+    #[test]
+    fn a_sole_member_is_found_and_a_repeated_one_is_not() {
+        let text = br#"{"_meta": {"name": "no"}, "name" : "t", "arguments": {"name": 1}}"#;
+        assert_eq!(sole_member(text, 0, b"name"), Some(Some((35, 38))));
+        assert_eq!(sole_member(text, 0, b"uri"), Some(None));
+        assert_eq!(sole_member(br#"{"name": 1, "name": 2}"#, 0, b"name"), None);
+        assert_eq!(sole_member(br#"{"n\u0061me": 1}"#, 0, b"name"), None);
+        assert_eq!(sole_member(b"[1]", 0, b"name"), None);
+        assert_eq!(sole_member(b"{}", 0, b"name"), Some(None));
     }
 
     #[test]

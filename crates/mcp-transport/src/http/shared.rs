@@ -364,20 +364,20 @@ impl Shared {
         {
             headers.insert(MCP_METHOD, value);
         }
-        if let Some(name) = mcp_proto::headers::name_value(&request.method, params)
-            && let Ok(value) = HeaderValue::from_str(&name)
+        // The name is read once: for `Mcp-Name`, and for a call to find the
+        // tool's `Mcp-Param-*` headers.
+        let name = mcp_proto::headers::request_name(&request.method, params);
+        if let Some(name) = &name
+            && let Ok(value) = HeaderValue::from_str(&mcp_proto::headers::encode_value(name))
         {
             headers.insert(MCP_NAME, value);
         }
         if request.method == mcp_proto::methods::TOOLS_CALL
-            && let Some(params) = params
+            && let (Some(params), Some(name)) = (params, &name)
         {
             let tools = lock(&self.tool_headers);
-            if !tools.is_empty()
-                && let Some(name) = call_name(params)
-                && let Some(param_headers) = tools.get(name.as_str())
-            {
-                let arguments = call_arguments(params);
+            if let Some(param_headers) = tools.get(name.as_ref()) {
+                let arguments = mcp_proto::headers::call_arguments(params);
                 for (name, value) in param_headers.values(arguments.as_ref()) {
                     if let (Ok(name), Ok(value)) = (
                         HeaderName::from_bytes(name.as_bytes()),
@@ -440,26 +440,6 @@ fn request_protocol_version(params: &mcp_proto::RawValue) -> Option<String> {
         .ok()?
         .meta?
         .version
-}
-
-/// A `tools/call`'s tool name, read without decoding the arguments.
-fn call_name(params: &mcp_proto::RawValue) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Params {
-        name: String,
-    }
-    serde_json::from_str::<Params>(params.get())
-        .ok()
-        .map(|p| p.name)
-}
-
-/// A `tools/call`'s arguments, for a tool with `Mcp-Param-*` headers.
-fn call_arguments(params: &mcp_proto::RawValue) -> Option<mcp_proto::types::JsonObject> {
-    #[derive(serde::Deserialize)]
-    struct Params {
-        arguments: Option<mcp_proto::types::JsonObject>,
-    }
-    serde_json::from_str::<Params>(params.get()).ok()?.arguments
 }
 
 /// Locks a mutex whose holder never panics; poisoning is ignored.
