@@ -3,8 +3,10 @@
 use std::borrow::Cow;
 
 use mcp_proto::headers::{
-    BASE64_PREFIX, BASE64_SUFFIX, decode_value, encode_value, tool_param_headers,
+    BASE64_PREFIX, BASE64_SUFFIX, call_arguments, decode_value, encode_value, request_name,
+    tool_param_headers,
 };
+use mcp_proto::methods;
 use mcp_proto::types::JsonObject;
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -70,6 +72,29 @@ fn schema_value() -> impl Strategy<Value = Value> {
     })
 }
 
+/// Request params as text: members named as the header rules read them
+/// (escaped spellings and repeats included) with string or nested values.
+fn params_text() -> impl Strategy<Value = String> {
+    let key = prop_oneof![
+        Just("name"),
+        Just("arguments"),
+        Just("_meta"),
+        Just("n\\u0061me"),
+        Just("uri"),
+    ];
+    let value = prop_oneof![
+        text().prop_map(|s| Value::String(s).to_string()),
+        schema_value().prop_map(|v| v.to_string()),
+    ];
+    vec((key, value), 0..5).prop_map(|members| {
+        let members: Vec<String> = members
+            .iter()
+            .map(|(key, value)| format!("\"{key}\" : {value}"))
+            .collect();
+        format!("{{{}}}", members.join(","))
+    })
+}
+
 fn object(value: Value) -> JsonObject {
     match value {
         Value::Object(map) => map,
@@ -131,6 +156,27 @@ proptest! {
             }
             prop_assert_eq!(headers.values(None).count(), 0);
         }
+    }
+
+    #[test]
+    fn the_name_and_arguments_read_as_serde_reads_them(text in params_text()) {
+        #[derive(serde::Deserialize)]
+        struct Name {
+            name: Option<String>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Arguments {
+            arguments: Option<JsonObject>,
+        }
+        let params = serde_json::value::RawValue::from_string(text.clone()).unwrap();
+        let name = serde_json::from_str::<Name>(&text).ok().and_then(|p| p.name);
+        prop_assert_eq!(
+            request_name(methods::TOOLS_CALL, Some(&params)).map(Cow::into_owned),
+            name,
+            "{}", text
+        );
+        let arguments = serde_json::from_str::<Arguments>(&text).ok().and_then(|p| p.arguments);
+        prop_assert_eq!(call_arguments(&params), arguments, "{}", text);
     }
 
     #[test]

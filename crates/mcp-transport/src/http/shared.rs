@@ -345,7 +345,8 @@ impl Shared {
         message: &Message,
         settled: Option<ProtocolVersion>,
     ) -> HeaderMap {
-        let mut headers = HeaderMap::new();
+        // The POST adds its own to this map (see `streamable::post`).
+        let mut headers = HeaderMap::with_capacity(super::streamable::POST_HEADERS);
         let Message::Request(request) = message else {
             if let Some(version) = settled {
                 headers.insert(PROTOCOL_VERSION, HeaderValue::from_static(version.as_str()));
