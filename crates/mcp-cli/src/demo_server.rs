@@ -134,7 +134,7 @@ impl DemoServer {
 
     fn dispatch(&mut self, request: Request) -> Result<Message, ErrorObject> {
         let Request { id, method, params } = request;
-        let params = params.as_deref().map(|raw| raw.get()).unwrap_or("{}");
+        let params = params.as_ref().map(|raw| raw.get()).unwrap_or("{}");
         match method.as_str() {
             methods::PING => respond(id, &serde_json::json!({})),
             methods::INITIALIZE => {

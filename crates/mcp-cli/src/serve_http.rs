@@ -667,13 +667,13 @@ fn restore_subscription_id(message: Message, theirs: Option<&RequestId>) -> Mess
         (Message::Notification(notification), Some(theirs)) => (notification, theirs),
         (message, _) => return message,
     };
-    let rewritten = notification.params.as_deref().and_then(|raw| {
-        let mut params: Value = serde_json::from_str(raw.get()).ok()?;
+    let rewritten = notification.params.as_ref().and_then(|raw| {
+        let mut params: Value = raw.decode().ok()?;
         let id = params
             .get_mut("_meta")?
             .get_mut(mcp_proto::types::meta::SUBSCRIPTION_ID)?;
         *id = serde_json::to_value(theirs).ok()?;
-        mcp_proto::jsonrpc::to_raw(&params).ok()
+        mcp_proto::jsonrpc::RawJson::encode(&params).ok()
     });
     if let Some(raw) = rewritten {
         notification.params = Some(raw);
@@ -698,7 +698,7 @@ fn modern_status(code: i64) -> StatusCode {
 
 /// The protocol version a request's `_meta` names, if any.
 fn meta_version(request: &RpcRequest) -> Option<String> {
-    let params: Value = serde_json::from_str(request.params.as_deref()?.get()).ok()?;
+    let params: Value = request.params.as_ref()?.decode().ok()?;
     let version = params
         .get("_meta")?
         .get(mcp_proto::types::meta::PROTOCOL_VERSION)?;
@@ -755,7 +755,7 @@ fn check_modern_headers(
         }
         None => return Err(mismatch("the Mcp-Method header is missing".to_owned())),
     }
-    if let Some(expected) = headers::name_value(&request.method, request.params.as_deref()) {
+    if let Some(expected) = headers::name_value(&request.method, request.params.as_ref()) {
         let given = header(headers::MCP_NAME);
         let decoded = given
             .as_deref()

@@ -28,8 +28,8 @@ use base64::engine::DecodePaddingMode;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STANDARD};
 use serde::Deserialize;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
+use crate::jsonrpc::RawJson;
 use crate::methods;
 use crate::types::JsonObject;
 
@@ -178,7 +178,7 @@ fn is_plain(value: &str) -> bool {
 /// `params` is the raw JSON a [`Request`](crate::jsonrpc::Request) carries;
 /// see [`request_name`] for how it is read. `None` too when params are
 /// missing, not an object, or lack the field as a string.
-pub fn name_value(method: &str, params: Option<&RawValue>) -> Option<String> {
+pub fn name_value(method: &str, params: Option<&RawJson>) -> Option<String> {
     request_name(method, params).map(|name| encode_value(&name).into_owned())
 }
 
@@ -193,7 +193,7 @@ pub fn name_value(method: &str, params: Option<&RawValue>) -> Option<String> {
 /// decoded; params the scanner cannot step through as they are (escaped
 /// keys) are read by serde instead. A field that appears twice, like one
 /// that is missing or not a string, gives `None`.
-pub fn request_name<'a>(method: &str, params: Option<&'a RawValue>) -> Option<Cow<'a, str>> {
+pub fn request_name<'a>(method: &str, params: Option<&'a RawJson>) -> Option<Cow<'a, str>> {
     let params = params?.get();
     let field = match method {
         methods::TOOLS_CALL | methods::PROMPTS_GET => "name",
@@ -218,7 +218,7 @@ pub fn request_name<'a>(method: &str, params: Option<&'a RawValue>) -> Option<Co
 /// params is stepped over as [`request_name`] does): what
 /// [`ToolParamHeaders::values`] mirrors. `None` when the params have no
 /// arguments or they are not an object.
-pub fn call_arguments(params: &RawValue) -> Option<JsonObject> {
+pub fn call_arguments(params: &RawJson) -> Option<JsonObject> {
     #[derive(Deserialize)]
     struct Arguments {
         arguments: Option<JsonObject>,
@@ -776,8 +776,8 @@ mod tests {
         tool_param_headers(&obj(schema))
     }
 
-    fn raw(text: &str) -> Box<RawValue> {
-        RawValue::from_string(text.to_owned()).unwrap()
+    fn raw(text: &str) -> RawJson {
+        RawJson::from_text(text).unwrap()
     }
 
     // --- value encoding -----------------------------------------------------

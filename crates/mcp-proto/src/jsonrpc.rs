@@ -1,13 +1,13 @@
 //! JSON-RPC 2.0 framing as MCP uses it: ids, requests, notifications, responses and batches.
 //!
-//! Payloads (`params`, `error.data`) are kept as raw JSON text
-//! ([`RawValue`]): decoding a message only scans them, and the caller decodes
-//! them once, straight into the type it expects. A response's `result`, the
-//! one payload that grows large (a 500-tool catalog, a 1 MiB tool output), is
-//! not even scanned in full: framing finds where it ends by skipping strings
-//! with a vectorised search ([`RawJson`]), and the caller's decode is the one
-//! pass that reads and checks it. Outbound payloads are encoded once and
-//! copied verbatim into the frame.
+//! Payloads are kept as JSON text: a request's or notification's `params`
+//! and a response's `result` as [`RawJson`], `error.data` as a checked
+//! [`RawValue`]. Framing does not even read `params` and `result` through:
+//! it finds where each ends by skipping strings with a vectorised search,
+//! and the caller's decode, straight into the type it expects, is the one
+//! pass that reads and checks it (a 500-tool catalog or a 1 MiB tool output
+//! is read once). Outbound payloads are encoded once, straight into their
+//! text, and copied verbatim into the frame.
 //!
 //! A message is told apart by the fields it carries (MCP spec, "Base
 //! Protocol" / JSON-RPC 2.0 §4-5): `method` with `id` is a request, `method`
@@ -117,8 +117,9 @@ pub struct Request {
     pub id: RequestId,
     /// The method name, for example `tools/call`.
     pub method: String,
-    /// The parameters, as raw JSON (an object in MCP), if any.
-    pub params: Option<Box<RawValue>>,
+    /// The parameters, as JSON text (an object in MCP), if any: checked
+    /// when they are decoded ([`RawJson::decode`]).
+    pub params: Option<RawJson>,
 }
 
 /// A notification: no id, never answered.
@@ -126,8 +127,9 @@ pub struct Request {
 pub struct Notification {
     /// The method name, for example `notifications/progress`.
     pub method: String,
-    /// The parameters, as raw JSON, if any.
-    pub params: Option<Box<RawValue>>,
+    /// The parameters, as JSON text, if any: checked when they are
+    /// decoded ([`RawJson::decode`]).
+    pub params: Option<RawJson>,
 }
 
 /// A successful response.
@@ -139,16 +141,18 @@ pub struct Response {
     pub result: RawJson,
 }
 
-/// A response's result as JSON text: its extent is known, its content is
+/// A message's payload (a request's or notification's `params`, a
+/// response's `result`) as JSON text: its extent is known, its content is
 /// checked when it is decoded.
 ///
-/// A frame is split into its members without reading the result through
-/// (see the module docs), so a result is read in full exactly once, by
-/// [`RawJson::decode`] into the type the caller expects. A malformed result
+/// A frame is split into its members without reading its payload through
+/// (see the module docs), so a payload is read in full exactly once, by
+/// [`RawJson::decode`] into the type the reader expects. A malformed result
 /// therefore fails that decode, and the caller gets an error for its
-/// request rather than a message dropped as unreadable. Results built here
-/// ([`RawJson::encode`], or from a [`RawValue`]) are valid JSON. Cloning
-/// shares the text.
+/// request rather than a message dropped as unreadable (and malformed
+/// params fail the handler's decode, which answers with an error). Payloads
+/// built here ([`RawJson::encode`], [`RawJson::from_text`], or from a
+/// [`RawValue`]) are valid JSON. Cloning shares the text.
 #[derive(Clone)]
 pub struct RawJson(Repr, ResultTypeAt);
 
@@ -193,19 +197,30 @@ impl RawJson {
         serde_json::from_str(self.get())
     }
 
-    /// Encodes a value as a result.
+    /// Encodes a value as a payload.
     pub fn encode<T: Serialize + ?Sized>(value: &T) -> Result<RawJson, serde_json::Error> {
-        serde_json::to_string(value).map(|text| {
-            let end = text.len();
-            RawJson(
-                Repr::Within {
-                    text: Arc::new(text),
-                    start: 0,
-                    end,
-                },
-                ResultTypeAt::Unknown,
-            )
-        })
+        serde_json::to_string(value).map(RawJson::written)
+    }
+
+    /// Checks that `text` is one JSON value and keeps it as it is.
+    pub fn from_text(text: impl Into<String>) -> Result<RawJson, serde_json::Error> {
+        let text = text.into();
+        serde_json::from_str::<de::IgnoredAny>(&text)?;
+        Ok(RawJson::written(text))
+    }
+
+    /// Text this crate wrote itself (serde_json's output, or valid pieces
+    /// of it joined): valid JSON by construction, so not read again.
+    pub(crate) fn written(text: String) -> RawJson {
+        let end = text.len();
+        RawJson(
+            Repr::Within {
+                text: Arc::new(text),
+                start: 0,
+                end,
+            },
+            ResultTypeAt::Unknown,
+        )
     }
 
     /// The result's `resultType` (2026-07-28 "Result"): what framing noted
@@ -428,7 +443,7 @@ impl Message {
         Ok(Message::Request(Request {
             id: id.into(),
             method: method.into(),
-            params: params.map(to_raw).transpose()?,
+            params: params.map(RawJson::encode).transpose()?,
         }))
     }
 
@@ -439,7 +454,7 @@ impl Message {
     ) -> Result<Self, serde_json::Error> {
         Ok(Message::Notification(Notification {
             method: method.into(),
-            params: params.map(to_raw).transpose()?,
+            params: params.map(RawJson::encode).transpose()?,
         }))
     }
 
@@ -484,8 +499,8 @@ impl Message {
         // Sized for the payload plus the envelope, so that encoding does not
         // grow the buffer step by step (four reallocations for a small call).
         let payload = match self {
-            Message::Request(r) => r.params.as_deref().map_or(0, |p| p.get().len()),
-            Message::Notification(n) => n.params.as_deref().map_or(0, |p| p.get().len()),
+            Message::Request(r) => r.params.as_ref().map_or(0, |p| p.get().len()),
+            Message::Notification(n) => n.params.as_ref().map_or(0, |p| p.get().len()),
             Message::Response(r) => r.result.get().len(),
             Message::Error(_) => 0,
         };
@@ -512,20 +527,12 @@ pub(crate) fn write_message(message: &Message, out: &mut Vec<u8>) -> serde_json:
             write_value(&r.id, out)?;
             out.extend_from_slice(br#","method":"#);
             write_value(&r.method, out)?;
-            write_raw(
-                br#","params":"#,
-                r.params.as_deref().map(RawValue::get),
-                out,
-            );
+            write_raw(br#","params":"#, r.params.as_ref().map(RawJson::get), out);
         }
         Message::Notification(n) => {
             out.extend_from_slice(br#","method":"#);
             write_value(&n.method, out)?;
-            write_raw(
-                br#","params":"#,
-                n.params.as_deref().map(RawValue::get),
-                out,
-            );
+            write_raw(br#","params":"#, n.params.as_ref().map(RawJson::get), out);
         }
         Message::Response(r) => {
             out.extend_from_slice(br#","id":"#);
@@ -599,12 +606,10 @@ impl PartialEq for Message {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
             (Message::Request(a), Message::Request(b)) => {
-                a.id == b.id
-                    && a.method == b.method
-                    && raw_eq(a.params.as_deref(), b.params.as_deref())
+                a.id == b.id && a.method == b.method && a.params == b.params
             }
             (Message::Notification(a), Message::Notification(b)) => {
-                a.method == b.method && raw_eq(a.params.as_deref(), b.params.as_deref())
+                a.method == b.method && a.params == b.params
             }
             (Message::Response(a), Message::Response(b)) => a.id == b.id && a.result == b.result,
             (Message::Error(a), Message::Error(b)) => a.id == b.id && a.error == b.error,
@@ -697,7 +702,7 @@ struct Members {
     /// `Some(None)` for `"id": null`.
     id: Option<Option<RequestId>>,
     method: Option<String>,
-    params: Option<Box<RawValue>>,
+    params: Option<RawJson>,
     result: Option<RawJson>,
     error: Option<ErrorObject>,
 }
@@ -757,10 +762,11 @@ fn plain_string(value: &str) -> Option<&str> {
         .then_some(inner)
 }
 
-/// Splits a message object into its members without reading its `result`
-/// (or unknown members) through: their extent is found by [`scan`], and
-/// the result is checked when the caller decodes it. The small members
-/// (`id`, `method`, `params`, `error`) are decoded with serde_json as usual.
+/// Splits a message object into its members without reading its payloads
+/// (`params`, `result`) or unknown members through: their extent is found
+/// by [`scan`], and a payload is checked when the caller decodes it. The
+/// small members (`id`, `method`, `error`) are decoded with serde_json as
+/// usual.
 ///
 /// `None` for anything out of the ordinary (a syntax error, an escaped key,
 /// a member that does not decode, a message that breaks a rule): the serde
@@ -818,7 +824,12 @@ fn split_message(text: &str, shared: Option<&Arc<String>>) -> Option<Message> {
                     None => serde_json::from_str(value).ok()?,
                 });
             }
-            "params" => members.params = Some(serde_json::from_str(value).ok()?),
+            "params" => {
+                members.params = Some(match shared {
+                    Some(frame) => RawJson::within(frame, at..value_end),
+                    None => RawJson::delimited(value),
+                });
+            }
             "result" => {
                 let result = match shared {
                     Some(frame) => RawJson::within(frame, at..value_end),

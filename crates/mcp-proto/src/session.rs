@@ -77,8 +77,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::jsonrpc::{
-    ErrorObject, ErrorResponse, Frame, Message, Notification, RawJson, RawValue, Request,
-    RequestId, Response, empty_object, error_codes, to_raw,
+    ErrorObject, ErrorResponse, Frame, Message, Notification, RawJson, Request, RequestId,
+    Response, empty_object, error_codes,
 };
 use crate::methods;
 use crate::text;
@@ -297,8 +297,8 @@ pub struct ServerRequest {
     pub id: RequestId,
     /// The method, for example `roots/list`.
     pub method: String,
-    /// Its parameters, as raw JSON.
-    pub params: Option<Box<RawValue>>,
+    /// Its parameters, as JSON text, checked when they are decoded.
+    pub params: Option<RawJson>,
 }
 
 /// Why a request did not produce a result.
@@ -743,7 +743,7 @@ impl ClientSession {
             ),
             None => match params {
                 None if options.progress => {
-                    Some(to_raw(&progress_meta_only(id)).map_err(encode_error)?)
+                    Some(RawJson::encode(&progress_meta_only(id)).map_err(encode_error)?)
                 }
                 None => None,
                 Some(p) if options.progress => {
@@ -753,9 +753,9 @@ impl ClientSession {
                             method: method.to_owned(),
                         });
                     }
-                    Some(to_raw(&value).map_err(encode_error)?)
+                    Some(RawJson::encode(&value).map_err(encode_error)?)
                 }
-                Some(p) => Some(to_raw(p).map_err(encode_error)?),
+                Some(p) => Some(RawJson::encode(p).map_err(encode_error)?),
             },
         };
 
@@ -834,13 +834,14 @@ impl ClientSession {
                 capability: "roots.listChanged",
             });
         }
-        let params = params
-            .map(to_raw)
-            .transpose()
-            .map_err(|source| SessionError::Encode {
-                method: method.to_owned(),
-                source,
-            })?;
+        let params =
+            params
+                .map(RawJson::encode)
+                .transpose()
+                .map_err(|source| SessionError::Encode {
+                    method: method.to_owned(),
+                    source,
+                })?;
         self.transmit.push_back(Message::Notification(Notification {
             method: method.to_owned(),
             params,
@@ -1108,7 +1109,7 @@ impl ClientSession {
             meta: None,
             extra: Default::default(),
         };
-        let params = to_raw(&params).map_err(|source| SessionError::Encode {
+        let params = RawJson::encode(&params).map_err(|source| SessionError::Encode {
             method: methods::INITIALIZE.to_owned(),
             source,
         })?;
@@ -1125,7 +1126,7 @@ impl ClientSession {
     /// Queues the handshake request of `attempt` (`initialize` or
     /// `server/discover`) with its deadline: the probe's for the Auto probe,
     /// [`SessionOptions::initialize_timeout`] otherwise.
-    fn send_attempt(&mut self, now: Instant, attempt: InitializeAttempt, params: Box<RawValue>) {
+    fn send_attempt(&mut self, now: Instant, attempt: InitializeAttempt, params: RawJson) {
         let (method, timeout) = match attempt.step {
             Step::Probe => (
                 methods::SERVER_DISCOVER,
@@ -1193,7 +1194,7 @@ impl ClientSession {
             meta: None,
             extra: Default::default(),
         };
-        if let Ok(params) = to_raw(&params) {
+        if let Ok(params) = RawJson::encode(&params) {
             self.transmit.push_back(Message::Notification(Notification {
                 method: methods::NOTIFICATION_CANCELLED.to_owned(),
                 params: Some(params),
@@ -1546,7 +1547,7 @@ impl ClientSession {
             }));
             return;
         }
-        if let Err(error) = self.check_client_capability(&method, params.as_deref()) {
+        if let Err(error) = self.check_client_capability(&method, params.as_ref()) {
             self.transmit.push_back(Message::Error(ErrorResponse {
                 id: Some(id),
                 error,
@@ -1580,7 +1581,7 @@ impl ClientSession {
     fn check_client_capability(
         &self,
         method: &str,
-        params: Option<&RawValue>,
+        params: Option<&RawJson>,
     ) -> Result<(), ErrorObject> {
         let caps = &self.options.capabilities;
         match method {
@@ -1628,14 +1629,14 @@ impl ClientSession {
         match notification.method.as_str() {
             methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED => {
                 match parse_params::<SubscriptionsAcknowledgedNotificationParams>(
-                    notification.params.as_deref(),
+                    notification.params.as_ref(),
                 ) {
                     Ok(params) => self.on_acknowledged(params),
                     Err(error) => self.malformed(notification.method, error),
                 }
             }
             methods::NOTIFICATION_PROGRESS => {
-                match parse_params::<ProgressNotificationParams>(notification.params.as_deref()) {
+                match parse_params::<ProgressNotificationParams>(notification.params.as_ref()) {
                     Ok(params) => self.on_progress(now, params),
                     Err(error) => self.malformed(notification.method, error),
                 }
@@ -1643,7 +1644,7 @@ impl ClientSession {
             methods::NOTIFICATION_CANCELLED => {
                 // Never error on a malformed cancel; ignore unknown ids.
                 let Ok(params) =
-                    parse_params::<CancelledNotificationParams>(notification.params.as_deref())
+                    parse_params::<CancelledNotificationParams>(notification.params.as_ref())
                 else {
                     return;
                 };
@@ -1927,25 +1928,12 @@ fn listen_filter(caps: &ServerCapabilities) -> Option<SubscriptionFilter> {
     })
 }
 
-/// The members of the stateless era's request `_meta` (2026-07-28 "Base
-/// protocol" §Per-request metadata), encoded once, without the braces.
-/// The stateless era's `_meta` members of every request, encoded once:
-/// as the text of the members (`"k":v,...`) and as a checked object.
+/// The stateless era's `_meta` members of every request (2026-07-28 "Base
+/// protocol" §Per-request metadata), encoded once, as the text of the
+/// members without the braces (`"k":v,...`).
 #[derive(Debug)]
 struct ModernMeta {
     members: String,
-    /// `{members}`, checked once, so that each request's params need not be
-    /// checked again (see [`modern_params`]).
-    object: Option<Box<RawValue>>,
-}
-
-/// Request params: the `_meta` object first, then the params' own members.
-#[derive(Serialize)]
-struct WithMeta<'a, P: Serialize + ?Sized> {
-    #[serde(rename = "_meta")]
-    meta: &'a RawValue,
-    #[serde(flatten)]
-    params: &'a P,
 }
 
 fn encode_modern_meta(
@@ -1953,9 +1941,9 @@ fn encode_modern_meta(
     capabilities: &ClientCapabilities,
     client_info: &Implementation,
 ) -> ModernMeta {
-    let members = encode_modern_members(version, capabilities, client_info);
-    let object = RawValue::from_string(format!("{{{members}}}")).ok();
-    ModernMeta { members, object }
+    ModernMeta {
+        members: encode_modern_members(version, capabilities, client_info),
+    }
 }
 
 fn encode_modern_members(
@@ -1988,114 +1976,97 @@ enum ParamsError {
     NotObject,
 }
 
+/// Room for a request's own params beside the `_meta` envelope, so that
+/// writing a small call's params does not grow the buffer.
+const PARAMS_ESTIMATE: usize = 128;
+
 /// Request params with the stateless era's `_meta` members (and a progress
-/// token) merged in. The common case, params whose encoding has no `_meta`
-/// at all, is spliced as text; otherwise the params are merged as a value,
-/// keeping the caller's own `_meta` keys.
+/// token) merged in.
+///
+/// Most params have no `_meta` of their own: they are written once, into
+/// the buffer that already holds our `_meta` object, their opening brace
+/// turned into the comma after it, and the result is not read again (two
+/// valid pieces of JSON joined this way are valid JSON). Params that
+/// mention `_meta` are merged as a value instead, keeping the caller's own
+/// `_meta` keys.
 fn modern_params<P: Serialize + ?Sized>(
     meta: &ModernMeta,
     params: Option<&P>,
     progress: Option<i64>,
-) -> Result<Box<RawValue>, ParamsError> {
-    // Most requests: no progress token, params of their own without
-    // `_meta`. They are written in one pass next to the checked `_meta`,
-    // and not read again to check them (`to_raw_value` takes serde_json's
-    // own output as it is); a `"_meta"` after our own object means the
-    // params had one of their own, which the general path below merges.
-    if progress.is_none()
-        && let (Some(object), Some(params)) = (&meta.object, params)
-        && let Ok(raw) = serde_json::value::to_raw_value(&WithMeta {
-            meta: object,
-            params,
-        })
-        && !params_name_meta(raw.get(), object.get())
-    {
-        return Ok(raw);
-    }
-    let modern_meta = meta.members.as_str();
-    let encoded = match params {
-        Some(p) => Some(serde_json::to_string(p).map_err(ParamsError::Encode)?),
-        None => None,
-    };
-    let body = encoded.as_deref().map(str::trim);
-    let mut out = String::new();
-    match body {
-        None => {
-            out.reserve(modern_meta.len() + 48);
-            out.push_str("{\"_meta\":{");
-            out.push_str(modern_meta);
-            push_progress(&mut out, progress);
-            out.push_str("}}");
-        }
-        Some(b) if b.starts_with('{') && !b.contains("\"_meta\"") => {
-            let rest = b[1..].trim_start();
-            out.reserve(b.len() + modern_meta.len() + 48);
-            out.push_str("{\"_meta\":{");
-            out.push_str(modern_meta);
-            push_progress(&mut out, progress);
-            out.push('}');
-            if !rest.starts_with('}') {
-                out.push(',');
-            }
-            out.push_str(rest);
-        }
-        Some(b) => {
-            let mut value: serde_json::Value =
-                serde_json::from_str(b).map_err(ParamsError::Encode)?;
-            let members: serde_json::Map<String, serde_json::Value> =
-                serde_json::from_str(&format!("{{{modern_meta}}}")).map_err(ParamsError::Encode)?;
-            let Some(object) = value.as_object_mut() else {
-                return Err(ParamsError::NotObject);
-            };
-            let meta = object
-                .entry("_meta")
-                .or_insert_with(|| serde_json::Value::Object(Default::default()));
-            let Some(meta) = meta.as_object_mut() else {
-                return Err(ParamsError::NotObject);
-            };
-            for (key, value) in members {
-                meta.entry(key).or_insert(value);
-            }
-            if let Some(id) = progress {
-                meta.insert("progressToken".to_owned(), serde_json::Value::from(id));
-            }
-            out = serde_json::to_string(&value).map_err(ParamsError::Encode)?;
-        }
-    }
-    RawValue::from_string(out).map_err(ParamsError::Encode)
-}
-
-/// Whether the params spliced after our `_meta` object in `encoded` (the
-/// compact `{"_meta":OBJECT,...}` that [`WithMeta`] writes) mention a
-/// `"_meta"` of their own. Only the params' part is searched: our object
-/// is known, and searching it again on every request cost about a thousand
-/// instructions per call (callgrind). Any mention counts, nested or not,
-/// so a params `_meta` is never missed; the rare false alarm only sends
-/// the request down the general path.
-fn params_name_meta(encoded: &str, object: &str) -> bool {
-    const PREFIX: &str = "{\"_meta\":";
-    let ours = PREFIX.len() + object.len();
-    match encoded.get(ours..) {
-        Some(rest)
-            if encoded.starts_with(PREFIX) && encoded.get(PREFIX.len()..ours) == Some(object) =>
-        {
-            // `_` is rare in params, so finding each one and looking
-            // around it costs less than setting a substring search up.
-            let rest = rest.as_bytes();
-            memchr::memchr_iter(b'_', rest).any(|at| {
-                at > 0 && rest[at - 1] == b'"' && rest.get(at..at + 6) == Some(b"_meta\"")
-            })
-        }
-        // Not the shape `WithMeta` writes: take the general path.
-        _ => true,
-    }
-}
-
-fn push_progress(out: &mut String, progress: Option<i64>) {
+) -> Result<RawJson, ParamsError> {
+    const OPEN: &[u8] = b"{\"_meta\":{";
+    let members = meta.members.as_bytes();
+    let mut out = Vec::with_capacity(OPEN.len() + members.len() + PARAMS_ESTIMATE);
+    out.extend_from_slice(OPEN);
+    out.extend_from_slice(members);
     if let Some(id) = progress {
-        out.push_str(",\"progressToken\":");
-        out.push_str(&id.to_string());
+        out.extend_from_slice(b",\"progressToken\":");
+        out.extend_from_slice(id.to_string().as_bytes());
     }
+    out.push(b'}');
+    let ours = out.len();
+    match params {
+        None => out.push(b'}'),
+        Some(params) => {
+            serde_json::to_writer(&mut out, params).map_err(ParamsError::Encode)?;
+            match out.get(ours..) {
+                Some(b"{}") => {
+                    out.truncate(ours);
+                    out.push(b'}');
+                }
+                Some(body) if body.first() == Some(&b'{') => {
+                    if names_meta(body) {
+                        return merge_meta(meta, &out[ours..], progress);
+                    }
+                    out[ours] = b',';
+                }
+                _ => return Err(ParamsError::NotObject),
+            }
+        }
+    }
+    // serde_json writes UTF-8 and so do we; the check is a fast pass over
+    // ASCII, and the crate forbids `unsafe`.
+    let text =
+        String::from_utf8(out).map_err(|e| ParamsError::Encode(serde::ser::Error::custom(e)))?;
+    Ok(RawJson::written(text))
+}
+
+/// Whether encoded params mention `"_meta"` anywhere, nested or not, so
+/// that a params `_meta` is never missed; the rare false alarm only sends
+/// the request down [`merge_meta`]. `_` is rare in params, so finding each
+/// one and looking around it costs less than setting a substring search up.
+fn names_meta(body: &[u8]) -> bool {
+    memchr::memchr_iter(b'_', body)
+        .any(|at| at > 0 && body[at - 1] == b'"' && body.get(at..at + 6) == Some(b"_meta\""))
+}
+
+/// The general path of [`modern_params`]: `body` (params as serde_json
+/// wrote them) decoded, our `_meta` members added where the caller's
+/// `_meta` lacks them, the progress token set, and the whole written again.
+fn merge_meta(
+    meta: &ModernMeta,
+    body: &[u8],
+    progress: Option<i64>,
+) -> Result<RawJson, ParamsError> {
+    let mut value: serde_json::Value = serde_json::from_slice(body).map_err(ParamsError::Encode)?;
+    let members: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&format!("{{{}}}", meta.members)).map_err(ParamsError::Encode)?;
+    let Some(object) = value.as_object_mut() else {
+        return Err(ParamsError::NotObject);
+    };
+    let params_meta = object
+        .entry("_meta")
+        .or_insert_with(|| serde_json::Value::Object(Default::default()));
+    let Some(params_meta) = params_meta.as_object_mut() else {
+        return Err(ParamsError::NotObject);
+    };
+    for (key, value) in members {
+        params_meta.entry(key).or_insert(value);
+    }
+    if let Some(id) = progress {
+        params_meta.insert("progressToken".to_owned(), serde_json::Value::from(id));
+    }
+    RawJson::encode(&value).map_err(ParamsError::Encode)
 }
 
 #[derive(Deserialize)]
@@ -2110,17 +2081,15 @@ struct ElicitationProbe {
     mode: Option<String>,
 }
 
-fn parse_probe<T: serde::de::DeserializeOwned>(
-    params: Option<&RawValue>,
-) -> Result<T, ErrorObject> {
+fn parse_probe<T: serde::de::DeserializeOwned>(params: Option<&RawJson>) -> Result<T, ErrorObject> {
     parse_params(params).map_err(|e| ErrorObject::invalid_params(format!("invalid params: {e}")))
 }
 
 fn parse_params<T: serde::de::DeserializeOwned>(
-    params: Option<&RawValue>,
+    params: Option<&RawJson>,
 ) -> Result<T, serde_json::Error> {
     match params {
-        Some(raw) => serde_json::from_str(raw.get()),
+        Some(raw) => raw.decode(),
         None => serde_json::from_str("{}"),
     }
 }

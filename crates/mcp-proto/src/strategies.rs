@@ -71,10 +71,19 @@ pub fn arb_error_object() -> impl Strategy<Value = ErrorObject> {
 /// Any JSON-RPC message: request, notification, response or error response.
 pub fn arb_message() -> impl Strategy<Value = Message> {
     prop_oneof![
-        (arb_request_id(), arb_method(), option::of(arb_raw_object()))
-            .prop_map(|(id, method, params)| Message::Request(Request { id, method, params })),
-        (arb_method(), option::of(arb_raw_object()))
-            .prop_map(|(method, params)| Message::Notification(Notification { method, params })),
+        (arb_request_id(), arb_method(), option::of(arb_raw_object())).prop_map(
+            |(id, method, params)| Message::Request(Request {
+                id,
+                method,
+                params: params.map(Into::into)
+            })
+        ),
+        (arb_method(), option::of(arb_raw_object())).prop_map(|(method, params)| {
+            Message::Notification(Notification {
+                method,
+                params: params.map(Into::into),
+            })
+        }),
         (arb_request_id(), arb_raw_object()).prop_map(|(id, result)| Message::Response(Response {
             id,
             result: result.into()

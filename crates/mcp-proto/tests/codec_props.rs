@@ -3,7 +3,7 @@
 use mcp_proto::Frame;
 use mcp_proto::codec::ndjson::{self, NdjsonDecoder, NdjsonError};
 use mcp_proto::codec::sse::{self, SseDecoder, SseError, SseEvent};
-use mcp_proto::jsonrpc::{ErrorObject, Message, RawValue, Request, RequestId, to_raw};
+use mcp_proto::jsonrpc::{ErrorObject, Message, RawJson, Request, RequestId, to_raw};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::{Index, select};
@@ -80,7 +80,7 @@ fn message() -> impl Strategy<Value = Message> {
             Message::Request(Request {
                 id,
                 method,
-                params: Some(RawValue::from_string(pretty).unwrap()),
+                params: Some(RawJson::from_text(pretty).unwrap()),
             })
         }),
     ]

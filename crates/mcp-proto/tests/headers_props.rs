@@ -168,7 +168,7 @@ proptest! {
         struct Arguments {
             arguments: Option<JsonObject>,
         }
-        let params = serde_json::value::RawValue::from_string(text.clone()).unwrap();
+        let params = mcp_proto::jsonrpc::RawJson::from_text(text.clone()).unwrap();
         let name = serde_json::from_str::<Name>(&text).ok().and_then(|p| p.name);
         prop_assert_eq!(
             request_name(methods::TOOLS_CALL, Some(&params)).map(Cow::into_owned),

@@ -384,8 +384,8 @@ impl Connection {
                 if notification.method == methods::NOTIFICATION_CANCELLED {
                     let params: Option<CancelledNotificationParams> = notification
                         .params
-                        .as_deref()
-                        .and_then(|raw| serde_json::from_str(raw.get()).ok());
+                        .as_ref()
+                        .and_then(|raw| raw.decode().ok());
                     if let Some(id) = params.and_then(|p| p.request_id) {
                         let (token, _subscription) = {
                             let mut state = self.lock();
@@ -405,7 +405,7 @@ impl Connection {
     /// Answers a request now, or starts the call that answers it later.
     fn dispatch(self: &Arc<Self>, request: Request, reply: &Reply) -> Result<(), ErrorObject> {
         let Request { id, method, params } = request;
-        let params = params.as_deref().map_or("{}", |raw| raw.get());
+        let params = params.as_ref().map_or("{}", |raw| raw.get());
         // A 2026-07-28 request stands alone: its `_meta` says the version,
         // and no `initialize` comes first ("Versioning" §Backward
         // Compatibility: a server may serve both eras).

@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_proto::jsonrpc::{ErrorObject, Notification, RawJson, RawValue, RequestId, from_raw};
+use mcp_proto::jsonrpc::{ErrorObject, Notification, RawJson, RawValue, RequestId};
 use mcp_proto::methods;
 use mcp_proto::session::{
     ClientSession, CloseReason, Event, HandshakeError, Negotiated, RequestError, RequestHandle,
@@ -138,7 +138,7 @@ pub trait ClientHandler: Send + Sync + 'static {
     async fn other_request(
         &self,
         method: &str,
-        params: Option<Box<RawValue>>,
+        params: Option<RawJson>,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let _ = params;
         Err(ErrorObject::method_not_found(method))
@@ -858,7 +858,7 @@ impl Client {
         struct InputRequest {
             method: String,
             #[serde(default)]
-            params: Option<Box<RawValue>>,
+            params: Option<RawJson>,
         }
         let not_given = |reason: String| ClientError::InputNotGiven {
             method: method.to_owned(),
@@ -1634,16 +1634,16 @@ fn close_on_transport_error(inner: &mut Inner, error: TransportError) {
 }
 
 fn decode_notification(notification: Notification) -> ServerNotification {
-    let params = notification.params.as_deref();
+    let params = notification.params.as_ref();
     match notification.method.as_str() {
         methods::NOTIFICATION_TOOLS_LIST_CHANGED => ServerNotification::ToolsListChanged,
         methods::NOTIFICATION_RESOURCES_LIST_CHANGED => ServerNotification::ResourcesListChanged,
         methods::NOTIFICATION_PROMPTS_LIST_CHANGED => ServerNotification::PromptsListChanged,
-        methods::NOTIFICATION_RESOURCES_UPDATED => match params.map(from_raw) {
+        methods::NOTIFICATION_RESOURCES_UPDATED => match params.map(RawJson::decode) {
             Some(Ok(p)) => ServerNotification::ResourceUpdated(p),
             _ => ServerNotification::Other(notification),
         },
-        methods::NOTIFICATION_MESSAGE => match params.map(from_raw) {
+        methods::NOTIFICATION_MESSAGE => match params.map(RawJson::decode) {
             Some(Ok(p)) => ServerNotification::LogMessage(p),
             _ => ServerNotification::Other(notification),
         },
@@ -1683,7 +1683,7 @@ fn dispatch_server_request(shared: &Arc<Shared>, inner: &mut Inner, request: Ser
 async fn answer(
     handler: &dyn ClientHandler,
     method: &str,
-    params: Option<Box<RawValue>>,
+    params: Option<RawJson>,
     fill_defaults: bool,
 ) -> Result<Box<RawValue>, ErrorObject> {
     fn encode<T: Serialize>(value: &T) -> Result<Box<RawValue>, ErrorObject> {
@@ -1694,19 +1694,19 @@ async fn answer(
             )
         })
     }
-    fn decode<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T, ErrorObject> {
-        let raw = params.map_or("{}", RawValue::get);
+    fn decode<T: DeserializeOwned>(params: Option<&RawJson>) -> Result<T, ErrorObject> {
+        let raw = params.map_or("{}", RawJson::get);
         serde_json::from_str(raw)
             .map_err(|e| ErrorObject::invalid_params(format!("invalid params: {e}")))
     }
     match method {
         methods::ROOTS_LIST => encode(&handler.list_roots().await?),
         methods::SAMPLING_CREATE_MESSAGE => {
-            let params: CreateMessageRequestParams = decode(params.as_deref())?;
+            let params: CreateMessageRequestParams = decode(params.as_ref())?;
             encode(&handler.create_message(params).await?)
         }
         methods::ELICITATION_CREATE => {
-            let params: ElicitRequestParams = decode(params.as_deref())?;
+            let params: ElicitRequestParams = decode(params.as_ref())?;
             let schema = match &params {
                 ElicitRequestParams::Form(form) => Some(form.requested_schema.clone()),
                 ElicitRequestParams::Url(_) => None,

@@ -345,8 +345,8 @@ impl ScriptedServer {
             _ => return,
         };
         let params: Value = params
-            .as_deref()
-            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .as_ref()
+            .and_then(|raw| raw.decode().ok())
             .unwrap_or(Value::Null);
         let _ = seen.send(Received {
             method: method.to_owned(),

@@ -97,11 +97,7 @@ fn request(id: i64, params: &Value) -> Message {
     Message::request(id, "echo", Some(params)).expect("a request encodes")
 }
 
-fn payload(raw: &mcp_proto::RawValue) -> Value {
-    serde_json::from_str(raw.get()).expect("the fixture sends JSON")
-}
-
-fn result_payload(raw: &mcp_proto::RawJson) -> Value {
+fn payload(raw: &mcp_proto::RawJson) -> Value {
     raw.decode().expect("the fixture sends JSON")
 }
 
@@ -111,7 +107,7 @@ async fn call(transport: &StdioTransport, id: i64, params: Value) -> Value {
     match next_message(transport).await {
         Message::Response(response) => {
             assert_eq!(response.id, RequestId::Number(id));
-            result_payload(&response.result)
+            payload(&response.result)
         }
         other => panic!("expected the response to {id}, got {other:?}"),
     }
@@ -121,7 +117,7 @@ async fn call(transport: &StdioTransport, id: i64, params: Value) -> Value {
 async fn notification(transport: &StdioTransport, method: &str) -> Value {
     match next_message(transport).await {
         Message::Notification(n) if n.method == method => {
-            n.params.as_deref().map(payload).unwrap_or(Value::Null)
+            n.params.as_ref().map(payload).unwrap_or(Value::Null)
         }
         other => panic!("expected notification {method}, got {other:?}"),
     }
@@ -228,7 +224,7 @@ async fn concurrent_sends_never_interleave_lines() {
                     panic!("unexpected id {:?}", response.id)
                 };
                 let expected = json!({"echo": {"id": id, "fill": format!("{id:08}").repeat(1500)}});
-                assert_eq!(result_payload(&response.result), expected);
+                assert_eq!(payload(&response.result), expected);
                 assert!(seen.insert(id, ()).is_none(), "response {id} arrived twice");
             }
             other => panic!("unexpected {other:?}"),
@@ -603,7 +599,7 @@ async fn launcher() -> (StdioTransport, u32, u32) {
     while from_launcher.is_none() || from_grandchild.is_none() {
         match next_message(&transport).await {
             Message::Notification(n) => {
-                let params = n.params.as_deref().map(payload).unwrap_or(Value::Null);
+                let params = n.params.as_ref().map(payload).unwrap_or(Value::Null);
                 match n.method.as_str() {
                     "ready" => from_launcher = params["grandchild"].as_u64(),
                     "grandchild-ready" => from_grandchild = params["pid"].as_u64(),

@@ -591,7 +591,7 @@ mod tests {
         let message = Message::Request(Request {
             id: RequestId::String("r".to_owned()),
             method: "m".to_owned(),
-            params: Some(params),
+            params: Some(params.into()),
         });
         let mut out = Vec::new();
         encode(&message, &mut out);

@@ -848,6 +848,22 @@ fn sampling_tools_need_the_sampling_tools_capability() {
 }
 
 #[test]
+fn a_server_request_with_malformed_params_is_answered_with_an_error() {
+    let mut h = Harness::ready_with(client_with_everything(), "2025-11-25", all_caps());
+    // Framing does not read params through, so the request arrives and
+    // the server learns why it failed instead of waiting for an answer.
+    let frame = Frame::from_slice(
+        br#"{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{"messages":[tru],"maxTokens":5}}"#,
+    )
+    .unwrap();
+    h.session.handle_frame(h.now, frame);
+    let sent = h.sent();
+    assert_eq!(sent[0]["id"], 7);
+    assert_eq!(sent[0]["error"]["code"], -32602, "{sent:?}");
+    assert!(h.events().is_empty());
+}
+
+#[test]
 fn server_cancel_withdraws_its_request() {
     let mut h = Harness::ready_with(client_with_everything(), "2025-11-25", all_caps());
     h.recv(json!({"jsonrpc": "2.0", "id": 9, "method": "roots/list"}));

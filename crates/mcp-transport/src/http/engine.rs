@@ -134,7 +134,7 @@ impl HttpTransport {
         {
             // 2026-07-28 "Cancellation": over HTTP, closing the response
             // stream is the cancel; nothing is posted.
-            self.shared.cancel_inflight(n.params.as_deref());
+            self.shared.cancel_inflight(n.params.as_ref());
             return Ok(());
         }
         let mut out = Outgoing::new(&message);

@@ -32,6 +32,11 @@ const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 /// `Mcp-Name` (2026-07-28).
 const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 
+/// Room for a POST's headers: `Accept`, `Content-Type` and the session's or
+/// the stateless era's (version, method, name, a few `Mcp-Param-*`), so
+/// that the map is not grown on the way.
+const POST_HEADERS: usize = 8;
+
 /// One message on its way out, classified for the rules that depend on
 /// what it is.
 #[derive(Debug)]
@@ -346,14 +351,14 @@ impl Shared {
         settled: Option<ProtocolVersion>,
     ) -> HeaderMap {
         // The POST adds its own to this map (see `streamable::post`).
-        let mut headers = HeaderMap::with_capacity(super::streamable::POST_HEADERS);
+        let mut headers = HeaderMap::with_capacity(POST_HEADERS);
         let Message::Request(request) = message else {
             if let Some(version) = settled {
                 headers.insert(PROTOCOL_VERSION, HeaderValue::from_static(version.as_str()));
             }
             return headers;
         };
-        let params = request.params.as_deref();
+        let params = request.params.as_ref();
         let version = settled.or_else(|| {
             params
                 .and_then(|p| request_protocol_version(p).and_then(|v| ProtocolVersion::parse(&v)))
@@ -407,13 +412,11 @@ impl Shared {
 
     /// Closes the response stream of the request a `notifications/cancelled`
     /// names (2026-07-28 "Cancellation": that is the cancel over HTTP).
-    pub(super) fn cancel_inflight(&self, params: Option<&mcp_proto::RawValue>) {
+    pub(super) fn cancel_inflight(&self, params: Option<&mcp_proto::jsonrpc::RawJson>) {
         let Some(params) = params else {
             return;
         };
-        let Ok(cancelled) =
-            serde_json::from_str::<mcp_proto::types::CancelledNotificationParams>(params.get())
-        else {
+        let Ok(cancelled) = params.decode::<mcp_proto::types::CancelledNotificationParams>() else {
             return;
         };
         if let Some(id) = cancelled.request_id
@@ -426,7 +429,7 @@ impl Shared {
 
 /// `_meta["io.modelcontextprotocol/protocolVersion"]` of request params,
 /// read without decoding the rest.
-fn request_protocol_version(params: &mcp_proto::RawValue) -> Option<String> {
+fn request_protocol_version(params: &mcp_proto::jsonrpc::RawJson) -> Option<String> {
     #[derive(serde::Deserialize)]
     struct Params {
         #[serde(rename = "_meta")]
@@ -437,10 +440,7 @@ fn request_protocol_version(params: &mcp_proto::RawValue) -> Option<String> {
         #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
         version: Option<String>,
     }
-    serde_json::from_str::<Params>(params.get())
-        .ok()?
-        .meta?
-        .version
+    params.decode::<Params>().ok()?.meta?.version
 }
 
 /// Locks a mutex whose holder never panics; poisoning is ignored.

@@ -22,10 +22,6 @@ const EVENT_STREAM: &str = "text/event-stream";
 const JSON_OR_EVENT_STREAM: &str = "application/json or text/event-stream";
 /// §Sending Messages to the Server: the client MUST list both.
 const POST_ACCEPT: &str = "application/json, text/event-stream";
-/// Room for a POST's headers: `Accept`, `Content-Type` and the session's or
-/// the stateless era's (version, method, name, a few `Mcp-Param-*`), so
-/// that the map is not grown on the way.
-pub(super) const POST_HEADERS: usize = 8;
 /// Reconnection waits without a server `retry` grow to at most this.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 

@@ -28,9 +28,7 @@ use mcp_proto::types::{
     CancelledNotificationParams, Implementation, InitializeRequestParams, InitializeResult,
     ListChangedCapability, ResourcesCapability, ServerCapabilities,
 };
-use mcp_proto::{
-    ErrorObject, Frame, Message, ProtocolVersion, RawJson, RawValue, RequestId, methods,
-};
+use mcp_proto::{ErrorObject, Frame, Message, ProtocolVersion, RawJson, RequestId, methods};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
@@ -210,7 +208,7 @@ impl Server {
             Message::Request(request) => return self.on_request(request),
             Message::Notification(notification) => {
                 if notification.method == methods::NOTIFICATION_CANCELLED {
-                    self.on_cancelled(notification.params.as_deref());
+                    self.on_cancelled(notification.params.as_ref());
                 }
             }
             Message::Response(response) => {
@@ -354,7 +352,7 @@ impl Server {
         }
     }
 
-    fn on_cancelled(&self, params: Option<&RawValue>) {
+    fn on_cancelled(&self, params: Option<&RawJson>) {
         let Some(params) = params else { return };
         let Ok(params) = serde_json::from_str::<CancelledNotificationParams>(params.get()) else {
             eprintln!("fixture: ignoring malformed notifications/cancelled");
