@@ -20,29 +20,15 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
+// The command line every benchmark client shares: the workspace's own file,
+// compiled into this project too, so that the clients cannot drift apart
+// (this project stays outside the workspace so as not to pull rmcp in).
+#[path = "../../tests/src/bench_args.rs"]
+mod bench_args;
+use bench_args::{Args, Kind, json_list, parse_args};
+
 /// The text every echo sends and checks.
 const ECHO_TEXT: &str = "hello";
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Stdio,
-    Http,
-}
-
-/// The workload, from the command line.
-struct Args {
-    transport: Kind,
-    server: String,
-    server_args: Vec<String>,
-    url: String,
-    connects: usize,
-    warmup: usize,
-    calls: usize,
-    throughput_calls: usize,
-    inflight: usize,
-    big_calls: usize,
-    big_kib: usize,
-}
 
 type Connection = RunningService<RoleClient, ()>;
 
@@ -189,69 +175,3 @@ fn first_text(content: &[rmcp::model::ContentBlock]) -> Option<&str> {
     content.first()?.as_text().map(|t| t.text.as_str())
 }
 
-fn json_list(values: &[u128]) -> String {
-    // One buffer for the whole list: a string per number cost the harness
-    // about 600 instructions per timed call, which callgrind counted
-    // against the client measured.
-    use std::fmt::Write as _;
-    let mut out = String::with_capacity(2 + values.len() * 8);
-    out.push('[');
-    for (i, value) in values.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        let _ = write!(out, "{value}");
-    }
-    out.push(']');
-    out
-}
-
-fn parse_args() -> anyhow::Result<Args> {
-    let mut args = Args {
-        transport: Kind::Stdio,
-        server: String::new(),
-        server_args: Vec::new(),
-        url: String::new(),
-        connects: 20,
-        warmup: 100,
-        calls: 2000,
-        throughput_calls: 20_000,
-        inflight: 32,
-        big_calls: 50,
-        big_kib: 1024,
-    };
-    let mut argv = std::env::args().skip(1);
-    while let Some(flag) = argv.next() {
-        let value = argv
-            .next()
-            .with_context(|| format!("{flag} needs a value"))?;
-        let number = || {
-            value
-                .parse::<usize>()
-                .with_context(|| format!("{flag}: not a number"))
-        };
-        match flag.as_str() {
-            "--transport" => {
-                args.transport = match value.as_str() {
-                    "stdio" => Kind::Stdio,
-                    "http" => Kind::Http,
-                    other => bail!("unknown transport {other}"),
-                }
-            }
-            "--server" => args.server = value,
-            "--server-args" => {
-                args.server_args = value.split_whitespace().map(str::to_owned).collect()
-            }
-            "--url" => args.url = value,
-            "--connects" => args.connects = number()?,
-            "--warmup" => args.warmup = number()?,
-            "--calls" => args.calls = number()?,
-            "--throughput-calls" => args.throughput_calls = number()?,
-            "--inflight" => args.inflight = number()?,
-            "--big-calls" => args.big_calls = number()?,
-            "--big-kib" => args.big_kib = number()?,
-            other => bail!("unknown flag {other}"),
-        }
-    }
-    Ok(args)
-}

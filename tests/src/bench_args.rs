@@ -1,4 +1,4 @@
-//! The command line every benchmark client program shares (`mcp-bench-client`, `mcp-bench-raw`), as `cargo xtask bench` passes it.
+//! The command line every benchmark client program shares (`mcp-bench-client`, `mcp-bench-raw`, and the rmcp client in `bench/`, which compiles this file too), as `cargo xtask bench` passes it.
 
 use anyhow::{Context, bail};
 
