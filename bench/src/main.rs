@@ -174,4 +174,3 @@ async fn call_echo(peer: &Peer<RoleClient>, params: &CallToolRequestParams) -> a
 fn first_text(content: &[rmcp::model::ContentBlock]) -> Option<&str> {
     content.first()?.as_text().map(|t| t.text.as_str())
 }
-
