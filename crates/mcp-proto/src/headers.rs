@@ -247,11 +247,9 @@ fn member_text<'a>(params: &'a str, field: &str) -> Option<Option<&'a str>> {
 /// A JSON string's contents, borrowed when it has no escapes; `None` for
 /// any other value.
 fn string_text(value: &str) -> Option<Cow<'_, str>> {
-    let inner = value.strip_prefix('"')?.strip_suffix('"')?;
-    if inner.contains('\\') {
-        serde_json::from_str::<String>(value).ok().map(Cow::Owned)
-    } else {
-        Some(Cow::Borrowed(inner))
+    match crate::jsonrpc::plain_string(value) {
+        Some(plain) => Some(Cow::Borrowed(plain)),
+        None => serde_json::from_str::<String>(value).ok().map(Cow::Owned),
     }
 }
 

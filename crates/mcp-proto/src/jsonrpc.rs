@@ -754,7 +754,7 @@ fn plain_integer(value: &str) -> Option<i64> {
 
 /// The contents of a JSON string with no escapes and no control characters
 /// (a method name, say); anything else is left to serde_json.
-fn plain_string(value: &str) -> Option<&str> {
+pub(crate) fn plain_string(value: &str) -> Option<&str> {
     let inner = value.strip_prefix('"')?.strip_suffix('"')?;
     inner
         .bytes()

@@ -2016,7 +2016,7 @@ fn modern_params<P: Serialize + ?Sized>(
                 }
                 Some(body) if body.first() == Some(&b'{') => {
                     if names_meta(body) {
-                        return merge_meta(meta, &out[ours..], progress);
+                        return merge_meta(meta, body, progress);
                     }
                     out[ours] = b',';
                 }

@@ -32,9 +32,9 @@ const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 /// `Mcp-Name` (2026-07-28).
 const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 
-/// Room for a POST's headers: `Accept`, `Content-Type` and the session's or
-/// the stateless era's (version, method, name, a few `Mcp-Param-*`), so
-/// that the map is not grown on the way.
+/// Room for a stateless-era POST's headers: the era's own (version, method,
+/// name, a few `Mcp-Param-*`) and the `Accept` and `Content-Type` the POST
+/// adds to the same map, so that it is not grown on the way.
 const POST_HEADERS: usize = 8;
 
 /// One message on its way out, classified for the rules that depend on

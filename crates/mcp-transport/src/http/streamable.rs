@@ -40,10 +40,9 @@ pub(crate) async fn post(shared: &Arc<Shared>, mut out: Outgoing, probe: bool) {
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
     // §Protocol Version Header: never on `initialize`, whose POST must not
     // carry an old session id either. The stateless era has no session.
-    let had_session = match &out.modern {
-        Some(_) => false,
-        None => out.kind != Kind::Initialize && shared.session_headers(&mut headers),
-    };
+    let had_session = out.modern.is_none()
+        && out.kind != Kind::Initialize
+        && shared.session_headers(&mut headers);
     let response = match shared
         .client
         .send(Method::POST, &shared.url, &headers, out.body.clone())
