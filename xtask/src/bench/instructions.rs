@@ -17,8 +17,10 @@
 //! HTTP server a process of its own. The TypeScript client is left out: a
 //! JIT under callgrind measures the instrumentation more than the program.
 //!
-//! Connects are counted against the bench's 200-tool catalog and against a
-//! 2,000-tool one, where decoding `tools/list` dominates; echo calls also
+//! Connects are counted against the bench's 200-tool catalog and against
+//! 2,000-tool and 20,000-tool ones, where decoding `tools/list` dominates
+//! (the report gives the cost per tool between each pair of sizes, which
+//! stays level when decoding is linear); echo calls also
 //! against a fixture that sorts its keys, so that every content block's
 //! `type` comes after its other keys; and echo calls in the 2026-07-28
 //! era (the fixture serving both eras, our client told to speak the
@@ -79,10 +81,18 @@ impl Fixture {
 /// The catalog of the large connect.
 const LARGE_CATALOG: usize = 2_000;
 
+/// The catalog of the huge connect.
+const HUGE_CATALOG: usize = 20_000;
+
+/// The cost per tool between the large and the huge catalog may be at most
+/// this much over the cost per tool between the usual and the large one:
+/// `tools/list` decoding is linear in the catalog.
+const PER_TOOL_AT_MOST: f64 = 1.25;
+
 /// The name of the 2026-07-28 echo operation.
 const MODERN_ECHO: &str = "echo, 2026-07-28";
 
-const OPERATIONS: [Operation; 6] = [
+const OPERATIONS: [Operation; 7] = [
     Operation {
         name: "echo call",
         n: 500,
@@ -127,6 +137,16 @@ const OPERATIONS: [Operation; 6] = [
         flag: "--connects",
         fixture: Fixture {
             tools: LARGE_CATALOG,
+            sorted_keys: false,
+            modern: false,
+        },
+    },
+    Operation {
+        name: "connect 20k tools",
+        n: 1,
+        flag: "--connects",
+        fixture: Fixture {
+            tools: HUGE_CATALOG,
             sorted_keys: false,
             modern: false,
         },
@@ -372,6 +392,34 @@ fn report(rows: &[Row<'_>]) -> String {
             transport.name()
         ));
     }
+    for transport in Transport::ALL {
+        let sizes = (
+            ours(transport, "connect"),
+            ours(transport, "connect 2k tools"),
+            ours(transport, "connect 20k tools"),
+        );
+        let verdict = match sizes {
+            (Some(usual), Some(large), Some(huge)) if large > usual => {
+                let low = (large - usual) / (LARGE_CATALOG - FIXTURE_TOOLS) as f64;
+                let high = (huge - large) / (HUGE_CATALOG - LARGE_CATALOG) as f64;
+                let met = if high <= PER_TOOL_AT_MOST * low {
+                    "met"
+                } else {
+                    "MISSED"
+                };
+                format!(
+                    "{} per tool from 2k to 20k tools, {} from 200 to 2k {met}",
+                    format_count(high),
+                    format_count(low)
+                )
+            }
+            _ => "n/a".to_owned(),
+        };
+        out.push_str(&format!(
+            "target {} connect linear in the catalog (per tool <= {PER_TOOL_AT_MOST:.2}x): {verdict}\n",
+            transport.name()
+        ));
+    }
     out
 }
 
@@ -450,6 +498,30 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("(54,000 against 50,000) met"), "{text}");
+        // A level cost per tool over stdio, a rising one over HTTP.
+        let connects: Vec<Row<'_>> = [(Transport::Stdio, 201e6), (Transport::Http, 291e6)]
+            .into_iter()
+            .flat_map(|(transport, huge)| {
+                [
+                    ("connect", 3e6),
+                    ("connect 2k tools", 21e6),
+                    ("connect 20k tools", huge),
+                ]
+                .map(|(operation, count)| (transport, operation, vec![("ours", count)]))
+            })
+            .collect();
+        let text = report(&connects);
+        assert!(
+            text.contains(
+                "target stdio connect linear in the catalog (per tool <= 1.25x): \
+                 10,000 per tool from 2k to 20k tools, 10,000 from 200 to 2k met"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("15,000 per tool from 2k to 20k tools, 10,000 from 200 to 2k MISSED"),
+            "{text}"
+        );
         assert_eq!(format_count(1_234_567.4), "1,234,567");
         assert_eq!(format_count(12.0), "12");
     }
