@@ -8,6 +8,9 @@
 //!
 //! The clients (built in release mode, or installed from a lockfile):
 //! - `ours`: `tests/src/bin/mcp-bench-client.rs`, through our public API;
+//! - `modern`: the same program speaking the 2026-07-28 era
+//!   (`MCP_BENCH_ERA=modern`) to a fixture that serves both eras, so that
+//!   the stateless era's per-call cost is timed beside the handshake era's;
 //! - `rmcp`: `bench/` (a non-member cargo project with its own lockfile);
 //! - `ts`: `bench/ts/client.mjs`, the TypeScript SDK's `Client`;
 //! - `raw`: `tests/src/bin/mcp-bench-raw.rs`, no MCP library at all.
@@ -36,13 +39,14 @@
 //! process of its own, so its memory is not counted. All statistics are
 //! computed here from the raw samples, the same way for every client.
 //!
-//! One HTTP fixture server serves every HTTP run; each stdio connect spawns
-//! its own fixture. The fixture offers a 212-tool catalog (`--tools 200`).
+//! One HTTP fixture server serves every handshake-era HTTP run and a second
+//! one (`--era both`) the `modern` runs; each stdio connect spawns its own
+//! fixture. The fixture offers a 212-tool catalog (`--tools 200`).
 //! Each run's stderr goes to `target/bench/logs/ROUND-TRANSPORT-CLIENT.log`
 //! (the report names the file when a run wrote any) and is shown when a run
 //! fails.
 //!
-//! `--quick` runs the same four clients over both transports once, with a
+//! `--quick` runs the same five clients over both transports once, with a
 //! workload about a tenth of the full one: a smoke test that every client
 //! still works, not a measurement.
 //!
@@ -120,6 +124,12 @@ fn fixture_args(tools: usize) -> String {
     format!("--tools {tools} --era legacy")
 }
 
+/// The fixture's arguments for a client that speaks the 2026-07-28 era: the
+/// same catalog, both eras served.
+fn modern_fixture_args(tools: usize) -> String {
+    format!("--tools {tools} --era both")
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Transport {
     Stdio,
@@ -138,8 +148,11 @@ impl Transport {
 }
 
 /// The clients, in the order each round runs them. `ours` comes first: the
-/// ratio lines compare it with each of the others.
-const CLIENTS: [&str; 4] = ["ours", "rmcp", "ts", "raw"];
+/// ratio lines compare it with each of the others, and `modern` with it.
+const CLIENTS: [&str; 5] = ["ours", "modern", "rmcp", "ts", "raw"];
+
+/// The clients `ours` is compared with, one ratio line each.
+const OTHERS: [&str; 3] = ["rmcp", "ts", "raw"];
 
 /// How to start one client program.
 struct ClientProgram {
@@ -147,6 +160,25 @@ struct ClientProgram {
     program: PathBuf,
     /// Arguments before the protocol's (the script, for node).
     prefix: Vec<String>,
+    /// Our client told to speak the 2026-07-28 era, against a fixture that
+    /// serves both; its result line names it `ours`.
+    modern: bool,
+}
+
+impl ClientProgram {
+    /// The fixture's arguments (and the HTTP fixture's) for this client.
+    fn fixture_args(&self) -> String {
+        if self.modern {
+            modern_fixture_args(FIXTURE_TOOLS)
+        } else {
+            fixture_args(FIXTURE_TOOLS)
+        }
+    }
+
+    /// The name the program prints in its result line.
+    fn reports_as(&self) -> &'static str {
+        if self.modern { "ours" } else { self.name }
+    }
 }
 
 /// One client run's figures, computed from its raw samples.
@@ -227,8 +259,13 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     let logs = target_dir(root).join("bench/logs");
     std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
     let server = HttpServer::start(&fixture, &fixture_args(FIXTURE_TOOLS))?;
-    let results = run_rounds(&clients, &fixture, &server.url, &workload, &logs);
-    drop(server);
+    let modern_server = HttpServer::start(&fixture, &modern_fixture_args(FIXTURE_TOOLS))?;
+    let urls = Urls {
+        legacy: &server.url,
+        modern: &modern_server.url,
+    };
+    let results = run_rounds(&clients, &fixture, urls, &workload, &logs);
+    drop((server, modern_server));
     let results = results?;
     print!("{}", report(&results, &workload));
     eprintln!(
@@ -314,21 +351,31 @@ fn build(root: &Path) -> anyhow::Result<Vec<ClientProgram>> {
             name: "ours",
             program: target.join("release/mcp-bench-client"),
             prefix: Vec::new(),
+            modern: false,
+        },
+        ClientProgram {
+            name: "modern",
+            program: target.join("release/mcp-bench-client"),
+            prefix: Vec::new(),
+            modern: true,
         },
         ClientProgram {
             name: "rmcp",
             program: target.join("bench/release/rmcp-bench-client"),
             prefix: Vec::new(),
+            modern: false,
         },
         ClientProgram {
             name: "ts",
             program: PathBuf::from("node"),
             prefix: vec![ts.join("client.mjs").to_string_lossy().into_owned()],
+            modern: false,
         },
         ClientProgram {
             name: "raw",
             program: target.join("release/mcp-bench-raw"),
             prefix: Vec::new(),
+            modern: false,
         },
     ])
 }
@@ -392,10 +439,18 @@ struct RunResult {
     error: Option<String>,
 }
 
+/// The HTTP fixtures' URLs: the handshake era's, and the one serving both
+/// eras.
+#[derive(Clone, Copy)]
+struct Urls<'a> {
+    legacy: &'a str,
+    modern: &'a str,
+}
+
 fn run_rounds(
     clients: &[ClientProgram],
     fixture: &Path,
-    url: &str,
+    urls: Urls<'_>,
     workload: &Workload,
     logs: &Path,
 ) -> anyhow::Result<Vec<RunResult>> {
@@ -403,7 +458,12 @@ fn run_rounds(
     for round in 1..=workload.rounds {
         for transport in Transport::ALL {
             for client in clients {
-                let target = target_args(transport, fixture, url, &fixture_args(FIXTURE_TOOLS));
+                let url = if client.modern {
+                    urls.modern
+                } else {
+                    urls.legacy
+                };
+                let target = target_args(transport, fixture, url, &client.fixture_args());
                 let log = logs.join(format!("{round}-{}-{}.log", transport.name(), client.name));
                 let started = Instant::now();
                 let outcome = run_client(client, transport, &target, workload, &log);
@@ -411,7 +471,7 @@ fn run_rounds(
                 let (figures, error) = match outcome {
                     Ok(figures) => {
                         eprintln!(
-                            "round {round}/{} {:5} {:4}: {} ({seconds:.1} s){}",
+                            "round {round}/{} {:5} {:6}: {} ({seconds:.1} s){}",
                             workload.rounds,
                             transport.name(),
                             client.name,
@@ -422,7 +482,7 @@ fn run_rounds(
                     }
                     Err(error) => {
                         eprintln!(
-                            "round {round}/{} {:5} {:4}: FAILED after {seconds:.1} s: {error:#}\n{}",
+                            "round {round}/{} {:5} {:6}: FAILED after {seconds:.1} s: {error:#}\n{}",
                             workload.rounds,
                             transport.name(),
                             client.name,
@@ -499,6 +559,10 @@ fn run_client(
     let mut command = Command::new(&client.program);
     command
         .args(&client.prefix)
+        .env(
+            "MCP_BENCH_ERA",
+            if client.modern { "modern" } else { "auto" },
+        )
         .args(["--transport", transport.name()])
         .args(target)
         .args(["--connects", &w.connects.to_string()])
@@ -541,7 +605,7 @@ fn run_client(
         bail!("the client did not exit cleanly ({status:?})");
     }
     let sample = json::parse(line.trim()).context("the client's result line")?;
-    figures(&sample, client.name, transport, rss_kib)
+    figures(&sample, client.reports_as(), transport, rss_kib)
 }
 
 /// A running client program; killed if the run is abandoned.
@@ -671,6 +735,7 @@ fn report(results: &[RunResult], workload: &Workload) -> String {
         "\nMCP client bench: {} round(s); connect = median of {} (spawn/setup + initialize + \
          {}-tool tools/list); p50/p99 of {} sequential echoes; throughput = {} echoes, {} in \
          flight; {} x {} KiB results (MB/s of the median call); peak RSS = VmHWM of the client process. \
+         `modern` is ours speaking 2026-07-28 to a fixture serving both eras. \
          Each cell is the median over the rounds.\n",
         w.rounds, w.connects, 212, w.calls, w.throughput_calls, w.inflight, w.big_calls, w.big_kib
     );
@@ -707,11 +772,12 @@ fn report(results: &[RunResult], workload: &Workload) -> String {
     out.push('\n');
     let mut ratios = Vec::new();
     for transport in Transport::ALL {
-        for other in &CLIENTS[1..] {
-            let _ = write!(out, "{} ours / {other}:", transport.name());
+        let pairs = OTHERS.map(|other| ("ours", other));
+        for (mine, other) in pairs.into_iter().chain([("modern", "ours")]) {
+            let _ = write!(out, "{} {mine} / {other}:", transport.name());
             for (index, (name, _, higher_is_better, read)) in METRICS.iter().enumerate() {
-                let ratio = round_ratio(results, transport, other, *read);
-                ratios.push(((transport, *other, index), ratio));
+                let ratio = round_ratio(results, transport, mine, other, *read);
+                ratios.push(((transport, mine, other, index), ratio));
                 let better = if *higher_is_better { "higher" } else { "lower" };
                 let _ = write!(
                     out,
@@ -724,11 +790,11 @@ fn report(results: &[RunResult], workload: &Workload) -> String {
         }
     }
     out.push('\n');
-    let ratio = |transport, other, metric: &str| {
+    let ratio = |transport, mine, other, metric: &str| {
         let index = METRICS.iter().position(|m| m.0 == metric)?;
         ratios
             .iter()
-            .find(|(key, _)| *key == (transport, other, index))
+            .find(|(key, _)| *key == (transport, mine, other, index))
             .and_then(|(_, r)| *r)
     };
     let targets = [
@@ -805,8 +871,41 @@ fn report(results: &[RunResult], workload: &Workload) -> String {
             false,
         ),
     ];
-    for (label, transport, other, metric, bound, at_least) in targets {
-        let verdict = match ratio(transport, other, metric) {
+    let eras = Transport::ALL.map(|transport| {
+        (
+            transport,
+            format!(
+                "{} p50 in 2026-07-28 <= {MODERN_P50_AT_MOST:.2}x the handshake era's",
+                transport.name()
+            ),
+        )
+    });
+    let targets = targets
+        .iter()
+        .map(|&(label, transport, other, metric, bound, at_least)| {
+            (
+                label.to_owned(),
+                transport,
+                "ours",
+                other,
+                metric,
+                bound,
+                at_least,
+            )
+        })
+        .chain(eras.into_iter().map(|(transport, label)| {
+            (
+                label,
+                transport,
+                "modern",
+                "ours",
+                "p50",
+                MODERN_P50_AT_MOST,
+                false,
+            )
+        }));
+    for (label, transport, mine, other, metric, bound, at_least) in targets {
+        let verdict = match ratio(transport, mine, other, metric) {
             None => "n/a".to_owned(),
             Some(r) if (at_least && r >= bound) || (!at_least && r <= bound) => {
                 format!("{r:.2}x met")
@@ -818,11 +917,16 @@ fn report(results: &[RunResult], workload: &Workload) -> String {
     out
 }
 
-/// The median over the rounds of ours / `other` for one metric, counting
+/// How much slower a 2026-07-28 echo may be than a handshake-era one: the
+/// stateless era's headers and `_meta` may cost at most a tenth more.
+const MODERN_P50_AT_MOST: f64 = 1.10;
+
+/// The median over the rounds of `mine` / `other` for one metric, counting
 /// only rounds where both ran.
 fn round_ratio(
     results: &[RunResult],
     transport: Transport,
+    mine: &str,
     other: &str,
     read: fn(&Figures) -> f64,
 ) -> Option<f64> {
@@ -834,7 +938,7 @@ fn round_ratio(
     let rounds = results.iter().map(|r| r.round).max().unwrap_or(0);
     let mut values: Vec<f64> = (1..=rounds)
         .filter_map(|round| {
-            let (ours, theirs) = (find(round, "ours")?, find(round, other)?);
+            let (ours, theirs) = (find(round, mine)?, find(round, other)?);
             Some(read(&ours.figures) / read(&theirs.figures))
         })
         .filter(|r| r.is_finite())
@@ -1105,6 +1209,40 @@ mod tests {
     }
 
     #[test]
+    fn the_report_compares_the_eras() {
+        let run = |client, p50_us| RunResult {
+            round: 1,
+            transport: Transport::Stdio,
+            client,
+            figures: Figures {
+                p50_us,
+                throughput: 1.0,
+                ..Figures::default()
+            },
+            error: None,
+        };
+        let results = [run("ours", 70.0), run("modern", 84.0), run("raw", 70.0)];
+        let text = report(&results, &FULL);
+        assert!(text.contains("stdio     modern"), "{text}");
+        assert!(text.contains("stdio modern / ours: connect n/a"), "{text}");
+        assert!(text.contains("p50 1.20x (lower is better)"), "{text}");
+        assert!(
+            text.contains(
+                "target stdio p50 in 2026-07-28 <= 1.10x the handshake era's: 1.20x MISSED"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("target http p50 in 2026-07-28 <= 1.10x the handshake era's: n/a"),
+            "{text}"
+        );
+        assert!(
+            text.contains("target stdio p50 <= 1.1x raw: 1.00x met"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn ratios_are_taken_round_by_round() {
         let run = |round, client, throughput| RunResult {
             round,
@@ -1124,10 +1262,14 @@ mod tests {
             run(3, "ours", 90.0),
             run(3, "rmcp", 30.0),
         ];
-        let ratio = round_ratio(&results, Transport::Http, "rmcp", |f| f.throughput);
+        let ratio = round_ratio(&results, Transport::Http, "ours", "rmcp", |f| f.throughput);
         assert_eq!(ratio, Some(3.0));
         assert_eq!(
-            round_ratio(&results, Transport::Stdio, "rmcp", |f| f.throughput),
+            round_ratio(&results, Transport::Http, "rmcp", "ours", |f| f.throughput),
+            Some(1.0 / 3.0)
+        );
+        assert_eq!(
+            round_ratio(&results, Transport::Stdio, "ours", "rmcp", |f| f.throughput),
             None
         );
     }

@@ -67,7 +67,7 @@ impl Fixture {
 
     fn args(self) -> String {
         let mut args = if self.modern {
-            format!("--tools {} --era both", self.tools)
+            super::modern_fixture_args(self.tools)
         } else {
             super::fixture_args(self.tools)
         };
@@ -201,7 +201,11 @@ const ZERO_FLAGS: [&str; 5] = [
 /// returns the report.
 pub(super) fn run(clients: &[ClientProgram], fixture: &Path) -> anyhow::Result<String> {
     check_valgrind()?;
-    let clients: Vec<&ClientProgram> = clients.iter().filter(|c| c.prefix.is_empty()).collect();
+    // The Rust programs, each once: the era is the operation's to choose.
+    let clients: Vec<&ClientProgram> = clients
+        .iter()
+        .filter(|c| c.prefix.is_empty() && !c.modern)
+        .collect();
     // One HTTP fixture per kind the operations need, each stopped on drop.
     let mut servers: Vec<(Fixture, HttpServer)> = Vec::new();
     for operation in &OPERATIONS {
