@@ -34,7 +34,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, bail};
 
-use super::{ClientProgram, FIXTURE_TOOLS, HttpServer, Transport};
+use super::{ClientProgram, FIXTURE_TOOLS, HttpServer, MODERN_AT_MOST, Transport};
 
 /// One operation the report counts: its name, how many times the smaller
 /// run performs it, the workload flag that sets the count, and the fixture
@@ -182,10 +182,6 @@ const TARGETS: [Target; 3] = [
         at_most: 30_000_000.0,
     },
 ];
-
-/// The 2026-07-28 era's per-call headers and `_meta` may cost at most this
-/// much over the handshake era's echo call, over each transport.
-const MODERN_AT_MOST: f64 = 1.10;
 
 /// Every workload flag of the client protocol, at zero unless an operation
 /// sets it (`--inflight` and `--big-kib` keep their meaning).
