@@ -28,7 +28,7 @@ const CRATES: &[(&str, Place)] = &[
     ("mcp-proto", Place::Layer(0)),
     ("mcp-transport", Place::Layer(1)),
     ("mcp-config", Place::Layer(1)),
-    ("mcp-oauth", Place::Layer(2)),
+    ("mcp-client-oauth", Place::Layer(2)),
     ("mcp-manager", Place::Layer(3)),
     ("mcp-toolbridge", Place::Layer(4)),
     ("mcp-cli", Place::Layer(5)),

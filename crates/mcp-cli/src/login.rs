@@ -1,6 +1,6 @@
 //! `mcpctl login SERVER` and `mcpctl logout SERVER`: the interactive OAuth authorization of an HTTP server, and forgetting its tokens.
 //!
-//! `login` runs mcp-oauth's authorization code grant with this module's
+//! `login` runs mcp-client-oauth's authorization code grant with this module's
 //! [`Interaction`]: a callback listener on `127.0.0.1` (the configured
 //! `oauth.redirectPort`, else a free port) whose
 //! `http://127.0.0.1:PORT/callback` is the redirect URI the client is
@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_config::{OAuthGrant, ProcessEnv, ResolvedConfig, ResolvedTransport, resolve};
-use mcp_oauth::{FileTokenStore, Grant, Interaction, OAuthError, OAuthProvider};
+use mcp_client_oauth::{FileTokenStore, Grant, Interaction, OAuthError, OAuthProvider};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;

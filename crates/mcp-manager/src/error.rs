@@ -229,14 +229,14 @@ pub(crate) fn auth_required(id: &str) -> ServerError {
     )
 }
 
-/// The mcp-oauth error in `error`'s chain, if any: the OAuth client failed
+/// The mcp-client-oauth error in `error`'s chain, if any: the OAuth client failed
 /// before the server was asked (discovery, registration, a token request).
 pub(crate) fn oauth_error<'a>(
     error: &'a (dyn std::error::Error + 'static),
-) -> Option<&'a mcp_oauth::OAuthError> {
+) -> Option<&'a mcp_client_oauth::OAuthError> {
     let mut current = Some(error);
     while let Some(error) = current {
-        if let Some(oauth) = error.downcast_ref::<mcp_oauth::OAuthError>() {
+        if let Some(oauth) = error.downcast_ref::<mcp_client_oauth::OAuthError>() {
             return Some(oauth);
         }
         if let Some(mcp_transport::TransportError::Other(inner)) =
@@ -261,12 +261,12 @@ pub(crate) fn transport_cause(
 ) -> Option<ServerError> {
     let error_of = |code, message: String| Some(ServerError::new(code, message, endpoint));
     match crate::error::oauth_error(error) {
-        Some(mcp_oauth::OAuthError::InteractionRequired) => {
+        Some(mcp_client_oauth::OAuthError::InteractionRequired) => {
             return Some(auth_required(id));
         }
         // The OAuth client goes through the transport's proxy: the proxy
         // failed, not the authorization server.
-        Some(mcp_oauth::OAuthError::Proxy { url, message, .. }) => {
+        Some(mcp_client_oauth::OAuthError::Proxy { url, message, .. }) => {
             return Some(ServerError::new(
                 ErrorCode::ProxyFailed,
                 text::bound(

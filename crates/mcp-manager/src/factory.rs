@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use mcp_config::{AssertionSource, OAuthGrant, ResolvedConfig, ResolvedOAuth, ResolvedTransport};
-use mcp_oauth::{
+use mcp_client_oauth::{
     FileTokenStore, Grant, Interaction, OAuthError, OAuthOptions, OAuthProvider, WorkloadAssertion,
 };
 use mcp_transport::{
@@ -242,7 +242,7 @@ fn section_options(url: url::Url, grant: Grant, oauth: Option<&ResolvedOAuth>) -
         options.client_secret = oauth
             .client_secret
             .as_ref()
-            .map(|secret| mcp_oauth::Secret::new(secret.expose()));
+            .map(|secret| mcp_client_oauth::Secret::new(secret.expose()));
         options
             .client_metadata_url
             .clone_from(&oauth.client_metadata_url);

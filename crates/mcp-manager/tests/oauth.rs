@@ -9,7 +9,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use mcp_config::{HttpConfig, OAuthConfig, SecretEntry, ServerConfig, TransportConfig};
 use mcp_manager::{DefaultTransportFactory, ErrorCode, McpManager};
-use mcp_oauth::{FileTokenStore, Secret, StoreKey, StoredCredentials, TokenStore, Tokens};
+use mcp_client_oauth::{FileTokenStore, Secret, StoreKey, StoredCredentials, TokenStore, Tokens};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "RECOGNISABLE-MANAGER-TOKEN-8d2f";
@@ -158,7 +158,7 @@ async fn stored_tokens_are_used_without_any_oauth_section() {
     let dir = tempfile::tempdir().unwrap();
     let url = url::Url::parse(&format!("{base}/mcp")).unwrap();
     let key = StoreKey {
-        server: mcp_oauth::canonical_resource(&url),
+        server: mcp_client_oauth::canonical_resource(&url),
         issuer: base.clone(),
     };
     let mut stored = StoredCredentials::default();

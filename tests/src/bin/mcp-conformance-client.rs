@@ -28,7 +28,7 @@
 //! `server/discover` probe); a stateless-era one is preferred, with the
 //! handshake versions still accepted on a fallback.
 //!
-//! Authorization (the `auth/*` scenarios) goes through `mcp-oauth` as a
+//! Authorization (the `auth/*` scenarios) goes through `mcp-client-oauth` as a
 //! host would wire it from its server entry, here the context: the grant
 //! and pre-registered credentials come from the context's fields (see
 //! `grant_of`), never from the scenario's name; a client ID metadata
@@ -46,7 +46,7 @@ use bytes::Bytes;
 use http_body_util::Empty;
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::rt::TokioExecutor;
-use mcp_oauth::{
+use mcp_client_oauth::{
     Grant, IdentityAssertionGrant, Interaction, OAuthError, OAuthOptions, OAuthProvider, Secret,
     WorkloadAssertion,
 };

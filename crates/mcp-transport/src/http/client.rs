@@ -241,7 +241,7 @@ impl HttpClient {
 /// directly or through an HTTP CONNECT tunnel as `proxy` says (the
 /// tunnel's exchange bounded by `connect_timeout` too), then rustls (ring,
 /// TLS 1.2 and 1.3) over `roots` for `https`, HTTP/1.1 only. Build `roots`
-/// with [`tls_root_store`]. mcp-oauth's client to authorization servers is
+/// with [`tls_root_store`]. mcp-client-oauth's client to authorization servers is
 /// one such client; [`ProxyConnector::proxy_failure`] finds a proxy's
 /// failure in its errors.
 ///

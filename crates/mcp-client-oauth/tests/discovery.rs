@@ -9,7 +9,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use mcp_oauth::{
+use mcp_client_oauth::{
     FileTokenStore, Grant, Interaction, OAuthError, OAuthOptions, OAuthProvider, Secret, TokenStore,
 };
 use mcp_transport::AuthProvider;
@@ -1109,7 +1109,7 @@ async fn workload_identity_sends_the_platform_jwt_as_a_jwt_bearer_assertion_read
     std::fs::write(&file, "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ3In0.first\n").unwrap();
     let mut options = OAuthOptions::new(
         Url::parse(&format!("{}/mcp", fake.base)).unwrap(),
-        Grant::JwtBearer(mcp_oauth::WorkloadAssertion::File(file.clone())),
+        Grant::JwtBearer(mcp_client_oauth::WorkloadAssertion::File(file.clone())),
     );
     options.client_id = Some("workload-client".to_owned());
     let provider = OAuthProvider::new(options).unwrap();
@@ -1160,7 +1160,7 @@ async fn workload_identity_sends_the_platform_jwt_as_a_jwt_bearer_assertion_read
 
 #[tokio::test]
 async fn a_workload_token_that_cannot_be_read_or_is_no_jwt_is_a_clear_error_without_its_text() {
-    use mcp_oauth::WorkloadAssertion;
+    use mcp_client_oauth::WorkloadAssertion;
     let dir = tempfile::tempdir().unwrap();
     let missing = WorkloadAssertion::File(dir.path().join("absent.jwt"));
     let error = missing.read().unwrap_err().to_string();
@@ -1186,7 +1186,7 @@ async fn a_workload_token_that_cannot_be_read_or_is_no_jwt_is_a_clear_error_with
         error.contains("CARGO_PKG_NAME") && error.contains("not a JWT"),
         "{error}"
     );
-    assert!(!error.contains("mcp-oauth"), "{error}");
+    assert!(!error.contains("mcp-client-oauth"), "{error}");
     let error = WorkloadAssertion::Env("MCP_OAUTH_TEST_SURELY_UNSET".to_owned())
         .read()
         .unwrap_err()

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use mcp_oauth::{Grant, Interaction, OAuthError, OAuthOptions, OAuthProvider};
+use mcp_client_oauth::{Grant, Interaction, OAuthError, OAuthOptions, OAuthProvider};
 use mcp_transport::{AuthProvider, ProxyConfig};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -83,7 +83,7 @@ impl WorkloadAssertion {
     /// Reads the JWT now.
     ///
     /// ```
-    /// use mcp_oauth::WorkloadAssertion;
+    /// use mcp_client_oauth::WorkloadAssertion;
     ///
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("token");

@@ -16,7 +16,7 @@
 //! provider will look before anything is fetched:
 //!
 //! ```
-//! use mcp_oauth::{Challenge, authorization_server_metadata_urls, protected_resource_metadata_urls};
+//! use mcp_client_oauth::{Challenge, authorization_server_metadata_urls, protected_resource_metadata_urls};
 //! use url::Url;
 //!
 //! // The server's 401 names its protected resource metadata and the scope it needs.
