@@ -503,8 +503,15 @@ impl HttpGateway {
         let Some(id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
             return no_session_stream();
         };
-        match self.lock_sessions().remove(id) {
-            Some(_) => empty(StatusCode::OK),
+        // Removed from the table, the session may still be held by a
+        // request waiting on its answer: its calls are cancelled here, so
+        // each upstream server hears of it and no answer follows.
+        let removed = self.lock_sessions().remove(id);
+        match removed {
+            Some(session) => {
+                session.connection.cancel_all();
+                empty(StatusCode::OK)
+            }
             None => text(StatusCode::NOT_FOUND, "session not found"),
         }
     }

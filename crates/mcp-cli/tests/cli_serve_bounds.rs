@@ -1,4 +1,4 @@
-//! The bounds of the servers `mcpctl` runs, against real processes: a stdio client that never reads its replies, and a thousand slow connections to `serve --http` and `ui` under a 1,024-descriptor limit.
+//! The bounds of the servers `mcpctl` runs, against real processes: a stdio client that never reads its replies, a thousand slow connections to `serve --http` and `ui` under a 1,024-descriptor limit, and a DELETE of a session whose call is in flight.
 
 mod support;
 
@@ -258,4 +258,113 @@ fn slow_connections_do_not_keep_the_settings_page_from_answering() {
         took < Duration::from_secs(2),
         "answered in {took:?} with 1,100 slow connections open"
     );
+}
+
+/// DELETE of a handshake-era session while its call runs upstream: the
+/// upstream server is told the call is cancelled, and the call's stream
+/// ends without an answer.
+#[test]
+fn deleting_a_session_cancels_its_calls_upstream() {
+    let env = Env::new();
+    let log = env.work_dir().join("fx-events.log");
+    let config = env.write_json(
+        "servers.json",
+        &json!({"mcpServers": {"fx": {"command": support::fixture_server(),
+            "args": ["--era", "legacy", "--event-log", log]}}}),
+    );
+    let config = config.display().to_string();
+    let mut child = env
+        .command(&["--no-host-configs", "--config", &config, "serve", "--http"])
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("mcpctl serve --http starts");
+    let lines = first_lines(&mut child, 2);
+    let _child = Killed(child);
+    let url = lines[0]
+        .split_whitespace()
+        .find(|w| w.starts_with("http://127.0.0.1:"))
+        .unwrap_or_else(|| panic!("no URL in {lines:?}"));
+    let port: u16 = url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/mcp")
+        .parse()
+        .expect("a port");
+    let token = lines[1].rsplit_once("Bearer ").expect("a token").1;
+    let bearer = format!("Authorization: Bearer {token}");
+    let headers = [
+        bearer.as_str(),
+        "Accept: application/json, text/event-stream",
+        "Content-Type: application/json",
+    ];
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}});
+    let answer = support::ui::request(port, "POST", "/mcp", &headers, &init.to_string());
+    let session = answer
+        .head
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session in {answer:?}"));
+    // A 6 s call (30 steps of 200 ms) reporting progress, so that the test
+    // knows when it runs upstream.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "mcp_fx_progress", "arguments": {"steps": 30, "ms": 200},
+        "_meta": {"progressToken": "p"}}})
+    .to_string();
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{bearer}\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n\
+         Mcp-Session-Id: {session}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{call}",
+        call.len()
+    )
+    .unwrap();
+    let mut reader = std::io::BufReader::new(stream);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "the call's stream ended before its first progress report"
+        );
+        if line.starts_with("data:") {
+            assert!(line.contains("notifications/progress"), "{line}");
+            break;
+        }
+    }
+    let id = format!("Mcp-Session-Id: {session}");
+    let deleted = support::ui::request(port, "DELETE", "/mcp", &[&bearer, &id], "");
+    assert_eq!(deleted.status, 200, "{deleted:?}");
+    // The rest of the call's stream: progress at most, never the answer.
+    let mut rest = String::new();
+    reader
+        .read_to_string(&mut rest)
+        .expect("the call's stream ends once the session is deleted");
+    assert!(
+        !rest.contains("\"result\""),
+        "an answer after DELETE: {rest}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let events = std::fs::read_to_string(&log).unwrap_or_default();
+        if events
+            .lines()
+            .any(|l| l.starts_with("cancelled ") && l.contains("\"inFlight\":true"))
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the fixture never saw the call cancelled: {events}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
