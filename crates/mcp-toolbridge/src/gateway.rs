@@ -29,9 +29,10 @@
 //!   `_meta.progressToken` gets the upstream server's progress reports as
 //!   `notifications/progress`.
 //! - `resources/list`, `resources/templates/list`, `resources/read`,
-//!   `prompts/list`, `prompts/get` and `completion/complete`: every usable server's, under its
-//!   prefix, each read or got from the server it came from (see
-//!   `forward`).
+//!   `prompts/list`, `prompts/get` and `completion/complete`: every
+//!   usable server's, named as tools are (`mcp_<server>_<name>`, with a
+//!   hash where two would share a name), each read or got from the
+//!   server it came from (see `forward`).
 //! - In 2026-07-28, results say `resultType: "complete"` and lists
 //!   `ttlMs: 0` with `cacheScope: "private"` (they follow the servers'
 //!   catalogs and the session's rules); there is no `ping`, and a request

@@ -1,4 +1,4 @@
-//! The gateway's resources and prompts: every usable server's, listed together under their server's prefix and forwarded to the server they came from.
+//! The gateway's resources and prompts: every usable server's, listed together under names given as tools' are and forwarded to the server they came from.
 //!
 //! - Prompts ("Server/Prompts") are listed as `mcp_<server>_<prompt>`,
 //!   named by the same rules as tools ([`crate::names`]: a name two
