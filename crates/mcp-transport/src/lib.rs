@@ -18,7 +18,7 @@
 //! - `scripted` (feature `scripted`): scripted MCP servers on the far end
 //!   of an in-memory pair, for tests and examples.
 //! - `server` (feature `server`): the serving side's I/O, starting with
-//!   [`server::listener`], the bounded HTTP/1.1 accept loop (timeouts, a
+//!   `server::listener`, the bounded HTTP/1.1 accept loop (timeouts, a
 //!   connection cap under the descriptor limit) a host's local servers
 //!   share.
 //!
