@@ -303,11 +303,15 @@ pub(crate) async fn listen(
     eprintln!("mcpctl serve: listening on {}", socket.display());
     let accept = async {
         loop {
+            // A failed accept is most often the process out of
+            // descriptors for a moment: wait rather than spin.
             let Ok((stream, _)) = listener.accept().await else {
-                tokio::task::yield_now().await;
+                tokio::time::sleep(mcp_transport::server::listener::ACCEPT_BACKOFF).await;
                 continue;
             };
             let gateway = gateway.clone();
+            // Each client is served within the gateway's reply budget: one
+            // that never reads its replies stops being read.
             tokio::spawn(async move {
                 let (read, write) = stream.into_split();
                 let _ = gateway.serve(read, write).await;

@@ -32,7 +32,12 @@
 //! `Origin` must be its own (403 otherwise: no DNS rebinding, no web page
 //! can drive it). Request bodies are limited to 4 MiB; at most 256
 //! handshake sessions are kept, the least recently used one without calls
-//! in flight making room for a new one.
+//! in flight making room for a new one. Connections are accepted by
+//! mcp-transport's bounded listener ([`mcp_transport::server::Listener`]):
+//! a request head must arrive within 10 s (and an idle kept-alive
+//! connection is closed after as long), and a connection cap under the
+//! descriptor limit evicts the slowest connections, then answers 503, so
+//! that slow or idle connections cannot keep a client from being answered.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -50,6 +55,7 @@ use hyper::body::{Body, Frame as BodyFrame, Incoming};
 use mcp_proto::jsonrpc::{Notification, Request as RpcRequest, error_codes};
 use mcp_proto::{ErrorObject, Frame, Message, ProtocolVersion, RequestId, headers, methods};
 use mcp_toolbridge::{Gateway, GatewayConnection};
+use mcp_transport::server::{Listener as Bounded, ListenerOptions};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -166,30 +172,16 @@ impl HttpGateway {
         })
     }
 
-    /// Serves connections from `listener` until the future is dropped.
+    /// Serves connections from `listener` until the future is dropped,
+    /// within the bounds of mcp-transport's listener (header-read and
+    /// keep-alive timeouts, a connection cap under the descriptor limit).
     pub(crate) async fn serve(self: Arc<Self>, listener: TcpListener) {
-        loop {
-            // A failed accept concerns that one connection; the listener
-            // stays usable.
-            let Ok((stream, _)) = listener.accept().await else {
-                tokio::task::yield_now().await;
-                continue;
-            };
-            // Answers are small and awaited: sent at once, not held back to
-            // be coalesced (Nagle).
-            let _ = stream.set_nodelay(true);
-            let this = Arc::clone(&self);
-            tokio::spawn(async move {
-                let service = hyper::service::service_fn(move |request| {
-                    let this = Arc::clone(&this);
-                    async move { Ok::<_, Infallible>(this.handle(request).await) }
-                });
-                // A client going away mid-response is its own business.
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                    .await;
-            });
-        }
+        Bounded::new(listener, ListenerOptions::default())
+            .serve(move |request| {
+                let this = Arc::clone(&self);
+                async move { this.handle(request).await }
+            })
+            .await;
     }
 
     fn lock_sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Session>>> {
@@ -511,8 +503,15 @@ impl HttpGateway {
         let Some(id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
             return no_session_stream();
         };
-        match self.lock_sessions().remove(id) {
-            Some(_) => empty(StatusCode::OK),
+        // Removed from the table, the session may still be held by a
+        // request waiting on its answer: its calls are cancelled here, so
+        // each upstream server hears of it and no answer follows.
+        let removed = self.lock_sessions().remove(id);
+        match removed {
+            Some(session) => {
+                session.connection.cancel_all();
+                empty(StatusCode::OK)
+            }
             None => text(StatusCode::NOT_FOUND, "session not found"),
         }
     }

@@ -29,9 +29,10 @@
 //!   `_meta.progressToken` gets the upstream server's progress reports as
 //!   `notifications/progress`.
 //! - `resources/list`, `resources/templates/list`, `resources/read`,
-//!   `prompts/list`, `prompts/get` and `completion/complete`: every usable server's, under its
-//!   prefix, each read or got from the server it came from (see
-//!   `forward`).
+//!   `prompts/list`, `prompts/get` and `completion/complete`: every
+//!   usable server's, named as tools are (`mcp_<server>_<name>`, with a
+//!   hash where two would share a name), each read or got from the
+//!   server it came from (see `forward`).
 //! - In 2026-07-28, results say `resultType: "complete"` and lists
 //!   `ttlMs: 0` with `cacheScope: "private"` (they follow the servers'
 //!   catalogs and the session's rules); there is no `ping`, and a request
@@ -59,12 +60,17 @@
 //! tool each served tool is, each server's status, and why a call failed.
 //!
 //! [`Gateway::serve`] speaks newline-delimited JSON over one byte stream
-//! (stdio, a Unix socket); [`Gateway::connect`] gives a
+//! (stdio, a Unix socket), holding at most [`Gateway::REPLY_BUDGET`] bytes of
+//! replies the client has not read yet: past it the gateway stops reading
+//! the client's requests (they wait in the kernel's buffer, and the client
+//! blocks writing them) until its replies drain, so a client that writes
+//! and never reads costs a bounded amount of memory. [`Gateway::connect`] gives a
 //! [`GatewayConnection`] for any other transport, such as Streamable HTTP,
 //! where each request's answer goes back on a channel of its own.
 
 use std::collections::HashMap;
 use std::io;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use mcp_manager::{ManagerEvent, McpManager};
@@ -79,7 +85,7 @@ use mcp_proto::{ErrorObject, Frame, Message, ProtocolVersion, RequestId, methods
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{Notify, broadcast, mpsc};
 use tokio::task::JoinHandle;
 
 use crate::cancel::CancelToken;
@@ -162,6 +168,14 @@ pub struct Gateway {
 }
 
 impl Gateway {
+    /// The most bytes of replies [`Gateway::serve`] holds for one client
+    /// before they are written: 8 MiB. Past it the gateway reads no more of
+    /// the client's input until the client has read enough of its output.
+    /// Replies already on their way (calls that answer later) still queue,
+    /// so the bound is this plus what the requests read before it was
+    /// reached (one read, at most 64 KiB) and the calls then in flight answer.
+    pub const REPLY_BUDGET: usize = 8 * 1024 * 1024;
+
     /// A gateway over `manager`, calling through a session with `session`'s
     /// options, except that content blocks pass through as the servers sent
     /// them ([`ContentMode::Raw`]) and results are not cut to a model's
@@ -192,12 +206,22 @@ impl Gateway {
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let (out, outgoing) = mpsc::unbounded_channel::<Message>();
-        let writing = tokio::spawn(write_all(writer, outgoing));
-        let connection = self.connect(out.clone());
+        let (lines, outgoing) = mpsc::unbounded_channel::<Vec<u8>>();
+        let unsent = Arc::new(Unsent::default());
+        let writing = tokio::spawn(write_lines(writer, outgoing, Arc::clone(&unsent)));
+        let out = Reply::Lines {
+            lines,
+            unsent: Arc::clone(&unsent),
+        };
+        let connection = self.connect_reply(out.clone());
         let mut decoder = NdjsonDecoder::new();
         let mut buf = vec![0; 64 * 1024];
         let read = loop {
+            // Past the budget the client's requests stay in the kernel's
+            // buffer until it reads its replies (or the output fails).
+            if !unsent.wait_below(Self::REPLY_BUDGET).await {
+                break Ok(());
+            }
             let n = match reader.read(&mut buf).await {
                 Ok(0) => break Ok(()),
                 Ok(n) => n,
@@ -233,6 +257,10 @@ impl Gateway {
     /// connection as a whole (`notifications/tools/list_changed` for a
     /// handshake-era client). [`Gateway::serve`] is this over one stream.
     pub fn connect(&self, notifications: mpsc::UnboundedSender<Message>) -> GatewayConnection {
+        self.connect_reply(Reply::Channel(notifications))
+    }
+
+    fn connect_reply(&self, notifications: Reply) -> GatewayConnection {
         let inner = Arc::new(Connection {
             gateway: self.clone(),
             notify: notifications,
@@ -265,7 +293,8 @@ impl GatewayConnection {
     /// call cancelled by [`GatewayConnection::cancel`] or a
     /// `notifications/cancelled` gets no answer ("Utilities/Cancellation").
     pub fn request(&self, request: Request, reply: &mpsc::UnboundedSender<Message>) {
-        self.inner.handle(Message::Request(request), reply);
+        self.inner
+            .handle(Message::Request(request), &Reply::Channel(reply.clone()));
     }
 
     /// Handles one notification from the client (`notifications/cancelled`
@@ -287,6 +316,16 @@ impl GatewayConnection {
         token.map(|token| token.cancel()).is_some() | subscription.is_some()
     }
 
+    /// Ends every call in flight without an answer (each upstream server
+    /// gets its own cancellation) and every open subscription, as when the
+    /// client goes away: for a transport whose client ends its session
+    /// explicitly (a Streamable HTTP DELETE, "Transports" §Session
+    /// Management) while other holders of the connection may still wait
+    /// on its answers.
+    pub fn cancel_all(&self) {
+        self.inner.cancel_all();
+    }
+
     /// Whether the connection has calls in flight.
     pub fn busy(&self) -> bool {
         !self.inner.lock().calls.is_empty()
@@ -304,7 +343,7 @@ impl Drop for GatewayConnection {
 struct Connection {
     gateway: Gateway,
     /// Where connection-wide notifications go.
-    notify: mpsc::UnboundedSender<Message>,
+    notify: Reply,
     state: Mutex<ConnState>,
 }
 
@@ -352,9 +391,22 @@ impl Connection {
         if let Some(tools) = &self.lock().tools {
             return tools.clone();
         }
-        let tools = self.gateway.session.bind();
-        self.lock().tools = Some(tools.clone());
-        tools
+        self.keep(self.gateway.session.bind())
+    }
+
+    /// Keeps `tools` as the binding requests use, unless one of a newer
+    /// generation is kept already (binding happens outside the lock, so a
+    /// request's binding and the catalog watcher's may finish in either
+    /// order); returns the binding kept.
+    fn keep(&self, tools: ToolSet) -> ToolSet {
+        let mut state = self.lock();
+        match &state.tools {
+            Some(kept) if kept.generation() >= tools.generation() => kept.clone(),
+            _ => {
+                state.tools = Some(tools.clone());
+                tools
+            }
+        }
     }
 
     fn handle_frame(self: &Arc<Self>, item: Result<Frame, NdjsonError>, reply: &Reply) {
@@ -446,18 +498,20 @@ impl Connection {
             methods::PROMPTS_LIST => {
                 first_page(params, &method)?;
                 let servers = forward::usable(&self.gateway);
-                let mut result = forward::list_prompts(&servers);
+                let mut result =
+                    forward::list_prompts(&servers, forward::name_options(&self.gateway));
                 if modern {
                     uncacheable!(result);
                 } else {
-                    self.lock().listed_prompts = Some(prompt_names(&servers));
+                    self.lock().listed_prompts = Some(prompt_names(&self.gateway, &servers));
                 }
                 respond(reply, id, &result)
             }
             methods::RESOURCES_LIST => {
                 first_page(params, &method)?;
                 let servers = forward::usable(&self.gateway);
-                let mut result = forward::list_resources(&servers);
+                let mut result =
+                    forward::list_resources(&servers, forward::name_options(&self.gateway));
                 if modern {
                     uncacheable!(result);
                 } else {
@@ -471,15 +525,22 @@ impl Connection {
                 self.spawn_answer(id, reply, modern, true, async move {
                     let servers = forward::usable(&gateway);
                     let templates = forward::templates(&gateway, &servers).await;
-                    serde_json::to_value(forward::list_templates(templates))
-                        .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))
+                    serde_json::to_value(forward::list_templates(
+                        templates,
+                        forward::name_options(&gateway),
+                    ))
+                    .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))
                 });
                 Ok(())
             }
             methods::PROMPTS_GET => {
                 let params: types::GetPromptRequestParams = decode(params, methods::PROMPTS_GET)?;
                 let servers = forward::usable(&self.gateway);
-                let Some((server, name)) = forward::prompt_target(&servers, &params.name) else {
+                let Some((server, name)) = forward::prompt_target(
+                    &servers,
+                    forward::name_options(&self.gateway),
+                    &params.name,
+                ) else {
                     return Err(ErrorObject::invalid_params(format!(
                         "unknown prompt: {}",
                         mcp_proto::text::bound(&params.name, 128)
@@ -665,8 +726,7 @@ impl Connection {
     /// After a catalog event: tells the client when the tools it listed
     /// are no longer those a fresh binding offers.
     fn check_tools(&self) {
-        let tools = self.gateway.session.bind();
-        self.lock().tools = Some(tools.clone());
+        let tools = self.keep(self.gateway.session.bind());
         let now = listing(&tools, self.gateway.options.naming);
         let changed = announce_once(&mut self.lock().listed, &now);
         if changed {
@@ -685,7 +745,7 @@ impl Connection {
         }
         let servers = forward::usable(&self.gateway);
         if listed_prompts {
-            let now = prompt_names(&servers);
+            let now = prompt_names(&self.gateway, &servers);
             if announce_once(&mut self.lock().listed_prompts, &now) {
                 self.notify_changed(methods::NOTIFICATION_PROMPTS_LIST_CHANGED);
             }
@@ -711,7 +771,7 @@ impl Connection {
         let subscription = Subscription {
             reply: reply.clone(),
             tools: tools.then(|| listing(&self.tools(), self.gateway.options.naming)),
-            prompts: prompts.then(|| prompt_names(&servers)),
+            prompts: prompts.then(|| prompt_names(&self.gateway, &servers)),
             resources: resources.then(|| resource_uris(&servers)),
         };
         let mut accepted = serde_json::Map::new();
@@ -744,7 +804,7 @@ impl Connection {
         }
         let servers = forward::usable(&self.gateway);
         let now_tools = listing(tools, self.gateway.options.naming);
-        let now_prompts = prompt_names(&servers);
+        let now_prompts = prompt_names(&self.gateway, &servers);
         let now_resources = resource_uris(&servers);
         let mut state = self.lock();
         for (id, subscription) in &mut state.subscriptions {
@@ -851,12 +911,77 @@ macro_rules! uncacheable {
 use uncacheable;
 
 /// Where the messages about one request go.
-type Reply = mpsc::UnboundedSender<Message>;
+#[derive(Clone)]
+enum Reply {
+    /// A channel of the caller's ([`Gateway::connect`]).
+    Channel(mpsc::UnboundedSender<Message>),
+    /// The lines [`Gateway::serve`] writes, encoded when sent so that
+    /// their bytes count against the connection's [`Gateway::REPLY_BUDGET`].
+    Lines {
+        lines: mpsc::UnboundedSender<Vec<u8>>,
+        unsent: Arc<Unsent>,
+    },
+}
 
 /// Sends one message; a closed channel means the client is gone, with
 /// nothing left to tell it.
 fn send(reply: &Reply, message: Message) {
-    let _ = reply.send(message);
+    match reply {
+        Reply::Channel(channel) => {
+            let _ = channel.send(message);
+        }
+        Reply::Lines { lines, unsent } => {
+            let mut line = Vec::new();
+            ndjson::encode(&message, &mut line);
+            let len = line.len();
+            unsent.bytes.fetch_add(len, Ordering::AcqRel);
+            if lines.send(line).is_err() {
+                unsent.release(len);
+            }
+        }
+    }
+}
+
+/// The bytes of replies queued for one [`Gateway::serve`] client and not
+/// yet written, and whether its output still takes any.
+#[derive(Default)]
+struct Unsent {
+    bytes: AtomicUsize,
+    closed: AtomicBool,
+    drained: Notify,
+}
+
+impl Unsent {
+    /// `len` bytes were written (or will never be).
+    fn release(&self, len: usize) {
+        self.bytes.fetch_sub(len, Ordering::AcqRel);
+        self.drained.notify_waiters();
+    }
+
+    /// The output failed: nothing more will be written.
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.drained.notify_waiters();
+    }
+
+    /// Waits until fewer than `limit` bytes are unsent; `false` when the
+    /// output failed instead.
+    async fn wait_below(&self, limit: usize) -> bool {
+        loop {
+            let drained = self.drained.notified();
+            tokio::pin!(drained);
+            // Registered before the check, so a release between the check
+            // and the wait is not missed.
+            drained.as_mut().enable();
+            if self.closed.load(Ordering::Acquire) {
+                return false;
+            }
+            if self.bytes.load(Ordering::Acquire) < limit {
+                return true;
+            }
+            drained.await;
+        }
+    }
 }
 
 /// Sends a request's result.
@@ -894,23 +1019,29 @@ async fn watch_catalogs(
     }
 }
 
-/// Writes each message as one line, until every sender is gone or the
-/// output fails.
-async fn write_all<W: AsyncWrite + Unpin>(
+/// Writes the lines as they come, until every sender is gone or the
+/// output fails, releasing their bytes from `unsent` once written.
+async fn write_lines<W: AsyncWrite + Unpin>(
     mut writer: W,
-    mut messages: mpsc::UnboundedReceiver<Message>,
+    mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
+    unsent: Arc<Unsent>,
 ) {
-    let mut out = Vec::new();
-    while let Some(message) = messages.recv().await {
-        ndjson::encode(&message, &mut out);
+    while let Some(mut out) = lines.recv().await {
         // Whatever else is queued goes in the same write.
-        while let Ok(message) = messages.try_recv() {
-            ndjson::encode(&message, &mut out);
+        while let Ok(line) = lines.try_recv() {
+            out.extend_from_slice(&line);
         }
-        if writer.write_all(&out).await.is_err() || writer.flush().await.is_err() {
-            return;
+        let written = writer.write_all(&out).await.is_ok() && writer.flush().await.is_ok();
+        unsent.release(out.len());
+        if !written {
+            break;
         }
-        out.clear();
+    }
+    unsent.close();
+    // What is still queued will never be written.
+    lines.close();
+    while let Ok(line) = lines.try_recv() {
+        unsent.release(line.len());
     }
 }
 
@@ -1080,8 +1211,8 @@ fn follow<T: Clone + PartialEq>(listed: &mut Option<Vec<T>>, now: &[T]) -> bool 
 }
 
 /// The prompts' listed names.
-fn prompt_names(servers: &[forward::Usable]) -> Vec<String> {
-    forward::list_prompts(servers)
+fn prompt_names(gateway: &Gateway, servers: &[forward::Usable]) -> Vec<String> {
+    forward::list_prompts(servers, forward::name_options(gateway))
         .prompts
         .into_iter()
         .map(|p| p.name)
@@ -1090,11 +1221,7 @@ fn prompt_names(servers: &[forward::Usable]) -> Vec<String> {
 
 /// The resources' URIs.
 fn resource_uris(servers: &[forward::Usable]) -> Vec<String> {
-    forward::list_resources(servers)
-        .resources
-        .into_iter()
-        .map(|r| r.uri)
-        .collect()
+    forward::resource_uris(servers)
 }
 
 /// Refuses a list request for a page after the first: the gateway lists
@@ -1447,5 +1574,179 @@ mod tests {
             error_codes::INVALID_REQUEST,
             "{legacy}"
         );
+    }
+
+    /// A gateway over scripted servers, connected, with its session's
+    /// rules wide open.
+    async fn gateway_over(servers: Vec<(&str, ScriptedServer)>) -> Gateway {
+        let mut factory = ScriptedFactory::new();
+        let mut configs = Vec::new();
+        for (id, server) in servers {
+            factory = factory.server(id, server);
+            configs.push(ServerConfig::new(
+                id,
+                TransportConfig::Stdio(StdioConfig::new(id)),
+            ));
+        }
+        let manager = McpManager::builder().factory(factory).build();
+        let count = configs.len();
+        let report = manager.connect_servers(configs).await;
+        assert_eq!(report.ready.len(), count, "{report:?}");
+        let options = SessionOptions {
+            preset: PermissionPreset::FullAccess,
+            ..SessionOptions::default()
+        };
+        Gateway::new(&manager, options, GatewayOptions::default())
+    }
+
+    /// `{"jsonrpc":"2.0","id":N,"method":"ping"}` lines, `count` of them.
+    fn pings(first: u64, count: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        for id in first..first + count {
+            out.extend_from_slice(
+                format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n").as_bytes(),
+            );
+        }
+        out
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_client_that_never_reads_is_not_read_past_the_reply_budget() {
+        let gateway = gateway_over(vec![("fx", ScriptedServer::new())]).await;
+        let (client, server) = tokio::io::duplex(64 * 1024);
+        let (server_read, server_write) = tokio::io::split(server);
+        let serve = tokio::spawn(async move { gateway.serve(server_read, server_write).await });
+        let (mut read, mut write) = tokio::io::split(client);
+        let init = b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"0\"}}}\n";
+        write.write_all(init).await.unwrap();
+        // Pings in 1 MiB chunks, their answers never read: 64 MiB of them
+        // would queue about 55 MiB of answers. A write that does not finish
+        // while nothing else can run (the paused clock then jumps ahead)
+        // means the gateway stopped reading.
+        let mut written = 0usize;
+        let mut next_id = 1;
+        let mut stopped = false;
+        for _ in 0..64 {
+            let bytes = pings(next_id, 1024 * 1024 / 42);
+            next_id += 1024 * 1024 / 42;
+            match tokio::time::timeout(Duration::from_secs(5), write.write_all(&bytes)).await {
+                Ok(result) => {
+                    result.unwrap();
+                    written += bytes.len();
+                }
+                Err(_) => {
+                    stopped = true;
+                    break;
+                }
+            }
+        }
+        assert!(stopped, "the gateway read all {written} bytes of pings");
+        // About 8 MiB of answers (`{"jsonrpc":"2.0","id":N,"result":{}}`,
+        // a little shorter than the pings) plus what the pipes hold.
+        assert!(
+            (8 * 1024 * 1024..16 * 1024 * 1024).contains(&written),
+            "read {written} bytes of pings before stopping"
+        );
+        // Once the client reads its answers, its requests are read again.
+        let mut sink = vec![0u8; 1024 * 1024];
+        let mut drained = 0usize;
+        while drained < 8 * 1024 * 1024 {
+            let n = tokio::time::timeout(Duration::from_secs(5), read.read(&mut sink))
+                .await
+                .expect("answers to read")
+                .unwrap();
+            assert!(n > 0, "the gateway's output ended");
+            drained += n;
+        }
+        let more = pings(next_id, 100);
+        tokio::time::timeout(Duration::from_secs(5), write.write_all(&more))
+            .await
+            .expect("the gateway reads again once its answers drained")
+            .unwrap();
+        drop(write);
+        drop(read);
+        tokio::time::timeout(Duration::from_secs(30), serve)
+            .await
+            .expect("serving ends with the client")
+            .unwrap()
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn prompts_that_would_share_a_name_get_distinct_ones_and_reach_their_server() {
+        let server = |prompt: &'static str| {
+            ScriptedServer::new()
+                .capabilities(json!({"tools": {}, "prompts": {}}))
+                .on("prompts/list", move |_| {
+                    Reply::result(json!({"prompts": [{"name": prompt}]}))
+                })
+                .on("prompts/get", move |params| {
+                    let asked = params["name"].as_str().unwrap_or_default().to_owned();
+                    Reply::result(json!({"messages": [{"role": "user",
+                        "content": {"type": "text", "text": format!("{prompt} got {asked}")}}]}))
+                })
+        };
+        // `mcp_a_b_c` both ways: server `a`'s `b_c` and server `a_b`'s `c`.
+        let gateway = gateway_over(vec![("a", server("b_c")), ("a_b", server("c"))]).await;
+        let (client, end) = tokio::io::duplex(64 * 1024);
+        let (end_read, end_write) = tokio::io::split(end);
+        let serve = tokio::spawn(async move { gateway.serve(end_read, end_write).await });
+        let (read, write) = tokio::io::split(client);
+        let mut client = Client {
+            write,
+            lines: BufReader::new(read).lines(),
+            serve,
+        };
+        client
+            .request(
+                1,
+                "initialize",
+                json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}),
+            )
+            .await;
+        let list = client.request(2, "prompts/list", json!({})).await;
+        let names: Vec<String> = list["result"]["prompts"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{list}"))
+            .iter()
+            .map(|p| p["name"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(names.len(), 2, "{list}");
+        assert_ne!(names[0], names[1], "{list}");
+        for name in &names {
+            assert!(name.starts_with("mcp_a_b_c_"), "a hash suffix: {name}");
+        }
+        let mut answers = Vec::new();
+        for (id, name) in (3..).zip(&names) {
+            let got = client
+                .request(id, "prompts/get", json!({"name": name}))
+                .await;
+            answers.push(
+                got["result"]["messages"][0]["content"]["text"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{got}"))
+                    .to_owned(),
+            );
+        }
+        answers.sort();
+        assert_eq!(answers, ["b_c got b_c", "c got c"]);
+    }
+
+    #[tokio::test]
+    async fn an_older_binding_never_replaces_a_newer_one() {
+        let gateway = gateway_over(vec![("fx", ScriptedServer::new())]).await;
+        let (notify, _notifications) = mpsc::unbounded_channel();
+        let connection = gateway.connect(notify);
+        // Two bindings, made in this order, reaching the connection in the
+        // other (a request's binding overtaken by the watcher's).
+        let older = gateway.session().bind();
+        let newer = gateway.session().bind();
+        assert!(newer.generation() > older.generation());
+        let kept = connection.inner.keep(newer.clone());
+        assert_eq!(kept.generation(), newer.generation());
+        let kept = connection.inner.keep(older);
+        assert_eq!(kept.generation(), newer.generation());
+        assert_eq!(connection.inner.tools().generation(), newer.generation());
     }
 }

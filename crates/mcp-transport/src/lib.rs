@@ -17,6 +17,10 @@
 //!   third parties implement the trait for their own channels;
 //! - `scripted` (feature `scripted`): scripted MCP servers on the far end
 //!   of an in-memory pair, for tests and examples.
+//! - `server` (feature `server`): the serving side's I/O, starting with
+//!   `server::listener`, the bounded HTTP/1.1 accept loop (timeouts, a
+//!   connection cap under the descriptor limit) a host's local servers
+//!   share.
 //!
 //! A [`Client`] owns one transport. [`Client::new`] returns it with its
 //! [`Driver`], the task that pumps `mcp_proto`'s sans-IO session over the
@@ -59,6 +63,8 @@ mod http;
 mod memory;
 #[cfg(feature = "scripted")]
 pub mod scripted;
+#[cfg(feature = "server")]
+pub mod server;
 mod skills;
 #[cfg(unix)]
 mod stdio;

@@ -25,6 +25,10 @@
 //! made at launch and printed in the URL gates the page and every API
 //! call; `Host` must name this listener and `Origin`, when present, must be
 //! this page, which refuses DNS rebinding and cross-site requests.
+//! Connections are accepted by mcp-transport's bounded [`Listener`]
+//! (header-read and keep-alive timeouts, a connection cap under the
+//! descriptor limit), so slow connections cannot keep the page from
+//! answering.
 
 mod api;
 mod login_api;
@@ -36,10 +40,9 @@ mod use_api;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
-use hyper::server::conn::http1;
-use hyper_util::rt::TokioIo;
 use mcp_config::Store;
 use mcp_manager::McpManager;
+use mcp_transport::server::{Listener, ListenerOptions};
 use tokio::net::TcpListener;
 use tokio::sync::{RwLock, broadcast};
 
@@ -129,33 +132,15 @@ pub(crate) async fn run(args: UiArgs, sources: &SourceOptions) -> Result<Exit, C
         open_browser(&url);
     }
 
+    // mcp-transport's bounded accept loop: header-read and keep-alive
+    // timeouts, and a connection cap under the descriptor limit, so that
+    // slow or idle connections cannot keep the page from answering.
     let serve = {
         let app = Arc::clone(&app);
-        async move {
-            loop {
-                // A failed accept concerns that one connection (the peer
-                // gave up, or a descriptor limit for a moment); the
-                // listener itself stays usable.
-                let Ok((stream, _)) = listener.accept().await else {
-                    tokio::task::yield_now().await;
-                    continue;
-                };
-                let app = Arc::clone(&app);
-                tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |request| {
-                        let app = Arc::clone(&app);
-                        async move {
-                            Ok::<_, std::convert::Infallible>(routes::handle(&app, request).await)
-                        }
-                    });
-                    // A browser closing a tab mid-response is not an error
-                    // worth reporting.
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        }
+        Listener::new(listener, ListenerOptions::default()).serve(move |request| {
+            let app = Arc::clone(&app);
+            async move { routes::handle(&app, request).await }
+        })
     };
     tokio::select! {
         () = serve => {}

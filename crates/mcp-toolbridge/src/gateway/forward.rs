@@ -1,10 +1,14 @@
-//! The gateway's resources and prompts: every usable server's, listed together under their server's prefix and forwarded to the server they came from.
+//! The gateway's resources and prompts: every usable server's, listed together under names given as tools' are and forwarded to the server they came from.
 //!
-//! - Prompts ("Server/Prompts") are listed as `mcp_<server>_<prompt>`, the
-//!   way tools are named; `prompts/get` of such a name asks that server for
-//!   its prompt.
+//! - Prompts ("Server/Prompts") are listed as `mcp_<server>_<prompt>`,
+//!   named by the same rules as tools ([`crate::names`]: a name two
+//!   prompts would share, such as server `a`'s `b_c` and server `a_b`'s
+//!   `c`, or one over the length limit, ends with a hash of its pair, so
+//!   each listed name is one server's prompt); `prompts/get` of such a
+//!   name asks that server for its prompt.
 //! - Resources ("Server/Resources") keep their URIs (a client may open a
-//!   `file://` URI itself), with names prefixed as prompts are;
+//!   `file://` URI itself), with names given as prompts' are (resources
+//!   and templates each named among their own kind);
 //!   `resources/read` goes to the server that listed the URI, or else to
 //!   the server with the resource template whose fixed beginning (the text
 //!   before its first `{`) is the longest match. A URI no server claims is
@@ -35,6 +39,7 @@ use mcp_proto::types::{
 use mcp_transport::{CallOptions, Client, ClientError};
 
 use super::Gateway;
+use crate::names::{NameOptions, ToolNames};
 
 /// At most this many pages of `resources/templates/list` per server.
 pub(super) const TEMPLATE_PAGES: usize = 10;
@@ -63,25 +68,56 @@ pub(super) fn usable(gateway: &Gateway) -> Vec<Usable> {
         .collect()
 }
 
-/// The name a server's prompt or resource is listed under.
-pub(super) fn prefixed(server: &str, name: &str) -> String {
-    format!("mcp_{server}_{name}")
+/// The names every `(server, name)` pair of one kind (prompts, resources
+/// or templates) is listed under: the tools' rules ([`ToolNames::assign`]),
+/// so two pairs never share a name. A pair that gets none (an empty name,
+/// a name a server lists twice) is not listed.
+fn assign<'a>(
+    pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    options: &NameOptions,
+) -> ToolNames {
+    ToolNames::assign(pairs, options)
 }
 
-/// `prompts/list`: every usable server's prompts, prefixed.
-pub(super) fn list_prompts(servers: &[Usable]) -> ListPromptsResult {
-    let prompts = servers
-        .iter()
-        .flat_map(|server| {
-            server
-                .catalog
-                .prompts()
-                .unwrap_or_default()
-                .iter()
-                .map(|prompt| Prompt {
-                    name: prefixed(&server.id, &prompt.name),
-                    ..prompt.clone()
-                })
+/// The naming options of the gateway's session (its length limit and
+/// suffix rule), shared with its tools.
+pub(super) fn name_options(gateway: &Gateway) -> &NameOptions {
+    &gateway.session.inner.options.names
+}
+
+/// Every usable server's prompts, each with its server.
+fn prompts(servers: &[Usable]) -> impl Iterator<Item = (&str, &Prompt)> {
+    servers.iter().flat_map(|server| {
+        let prompts = server.catalog.prompts().unwrap_or_default();
+        prompts
+            .iter()
+            .map(move |prompt| (server.id.as_str(), prompt))
+    })
+}
+
+/// Every usable server's resources, each with its server.
+fn resources(servers: &[Usable]) -> impl Iterator<Item = (&str, &Resource)> {
+    servers.iter().flat_map(|server| {
+        let resources = server.catalog.resources().unwrap_or_default();
+        resources
+            .iter()
+            .map(move |resource| (server.id.as_str(), resource))
+    })
+}
+
+/// `prompts/list`: every usable server's prompts, under their assigned
+/// names.
+pub(super) fn list_prompts(servers: &[Usable], options: &NameOptions) -> ListPromptsResult {
+    let names = assign(
+        prompts(servers).map(|(server, p)| (server, p.name.as_str())),
+        options,
+    );
+    let prompts = prompts(servers)
+        .filter_map(|(server, prompt)| {
+            Some(Prompt {
+                name: names.name(server, &prompt.name)?.to_owned(),
+                ..prompt.clone()
+            })
         })
         .collect();
     ListPromptsResult {
@@ -90,20 +126,19 @@ pub(super) fn list_prompts(servers: &[Usable]) -> ListPromptsResult {
     }
 }
 
-/// `resources/list`: every usable server's resources, names prefixed.
-pub(super) fn list_resources(servers: &[Usable]) -> ListResourcesResult {
-    let resources = servers
-        .iter()
-        .flat_map(|server| {
-            server
-                .catalog
-                .resources()
-                .unwrap_or_default()
-                .iter()
-                .map(|resource| Resource {
-                    name: prefixed(&server.id, &resource.name),
-                    ..resource.clone()
-                })
+/// `resources/list`: every usable server's resources, under their
+/// assigned names.
+pub(super) fn list_resources(servers: &[Usable], options: &NameOptions) -> ListResourcesResult {
+    let names = assign(
+        resources(servers).map(|(server, r)| (server, r.name.as_str())),
+        options,
+    );
+    let resources = resources(servers)
+        .filter_map(|(server, resource)| {
+            Some(Resource {
+                name: names.name(server, &resource.name)?.to_owned(),
+                ..resource.clone()
+            })
         })
         .collect();
     ListResourcesResult {
@@ -112,17 +147,23 @@ pub(super) fn list_resources(servers: &[Usable]) -> ListResourcesResult {
     }
 }
 
-/// The server and the server's own name behind a prefixed prompt name.
-pub(super) fn prompt_target(servers: &[Usable], name: &str) -> Option<(String, String)> {
-    servers.iter().find_map(|server| {
-        server
-            .catalog
-            .prompts()
-            .unwrap_or_default()
-            .iter()
-            .find(|prompt| prefixed(&server.id, &prompt.name) == name)
-            .map(|prompt| (server.id.clone(), prompt.name.clone()))
-    })
+/// The URIs of every usable server's resources, in listing order.
+pub(super) fn resource_uris(servers: &[Usable]) -> Vec<String> {
+    resources(servers).map(|(_, r)| r.uri.clone()).collect()
+}
+
+/// The server and the server's own name behind a listed prompt name.
+pub(super) fn prompt_target(
+    servers: &[Usable],
+    options: &NameOptions,
+    name: &str,
+) -> Option<(String, String)> {
+    let names = assign(
+        prompts(servers).map(|(server, p)| (server, p.name.as_str())),
+        options,
+    );
+    let key = names.resolve(name)?;
+    Some((key.server.clone(), key.tool.clone()))
 }
 
 /// The server that listed `uri` as a resource, if one did.
@@ -231,16 +272,26 @@ pub(super) async fn templates(
     all
 }
 
-/// `resources/templates/list`: the templates, names prefixed.
+/// `resources/templates/list`: the templates, under their assigned names.
 pub(super) fn list_templates(
     templates: Vec<(String, ResourceTemplate)>,
+    options: &NameOptions,
 ) -> ListResourceTemplatesResult {
+    let names = assign(
+        templates
+            .iter()
+            .map(|(server, template)| (server.as_str(), template.name.as_str())),
+        options,
+    );
     ListResourceTemplatesResult {
         resource_templates: templates
-            .into_iter()
-            .map(|(server, template)| ResourceTemplate {
-                name: prefixed(&server, &template.name),
-                ..template
+            .iter()
+            .filter_map(|(server, template)| {
+                let name = names.name(server, &template.name)?;
+                Some(ResourceTemplate {
+                    name: name.to_owned(),
+                    ..template.clone()
+                })
             })
             .collect(),
         ..ListResourceTemplatesResult::default()
@@ -272,12 +323,13 @@ pub(super) async fn complete(
     let servers = usable(gateway);
     let server = match &mut params.reference {
         Reference::Prompt(prompt) => {
-            let (server, name) = prompt_target(&servers, &prompt.name).ok_or_else(|| {
-                ErrorObject::invalid_params(format!(
-                    "unknown prompt: {}",
-                    mcp_proto::text::bound(&prompt.name, 128)
-                ))
-            })?;
+            let (server, name) = prompt_target(&servers, name_options(gateway), &prompt.name)
+                .ok_or_else(|| {
+                    ErrorObject::invalid_params(format!(
+                        "unknown prompt: {}",
+                        mcp_proto::text::bound(&prompt.name, 128)
+                    ))
+                })?;
             prompt.name = name;
             server
         }
