@@ -4,7 +4,8 @@
 //! [`ClientSession`](crate::session::ClientSession), in the same
 //! `quinn-proto` style: the caller feeds it what arrives
 //! ([`ServerSession::handle_bytes`], [`ServerSession::handle_frame`],
-//! [`ServerSession::handle_message`]), the passing of time
+//! [`ServerSession::handle_message`], or a decoder's refusal:
+//! [`ServerSession::handle_undecodable`]), the passing of time
 //! ([`ServerSession::handle_timeout`]) and the end of the transport
 //! ([`ServerSession::handle_close`]), gives it commands
 //! ([`ServerSession::respond`], [`ServerSession::respond_error`],
@@ -539,6 +540,18 @@ impl ServerSession {
             )
             .collect();
         self.handle_batch(now, members);
+    }
+
+    /// Answers a frame the transport's decoder could not read (for example
+    /// [`NdjsonError::to_error_object`](crate::codec::ndjson::NdjsonError::to_error_object):
+    /// `-32700` for a line that is not JSON, `-32600` for one that is not a
+    /// message or is too long) with `error`, its message bounded, and a
+    /// null id (JSON-RPC 2.0 §5.1). The connection goes on.
+    pub fn handle_undecodable(&mut self, error: ErrorObject) {
+        if self.state == ServerState::Closed {
+            return;
+        }
+        self.reply(None, Message::error(None, bounded(error)));
     }
 
     /// Feeds one decoded frame: a message or a batch.

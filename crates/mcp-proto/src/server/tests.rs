@@ -804,6 +804,33 @@ fn text_that_is_not_a_message_is_answered_as_json_rpc_asks() {
     assert_eq!(h.request().id, RequestId::Number(1));
 }
 
+#[test]
+fn a_line_the_decoder_refused_is_answered_with_its_error_and_a_null_id() {
+    let mut decoder = crate::codec::ndjson::NdjsonDecoder::with_max_message_size(16);
+    decoder.push(b"not json\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n");
+    let mut h = Harness::ready(tools_options(), "2025-11-25");
+    while let Some(item) = decoder.next_frame() {
+        match item {
+            Ok(frame) => h.server.handle_frame(h.now, frame),
+            Err(error) => h.server.handle_undecodable(error.to_error_object()),
+        }
+    }
+    let sent = h.sent();
+    let codes: Vec<(Value, i64)> = sent
+        .iter()
+        .map(|m| (m["id"].clone(), error_code(m)))
+        .collect();
+    assert_eq!(codes, vec![(Value::Null, -32700), (Value::Null, -32600)]);
+    h.server
+        .handle_undecodable(ErrorObject::new(-32700, "y".repeat(5_000)));
+    let message = h.sent()[0]["error"]["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.len() <= text::ERROR_TEXT_LIMIT + 32,
+        "{}",
+        message.len()
+    );
+}
+
 // --- closing -------------------------------------------------------------------
 
 #[test]
