@@ -72,15 +72,13 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (any::<usize>(), any::<bool>()).prop_map(|(pick, ok)| Op::ClientAnswer { pick, ok }),
         1 => Just(Op::ClientNotify),
         3 => (any::<usize>(), any::<bool>()).prop_map(|(pick, ok)| Op::ServerAnswer { pick, ok }),
-        1 => any::<usize>().prop_map(Op::ServerProgress),
+        2 => any::<usize>().prop_map(Op::ServerProgress),
         2 => proptest::option::of(1..3_000u16).prop_map(|timeout_ms| Op::ServerRequest { timeout_ms }),
         1 => any::<usize>().prop_map(Op::ServerCancel),
         1 => Just(Op::ServerNotify),
         4 => (1..4usize).prop_map(Op::ToServer),
         4 => (1..4usize).prop_map(Op::ToClient),
         2 => (1..2_000u16).prop_map(Op::Advance),
-        1 => Just(Op::ClientCloses),
-        1 => Just(Op::ServerCloses),
     ]
 }
 
@@ -144,7 +142,7 @@ impl Pair {
                 tools: Some(ListChangedCapability::default()),
                 ..ServerCapabilities::default()
             })
-            .max_in_flight(6);
+            .max_in_flight(4);
         let now = Instant::now();
         let mut pair = Pair {
             client: ClientSession::new(client_options),
@@ -625,10 +623,22 @@ proptest! {
         modern in any::<bool>(),
         offered in proptest::sample::select(ProtocolVersion::HANDSHAKE.to_vec()),
         ops in proptest::collection::vec(op(), 0..60),
+        // Half the runs end with one side closing, somewhere in the script.
+        close in proptest::option::of((any::<usize>(), prop_oneof![Just(Op::ClientCloses), Just(Op::ServerCloses)])),
     ) {
         let mut pair = Pair::new(modern, offered);
-        for op in ops {
+        let close_at = close.as_ref().map(|(at, _)| at % (ops.len() + 1));
+        for (at, op) in ops.into_iter().enumerate() {
+            if close_at == Some(at)
+                && let Some((_, close)) = &close
+            {
+                pair.run(close.clone());
+            }
             pair.run(op);
+        }
+        // Or at the end of the script (a second close changes nothing).
+        if let Some((_, close)) = close {
+            pair.run(close);
         }
         pair.settle();
         pair.check();
