@@ -19,6 +19,8 @@ enum Action {
     Tidy,
     /// The official conformance suite (`cargo xtask conformance`).
     Conformance,
+    /// The libraries' public API against `api/` (`cargo xtask api`).
+    Api,
 }
 
 /// The steps in the order they run.
@@ -46,6 +48,10 @@ const STEPS: &[Step] = &[
     Step {
         name: "tidy",
         action: Action::Tidy,
+    },
+    Step {
+        name: "api",
+        action: Action::Api,
     },
     Step {
         name: "test",
@@ -101,6 +107,14 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
                 let problems = tidy::check(root)
                     .with_context(|| format!("ci step `{}` could not run", step.name))?;
                 tidy::report(&problems)
+                    .with_context(|| format!("ci step `{}` failed", step.name))?;
+            }
+            Action::Api => {
+                eprintln!(
+                    "==> {position} {}: the recorded public API (xtask/src/api.rs)",
+                    step.name
+                );
+                crate::api::run(root, crate::api::Mode::Check)
                     .with_context(|| format!("ci step `{}` failed", step.name))?;
             }
             Action::Conformance => {

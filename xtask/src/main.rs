@@ -5,6 +5,7 @@
 //! than it saves. Every subcommand runs from the workspace root, wherever it was
 //! invoked from.
 
+mod api;
 mod bench;
 mod ci;
 mod conformance;
@@ -24,6 +25,7 @@ usage: cargo xtask <command>
 commands:
   ci            fmt check, clippy, tidy, tests, conformance: what CI runs (see .ci/run)
   tidy          repository policy only: crate layering, module docs, no dbg!/todo!
+  api           the libraries' public API against api/*.txt [--bless: rewrite them]
   bench         our client vs rmcp, the TypeScript SDK and a raw floor [--quick] [--rounds N]
                 [--instructions: instructions per operation of the Rust clients, by callgrind]
   bench-proto   cargo bench -p mcp-proto --bench decode [-- <bench args>]
@@ -59,6 +61,11 @@ fn run() -> anyhow::Result<()> {
             no_arguments("tidy", &rest)?;
             tidy_command(&root)
         }
+        Some("api") => match rest.as_slice() {
+            [] => api::run(&root, api::Mode::Check),
+            [flag] if flag == "--bless" => api::run(&root, api::Mode::Bless),
+            _ => bail!("`api` takes only `--bless`, got {rest:?}\n\n{USAGE}"),
+        },
         Some("bench") => bench::run(&root, &rest),
         Some("bench-proto") => bench_proto(&root, &rest),
         Some("conformance") => {
