@@ -1,33 +1,31 @@
 //! `mcpctl demo-server`: a small, real MCP server over stdio, the server `mcpctl` uses when nothing is configured.
 //!
 //! It speaks newline-delimited JSON on stdin/stdout (MCP "Transports"
-//! §stdio) through `mcp_proto`'s codec and typed messages:
-//!
-//! - `initialize` negotiates the version (MCP "Lifecycle" §Version
-//!   Negotiation): a requested version this build supports is echoed,
-//!   anything else is answered with the newest handshake version and the
-//!   client decides. Every other request before `initialize` is refused.
-//! - `ping`, `tools/list`, `tools/call`, `resources/list`,
-//!   `resources/templates/list`, `resources/read`, `prompts/list`, `prompts/get` and
-//!   `completion/complete` are answered; other methods get `-32601`. A line that is not JSON gets `-32700`, JSON that is not a
-//!   message gets `-32600`, both with a null id (JSON-RPC 2.0 §5.1).
-//! - Batches are answered as batches under 2025-03-26, the only version
-//!   that has them, and refused under the others.
+//! §stdio) through `mcp_proto`'s codec, and leaves the protocol's lifecycle
+//! to `mcp_proto::server::ServerSession` in the handshake era only: version
+//! negotiation, `ping`, refusing requests before `initialize`, batches only
+//! under 2025-03-26, `-32601` for methods it does not serve, and `-32700` /
+//! `-32600` with a null id for lines that are not messages. What is left
+//! here is the answer to each request: `tools/list`, `tools/call`,
+//! `resources/list`, `resources/templates/list`, `resources/read`,
+//! `prompts/list`, `prompts/get` and `completion/complete`.
 //!
 //! The tools live in [`crate::demo_tools`], the resources, the prompt and
 //! its completion in [`crate::demo_catalog`]. The server exits when stdin
 //! ends, as stdio servers should.
 
 use std::io::{self, Read, Write};
+use std::time::Instant;
 
 use mcp_proto::codec::ndjson::{self, NdjsonDecoder, NdjsonError};
-use mcp_proto::jsonrpc::{Request, error_codes};
+use mcp_proto::jsonrpc::{RawJson, error_codes};
+use mcp_proto::server::{ClientRequest, Event, ServerOptions, ServerSession};
 use mcp_proto::types::{
     CallToolRequestParams, CompleteRequestParams, GetPromptRequestParams, Implementation,
-    InitializeRequestParams, InitializeResult, ListChangedCapability, ListToolsResult,
-    ReadResourceRequestParams, ResourcesCapability, ServerCapabilities,
+    ListChangedCapability, ListToolsResult, ReadResourceRequestParams, ResourcesCapability,
+    ServerCapabilities,
 };
-use mcp_proto::{ErrorObject, Frame, Message, ProtocolVersion, methods};
+use mcp_proto::{ErrorObject, Frame, ProtocolVersion, methods};
 use serde::Serialize;
 
 use crate::{demo_catalog, demo_tools};
@@ -76,162 +74,116 @@ pub(crate) fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One session's state: the transport-free part of the server, so tests can
-/// drive it message by message.
-#[derive(Debug, Default)]
+/// One session: the protocol session and the answers, without the
+/// transport, so tests can drive it line by line.
+#[derive(Debug)]
 pub(crate) struct DemoServer {
-    /// The version answered to `initialize`; `None` before it.
-    version: Option<ProtocolVersion>,
+    session: ServerSession,
+}
+
+impl Default for DemoServer {
+    fn default() -> Self {
+        let options = ServerOptions::default()
+            .server_info(Implementation {
+                title: Some("mcpctl demo server".to_owned()),
+                ..Implementation::new("mcpctl-demo", env!("CARGO_PKG_VERSION"))
+            })
+            .capabilities(ServerCapabilities {
+                tools: Some(ListChangedCapability {
+                    list_changed: Some(false),
+                    ..ListChangedCapability::default()
+                }),
+                resources: Some(ResourcesCapability::default()),
+                prompts: Some(ListChangedCapability {
+                    list_changed: Some(false),
+                    ..ListChangedCapability::default()
+                }),
+                completions: Some(serde_json::Map::new()),
+                ..ServerCapabilities::default()
+            })
+            .instructions(Some(INSTRUCTIONS.to_owned()))
+            .versions(ProtocolVersion::HANDSHAKE.to_vec());
+        DemoServer {
+            session: ServerSession::new(options),
+        }
+    }
 }
 
 impl DemoServer {
-    /// Handles one decoded line and appends the answer, if any, to `out`.
+    /// Handles one decoded line and appends what it answers, if anything,
+    /// to `out`. Every request is answered before the next line is read,
+    /// so there is never anything left to cancel.
     pub(crate) fn handle_line(&mut self, item: Result<Frame, NdjsonError>, out: &mut Vec<u8>) {
         match item {
-            Ok(Frame::Single(message)) => {
-                if let Some(answer) = self.handle(message) {
-                    ndjson::encode(&answer, out);
-                }
-            }
-            Ok(Frame::Batch(messages)) => {
-                let batches_allowed = self.version.is_none_or(ProtocolVersion::accepts_batches);
-                if !batches_allowed {
-                    let error = ErrorObject::new(
-                        error_codes::INVALID_REQUEST,
-                        "JSON-RPC batches exist only in protocol version 2025-03-26",
-                    );
-                    ndjson::encode(&Message::error(None, error), out);
-                    return;
-                }
-                let answers: Vec<Message> = messages
-                    .into_iter()
-                    .filter_map(|message| self.handle(message))
-                    .collect();
-                if !answers.is_empty() {
-                    ndjson::encode_frame(&Frame::Batch(answers), out);
-                }
-            }
-            Err(error) => ndjson::encode(&Message::error(None, error.to_error_object()), out),
+            Ok(frame) => self.session.handle_frame(Instant::now(), frame),
+            Err(error) => self.session.handle_undecodable(error.to_error_object()),
         }
-    }
-
-    /// Handles one message; returns the response to send, if any.
-    /// Notifications (`initialized`, `cancelled`) and responses need no
-    /// answer: every request is answered before the next is read, so there
-    /// is never anything to cancel.
-    pub(crate) fn handle(&mut self, message: Message) -> Option<Message> {
-        match message {
-            Message::Request(request) => {
-                let id = request.id.clone();
-                Some(match self.dispatch(request) {
-                    Ok(message) => message,
-                    Err(error) => Message::error(Some(id), error),
-                })
-            }
-            Message::Notification(_) | Message::Response(_) | Message::Error(_) => None,
-        }
-    }
-
-    fn dispatch(&mut self, request: Request) -> Result<Message, ErrorObject> {
-        let Request { id, method, params } = request;
-        let params = params.as_ref().map(|raw| raw.get()).unwrap_or("{}");
-        match method.as_str() {
-            methods::PING => respond(id, &serde_json::json!({})),
-            methods::INITIALIZE => {
-                let params: InitializeRequestParams =
-                    serde_json::from_str(params).map_err(|e| {
-                        ErrorObject::invalid_params(format!("invalid initialize params: {e}"))
-                    })?;
-                if self.version.is_some() {
-                    return Err(ErrorObject::new(
-                        error_codes::INVALID_REQUEST,
-                        "initialize was already received on this session",
-                    ));
-                }
-                let version = ProtocolVersion::answer_to(&params.protocol_version);
-                self.version = Some(version);
-                respond(id, &initialize_result(version))
-            }
-            _ if self.version.is_none() => Err(ErrorObject::new(
-                error_codes::INVALID_REQUEST,
-                format!("{method} before initialize: the server is not initialized"),
-            )),
-            methods::TOOLS_LIST => {
-                // One page holds every tool, so any cursor is one this
-                // server never handed out (MCP "Utilities/Pagination").
-                let params: serde_json::Value = serde_json::from_str(params)
-                    .map_err(|e| ErrorObject::invalid_params(e.to_string()))?;
-                if let Some(cursor) = params.get("cursor").filter(|c| !c.is_null()) {
-                    return Err(ErrorObject::invalid_params(format!(
-                        "invalid cursor {cursor}"
-                    )));
-                }
-                let result = ListToolsResult {
-                    tools: demo_tools::tools(self.negotiated()),
-                    ..ListToolsResult::default()
+        while let Some(event) = self.session.poll_event() {
+            if let Event::Request(request) = event {
+                // The request was just handed out, so it is waiting for this
+                // one answer: neither call can be refused.
+                let _ = match answer(&request) {
+                    Ok(result) => self.session.respond(&request.id, &result),
+                    Err(error) => self.session.respond_error(&request.id, error),
                 };
-                respond(id, &result)
             }
-            methods::TOOLS_CALL => {
-                let params: CallToolRequestParams = serde_json::from_str(params).map_err(|e| {
-                    ErrorObject::invalid_params(format!("invalid tools/call params: {e}"))
-                })?;
-                // MCP "Server/Tools" §Error Handling: an unknown tool is a
-                // protocol error; bad arguments are a tool error the model
-                // can correct (`isError: true`), which `call` returns.
-                let result =
-                    demo_tools::call(&params.name, params.arguments.as_ref(), self.negotiated())
-                        .ok_or_else(|| {
-                            ErrorObject::invalid_params(format!("unknown tool: {}", params.name))
-                        })?;
-                respond(id, &result)
-            }
-            methods::RESOURCES_LIST => respond(id, &demo_catalog::resources()),
-            methods::RESOURCES_TEMPLATES_LIST => respond(id, &demo_catalog::templates()),
-            methods::RESOURCES_READ => {
-                let params: ReadResourceRequestParams = decode(params, "resources/read")?;
-                respond(id, &demo_catalog::read(&params.uri)?)
-            }
-            methods::PROMPTS_LIST => respond(id, &demo_catalog::prompts()),
-            methods::PROMPTS_GET => {
-                let params: GetPromptRequestParams = decode(params, "prompts/get")?;
-                respond(id, &demo_catalog::get_prompt(&params, self.negotiated())?)
-            }
-            methods::COMPLETION_COMPLETE => {
-                let params: CompleteRequestParams = decode(params, "completion/complete")?;
-                respond(id, &demo_catalog::complete(&params, self.negotiated()))
-            }
-            _ => Err(ErrorObject::method_not_found(&method)),
         }
-    }
-
-    fn negotiated(&self) -> ProtocolVersion {
-        self.version.unwrap_or(ProtocolVersion::LATEST_HANDSHAKE)
+        while let Some(frame) = self.session.poll_transmit() {
+            ndjson::encode_frame(&frame, out);
+        }
     }
 }
 
-fn initialize_result(version: ProtocolVersion) -> InitializeResult {
-    InitializeResult {
-        protocol_version: version.as_str().to_owned(),
-        capabilities: ServerCapabilities {
-            tools: Some(ListChangedCapability {
-                list_changed: Some(false),
-                ..ListChangedCapability::default()
-            }),
-            resources: Some(ResourcesCapability::default()),
-            prompts: Some(ListChangedCapability {
-                list_changed: Some(false),
-                ..ListChangedCapability::default()
-            }),
-            completions: Some(serde_json::Map::new()),
-            ..ServerCapabilities::default()
-        },
-        server_info: Implementation {
-            title: Some("mcpctl demo server".to_owned()),
-            ..Implementation::new("mcpctl-demo", env!("CARGO_PKG_VERSION"))
-        },
-        instructions: Some(INSTRUCTIONS.to_owned()),
-        ..InitializeResult::default()
+/// The answer to one request the session handed out (MCP "Server
+/// Features"); the session only hands out the methods the capabilities
+/// above declare.
+fn answer(request: &ClientRequest) -> Result<RawJson, ErrorObject> {
+    let params = request.params.as_ref().map(|raw| raw.get()).unwrap_or("{}");
+    let version = request.version;
+    match request.method.as_str() {
+        methods::TOOLS_LIST => {
+            // One page holds every tool, so any cursor is one this
+            // server never handed out (MCP "Utilities/Pagination").
+            let params: serde_json::Value = serde_json::from_str(params)
+                .map_err(|e| ErrorObject::invalid_params(e.to_string()))?;
+            if let Some(cursor) = params.get("cursor").filter(|c| !c.is_null()) {
+                return Err(ErrorObject::invalid_params(format!(
+                    "invalid cursor {cursor}"
+                )));
+            }
+            let result = ListToolsResult {
+                tools: demo_tools::tools(version),
+                ..ListToolsResult::default()
+            };
+            encode(&result)
+        }
+        methods::TOOLS_CALL => {
+            let params: CallToolRequestParams = decode(params, "tools/call")?;
+            // MCP "Server/Tools" §Error Handling: an unknown tool is a
+            // protocol error; bad arguments are a tool error the model
+            // can correct (`isError: true`), which `call` returns.
+            let result = demo_tools::call(&params.name, params.arguments.as_ref(), version)
+                .ok_or_else(|| {
+                    ErrorObject::invalid_params(format!("unknown tool: {}", params.name))
+                })?;
+            encode(&result)
+        }
+        methods::RESOURCES_LIST => encode(&demo_catalog::resources()),
+        methods::RESOURCES_TEMPLATES_LIST => encode(&demo_catalog::templates()),
+        methods::RESOURCES_READ => {
+            let params: ReadResourceRequestParams = decode(params, "resources/read")?;
+            encode(&demo_catalog::read(&params.uri)?)
+        }
+        methods::PROMPTS_LIST => encode(&demo_catalog::prompts()),
+        methods::PROMPTS_GET => {
+            let params: GetPromptRequestParams = decode(params, "prompts/get")?;
+            encode(&demo_catalog::get_prompt(&params, version)?)
+        }
+        methods::COMPLETION_COMPLETE => {
+            let params: CompleteRequestParams = decode(params, "completion/complete")?;
+            encode(&demo_catalog::complete(&params, version))
+        }
+        other => Err(ErrorObject::method_not_found(other)),
     }
 }
 
@@ -241,8 +193,8 @@ fn decode<T: serde::de::DeserializeOwned>(params: &str, method: &str) -> Result<
         .map_err(|e| ErrorObject::invalid_params(format!("invalid {method} params: {e}")))
 }
 
-fn respond(id: mcp_proto::RequestId, result: &impl Serialize) -> Result<Message, ErrorObject> {
-    Message::response(id, result)
+fn encode(result: &impl Serialize) -> Result<RawJson, ErrorObject> {
+    RawJson::encode(result)
         .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))
 }
 

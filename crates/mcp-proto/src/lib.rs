@@ -1,4 +1,4 @@
-//! Model Context Protocol types, codecs and the sans-IO client session.
+//! Model Context Protocol types, codecs and the sans-IO client and server sessions.
 //!
 //! This crate does no I/O and never reads the clock: callers hand it bytes
 //! and [`std::time::Instant`]s and take bytes, events and deadlines back.
@@ -12,6 +12,7 @@
 //! - [`headers`]: the 2026-07-28 Streamable HTTP request headers (`Mcp-Method`,
 //!   `Mcp-Name`, `Mcp-Param-*` from `x-mcp-header`) and their value encoding.
 //! - [`session`]: the client session state machine.
+//! - [`server`]: the server session state machine, both eras.
 //! - [`text`]: a peer's text made safe to show: escaped for terminals,
 //!   bounded for errors and a model's context.
 
@@ -21,6 +22,7 @@ pub mod jsonrpc;
 pub mod methods;
 mod scan;
 pub mod secret;
+pub mod server;
 pub mod session;
 pub mod sync;
 pub mod text;
