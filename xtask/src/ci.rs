@@ -80,15 +80,19 @@ const STEPS: &[Step] = &[
     // Every library as crates.io would receive it, in dependency order:
     // each `.crate` is built from its packaged files alone, against its
     // siblings' packages (cargo 1.90 and later resolve unpublished siblings
-    // through a local overlay of the packages just made). `cargo package`
-    // rather than `cargo publish --dry-run`: the dry run also asks crates.io
-    // whether each version is already there, which is not this check's
-    // business and fails once 0.1.0 is out. The libraries are named rather
-    // than `--workspace`, so a new member is a decision here. Cargo warns
-    // about missing metadata (description, license, documentation) and
-    // about files a target needs that the package leaves out, hence the
-    // warning check. `--allow-dirty`: what is checked is the packages'
-    // contents, so a run before committing checks the files as they are.
+    // through a local overlay of the packages just made).
+    //
+    // `cargo package` rather than `cargo publish --dry-run`: the dry run
+    // also asks crates.io whether each version is already there, which is
+    // not this check's business, and prints `warning: aborting upload due
+    // to dry run` for every crate. The libraries are named rather than
+    // `--workspace`, which would also package mcp-cli, tests and xtask
+    // (`publish = false` does not stop `cargo package`), and a new member
+    // is a decision here. Cargo warns about missing metadata (description,
+    // license, documentation) and about files a target needs that the
+    // package leaves out, hence the warning check. `--allow-dirty`: what is
+    // checked is the packages' contents, so a run before committing checks
+    // the files as they are.
     Step {
         name: "package",
         action: Action::CargoWithoutWarnings(
