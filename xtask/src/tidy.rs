@@ -1,4 +1,4 @@
-//! Repository policy as code: crate layering, module docs, no debugging macros, comments in their own terms, no module circles.
+//! Repository policy as code: crate layering, module docs, no debugging macros, comments in their own terms, no module circles, license copies in published crates.
 //!
 //! Every rule is a function over a repository root, so the tests below run it
 //! on small fake repositories in temporary directories, and one test runs the
@@ -59,6 +59,11 @@ const FORBIDDEN_MACROS: &[&str] = &["dbg", "todo", "unimplemented"];
 /// Hidden directories (`.git`, `.cargo`, ...) are skipped too.
 const SKIPPED_DIRS: &[&str] = &["target", "node_modules"];
 
+/// The license texts at the repository root. `cargo package` takes only the
+/// files inside a crate's directory, so every published crate carries a
+/// copy of each, and the copies must not drift from the root's.
+const LICENSE_FILES: &[&str] = &["LICENSE-MIT", "LICENSE-APACHE"];
+
 /// The file where the layer table lives, named in failures.
 const THIS_FILE: &str = "xtask/src/tidy.rs";
 
@@ -89,6 +94,7 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<Problem>> {
     problems.extend(check_forbidden_macros(root)?);
     problems.extend(crate::tidy_source::check_planning_words(root)?);
     problems.extend(crate::tidy_source::check_module_circles(root)?);
+    problems.extend(check_license_copies(root)?);
     Ok(problems)
 }
 
@@ -260,6 +266,92 @@ pub(crate) fn check_forbidden_macros(root: &Path) -> anyhow::Result<Vec<Problem>
         }
     }
     Ok(problems)
+}
+
+/// Rule (f): every workspace member that may be published (its manifest
+/// does not say `publish = false`, directly or through
+/// `[workspace.package]`) holds copies of the root's license files, equal
+/// byte for byte.
+pub(crate) fn check_license_copies(root: &Path) -> anyhow::Result<Vec<Problem>> {
+    let root_manifest = read_manifest(&root.join("Cargo.toml"))?;
+    let mut problems = Vec::new();
+    let mut originals = Vec::new();
+    for name in LICENSE_FILES {
+        let path = root.join(name);
+        if path.is_file() {
+            let text = fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            originals.push((*name, Some(text)));
+        } else {
+            originals.push((*name, None));
+        }
+    }
+    let mut root_reported = BTreeSet::new();
+    for member in workspace_members(root, &root_manifest)? {
+        let manifest = read_manifest(&member.join("Cargo.toml"))?;
+        let Some(package) = manifest.get("package").and_then(Value::as_table) else {
+            continue;
+        };
+        if !publishable(package, &root_manifest) {
+            continue;
+        }
+        for (name, original) in &originals {
+            let copy = member.join(name);
+            let shown = relative(root, &copy);
+            let Some(original) = original else {
+                if root_reported.insert(*name) {
+                    problems.push(Problem {
+                        path: (*name).to_owned(),
+                        line: None,
+                        message: format!(
+                            "missing: `{}` may be published and needs the root's license texts",
+                            relative(root, &member)
+                        ),
+                    });
+                }
+                continue;
+            };
+            let message = if !copy.is_file() {
+                format!("missing: copy the root's {name} here, which `cargo package` takes")
+            } else if fs::read(&copy).with_context(|| format!("reading {}", copy.display()))?
+                != *original
+            {
+                format!("differs from the root's {name}: copy it again")
+            } else {
+                continue;
+            };
+            problems.push(Problem {
+                path: shown,
+                line: None,
+                message,
+            });
+        }
+    }
+    Ok(problems)
+}
+
+/// Whether cargo may publish a package: `publish` left out or `true`, or a
+/// nonempty registry list, read from `[workspace.package]` when inherited.
+fn publishable(package: &Table, root_manifest: &Table) -> bool {
+    let inherited = || {
+        root_manifest
+            .get("workspace")
+            .and_then(|workspace| workspace.get("package"))
+            .and_then(|package| package.get("publish"))
+    };
+    let setting = match package.get("publish") {
+        Some(Value::Table(table))
+            if table.get("workspace").and_then(Value::as_bool) == Some(true) =>
+        {
+            inherited()
+        }
+        setting => setting,
+    };
+    match setting {
+        None => true,
+        Some(Value::Boolean(publish)) => *publish,
+        Some(Value::Array(registries)) => !registries.is_empty(),
+        Some(_) => true,
+    }
 }
 
 fn place_of(name: &str) -> Option<Place> {
@@ -550,6 +642,9 @@ mod tests {
 [workspace]
 members = ["crates/*", "xtask", "tests"]
 
+[workspace.package]
+publish = false
+
 [workspace.dependencies]
 mcp-proto = { path = "crates/mcp-proto" }
 mcp-transport = { path = "crates/mcp-transport" }
@@ -557,10 +652,18 @@ mcp-config = { path = "crates/mcp-config" }
 serde = "1"
 "#,
         ),
+        ("LICENSE-MIT", "MIT text\n"),
+        ("LICENSE-APACHE", "Apache text\n"),
         (
             "crates/mcp-proto/Cargo.toml",
             "[package]\nname = \"mcp-proto\"\n\n[dependencies]\nserde.workspace = true\n",
         ),
+        ("crates/mcp-proto/LICENSE-MIT", "MIT text\n"),
+        ("crates/mcp-proto/LICENSE-APACHE", "Apache text\n"),
+        ("crates/mcp-transport/LICENSE-MIT", "MIT text\n"),
+        ("crates/mcp-transport/LICENSE-APACHE", "Apache text\n"),
+        ("crates/mcp-config/LICENSE-MIT", "MIT text\n"),
+        ("crates/mcp-config/LICENSE-APACHE", "Apache text\n"),
         (
             "crates/mcp-proto/src/lib.rs",
             "//! Types.\n\npub mod codec;\n",
@@ -581,7 +684,7 @@ serde = "1"
         ("crates/mcp-config/src/lib.rs", "//! Config.\n"),
         (
             "xtask/Cargo.toml",
-            "[package]\nname = \"xtask\"\n\n[dependencies]\nserde.workspace = true\n",
+            "[package]\nname = \"xtask\"\npublish = false\n\n[dependencies]\nserde.workspace = true\n",
         ),
         (
             "xtask/src/main.rs",
@@ -589,7 +692,7 @@ serde = "1"
         ),
         (
             "tests/Cargo.toml",
-            "[package]\nname = \"tests\"\n\n[dev-dependencies]\nmcp-transport = { path = \"../crates/mcp-transport\" }\nmcp-config.workspace = true\n",
+            "[package]\nname = \"tests\"\npublish.workspace = true\n\n[dev-dependencies]\nmcp-transport = { path = \"../crates/mcp-transport\" }\nmcp-config.workspace = true\n",
         ),
         ("tests/src/lib.rs", "//! Helpers.\n"),
         (
@@ -661,7 +764,7 @@ serde = "1"
         check(
             &[(
                 "xtask/Cargo.toml",
-                "[package]\nname = \"xtask\"\n\n[dependencies]\nmcp-proto.workspace = true\n",
+                "[package]\nname = \"xtask\"\npublish = false\n\n[dependencies]\nmcp-proto.workspace = true\n",
             )],
             &[
                 "xtask/Cargo.toml: edge xtask -> mcp-proto in [dependencies] is not allowed: \
@@ -676,12 +779,12 @@ serde = "1"
             &[
                 (
                     "crates/mcp-extra/Cargo.toml",
-                    "[package]\nname = \"mcp-extra\"\n",
+                    "[package]\nname = \"mcp-extra\"\npublish = false\n",
                 ),
                 ("crates/mcp-extra/src/lib.rs", "//! Extra.\n"),
                 (
                     "tests/Cargo.toml",
-                    "[package]\nname = \"tests\"\n\n[dependencies]\nvendored = { path = \"../vendor/vendored\" }\n",
+                    "[package]\nname = \"tests\"\npublish = false\n\n[dependencies]\nvendored = { path = \"../vendor/vendored\" }\n",
                 ),
             ],
             &[
@@ -727,6 +830,39 @@ serde = "1"
                 "crates/mcp-proto/src/codec/mod.rs:3: `todo!(` is not allowed in library code",
                 "crates/mcp-proto/src/codec/mod.rs:5: `unimplemented!(` is not allowed in \
                  library code",
+            ],
+        );
+    }
+
+    #[test]
+    fn published_crates_carry_the_root_licenses() {
+        check(
+            &[
+                ("crates/mcp-proto/LICENSE-MIT", "MIT text, edited\n"),
+                ("crates/mcp-config/LICENSE-APACHE", ""),
+                // Unpublished crates need no copies, whether they say so
+                // themselves or through the workspace.
+                ("crates/mcp-transport/LICENSE-MIT", ""),
+                (
+                    "crates/mcp-transport/Cargo.toml",
+                    "[package]\nname = \"mcp-transport\"\npublish.workspace = true\n",
+                ),
+            ],
+            &[
+                "crates/mcp-config/LICENSE-APACHE: missing: copy the root's LICENSE-APACHE \
+                 here, which `cargo package` takes",
+                "crates/mcp-proto/LICENSE-MIT: differs from the root's LICENSE-MIT: copy it again",
+            ],
+        );
+    }
+
+    #[test]
+    fn published_crates_without_root_licenses_fire_once_per_file() {
+        check(
+            &[("LICENSE-APACHE", "")],
+            &[
+                "LICENSE-APACHE: missing: `crates/mcp-config` may be published and needs the \
+                 root's license texts",
             ],
         );
     }

@@ -1,48 +1,22 @@
 //! OAuth 2.1 authorization for MCP's HTTP transports (MCP "Authorization", 2025-03-26 to 2025-11-25).
 //!
-//! [`OAuthProvider`] implements mcp-transport's [`AuthProvider`](mcp_transport::AuthProvider)
-//! hook: on a 401 it parses the challenge, finds the protected resource
-//! metadata (RFC 9728) and the authorization server metadata (RFC 8414 /
-//! OpenID Connect Discovery, with the 2025-03-26 fallbacks), identifies the
-//! client (pre-registered, client ID metadata document, or dynamic
-//! registration), and runs the authorization code grant with PKCE S256
-//! through the host's [`Interaction`], the client credentials grant, or a
-//! JWT bearer grant (cross-app access, workload identity federation).
-//! Where the authorization server offers DPoP (RFC 9449) with ES256, tokens
-//! are bound to a key of the client's and every request carries a proof.
-//! Tokens live in a [`TokenStore`] keyed by server and issuer.
+#![doc = include_str!("../README.md")]
 //!
-//! The discovery steps are plain functions, so a host can see where the
-//! provider will look before anything is fetched:
+//! ## How it fits
 //!
-//! ```
-//! use mcp_client_oauth::{Challenge, authorization_server_metadata_urls, protected_resource_metadata_urls};
-//! use url::Url;
+//! [`OAuthProvider`] is the [`AuthProvider`](mcp_transport::AuthProvider) a
+//! host attaches to mcp-transport's HTTP transport, configured by
+//! [`OAuthOptions`]: the [`Grant`] chooses the flow (the authorization code
+//! grant through the host's [`Interaction`], client credentials, or a JWT
+//! bearer grant for cross-app access and workload identity federation), a
+//! [`TokenStore`] keeps the tokens ([`MemoryTokenStore`],
+//! [`FileTokenStore`]), and every failure is an [`OAuthError`]. The
+//! discovery steps ([`Challenge`], [`protected_resource_metadata_urls`],
+//! [`authorization_server_metadata_urls`]) are public for hosts that show
+//! where the provider looks, with the 2025-03-26 fallbacks.
 //!
-//! // The server's 401 names its protected resource metadata and the scope it needs.
-//! let server = Url::parse("https://mcp.example.com/mcp")?;
-//! let challenge = Challenge::parse(
-//!     r#"Bearer resource_metadata="/.well-known/oauth-protected-resource/mcp", scope="files:read""#,
-//! );
-//! assert_eq!(challenge.scope.as_deref(), Some("files:read"));
-//! let resource: Vec<String> = protected_resource_metadata_urls(&server, &challenge)
-//!     .iter()
-//!     .map(Url::to_string)
-//!     .collect();
-//! assert_eq!(resource, [
-//!     "https://mcp.example.com/.well-known/oauth-protected-resource/mcp", // named by the challenge
-//!     "https://mcp.example.com/.well-known/oauth-protected-resource/mcp", // path-based
-//!     "https://mcp.example.com/.well-known/oauth-protected-resource",     // root
-//! ]);
-//! // The metadata names the issuer; its own metadata is looked for with
-//! // RFC 8414 path insertion first.
-//! let issuer = Url::parse("https://auth.example.com/tenant")?;
-//! let first = &authorization_server_metadata_urls(&issuer)[0];
-//! assert_eq!(first.as_str(), "https://auth.example.com/.well-known/oauth-authorization-server/tenant");
-//! # Ok::<(), url::ParseError>(())
-//! ```
+//! ## Modules
 //!
-//! Modules:
 //! - `challenge`: `WWW-Authenticate` parsing.
 //! - `discovery`: metadata discovery and resource matching.
 //! - `provider`: the provider and its grants.
@@ -53,6 +27,7 @@
 //!
 //! **Invariant:** no token, secret, code or verifier is ever logged, shown
 //! by `Debug`, or put in an error ([`Secret`]).
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod challenge;
 mod crypto;

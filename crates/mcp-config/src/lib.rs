@@ -1,5 +1,9 @@
 //! MCP server configuration: formats, discovery, validation, `${VAR}` references, the safe store and fingerprints.
 //!
+#![doc = include_str!("../README.md")]
+//!
+//! ## From a file to a connection
+//!
 //! This crate describes how to reach MCP servers, as data; it never connects
 //! (`mcp-manager` turns a [`ResolvedConfig`] into a transport). Of the
 //! workspace it depends only on `mcp-proto`, for the [`Secret`] string type.
@@ -50,6 +54,7 @@
 //! `Debug` output of this crate contains one.
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 mod diagnostic;
 mod discovery;
 mod expand;

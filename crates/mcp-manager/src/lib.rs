@@ -1,5 +1,9 @@
 //! The MCP connection lifecycle engine: turns validated configuration into live, honest connections.
 //!
+#![doc = include_str!("../README.md")]
+//!
+//! ## How it fits
+//!
 //! [`McpManager`] connects servers in parallel (at most 3 setting up at
 //! once, the others `queued`), applies deadlines (initialize 10 s, each
 //! `tools/list` page 10 s, whole discovery 15 s, a one-time 120 s for a
@@ -9,39 +13,8 @@
 //! connections when asked to, and publishes [`Snapshot`]s and
 //! [`ManagerEvent`]s. It is shared by every host session (cheap `Clone`).
 //!
-//! ```
-//! use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
-//! use mcp_manager::{JsonFileToolCache, McpManager};
-//! use std::sync::Arc;
-//! # use mcp_manager::scripted::{ScriptedFactory, ScriptedServer};
+//! ## Modules
 //!
-//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! # let dir = tempfile::tempdir().unwrap();
-//! # let cache_path = dir.path().join("mcp-tools.json");
-//! # // An in-memory stand-in for `mcp-server-everything`.
-//! # let factory = ScriptedFactory::new().server("everything", ScriptedServer::new()
-//! #     .tool(serde_json::json!({"name": "echo", "inputSchema": {"type": "object"}}), |_| mcp_manager::scripted::Reply::result(serde_json::json!({"content": []}))));
-//! let manager = McpManager::builder()
-//!     .cache(Arc::new(JsonFileToolCache::open(&cache_path))) // e.g. /var/cache/host/mcp-tools.json
-//! #   .factory(factory)
-//!     .build();
-//! let everything = ServerConfig::new(
-//!     "everything",
-//!     TransportConfig::Stdio(StdioConfig::new("mcp-server-everything")),
-//! );
-//! // Returns after at most 250 ms when the cache knows the pending servers.
-//! let report = manager.connect_servers([everything]).await;
-//! for (server, tool) in report.tools() {
-//!     println!("{server}: {}", tool.name);
-//! }
-//! // Later, per prompt: the ready servers and their catalogs, together.
-//! let snapshot = manager.snapshot(None);
-//! assert_eq!(snapshot.tool_count(), 1);
-//! manager.close().await;
-//! # });
-//! ```
-//!
-//! Module map:
 //! - `manager`: the public API of the lifecycle ([`McpManager`],
 //!   [`ManagerBuilder`]: connect, snapshots, status, waiting, closing);
 //!   `configure`: its store-backed half (load the persisted servers, list,
@@ -62,6 +35,7 @@
 //! to `tracing` (a stdio server's last stderr lines, bounded and escaped,
 //! also to [`ServerError::cause`], for a person and never in the message),
 //! and no status, event, error or `Debug` output contains a secret value.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod cache;
 mod catalog;

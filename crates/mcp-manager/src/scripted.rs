@@ -22,6 +22,7 @@
 //! manager.close().await;
 //! # });
 //! ```
+#![cfg_attr(docsrs, doc(cfg(feature = "scripted")))]
 
 use std::collections::HashMap;
 use std::sync::Mutex;

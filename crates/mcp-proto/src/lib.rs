@@ -1,8 +1,8 @@
 //! Model Context Protocol types, codecs and the sans-IO client and server sessions.
 //!
-//! This crate does no I/O and never reads the clock: callers hand it bytes
-//! and [`std::time::Instant`]s and take bytes, events and deadlines back.
-//! `mcp-transport` pumps it over real pipes and sockets.
+#![doc = include_str!("../README.md")]
+//!
+//! ## Modules
 //!
 //! - [`jsonrpc`]: JSON-RPC 2.0 framing (ids, messages, batches).
 //! - [`types`]: every MCP request, result and notification a client meets.
@@ -15,6 +15,7 @@
 //! - [`server`]: the server session state machine, both eras.
 //! - [`text`]: a peer's text made safe to show: escaped for terminals,
 //!   bounded for errors and a model's context.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod codec;
 pub mod headers;

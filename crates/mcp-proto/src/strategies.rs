@@ -8,6 +8,7 @@
 //! - floats are multiples of a power of two small enough to survive the
 //!   JSON text round trip exactly;
 //! - `Unknown` content blocks have a `type` starting with `x_`.
+#![cfg_attr(docsrs, doc(cfg(feature = "proptest")))]
 
 use proptest::collection::{btree_map, vec};
 use proptest::option;

@@ -1,56 +1,14 @@
-//! What the model sees of MCP: collision-free tool names, live and deferred
-//! tool adapters, argument validation, result conversion, call deadlines
-//! and cancellation, permission presets with approvals and session grants,
-//! lazy loader tools, catalog search and the `<mcp_servers>` prompt section.
+//! What the model sees of MCP: collision-free tool names, validated arguments, approvals, lazy loading, and the gateway.
+//!
+#![doc = include_str!("../README.md")]
+//!
+//! ## How it fits
 //!
 //! A host creates one [`McpSession`] per agent session over the shared
-//! [`McpManager`](mcp_manager::McpManager), binds tools before each prompt
-//! and calls them; everything below is the whole integration:
-//!
-//! ```
-//! use std::sync::Arc;
-//! use mcp_toolbridge::prelude::*;
-//! # use mcp_manager::scripted::{Reply, ScriptedFactory, ScriptedServer};
-//! # use serde_json::json;
-//!
-//! struct AskTheUser;
-//! #[async_trait]
-//! impl ApprovalHandler for AskTheUser {
-//!     async fn decide(&self, request: &ApprovalRequest) -> ApprovalDecision {
-//!         println!("Run {} of {}?", request.tool, request.server_name);
-//!         ApprovalDecision::AllowOnce // a real host shows a card
-//!     }
-//! }
-//!
-//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! # // An in-memory stand-in for `mcp-server-filesystem`.
-//! # let files = ScriptedServer::new().tool(
-//! #     json!({"name": "read_file", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}),
-//! #     |args| Reply::result(json!({"content": [{"type": "text", "text": format!("# {}", args["path"].as_str().unwrap_or(""))}]})),
-//! # );
-//! # let factory = ScriptedFactory::new().server("files", files);
-//! let manager = McpManager::builder()
-//! #   .factory(factory)
-//!     .build();
-//! let files = StdioConfig::new("mcp-server-filesystem");
-//! let report = manager.connect_servers([ServerConfig::new("files", TransportConfig::Stdio(files))]).await;
-//! let session = McpSession::new(&manager, SessionOptions::default());
-//! session.set_approval_handler(Some(Arc::new(AskTheUser)));
-//! // Each user prompt: bind, declare the tools, add the prompt section.
-//! let tools = session.bind_startup(&report); // later prompts: session.bind()
-//! let system = format!("You are a helpful agent.\n{}", tools.prompt_section());
-//! for tool in tools.tools() {
-//!     println!("declare {}: {} {:?}", tool.name(), tool.description(), tool.input_schema());
-//! }
-//! // The model calls a tool by its name:
-//! let call = ToolCall::new("call_1", serde_json::json!({"path": "README.md"}));
-//! match tools.call("mcp_files_read_file", call).await {
-//!     ToolOutcome::Cancelled => {}
-//!     outcome => println!("{system}\n{:?}", outcome.result()),
-//! }
-//! manager.close().await;
-//! # });
-//! ```
+//! [`McpManager`](mcp_manager::McpManager), binds a [`ToolSet`] before each
+//! prompt ([`McpSession::bind_startup`], then [`McpSession::bind`]) and
+//! calls its tools by the names the model sees ([`ToolSet::call`]), as the
+//! example above does.
 //!
 //! Hosts that keep MCP tools out of the initial declarations register
 //! [`McpSession::loader_tools`] (`load_mcp`, `call_mcp_tool`,
@@ -100,6 +58,7 @@
 //! bypasses approval, and the prompt section never shows commands, URLs,
 //! environment values or credentials: it is rendered from server ids,
 //! display names and `initialize` instructions only.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod approval;
 mod backend;

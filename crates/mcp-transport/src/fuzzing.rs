@@ -2,6 +2,7 @@
 //!
 //! Not a stable API: it exists so that `fuzz/` can drive the code the
 //! transport runs on a response body without a socket or a runtime.
+#![cfg_attr(docsrs, doc(cfg(feature = "fuzzing")))]
 
 use mcp_proto::codec::SseDecoder;
 use mcp_proto::{Frame, RequestId};

@@ -1,6 +1,10 @@
 //! MCP transports and the async client that speaks MCP over them.
 //!
-//! How the pieces fit. A [`Transport`] moves whole JSON-RPC messages
+#![doc = include_str!("../README.md")]
+//!
+//! ## How the pieces fit
+//!
+//! A [`Transport`] moves whole JSON-RPC messages
 //! ([`mcp_proto::Message`]) to and from one server, and reports what went
 //! wrong on the wire as a [`TransportError`]:
 //! - [`StdioTransport`] spawns the server process (in its own process
@@ -30,29 +34,7 @@
 //! server sends (sampling, elicitation, roots) go to a [`ClientHandler`];
 //! each request's failure is a [`ClientError`] that keeps its transport
 //! cause.
-//!
-//! ```
-//! use mcp_transport::scripted::{Reply, ScriptedServer};
-//! use mcp_transport::{Client, ClientOptions};
-//! use serde_json::json;
-//!
-//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! // Any transport will do; `StdioTransport::spawn(StdioOptions::new("my-server"))`
-//! // for a process. This one is an in-memory scripted server.
-//! let (transport, _seen) = ScriptedServer::new()
-//!     .tool(json!({"name": "add", "inputSchema": {"type": "object"}}), |args| {
-//!         let sum = args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0);
-//!         Reply::result(json!({"content": [{"type": "text", "text": sum.to_string()}]}))
-//!     })
-//!     .spawn();
-//! let client = Client::connect(transport, ClientOptions::default()).await?;
-//! let args = json!({"a": 2, "b": 3}).as_object().cloned();
-//! let result = client.call_tool("add", args).await?;
-//! assert_eq!(serde_json::to_value(&result.content[0])?["text"], "5");
-//! client.close().await;
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! # }).unwrap();
-//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod client;
 #[cfg(unix)]

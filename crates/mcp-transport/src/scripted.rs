@@ -41,6 +41,7 @@
 //! # Ok::<(), mcp_transport::ClientError>(())
 //! # }).unwrap();
 //! ```
+#![cfg_attr(docsrs, doc(cfg(feature = "scripted")))]
 
 use std::collections::HashMap;
 use std::future::Future;
