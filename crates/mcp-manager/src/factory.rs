@@ -26,10 +26,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mcp_config::{AssertionSource, OAuthGrant, ResolvedConfig, ResolvedOAuth, ResolvedTransport};
 use mcp_client_oauth::{
     FileTokenStore, Grant, Interaction, OAuthError, OAuthOptions, OAuthProvider, WorkloadAssertion,
 };
+use mcp_config::{AssertionSource, OAuthGrant, ResolvedConfig, ResolvedOAuth, ResolvedTransport};
 use mcp_transport::{
     AuthProvider, CaEnv, HttpOptions, HttpProtocol, HttpTransport, ProxyConfig, Transport,
     TransportError,

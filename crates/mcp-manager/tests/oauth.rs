@@ -7,9 +7,9 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
+use mcp_client_oauth::{FileTokenStore, Secret, StoreKey, StoredCredentials, TokenStore, Tokens};
 use mcp_config::{HttpConfig, OAuthConfig, SecretEntry, ServerConfig, TransportConfig};
 use mcp_manager::{DefaultTransportFactory, ErrorCode, McpManager};
-use mcp_client_oauth::{FileTokenStore, Secret, StoreKey, StoredCredentials, TokenStore, Tokens};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "RECOGNISABLE-MANAGER-TOKEN-8d2f";
