@@ -113,13 +113,7 @@ async fn progress_is_delivered() {
         ..Default::default()
     };
     client
-        .call_tool_with(
-            &params,
-            CallOptions {
-                progress: Some(tx),
-                ..Default::default()
-            },
-        )
+        .call_tool_with(&params, CallOptions::default().progress(Some(tx)))
         .await
         .unwrap();
     let mut steps = Vec::new();
@@ -241,10 +235,7 @@ async fn a_hung_call_hits_its_deadline_and_the_connection_survives() {
     let error = client
         .call_tool_with(
             &params,
-            CallOptions {
-                timeout: Some(Duration::from_millis(200)),
-                ..Default::default()
-            },
+            CallOptions::default().timeout(Some(Duration::from_millis(200))),
         )
         .await
         .unwrap_err();
@@ -278,10 +269,7 @@ impl ClientHandler for Host {
 
 #[tokio::test]
 async fn server_requests_reach_the_host_handler() {
-    let mut options = ClientOptions {
-        handler: Some(Arc::new(Host)),
-        ..Default::default()
-    };
+    let mut options = ClientOptions::default().handler(Some(Arc::new(Host)));
     options.session.capabilities.roots = Some(RootsCapability::default());
     options.session.capabilities.elicitation = Some(ElicitationCapability::default());
     let client = connect_with(fixture(&[]), options).await;

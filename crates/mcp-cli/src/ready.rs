@@ -130,10 +130,7 @@ pub(crate) fn client(
     };
     let client = runtime.manager.client(id).ok_or_else(gone)?;
     let catalog = runtime.manager.catalog(id).ok_or_else(gone)?;
-    let options = CallOptions {
-        timeout: runtime.manager.call_timeout(id),
-        ..CallOptions::default()
-    };
+    let options = CallOptions::default().timeout(runtime.manager.call_timeout(id));
     Ok((client, catalog, options))
 }
 

@@ -468,10 +468,7 @@ async fn paginate<P: Page>(
     let mut empty_in_a_row = 0usize;
     loop {
         let params = PaginatedRequestParams::page(cursor.take());
-        let options = CallOptions {
-            timeout: Some(limits.page_timeout),
-            ..CallOptions::default()
-        };
+        let options = CallOptions::default().timeout(Some(limits.page_timeout));
         let page = P::fetch(client, &params, options)
             .await
             .map_err(ListError::Client)?;

@@ -58,8 +58,10 @@ use tokio::time::Instant;
 
 use crate::transport::{FrameSink, Inbound, Transport, TransportError};
 
-/// Options for a [`Client`].
-#[derive(Clone)]
+/// Options for a [`Client`]; start from [`ClientOptions::default`] and set
+/// what differs with the setter of the same name.
+#[derive(Clone, derive_setters::Setters)]
+#[non_exhaustive]
 pub struct ClientOptions {
     /// The session's options: client info, capabilities, versions, deadlines.
     pub session: SessionOptions,
@@ -284,8 +286,10 @@ impl ClientError {
     }
 }
 
-/// Per-call options.
-#[derive(Clone, Debug, Default)]
+/// Per-call options; start from [`CallOptions::default`] and set what
+/// differs with the setter of the same name.
+#[derive(Clone, Debug, Default, derive_setters::Setters)]
+#[non_exhaustive]
 pub struct CallOptions {
     /// The deadline; `None` takes [`SessionOptions::request_timeout`].
     pub timeout: Option<Duration>,
@@ -921,12 +925,11 @@ impl Client {
         let (tx, rx) = oneshot::channel();
         let handle = {
             let mut inner = self.shared.lock();
-            let request_options = RequestOptions {
-                timeout: options.timeout,
-                progress: options.progress.is_some(),
-                reset_timeout_on_progress: options.reset_timeout_on_progress,
-                max_total_timeout: options.max_total_timeout,
-            };
+            let request_options = RequestOptions::default()
+                .timeout(options.timeout)
+                .progress(options.progress.is_some())
+                .reset_timeout_on_progress(options.reset_timeout_on_progress)
+                .max_total_timeout(options.max_total_timeout);
             let now = Instant::now();
             inner.last_activity = now;
             let handle = inner
