@@ -90,7 +90,7 @@ impl DemoServer {
         match item {
             Ok(Frame::Single(message)) => {
                 if let Some(answer) = self.handle(message) {
-                    ndjson::encode(&answer, out);
+                    encode_line(&answer, out);
                 }
             }
             Ok(Frame::Batch(messages)) => {
@@ -100,18 +100,20 @@ impl DemoServer {
                         error_codes::INVALID_REQUEST,
                         "JSON-RPC batches exist only in protocol version 2025-03-26",
                     );
-                    ndjson::encode(&Message::error(None, error), out);
+                    encode_line(&Message::error(None, error), out);
                     return;
                 }
                 let answers: Vec<Message> = messages
                     .into_iter()
                     .filter_map(|message| self.handle(message))
                     .collect();
-                if !answers.is_empty() {
-                    ndjson::encode_frame(&Frame::Batch(answers), out);
+                if !answers.is_empty()
+                    && let Err(error) = ndjson::encode_frame(&Frame::Batch(answers), out)
+                {
+                    tracing::warn!(%error, "dropping a batch of answers");
                 }
             }
-            Err(error) => ndjson::encode(&Message::error(None, error.to_error_object()), out),
+            Err(error) => encode_line(&Message::error(None, error.to_error_object()), out),
         }
     }
 
@@ -244,6 +246,15 @@ fn decode<T: serde::de::DeserializeOwned>(params: &str, method: &str) -> Result<
 fn respond(id: mcp_proto::RequestId, result: &impl Serialize) -> Result<Message, ErrorObject> {
     Message::response(id, result)
         .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))
+}
+
+/// Appends `message` as one line. The demo's answers are its own values,
+/// which always have a one-line form; should one not, it is dropped and
+/// logged rather than written in half.
+fn encode_line(message: &Message, out: &mut Vec<u8>) {
+    if let Err(error) = ndjson::encode(message, out) {
+        tracing::warn!(%error, "dropping an answer");
+    }
 }
 
 #[cfg(test)]

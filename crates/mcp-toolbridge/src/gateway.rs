@@ -902,15 +902,29 @@ async fn write_all<W: AsyncWrite + Unpin>(
 ) {
     let mut out = Vec::new();
     while let Some(message) = messages.recv().await {
-        ndjson::encode(&message, &mut out);
+        encode_line(&message, &mut out);
         // Whatever else is queued goes in the same write.
         while let Ok(message) = messages.try_recv() {
-            ndjson::encode(&message, &mut out);
+            encode_line(&message, &mut out);
         }
         if writer.write_all(&out).await.is_err() || writer.flush().await.is_err() {
             return;
         }
         out.clear();
+    }
+}
+
+/// Appends `message` as one line. A response with no one-line form (a
+/// result kept raw from a server, holding a line break inside a string) is
+/// replaced by an internal error for its id, so that the peer waiting for
+/// it is answered; any other such message is dropped.
+fn encode_line(message: &Message, out: &mut Vec<u8>) {
+    if let Err(error) = ndjson::encode(message, out)
+        && let Message::Response(response) = message
+    {
+        let error = ErrorObject::new(error_codes::INTERNAL_ERROR, error.to_string());
+        // An error object of our own always has a one-line form.
+        let _ = ndjson::encode(&Message::error(Some(response.id.clone()), error), out);
     }
 }
 

@@ -49,7 +49,7 @@ use mcp_proto::types::{
     ProgressNotificationParams, ResourceUpdatedNotificationParams, ResultType,
     fill_elicitation_defaults,
 };
-use mcp_proto::{Era, Frame};
+use mcp_proto::{Era, Frame, Message};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{Notify, mpsc, oneshot, watch};
@@ -1364,6 +1364,9 @@ impl Driver {
         // message (measured with `cargo xtask bench`).
         let mut receiving = transport.recv();
         let mut sending: Option<SendFuture<'_>> = None;
+        // The id of the request `sending` carries, so that a message the
+        // transport cannot encode fails that request alone.
+        let mut sending_id: Option<RequestId> = None;
         let timer = tokio::time::sleep_until(Instant::now());
         tokio::pin!(timer);
         let mut armed: Option<Instant> = None;
@@ -1395,6 +1398,10 @@ impl Driver {
                 break;
             }
             if let Some(message) = next {
+                sending_id = match &message {
+                    Message::Request(request) => Some(request.id.clone()),
+                    _ => None,
+                };
                 sending = Some(transport.send(message));
             }
             if deadline != armed {
@@ -1406,10 +1413,17 @@ impl Driver {
             tokio::select! {
                 result = poll_optional(&mut sending) => {
                     sending = None;
+                    let id = sending_id.take();
                     let mut inner = shared.lock();
                     inner.sending = false;
-                    if let Err(error) = result {
-                        close_on_transport_error(&mut inner, error);
+                    match result {
+                        Ok(()) => {}
+                        // Nothing was written: the connection is still in
+                        // step, and only this message is lost.
+                        Err(error @ TransportError::Encode(_)) => {
+                            on_undelivered(&mut inner, id, error);
+                        }
+                        Err(error) => close_on_transport_error(&mut inner, error),
                     }
                 }
                 inbound = &mut receiving, if transport_open => {
