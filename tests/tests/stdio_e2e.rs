@@ -11,7 +11,7 @@ use mcp_proto::types::{
 };
 use mcp_transport::{
     CallOptions, Client, ClientError, ClientHandler, ClientOptions, ServerNotification,
-    StdioOptions, StdioTransport,
+    StdioOptions, StdioTransport, TransportError,
 };
 use serde_json::json;
 
@@ -205,7 +205,14 @@ async fn an_oversize_message_ends_the_connection_with_a_clear_error() {
     let client = connect_with(stdio, ClientOptions::default()).await;
     let error = client.list_tools(None).await.unwrap_err();
     match &error {
-        ClientError::Closed { reason, .. } => assert!(reason.contains("65536"), "{reason}"),
+        // The reason says a transport error ended it; the error, its source, names the limit.
+        ClientError::Closed {
+            source: Some(source),
+            ..
+        } => assert!(
+            matches!(**source, TransportError::TooLarge { limit: 65536 }),
+            "{source:?}"
+        ),
         other => panic!("{other:?}"),
     }
 }

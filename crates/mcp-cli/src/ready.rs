@@ -166,7 +166,7 @@ pub(crate) fn request_error(id: &str, what: &str, error: &mcp_transport::ClientE
         }
         other => CliError::connection(format!(
             "server `{id}`: cannot {what}: {}",
-            line(&other.to_string())
+            line(&mcp_proto::text::ErrorChain(other).to_string())
         ))
         .server(id),
     }

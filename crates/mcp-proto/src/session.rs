@@ -414,7 +414,7 @@ impl HandshakeError {
 #[non_exhaustive]
 pub enum CloseReason {
     /// The handshake failed.
-    #[error("handshake failed: {0}")]
+    #[error("handshake failed")]
     Handshake(#[from] HandshakeError),
     /// The transport ended (the peer hung up or the stream broke).
     #[error("transport closed")]

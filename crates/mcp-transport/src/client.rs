@@ -182,7 +182,8 @@ pub enum ClientError {
     /// The connection is closed; `reason` says why.
     #[error("connection closed: {reason}")]
     Closed {
-        /// Why the connection closed, in words.
+        /// Why the connection closed, in words; `transport error` when the
+        /// transport's error, the `source`, says why.
         reason: String,
         /// The transport's error, when one ended the connection (see
         /// [`ClientError::transport_error`]).
@@ -201,7 +202,8 @@ pub enum ClientError {
     /// The transport could not deliver the request; the connection goes on.
     #[error("request not delivered: {reason}")]
     Undelivered {
-        /// Why, in words.
+        /// Why, in words; `transport error` when the transport's error, the
+        /// `source`, says why.
         reason: String,
         /// The transport's error (see [`ClientError::transport_error`]).
         #[source]
@@ -212,7 +214,7 @@ pub enum ClientError {
     #[error(transparent)]
     Refused(#[from] SessionError),
     /// The server's result did not have the expected shape.
-    #[error("invalid {method} result: {source}")]
+    #[error("invalid {method} result")]
     InvalidResult {
         /// The method called.
         method: String,
@@ -403,6 +405,11 @@ struct Inner {
 /// delivered.
 type Failure = (RequestError, Option<Arc<TransportError>>);
 
+/// The reason a request or the connection failed when the transport's
+/// error (kept as the source) says why: the `Display` of the error around
+/// it leaves the details to that source rather than printing them twice.
+const TRANSPORT_ERROR: &str = "transport error";
+
 struct Waiter {
     reply: oneshot::Sender<Result<RawJson, Failure>>,
     progress: Option<mpsc::UnboundedSender<ProgressNotificationParams>>,
@@ -424,7 +431,7 @@ impl ClosedCause {
         if error.is_session_expired() {
             return ClosedCause::SessionExpired;
         }
-        ClosedCause::Other(error.to_string(), Some(Arc::new(error)))
+        ClosedCause::Other(TRANSPORT_ERROR.to_owned(), Some(Arc::new(error)))
     }
 
     fn to_error(&self) -> ClientError {
@@ -1628,7 +1635,7 @@ fn on_undelivered(inner: &mut Inner, id: Option<RequestId>, error: TransportErro
     }
     match id {
         Some(id) => {
-            let reason = error.to_string();
+            let reason = TRANSPORT_ERROR.to_owned();
             let error = Arc::new(error);
             inner.undelivered.insert(id.clone(), Arc::clone(&error));
             inner.last_undelivered = Some(error);

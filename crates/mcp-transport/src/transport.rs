@@ -154,7 +154,7 @@ pub enum TransportError {
     #[error("transport closed")]
     Closed,
     /// An I/O error on the underlying pipe or socket.
-    #[error("i/o error: {0}")]
+    #[error("i/o error")]
     Io(#[from] std::io::Error),
     /// An outgoing message has no form the transport can write (a payload
     /// kept raw from a peer holds a line break inside a string, which
