@@ -14,6 +14,16 @@
 //! - [`session`]: the client session state machine.
 //! - [`text`]: a peer's text made safe to show: escaped for terminals,
 //!   bounded for errors and a model's context.
+#![cfg_attr(
+    feature = "proptest",
+    doc = "- [`strategies`] (feature `proptest`): proptest strategies for every message type,"
+)]
+#![cfg_attr(
+    not(feature = "proptest"),
+    doc = "- `strategies` (feature `proptest`): proptest strategies for every message type,"
+)]
+//!   whole typed requests and whole client sessions, with `proptest` itself
+//!   re-exported.
 
 pub mod codec;
 pub mod headers;
