@@ -95,8 +95,9 @@ impl ConnectError {
 
 /// The factory the manager uses unless told otherwise: stdio processes
 /// (Unix), Streamable HTTP with the automatic legacy SSE fallback for
-/// `http`, legacy HTTP+SSE for `sse`.
-#[derive(Clone, Default)]
+/// `http`, legacy HTTP+SSE for `sse`. Its settings are public fields with
+/// a setter each: `DefaultTransportFactory::new().proxy(ProxyConfig::none())`.
+#[derive(Clone, Default, derive_setters::Setters)]
 #[non_exhaustive]
 pub struct DefaultTransportFactory {
     /// Extra trusted root certificates (PEM) for HTTPS servers.
