@@ -43,12 +43,11 @@ fuzz_target!(|input: &[u8]| {
                     now,
                     "tools/call",
                     Some(&serde_json::json!({"name": "t"})),
-                    RequestOptions {
-                        timeout: Some(Duration::from_millis(u64::from(op) * 10)),
-                        progress: op % 8 == 0,
-                        reset_timeout_on_progress: op % 16 == 0,
-                        max_total_timeout: None,
-                    },
+                    RequestOptions::default()
+                        .timeout(Some(Duration::from_millis(u64::from(op) * 10)))
+                        .progress(op % 8 == 0)
+                        .reset_timeout_on_progress(op % 16 == 0)
+                        .max_total_timeout(None),
                 ) {
                     issued.push(handle);
                 }

@@ -83,13 +83,7 @@ async fn progress_and_notifications_over_sse_responses() {
         ..Default::default()
     };
     client
-        .call_tool_with(
-            &params,
-            CallOptions {
-                progress: Some(tx),
-                ..Default::default()
-            },
-        )
+        .call_tool_with(&params, CallOptions::default().progress(Some(tx)))
         .await
         .unwrap();
     let mut steps = 0;

@@ -59,10 +59,7 @@ impl ClientHandler for Host {
 }
 
 fn options() -> ClientOptions {
-    let mut options = ClientOptions {
-        handler: Some(Arc::new(Host)),
-        ..Default::default()
-    };
+    let mut options = ClientOptions::default().handler(Some(Arc::new(Host)));
     options.session.capabilities.roots = Some(RootsCapability::default());
     options.session.capabilities.sampling = Some(SamplingCapability::default());
     options.session.capabilities.elicitation = Some(ElicitationCapability::default());
@@ -148,13 +145,7 @@ async fn exercise(client: &Client) {
         ..Default::default()
     };
     client
-        .call_tool_with(
-            &params,
-            CallOptions {
-                progress: Some(tx),
-                ..Default::default()
-            },
-        )
+        .call_tool_with(&params, CallOptions::default().progress(Some(tx)))
         .await
         .expect("long-running operation");
     let mut steps = 0;

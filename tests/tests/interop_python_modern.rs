@@ -63,10 +63,7 @@ impl ClientHandler for Host {
 /// Client options on the default era policy (Auto), with a host that
 /// answers form elicitations.
 fn options() -> ClientOptions {
-    let mut options = ClientOptions {
-        handler: Some(Arc::new(Host)),
-        ..Default::default()
-    };
+    let mut options = ClientOptions::default().handler(Some(Arc::new(Host)));
     options.session.client_info.name = "interop-python-modern".to_owned();
     options.session.client_info.version = "1.0.0".to_owned();
     options.session.capabilities.elicitation = Some(ElicitationCapability {

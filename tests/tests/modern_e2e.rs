@@ -70,15 +70,13 @@ fn host_options() -> ClientOptions {
         sampling: Some(SamplingCapability::default()),
         ..ClientCapabilities::default()
     };
-    ClientOptions {
-        session: SessionOptions {
-            client_info: mcp_proto::types::Implementation::new("e2e-host", "3.1"),
-            capabilities,
-            ..SessionOptions::default()
-        },
-        handler: Some(Arc::new(Host)),
-        ..ClientOptions::default()
-    }
+    ClientOptions::default()
+        .session(
+            SessionOptions::default()
+                .client_info(mcp_proto::types::Implementation::new("e2e-host", "3.1"))
+                .capabilities(capabilities),
+        )
+        .handler(Some(Arc::new(Host)))
 }
 
 fn stdio(args: &[&str]) -> StdioOptions {

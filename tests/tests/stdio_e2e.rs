@@ -11,7 +11,7 @@ use mcp_proto::types::{
 };
 use mcp_transport::{
     CallOptions, Client, ClientError, ClientHandler, ClientOptions, ServerNotification,
-    StdioOptions, StdioTransport,
+    StdioOptions, StdioTransport, TransportError,
 };
 use serde_json::json;
 
@@ -113,13 +113,7 @@ async fn progress_is_delivered() {
         ..Default::default()
     };
     client
-        .call_tool_with(
-            &params,
-            CallOptions {
-                progress: Some(tx),
-                ..Default::default()
-            },
-        )
+        .call_tool_with(&params, CallOptions::default().progress(Some(tx)))
         .await
         .unwrap();
     let mut steps = Vec::new();
@@ -211,7 +205,14 @@ async fn an_oversize_message_ends_the_connection_with_a_clear_error() {
     let client = connect_with(stdio, ClientOptions::default()).await;
     let error = client.list_tools(None).await.unwrap_err();
     match &error {
-        ClientError::Closed { reason, .. } => assert!(reason.contains("65536"), "{reason}"),
+        // The reason says a transport error ended it; the error, its source, names the limit.
+        ClientError::Closed {
+            source: Some(source),
+            ..
+        } => assert!(
+            matches!(**source, TransportError::TooLarge { limit: 65536 }),
+            "{source:?}"
+        ),
         other => panic!("{other:?}"),
     }
 }
@@ -241,10 +242,7 @@ async fn a_hung_call_hits_its_deadline_and_the_connection_survives() {
     let error = client
         .call_tool_with(
             &params,
-            CallOptions {
-                timeout: Some(Duration::from_millis(200)),
-                ..Default::default()
-            },
+            CallOptions::default().timeout(Some(Duration::from_millis(200))),
         )
         .await
         .unwrap_err();
@@ -278,10 +276,7 @@ impl ClientHandler for Host {
 
 #[tokio::test]
 async fn server_requests_reach_the_host_handler() {
-    let mut options = ClientOptions {
-        handler: Some(Arc::new(Host)),
-        ..Default::default()
-    };
+    let mut options = ClientOptions::default().handler(Some(Arc::new(Host)));
     options.session.capabilities.roots = Some(RootsCapability::default());
     options.session.capabilities.elicitation = Some(ElicitationCapability::default());
     let client = connect_with(fixture(&[]), options).await;

@@ -362,10 +362,8 @@ async fn daemon_call(
     };
     // The gateway's session keeps the call's deadline; this one only
     // guards against a daemon that never answers.
-    let options = mcp_transport::CallOptions {
-        timeout: Some(SessionOptions::default().max_call_time),
-        ..Default::default()
-    };
+    let options = mcp_transport::CallOptions::default()
+        .timeout(Some(SessionOptions::default().max_call_time));
     for _ in 0..REBIND_ATTEMPTS {
         let claim = crate::interrupt::claim();
         let result = tokio::select! {

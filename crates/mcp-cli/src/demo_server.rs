@@ -129,7 +129,12 @@ impl DemoServer {
             }
         }
         while let Some(frame) = self.session.poll_transmit() {
-            ndjson::encode_frame(&frame, out);
+            // The demo's answers are its own values, which always have a
+            // one-line form; should one not, it is dropped and logged rather
+            // than written in half.
+            if let Err(error) = ndjson::encode_frame(&frame, out) {
+                tracing::warn!(%error, "dropping an answer");
+            }
         }
     }
 }

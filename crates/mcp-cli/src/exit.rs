@@ -159,7 +159,8 @@ impl From<mcp_config::StoreError> for CliError {
             }
             _ => None,
         };
-        let error = CliError::usage(format!("{error} [{}]", error.code())).code(error.code());
+        let text = format!("{} [{}]", mcp_proto::text::ErrorChain(&error), error.code());
+        let error = CliError::usage(text).code(error.code());
         match hint {
             Some(hint) => error.hint(hint),
             None => error,

@@ -66,7 +66,10 @@ pub(crate) fn collect(report: &DiscoveryReport, ask: bool) -> RunAnswers {
                     let stored = match (&saved, file) {
                         (Some(store), Some(file)) => {
                             store.answer(file, &prompt.id).unwrap_or_else(|error| {
-                                eprintln!("mcpctl: saved inputs are not used: {error}");
+                                eprintln!(
+                                    "mcpctl: saved inputs are not used: {}",
+                                    mcp_proto::text::ErrorChain(&error)
+                                );
                                 None
                             })
                         }
@@ -84,7 +87,10 @@ pub(crate) fn collect(report: &DiscoveryReport, ask: bool) -> RunAnswers {
                     {
                         match store.save(file, &prompt.id, &answer) {
                             Ok(()) => eprintln!("mcpctl: saved."),
-                            Err(error) => eprintln!("mcpctl: not saved: {error}"),
+                            Err(error) => eprintln!(
+                                "mcpctl: not saved: {}",
+                                mcp_proto::text::ErrorChain(&error)
+                            ),
                         }
                     }
                     Some(answer)

@@ -138,11 +138,18 @@ impl Target {
         let options = factory
             .oauth_options_for(self.url.clone(), grant, http.oauth.as_ref())
             .map_err(|e| CliError::usage(format!("cannot set up OAuth for `{id}`: {e}")))?;
-        let provider = OAuthProvider::new(options)
-            .map_err(|e| CliError::connection(format!("cannot set up OAuth for `{id}`: {e}")))?;
+        let provider = OAuthProvider::new(options).map_err(|e| {
+            CliError::connection(format!(
+                "cannot set up OAuth for `{id}`: {}",
+                mcp_proto::text::ErrorChain(&e)
+            ))
+        })?;
         provider.login().await.map_err(|e| {
-            CliError::connection(format!("login to `{id}` failed: {e}"))
-                .hint(format!("run `mcpctl login {id}` again"))
+            CliError::connection(format!(
+                "login to `{id}` failed: {}",
+                mcp_proto::text::ErrorChain(&e)
+            ))
+            .hint(format!("run `mcpctl login {id}` again"))
         })?;
         Ok(dir)
     }
@@ -192,7 +199,12 @@ pub(crate) async fn logout(
     let removed = FileTokenStore::new(oauth_dir()?)
         .remove_server(&url)
         .await
-        .map_err(|e| CliError::connection(format!("cannot remove the tokens of `{id}`: {e}")))?;
+        .map_err(|e| {
+            CliError::connection(format!(
+                "cannot remove the tokens of `{id}`: {}",
+                mcp_proto::text::ErrorChain(&e)
+            ))
+        })?;
     let result = if output.json {
         output.json(&json!({"server": id, "removed": removed}))
     } else if removed == 0 {

@@ -130,10 +130,7 @@ pub(crate) fn client(
     };
     let client = runtime.manager.client(id).ok_or_else(gone)?;
     let catalog = runtime.manager.catalog(id).ok_or_else(gone)?;
-    let options = CallOptions {
-        timeout: runtime.manager.call_timeout(id),
-        ..CallOptions::default()
-    };
+    let options = CallOptions::default().timeout(runtime.manager.call_timeout(id));
     Ok((client, catalog, options))
 }
 
@@ -169,7 +166,7 @@ pub(crate) fn request_error(id: &str, what: &str, error: &mcp_transport::ClientE
         }
         other => CliError::connection(format!(
             "server `{id}`: cannot {what}: {}",
-            line(&other.to_string())
+            line(&mcp_proto::text::ErrorChain(other).to_string())
         ))
         .server(id),
     }

@@ -35,10 +35,12 @@ pub(crate) async fn run(
             error.code,
             line(&error.message)
         );
-        runtime
-            .manager
-            .retry(id)
-            .map_err(|e| CliError::usage(format!("cannot retry `{id}`: {e}")))?;
+        runtime.manager.retry(id).map_err(|e| {
+            CliError::usage(format!(
+                "cannot retry `{id}`: {}",
+                mcp_proto::text::ErrorChain(&e)
+            ))
+        })?;
         runtime.settle(output).await;
     }
     let rows = servers::rows(&runtime);

@@ -805,7 +805,7 @@ fn accepts_both(headers: &HeaderMap) -> bool {
 /// One SSE event carrying `message`.
 fn sse_event(message: &Message) -> Bytes {
     let mut line = Vec::new();
-    mcp_proto::codec::ndjson::encode(message, &mut line);
+    encode_line(message, &mut line);
     if line.last() == Some(&b'\n') {
         line.pop();
     }
@@ -818,7 +818,7 @@ fn sse_event(message: &Message) -> Bytes {
 
 fn json(status: StatusCode, message: &Message) -> Response<ResponseBody> {
     let mut body = Vec::new();
-    mcp_proto::codec::ndjson::encode(message, &mut body);
+    encode_line(message, &mut body);
     let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
     *response.status_mut() = status;
     response.headers_mut().insert(
@@ -826,6 +826,23 @@ fn json(status: StatusCode, message: &Message) -> Response<ResponseBody> {
         HeaderValue::from_static("application/json"),
     );
     response
+}
+
+/// Appends `message` as one line. A response with no one-line form (a
+/// result kept raw from a server, holding a line break inside a string) is
+/// replaced by an internal error for its id, so that the peer waiting for
+/// it is answered; any other such message is dropped.
+fn encode_line(message: &Message, out: &mut Vec<u8>) {
+    if let Err(error) = mcp_proto::codec::ndjson::encode(message, out)
+        && let Message::Response(response) = message
+    {
+        let error = ErrorObject::new(error_codes::INTERNAL_ERROR, error.to_string());
+        // An error object of our own always has a one-line form.
+        let _ = mcp_proto::codec::ndjson::encode(
+            &Message::error(Some(response.id.clone()), error),
+            out,
+        );
+    }
 }
 
 fn rpc_error(

@@ -50,7 +50,8 @@ pub(crate) fn project_dir(options: &SourceOptions) -> Option<PathBuf> {
 pub(crate) fn store() -> Result<TrustStore, CliError> {
     TrustStore::open_default(&sources::store_location(), &ProcessEnv).map_err(|error| {
         CliError::usage(format!(
-            "cannot decide about project servers: {error} (approvals are kept there)"
+            "cannot decide about project servers: {} (approvals are kept there)",
+            mcp_proto::text::ErrorChain(&error)
         ))
         .hint("set HOME or MCPCTL_DATA_DIR, or pass --no-project")
     })
@@ -370,7 +371,11 @@ pub(crate) fn list(output: &Output) -> Result<Exit, CliError> {
 }
 
 fn file_error(error: PrivateFileError) -> CliError {
-    CliError::usage(format!("{error} [{}]", error.code()))
+    CliError::usage(format!(
+        "{} [{}]",
+        mcp_proto::text::ErrorChain(&error),
+        error.code()
+    ))
 }
 
 fn stdout_error(error: io::Error) -> CliError {

@@ -15,16 +15,8 @@ async fn connect(offered: ProtocolVersion) -> Client {
     let mut stdio = StdioOptions::new(support::MCPCTL);
     stdio.args = vec!["demo-server".to_owned()];
     let transport = StdioTransport::spawn(stdio).expect("mcpctl demo-server starts");
-    let options = ClientOptions {
-        session: SessionOptions {
-            versions: VersionPolicy {
-                offered,
-                ..VersionPolicy::default()
-            },
-            ..SessionOptions::default()
-        },
-        ..ClientOptions::default()
-    };
+    let options = ClientOptions::default()
+        .session(SessionOptions::default().versions(VersionPolicy::default().offered(offered)));
     tokio::time::timeout(Duration::from_secs(30), Client::connect(transport, options))
         .await
         .expect("the handshake finishes")

@@ -84,7 +84,7 @@ pub enum OAuthError {
     #[error("client key: {0}")]
     Key(String),
     /// The token store failed.
-    #[error("token store: {0}")]
+    #[error("the token store failed")]
     Store(#[source] io::Error),
     /// New tokens need a person (the authorization code grant) and the
     /// host's [`Interaction`](crate::Interaction) is not interactive: stored

@@ -523,14 +523,8 @@ async fn every_request_carries_a_fresh_proof_and_both_servers_nonces_are_honoure
     let mut http = HttpOptions::new(server.clone());
     http.auth = Some(Arc::clone(&provider) as Arc<dyn AuthProvider>);
     let transport = HttpTransport::connect(http).await.unwrap();
-    let session = SessionOptions {
-        era: EraPolicy::Legacy,
-        ..Default::default()
-    };
-    let options = ClientOptions {
-        session,
-        ..Default::default()
-    };
+    let session = SessionOptions::default().era(EraPolicy::Legacy);
+    let options = ClientOptions::default().session(session);
     let client = Client::connect(transport, options).await.unwrap();
     client.list_tools(None).await.unwrap();
     client.list_tools(None).await.unwrap();

@@ -53,6 +53,8 @@ use std::io;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
+use mcp_proto::text::ErrorChain;
+
 use crate::diagnostic::{Code, Diagnostic};
 use crate::format::{
     DocumentError, Format, ParsedDocument, ParsedEntry, ReadContext, parse_document_with,
@@ -200,7 +202,7 @@ pub trait ConfigSource: fmt::Debug + Send + Sync {
 #[non_exhaustive]
 pub enum SourceError {
     /// The file exists but could not be read.
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
@@ -769,7 +771,7 @@ impl Discovery {
                     }
                     Ok(Err(error)) => SourceStatus::Error {
                         code: error.code(),
-                        message: error.to_string(),
+                        message: ErrorChain(error).to_string(),
                     },
                     Err(_) => SourceStatus::Error {
                         code: Code::UnreadableSource.as_str(),
@@ -803,7 +805,10 @@ impl Discovery {
                         SourceError::Document(document) => document.position(),
                         _ => String::new(),
                     };
-                    let message = format!("{meta}: {error}; none of its servers were loaded");
+                    let message = format!(
+                        "{meta}: {}; none of its servers were loaded",
+                        ErrorChain(&error)
+                    );
                     slots.push(Slot::Failed(source_failure(
                         meta,
                         error.diagnostic_code(),

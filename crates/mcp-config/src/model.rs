@@ -278,8 +278,9 @@ impl TransportKind {
     }
 }
 
-/// A stdio server: a command spawned directly, without a shell.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A stdio server: a command spawned directly, without a shell. Start from
+/// [`StdioConfig::new`] and set the rest with the setter of each field.
+#[derive(Clone, Debug, PartialEq, Eq, derive_setters::Setters)]
 #[non_exhaustive]
 pub struct StdioConfig {
     /// The program. May contain `${VAR}` references.
@@ -310,8 +311,9 @@ impl StdioConfig {
     }
 }
 
-/// An HTTP (Streamable HTTP or legacy SSE) server.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// An HTTP (Streamable HTTP or legacy SSE) server. Start from
+/// [`HttpConfig::new`] and set the rest with the setter of each field.
+#[derive(Clone, Debug, PartialEq, Eq, derive_setters::Setters)]
 #[non_exhaustive]
 pub struct HttpConfig {
     /// The endpoint: `http` or `https`, without userinfo or fragment. May
@@ -358,7 +360,7 @@ impl HttpConfig {
 /// it, from the file `assertionFile` or the variable `assertionEnv`, exactly
 /// one of them: `oauth_jwt_bearer_incomplete` otherwise). The JWT itself is
 /// never in the file either, only where to read it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, derive_setters::Setters)]
 #[non_exhaustive]
 pub struct OAuthConfig {
     /// A pre-registered client id (`clientId`). Default `None`: a client ID

@@ -25,7 +25,7 @@ pub enum PrivateFileError {
     #[error(transparent)]
     Location(#[from] StoreError),
     /// The file exists but cannot be read.
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}", path.display())]
     Read {
         /// The file.
         path: PathBuf,
@@ -46,7 +46,7 @@ pub enum PrivateFileError {
         message: String,
     },
     /// Writing failed; the previous file is intact.
-    #[error("cannot write {}: {source}", path.display())]
+    #[error("cannot write {}", path.display())]
     Write {
         /// The file.
         path: PathBuf,

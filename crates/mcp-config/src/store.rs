@@ -220,7 +220,7 @@ pub enum StoreError {
         var: String,
     },
     /// The file exists but cannot be read.
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}", path.display())]
     Read {
         /// The store file.
         path: PathBuf,
@@ -255,7 +255,7 @@ pub enum StoreError {
         found: String,
     },
     /// Writing failed; the previous file is intact.
-    #[error("cannot write {}: {source}", path.display())]
+    #[error("cannot write {}", path.display())]
     Write {
         /// The store file.
         path: PathBuf,

@@ -492,7 +492,10 @@ fn store_warning(server: &DiscoveredServer, error: &PrivateFileError) -> SourceW
             Code::TrustStoreUnavailable,
             Some(server.config.id.clone()),
             "",
-            format!("{error}; the server stays untrusted until its approval can be read or saved"),
+            format!(
+                "{}; the server stays untrusted until its approval can be read or saved",
+                mcp_proto::text::ErrorChain(error)
+            ),
         ),
     }
 }

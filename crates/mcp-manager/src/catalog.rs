@@ -261,6 +261,16 @@ impl fmt::Display for ListError {
     }
 }
 
+/// The client's error shows through as it is, its causes included.
+impl std::error::Error for ListError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ListError::Client(error) => error.source(),
+            ListError::RepeatedCursor => None,
+        }
+    }
+}
+
 /// Limits for one listing pass.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ListLimits {
@@ -355,7 +365,11 @@ fn optional<T>(
     match result {
         Ok((items, _)) => Some(items),
         Err(error) => {
-            tracing::warn!(server, %error, "{what} failed; the catalog goes on without it");
+            tracing::warn!(
+                server,
+                error = %mcp_proto::text::ErrorChain(&error),
+                "{what} failed; the catalog goes on without it"
+            );
             None
         }
     }
@@ -468,10 +482,7 @@ async fn paginate<P: Page>(
     let mut empty_in_a_row = 0usize;
     loop {
         let params = PaginatedRequestParams::page(cursor.take());
-        let options = CallOptions {
-            timeout: Some(limits.page_timeout),
-            ..CallOptions::default()
-        };
+        let options = CallOptions::default().timeout(Some(limits.page_timeout));
         let page = P::fetch(client, &params, options)
             .await
             .map_err(ListError::Client)?;

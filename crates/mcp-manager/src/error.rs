@@ -280,7 +280,7 @@ pub(crate) fn transport_cause(
         Some(other) => {
             return Some(ServerError::new(
                 ErrorCode::AuthRejected,
-                format!("OAuth failed: {other}"),
+                format!("OAuth failed: {}", text::ErrorChain(other)),
                 "transport.oauth",
             ));
         }

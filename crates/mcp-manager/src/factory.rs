@@ -55,16 +55,27 @@ pub trait TransportFactory: Send + Sync + 'static {
 /// Why a factory could not build a transport: the management error to show
 /// (code, message, config key) and the raw cause, which goes to `tracing`
 /// only.
-#[derive(Debug, thiserror::Error)]
-#[error("{error}")]
+///
+/// Its `Display` is the management error's, which already says for people
+/// what the cause means (often quoting it), so the raw cause is not its
+/// [`Error::source`](std::error::Error::source): a host printing the chain
+/// would show it twice. It stays in [`ConnectError::source`] for logs.
+#[derive(Debug)]
 #[non_exhaustive]
 pub struct ConnectError {
     /// What the server's status will say. No secrets, no raw server text.
     pub error: ServerError,
     /// The underlying failure, for logs.
-    #[source]
     pub source: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl std::error::Error for ConnectError {}
 
 impl ConnectError {
     /// An error with a code, a short message and the config key to change.
@@ -84,8 +95,9 @@ impl ConnectError {
 
 /// The factory the manager uses unless told otherwise: stdio processes
 /// (Unix), Streamable HTTP with the automatic legacy SSE fallback for
-/// `http`, legacy HTTP+SSE for `sse`.
-#[derive(Clone, Default)]
+/// `http`, legacy HTTP+SSE for `sse`. Its settings are public fields with
+/// a setter each: `DefaultTransportFactory::new().proxy(ProxyConfig::none())`.
+#[derive(Clone, Default, derive_setters::Setters)]
 #[non_exhaustive]
 pub struct DefaultTransportFactory {
     /// Extra trusted root certificates (PEM) for HTTPS servers.

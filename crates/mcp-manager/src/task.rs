@@ -21,6 +21,7 @@ use std::time::Duration;
 use mcp_config::{ResolvedTransport, TransportKind};
 use mcp_proto::EraPolicy;
 use mcp_proto::session::{HandshakeError, Negotiated};
+use mcp_proto::text;
 use mcp_transport::{Client, ClientError, ServerNotification, TransportError};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until, timeout, timeout_at};
@@ -375,7 +376,7 @@ async fn discover(
                 continue;
             }
             Err(error) => {
-                tracing::warn!(server = id, %error, "listing the catalog failed");
+                tracing::warn!(server = id, error = %text::ErrorChain(&error), "listing the catalog failed");
                 let error = list_error(&error, client, plan, core.options.list_page_timeout);
                 client.close().await;
                 return Err(error.with_stderr(client.stderr_tail().as_deref()));
@@ -481,7 +482,7 @@ async fn connect(
             ))
         }
         Ok(Err(error)) => {
-            tracing::warn!(server = id, %error, era = era.as_str(), "initialize failed");
+            tracing::warn!(server = id, error = %text::ErrorChain(&error), era = era.as_str(), "initialize failed");
             client.close().await;
             // Closed, so the tail holds the server's last words.
             let management = initialize_error(&error, plan, initialize)
@@ -660,7 +661,7 @@ async fn refresh(lease: &Lease, plan: &Plan, conn: &mut Conn, kinds: Kinds) -> R
             return Ok(());
         }
         Ok(Err(error)) => {
-            tracing::warn!(server = id, %error, "the catalog refresh failed");
+            tracing::warn!(server = id, error = %text::ErrorChain(&error), "the catalog refresh failed");
             match error {
                 ListError::RepeatedCursor => {
                     "the server repeated a pagination cursor while refreshing its catalog"
@@ -740,11 +741,16 @@ fn initialize_error(error: &ClientError, plan: &Plan, initialize: Duration) -> S
             ErrorCode::Protocol,
             "the server's initialize result is malformed",
         ),
-        ClientError::Handshake(HandshakeError::Undelivered(reason), _)
-        | ClientError::Undelivered { reason, .. } => {
+        ClientError::Handshake(HandshakeError::Undelivered(reason), source)
+        | ClientError::Undelivered { reason, source } => {
+            // The transport's error says why, when there is one.
+            let why = match source {
+                Some(source) => text::ErrorChain(source.as_ref()).to_string(),
+                None => reason.clone(),
+            };
             return ServerError::new(
                 ErrorCode::Closed,
-                format!("initialize could not be delivered: {}", server_text(reason)),
+                format!("initialize could not be delivered: {}", server_text(&why)),
                 endpoint,
             );
         }

@@ -15,6 +15,16 @@
 //! - [`server`]: the server session state machine, both eras.
 //! - [`text`]: a peer's text made safe to show: escaped for terminals,
 //!   bounded for errors and a model's context.
+#![cfg_attr(
+    feature = "proptest",
+    doc = "- [`strategies`] (feature `proptest`): proptest strategies for every message type,"
+)]
+#![cfg_attr(
+    not(feature = "proptest"),
+    doc = "- `strategies` (feature `proptest`): proptest strategies for every message type,"
+)]
+//!   whole typed requests and whole client sessions, with `proptest` itself
+//!   re-exported.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod codec;

@@ -90,8 +90,21 @@ use crate::types::{
 };
 use crate::version::{Era, EraPolicy, ProtocolVersion, UnsupportedVersion, VersionPolicy};
 
-/// Options for a [`ClientSession`]. Every field has a documented default.
-#[derive(Clone, Debug)]
+/// Options for a [`ClientSession`]. Every field has a documented default;
+/// start from [`SessionOptions::default`] and set what differs with the
+/// setter of the same name.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_proto::session::SessionOptions;
+///
+/// let options = SessionOptions::default()
+///     .request_timeout(Some(Duration::from_secs(5)))
+///     .listen(false);
+/// assert_eq!(options.request_timeout, Some(Duration::from_secs(5)));
+/// ```
+#[derive(Clone, Debug, derive_setters::Setters)]
+#[non_exhaustive]
 pub struct SessionOptions {
     /// Who the client is (`clientInfo`). Default: this crate's name and version.
     pub client_info: Implementation,
@@ -139,8 +152,10 @@ impl Default for SessionOptions {
     }
 }
 
-/// Options for one request.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Options for one request; start from [`RequestOptions::default`] and set
+/// what differs with the setter of the same name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, derive_setters::Setters)]
+#[non_exhaustive]
 pub struct RequestOptions {
     /// The deadline; `None` takes [`SessionOptions::request_timeout`].
     pub timeout: Option<Duration>,
@@ -399,7 +414,7 @@ impl HandshakeError {
 #[non_exhaustive]
 pub enum CloseReason {
     /// The handshake failed.
-    #[error("handshake failed: {0}")]
+    #[error("handshake failed")]
     Handshake(#[from] HandshakeError),
     /// The transport ended (the peer hung up or the stream broke).
     #[error("transport closed")]

@@ -8,14 +8,39 @@
 //! - floats are multiples of a power of two small enough to survive the
 //!   JSON text round trip exactly;
 //! - `Unknown` content blocks have a `type` starting with `x_`.
+//!
+//! Beyond single values there are whole typed requests
+//! ([`arb_call_tool_request`], [`arb_read_resource_request`],
+//! [`arb_get_prompt_request`], any of them: [`arb_client_request`]) and
+//! whole client sessions ([`arb_client_session`]): `initialize`,
+//! `notifications/initialized`, then requests with unique ids,
+//! notifications and cancellations of earlier requests, as MCP "Basic /
+//! Lifecycle" and "Utilities / Cancellation" allow a client to send them.
+//!
+//! [`proptest`](mod@proptest) itself is re-exported, so a downstream crate's property
+//! tests need no dependency of their own that must match this one's.
+//!
+//! ```
+//! use mcp_proto::strategies::{arb_client_session, proptest};
+//! use proptest::strategy::{Strategy, ValueTree};
+//! use proptest::test_runner::TestRunner;
+//!
+//! let mut runner = TestRunner::deterministic();
+//! let session = arb_client_session().new_tree(&mut runner).unwrap().current();
+//! assert_eq!(session[0].method(), Some("initialize"));
+//! assert_eq!(session[1].method(), Some("notifications/initialized"));
+//! ```
+
 #![cfg_attr(docsrs, doc(cfg(feature = "proptest")))]
+
+pub use proptest;
 
 use proptest::collection::{btree_map, vec};
 use proptest::option;
 use proptest::prelude::*;
 use serde_json::{Number, Value};
 
-use crate::jsonrpc::{ErrorObject, Message, RawValue, RequestId};
+use crate::jsonrpc::{ErrorObject, Message, RawJson, RawValue, RequestId};
 use crate::jsonrpc::{ErrorResponse, Notification, Request, Response};
 use crate::methods;
 use crate::types::*;
@@ -1815,4 +1840,179 @@ pub fn arb_input_required_result() -> impl Strategy<Value = InputRequiredResult>
                 extra,
             },
         )
+}
+
+// ---------------------------------------------------------------------------
+// Whole requests and sessions
+
+/// A whole `tools/call` request (MCP "Server Features / Tools"): its typed
+/// params and the message that carries them, under any request id.
+pub fn arb_call_tool_request() -> impl Strategy<Value = (CallToolRequestParams, Message)> {
+    typed_request(methods::TOOLS_CALL, arb_call_tool_request_params())
+}
+
+/// A whole `resources/read` request (MCP "Server Features / Resources"):
+/// its typed params and the message that carries them.
+pub fn arb_read_resource_request() -> impl Strategy<Value = (ReadResourceRequestParams, Message)> {
+    typed_request(methods::RESOURCES_READ, arb_read_resource_request_params())
+}
+
+/// A whole `prompts/get` request (MCP "Server Features / Prompts"): its
+/// typed params and the message that carries them.
+pub fn arb_get_prompt_request() -> impl Strategy<Value = (GetPromptRequestParams, Message)> {
+    typed_request(methods::PROMPTS_GET, arb_get_prompt_request_params())
+}
+
+/// Any request a client sends once initialized, as a whole message under
+/// any request id: `ping`, the listings, `tools/call`, `resources/read`,
+/// `resources/subscribe`, `prompts/get`, `logging/setLevel` or
+/// `completion/complete`, each with params of its own type.
+pub fn arb_client_request() -> impl Strategy<Value = Message> {
+    (arb_request_id(), arb_client_request_parts())
+        .prop_map(|(id, (method, params))| request_message(id, method, params))
+}
+
+/// A whole client session as the client sends it (MCP "Basic / Lifecycle"):
+/// `initialize` (id 0), `notifications/initialized`, then up to 24 messages
+/// drawn from [`arb_client_request`]'s requests, each under an id used
+/// nowhere else in the session (integers and strings both), the client's
+/// `notifications/roots/list_changed`, and `notifications/cancelled` for a
+/// request sent earlier in the session and not cancelled yet (never
+/// `initialize`, which "Utilities / Cancellation" forbids cancelling).
+pub fn arb_client_session() -> impl Strategy<Value = Vec<Message>> {
+    (
+        arb_initialize_request_params(),
+        vec(arb_session_step(), 0..24),
+    )
+        .prop_map(|(initialize, steps)| {
+            let mut messages = Vec::with_capacity(steps.len() + 2);
+            messages.push(request_message(
+                RequestId::Number(0),
+                methods::INITIALIZE,
+                Some(encode(&initialize)),
+            ));
+            messages.push(Message::Notification(Notification {
+                method: methods::NOTIFICATION_INITIALIZED.to_owned(),
+                params: None,
+            }));
+            // Ids count up from 1; a string id spells its number, so no
+            // two requests share one.
+            let mut next_id = 1i64;
+            let mut cancellable: Vec<RequestId> = Vec::new();
+            for step in steps {
+                match step {
+                    SessionStep::Request {
+                        string_id,
+                        method,
+                        params,
+                    } => {
+                        let id = if string_id {
+                            RequestId::String(format!("req-{next_id}"))
+                        } else {
+                            RequestId::Number(next_id)
+                        };
+                        next_id += 1;
+                        cancellable.push(id.clone());
+                        messages.push(request_message(id, method, params));
+                    }
+                    SessionStep::RootsChanged => {
+                        messages.push(Message::Notification(Notification {
+                            method: methods::NOTIFICATION_ROOTS_LIST_CHANGED.to_owned(),
+                            params: None,
+                        }));
+                    }
+                    SessionStep::Cancel { which, reason } => {
+                        if cancellable.is_empty() {
+                            continue;
+                        }
+                        let id = cancellable.swap_remove(which.index(cancellable.len()));
+                        let params = CancelledNotificationParams {
+                            request_id: Some(id),
+                            reason,
+                            ..CancelledNotificationParams::default()
+                        };
+                        messages.push(Message::Notification(Notification {
+                            method: methods::NOTIFICATION_CANCELLED.to_owned(),
+                            params: Some(encode(&params)),
+                        }));
+                    }
+                }
+            }
+            messages
+        })
+}
+
+/// One step of [`arb_client_session`] before ids are given out.
+#[derive(Clone, Debug)]
+enum SessionStep {
+    Request {
+        string_id: bool,
+        method: &'static str,
+        params: Option<RawJson>,
+    },
+    RootsChanged,
+    Cancel {
+        which: proptest::sample::Index,
+        reason: Option<String>,
+    },
+}
+
+fn arb_session_step() -> impl Strategy<Value = SessionStep> {
+    prop_oneof![
+        4 => (any::<bool>(), arb_client_request_parts()).prop_map(
+            |(string_id, (method, params))| SessionStep::Request {
+                string_id,
+                method,
+                params,
+            }
+        ),
+        1 => Just(SessionStep::RootsChanged),
+        2 => (any::<proptest::sample::Index>(), arb_opt_string())
+            .prop_map(|(which, reason)| SessionStep::Cancel { which, reason }),
+    ]
+}
+
+/// A client request's method and typed params, encoded.
+fn arb_client_request_parts() -> impl Strategy<Value = (&'static str, Option<RawJson>)> {
+    prop_oneof![
+        Just((methods::PING, None)),
+        arb_paginated_request_params().prop_map(|p| (methods::TOOLS_LIST, Some(encode(&p)))),
+        arb_call_tool_request_params().prop_map(|p| (methods::TOOLS_CALL, Some(encode(&p)))),
+        arb_paginated_request_params().prop_map(|p| (methods::RESOURCES_LIST, Some(encode(&p)))),
+        arb_read_resource_request_params()
+            .prop_map(|p| (methods::RESOURCES_READ, Some(encode(&p)))),
+        arb_subscribe_request_params()
+            .prop_map(|p| (methods::RESOURCES_SUBSCRIBE, Some(encode(&p)))),
+        arb_paginated_request_params().prop_map(|p| (methods::PROMPTS_LIST, Some(encode(&p)))),
+        arb_get_prompt_request_params().prop_map(|p| (methods::PROMPTS_GET, Some(encode(&p)))),
+        arb_set_level_request_params().prop_map(|p| (methods::LOGGING_SET_LEVEL, Some(encode(&p)))),
+        arb_complete_request_params()
+            .prop_map(|p| (methods::COMPLETION_COMPLETE, Some(encode(&p)))),
+    ]
+}
+
+/// The typed params `params` generates, with the request carrying them.
+fn typed_request<P, S>(method: &'static str, params: S) -> impl Strategy<Value = (P, Message)>
+where
+    P: serde::Serialize + Clone + std::fmt::Debug,
+    S: Strategy<Value = P>,
+{
+    (arb_request_id(), params).prop_map(move |(id, params)| {
+        let message = request_message(id, method, Some(encode(&params)));
+        (params, message)
+    })
+}
+
+fn request_message(id: RequestId, method: &str, params: Option<RawJson>) -> Message {
+    Message::Request(Request {
+        id,
+        method: method.to_owned(),
+        params,
+    })
+}
+
+fn encode<T: serde::Serialize>(value: &T) -> RawJson {
+    // The strategies' values are the crate's own types, with string keys
+    // and finite numbers: serializing them cannot fail.
+    RawJson::encode(value).expect("a generated value serializes")
 }

@@ -160,6 +160,50 @@ pub fn error_text(text: &str, limit: usize) -> Cow<'_, str> {
     }
 }
 
+/// An error and every cause behind it ([`Error::source`](std::error::Error::source)),
+/// joined by `: `, for a person to read: each error of this workspace says
+/// only its own part in its `Display` and leaves the cause to `source()`,
+/// so the whole story is the chain. A cause whose text the previous link
+/// already ends with is skipped, so that an error from elsewhere that
+/// prints its cause itself is not shown twice.
+///
+/// ```
+/// use mcp_proto::text::ErrorChain;
+///
+/// #[derive(Debug, thiserror::Error)]
+/// #[error("cannot read the store")]
+/// struct StoreError(#[source] std::io::Error);
+///
+/// let error = StoreError(std::io::Error::other("disk full"));
+/// assert_eq!(ErrorChain(&error).to_string(), "cannot read the store: disk full");
+/// ```
+#[derive(Clone, Copy)]
+pub struct ErrorChain<'a>(pub &'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for ErrorChain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut previous = self.0.to_string();
+        f.write_str(&previous)?;
+        let mut source = self.0.source();
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            if !text.is_empty() && !previous.ends_with(&text) {
+                f.write_str(": ")?;
+                f.write_str(&text)?;
+            }
+            previous = text;
+            source = cause.source();
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for ErrorChain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -278,5 +322,42 @@ mod tests {
                 prop_assert!(bounded.len() <= limit + cut_marker(Some(more as u64)).len());
             }
         }
+    }
+
+    #[derive(Debug)]
+    struct Link(&'static str, Option<Box<Link>>);
+
+    impl std::fmt::Display for Link {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Link {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|l| l as _)
+        }
+    }
+
+    #[test]
+    fn an_error_chain_joins_every_cause_once() {
+        let error = Link(
+            "connection closed",
+            Some(Box::new(Link(
+                "i/o error",
+                Some(Box::new(Link("broken pipe", None))),
+            ))),
+        );
+        assert_eq!(
+            ErrorChain(&error).to_string(),
+            "connection closed: i/o error: broken pipe"
+        );
+        // A link that already printed its cause does not get it twice.
+        let error = Link(
+            "request failed: timed out",
+            Some(Box::new(Link("timed out", None))),
+        );
+        assert_eq!(ErrorChain(&error).to_string(), "request failed: timed out");
+        assert_eq!(ErrorChain(&Link("alone", None)).to_string(), "alone");
     }
 }

@@ -235,8 +235,11 @@ impl<'de> Deserialize<'de> for ProtocolVersion {
     }
 }
 
-/// Which versions a client offers and accepts in the handshake.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Which versions a client offers and accepts in the handshake; start from
+/// [`VersionPolicy::default`] and set what differs with the setter of the
+/// same name.
+#[derive(Clone, Debug, PartialEq, Eq, derive_setters::Setters)]
+#[non_exhaustive]
 pub struct VersionPolicy {
     /// The version sent in `initialize` (default: the newest handshake version).
     pub offered: ProtocolVersion,

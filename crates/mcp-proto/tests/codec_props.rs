@@ -156,7 +156,8 @@ proptest! {
         let mut stream = Vec::new();
         for (frame, blank) in frames.iter().zip(&blanks) {
             stream.extend(blank.iter().flat_map(|b| b.bytes()));
-            ndjson::encode_frame(frame, &mut stream);
+            ndjson::encode_frame(frame, &mut stream)
+                .map_err(|error| TestCaseError::fail(error.to_string()))?;
             if crlf {
                 stream.pop();
                 stream.extend(b"\r\n");
@@ -196,14 +197,16 @@ proptest! {
     #[test]
     fn ndjson_encoder_writes_one_line(message in message(), frame in frame()) {
         let mut out = Vec::new();
-        ndjson::encode(&message, &mut out);
+        ndjson::encode(&message, &mut out)
+            .map_err(|error| TestCaseError::fail(error.to_string()))?;
         prop_assert_eq!(out.iter().filter(|b| **b == b'\n').count(), 1);
         prop_assert_eq!(out.last(), Some(&b'\n'));
         prop_assert!(!out.contains(&b'\r'));
         prop_assert_eq!(Frame::from_slice(&out).unwrap(), Frame::Single(message));
 
         let mut out = Vec::new();
-        ndjson::encode_frame(&frame, &mut out);
+        ndjson::encode_frame(&frame, &mut out)
+            .map_err(|error| TestCaseError::fail(error.to_string()))?;
         prop_assert_eq!(out.iter().filter(|b| **b == b'\n').count(), 1);
         prop_assert_eq!(out.last(), Some(&b'\n'));
         prop_assert_eq!(Frame::from_slice(&out).unwrap(), frame);

@@ -121,22 +121,17 @@ struct Pair {
 impl Pair {
     /// A pair whose handshake (or discovery) has finished.
     fn new(modern: bool, offered: ProtocolVersion) -> Pair {
-        let client_options = SessionOptions {
-            era: if modern {
+        let client_options = SessionOptions::default()
+            .era(if modern {
                 EraPolicy::Modern
             } else {
                 EraPolicy::Legacy
-            },
-            versions: VersionPolicy {
-                offered,
-                ..VersionPolicy::default()
-            },
-            capabilities: ClientCapabilities {
+            })
+            .versions(VersionPolicy::default().offered(offered))
+            .capabilities(ClientCapabilities {
                 roots: Some(RootsCapability::default()),
                 ..ClientCapabilities::default()
-            },
-            ..SessionOptions::default()
-        };
+            });
         let server_options = ServerOptions::default()
             .capabilities(ServerCapabilities {
                 tools: Some(ListChangedCapability::default()),
@@ -202,7 +197,8 @@ impl Pair {
                 self.server_cancels.insert(id);
             }
             let mut line = Vec::new();
-            ndjson::encode_frame(&frame, &mut line);
+            ndjson::encode_frame(&frame, &mut line)
+                .expect("a frame of the sessions has a one-line form");
             assert_eq!(line.pop(), Some(b'\n'), "a frame the codec cannot write");
             self.to_client.push_back(line);
         }
@@ -326,11 +322,9 @@ impl Pair {
                 timeout_ms,
                 progress,
             } => {
-                let options = RequestOptions {
-                    timeout: timeout_ms.map(|ms| Duration::from_millis(ms.into())),
-                    progress,
-                    ..RequestOptions::default()
-                };
+                let options = RequestOptions::default()
+                    .timeout(timeout_ms.map(|ms| Duration::from_millis(ms.into())))
+                    .progress(progress);
                 let params = json!({"name": "t"});
                 match self
                     .client
@@ -658,7 +652,7 @@ proptest! {
             server.handle_bytes(now, &message.to_bytes());
             while let Some(frame) = server.poll_transmit() {
                 let mut line = Vec::new();
-                ndjson::encode_frame(&frame, &mut line);
+                ndjson::encode_frame(&frame, &mut line).expect("a frame of the sessions has a one-line form");
                 prop_assert!(Frame::from_slice(&line).is_ok());
             }
             while let Some(event) = server.poll_event() {

@@ -932,7 +932,7 @@ fn send(reply: &Reply, message: Message) {
         }
         Reply::Lines { lines, unsent } => {
             let mut line = Vec::new();
-            ndjson::encode(&message, &mut line);
+            encode_line(&message, &mut line);
             let len = line.len();
             unsent.bytes.fetch_add(len, Ordering::AcqRel);
             if lines.send(line).is_err() {
@@ -1042,6 +1042,20 @@ async fn write_lines<W: AsyncWrite + Unpin>(
     lines.close();
     while let Ok(line) = lines.try_recv() {
         unsent.release(line.len());
+    }
+}
+
+/// Appends `message` as one line. A response with no one-line form (a
+/// result kept raw from a server, holding a line break inside a string) is
+/// replaced by an internal error for its id, so that the peer waiting for
+/// it is answered; any other such message is dropped.
+fn encode_line(message: &Message, out: &mut Vec<u8>) {
+    if let Err(error) = ndjson::encode(message, out)
+        && let Message::Response(response) = message
+    {
+        let error = ErrorObject::new(error_codes::INTERNAL_ERROR, error.to_string());
+        // An error object of our own always has a one-line form.
+        let _ = ndjson::encode(&Message::error(Some(response.id.clone()), error), out);
     }
 }
 

@@ -238,10 +238,14 @@ impl CallFailure {
             | ClientError::SessionExpired
             | ClientError::Handshake(..)
             | ClientError::Undelivered { .. } => {
-                CallFailure::Connection(bounded(&error.to_string(), DESCRIBED_ERROR_LIMIT))
+                let chain = text::ErrorChain(error).to_string();
+                CallFailure::Connection(bounded(&chain, DESCRIBED_ERROR_LIMIT))
             }
             ClientError::Cancelled => CallFailure::Protocol("the request was cancelled".into()),
-            other => CallFailure::Protocol(bounded(&other.to_string(), DESCRIBED_ERROR_LIMIT)),
+            other => {
+                let chain = text::ErrorChain(other).to_string();
+                CallFailure::Protocol(bounded(&chain, DESCRIBED_ERROR_LIMIT))
+            }
         }
     }
 }

@@ -49,7 +49,7 @@ use mcp_proto::types::{
     ProgressNotificationParams, ResourceUpdatedNotificationParams, ResultType,
     fill_elicitation_defaults,
 };
-use mcp_proto::{Era, Frame};
+use mcp_proto::{Era, Frame, Message};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{Notify, mpsc, oneshot, watch};
@@ -58,8 +58,10 @@ use tokio::time::Instant;
 
 use crate::transport::{FrameSink, Inbound, Transport, TransportError};
 
-/// Options for a [`Client`].
-#[derive(Clone)]
+/// Options for a [`Client`]; start from [`ClientOptions::default`] and set
+/// what differs with the setter of the same name.
+#[derive(Clone, derive_setters::Setters)]
+#[non_exhaustive]
 pub struct ClientOptions {
     /// The session's options: client info, capabilities, versions, deadlines.
     pub session: SessionOptions,
@@ -180,7 +182,8 @@ pub enum ClientError {
     /// The connection is closed; `reason` says why.
     #[error("connection closed: {reason}")]
     Closed {
-        /// Why the connection closed, in words.
+        /// Why the connection closed, in words; `transport error` when the
+        /// transport's error, the `source`, says why.
         reason: String,
         /// The transport's error, when one ended the connection (see
         /// [`ClientError::transport_error`]).
@@ -199,7 +202,8 @@ pub enum ClientError {
     /// The transport could not deliver the request; the connection goes on.
     #[error("request not delivered: {reason}")]
     Undelivered {
-        /// Why, in words.
+        /// Why, in words; `transport error` when the transport's error, the
+        /// `source`, says why.
         reason: String,
         /// The transport's error (see [`ClientError::transport_error`]).
         #[source]
@@ -210,7 +214,7 @@ pub enum ClientError {
     #[error(transparent)]
     Refused(#[from] SessionError),
     /// The server's result did not have the expected shape.
-    #[error("invalid {method} result: {source}")]
+    #[error("invalid {method} result")]
     InvalidResult {
         /// The method called.
         method: String,
@@ -284,8 +288,10 @@ impl ClientError {
     }
 }
 
-/// Per-call options.
-#[derive(Clone, Debug, Default)]
+/// Per-call options; start from [`CallOptions::default`] and set what
+/// differs with the setter of the same name.
+#[derive(Clone, Debug, Default, derive_setters::Setters)]
+#[non_exhaustive]
 pub struct CallOptions {
     /// The deadline; `None` takes [`SessionOptions::request_timeout`].
     pub timeout: Option<Duration>,
@@ -399,6 +405,11 @@ struct Inner {
 /// delivered.
 type Failure = (RequestError, Option<Arc<TransportError>>);
 
+/// The reason a request or the connection failed when the transport's
+/// error (kept as the source) says why: the `Display` of the error around
+/// it leaves the details to that source rather than printing them twice.
+const TRANSPORT_ERROR: &str = "transport error";
+
 struct Waiter {
     reply: oneshot::Sender<Result<RawJson, Failure>>,
     progress: Option<mpsc::UnboundedSender<ProgressNotificationParams>>,
@@ -420,7 +431,7 @@ impl ClosedCause {
         if error.is_session_expired() {
             return ClosedCause::SessionExpired;
         }
-        ClosedCause::Other(error.to_string(), Some(Arc::new(error)))
+        ClosedCause::Other(TRANSPORT_ERROR.to_owned(), Some(Arc::new(error)))
     }
 
     fn to_error(&self) -> ClientError {
@@ -921,12 +932,11 @@ impl Client {
         let (tx, rx) = oneshot::channel();
         let handle = {
             let mut inner = self.shared.lock();
-            let request_options = RequestOptions {
-                timeout: options.timeout,
-                progress: options.progress.is_some(),
-                reset_timeout_on_progress: options.reset_timeout_on_progress,
-                max_total_timeout: options.max_total_timeout,
-            };
+            let request_options = RequestOptions::default()
+                .timeout(options.timeout)
+                .progress(options.progress.is_some())
+                .reset_timeout_on_progress(options.reset_timeout_on_progress)
+                .max_total_timeout(options.max_total_timeout);
             let now = Instant::now();
             inner.last_activity = now;
             let handle = inner
@@ -1361,6 +1371,9 @@ impl Driver {
         // message (measured with `cargo xtask bench`).
         let mut receiving = transport.recv();
         let mut sending: Option<SendFuture<'_>> = None;
+        // The id of the request `sending` carries, so that a message the
+        // transport cannot encode fails that request alone.
+        let mut sending_id: Option<RequestId> = None;
         let timer = tokio::time::sleep_until(Instant::now());
         tokio::pin!(timer);
         let mut armed: Option<Instant> = None;
@@ -1392,6 +1405,10 @@ impl Driver {
                 break;
             }
             if let Some(message) = next {
+                sending_id = match &message {
+                    Message::Request(request) => Some(request.id.clone()),
+                    _ => None,
+                };
                 sending = Some(transport.send(message));
             }
             if deadline != armed {
@@ -1403,10 +1420,17 @@ impl Driver {
             tokio::select! {
                 result = poll_optional(&mut sending) => {
                     sending = None;
+                    let id = sending_id.take();
                     let mut inner = shared.lock();
                     inner.sending = false;
-                    if let Err(error) = result {
-                        close_on_transport_error(&mut inner, error);
+                    match result {
+                        Ok(()) => {}
+                        // Nothing was written: the connection is still in
+                        // step, and only this message is lost.
+                        Err(error @ TransportError::Encode(_)) => {
+                            on_undelivered(&mut inner, id, error);
+                        }
+                        Err(error) => close_on_transport_error(&mut inner, error),
                     }
                 }
                 inbound = &mut receiving, if transport_open => {
@@ -1611,7 +1635,7 @@ fn on_undelivered(inner: &mut Inner, id: Option<RequestId>, error: TransportErro
     }
     match id {
         Some(id) => {
-            let reason = error.to_string();
+            let reason = TRANSPORT_ERROR.to_owned();
             let error = Arc::new(error);
             inner.undelivered.insert(id.clone(), Arc::clone(&error));
             inner.last_undelivered = Some(error);

@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_proto::codec::ndjson::{self, NdjsonDecoder, NdjsonError};
+use mcp_proto::codec::ndjson::{self, EncodeError, NdjsonDecoder, NdjsonError};
 use mcp_proto::{Frame, Message};
 use rustix::process::{Pid, Signal};
 use tokio::io::AsyncReadExt;
@@ -483,8 +483,9 @@ impl Transport for StdioTransport {
             tokio::pin!(room);
             room.as_mut().enable();
             match self.writer.offer(message, &self.shared, self.pid) {
-                Ok(()) => return Ok(()),
-                Err(back) => message = back,
+                Offer::Taken => return Ok(()),
+                Offer::Full(back) => message = back,
+                Offer::Unencodable(_, error) => return Err(TransportError::Encode(error)),
             }
             tokio::select! {
                 () = &mut room => {}
@@ -494,13 +495,17 @@ impl Transport for StdioTransport {
     }
 
     /// Writes the message to stdin, or queues it behind what is waiting,
-    /// unless too much is waiting; a full queue, a closing transport or a
-    /// broken pipe leave it to `send`, which waits or reports the error.
+    /// unless too much is waiting; a full queue, a closing transport, a
+    /// broken pipe or a message with no one-line form leave it to `send`,
+    /// which waits or reports the error.
     fn try_send(&self, message: Message) -> Result<(), Message> {
         if *self.closing.borrow() || self.shared.write_error().is_some() {
             return Err(message);
         }
-        self.writer.offer(message, &self.shared, self.pid)
+        match self.writer.offer(message, &self.shared, self.pid) {
+            Offer::Taken => Ok(()),
+            Offer::Full(message) | Offer::Unencodable(message, _) => Err(message),
+        }
     }
 
     /// Cancel safe: frames wait in a queue until a `recv` takes them.
@@ -791,27 +796,33 @@ struct WriteState {
 impl Writer {
     /// Writes `message` to the pipe if nothing waits and the pipe takes it,
     /// leaving any rest for the writer task; queues it behind what waits
-    /// otherwise. Gives it back only when the queue is full.
-    fn offer(&self, message: Message, shared: &Shared, pid: u32) -> Result<(), Message> {
+    /// otherwise. Gives it back when the queue is full or the message has
+    /// no newline-delimited form.
+    fn offer(&self, message: Message, shared: &Shared, pid: u32) -> Offer {
         // The message is freed after the lock is released.
-        if self.write_or_queue(&message, shared, pid) {
-            Ok(())
-        } else {
-            Err(message)
+        match self.write_or_queue(&message, shared, pid) {
+            Ok(true) => Offer::Taken,
+            Ok(false) => Offer::Full(message),
+            Err(error) => Offer::Unencodable(message, error),
         }
     }
 
     /// [`Writer::offer`] under the lock; `false` when the queue is full.
-    fn write_or_queue(&self, message: &Message, shared: &Shared, pid: u32) -> bool {
+    fn write_or_queue(
+        &self,
+        message: &Message,
+        shared: &Shared,
+        pid: u32,
+    ) -> Result<bool, EncodeError> {
         let mut state = lock(&self.state);
         let idle = !state.busy && state.buf.is_empty();
         if !idle && state.buf.len() >= MAX_QUEUED_WRITE {
-            return false;
+            return Ok(false);
         }
         let start = state.buf.len();
-        ndjson::encode(message, &mut state.buf);
+        ndjson::encode(message, &mut state.buf)?;
         if !idle {
-            return true;
+            return Ok(true);
         }
         // Messages in quick succession (many calls in flight) are left for
         // the writer task, which writes them together once the tasks that
@@ -824,7 +835,7 @@ impl Writer {
             state.busy = true;
             drop(state);
             self.wake.notify_one();
-            return true;
+            return Ok(true);
         }
         state.last_direct = Some(now);
         let written = match state.pipe.as_deref() {
@@ -835,14 +846,14 @@ impl Writer {
                     tracing::debug!(pid, %error, "cannot write to the stdio server's stdin");
                     *lock(&shared.write_error) = Some((error.kind(), error.to_string()));
                     state.buf.clear();
-                    return true;
+                    return Ok(true);
                 }
             },
             // Closing: the writer task is gone; the message is dropped as a
             // queued one would be.
             None => {
                 state.buf.clear();
-                return true;
+                return Ok(true);
             }
         };
         state.buf.drain(..written);
@@ -855,8 +866,18 @@ impl Writer {
         if left {
             self.wake.notify_one();
         }
-        true
+        Ok(true)
     }
+}
+
+/// What became of a message offered to the [`Writer`].
+enum Offer {
+    /// Written to the pipe, or queued for the writer task.
+    Taken,
+    /// The queue is full; the message is given back.
+    Full(Message),
+    /// The message has no newline-delimited form; nothing was written.
+    Unencodable(Message, EncodeError),
 }
 
 /// Writes what callers queued because the pipe was full, in order. Ends on a

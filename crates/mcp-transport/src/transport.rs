@@ -154,8 +154,14 @@ pub enum TransportError {
     #[error("transport closed")]
     Closed,
     /// An I/O error on the underlying pipe or socket.
-    #[error("i/o error: {0}")]
+    #[error("i/o error")]
     Io(#[from] std::io::Error),
+    /// An outgoing message has no form the transport can write (a payload
+    /// kept raw from a peer holds a line break inside a string, which
+    /// newline-delimited JSON cannot carry); nothing was sent, and the
+    /// connection is still usable.
+    #[error("cannot encode the outgoing message")]
+    Encode(#[source] mcp_proto::codec::ndjson::EncodeError),
     /// An inbound message exceeded the size limit; the connection ended.
     #[error("inbound message exceeds the {limit}-byte limit")]
     TooLarge {
@@ -273,6 +279,7 @@ impl TransportError {
             TransportError::Io(e) => {
                 TransportError::Io(std::io::Error::new(e.kind(), e.to_string()))
             }
+            TransportError::Encode(e) => TransportError::Encode(duplicate_encode_error(e)),
             TransportError::TooLarge { limit } => TransportError::TooLarge { limit: *limit },
             TransportError::SessionExpired => TransportError::SessionExpired,
             TransportError::Http { status, body } => TransportError::Http {
@@ -311,6 +318,19 @@ impl TransportError {
             TransportError::Setup(m) => TransportError::Setup(m.clone()),
             TransportError::Other(e) => TransportError::Protocol(e.to_string()),
         }
+    }
+}
+
+/// A copy of an [`EncodeError`](mcp_proto::codec::ndjson::EncodeError); a
+/// serialization failure (and any later kind) keeps its text.
+fn duplicate_encode_error(
+    error: &mcp_proto::codec::ndjson::EncodeError,
+) -> mcp_proto::codec::ndjson::EncodeError {
+    use mcp_proto::codec::ndjson::EncodeError;
+    match error {
+        EncodeError::LineBreakInString => EncodeError::LineBreakInString,
+        EncodeError::Json(e) => EncodeError::Json(serde::ser::Error::custom(e)),
+        other => EncodeError::Json(serde::ser::Error::custom(other)),
     }
 }
 

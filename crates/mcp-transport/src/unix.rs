@@ -124,7 +124,7 @@ async fn read_loop(
 impl Transport for UnixSocketTransport {
     async fn send(&self, message: Message) -> Result<(), TransportError> {
         let mut bytes = Vec::new();
-        ndjson::encode(&message, &mut bytes);
+        ndjson::encode(&message, &mut bytes).map_err(TransportError::Encode)?;
         let mut writer = self.writer.lock().await;
         let writer = writer.as_mut().ok_or(TransportError::Closed)?;
         writer.write_all(&bytes).await?;
@@ -222,6 +222,42 @@ mod tests {
         transport.close().await.unwrap();
         assert!(transport.send(message).await.is_err());
         server.await.unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn a_message_that_cannot_be_encoded_fails_at_send_and_nothing_is_written() {
+        let dir = std::env::temp_dir().join(format!("mcp-unix-encode-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.sock");
+        let _ = std::fs::remove_file(&path);
+        let listener = tokio::net::UnixListener::bind(&path).unwrap();
+        let server = tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            let mut lines = tokio::io::BufReader::new(stream).lines();
+            // The first line to arrive is the message sent after the refused one.
+            let first = lines.next_line().await.unwrap().unwrap();
+            assert_eq!(lines.next_line().await.unwrap(), None);
+            first
+        });
+        let transport = UnixSocketTransport::connect(&path).await.unwrap();
+        // Params kept raw from a peer, holding a raw line break in a string.
+        let raw = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"x\":\"a\nb\"}}";
+        let Ok(Frame::Single(unencodable)) = Frame::from_slice(raw) else {
+            panic!("the envelope is read and the params stay raw");
+        };
+        match transport.send(unencodable).await {
+            Err(TransportError::Encode(ndjson::EncodeError::LineBreakInString)) => {}
+            other => panic!("expected an encode error, got {other:?}"),
+        }
+        let message = Message::notification("n", Some(&1)).unwrap();
+        transport.send(message.clone()).await.unwrap();
+        transport.close().await.unwrap();
+        let first = server.await.unwrap();
+        assert_eq!(
+            Frame::from_slice(first.as_bytes()).unwrap(),
+            Frame::Single(message)
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -125,10 +125,7 @@ async fn a_silent_server_hits_the_deadline_and_is_told() {
                 .request_raw(
                     "tools/call",
                     Some(&json!({"name": "slow"})),
-                    CallOptions {
-                        timeout: Some(Duration::from_secs(3)),
-                        ..Default::default()
-                    },
+                    CallOptions::default().timeout(Some(Duration::from_secs(3))),
                 )
                 .await
         }
@@ -177,10 +174,7 @@ async fn progress_reaches_the_caller_that_asked() {
                 .request_raw(
                     "tools/call",
                     Some(&json!({"name": "long"})),
-                    CallOptions {
-                        progress: Some(progress_tx),
-                        ..Default::default()
-                    },
+                    CallOptions::default().progress(Some(progress_tx)),
                 )
                 .await
         }
@@ -230,10 +224,7 @@ impl ClientHandler for Host {
 
 #[tokio::test]
 async fn server_requests_go_to_the_handler() {
-    let mut options = ClientOptions {
-        handler: Some(Arc::new(Host)),
-        ..Default::default()
-    };
+    let mut options = ClientOptions::default().handler(Some(Arc::new(Host)));
     options.session.capabilities.roots = Some(RootsCapability::default());
     options.session.capabilities.elicitation = Some(ElicitationCapability::default());
     let (_client, server) = connected(options, tools()).await;
@@ -383,10 +374,7 @@ async fn a_refused_version_fails_the_handshake_and_closes() {
 #[tokio::test]
 async fn calls_the_server_did_not_declare_are_refused_locally() {
     let (client, server) = connected(
-        ClientOptions {
-            session: SessionOptions::default(),
-            ..Default::default()
-        },
+        ClientOptions::default().session(SessionOptions::default()),
         json!({}),
     )
     .await;
@@ -442,10 +430,7 @@ impl ClientHandler for NameGiver {
 #[tokio::test]
 async fn input_required_is_answered_through_the_handler_and_retried() {
     let handler = Arc::new(NameGiver(Default::default()));
-    let options = ClientOptions {
-        handler: Some(handler.clone()),
-        ..ClientOptions::default()
-    };
+    let options = ClientOptions::default().handler(Some(handler.clone()));
     let (client, server) = modern(options, json!({"tools": {}})).await;
     let call = tokio::spawn({
         let client = client.clone();
@@ -497,11 +482,9 @@ async fn input_required_is_answered_through_the_handler_and_retried() {
 
 #[tokio::test]
 async fn input_rounds_are_bounded_and_need_a_handler() {
-    let options = ClientOptions {
-        handler: Some(Arc::new(NameGiver(Default::default()))),
-        max_input_rounds: 2,
-        ..ClientOptions::default()
-    };
+    let options = ClientOptions::default()
+        .handler(Some(Arc::new(NameGiver(Default::default()))))
+        .max_input_rounds(2);
     let (client, server) = modern(options, json!({"tools": {}})).await;
     let call = tokio::spawn({
         let client = client.clone();
@@ -624,10 +607,7 @@ async fn the_stateless_era_refuses_ping_and_cancels_with_a_notification_over_std
                         name: "slow".into(),
                         ..Default::default()
                     },
-                    CallOptions {
-                        timeout: Some(Duration::from_millis(50)),
-                        ..CallOptions::default()
-                    },
+                    CallOptions::default().timeout(Some(Duration::from_millis(50))),
                 )
                 .await
         }

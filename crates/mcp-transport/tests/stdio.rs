@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use mcp_proto::codec::EncodeError;
 use mcp_proto::{Frame, Message, RequestId};
 use mcp_transport::{
     Inbound, ServerExited, StdioOptions, StdioTransport, Transport, TransportError,
@@ -654,5 +655,39 @@ async fn the_servers_stdout_pipe_holds_a_mebibyte() {
     let transport = spawn(options);
     let params = notification(&transport, "pipe").await;
     assert_eq!(params["size"], json!(1024 * 1024), "{params}");
+    transport.close().await.expect("close");
+}
+
+/// A request whose params were kept raw from a peer and hold a raw line
+/// break inside a string: invalid JSON with no one-line form.
+fn unencodable_request(id: i64) -> Message {
+    let line = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"echo\",\"params\":{{\"text\":\"a\nb\"}}}}"
+    );
+    match Frame::from_slice(line.as_bytes()) {
+        Ok(Frame::Single(message)) => message,
+        other => panic!("the envelope is read and the params stay raw: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_message_that_cannot_be_encoded_fails_at_send_and_the_stream_goes_on() {
+    let transport = spawn(server("echo", &[]));
+    // Both ways in: through the non-waiting path (which leaves it to
+    // `send`) and through `send`, which reports it without writing a byte.
+    let refused = transport
+        .try_send(unencodable_request(1))
+        .expect_err("try_send leaves an unencodable message to send");
+    assert_eq!(refused, unencodable_request(1));
+    match transport.send(unencodable_request(1)).await {
+        Err(TransportError::Encode(EncodeError::LineBreakInString)) => {}
+        other => panic!("expected an encode error, got {other:?}"),
+    }
+    // Nothing half-written reached the server: the next request's echo
+    // is the next line it answers.
+    assert_eq!(
+        call(&transport, 2, json!({"text": "ok"})).await,
+        json!({"echo": {"text": "ok"}})
+    );
     transport.close().await.expect("close");
 }

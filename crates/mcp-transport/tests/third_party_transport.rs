@@ -4,10 +4,15 @@
 //! (a WebSocket, a message bus, ...). It also lets the test inject what
 //! real transports report: undelivered requests and expired sessions.
 
+use std::time::Duration;
+
 use async_trait::async_trait;
+use mcp_proto::codec::EncodeError;
 use mcp_proto::{Frame, Message};
 use mcp_transport::scripted::Peer;
-use mcp_transport::{Client, ClientError, ClientOptions, Inbound, Transport, TransportError};
+use mcp_transport::{
+    CallOptions, Client, ClientError, ClientOptions, Inbound, Transport, TransportError,
+};
 use serde_json::{Value, json};
 use tokio::sync::{Mutex, mpsc};
 
@@ -21,7 +26,12 @@ struct ChannelTransport {
 
 #[async_trait]
 impl Transport for ChannelTransport {
+    /// A request for `refuse/encode` stands for a message the channel has
+    /// no form for: refused at once, with nothing sent.
     async fn send(&self, message: Message) -> Result<(), TransportError> {
+        if message.method() == Some("refuse/encode") {
+            return Err(TransportError::Encode(EncodeError::LineBreakInString));
+        }
         self.outbound
             .send(message)
             .map_err(|_| TransportError::Closed)
@@ -132,7 +142,7 @@ async fn an_undelivered_request_fails_alone() {
         matches!(
             &error,
             ClientError::Undelivered { reason, source: Some(source) }
-                if reason.contains("500") && source.http_status() == Some(500)
+                if reason == "transport error" && source.http_status() == Some(500)
         ),
         "{error:?}"
     );
@@ -140,6 +150,38 @@ async fn an_undelivered_request_fails_alone() {
         !client.is_closed(),
         "one failed POST does not end the connection"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_request_the_transport_cannot_encode_fails_at_once_and_alone() {
+    let (client, mut peer) = connect().await;
+    let started = tokio::time::Instant::now();
+    let options = CallOptions::default().timeout(Some(Duration::from_secs(60)));
+    let error = client
+        .request_raw::<Value>("refuse/encode", None, options)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error.transport_error(),
+            Some(TransportError::Encode(EncodeError::LineBreakInString))
+        ),
+        "{error:?}"
+    );
+    assert!(!error.is_timeout(), "{error:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "failed before its deadline"
+    );
+    assert!(!client.is_closed(), "the connection goes on");
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("echo", None).await }
+    });
+    let request = peer.next().await;
+    assert_eq!(request["method"], "tools/call");
+    peer.reply(json!({"jsonrpc": "2.0", "id": request["id"], "result": {"content": []}}));
+    assert!(call.await.unwrap().is_ok());
 }
 
 #[tokio::test]
@@ -185,7 +227,7 @@ async fn a_broken_transport_reports_why() {
         matches!(
             &error,
             ClientError::Closed { reason, source: Some(source) }
-                if reason.contains("1024")
+                if reason == "transport error"
                     && matches!(**source, TransportError::TooLarge { limit: 1024 })
         ),
         "{error:?}"

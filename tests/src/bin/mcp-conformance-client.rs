@@ -122,20 +122,19 @@ async fn run() -> anyhow::Result<()> {
         Err(_) => Value::Null,
     };
 
-    let mut session = SessionOptions {
-        client_info: Implementation::new("mcp-conformance-client", env!("CARGO_PKG_VERSION")),
-        era: EraPolicy::Auto,
-        ..Default::default()
-    };
+    let mut session = SessionOptions::default()
+        .client_info(Implementation::new(
+            "mcp-conformance-client",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .era(EraPolicy::Auto);
     if let Ok(wire) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
         session.versions = configured_versions(&wire)?;
     }
     session.capabilities.elicitation = Some(ElicitationCapability::default());
-    let options = ClientOptions {
-        session,
-        handler: Some(Arc::new(AcceptingUser)),
-        ..Default::default()
-    };
+    let options = ClientOptions::default()
+        .session(session)
+        .handler(Some(Arc::new(AcceptingUser)));
     let mut http_options = HttpOptions::new(url.clone());
     // The workload's JWT, where the context gives one, lives in a private
     // file for the run, as a platform mounts it: the host names the file.
@@ -165,17 +164,15 @@ fn configured_versions(wire: &str) -> anyhow::Result<VersionPolicy> {
         );
     };
     Ok(if version.uses_handshake() {
-        VersionPolicy {
-            offered: version,
-            accepted: vec![version],
-        }
+        VersionPolicy::default()
+            .offered(version)
+            .accepted(vec![version])
     } else {
         let mut accepted = vec![version];
         accepted.extend(ProtocolVersion::HANDSHAKE);
-        VersionPolicy {
-            offered: ProtocolVersion::LATEST_HANDSHAKE,
-            accepted,
-        }
+        VersionPolicy::default()
+            .offered(ProtocolVersion::LATEST_HANDSHAKE)
+            .accepted(accepted)
     })
 }
 

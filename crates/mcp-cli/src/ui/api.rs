@@ -144,7 +144,9 @@ pub(crate) async fn listing(app: &App) -> Value {
         Ok(Ok(stored)) => stored,
         Ok(Err(error)) => {
             return json!({"store": store_path, "error": {
-                "code": error.code(), "message": error.to_string(), "diagnostics": []}});
+                "code": error.code(),
+                "message": mcp_proto::text::ErrorChain(&error).to_string(),
+                "diagnostics": []}});
         }
         Err(_) => Vec::new(),
     };
@@ -384,7 +386,7 @@ pub(crate) fn error_json(error: &ManagerError) -> Value {
     };
     json!({
         "code": error.code(),
-        "message": error.to_string(),
+        "message": mcp_proto::text::ErrorChain(error).to_string(),
         "diagnostics": diagnostics,
     })
 }

@@ -142,7 +142,7 @@ fn store_error_page(store: &mcp_config::Store, error: &StoreError) -> String {
          start with no servers. Then stop <code>mcpctl ui</code> (Ctrl-C) and \
          start it again.</p></section></main></body></html>",
         code = error.code(),
-        detail = escape(&error.to_string()),
+        detail = escape(&mcp_proto::text::ErrorChain(error).to_string()),
     )
 }
 

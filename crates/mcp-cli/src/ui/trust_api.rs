@@ -94,7 +94,7 @@ async fn approve(app: &App, id: &str, hash: &str) -> http::Response<ResponseBody
         Ok(Err(failure)) => error(
             StatusCode::INTERNAL_SERVER_ERROR,
             failure.code(),
-            &failure.to_string(),
+            &mcp_proto::text::ErrorChain(&failure).to_string(),
         ),
         Err(_) => error(
             StatusCode::INTERNAL_SERVER_ERROR,

@@ -130,10 +130,7 @@ pub(crate) async fn read(app: &App, id: &str, body: &[u8]) -> http::Response<Res
         uri,
         ..ReadResourceRequestParams::default()
     };
-    let options = mcp_transport::CallOptions {
-        timeout: app.manager.call_timeout(id),
-        ..mcp_transport::CallOptions::default()
-    };
+    let options = mcp_transport::CallOptions::default().timeout(app.manager.call_timeout(id));
     match client.read_resource_with(&params, options).await {
         Ok(result) => bounded(json!({"contents": result.contents})),
         Err(failure) => error(

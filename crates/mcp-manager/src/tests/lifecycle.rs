@@ -241,10 +241,7 @@ async fn a_call_in_flight_keeps_an_idle_connection_open_until_an_idle_period_aft
     let client = manager.client("remote").unwrap();
     let call = tokio::spawn(async move {
         let params = CallToolRequestParams::new("tool-0", None);
-        let options = CallOptions {
-            timeout: Some(Duration::from_secs(3600)),
-            ..CallOptions::default()
-        };
+        let options = CallOptions::default().timeout(Some(Duration::from_secs(3600)));
         client.call_tool_with(&params, options).await
     });
 

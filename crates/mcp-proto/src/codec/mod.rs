@@ -15,7 +15,7 @@
 pub mod ndjson;
 pub mod sse;
 
-pub use ndjson::{NdjsonDecoder, NdjsonError};
+pub use ndjson::{EncodeError, NdjsonDecoder, NdjsonError};
 pub use sse::{SseDecoder, SseError, SseEvent};
 
 /// The UTF-8 encoding of U+FEFF BYTE ORDER MARK.

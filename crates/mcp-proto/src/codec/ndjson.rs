@@ -187,18 +187,36 @@ impl NdjsonError {
     }
 }
 
+/// Why a message has no newline-delimited form; nothing was appended.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EncodeError {
+    /// A payload holds a raw line break inside a JSON string: invalid JSON
+    /// kept raw from a peer, which has no one-line form that means the same
+    /// (MCP "Transports" §stdio: messages MUST NOT contain embedded
+    /// newlines).
+    #[error(
+        "the message holds a raw line break inside a JSON string and cannot be written on one line"
+    )]
+    LineBreakInString,
+    /// Serializing the message failed.
+    #[error("the message cannot be serialized as JSON")]
+    Json(#[source] serde_json::Error),
+}
+
 /// Appends `message` as one line of compact JSON ending in `\n`.
 ///
 /// A message holding a raw line break inside a JSON string (invalid JSON a
 /// peer sent, kept raw in a payload) has no one-line form that means the
-/// same, so nothing is appended for it.
-pub fn encode(message: &Message, out: &mut Vec<u8>) {
-    write_line(out, |out| write_message(message, out));
+/// same: it is refused with [`EncodeError::LineBreakInString`] and nothing
+/// is appended.
+pub fn encode(message: &Message, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+    write_line(out, |out| write_message(message, out))
 }
 
-/// Appends `frame` as one line of compact JSON ending in `\n`; nothing
-/// for a frame that [`encode`] would refuse a member of.
-pub fn encode_frame(frame: &Frame, out: &mut Vec<u8>) {
+/// Appends `frame` as one line of compact JSON ending in `\n`; refused,
+/// with nothing appended, when [`encode`] would refuse one of its members.
+pub fn encode_frame(frame: &Frame, out: &mut Vec<u8>) -> Result<(), EncodeError> {
     write_line(out, |out| match frame {
         Frame::Single(message) => write_message(message, out),
         Frame::Batch(messages) => {
@@ -212,16 +230,19 @@ pub fn encode_frame(frame: &Frame, out: &mut Vec<u8>) {
             out.push(b']');
             Ok(())
         }
-    });
+    })
 }
 
-fn write_line(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>) {
+fn write_line(
+    out: &mut Vec<u8>,
+    write: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
+) -> Result<(), EncodeError> {
     let start = out.len();
     // Serializing our own message types cannot fail (see `Message::to_bytes`);
     // should it ever, nothing is written rather than half a line.
-    if write(&mut *out).is_err() {
+    if let Err(error) = write(&mut *out) {
         out.truncate(start);
-        return;
+        return Err(EncodeError::Json(error));
     }
     // Compact output escapes newlines inside strings, but a payload decoded
     // from a peer keeps its own whitespace, which may include line breaks
@@ -236,13 +257,14 @@ fn write_line(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>) -> serde_json:
         // valid), and the break itself would end the line.
         if breaks_inside_strings(line) {
             out.truncate(start);
-            return;
+            return Err(EncodeError::LineBreakInString);
         }
         for byte in line.iter_mut().filter(|b| matches!(**b, b'\n' | b'\r')) {
             *byte = b' ';
         }
     }
     out.push(b'\n');
+    Ok(())
 }
 
 /// Whether a CR or LF byte of `json` sits inside a string literal.
@@ -566,7 +588,7 @@ mod tests {
         )
         .unwrap();
         let mut out = b"previous\n".to_vec();
-        encode(&message, &mut out);
+        encode(&message, &mut out).unwrap();
         let line = &out[b"previous\n".len()..];
         assert_eq!(memchr(b'\n', line), Some(line.len() - 1));
         assert!(!line.contains(&b'\r'));
@@ -594,7 +616,7 @@ mod tests {
             params: Some(params.into()),
         });
         let mut out = Vec::new();
-        encode(&message, &mut out);
+        encode(&message, &mut out).unwrap();
         assert_eq!(memchr2(b'\n', b'\r', &out), Some(out.len() - 1));
         let decoded = Frame::from_slice(&out).unwrap();
         assert_eq!(decoded, Frame::Single(message));
@@ -621,7 +643,7 @@ mod tests {
                 panic!("{line} is not a single message");
             };
             let mut out = Vec::new();
-            encode(&message, &mut out);
+            encode(&message, &mut out).unwrap();
             let mut expected = serde_json::to_vec(&message).unwrap();
             expected.push(b'\n');
             assert_eq!(
@@ -632,7 +654,7 @@ mod tests {
         }
         let frame = Frame::Batch(messages);
         let mut out = Vec::new();
-        encode_frame(&frame, &mut out);
+        encode_frame(&frame, &mut out).unwrap();
         let mut expected = serde_json::to_vec(&frame).unwrap();
         expected.push(b'\n');
         assert_eq!(out, expected);
@@ -647,7 +669,18 @@ mod tests {
             Frame::from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"x\":\"a\rb\"}}")
                 .expect("the envelope is read; the result stays raw");
         let mut out = b"before\n".to_vec();
-        encode_frame(&frame, &mut out);
+        assert!(matches!(
+            encode_frame(&frame, &mut out),
+            Err(EncodeError::LineBreakInString)
+        ));
+        assert_eq!(out, b"before\n", "nothing is appended");
+        let Frame::Single(message) = &frame else {
+            panic!("{frame:?} is one message");
+        };
+        assert!(matches!(
+            encode(message, &mut out),
+            Err(EncodeError::LineBreakInString)
+        ));
         assert_eq!(out, b"before\n", "nothing is appended");
         // Between tokens a break is whitespace, and a space means the same.
         let frame = Frame::from_slice(
@@ -655,7 +688,7 @@ mod tests {
         )
         .unwrap();
         let mut out = Vec::new();
-        encode_frame(&frame, &mut out);
+        encode_frame(&frame, &mut out).unwrap();
         assert_eq!(
             out,
             b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{  \"x\":\"a\\r\\\"b\"}}\n"
@@ -667,7 +700,7 @@ mod tests {
     fn encode_frame_writes_batches_on_one_line() {
         let frame = Frame::from_slice(format!("[{PING},{INITIALIZED}]").as_bytes()).unwrap();
         let mut out = Vec::new();
-        encode_frame(&frame, &mut out);
+        encode_frame(&frame, &mut out).unwrap();
         assert_eq!(out, format!("[{PING},{INITIALIZED}]\n").into_bytes());
     }
 }

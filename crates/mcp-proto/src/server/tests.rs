@@ -99,7 +99,8 @@ impl Harness {
 
 fn frame_bytes(frame: &Frame) -> Vec<u8> {
     let mut out = Vec::new();
-    crate::codec::ndjson::encode_frame(frame, &mut out);
+    crate::codec::ndjson::encode_frame(frame, &mut out)
+        .expect("a frame of the session has a one-line form");
     out
 }
 

@@ -200,10 +200,8 @@ impl Upstream {
             )
         })?;
         backend.touch(server);
-        let options = CallOptions {
-            timeout: backend.call_timeout(server).or(inner.options.call_timeout),
-            ..CallOptions::default()
-        };
+        let options = CallOptions::default()
+            .timeout(backend.call_timeout(server).or(inner.options.call_timeout));
         Ok(Upstream { client, options })
     }
 }

@@ -295,10 +295,7 @@ impl Inner {
         backend.touch(server);
         let params = CallToolRequestParams::new(resolved.tool().name.clone(), Some(arguments));
         let timeout = backend.call_timeout(server).or(self.options.call_timeout);
-        let mut options = CallOptions {
-            timeout,
-            ..CallOptions::default()
-        };
+        let mut options = CallOptions::default().timeout(timeout);
         // Progress asked for: each report restarts the deadline, within
         // the session's hard limit (MCP basic/utilities/progress and the
         // lifecycle's timeouts: "enforce a maximum timeout").

@@ -591,10 +591,8 @@ async fn read(inner: &Arc<Inner>, server: &str, uri: &str, call: &ToolCall) -> T
         return unavailable(server, backend.availability(server).describe());
     };
     backend.touch(server);
-    let options = CallOptions {
-        timeout: backend.call_timeout(server).or(inner.options.call_timeout),
-        ..CallOptions::default()
-    };
+    let options =
+        CallOptions::default().timeout(backend.call_timeout(server).or(inner.options.call_timeout));
     let listed = ready.catalog.skills();
     let mut entry = listed.and_then(|skills| skills.iter().find(|skill| skill.uri == uri).cloned());
     // A listing may be partial: a SKILL.md URI it leaves out (from the

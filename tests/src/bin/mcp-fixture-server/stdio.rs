@@ -143,7 +143,9 @@ fn write_loop(rx: &mpsc::Receiver<WriterItem>, junk: bool, crlf: bool, stay: boo
                     crlfify_last_line(&mut buf);
                 }
             }
-            ndjson::encode(&out.message, &mut buf);
+            if let Err(error) = ndjson::encode(&out.message, &mut buf) {
+                tracing::warn!(%error, "fixture: dropping a message with no one-line form");
+            }
             if crlf {
                 crlfify_last_line(&mut buf);
             }
