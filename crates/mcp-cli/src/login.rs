@@ -21,8 +21,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_config::{OAuthGrant, ProcessEnv, ResolvedConfig, ResolvedTransport, resolve};
 use mcp_client_oauth::{FileTokenStore, Grant, Interaction, OAuthError, OAuthProvider};
+use mcp_config::{OAuthGrant, ProcessEnv, ResolvedConfig, ResolvedTransport, resolve};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;

@@ -12,7 +12,9 @@ use http::HeaderMap;
 use http_body_util::{BodyExt, Full};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use mcp_client_oauth::{FileTokenStore, Grant, Interaction, OAuthError, OAuthOptions, OAuthProvider};
+use mcp_client_oauth::{
+    FileTokenStore, Grant, Interaction, OAuthError, OAuthOptions, OAuthProvider,
+};
 use mcp_proto::EraPolicy;
 use mcp_proto::session::SessionOptions;
 use mcp_transport::{AuthProvider, Client, ClientOptions, HttpOptions, HttpTransport};
