@@ -63,6 +63,8 @@
 //! also to [`ServerError::cause`], for a person and never in the message),
 //! and no status, event, error or `Debug` output contains a secret value.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod cache;
 mod catalog;
 mod closing;
@@ -89,9 +91,10 @@ pub use catalog::{Catalog, LifetimeId};
 pub use configure::{SaveReport, ServerListing};
 pub use error::{ErrorCode, ManagerError, RetryState, ServerError, WaitError};
 pub use events::ManagerEvent;
-pub use factory::{
-    ConnectError, DefaultTransportFactory, TransportFactory, oauth_options, workload_grant,
-};
+pub use factory::{ConnectError, DefaultTransportFactory, TransportFactory};
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+pub use factory::{oauth_options, workload_grant};
 pub use manager::{Connected, ManagerBuilder, McpManager, ServerInfo};
 pub use options::{IdlePolicy, ManagerOptions, ReconnectPolicy, RestartPolicy, StartupMode};
 pub use snapshot::{Snapshot, SnapshotServer};

@@ -1,4 +1,5 @@
 //! The default factory's OAuth: stored tokens are used, a server that needs a person fails fast with `auth_required`, and a static Authorization header keeps OAuth out.
+#![cfg(feature = "oauth")]
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -7,9 +8,9 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
+use mcp_client_oauth::{FileTokenStore, Secret, StoreKey, StoredCredentials, TokenStore, Tokens};
 use mcp_config::{HttpConfig, OAuthConfig, SecretEntry, ServerConfig, TransportConfig};
 use mcp_manager::{DefaultTransportFactory, ErrorCode, McpManager};
-use mcp_client_oauth::{FileTokenStore, Secret, StoreKey, StoredCredentials, TokenStore, Tokens};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "RECOGNISABLE-MANAGER-TOKEN-8d2f";

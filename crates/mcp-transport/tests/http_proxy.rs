@@ -1,4 +1,5 @@
 //! HTTP transports through a real CONNECT proxy on 127.0.0.1 (tunnelling to real MCP servers on 127.0.0.1), its refusals, loopback's bypass, and the `SSL_CERT_FILE`/`SSL_CERT_DIR` opt-in.
+#![cfg(feature = "http")]
 
 mod http_support;
 

@@ -1,4 +1,5 @@
 //! HTTP transport credentials, URL rules, redirects, HTTPS and the auth hook, against real hyper servers on 127.0.0.1.
+#![cfg(feature = "http")]
 
 mod http_support;
 
