@@ -400,7 +400,6 @@ impl TransportFactory for DefaultTransportFactory {
                 let _ = deadline;
                 Err(transport_disabled("http"))
             }
-            #[allow(unreachable_patterns)]
             _ => Err(ConnectError::new(
                 ErrorCode::InvalidConfig,
                 "this transport is not supported by this build",

@@ -77,6 +77,7 @@ mod lease;
 mod manager;
 mod options;
 #[cfg(feature = "scripted")]
+#[cfg_attr(docsrs, doc(cfg(feature = "scripted")))]
 pub mod scripted;
 mod snapshot;
 mod startup;

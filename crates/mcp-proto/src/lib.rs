@@ -15,6 +15,8 @@
 //! - [`text`]: a peer's text made safe to show: escaped for terminals,
 //!   bounded for errors and a model's context.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub mod codec;
 pub mod headers;
 pub mod jsonrpc;
@@ -28,6 +30,7 @@ pub mod types;
 pub mod version;
 
 #[cfg(feature = "proptest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "proptest")))]
 pub mod strategies;
 
 pub use jsonrpc::{ErrorObject, Frame, Message, RawJson, RawValue, RequestId};
