@@ -54,6 +54,36 @@ const STEPS: &[Step] = &[
             "warnings",
         ]),
     },
+    // Every feature of every library on its own (and none, and all), as a
+    // host that picks one builds it: a feature that needs another must
+    // imply it. Without dev-dependencies, which would turn features on;
+    // clippy rather than check, so that a warning only one combination
+    // shows (an import only `http` uses) fails too. cargo-hack is installed
+    // by `.ci/run`.
+    Step {
+        name: "features",
+        action: Action::Cargo(&[
+            "hack",
+            "clippy",
+            "--each-feature",
+            "--no-dev-deps",
+            "-p",
+            "mcp-proto",
+            "-p",
+            "mcp-transport",
+            "-p",
+            "mcp-config",
+            "-p",
+            "mcp-client-oauth",
+            "-p",
+            "mcp-manager",
+            "-p",
+            "mcp-toolbridge",
+            "--",
+            "-D",
+            "warnings",
+        ]),
+    },
     Step {
         name: "tidy",
         action: Action::Tidy,

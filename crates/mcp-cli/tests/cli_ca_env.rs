@@ -16,14 +16,10 @@ fn certificate() -> (String, tokio_rustls::TlsAcceptor) {
     let key = rustls::pki_types::PrivateKeyDer::Pkcs8(rustls::pki_types::PrivatePkcs8KeyDer::from(
         certified.key_pair.serialize_der(),
     ));
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_no_client_auth()
-    .with_single_cert(vec![certified.cert.der().clone()], key)
-    .unwrap();
+    let config = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(vec![certified.cert.der().clone()], key)
+        .unwrap();
     (
         certified.cert.pem(),
         tokio_rustls::TlsAcceptor::from(Arc::new(config)),

@@ -22,6 +22,9 @@ pub enum Code {
     InvalidDocument,
     /// `unsupported_version`: a store file whose `version` this build does not read.
     UnsupportedVersion,
+    /// `format_disabled`: a host's format whose reader this build leaves
+    /// out (Codex's TOML, goose's YAML: the `host-configs` feature).
+    FormatDisabled,
     /// `unreadable_source`: a source could not be read at all.
     UnreadableSource,
     /// `invalid_field`: a field has the wrong JSON type or is repeated.
@@ -158,6 +161,7 @@ impl Code {
             Code::ParseError => "parse_error",
             Code::InvalidDocument => "invalid_document",
             Code::UnsupportedVersion => "unsupported_version",
+            Code::FormatDisabled => "format_disabled",
             Code::UnreadableSource => "unreadable_source",
             Code::InvalidField => "invalid_field",
             Code::MissingField => "missing_field",

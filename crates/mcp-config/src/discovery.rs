@@ -541,7 +541,7 @@ pub trait NativeHook: fmt::Debug + Send + Sync {
 /// The Exa filter: claims Exa's MCP server (`npx exa-mcp-server`, or
 /// an `https://mcp.exa.ai/...` URL) and hands over its API key (the
 /// `EXA_API_KEY` env value, the URL's `exaApiKey` parameter, or an
-/// `x-api-key` header).
+/// `x-api-key` header). The URL form needs the `http` feature.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ExaHook;
 
@@ -562,6 +562,9 @@ impl NativeHook for ExaHook {
                     .and_then(|entry| entry.value.as_literal().cloned());
                 Some(NativeClaim::new("exa", key))
             }
+            // Reading the URL's host and query needs the `http` feature's
+            // parser; a build without it connects no HTTP server and claims none.
+            #[cfg(feature = "http")]
             TransportConfig::Http(http) | TransportConfig::Sse(http) => {
                 let url = url::Url::parse(&http.url).ok()?;
                 let host = url.host_str()?;
@@ -580,6 +583,8 @@ impl NativeHook for ExaHook {
                     });
                 Some(NativeClaim::new("exa", key))
             }
+            #[cfg(not(feature = "http"))]
+            TransportConfig::Http(_) | TransportConfig::Sse(_) => None,
         }
     }
 }

@@ -99,7 +99,7 @@ fn canonical_form(config: &ResolvedConfig) -> String {
                 ResolvedTransport::Sse(_) => "sse",
                 _ => "http",
             };
-            let url = url::Url::parse(&http.url).map_or_else(|_| http.url.clone(), String::from);
+            let url = normal_url(&http.url);
             let mut headers: Vec<(String, &str)> = http
                 .headers
                 .iter()
@@ -169,6 +169,17 @@ struct OAuthForm<'a> {
     assertion_env: Option<&'a str>,
 }
 
+/// The URL in its WHATWG normal form (`HTTPS://Example.COM` is
+/// `https://example.com/`), so that spelling alone never changes a
+/// fingerprint; as written when it does not parse, or without the `http`
+/// feature (a build that connects no HTTP server).
+fn normal_url(url: &str) -> String {
+    #[cfg(feature = "http")]
+    return url::Url::parse(url).map_or_else(|_| url.to_owned(), String::from);
+    #[cfg(not(feature = "http"))]
+    url.to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
@@ -182,6 +193,8 @@ mod tests {
         fingerprint(&resolve(&parse_store_server(server).unwrap(), &env).unwrap())
     }
 
+    // Needs the URL checks (or normal form) of the `http` feature.
+    #[cfg(feature = "http")]
     #[test]
     fn identity_fields_do_not_count() {
         let base = fp(r#"{"id": "a", "transport": {"type": "http", "url": "https://e.com/mcp"}}"#);

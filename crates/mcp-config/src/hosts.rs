@@ -32,11 +32,16 @@
 //! XDG base directory rules say); `%APPDATA%` is `~\AppData\Roaming` when
 //! unset.
 
+#[cfg(feature = "host-configs")]
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "host-configs")]
 use crate::discovery::{ConfigLevel, Discovery, FileSource};
+#[cfg(feature = "host-configs")]
 use crate::expand::Environment;
+#[cfg(feature = "host-configs")]
 use crate::format::{Format, ReadContext};
+#[cfg(feature = "host-configs")]
 use crate::host::Host;
 
 /// An operating system, as far as where applications keep their files goes.
@@ -65,6 +70,7 @@ impl Os {
     }
 }
 
+#[cfg(feature = "host-configs")]
 /// The directories host files are found under: the home directory and the
 /// overrides the environment may set. Every field is an input, so a test
 /// (or a host with its own idea of home) can point them anywhere.
@@ -86,6 +92,7 @@ pub struct HostDirs {
     pub claude_config_dir: Option<PathBuf>,
 }
 
+#[cfg(feature = "host-configs")]
 impl HostDirs {
     /// The directories under `home` on `os`, with no overrides.
     pub fn new(home: impl Into<PathBuf>, os: Os) -> Self {
@@ -218,6 +225,7 @@ impl HostDirs {
     }
 }
 
+#[cfg(feature = "host-configs")]
 /// The host's project-level files under `project`, the one that wins first.
 fn project_files(host: Host, project: &Path) -> Vec<(PathBuf, Format)> {
     let format = host.format();
@@ -240,6 +248,7 @@ fn project_files(host: Host, project: &Path) -> Vec<(PathBuf, Format)> {
     }
 }
 
+#[cfg(feature = "host-configs")]
 /// One standard file of a host: where it is, its level and its format.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -254,6 +263,7 @@ pub struct HostFile {
     pub format: Format,
 }
 
+#[cfg(feature = "host-configs")]
 impl HostFile {
     /// The file as a discovery source, read with `context`.
     pub fn source(&self, context: &ReadContext) -> FileSource {
@@ -262,6 +272,7 @@ impl HostFile {
     }
 }
 
+#[cfg(feature = "host-configs")]
 /// The standard MCP configuration files of every [`Host`] (or of some), for
 /// a home directory, an operating system and, optionally, a project: what a
 /// host embedding this crate adds to [`Discovery`] so that the servers a
@@ -303,6 +314,7 @@ pub struct HostSources {
     hosts: Vec<Host>,
 }
 
+#[cfg(feature = "host-configs")]
 impl HostSources {
     /// Every host's user-level files under `dirs`; no project yet.
     pub fn new(dirs: HostDirs) -> Self {
@@ -412,6 +424,7 @@ impl HostSources {
     }
 }
 
+#[cfg(feature = "host-configs")]
 #[cfg(test)]
 mod tests {
     use super::*;

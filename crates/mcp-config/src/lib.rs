@@ -53,6 +53,7 @@
 //! [`Secret`], whose `Debug` prints `<redacted>`; no error, diagnostic or
 //! `Debug` output of this crate contains one.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 mod diagnostic;
@@ -89,7 +90,10 @@ pub use format::{
     parse_store_v1, parse_vscode, server_to_store_json, write_store_v1,
 };
 pub use host::Host;
-pub use hosts::{HostDirs, HostFile, HostSources, Os};
+pub use hosts::Os;
+#[cfg(feature = "host-configs")]
+#[cfg_attr(docsrs, doc(cfg(feature = "host-configs")))]
+pub use hosts::{HostDirs, HostFile, HostSources};
 pub use model::{
     EnvHeader, HttpConfig, InputPrompt, OAuthConfig, OAuthGrant, ProtocolEra, SecretEntry,
     ServerConfig, StdioConfig, ToolFilter, TransportConfig, TransportKind,

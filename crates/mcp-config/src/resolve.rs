@@ -595,6 +595,8 @@ mod tests {
         );
     }
 
+    // Needs the URL checks (or normal form) of the `http` feature.
+    #[cfg(feature = "http")]
     #[test]
     fn expanded_values_are_checked_again() {
         let error = resolve_json(

@@ -445,6 +445,7 @@ impl Validator<'_> {
 /// The URL rules: http or https, no userinfo, no fragment.
 /// Shared with resolution, which applies them to expanded URLs. Messages
 /// never repeat the URL: it may hold a password.
+#[cfg(feature = "http")]
 pub(crate) fn check_url(url: &str, server: Option<String>, field: &str, out: &mut Vec<Diagnostic>) {
     let mut push = |code, message: String| {
         out.push(Diagnostic::new(code, server.clone(), field, message));
@@ -485,8 +486,23 @@ pub(crate) fn check_url(url: &str, server: Option<String>, field: &str, out: &mu
     }
 }
 
+/// The URL rules need the WHATWG parser of the `http` feature. A build
+/// without it connects no HTTP or SSE server (mcp-manager's `http` turns
+/// this feature on), so its URL is taken as written.
+#[cfg(not(feature = "http"))]
+pub(crate) fn check_url(_: &str, _: Option<String>, _: &str, _: &mut Vec<Diagnostic>) {}
+
 /// A client ID metadata document URL (MCP 2025-11-25): `https` with a
 /// path; `http` is allowed on loopback hosts, for local development.
+/// Without the `http` feature (no OAuth either) it is taken as written.
+#[cfg(not(feature = "http"))]
+fn is_client_metadata_url(_: &str) -> bool {
+    true
+}
+
+/// A client ID metadata document URL (MCP 2025-11-25): `https` with a
+/// path; `http` is allowed on loopback hosts, for local development.
+#[cfg(feature = "http")]
 fn is_client_metadata_url(url: &str) -> bool {
     let Ok(parsed) = url::Url::parse(url) else {
         return false;
@@ -579,6 +595,8 @@ mod tests {
         );
     }
 
+    // Needs the URL checks (or normal form) of the `http` feature.
+    #[cfg(feature = "http")]
     #[test]
     fn url_rules() {
         check(
@@ -664,6 +682,8 @@ mod tests {
         );
     }
 
+    // Needs the URL checks (or normal form) of the `http` feature.
+    #[cfg(feature = "http")]
     #[test]
     fn messages_never_quote_secret_values() {
         let config = parse_store_server(

@@ -280,6 +280,8 @@ fn invalid_and_unparsable_entries_fail_alone() {
     );
 }
 
+// The URL form (`https://mcp.exa.ai/...`) needs the `http` feature.
+#[cfg(feature = "http")]
 #[test]
 fn exa_entries_are_handed_to_the_host_with_their_key() {
     let setup = Setup::new();

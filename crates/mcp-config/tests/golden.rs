@@ -8,6 +8,10 @@
 //! `/home/dev/projects/webapp` of the user whose home is `/home/dev`. Run
 //! with `UPDATE_EXPECT=1` to rewrite the expectations after an intended
 //! change, then review the diff.
+//!
+//! The expectations are a full build's: every host format read, every
+//! URL checked.
+#![cfg(all(feature = "host-configs", feature = "http"))]
 
 use std::fmt::Write as _;
 use std::fs;

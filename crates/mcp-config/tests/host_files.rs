@@ -1,4 +1,5 @@
 //! Host files read from disk without a format: Codex's TOML and goose's YAML are told by their names, found through `FileSource` and `Discovery` as `--config` finds them.
+#![cfg(feature = "host-configs")]
 
 use std::fs;
 use std::path::{Path, PathBuf};

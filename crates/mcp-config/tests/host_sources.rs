@@ -1,4 +1,5 @@
 //! Host files found under a temporary home and project: precedence between hosts and levels, shadowing, identical definitions merged, and the status of every source.
+#![cfg(feature = "host-configs")]
 
 use std::path::{Path, PathBuf};
 

@@ -43,6 +43,7 @@ use mcp_proto::text;
 /// | `timeout` | initialize, a `tools/list` page or the whole discovery took longer than its deadline | the deadline |
 /// | `closed` | the connection ended (the process exited, the server hung up) | which |
 /// | `session_expired` | the Streamable HTTP session expired again right after a new one was started | — |
+/// | `transport_disabled` | the server's transport is compiled out of this build (its cargo feature, `stdio` or `http`, is off) | the feature |
 /// | `invalid_catalog` | the tool catalog could not be read (a repeated cursor, a malformed result) | the problem |
 /// | `refresh_failed` | a refresh after `notifications/tools/list_changed` failed | the problem |
 /// | `protocol` | the server broke the protocol (refused or answered `initialize` wrongly, errored on a request it declared) | the server's code and bounded text |
@@ -127,6 +128,11 @@ pub enum ErrorCode {
     /// started (MCP "Transports" §Session Management), and it expired too
     /// before the catalog was listed.
     SessionExpired,
+    /// `transport_disabled`: the server's transport is not in this build:
+    /// the host was compiled without the cargo feature it needs (`stdio`,
+    /// `http`); the message names the feature. Only a rebuild or another
+    /// transport in the configuration helps.
+    TransportDisabled,
 }
 
 impl ErrorCode {
@@ -157,6 +163,7 @@ impl ErrorCode {
         ErrorCode::ProxyFailed,
         ErrorCode::UnsupportedVersion,
         ErrorCode::SessionExpired,
+        ErrorCode::TransportDisabled,
     ];
 
     /// The code whose [`as_str`](ErrorCode::as_str) is `text`; `None` for
@@ -195,6 +202,7 @@ impl ErrorCode {
             ErrorCode::ProxyFailed => "proxy_failed",
             ErrorCode::UnsupportedVersion => "unsupported_version",
             ErrorCode::SessionExpired => "session_expired",
+            ErrorCode::TransportDisabled => "transport_disabled",
         }
     }
 
@@ -216,11 +224,13 @@ impl ErrorCode {
                 | ErrorCode::InvalidConfig
                 | ErrorCode::Forbidden
                 | ErrorCode::RedirectRefused
+                | ErrorCode::TransportDisabled
         )
     }
 }
 
 /// The error of a server that needs `mcpctl login`.
+#[cfg(feature = "oauth")]
 pub(crate) fn auth_required(id: &str) -> ServerError {
     ServerError::new(
         ErrorCode::AuthRequired,
@@ -229,6 +239,7 @@ pub(crate) fn auth_required(id: &str) -> ServerError {
     )
 }
 
+#[cfg(feature = "oauth")]
 /// The mcp-client-oauth error in `error`'s chain, if any: the OAuth client failed
 /// before the server was asked (discovery, registration, a token request).
 pub(crate) fn oauth_error<'a>(
@@ -260,6 +271,10 @@ pub(crate) fn transport_cause(
     auth_key: &str,
 ) -> Option<ServerError> {
     let error_of = |code, message: String| Some(ServerError::new(code, message, endpoint));
+    // Only OAuth's `auth_required` names the server (`mcpctl login <id>`).
+    #[cfg(not(feature = "oauth"))]
+    let _ = id;
+    #[cfg(feature = "oauth")]
     match crate::error::oauth_error(error) {
         Some(mcp_client_oauth::OAuthError::InteractionRequired) => {
             return Some(auth_required(id));

@@ -20,20 +20,31 @@
 //! The provider reaches the authorization servers through the factory's
 //! [`proxy`](DefaultTransportFactory::proxy) and trusts its roots, as the
 //! transport does.
+//!
+//! Features: stdio servers need the `stdio` feature, HTTP and SSE servers
+//! `http`, and OAuth `oauth`. A server whose transport is compiled out
+//! fails to connect with [`ErrorCode::TransportDisabled`]
+//! (`transport_disabled`), naming the feature to turn on.
 
 use std::fmt;
+#[cfg(feature = "oauth")]
 use std::path::PathBuf;
+#[cfg(feature = "http")]
 use std::sync::Arc;
 
 use async_trait::async_trait;
+#[cfg(feature = "oauth")]
 use mcp_client_oauth::{
     FileTokenStore, Grant, Interaction, OAuthError, OAuthOptions, OAuthProvider, WorkloadAssertion,
 };
-use mcp_config::{AssertionSource, OAuthGrant, ResolvedConfig, ResolvedOAuth, ResolvedTransport};
-use mcp_transport::{
-    AuthProvider, CaEnv, HttpOptions, HttpProtocol, HttpTransport, ProxyConfig, Transport,
-    TransportError,
-};
+#[cfg(feature = "oauth")]
+use mcp_config::{AssertionSource, OAuthGrant, ResolvedOAuth};
+use mcp_config::{ResolvedConfig, ResolvedTransport};
+use mcp_transport::Transport;
+#[cfg(any(feature = "http", feature = "stdio"))]
+use mcp_transport::TransportError;
+#[cfg(feature = "http")]
+use mcp_transport::{AuthProvider, CaEnv, HttpOptions, HttpProtocol, HttpTransport, ProxyConfig};
 use tokio::time::Instant;
 
 use crate::error::{ErrorCode, ServerError};
@@ -101,40 +112,52 @@ impl ConnectError {
 #[non_exhaustive]
 pub struct DefaultTransportFactory {
     /// Extra trusted root certificates (PEM) for HTTPS servers.
+    #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     pub extra_root_certificates: Vec<String>,
     /// More roots from `SSL_CERT_FILE` / `SSL_CERT_DIR`, read at each
     /// connect, for HTTPS servers and their OAuth authorization servers.
     /// Default [`CaEnv::none`]; a host opts in with [`CaEnv::from_env`]. A
     /// file that cannot be read fails the connect with `invalid_config`
     /// naming the variable and path.
+    #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     pub ca_env: CaEnv,
     /// The HTTP proxies for every HTTP server and for its OAuth client's
     /// requests (discovery, registration, tokens), one setting for both.
     /// Default [`ProxyConfig::from_env`] (curl's variables, read when the
     /// factory is made; loopback servers direct); [`ProxyConfig::none`]
     /// turns them off. A proxy failing either is `proxy_failed`.
+    #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     pub proxy: ProxyConfig,
     /// One authorization hook for every HTTP server; when set it replaces
-    /// the per-server OAuth providers of [`oauth_dir`](Self::oauth_dir).
+    /// the per-server OAuth providers of `oauth_dir` (feature `oauth`).
+    #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     pub auth: Option<Arc<dyn AuthProvider>>,
     /// Where OAuth tokens persist (`<data dir>/oauth` for `mcpctl`). When
     /// set, HTTP and SSE servers authorize with OAuth on a 401 (see the
     /// module docs). Default `None`: no OAuth.
+    #[cfg(feature = "oauth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
     pub oauth_dir: Option<PathBuf>,
 }
 
 impl fmt::Debug for DefaultTransportFactory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DefaultTransportFactory")
-            .field(
-                "extra_root_certificates",
-                &self.extra_root_certificates.len(),
-            )
-            .field("ca_env", &self.ca_env)
-            .field("proxy", &self.proxy)
-            .field("auth", &self.auth.is_some())
-            .field("oauth_dir", &self.oauth_dir)
-            .finish()
+        let mut f = f.debug_struct("DefaultTransportFactory");
+        #[cfg(feature = "http")]
+        f.field(
+            "extra_root_certificates",
+            &self.extra_root_certificates.len(),
+        )
+        .field("ca_env", &self.ca_env)
+        .field("proxy", &self.proxy)
+        .field("auth", &self.auth.is_some());
+        #[cfg(feature = "oauth")]
+        f.field("oauth_dir", &self.oauth_dir);
+        f.finish()
     }
 }
 
@@ -146,6 +169,8 @@ impl DefaultTransportFactory {
     }
 
     /// The factory with OAuth tokens kept in `dir`.
+    #[cfg(feature = "oauth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
     pub fn with_oauth_dir(dir: impl Into<PathBuf>) -> Self {
         DefaultTransportFactory {
             oauth_dir: Some(dir.into()),
@@ -156,6 +181,7 @@ impl DefaultTransportFactory {
     /// The authorization hook for one server: the shared one, else an
     /// OAuth provider when tokens have a home and no static
     /// `Authorization` header is configured instead.
+    #[cfg(feature = "http")]
     fn auth_for(
         &self,
         http: &mcp_config::ResolvedHttp,
@@ -164,6 +190,23 @@ impl DefaultTransportFactory {
         if let Some(auth) = &self.auth {
             return Ok(Some(auth.clone()));
         }
+        #[cfg(feature = "oauth")]
+        return self.oauth_for(http, roots);
+        #[cfg(not(feature = "oauth"))]
+        {
+            let _ = (http, roots);
+            Ok(None)
+        }
+    }
+
+    /// The OAuth provider for one server, when tokens have a home and no
+    /// static `Authorization` header is configured instead.
+    #[cfg(feature = "oauth")]
+    fn oauth_for(
+        &self,
+        http: &mcp_config::ResolvedHttp,
+        roots: &[String],
+    ) -> Result<Option<Arc<dyn AuthProvider>>, ConnectError> {
         let Some(dir) = &self.oauth_dir else {
             return Ok(None);
         };
@@ -204,6 +247,8 @@ impl DefaultTransportFactory {
     /// hosts that run the interactive login themselves (`mcpctl login`). An
     /// unreadable `SSL_CERT_FILE`/`SSL_CERT_DIR` is `invalid_config` naming
     /// the variable and path.
+    #[cfg(feature = "oauth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
     pub fn oauth_options_for(
         &self,
         url: url::Url,
@@ -221,6 +266,7 @@ impl DefaultTransportFactory {
 
     /// The trusted roots of a connect: the extra ones and those of
     /// `ca_env`, read now.
+    #[cfg(feature = "http")]
     fn roots(&self) -> Result<Vec<String>, ConnectError> {
         let mut roots = self.extra_root_certificates.clone();
         roots.extend(self.ca_env.load().map_err(|error| {
@@ -234,6 +280,8 @@ impl DefaultTransportFactory {
 /// The provider options for a server: its `oauth` settings, tokens in
 /// `dir`. Shared with hosts that run the interactive login (`mcpctl
 /// login`), so that the login stores exactly what the manager loads.
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub fn oauth_options(
     url: url::Url,
     grant: Grant,
@@ -247,6 +295,7 @@ pub fn oauth_options(
 
 /// The provider options of a server's `oauth` section, every other
 /// setting at its default.
+#[cfg(feature = "oauth")]
 fn section_options(url: url::Url, grant: Grant, oauth: Option<&ResolvedOAuth>) -> OAuthOptions {
     let mut options = OAuthOptions::new(url, grant);
     if let Some(oauth) = oauth {
@@ -271,6 +320,7 @@ fn section_options(url: url::Url, grant: Grant, oauth: Option<&ResolvedOAuth>) -
 /// file or variable ([`workload_grant`]). Every other server gets the
 /// authorization code grant with nobody at the browser: stored tokens are
 /// used and refreshed, and anything more ends as `auth_required`.
+#[cfg(feature = "oauth")]
 fn unattended_grant(oauth: Option<&ResolvedOAuth>) -> Result<Grant, ConnectError> {
     if let Some(oauth) = oauth
         && oauth.grant == OAuthGrant::JwtBearer
@@ -300,6 +350,8 @@ fn unattended_grant(oauth: Option<&ResolvedOAuth>) -> Result<Grant, ConnectError
 /// read from `assertionFile` or `assertionEnv` only when a token is asked
 /// for. Validation demands one of them; a host that built its
 /// `ResolvedOAuth` itself may have left both out.
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub fn workload_grant(oauth: &ResolvedOAuth) -> Result<Grant, ConnectError> {
     let source = match &oauth.assertion {
         Some(AssertionSource::File(path)) => WorkloadAssertion::File(path.clone()),
@@ -316,9 +368,11 @@ pub fn workload_grant(oauth: &ResolvedOAuth) -> Result<Grant, ConnectError> {
 }
 
 /// The manager's side of the authorization code grant: nobody is there.
+#[cfg(feature = "oauth")]
 #[derive(Debug)]
 struct Unattended;
 
+#[cfg(feature = "oauth")]
 #[async_trait]
 impl Interaction for Unattended {
     fn redirect_uri(&self) -> String {
@@ -343,13 +397,20 @@ impl TransportFactory for DefaultTransportFactory {
     ) -> Result<Box<dyn Transport>, ConnectError> {
         match &server.transport {
             ResolvedTransport::Stdio(stdio) => spawn_stdio(stdio),
+            #[cfg(feature = "http")]
             ResolvedTransport::Http(http) => {
                 self.connect_http(server, http, HttpProtocol::Auto, deadline)
                     .await
             }
+            #[cfg(feature = "http")]
             ResolvedTransport::Sse(http) => {
                 self.connect_http(server, http, HttpProtocol::LegacySse, deadline)
                     .await
+            }
+            #[cfg(not(feature = "http"))]
+            ResolvedTransport::Http(_) | ResolvedTransport::Sse(_) => {
+                let _ = deadline;
+                Err(transport_disabled("http"))
             }
             _ => Err(ConnectError::new(
                 ErrorCode::InvalidConfig,
@@ -360,6 +421,21 @@ impl TransportFactory for DefaultTransportFactory {
     }
 }
 
+/// The error of a server whose transport's cargo `feature` is off in this
+/// build.
+#[cfg(any(not(feature = "http"), not(feature = "stdio")))]
+fn transport_disabled(feature: &str) -> ConnectError {
+    ConnectError::new(
+        ErrorCode::TransportDisabled,
+        format!(
+            "this build cannot start {feature} servers: it was compiled without \
+             mcp-manager's `{feature}` feature"
+        ),
+        "transport.type",
+    )
+}
+
+#[cfg(feature = "http")]
 impl DefaultTransportFactory {
     async fn connect_http(
         &self,
@@ -389,6 +465,7 @@ impl DefaultTransportFactory {
     }
 }
 
+#[cfg(feature = "http")]
 fn http_connect_error(id: &str, error: TransportError) -> ConnectError {
     if let Some(cause) =
         crate::error::transport_cause(&error, id, "transport.url", "transport.headers")
@@ -415,7 +492,7 @@ fn http_connect_error(id: &str, error: TransportError) -> ConnectError {
     connect.with_source(error)
 }
 
-#[cfg(unix)]
+#[cfg(all(unix, feature = "stdio"))]
 fn spawn_stdio(stdio: &mcp_config::ResolvedStdio) -> Result<Box<dyn Transport>, ConnectError> {
     use mcp_transport::{StdioOptions, StdioTransport};
 
@@ -459,7 +536,12 @@ fn spawn_stdio(stdio: &mcp_config::ResolvedStdio) -> Result<Box<dyn Transport>, 
     }
 }
 
-#[cfg(not(unix))]
+#[cfg(not(feature = "stdio"))]
+fn spawn_stdio(_stdio: &mcp_config::ResolvedStdio) -> Result<Box<dyn Transport>, ConnectError> {
+    Err(transport_disabled("stdio"))
+}
+
+#[cfg(all(not(unix), feature = "stdio"))]
 fn spawn_stdio(_stdio: &mcp_config::ResolvedStdio) -> Result<Box<dyn Transport>, ConnectError> {
     Err(ConnectError::new(
         ErrorCode::InvalidConfig,
@@ -472,7 +554,7 @@ fn spawn_stdio(_stdio: &mcp_config::ResolvedStdio) -> Result<Box<dyn Transport>,
 /// `server` are different mistakes), escaped and bounded: the person needs
 /// to see which file was looked for. Arguments, which may carry tokens, are
 /// left out.
-#[cfg(unix)]
+#[cfg(all(unix, feature = "stdio"))]
 fn whole_command(command: &str) -> String {
     use mcp_proto::text::{Lines, bound, escape};
     bound(&escape(command, Lines::One), 256).into_owned()
@@ -480,7 +562,7 @@ fn whole_command(command: &str) -> String {
 
 /// Which grant the manager picks; the end-to-end run is in mcp-cli's
 /// `cli_login` tests.
-#[cfg(test)]
+#[cfg(all(test, feature = "oauth"))]
 mod grant_tests {
     use mcp_config::Secret;
 

@@ -36,6 +36,7 @@
 //! also to [`ServerError::cause`], for a person and never in the message),
 //! and no status, event, error or `Debug` output contains a secret value.
 #![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod cache;
 mod catalog;
@@ -49,6 +50,7 @@ mod lease;
 mod manager;
 mod options;
 #[cfg(feature = "scripted")]
+#[cfg_attr(docsrs, doc(cfg(feature = "scripted")))]
 pub mod scripted;
 mod snapshot;
 mod startup;
@@ -63,9 +65,10 @@ pub use catalog::{Catalog, LifetimeId};
 pub use configure::{SaveReport, ServerListing};
 pub use error::{ErrorCode, ManagerError, RetryState, ServerError, WaitError};
 pub use events::ManagerEvent;
-pub use factory::{
-    ConnectError, DefaultTransportFactory, TransportFactory, oauth_options, workload_grant,
-};
+pub use factory::{ConnectError, DefaultTransportFactory, TransportFactory};
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+pub use factory::{oauth_options, workload_grant};
 pub use manager::{Connected, ManagerBuilder, McpManager, ServerInfo};
 pub use options::{IdlePolicy, ManagerOptions, ReconnectPolicy, RestartPolicy, StartupMode};
 pub use snapshot::{Snapshot, SnapshotServer};

@@ -1,4 +1,5 @@
 //! The default factory's OAuth: stored tokens are used, a server that needs a person fails fast with `auth_required`, and a static Authorization header keeps OAuth out.
+#![cfg(feature = "oauth")]
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};

@@ -1,4 +1,5 @@
 //! The default factory's proxy and CA settings: a proxy that refuses the tunnel is `proxy_failed` naming it (never `unreachable`), the OAuth client goes through the transport's proxy (and a proxy refusing only the authorization server is `proxy_failed` too), a workload's JWT bearer grant reads the token from the file its `oauth` section names, and an unreadable `SSL_CERT_FILE` is `invalid_config` naming the variable and path.
+#![cfg(feature = "oauth")]
 
 use std::collections::HashMap;
 use std::convert::Infallible;

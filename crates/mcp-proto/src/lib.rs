@@ -26,6 +26,7 @@
 //!   whole typed requests and whole client sessions, with `proptest` itself
 //!   re-exported.
 #![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod codec;
 pub mod headers;
@@ -41,6 +42,7 @@ pub mod types;
 pub mod version;
 
 #[cfg(feature = "proptest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "proptest")))]
 pub mod strategies;
 
 pub use jsonrpc::{ErrorObject, Frame, Message, RawJson, RawValue, RequestId};

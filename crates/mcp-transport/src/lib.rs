@@ -35,36 +35,45 @@
 //! each request's failure is a [`ClientError`] that keeps its transport
 //! cause.
 #![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod client;
-#[cfg(unix)]
+#[cfg(all(unix, any(feature = "stdio", feature = "unix")))]
 mod framing;
 #[cfg(feature = "fuzzing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "fuzzing")))]
 pub mod fuzzing;
+#[cfg(feature = "http")]
 mod http;
 mod memory;
 #[cfg(feature = "scripted")]
+#[cfg_attr(docsrs, doc(cfg(feature = "scripted")))]
 pub mod scripted;
 #[cfg(feature = "server")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server")))]
 pub mod server;
 mod skills;
-#[cfg(unix)]
+#[cfg(all(unix, feature = "stdio"))]
 mod stdio;
 mod transport;
-#[cfg(unix)]
+#[cfg(all(unix, feature = "unix"))]
 mod unix;
 
 pub use client::{
     CallOptions, Client, ClientError, ClientHandler, ClientOptions, Driver, ServerNotification,
 };
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use http::{
     AuthProvider, CaEnv, HttpOptions, HttpProtocol, HttpTransport, ProxyConfig, ProxyConnector,
     https_connector, tls_root_store,
 };
 pub use memory::{MemoryTransport, memory_pair};
 pub use skills::{LoadedSkill, SkillLoadError};
-#[cfg(unix)]
+#[cfg(all(unix, feature = "stdio"))]
+#[cfg_attr(docsrs, doc(cfg(all(unix, feature = "stdio"))))]
 pub use stdio::{NETWORK_ENV, ServerExited, StdioOptions, StdioTransport};
 pub use transport::{FrameSink, Inbound, Transport, TransportError};
-#[cfg(unix)]
+#[cfg(all(unix, feature = "unix"))]
+#[cfg_attr(docsrs, doc(cfg(all(unix, feature = "unix"))))]
 pub use unix::UnixSocketTransport;

@@ -1,4 +1,5 @@
 //! Legacy HTTP+SSE transport tests and the automatic fallback from Streamable HTTP, against real hyper servers on 127.0.0.1.
+#![cfg(feature = "http")]
 
 mod http_support;
 

@@ -1,4 +1,5 @@
 //! Streamable HTTP transport tests, each against a real hyper server on 127.0.0.1 scripted per scenario.
+#![cfg(feature = "http")]
 
 mod http_support;
 

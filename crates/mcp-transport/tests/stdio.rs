@@ -5,7 +5,7 @@
 //! messages, on `close` (which reaps the server), or, for processes that are
 //! not our children, on a bounded poll of `kill(pid, 0)` (see [`wait_gone`]).
 
-#![cfg(unix)]
+#![cfg(all(unix, feature = "stdio"))]
 
 use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;

@@ -27,12 +27,15 @@
 //! and `toolPolicies`, and never writes them.
 
 mod by_name;
+#[cfg(feature = "host-configs")]
 mod codex;
+#[cfg(feature = "host-configs")]
 mod goose;
 mod host;
 mod mcp_servers;
 mod opencode;
 mod store_v1;
+#[cfg(feature = "host-configs")]
 mod tree;
 mod zed;
 
@@ -312,15 +315,24 @@ pub enum DocumentError {
         /// The version found.
         found: String,
     },
+    /// A format whose reader this build leaves out: Codex's TOML and
+    /// goose's YAML need the `host-configs` feature.
+    #[error("reading {} files needs mcp-config's `host-configs` feature, which this build leaves out", format.as_str())]
+    FormatDisabled {
+        /// The format asked for.
+        format: Format,
+    },
 }
 
 impl DocumentError {
-    /// The stable code: `parse_error`, `invalid_document` or `unsupported_version`.
+    /// The stable code: `parse_error`, `invalid_document`,
+    /// `unsupported_version` or `format_disabled`.
     pub fn code(&self) -> &'static str {
         match self {
             DocumentError::Syntax { .. } => Code::ParseError.as_str(),
             DocumentError::Shape { .. } => Code::InvalidDocument.as_str(),
             DocumentError::UnsupportedVersion { .. } => Code::UnsupportedVersion.as_str(),
+            DocumentError::FormatDisabled { .. } => Code::FormatDisabled.as_str(),
         }
     }
 
@@ -332,6 +344,7 @@ impl DocumentError {
             DocumentError::Shape { path, .. } if path.is_empty() => String::from("top level"),
             DocumentError::Shape { path, .. } => path.clone(),
             DocumentError::UnsupportedVersion { .. } => String::from("version"),
+            DocumentError::FormatDisabled { .. } => String::from("top level"),
         }
     }
 }
@@ -393,8 +406,8 @@ pub fn parse_document_with(
 ) -> Result<ParsedDocument, DocumentError> {
     // Codex writes TOML and goose YAML: neither is read as JSON.
     match format {
-        Some(Format::Codex) => return codex::read(text),
-        Some(Format::Goose) => return goose::read(text),
+        Some(Format::Codex) => return read_codex(text),
+        Some(Format::Goose) => return read_goose(text),
         _ => {}
     }
     // The store is strict JSON; the hosts' files may hold comments and
@@ -424,10 +437,36 @@ pub fn parse_document_with(
         Format::OpenCode => opencode::read(root, context),
         Format::StoreV1 => store_v1::read(root),
         // Read above, before the text was parsed as JSON.
-        Format::Codex => return codex::read(text),
-        Format::Goose => return goose::read(text),
+        Format::Codex => return read_codex(text),
+        Format::Goose => return read_goose(text),
     };
     Ok(locate(read?, &parsed.positions))
+}
+
+/// Codex's TOML, with the `host-configs` feature.
+fn read_codex(text: &str) -> Result<ParsedDocument, DocumentError> {
+    #[cfg(feature = "host-configs")]
+    return codex::read(text);
+    #[cfg(not(feature = "host-configs"))]
+    {
+        let _ = text;
+        Err(DocumentError::FormatDisabled {
+            format: Format::Codex,
+        })
+    }
+}
+
+/// goose's YAML, with the `host-configs` feature.
+fn read_goose(text: &str) -> Result<ParsedDocument, DocumentError> {
+    #[cfg(feature = "host-configs")]
+    return goose::read(text);
+    #[cfg(not(feature = "host-configs"))]
+    {
+        let _ = text;
+        Err(DocumentError::FormatDisabled {
+            format: Format::Goose,
+        })
+    }
 }
 
 /// Puts the line and column of each reported field, and of each server's
@@ -809,5 +848,33 @@ mod tests {
             }
             assert!(error.diagnostics[0].field.ends_with("era"), "{error:?}");
         }
+    }
+
+    /// A build without `host-configs` has no TOML or YAML reader: Codex's
+    /// and goose's files are refused with a code naming the feature, while
+    /// `mcpServers` files (comments and all) and the store still read.
+    #[cfg(not(feature = "host-configs"))]
+    #[test]
+    fn without_host_configs_codex_and_goose_are_format_disabled() {
+        for (format, text) in [
+            (Format::Codex, "[mcp_servers.fs]\ncommand = \"mcp-fs\"\n"),
+            (Format::Goose, "extensions:\n  fs:\n    cmd: mcp-fs\n"),
+        ] {
+            let Err(error) = parse_document(text, Some(format)) else {
+                panic!("{format:?} was read without its parser");
+            };
+            assert_eq!(error, DocumentError::FormatDisabled { format });
+            assert_eq!(error.code(), "format_disabled");
+            assert!(error.to_string().contains("`host-configs`"), "{error}");
+        }
+        let text = "{\n  // a comment\n  \"mcpServers\": {\"fs\": {\"command\": \"mcp-fs\"},},\n}";
+        let doc = parse_document(text, None).unwrap();
+        assert_eq!(doc.format, Some(Format::McpServers));
+        assert_eq!(doc.servers().count(), 1);
+        let store = r#"{"version": 1, "servers": []}"#;
+        assert_eq!(
+            parse_document(store, None).unwrap().format,
+            Some(Format::StoreV1)
+        );
     }
 }

@@ -268,7 +268,7 @@ async fn project_servers_show_only_in_their_workspace_and_rediscovery_drops_the_
         &user,
         r#"{"mcpServers": {
             "everyone": {"command": "fake-everyone"},
-            "bad": {"url": "ftp://example.com/mcp"}
+            "bad": {"command": "fake-bad", "cwd": "relative/dir"}
         }}"#,
     )
     .unwrap();
@@ -288,7 +288,7 @@ async fn project_servers_show_only_in_their_workspace_and_rediscovery_drops_the_
     let error = startup.error("bad").unwrap();
     assert_eq!(error.code, ErrorCode::InvalidConfig);
     // Named as the file wrote it, not in the store's vocabulary.
-    assert_eq!(error.config_key, "mcpServers.bad.url");
+    assert_eq!(error.config_key, "mcpServers.bad.cwd");
     assert_eq!(manager.status("bad"), None);
     assert_eq!(startup.ready.len(), 2);
 

@@ -239,8 +239,9 @@ impl HttpClient {
 /// host's own HTTP client (hyper-util's `Client`, say) that should reach
 /// servers exactly as the transports do: TCP (no Nagle, `connect_timeout`),
 /// directly or through an HTTP CONNECT tunnel as `proxy` says (the
-/// tunnel's exchange bounded by `connect_timeout` too), then rustls (ring,
-/// TLS 1.2 and 1.3) over `roots` for `https`, HTTP/1.1 only. Build `roots`
+/// tunnel's exchange bounded by `connect_timeout` too), then rustls (TLS
+/// 1.2 and 1.3, on the process's crypto provider: the host's, else ring)
+/// over `roots` for `https`, HTTP/1.1 only. Build `roots`
 /// with [`tls_root_store`]. mcp-client-oauth's client to authorization servers is
 /// one such client; [`ProxyConnector::proxy_failure`] finds a proxy's
 /// failure in its errors.
@@ -262,13 +263,9 @@ pub fn https_connector(
     proxy: ProxyConfig,
     connect_timeout: Duration,
 ) -> Result<HttpsConnector<ProxyConnector>, TransportError> {
-    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| TransportError::Setup(format!("TLS configuration: {e}")))?
-    .with_root_certificates(roots)
-    .with_no_client_auth();
+    let tls = tls_config_builder()?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
     let mut http = HttpConnector::new();
     // The TLS layer handles `https`; the TCP connector must let it through.
     http.enforce_http(false);
@@ -279,6 +276,24 @@ pub fn https_connector(
         .https_or_http()
         .enable_http1()
         .wrap_connector(ProxyConnector::new(http, proxy, connect_timeout)))
+}
+
+/// A TLS client configuration's builder (TLS 1.2 and 1.3) on the process's
+/// rustls crypto provider: the one the host installed with
+/// `rustls::crypto::CryptoProvider::install_default`, else ring, the one
+/// this crate enables, which rustls then installs for the process. A build
+/// that also enables another rustls provider (aws-lc-rs) leaves rustls no
+/// way to choose: unless the host installed one, that is a `Setup` error
+/// saying so, never a panic out of the connect.
+fn tls_config_builder()
+-> Result<rustls::ConfigBuilder<rustls::ClientConfig, rustls::WantsVerifier>, TransportError> {
+    std::panic::catch_unwind(rustls::ClientConfig::builder).map_err(|_| {
+        TransportError::Setup(
+            "TLS configuration: several rustls crypto providers are compiled in and none is \
+             installed; install one with rustls::crypto::CryptoProvider::install_default"
+                .to_owned(),
+        )
+    })
 }
 
 /// Reads a body up to `limit` bytes. `Err(TooLarge)` when it is longer
