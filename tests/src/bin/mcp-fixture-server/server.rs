@@ -219,6 +219,9 @@ pub(crate) struct Server {
     in_flight: Mutex<HashMap<RequestId, AbortHandle>>,
     /// Our requests to the client, waiting for its response.
     awaiting_client: Mutex<HashMap<RequestHandle, oneshot::Sender<Result<Value, ErrorObject>>>>,
+    /// Errors to send whole in place of the session's bounded copy, by the
+    /// request they answer (the raw-output path of `--error-message-kib`).
+    unbounded: Mutex<HashMap<RequestId, ErrorObject>>,
     /// Answers sent so far, for `--exit-after` and `--close-stdout-after`.
     answers_sent: AtomicU64,
     /// `tools/list` requests answered so far, for `--fail-tools-list-after`.
@@ -241,6 +244,9 @@ enum Reply {
     Later(Pin<Box<dyn Future<Output = Result<Value, ErrorObject>> + Send>>),
     /// A result already encoded.
     Encoded(RawJson),
+    /// An error whose message is longer than the session lets through
+    /// (`--error-message-kib`): sent as it is, past the session's bound.
+    Unbounded(ErrorObject),
 }
 
 impl Server {
@@ -253,6 +259,7 @@ impl Server {
             state: Mutex::new(State::default()),
             in_flight: Mutex::new(HashMap::new()),
             awaiting_client: Mutex::new(HashMap::new()),
+            unbounded: Mutex::new(HashMap::new()),
             answers_sent: AtomicU64::new(0),
             tools_list_calls: AtomicU64::new(0),
             subscriptions: Mutex::new(HashMap::new()),
@@ -378,6 +385,19 @@ impl Server {
 
     /// Hands one frame to the transport, counting answers for `--exit-after`.
     fn deliver(&self, route: &Route, frame: Frame) {
+        let frame = match frame {
+            Frame::Single(Message::Error(mut error)) => {
+                let whole = error
+                    .id
+                    .as_ref()
+                    .and_then(|id| lock(&self.unbounded).remove(id));
+                if let Some(whole) = whole {
+                    error.error = whole;
+                }
+                Frame::Single(Message::Error(error))
+            }
+            other => other,
+        };
         let answers = match &frame {
             Frame::Single(message) => u64::from(is_answer(message)),
             Frame::Batch(messages) => messages.iter().filter(|m| is_answer(m)).count() as u64,
@@ -505,6 +525,12 @@ impl Server {
                 self.drive(&Route::Related(id.clone()), |session| {
                     let _ = session.respond(&id, &result);
                 });
+            }
+            Reply::Unbounded(error) => {
+                // The session ends the request with the error bounded;
+                // [`Server::deliver`] puts the whole message back.
+                lock(&self.unbounded).insert(id.clone(), error.clone());
+                self.answer(id, Err(error));
             }
             Reply::Later(future) => {
                 // Held across the spawn so that the task's removal of its own
@@ -819,7 +845,7 @@ impl Server {
                 let kib = self.fixture.options.error_message_kib.unwrap_or(0);
                 let mut message = String::from("long error: ");
                 message.push_str(&"e".repeat((kib * 1024).saturating_sub(message.len())));
-                return Reply::Now(Err(ErrorObject::new(error_codes::INTERNAL_ERROR, message)));
+                return Reply::Unbounded(ErrorObject::new(error_codes::INTERNAL_ERROR, message));
             }
             "ask_roots" => return self.ask_client(route, methods::ROOTS_LIST, None),
             "ask_sampling" => {
