@@ -410,12 +410,11 @@ impl Server {
                 last = before < n && n <= before + answers;
             }
         }
-        let route = match &frame {
-            Frame::Single(message) if is_answer(message) => {
-                Route::Related(message.id().cloned().unwrap_or(RequestId::Number(0)))
-            }
-            _ => route.clone(),
+        let answered = match &frame {
+            Frame::Single(message) if is_answer(message) => message.id().cloned(),
+            _ => None,
         };
+        let route = answered.map_or_else(|| route.clone(), Route::Related);
         (self.sink)(Outbound { route, frame, last });
     }
 

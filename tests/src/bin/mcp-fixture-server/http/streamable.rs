@@ -450,12 +450,9 @@ impl Streams {
     /// everything else on the GET stream, or waits for one.
     fn deliver(&mut self, out: Outbound) {
         let is_response = out.is_answer();
-        if out.last
-            && !self.json_waiters.contains_key(match &out.route {
-                Route::Related(id) => id,
-                Route::Standalone => &RequestId::Number(-1),
-            })
-        {
+        let to_json =
+            matches!(&out.route, Route::Related(id) if self.json_waiters.contains_key(id));
+        if out.last && !to_json {
             // `--exit-after` on an SSE stream, which never closes its
             // connection by itself: give the event a moment to leave.
             tokio::spawn(async {
