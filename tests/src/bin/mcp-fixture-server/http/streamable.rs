@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -62,6 +62,7 @@ pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
         sessions: Mutex::new(HashMap::new()),
         ids: RandomState::new(),
         next_session: AtomicU64::new(1),
+        sessions_kept: AtomicU64::new(0),
     });
     super::serve(port, ENDPOINT, faults, handler).await
 }
@@ -74,6 +75,8 @@ struct Streamable {
     /// Keys the session id hash: ids are unguessable across runs.
     ids: RandomState,
     next_session: AtomicU64,
+    /// Sessions kept so far, for `--expire-sessions`.
+    sessions_kept: AtomicU64,
 }
 
 struct Session {
@@ -82,7 +85,7 @@ struct Session {
     /// JSON-RPC requests received, for `--expire-session-after`.
     requests: AtomicU64,
     /// Whether `--expire-session-after` applies (`--expire-sessions`).
-    expires: bool,
+    expires: AtomicBool,
 }
 
 /// The session's SSE streams and where each outbound message goes.
@@ -253,10 +256,20 @@ impl Streamable {
             if !session.server.initialized() {
                 return false;
             }
+            // Counted among `--expire-sessions` only once it is kept.
+            let n = self.sessions_kept.fetch_add(1, Ordering::Relaxed) + 1;
+            let expires = self
+                .fixture
+                .options
+                .expire_sessions
+                .is_none_or(|first| n <= first);
+            session.expires.store(expires, Ordering::Relaxed);
             lock(&self.sessions).insert(session_id.to_owned(), Arc::clone(session));
         }
         let seen = session.requests.fetch_add(1, Ordering::Relaxed) + 1;
-        if session.expires && self.fixture.options.expire_session_after == Some(seen) {
+        if session.expires.load(Ordering::Relaxed)
+            && self.fixture.options.expire_session_after == Some(seen)
+        {
             // This request is still answered; the session is unknown after it.
             self.end_session(session_id, false);
         }
@@ -369,11 +382,7 @@ impl Streamable {
             server,
             streams,
             requests: AtomicU64::new(0),
-            expires: self
-                .fixture
-                .options
-                .expire_sessions
-                .is_none_or(|first| n <= first),
+            expires: AtomicBool::new(false),
         });
         (id, session)
     }
