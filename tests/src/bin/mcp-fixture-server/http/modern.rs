@@ -6,8 +6,9 @@
 //!   `params.uri` (resources/read), after decoding `=?base64?..?=`; and for
 //!   a tool's `x-mcp-header` properties, `Mcp-Param-{Name}` the argument.
 //!   A missing or different header is 400 with -32020 (HeaderMismatch).
-//! - A missing `_meta` field is 400 with -32602, an unsupported version
-//!   400 with -32022, an unknown method 404 with -32601.
+//! - What the session refuses itself is 400 (a missing `_meta` field is
+//!   -32602, an unsupported version -32022), and 404 for an unknown
+//!   method (-32601).
 //! - A request is answered with JSON, or with an SSE stream when it is
 //!   `subscriptions/listen`, carries a progress token, or `--sse-responses`
 //!   is on. Messages related to a request go only on its stream; closing

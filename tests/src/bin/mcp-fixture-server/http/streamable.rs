@@ -7,7 +7,10 @@
 //!   the request, then its response. Notifications and responses get 202.
 //! - `Mcp-Session-Id` is issued on the initialize response and required on
 //!   every later request: 400 without it, 404 for one that is unknown,
-//!   deleted or expired (`--expire-session-after`).
+//!   deleted or expired (`--expire-session-after`). A POST without it goes
+//!   to a new session, kept only if its `ServerSession` answered
+//!   `initialize`; the session answers the protocol itself.
+//! - A POST holds one message: a batch is 400.
 //! - `MCP-Protocol-Version`, when present, must name a handshake version,
 //!   and after initialize the negotiated one: 400 otherwise.
 //! - GET opens the stream of messages unrelated to any request (405 with
