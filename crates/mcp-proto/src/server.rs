@@ -122,6 +122,20 @@ pub struct ServerOptions {
     /// Methods outside MCP that the application answers; any other unknown
     /// method is answered `-32601` by the session. Default: none.
     pub extra_methods: Vec<String>,
+    /// Whether the session answers `server/discover` itself from these
+    /// options (2026-07-28 "Versioning"). When false, `server/discover`
+    /// becomes an [`Event::Request`]: in the stateless era once its `_meta`
+    /// envelope passed; without `_meta`, or from a server that offers no
+    /// stateless-era version, as it comes (`client` is `None`). For a
+    /// server whose answer carries more than the options say, or comes
+    /// later. Default: true.
+    pub answer_discover: bool,
+    /// Whether [`ServerSession::request`] refuses a method whose client
+    /// capability the client did not declare
+    /// ([`ServerError::CapabilityNotDeclared`], MCP "Client Features").
+    /// Turned off only by a test server that checks how clients answer a
+    /// request they did not ask for. Default: true.
+    pub enforce_client_capabilities: bool,
 }
 
 impl Default for ServerOptions {
@@ -134,6 +148,8 @@ impl Default for ServerOptions {
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             extra_methods: Vec::new(),
+            answer_discover: true,
+            enforce_client_capabilities: true,
         }
     }
 }
@@ -715,7 +731,9 @@ impl ServerSession {
             }
             ServerState::Initialized | ServerState::Ready => {}
         }
-        if let Some(handshake) = &self.handshake {
+        if let Some(handshake) = &self.handshake
+            && self.options.enforce_client_capabilities
+        {
             check_client_capability(&handshake.client_capabilities, method)?;
         }
         let encode_error = |source| ServerError::Encode {
@@ -873,12 +891,26 @@ impl ServerSession {
                     .as_ref()
                     .is_none_or(|h| h.version.as_str() != claimed.as_str())
         });
-        if let Some(claimed) = claimed {
+        // A server of the handshake era only that answers `server/discover`
+        // itself gets it whatever version its `_meta` names.
+        let discover_unknown = request.method == methods::SERVER_DISCOVER
+            && !self.options.answer_discover
+            && !self.offers(Era::Modern);
+        if let Some(claimed) = claimed.filter(|_| !discover_unknown) {
             return self.on_stateless_request(request, batch, claimed.clone(), envelope);
         }
         let id = request.id.clone();
         match request.method.as_str() {
-            methods::SERVER_DISCOVER => return self.answer_discover(id, batch),
+            methods::SERVER_DISCOVER if self.options.answer_discover => {
+                return self.answer_discover(id, batch);
+            }
+            methods::SERVER_DISCOVER => {
+                let version = self
+                    .newest(Era::Modern)
+                    .or(self.newest(Era::Legacy))
+                    .unwrap_or(ProtocolVersion::LATEST_MODERN);
+                return self.admit(request, batch, version, envelope.progress_token, None);
+            }
             methods::INITIALIZE => return self.on_initialize(request, batch),
             // MCP "Utilities/Ping": answered in any state of the handshake era.
             methods::PING => {
@@ -946,10 +978,11 @@ impl ServerSession {
                 }
             };
         self.stateless = true;
-        if request.method == methods::SERVER_DISCOVER {
+        let discover = request.method == methods::SERVER_DISCOVER;
+        if discover && self.options.answer_discover {
             return self.answer_discover(id, batch);
         }
-        if let Err(error) = self.check_method(&request.method, Era::Modern) {
+        if let (false, Err(error)) = (discover, self.check_method(&request.method, Era::Modern)) {
             return self.reply(batch, Message::error(Some(id), error));
         }
         let info = envelope

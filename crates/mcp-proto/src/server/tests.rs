@@ -934,3 +934,76 @@ proptest! {
         }
     }
 }
+
+// --- options for servers that answer more themselves --------------------------
+
+#[test]
+fn discover_goes_to_the_application_when_the_session_does_not_answer_it() {
+    let mut h = Harness::new(tools_options().answer_discover(false));
+    h.recv(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+                  "params": {"_meta": modern_meta("2026-07-28")}}),
+    );
+    assert!(h.sent().is_empty());
+    let request = h.request();
+    assert_eq!(request.method, "server/discover");
+    assert_eq!(request.era(), Era::Modern);
+    assert!(request.client.is_some());
+    h.server
+        .respond(&request.id, &json!({"late": true}))
+        .unwrap();
+    assert_eq!(h.sent()[0]["result"]["late"], true);
+
+    // The envelope is still the session's: a version it does not offer is -32022.
+    h.recv(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "server/discover",
+                  "params": {"_meta": modern_meta("2099-01-01")}}),
+    );
+    assert_eq!(
+        error_code(&h.sent()[0]),
+        error_codes::UNSUPPORTED_PROTOCOL_VERSION
+    );
+    assert!(h.events().is_empty());
+
+    // A handshake-only server that answers discover itself gets it as it comes.
+    let legacy = tools_options()
+        .versions(ProtocolVersion::HANDSHAKE.to_vec())
+        .answer_discover(false);
+    let mut h = Harness::new(legacy);
+    h.recv(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "server/discover",
+                  "params": {"_meta": modern_meta("2026-07-28")}}),
+    );
+    let request = h.request();
+    assert!(request.client.is_none());
+    assert_eq!(request.era(), Era::Legacy);
+}
+
+#[test]
+fn client_capabilities_can_be_left_unchecked_for_server_requests() {
+    let mut strict = Harness::ready(tools_options(), "2025-11-25");
+    assert!(matches!(
+        strict
+            .server
+            .request::<Value>("elicitation/create", None, None),
+        Err(ServerError::CapabilityNotDeclared { .. })
+    ));
+    let mut lax = Harness::ready(
+        tools_options().enforce_client_capabilities(false),
+        "2025-11-25",
+    );
+    let handle = lax
+        .server
+        .request::<Value>("elicitation/create", None, None)
+        .unwrap();
+    assert_eq!(lax.sent()[0]["method"], "elicitation/create");
+    lax.recv(json!({"jsonrpc": "2.0", "id": handle.id(),
+                    "error": {"code": -32601, "message": "method not found"}}));
+    assert!(matches!(
+        lax.events().as_slice(),
+        [Event::Completed {
+            outcome: Err(RequestError::Rpc(_)),
+            ..
+        }]
+    ));
+}

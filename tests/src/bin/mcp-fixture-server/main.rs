@@ -9,7 +9,8 @@
 //! era: the `initialize` handshake, the stateless 2026-07-28 era, or both
 //! (the default), so that a client's era detection meets a real process.
 //!
-//! - [`server`]: the transport-independent protocol logic (its `modern`
+//! - [`server`]: the transport-independent answers on `mcp_proto`'s
+//!   `ServerSession`, which owns the protocol's lifecycle (its `modern`
 //!   module: 2026-07-28 discover, MRTR and subscriptions).
 //! - [`catalog`]: tool, resource and prompt definitions.
 //! - [`eventlog`]: `--event-log`, what happened when, from the server's side.

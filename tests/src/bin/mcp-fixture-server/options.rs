@@ -166,13 +166,6 @@ pub(crate) enum Era {
     Legacy,
 }
 
-impl Era {
-    /// Whether modern requests are answered.
-    pub(crate) fn modern(self) -> bool {
-        self != Era::Legacy
-    }
-}
-
 /// Everything the command line sets. Defaults are those of [`Options::default`].
 #[derive(Clone, Debug)]
 pub(crate) struct Options {

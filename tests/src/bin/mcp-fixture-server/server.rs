@@ -1,33 +1,50 @@
-//! The transport-independent MCP server: lifecycle, dispatch, tools, and the
-//! requests it sends to the client.
+//! The transport-independent MCP server: the fixture's answers (tools,
+//! resources, prompts, the requests it sends to the client) on
+//! `mcp_proto`'s [`ServerSession`], which owns the protocol's lifecycle.
 //!
-//! A transport hands every inbound message to [`Server::receive`] and gets
-//! every outbound one through the [`Sink`] the server was built with. Each outbound message
-//! carries a [`Route`] saying which client request it belongs to, so that
-//! Streamable HTTP can put it on that request's SSE stream (MCP
-//! "Transports" §Streamable HTTP: messages related to a request go on its
-//! stream, the rest on the GET stream); stdio and legacy SSE ignore routes.
+//! A transport hands what arrives to [`Server::receive_frame`] (or
+//! [`Server::receive_bytes`], [`Server::receive_undecodable`]) and gets every
+//! outbound message through the [`Sink`] the server was built with. Each
+//! outbound message carries a [`Route`] saying which client request it
+//! belongs to, so that Streamable HTTP can put it on that request's SSE
+//! stream (MCP "Transports" §Streamable HTTP: messages related to a request
+//! go on its stream, the rest on the GET stream); stdio and legacy SSE
+//! ignore routes.
 //!
-//! Requests whose answer is immediate are answered inline, in arrival order,
-//! with no task spawned: the benchmark's echo path is a decode, a match and
-//! an encode. The rest run in tokio tasks that `notifications/cancelled`
-//! aborts.
+//! The session answers `initialize`, `ping`, batches, the per-request
+//! `_meta` envelope and every protocol error; what reaches the fixture is
+//! [`Event::Request`]. Requests whose answer is immediate are answered
+//! inline, in arrival order, with no task spawned: the benchmark's echo path
+//! is a decode, a match and an encode. The rest run in tokio tasks that the
+//! client's `notifications/cancelled` aborts.
+//!
+//! The scripted faults that break the protocol on purpose act on what the
+//! session produced, in one place ([`Server::drive`]): the answer to
+//! `initialize` delayed, never sent or naming another version
+//! (`--delay-initialize-ms`, `--hang-initialize-if-exists`,
+//! `--protocol-version` with a version the session does not know), and a
+//! request before `initialize` ending the process or flooding stderr
+//! (`--exit-before-initialize`, `--probe-noise`).
 //!
 //! [`modern`] answers the stateless 2026-07-28 era beside the handshake
-//! (`--era`): a request that carries `_meta` protocolVersion goes there.
+//! (`--era`).
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mcp_proto::jsonrpc::{Request, Response, error_codes};
-use mcp_proto::types::{
-    CancelledNotificationParams, Implementation, InitializeRequestParams, InitializeResult,
-    ListChangedCapability, ResourcesCapability, ServerCapabilities,
+use mcp_proto::server::{
+    Cancellation, ClientRequest, Event, RequestError, RequestHandle, ServerOptions, ServerSession,
+    ServerState,
 };
+use mcp_proto::types::{
+    Implementation, ListChangedCapability, ProgressToken, ResourcesCapability, ServerCapabilities,
+};
+use mcp_proto::version::Era as ProtocolEra;
 use mcp_proto::{ErrorObject, Frame, Message, ProtocolVersion, RawJson, RequestId, methods};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -39,9 +56,15 @@ use crate::options::{Era, Options};
 
 mod modern;
 
-pub(crate) use modern::{
-    MODERN, check_meta, is_modern, known_method, supported_versions, unsupported_version,
-};
+pub(crate) use modern::MODERN;
+
+/// The largest message the fixture reads: 64 MiB, as stdio's line limit
+/// and HTTP's body limit.
+const MAX_MESSAGE: usize = 64 * 1024 * 1024;
+
+/// How many requests may wait for their answer at once: far more than any
+/// test or benchmark keeps in flight, so that the bound never shapes one.
+const MAX_IN_FLIGHT: usize = 4096;
 
 /// The fixture's configuration, shared by every session of the process.
 #[derive(Debug)]
@@ -97,6 +120,59 @@ impl Fixture {
     pub(crate) fn modern_tool(&self, name: &str) -> Option<&Value> {
         self.modern_tools.iter().find(|t| t["name"] == name)
     }
+
+    /// The session's options: the versions `--era` (and
+    /// `--protocol-version`) allow, the capabilities the handshake
+    /// announces, and `server/discover` left to the fixture, whose answer
+    /// carries `ttlMs` and `cacheScope` and may come late.
+    fn session_options(&self) -> ServerOptions {
+        let options = &self.options;
+        let mut versions = match options.era {
+            Era::Both => ProtocolVersion::ALL.to_vec(),
+            Era::Modern => vec![ProtocolVersion::V2026_07_28],
+            Era::Legacy => ProtocolVersion::HANDSHAKE.to_vec(),
+        };
+        if let Some(forced) = self.forced_version() {
+            versions.retain(|v| v.era() == ProtocolEra::Modern);
+            versions.push(forced);
+        }
+        ServerOptions::default()
+            .server_info(server_info())
+            .capabilities(ServerCapabilities {
+                tools: (!options.no_tools_capability).then(|| ListChangedCapability {
+                    list_changed: Some(true),
+                    ..ListChangedCapability::default()
+                }),
+                resources: Some(ResourcesCapability::default()),
+                prompts: Some(ListChangedCapability::default()),
+                logging: Some(Default::default()),
+                extensions: options.skills.then(catalog::skills_extension),
+                ..ServerCapabilities::default()
+            })
+            .instructions(options.instructions.clone())
+            .versions(versions)
+            .max_message_size(MAX_MESSAGE)
+            .max_in_flight(MAX_IN_FLIGHT)
+            .answer_discover(false)
+            // The fixture asks for roots, sampling and elicitation whatever
+            // the client declared: it exists to test how clients answer.
+            .enforce_client_capabilities(false)
+    }
+
+    /// `--protocol-version` when it names a handshake version the session
+    /// can negotiate by offering only it.
+    fn forced_version(&self) -> Option<ProtocolVersion> {
+        let forced = ProtocolVersion::parse(self.options.protocol_version.as_deref()?)?;
+        forced.uses_handshake().then_some(forced)
+    }
+}
+
+/// Who the fixture is, in `initialize` and `server/discover` results.
+pub(crate) fn server_info() -> Implementation {
+    Implementation {
+        title: Some("MCP fixture server".to_owned()),
+        ..Implementation::new("mcp-fixture-server", env!("CARGO_PKG_VERSION"))
+    }
 }
 
 /// Which client request an outbound message belongs to.
@@ -109,33 +185,45 @@ pub(crate) enum Route {
     Standalone,
 }
 
-/// One message for the transport to deliver.
+/// One frame for the transport to deliver.
 #[derive(Debug)]
 pub(crate) struct Outbound {
     pub(crate) route: Route,
-    pub(crate) message: Message,
-    /// This is the response to the request `--exit-after` (or
-    /// `--close-stdout-after`) counts last: once it has been written the
-    /// process exits (or, over stdio, closes stdout and stays).
+    pub(crate) frame: Frame,
+    /// This answer is the one `--exit-after` (or `--close-stdout-after`)
+    /// counts last: once it has been written the process exits (or, over
+    /// stdio, closes stdout and stays).
     pub(crate) last: bool,
 }
 
-/// Where a [`Server`] hands its outbound messages: each transport delivers
+impl Outbound {
+    /// Whether this is the answer to a request (a response or an error
+    /// with an id), which ends that request's stream.
+    pub(crate) fn is_answer(&self) -> bool {
+        matches!(&self.frame, Frame::Single(m) if is_answer(m))
+    }
+}
+
+/// Where a [`Server`] hands its outbound frames: each transport delivers
 /// them its own way (a writer thread, an HTTP stream table).
 pub(crate) type Sink = Box<dyn Fn(Outbound) + Send + Sync>;
 
-/// One MCP session: a stdio connection, a Streamable HTTP session or a
-/// legacy SSE stream.
+/// One MCP session: a stdio connection, a Streamable HTTP session, the
+/// stateless era's POSTs, or a legacy SSE stream.
 pub(crate) struct Server {
     fixture: Arc<Fixture>,
     sink: Sink,
+    session: Mutex<ServerSession>,
     state: Mutex<State>,
     /// Requests being handled in tasks, for cancellation.
     in_flight: Mutex<HashMap<RequestId, AbortHandle>>,
     /// Our requests to the client, waiting for its response.
-    awaiting_client: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>>,
-    next_client_request: AtomicU64,
-    requests_seen: AtomicU64,
+    awaiting_client: Mutex<HashMap<RequestHandle, oneshot::Sender<Result<Value, ErrorObject>>>>,
+    /// Errors to send whole in place of the session's bounded copy, by the
+    /// request they answer (the raw-output path of `--error-message-kib`).
+    unbounded: Mutex<HashMap<RequestId, ErrorObject>>,
+    /// Answers sent so far, for `--exit-after` and `--close-stdout-after`.
+    answers_sent: AtomicU64,
     /// `tools/list` requests answered so far, for `--fail-tools-list-after`.
     tools_list_calls: AtomicU64,
     /// Open `subscriptions/listen` streams (2026-07-28), by the listen's id.
@@ -144,22 +232,10 @@ pub(crate) struct Server {
 
 #[derive(Debug, Default)]
 struct State {
-    phase: Phase,
-    /// The version the initialize result named.
-    version: Option<String>,
     /// Tools added by `add_tool`, in order.
     added_tools: Vec<String>,
     /// Tools taken out of the list by `remove_tool`.
     removed_tools: Vec<String>,
-}
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum Phase {
-    #[default]
-    Uninitialized,
-    /// `initialize` arrived and its (delayed) answer is pending.
-    Initializing,
-    Ready,
 }
 
 /// How a request is answered.
@@ -168,79 +244,258 @@ enum Reply {
     Later(Pin<Box<dyn Future<Output = Result<Value, ErrorObject>> + Send>>),
     /// A result already encoded.
     Encoded(RawJson),
+    /// An error whose message is longer than the session lets through
+    /// (`--error-message-kib`): sent as it is, past the session's bound.
+    Unbounded(ErrorObject),
 }
 
 impl Server {
     pub(crate) fn new(fixture: Arc<Fixture>, sink: Sink) -> Arc<Server> {
+        let session = ServerSession::new(fixture.session_options());
         Arc::new(Server {
             fixture,
             sink,
+            session: Mutex::new(session),
             state: Mutex::new(State::default()),
             in_flight: Mutex::new(HashMap::new()),
             awaiting_client: Mutex::new(HashMap::new()),
-            next_client_request: AtomicU64::new(1),
-            requests_seen: AtomicU64::new(0),
+            unbounded: Mutex::new(HashMap::new()),
+            answers_sent: AtomicU64::new(0),
             tools_list_calls: AtomicU64::new(0),
             subscriptions: Mutex::new(HashMap::new()),
         })
     }
 
-    /// Handles one inbound frame. Batches (2025-03-26) are handled message
-    /// by message and answered with separate responses.
+    /// Handles one inbound frame (a message or a batch). Must run inside
+    /// the tokio runtime.
     pub(crate) fn receive_frame(self: &Arc<Self>, frame: Frame) {
-        match frame {
-            Frame::Single(message) => {
-                self.receive(message);
-            }
-            Frame::Batch(messages) => {
-                for message in messages {
-                    self.receive(message);
-                }
-            }
-        }
+        self.drive_with(&Route::Standalone, true, |session| {
+            session.handle_frame(Instant::now(), frame)
+        });
     }
 
-    /// Handles one inbound message. Must run inside the tokio runtime.
-    /// Returns whether it is the request after whose response the process
-    /// exits (`--exit-after`).
-    pub(crate) fn receive(self: &Arc<Self>, message: Message) -> bool {
-        match message {
-            Message::Request(request) => return self.on_request(request),
-            Message::Notification(notification) => {
-                if notification.method == methods::NOTIFICATION_CANCELLED {
-                    self.on_cancelled(notification.params.as_ref());
-                }
-            }
-            Message::Response(response) => {
-                let result = serde_json::from_str(response.result.get())
-                    .map_err(|e| ErrorObject::new(error_codes::PARSE_ERROR, e.to_string()));
-                self.on_client_answer(&response.id, result);
-            }
-            Message::Error(error) => match error.id {
-                Some(id) => self.on_client_answer(&id, Err(error.error)),
-                None => eprintln!(
-                    "fixture: the client sent an error without an id: {}",
-                    error.error
-                ),
-            },
-        }
-        false
+    /// Handles one inbound body of bytes: the session answers what is not
+    /// a message (`-32700`, `-32600`, with a null id).
+    pub(crate) fn receive_bytes(self: &Arc<Self>, bytes: &[u8]) {
+        self.drive_with(&Route::Standalone, true, |session| {
+            session.handle_bytes(Instant::now(), bytes)
+        });
     }
 
-    /// Sends an error response with a null id: the answer to input that
-    /// could not be read as a request (JSON-RPC 2.0 §5.1).
-    pub(crate) fn reject(&self, error: ErrorObject) {
-        self.send(Route::Standalone, Message::error(None, error), false);
+    /// Handles one request and says whether it reached the fixture (and
+    /// then whether it asked for progress): `None` when the session
+    /// answered it itself, a refusal of the protocol's own.
+    pub(crate) fn receive_request(self: &Arc<Self>, request: Request) -> Option<bool> {
+        let message = Message::Request(request);
+        self.drive_with(&Route::Standalone, true, |session| {
+            session.handle_message(Instant::now(), message)
+        })
+        .1
     }
 
-    /// The protocol version the initialize result named, once answered.
-    pub(crate) fn negotiated_version(&self) -> Option<String> {
-        lock(&self.state).version.clone()
+    /// Answers a frame the transport's decoder refused, with a null id.
+    pub(crate) fn receive_undecodable(self: &Arc<Self>, error: ErrorObject) {
+        self.drive_with(&Route::Standalone, true, |session| {
+            session.handle_undecodable(error)
+        });
+    }
+
+    /// The protocol version `initialize` settled, once answered.
+    pub(crate) fn negotiated_version(&self) -> Option<ProtocolVersion> {
+        lock(&self.session).handshake().map(|h| h.version)
+    }
+
+    /// Whether `initialize` was answered on this session.
+    pub(crate) fn initialized(&self) -> bool {
+        lock(&self.session).state() != ServerState::Idle
     }
 
     /// Stops one request without answering it (its HTTP stream closed:
     /// 2026-07-28's cancellation), logging `cancelled`.
-    pub(crate) fn cancel(&self, id: &RequestId) {
+    pub(crate) fn cancel(self: &Arc<Self>, id: &RequestId) {
+        self.stop(id);
+        // Ends it in the session too; the answer has nowhere to go and the
+        // transport drops it.
+        self.drive(&Route::Related(id.clone()), |session| {
+            let error =
+                ErrorObject::new(error_codes::INTERNAL_ERROR, "the request's stream closed");
+            let _ = session.respond_error(id, error);
+        });
+    }
+
+    /// Stops every request being handled, without answering: the session ended.
+    pub(crate) fn abort_all(self: &Arc<Self>) {
+        self.drive(&Route::Standalone, ServerSession::handle_close);
+    }
+
+    /// Runs `command` on the session, delivers the frames it produced
+    /// (related to `route` unless they answer a request), then acts on its
+    /// events. The scripted faults that break the protocol act here.
+    fn drive<R>(
+        self: &Arc<Self>,
+        route: &Route,
+        command: impl FnOnce(&mut ServerSession) -> R,
+    ) -> R {
+        self.drive_with(route, false, command).0
+    }
+
+    /// [`Server::drive`], also saying whether a request reached the fixture
+    /// and whether it asked for progress. `inbound`: the command feeds what
+    /// the client sent (the probe faults watch only that).
+    fn drive_with<R>(
+        self: &Arc<Self>,
+        route: &Route,
+        inbound: bool,
+        command: impl FnOnce(&mut ServerSession) -> R,
+    ) -> (R, Option<bool>) {
+        let (value, events) = {
+            let mut session = lock(&self.session);
+            let idle = session.state() == ServerState::Idle;
+            let value = command(&mut session);
+            let frames: Vec<Frame> = std::iter::from_fn(|| session.poll_transmit()).collect();
+            let events: Vec<Event> = std::iter::from_fn(|| session.poll_event()).collect();
+            let handshake = events.iter().any(|e| matches!(e, Event::Initialized(_)));
+            if inbound && idle && !handshake && self.fixture.options.era == Era::Legacy {
+                let answered = frames
+                    .iter()
+                    .any(|f| matches!(f, Frame::Single(m) if is_answer(m)))
+                    || events.iter().any(|e| matches!(e, Event::Request(_)));
+                if answered {
+                    self.before_initialize();
+                }
+            }
+            if handshake {
+                self.initialize_answer(frames);
+            } else {
+                for frame in frames {
+                    self.deliver(route, frame);
+                }
+            }
+            (value, events)
+        };
+        let admitted = events.iter().find_map(|event| match event {
+            Event::Request(request) => Some(request.progress_token.is_some()),
+            _ => None,
+        });
+        for event in events {
+            self.on_event(event);
+        }
+        (value, admitted)
+    }
+
+    /// Hands one frame to the transport, counting answers for `--exit-after`.
+    fn deliver(&self, route: &Route, frame: Frame) {
+        let frame = match frame {
+            Frame::Single(Message::Error(mut error)) => {
+                let whole = error
+                    .id
+                    .as_ref()
+                    .and_then(|id| lock(&self.unbounded).remove(id));
+                if let Some(whole) = whole {
+                    error.error = whole;
+                }
+                Frame::Single(Message::Error(error))
+            }
+            other => other,
+        };
+        let answers = match &frame {
+            Frame::Single(message) => u64::from(is_answer(message)),
+            Frame::Batch(messages) => messages.iter().filter(|m| is_answer(m)).count() as u64,
+        };
+        let mut last = false;
+        if answers > 0 {
+            let before = self.answers_sent.fetch_add(answers, Ordering::Relaxed);
+            let options = &self.fixture.options;
+            if let Some(n) = options.exit_after.or(options.close_stdout_after) {
+                last = before < n && n <= before + answers;
+            }
+        }
+        let answered = match &frame {
+            Frame::Single(message) if is_answer(message) => message.id().cloned(),
+            _ => None,
+        };
+        let route = answered.map_or_else(|| route.clone(), Route::Related);
+        (self.sink)(Outbound { route, frame, last });
+    }
+
+    /// The session answered `initialize` (the frames it produced hold that
+    /// answer): logs it, and applies the faults that change the answer's
+    /// fate: never sent (`--hang-initialize-if-exists`), sent late
+    /// (`--delay-initialize-ms`), or naming a version the session does not
+    /// know (`--protocol-version`).
+    fn initialize_answer(self: &Arc<Self>, frames: Vec<Frame>) {
+        let options = &self.fixture.options;
+        eventlog::record(options.event_log.as_deref(), "initialize-start");
+        if options
+            .hang_initialize_if_exists
+            .as_deref()
+            .is_some_and(std::path::Path::exists)
+        {
+            eprintln!("fixture: the hang file exists; initialize is never answered");
+            return;
+        }
+        let frames: Vec<Frame> = match (&options.protocol_version, self.fixture.forced_version()) {
+            (Some(forced), None) => frames
+                .into_iter()
+                .map(|f| rewrite_version(f, forced))
+                .collect(),
+            _ => frames,
+        };
+        let delay = options.delay_initialize;
+        if delay.is_zero() {
+            eventlog::record(options.event_log.as_deref(), "initialize-end");
+            for frame in frames {
+                self.deliver(&Route::Standalone, frame);
+            }
+            return;
+        }
+        let this = Arc::clone(self);
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            eventlog::record(this.fixture.options.event_log.as_deref(), "initialize-end");
+            for frame in frames {
+                this.deliver(&Route::Standalone, frame);
+            }
+        });
+    }
+
+    fn on_event(self: &Arc<Self>, event: Event) {
+        match event {
+            Event::Request(request) => self.on_request(request),
+            Event::Cancelled { id, reason } => match reason {
+                Cancellation::ByClient(_) => self.stop(&id),
+                _ => {
+                    if let Some(task) = lock(&self.in_flight).remove(&id) {
+                        task.abort();
+                    }
+                }
+            },
+            Event::Completed { handle, outcome } => {
+                let Some(waiter) = lock(&self.awaiting_client).remove(&handle) else {
+                    return;
+                };
+                let answer = match outcome {
+                    Ok(raw) => raw
+                        .decode::<Value>()
+                        .map_err(|e| ErrorObject::new(error_codes::PARSE_ERROR, e.to_string())),
+                    Err(RequestError::Rpc(error)) => Err(error),
+                    Err(other) => Err(ErrorObject::new(
+                        error_codes::INTERNAL_ERROR,
+                        other.to_string(),
+                    )),
+                };
+                let _ = waiter.send(answer);
+            }
+            Event::Diagnostic(diagnostic) => {
+                eprintln!("fixture: the client broke a rule: {diagnostic:?}");
+            }
+            _ => {}
+        }
+    }
+
+    /// Stops a request's task and logs `cancelled` (and `listen-end` for a
+    /// subscription).
+    fn stop(&self, id: &RequestId) {
         // A subscription stops receiving at once: its task is dropped later,
         // and a list change handled meanwhile must not reach it.
         if lock(&self.subscriptions).remove(id).is_some() {
@@ -261,26 +516,20 @@ impl Server {
         }
     }
 
-    /// Stops every request being handled, without answering: the session ended.
-    pub(crate) fn abort_all(&self) {
-        for (_, task) in lock(&self.in_flight).drain() {
-            task.abort();
-        }
-    }
-
-    fn on_request(self: &Arc<Self>, request: Request) -> bool {
-        let seen = self.requests_seen.fetch_add(1, Ordering::Relaxed) + 1;
-        let options = &self.fixture.options;
-        let last = options.exit_after == Some(seen) || options.close_stdout_after == Some(seen);
+    fn on_request(self: &Arc<Self>, request: ClientRequest) {
         let id = request.id.clone();
         match self.dispatch(request) {
-            Reply::Now(result) => self.answer(id, result, last),
+            Reply::Now(result) => self.answer(id, result),
             Reply::Encoded(result) => {
-                let message = Message::Response(Response {
-                    id: id.clone(),
-                    result,
+                self.drive(&Route::Related(id.clone()), |session| {
+                    let _ = session.respond(&id, &result);
                 });
-                self.send(Route::Related(id), message, last);
+            }
+            Reply::Unbounded(error) => {
+                // The session ends the request with the error bounded;
+                // [`Server::deliver`] puts the whole message back.
+                lock(&self.unbounded).insert(id.clone(), error.clone());
+                self.answer(id, Err(error));
             }
             Reply::Later(future) => {
                 // Held across the spawn so that the task's removal of its own
@@ -295,29 +544,27 @@ impl Server {
                     // receiver SHOULD NOT respond to a cancelled request).
                     let removed = lock(&this.in_flight).remove(&task_id);
                     if removed.is_some() {
-                        this.answer(task_id, result, last);
+                        this.answer(task_id, result);
                     }
                 });
                 in_flight.insert(id, task.abort_handle());
             }
         }
-        last
     }
 
-    fn answer(&self, id: RequestId, result: Result<Value, ErrorObject>, last: bool) {
+    fn answer(self: &Arc<Self>, id: RequestId, result: Result<Value, ErrorObject>) {
         let result = if self.fixture.options.sorted_keys {
             result.map(sort_keys)
         } else {
             result
         };
-        let message = match result.and_then(|value| {
-            Message::response(id.clone(), &value)
-                .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))
-        }) {
-            Ok(message) => message,
-            Err(error) => Message::error(Some(id.clone()), error),
-        };
-        self.send(Route::Related(id), message, last);
+        self.drive(&Route::Related(id.clone()), |session| {
+            // Refused only when the client cancelled it meanwhile.
+            let _ = match result {
+                Ok(value) => session.respond(&id, &value),
+                Err(error) => session.respond_error(&id, error),
+            };
+        });
     }
 
     /// The `big` result for `kib` KiB, encoded once per size in a row
@@ -337,44 +584,15 @@ impl Server {
         }
     }
 
-    fn send(&self, route: Route, message: Message, last: bool) {
-        (self.sink)(Outbound {
-            route,
-            message,
-            last,
-        });
-    }
-
-    fn notify(&self, route: Route, method: &str, params: Value) {
-        match Message::notification(method, Some(&params)) {
-            Ok(message) => self.send(route, message, false),
-            Err(e) => eprintln!("fixture: cannot encode {method}: {e}"),
+    fn notify(self: &Arc<Self>, route: Route, method: &str, params: Value) {
+        let sent = self.drive(&route, |session| session.notify(method, Some(&params)));
+        if let Err(e) = sent {
+            eprintln!("fixture: cannot send {method}: {e}");
         }
     }
 
-    fn on_cancelled(&self, params: Option<&RawJson>) {
-        let Some(params) = params else { return };
-        let Ok(params) = serde_json::from_str::<CancelledNotificationParams>(params.get()) else {
-            eprintln!("fixture: ignoring malformed notifications/cancelled");
-            return;
-        };
-        if let Some(id) = params.request_id {
-            self.cancel(&id);
-        }
-    }
-
-    fn on_client_answer(&self, id: &RequestId, result: Result<Value, ErrorObject>) {
-        match lock(&self.awaiting_client).remove(id) {
-            Some(waiter) => {
-                let _ = waiter.send(result);
-            }
-            None => eprintln!("fixture: the client answered an unknown request {id}"),
-        }
-    }
-
-    fn dispatch(self: &Arc<Self>, request: Request) -> Reply {
-        let Request { id, method, params } = request;
-        let params: Value = match params {
+    fn dispatch(self: &Arc<Self>, request: ClientRequest) -> Reply {
+        let params: Value = match &request.params {
             Some(raw) => match serde_json::from_str(raw.get()) {
                 Ok(value) => value,
                 Err(e) => return Reply::Now(Err(ErrorObject::invalid_params(e.to_string()))),
@@ -382,64 +600,34 @@ impl Server {
             None => Value::Null,
         };
         let options = &self.fixture.options;
-        let era = options.era;
-        if method == methods::INITIALIZE {
-            if era == Era::Modern {
-                let requested = params.get("protocolVersion").and_then(Value::as_str);
-                return Reply::Now(Err(unsupported_version(&[MODERN], requested)));
+        if request.method == methods::SERVER_DISCOVER || request.era() == ProtocolEra::Modern {
+            return self.dispatch_modern(request, params);
+        }
+        let id = request.id;
+        Reply::Now(match request.method.as_str() {
+            methods::TOOLS_LIST => self.list_tools(&params, false),
+            methods::TOOLS_CALL => {
+                return self.call_tool(id, params, request.progress_token, false);
             }
-            return self.initialize(params);
-        }
-        if era == Era::Modern || (era.modern() && is_modern(&method, &params)) {
-            return self.dispatch_modern(id, &method, params);
-        }
-        let ready = lock(&self.state).phase == Phase::Ready;
-        if era == Era::Legacy && !ready {
-            self.before_initialize(&method);
-        }
-        if method == methods::SERVER_DISCOVER && options.discover_legacy_only {
-            // A legacy server that answers the probe with only handshake
-            // versions: the client must still choose initialize.
-            return self.dispatch_modern(id, &method, params);
-        }
-        if method == methods::PING {
-            return Reply::Now(Ok(json!({})));
-        }
-        if !ready {
-            if era == Era::Legacy
-                && (method == methods::SERVER_DISCOVER || is_modern(&method, &params))
-            {
-                return Reply::Now(Err(ErrorObject::method_not_found(&method)));
-            }
-            return Reply::Now(Err(ErrorObject::new(
-                error_codes::INVALID_REQUEST,
-                format!("{method} before initialize: the server is not initialized"),
-            )));
-        }
-        let tools_offered = !options.no_tools_capability;
-        Reply::Now(match method.as_str() {
-            methods::TOOLS_LIST if tools_offered => self.list_tools(&params, false),
-            methods::TOOLS_CALL if tools_offered => return self.call_tool(id, params, false),
             methods::RESOURCES_LIST => Ok(catalog::resources()),
             methods::RESOURCES_TEMPLATES_LIST => Ok(json!({"resourceTemplates": []})),
             methods::RESOURCES_READ => read_resource(&params),
-            methods::SKILLS_LIST if self.fixture.options.skills => Ok(catalog::skills()),
-            methods::SKILLS_GET if self.fixture.options.skills => catalog::skill(&params),
+            methods::SKILLS_LIST if options.skills => Ok(catalog::skills()),
+            methods::SKILLS_GET if options.skills => catalog::skill(&params),
             methods::PROMPTS_LIST => Ok(catalog::prompts()),
             methods::PROMPTS_GET => get_prompt(&params),
             methods::LOGGING_SET_LEVEL => self.set_level(id, &params),
-            _ => Err(ErrorObject::method_not_found(&method)),
+            other => Err(ErrorObject::method_not_found(other)),
         })
     }
 
     /// `--era legacy`, a request before initialize: `--probe-noise` writes
-    /// its warnings, `--exit-before-initialize` ends the process.
-    fn before_initialize(&self, method: &str) {
+    /// its warnings, `--exit-before-initialize` ends the process before the
+    /// answer goes out.
+    fn before_initialize(&self) {
         let options = &self.fixture.options;
         if options.probe_noise > 0 {
-            let line = format!(
-                "WARNING fixture: received {method} before initialize; validation failed, ignoring ...\n"
-            );
+            let line = "WARNING fixture: received a request before initialize; validation failed, ignoring ...\n";
             let mut noise = line.repeat(options.probe_noise / line.len() + 1);
             noise.truncate(options.probe_noise);
             let mut stderr = std::io::stderr().lock();
@@ -447,89 +635,8 @@ impl Server {
             let _ = std::io::Write::flush(&mut stderr);
         }
         if options.exit_before_initialize {
-            eprintln!("fixture: {method} before initialize; exiting (--exit-before-initialize)");
+            eprintln!("fixture: a request before initialize; exiting (--exit-before-initialize)");
             std::process::exit(1);
-        }
-    }
-
-    /// MCP "Lifecycle" §Initialization and §Version Negotiation: echo a
-    /// supported requested version, else offer our newest.
-    fn initialize(self: &Arc<Self>, params: Value) -> Reply {
-        let params: InitializeRequestParams = match serde_json::from_value(params) {
-            Ok(params) => params,
-            Err(e) => {
-                return Reply::Now(Err(ErrorObject::invalid_params(format!(
-                    "invalid initialize params: {e}"
-                ))));
-            }
-        };
-        {
-            let mut state = lock(&self.state);
-            if state.phase != Phase::Uninitialized {
-                return Reply::Now(Err(ErrorObject::new(
-                    error_codes::INVALID_REQUEST,
-                    "initialize was already received on this session",
-                )));
-            }
-            state.phase = Phase::Initializing;
-        }
-        let options = &self.fixture.options;
-        let event_log = options.event_log.clone();
-        eventlog::record(event_log.as_deref(), "initialize-start");
-        if options
-            .hang_initialize_if_exists
-            .as_deref()
-            .is_some_and(std::path::Path::exists)
-        {
-            eprintln!("fixture: the hang file exists; initialize is never answered");
-            return Reply::Later(Box::pin(std::future::pending()));
-        }
-        let version = options.protocol_version.clone().unwrap_or_else(|| {
-            match ProtocolVersion::parse(&params.protocol_version) {
-                Some(v) if ProtocolVersion::HANDSHAKE.contains(&v) => v,
-                _ => ProtocolVersion::LATEST_HANDSHAKE,
-            }
-            .as_str()
-            .to_owned()
-        });
-        let result = InitializeResult {
-            protocol_version: version.clone(),
-            capabilities: ServerCapabilities {
-                tools: (!options.no_tools_capability).then(|| ListChangedCapability {
-                    list_changed: Some(true),
-                    ..ListChangedCapability::default()
-                }),
-                resources: Some(ResourcesCapability::default()),
-                prompts: Some(ListChangedCapability::default()),
-                logging: Some(Default::default()),
-                extensions: options.skills.then(catalog::skills_extension),
-                ..ServerCapabilities::default()
-            },
-            server_info: Implementation {
-                title: Some("MCP fixture server".to_owned()),
-                ..Implementation::new("mcp-fixture-server", env!("CARGO_PKG_VERSION"))
-            },
-            instructions: options.instructions.clone(),
-            ..InitializeResult::default()
-        };
-        let result = serde_json::to_value(&result)
-            .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()));
-        let delay = options.delay_initialize;
-        let this = Arc::clone(self);
-        let finish = move || {
-            let mut state = lock(&this.state);
-            state.phase = Phase::Ready;
-            state.version = Some(version);
-            eventlog::record(event_log.as_deref(), "initialize-end");
-            result
-        };
-        if delay.is_zero() {
-            Reply::Now(finish())
-        } else {
-            Reply::Later(Box::pin(async move {
-                tokio::time::sleep(delay).await;
-                finish()
-            }))
         }
     }
 
@@ -624,7 +731,13 @@ impl Server {
 
     /// `tools/call` of a tool both eras share; `modern` sends list changes
     /// to subscriptions only.
-    fn call_tool(self: &Arc<Self>, id: RequestId, params: Value, modern: bool) -> Reply {
+    fn call_tool(
+        self: &Arc<Self>,
+        id: RequestId,
+        params: Value,
+        token: Option<ProgressToken>,
+        modern: bool,
+    ) -> Reply {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Reply::Now(Err(ErrorObject::invalid_params("tools/call needs a name")));
         };
@@ -662,7 +775,8 @@ impl Server {
                     (Ok(steps), Ok(ms)) => (steps, ms),
                     (Err(e), _) | (_, Err(e)) => return Reply::Now(Ok(tool_error(&e))),
                 };
-                let token = params.pointer("/_meta/progressToken").cloned();
+                // With the token the session read from the request's `_meta`,
+                // and none when the client asked for none.
                 let this = Arc::clone(self);
                 let report = move |step: u64| {
                     if let Some(token) = &token {
@@ -730,7 +844,7 @@ impl Server {
                 let kib = self.fixture.options.error_message_kib.unwrap_or(0);
                 let mut message = String::from("long error: ");
                 message.push_str(&"e".repeat((kib * 1024).saturating_sub(message.len())));
-                return Reply::Now(Err(ErrorObject::new(error_codes::INTERNAL_ERROR, message)));
+                return Reply::Unbounded(ErrorObject::new(error_codes::INTERNAL_ERROR, message));
             }
             "ask_roots" => return self.ask_client(route, methods::ROOTS_LIST, None),
             "ask_sampling" => {
@@ -754,9 +868,7 @@ impl Server {
                     "requestedSchema": catalog::elicitation_schema()
                 });
                 // `mode` exists from 2025-11-25; older versions have form mode only.
-                let version = self
-                    .negotiated_version()
-                    .and_then(|v| ProtocolVersion::parse(&v));
+                let version = self.negotiated_version();
                 if version.is_some_and(ProtocolVersion::has_url_elicitation) {
                     params["mode"] = json!("form");
                 }
@@ -783,7 +895,7 @@ impl Server {
         Reply::Now(Ok(result))
     }
 
-    fn add_tool(&self, route: Route, args: &Value, modern: bool) -> Value {
+    fn add_tool(self: &Arc<Self>, route: Route, args: &Value, modern: bool) -> Value {
         let name = match tool_name(args) {
             Ok(name) => name,
             Err(error) => return error,
@@ -808,7 +920,7 @@ impl Server {
     /// Adds the next `signal_NNNN` echo tool and sends
     /// `notifications/tools/list_changed` on its own (no call asked for
     /// it): `--add-tool-on-sigusr1`.
-    pub(crate) fn add_signal_tool(&self) {
+    pub(crate) fn add_signal_tool(self: &Arc<Self>) {
         {
             let mut state = lock(&self.state);
             let n = state
@@ -828,7 +940,7 @@ impl Server {
 
     /// `remove_tool`: takes a tool out of tools/list (itself included) and
     /// sends the change before the response, as `add_tool` does.
-    fn remove_tool(&self, route: Route, args: &Value, modern: bool) -> Value {
+    fn remove_tool(self: &Arc<Self>, route: Route, args: &Value, modern: bool) -> Value {
         let name = match tool_name(args) {
             Ok(name) => name,
             Err(error) => return error,
@@ -869,7 +981,7 @@ impl Server {
     /// The tool list changed: `notifications/tools/list_changed` on `legacy`
     /// (the handshake era's route) if given, and on every subscription that
     /// asked for it.
-    fn tools_changed(&self, legacy: Option<Route>) {
+    fn tools_changed(self: &Arc<Self>, legacy: Option<Route>) {
         if let Some(route) = legacy {
             self.notify(route, methods::NOTIFICATION_TOOLS_LIST_CHANGED, json!({}));
         }
@@ -889,19 +1001,18 @@ impl Server {
         method: &'static str,
         params: Option<Value>,
     ) -> Reply {
-        let n = self.next_client_request.fetch_add(1, Ordering::Relaxed);
-        let id = RequestId::String(format!("fixture-{n}"));
         let (tx, rx) = oneshot::channel();
-        lock(&self.awaiting_client).insert(id.clone(), tx);
-        match Message::request(id.clone(), method, params.as_ref()) {
-            Ok(message) => self.send(route, message, false),
-            Err(e) => {
-                lock(&self.awaiting_client).remove(&id);
-                return Reply::Now(Err(ErrorObject::new(
-                    error_codes::INTERNAL_ERROR,
-                    e.to_string(),
-                )));
-            }
+        let sent = self.drive(&route, |session| {
+            let handle = session.request(method, params.as_ref(), None)?;
+            // Registered under the session's lock, before any answer can be read.
+            lock(&self.awaiting_client).insert(handle, tx);
+            Ok::<_, mcp_proto::server::ServerError>(handle)
+        });
+        if let Err(e) = sent {
+            return Reply::Now(Err(ErrorObject::new(
+                error_codes::INTERNAL_ERROR,
+                format!("cannot send {method}: {e}"),
+            )));
         }
         Reply::Later(Box::pin(async move {
             Ok(match rx.await {
@@ -921,7 +1032,7 @@ impl Server {
     /// `logging/setLevel`: records nothing, but confirms with one
     /// `notifications/message` at the level asked for, so that the client
     /// always lets it through.
-    fn set_level(&self, id: RequestId, params: &Value) -> Result<Value, ErrorObject> {
+    fn set_level(self: &Arc<Self>, id: RequestId, params: &Value) -> Result<Value, ErrorObject> {
         const LEVELS: [&str; 8] = [
             "debug",
             "info",
@@ -1011,6 +1122,31 @@ fn get_prompt(params: &Value) -> Result<Value, ErrorObject> {
             "content": {"type": "text", "text": format!("Please greet {who} warmly.")}
         }]
     }))
+}
+
+/// Whether `message` answers a request: a response, or an error with an id.
+fn is_answer(message: &Message) -> bool {
+    matches!(message, Message::Response(_) | Message::Error(_)) && message.id().is_some()
+}
+
+/// The `initialize` answer among `frame` with its `protocolVersion`
+/// replaced by `version` (`--protocol-version` naming a version the session
+/// does not know: the server misstates what it speaks on purpose).
+fn rewrite_version(frame: Frame, version: &str) -> Frame {
+    let Frame::Single(Message::Response(response)) = frame else {
+        return frame;
+    };
+    let Ok(mut result) = response.result.decode::<Value>() else {
+        return Frame::Single(Message::Response(response));
+    };
+    result["protocolVersion"] = json!(version);
+    match RawJson::encode(&result) {
+        Ok(result) => Frame::Single(Message::Response(Response {
+            id: response.id,
+            result,
+        })),
+        Err(_) => Frame::Single(Message::Response(response)),
+    }
 }
 
 /// `value` with every object's keys in sorted order.

@@ -14,9 +14,7 @@ use std::io::{self, Read, Write};
 use std::sync::{Arc, mpsc};
 
 use anyhow::Context;
-use mcp_proto::ErrorObject;
 use mcp_proto::codec::ndjson::{self, NdjsonDecoder, NdjsonError};
-use mcp_proto::jsonrpc::error_codes;
 
 use crate::server::{Fixture, Outbound, Server};
 
@@ -89,29 +87,15 @@ pub(crate) fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
     }
 }
 
-/// Feeds one decoded line to the server. A line that is not a JSON-RPC
-/// message is answered with an error whose id is null (JSON-RPC 2.0 §5.1):
-/// -32700 when it is not JSON, -32600 when it is JSON but not a message.
+/// Feeds one decoded line to the server. A line the decoder refused (not
+/// JSON, not a message, too long) is answered by the session with a null
+/// id (JSON-RPC 2.0 §5.1).
 fn handle(server: &Arc<Server>, item: Result<mcp_proto::Frame, NdjsonError>) {
     match item {
         Ok(frame) => server.receive_frame(frame),
-        Err(NdjsonError::NotJson {
-            source, preview, ..
-        }) => {
-            let (code, what) = if source.is_data() {
-                (error_codes::INVALID_REQUEST, "invalid request")
-            } else {
-                (error_codes::PARSE_ERROR, "parse error")
-            };
-            eprintln!("fixture: rejecting a line that is not a message: {preview:?}");
-            server.reject(ErrorObject::new(code, format!("{what}: {source}")));
-        }
         Err(error) => {
             eprintln!("fixture: rejecting a line: {error}");
-            server.reject(ErrorObject::new(
-                error_codes::INVALID_REQUEST,
-                error.to_string(),
-            ));
+            server.receive_undecodable(error.to_error_object());
         }
     }
 }
@@ -143,7 +127,7 @@ fn write_loop(rx: &mpsc::Receiver<WriterItem>, junk: bool, crlf: bool, stay: boo
                     crlfify_last_line(&mut buf);
                 }
             }
-            if let Err(error) = ndjson::encode(&out.message, &mut buf) {
+            if let Err(error) = ndjson::encode_frame(&out.frame, &mut buf) {
                 tracing::warn!(%error, "fixture: dropping a message with no one-line form");
             }
             if crlf {

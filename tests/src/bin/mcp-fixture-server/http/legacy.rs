@@ -20,7 +20,7 @@ use mcp_proto::jsonrpc::error_codes;
 use tokio::sync::mpsc;
 
 use super::{
-    Body, Handler, accepts, full, message_data, origin_allowed, read_frame, rpc_error, sse,
+    Body, Handler, accepts, full, message_data, origin_allowed, read_body, rpc_error, sse,
     sse_event,
 };
 use crate::server::{Fixture, Server, lock};
@@ -101,7 +101,7 @@ impl Legacy {
             Arc::clone(&self.fixture),
             Box::new(move |out| {
                 // `event: message` spelled out, as 2024-11-05 servers do.
-                let mut event = sse_event(None, None, None, message_data(&out.message)).to_vec();
+                let mut event = sse_event(None, None, None, message_data(&out.frame)).to_vec();
                 event.splice(0..0, b"event: message\n".iter().copied());
                 let _ = sink_tx.send(Bytes::from(event));
                 if out.last {
@@ -148,9 +148,11 @@ impl Legacy {
                 None => return rpc_error(StatusCode::NOT_FOUND, -32001, "session not found"),
             }
         };
-        match read_frame(request).await {
-            Ok(frame) => {
-                server.receive_frame(frame);
+        // Whatever the body holds, the answer comes on the stream: the
+        // session answers bytes that are not a message there too.
+        match read_body(request).await {
+            Ok(body) => {
+                server.receive_bytes(&body);
                 full(StatusCode::ACCEPTED, None, "Accepted")
             }
             Err(refusal) => refusal.into_response(),

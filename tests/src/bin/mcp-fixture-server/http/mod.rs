@@ -16,6 +16,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
+use std::time::Instant;
 
 use anyhow::Context as _;
 use bytes::Bytes;
@@ -29,6 +30,7 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use mcp_proto::codec::sse::{SseEvent, encode_event};
 use mcp_proto::jsonrpc::error_codes;
+use mcp_proto::server::{ServerOptions, ServerSession};
 use mcp_proto::{ErrorObject, Frame, Message};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -321,15 +323,30 @@ pub(crate) fn sse_event(
     Bytes::from(out)
 }
 
-/// A message as SSE `data`: compact JSON, which holds no line break.
-pub(crate) fn message_data(message: &Message) -> String {
-    serde_json::to_string(message).unwrap_or_default()
+/// A frame as SSE `data`: compact JSON, which holds no line break.
+pub(crate) fn message_data(frame: &Frame) -> String {
+    serde_json::to_string(frame).unwrap_or_default()
 }
 
 /// Reads a JSON-RPC frame from a POST body, checking the content type.
-/// Refused with 415, 413, or 400 with -32700 (not JSON) or -32600 (JSON
-/// that is not a message).
-pub(crate) async fn read_frame(request: Request<Incoming>) -> Result<Frame, Refusal> {
+/// Refused with 415, 413, or 400 with the error a [`ServerSession`] gives
+/// bytes that are not a message (-32700 not JSON, -32600 JSON that is not a
+/// message, a null id).
+pub(crate) async fn read_frame(request: Request<Incoming>) -> Result<Frame, Response<Body>> {
+    let body = read_body(request).await.map_err(Refusal::into_response)?;
+    Frame::from_slice(&body).map_err(|_| {
+        let mut session = ServerSession::new(ServerOptions::default().max_message_size(MAX_BODY));
+        session.handle_bytes(Instant::now(), &body);
+        let answer = session
+            .poll_transmit()
+            .map(|frame| message_data(&frame))
+            .unwrap_or_default();
+        full(StatusCode::BAD_REQUEST, Some("application/json"), answer)
+    })
+}
+
+/// Reads a POST body, checking the content type: refused with 415 or 413.
+pub(crate) async fn read_body(request: Request<Incoming>) -> Result<Bytes, Refusal> {
     if !media_type_is(request.headers(), header::CONTENT_TYPE, "application/json") {
         return Err(Refusal::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -347,14 +364,7 @@ pub(crate) async fn read_frame(request: Request<Incoming>) -> Result<Frame, Refu
             ));
         }
     };
-    Frame::from_slice(&body).map_err(|e| {
-        let (code, what) = if e.is_data() {
-            (error_codes::INVALID_REQUEST, "invalid request")
-        } else {
-            (error_codes::PARSE_ERROR, "parse error")
-        };
-        Refusal::new(StatusCode::BAD_REQUEST, code, format!("{what}: {e}"))
-    })
+    Ok(body)
 }
 
 /// Whether the header's media type (parameters aside) is `expected`.

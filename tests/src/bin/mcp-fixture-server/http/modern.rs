@@ -6,8 +6,9 @@
 //!   `params.uri` (resources/read), after decoding `=?base64?..?=`; and for
 //!   a tool's `x-mcp-header` properties, `Mcp-Param-{Name}` the argument.
 //!   A missing or different header is 400 with -32020 (HeaderMismatch).
-//! - A missing `_meta` field is 400 with -32602, an unsupported version
-//!   400 with -32022, an unknown method 404 with -32601.
+//! - What the session refuses itself is 400 (a missing `_meta` field is
+//!   -32602, an unsupported version -32022), and 404 for an unknown
+//!   method (-32601).
 //! - A request is answered with JSON, or with an SSE stream when it is
 //!   `subscriptions/listen`, carries a progress token, or `--sse-responses`
 //!   is on. Messages related to a request go only on its stream; closing
@@ -20,34 +21,26 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
-use bytes::Bytes;
 use hyper::header::HeaderMap;
 use hyper::{Response, StatusCode};
 use mcp_proto::jsonrpc::error_codes;
 use mcp_proto::types::meta;
-use mcp_proto::{ErrorObject, Message, RequestId, methods};
+use mcp_proto::{ErrorObject, Frame, Message, RequestId, methods};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::{Body, full, message_data, rpc_error, rpc_error_for, sse_event, sse_until_closed};
 use crate::catalog;
 use crate::options::Era;
-use crate::server::{
-    Fixture, Outbound, Route, Server, check_meta, is_modern, known_method, lock,
-    supported_versions, unsupported_version,
-};
+use crate::server::{Fixture, Outbound, Route, Server, lock};
 
 const VERSION_HEADER: &str = "mcp-protocol-version";
 const METHOD_HEADER: &str = "mcp-method";
 const NAME_HEADER: &str = "mcp-name";
 
-/// Where the answer to one modern POST goes.
-enum Waiter {
-    Json(oneshot::Sender<Message>),
-    Sse(mpsc::UnboundedSender<Bytes>),
-}
-
-type Waiters = Arc<Mutex<HashMap<RequestId, Waiter>>>;
+/// The frames for one modern POST: what is related to its request, then
+/// its answer.
+type Waiters = Arc<Mutex<HashMap<RequestId, mpsc::UnboundedSender<Frame>>>>;
 
 /// The modern side of the Streamable HTTP endpoint.
 pub(crate) struct ModernHttp {
@@ -73,7 +66,8 @@ impl ModernHttp {
 
     /// Whether a POST belongs to the modern era: always in `--era modern`;
     /// in `--era both` when it names 2026-07-28 in `MCP-Protocol-Version`,
-    /// or carries no session and is a modern-shaped request.
+    /// or carries no session and names a version in its `_meta` (the
+    /// header rule below then refuses it: the header is missing).
     pub(crate) fn claims(&self, headers: &HeaderMap, message: &Message) -> bool {
         match self.fixture.options.era {
             Era::Modern => true,
@@ -85,21 +79,25 @@ impl ModernHttp {
                 let Message::Request(request) = message else {
                     return false;
                 };
-                headers.get("mcp-session-id").is_none()
-                    && request.method != methods::INITIALIZE
-                    && is_modern(&request.method, &params_of(request))
+                headers.get("mcp-session-id").is_none() && meta_version(request).is_some()
             }
         }
     }
 
+    /// Answers one modern POST. The transport's own rules come first (the
+    /// headers must mirror the body: 400 with -32020); the session then
+    /// reads the request: what it refuses itself (its `_meta` envelope,
+    /// a version it does not speak, a method it does not serve) is 400, or
+    /// 404 for an unknown method; what reaches the fixture is answered with
+    /// JSON, or with an SSE stream when it is `subscriptions/listen`,
+    /// carries a progress token, or `--sse-responses` is on.
     pub(crate) async fn post(&self, headers: &HeaderMap, message: Message) -> Response<Body> {
         let options = &self.fixture.options;
-        let supported = supported_versions(options.era, options.discover_legacy_only);
         let version_header = header(headers, VERSION_HEADER);
         let request = match message {
             Message::Request(request) => request,
             Message::Notification(_) => {
-                self.server.receive(message);
+                self.server.receive_frame(Frame::Single(message));
                 return full(StatusCode::ACCEPTED, None, "");
             }
             Message::Response(_) | Message::Error(_) => {
@@ -112,113 +110,113 @@ impl ModernHttp {
         };
         let id = request.id.clone();
         let params = params_of(&request);
-        let method = request.method.as_str();
-        let refuse =
-            |status: StatusCode, error: ErrorObject| rpc_error_for(status, Some(id.clone()), error);
+        let method = request.method.clone();
         let mismatch = |what: String| {
-            refuse(
+            rpc_error_for(
                 StatusCode::BAD_REQUEST,
+                Some(id.clone()),
                 ErrorObject::new(
                     error_codes::HEADER_MISMATCH,
                     format!("Header mismatch: {what}"),
                 ),
             )
         };
-        // A handshake-era request (initialize, no `_meta` version) that does
-        // not name 2026-07-28 either: this server does not speak its version.
-        if version_header != Some(crate::server::MODERN)
-            && (method == methods::INITIALIZE || !is_modern(method, &params))
-        {
-            let requested =
-                version_header.or_else(|| params.get("protocolVersion").and_then(Value::as_str));
-            return refuse(
-                StatusCode::BAD_REQUEST,
-                unsupported_version(&supported, requested),
-            );
-        }
-        let meta_version = params
-            .pointer("/_meta")
-            .and_then(|m| m.get(meta::PROTOCOL_VERSION))
-            .and_then(Value::as_str);
-        if meta_version.is_some() {
+        if let Some(meta_version) = meta_version(&request) {
             match version_header {
                 None => return mismatch("MCP-Protocol-Version is missing".to_owned()),
-                Some(header) if Some(header) != meta_version => {
+                Some(header) if header != meta_version => {
                     return mismatch(format!(
                         "MCP-Protocol-Version {header:?} differs from _meta's {meta_version:?}"
                     ));
                 }
                 Some(_) => {}
             }
-        }
-        if let Err(error) = check_meta(&params, &supported) {
-            return refuse(StatusCode::BAD_REQUEST, error);
-        }
-        match header(headers, METHOD_HEADER) {
-            None => return mismatch("Mcp-Method is missing".to_owned()),
-            Some(value) if value != method => {
-                return mismatch(format!("Mcp-Method {value:?} differs from {method:?}"));
-            }
-            Some(_) => {}
-        }
-        if !known_method(method, !options.no_tools_capability) {
-            return refuse(StatusCode::NOT_FOUND, ErrorObject::method_not_found(method));
-        }
-        let name_field = match method {
-            methods::TOOLS_CALL | methods::PROMPTS_GET => Some("name"),
-            methods::RESOURCES_READ => Some("uri"),
-            _ => None,
-        };
-        if let Some(field) = name_field {
-            let body = params.get(field).and_then(Value::as_str);
-            match decoded(headers, NAME_HEADER) {
-                Err(e) => return mismatch(e),
-                Ok(None) => return mismatch("Mcp-Name is missing".to_owned()),
-                Ok(Some(value)) if Some(value.as_str()) != body => {
-                    return mismatch(format!(
-                        "Mcp-Name {value:?} differs from params.{field} {body:?}"
-                    ));
+            match header(headers, METHOD_HEADER) {
+                None => return mismatch("Mcp-Method is missing".to_owned()),
+                Some(value) if value != method => {
+                    return mismatch(format!("Mcp-Method {value:?} differs from {method:?}"));
                 }
-                Ok(Some(_)) => {}
+                Some(_) => {}
             }
-        }
-        if method == methods::TOOLS_CALL
-            && let Some(tool) = params
-                .get("name")
-                .and_then(Value::as_str)
-                .and_then(|name| self.fixture.modern_tool(name))
-        {
-            for (name, property) in catalog::param_headers(tool) {
-                let value = params.get("arguments").and_then(|a| a.get(&property));
-                if let Err(e) = param_matches(headers, &name, value) {
-                    return mismatch(e);
+            let name_field = match method.as_str() {
+                methods::TOOLS_CALL | methods::PROMPTS_GET => Some("name"),
+                methods::RESOURCES_READ => Some("uri"),
+                _ => None,
+            };
+            if let Some(field) = name_field {
+                let body = params.get(field).and_then(Value::as_str);
+                match decoded(headers, NAME_HEADER) {
+                    Err(e) => return mismatch(e),
+                    Ok(None) => return mismatch("Mcp-Name is missing".to_owned()),
+                    Ok(Some(value)) if Some(value.as_str()) != body => {
+                        return mismatch(format!(
+                            "Mcp-Name {value:?} differs from params.{field} {body:?}"
+                        ));
+                    }
+                    Ok(Some(_)) => {}
+                }
+            }
+            if method == methods::TOOLS_CALL
+                && let Some(tool) = params
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .and_then(|name| self.fixture.modern_tool(name))
+            {
+                for (name, property) in catalog::param_headers(tool) {
+                    let value = params.get("arguments").and_then(|a| a.get(&property));
+                    if let Err(e) = param_matches(headers, &name, value) {
+                        return mismatch(e);
+                    }
                 }
             }
         }
 
-        let streamed = options.sse_responses
-            || method == methods::SUBSCRIPTIONS_LISTEN
-            || params.pointer("/_meta/progressToken").is_some();
-        let message = Message::Request(request);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        lock(&self.waiters).insert(id.clone(), tx);
+        let Some(progress) = self.server.receive_request(request) else {
+            // The session answered it itself: a refusal, now in the channel.
+            lock(&self.waiters).remove(&id);
+            let answer = rx.try_recv().ok();
+            let status = match answer.as_ref().and_then(refusal_code) {
+                Some(error_codes::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
+                Some(_) => StatusCode::BAD_REQUEST,
+                None => StatusCode::OK,
+            };
+            let body = answer.map(|frame| message_data(&frame)).unwrap_or_default();
+            return full(status, Some("application/json"), body);
+        };
+        let streamed = options.sse_responses || method == methods::SUBSCRIPTIONS_LISTEN || progress;
         if streamed {
-            let (tx, rx) = mpsc::unbounded_channel();
-            lock(&self.waiters).insert(id.clone(), Waiter::Sse(tx));
-            self.server.receive(message);
+            let (events, body) = mpsc::unbounded_channel();
+            tokio::spawn(async move {
+                while let Some(frame) = rx.recv().await {
+                    let _ = events.send(sse_event(None, None, None, message_data(&frame)));
+                }
+            });
             let waiters = Arc::clone(&self.waiters);
             let server = Arc::clone(&self.server);
-            sse_until_closed(rx, move || {
+            sse_until_closed(body, move || {
                 // Still waiting: the client closed the stream, which cancels.
                 if lock(&waiters).remove(&id).is_some() {
                     server.cancel(&id);
                 }
             })
         } else {
-            let (tx, rx) = oneshot::channel();
-            lock(&self.waiters).insert(id.clone(), Waiter::Json(tx));
-            self.server.receive(message);
-            match rx.await {
-                Ok(answer) => full(StatusCode::OK, Some("application/json"), answer.to_bytes()),
-                Err(_) => rpc_error(
+            // Messages related to the request have no stream to go on.
+            let mut answer = None;
+            while let Some(frame) = rx.recv().await {
+                if is_answer(&frame) {
+                    answer = Some(frame);
+                    break;
+                }
+            }
+            match answer {
+                Some(frame) => full(
+                    StatusCode::OK,
+                    Some("application/json"),
+                    message_data(&frame),
+                ),
+                None => rpc_error(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     error_codes::INTERNAL_ERROR,
                     "the request ended without an answer",
@@ -228,33 +226,48 @@ impl ModernHttp {
     }
 }
 
-/// Routes one outbound message to the POST it belongs to. Standalone
-/// messages have nowhere to go in this era.
+/// Routes one outbound frame to the POST it belongs to; its answer ends
+/// that POST's channel. Standalone messages have nowhere to go in this era.
 fn deliver(waiters: &Waiters, out: Outbound) {
     let Route::Related(id) = &out.route else {
         eprintln!("fixture: dropping a message unrelated to any request (2026-07-28)");
         return;
     };
-    let is_response = matches!(out.message, Message::Response(_) | Message::Error(_));
+    let answer = out.is_answer();
     let mut waiters = lock(waiters);
-    match waiters.get(id) {
-        Some(Waiter::Sse(tx)) => {
-            let _ = tx.send(sse_event(None, None, None, message_data(&out.message)));
-            if is_response {
-                // Dropping the sender ends the stream.
-                waiters.remove(id);
-            }
-        }
-        Some(Waiter::Json(_)) if is_response => {
-            if let Some(Waiter::Json(tx)) = waiters.remove(id) {
-                let _ = tx.send(out.message);
-            }
-        }
-        Some(Waiter::Json(_)) => {
-            eprintln!("fixture: dropping a notification for {id}: it is answered with JSON");
-        }
-        None => eprintln!("fixture: dropping a message for {id}: its POST is gone"),
+    let Some(tx) = (if answer {
+        waiters.remove(id)
+    } else {
+        waiters.get(id).cloned()
+    }) else {
+        eprintln!("fixture: dropping a message for {id}: its POST is gone");
+        return;
+    };
+    let _ = tx.send(out.frame);
+}
+
+/// Whether `frame` answers a request.
+fn is_answer(frame: &Frame) -> bool {
+    matches!(frame, Frame::Single(m @ (Message::Response(_) | Message::Error(_))) if m.id().is_some())
+}
+
+/// The code of the error the session answered with, if it is one.
+fn refusal_code(frame: &Frame) -> Option<i64> {
+    match frame {
+        Frame::Single(Message::Error(error)) => Some(error.error.code),
+        _ => None,
     }
+}
+
+/// The version a request's `_meta` names, which `MCP-Protocol-Version`
+/// must mirror (2026-07-28 "Transports" §Streamable HTTP); the session
+/// reads the rest of the envelope.
+fn meta_version(request: &mcp_proto::jsonrpc::Request) -> Option<String> {
+    params_of(request)
+        .pointer("/_meta")?
+        .get(meta::PROTOCOL_VERSION)?
+        .as_str()
+        .map(str::to_owned)
 }
 
 fn params_of(request: &mcp_proto::jsonrpc::Request) -> Value {

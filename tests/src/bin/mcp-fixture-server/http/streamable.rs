@@ -7,7 +7,10 @@
 //!   the request, then its response. Notifications and responses get 202.
 //! - `Mcp-Session-Id` is issued on the initialize response and required on
 //!   every later request: 400 without it, 404 for one that is unknown,
-//!   deleted or expired (`--expire-session-after`).
+//!   deleted or expired (`--expire-session-after`). A POST without it goes
+//!   to a new session, kept only if its `ServerSession` answered
+//!   `initialize`; the session answers the protocol itself.
+//! - A POST holds one message: a batch is 400.
 //! - `MCP-Protocol-Version`, when present, must name a handshake version,
 //!   and after initialize the negotiated one: 400 otherwise.
 //! - GET opens the stream of messages unrelated to any request (405 with
@@ -26,7 +29,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -62,6 +65,7 @@ pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
         sessions: Mutex::new(HashMap::new()),
         ids: RandomState::new(),
         next_session: AtomicU64::new(1),
+        sessions_kept: AtomicU64::new(0),
     });
     super::serve(port, ENDPOINT, faults, handler).await
 }
@@ -74,6 +78,8 @@ struct Streamable {
     /// Keys the session id hash: ids are unguessable across runs.
     ids: RandomState,
     next_session: AtomicU64,
+    /// Sessions kept so far, for `--expire-sessions`.
+    sessions_kept: AtomicU64,
 }
 
 struct Session {
@@ -82,7 +88,7 @@ struct Session {
     /// JSON-RPC requests received, for `--expire-session-after`.
     requests: AtomicU64,
     /// Whether `--expire-session-after` applies (`--expire-sessions`).
-    expires: bool,
+    expires: AtomicBool,
 }
 
 /// The session's SSE streams and where each outbound message goes.
@@ -96,7 +102,7 @@ struct Streams {
     /// The standalone (GET) stream, once one was opened.
     get_stream: Option<u64>,
     /// Standalone messages sent while no GET stream was connected.
-    pending: Vec<Message>,
+    pending: Vec<Frame>,
 }
 
 struct Stream {
@@ -171,6 +177,7 @@ impl Streamable {
         let headers = headers.clone();
         let message = match read_frame(request).await {
             Ok(Frame::Single(message)) => message,
+            // The transport carries one message per POST.
             Ok(Frame::Batch(_)) => {
                 return rpc_error(
                     StatusCode::BAD_REQUEST,
@@ -178,7 +185,7 @@ impl Streamable {
                     "JSON-RPC batches are not supported",
                 );
             }
-            Err(refusal) => return refusal.into_response(),
+            Err(refusal) => return refusal,
         };
         if let Some(kib) = self.fixture.options.http_500_html_kib
             && message.method() == Some(methods::TOOLS_CALL)
@@ -195,71 +202,101 @@ impl Streamable {
         if let Err(refusal) = check_version_header(&headers, None) {
             return refusal.into_response();
         }
-        let is_initialize = message.method() == Some(methods::INITIALIZE);
-        let (session_id, session) = if is_initialize {
-            if session_id.is_some() {
-                return rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    error_codes::INVALID_REQUEST,
-                    "initialize must not carry Mcp-Session-Id: a new session starts without one",
-                );
+        // A POST without a session goes to a new one, which is kept only
+        // if the request initialized it (§Session Management: the id is
+        // issued on the initialize response).
+        let (session_id, session, fresh) = match session_id {
+            None => {
+                let (id, session) = self.new_session();
+                (id, session, true)
             }
-            self.create_session()
-        } else {
-            let session = match self.session(session_id.as_deref()) {
-                Ok(session) => session,
-                Err(refusal) => return refusal.into_response(),
-            };
-            if let Err(refusal) = check_version_header_value(version.as_deref(), Some(&session)) {
-                return refusal.into_response();
+            Some(id) => {
+                let session = match self.session(Some(&id)) {
+                    Ok(session) => session,
+                    Err(refusal) => return refusal.into_response(),
+                };
+                if let Err(refusal) = check_version_header_value(version.as_deref(), Some(&session))
+                {
+                    return refusal.into_response();
+                }
+                (id, session, false)
             }
-            (session_id.unwrap_or_default(), session)
         };
         let Message::Request(rpc_request) = message else {
-            session.server.receive(message);
+            if fresh {
+                return missing_session().into_response();
+            }
+            session.server.receive_frame(Frame::Single(message));
             return full(StatusCode::ACCEPTED, None, "");
         };
-        let seen = session.requests.fetch_add(1, Ordering::Relaxed) + 1;
-        if session.expires && self.fixture.options.expire_session_after == Some(seen) {
-            // This request is still answered; the session is unknown after it.
-            self.end_session(&session_id, false);
-        }
         let mut response = if self.fixture.options.sse_responses {
-            self.answer_with_stream(&session, rpc_request, is_initialize)
+            match self.answer_with_stream(&session_id, &session, rpc_request, fresh) {
+                Some(response) => response,
+                None => return missing_session().into_response(),
+            }
         } else {
             let (tx, rx) = oneshot::channel();
             lock(&session.streams)
                 .json_waiters
                 .insert(rpc_request.id.clone(), tx);
-            if session.server.receive(Message::Request(rpc_request)) {
-                // `--exit-after`: the last response closes its connection.
-                let mut response = json_response(rx.await);
-                exit_after(&mut response);
-                response
-            } else {
-                json_response(rx.await)
+            session.server.receive_request(rpc_request);
+            if !self.keep(&session_id, &session, fresh) {
+                return missing_session().into_response();
             }
+            json_response(rx.await)
         };
-        if is_initialize && let Ok(value) = HeaderValue::from_str(&session_id) {
+        if fresh && let Ok(value) = HeaderValue::from_str(&session_id) {
             response.headers_mut().insert(SESSION_HEADER, value);
         }
         response
     }
 
+    /// After a request: registers a new session that the request
+    /// initialized (false if it did not: the session is dropped), and
+    /// counts the request for `--expire-session-after`.
+    fn keep(&self, session_id: &str, session: &Arc<Session>, fresh: bool) -> bool {
+        if fresh {
+            if !session.server.initialized() {
+                return false;
+            }
+            // Counted among `--expire-sessions` only once it is kept.
+            let n = self.sessions_kept.fetch_add(1, Ordering::Relaxed) + 1;
+            let expires = self
+                .fixture
+                .options
+                .expire_sessions
+                .is_none_or(|first| n <= first);
+            session.expires.store(expires, Ordering::Relaxed);
+            lock(&self.sessions).insert(session_id.to_owned(), Arc::clone(session));
+        }
+        let seen = session.requests.fetch_add(1, Ordering::Relaxed) + 1;
+        if session.expires.load(Ordering::Relaxed)
+            && self.fixture.options.expire_session_after == Some(seen)
+        {
+            // This request is still answered; the session is unknown after it.
+            self.end_session(session_id, false);
+        }
+        true
+    }
+
+    /// Answers a request on a new SSE stream; `None` when the request was
+    /// the first of a new session and did not initialize it.
     fn answer_with_stream(
         &self,
-        session: &Session,
+        session_id: &str,
+        session: &Arc<Session>,
         request: mcp_proto::jsonrpc::Request,
-        is_initialize: bool,
-    ) -> Response<Body> {
+        fresh: bool,
+    ) -> Option<Response<Body>> {
         let options = &self.fixture.options;
         let (tx, rx) = mpsc::unbounded_channel();
         {
             let mut streams = lock(&session.streams);
-            let stream_id = streams.open(options.cut_sse_mid_event && !is_initialize);
+            // The initializing POST is exempt from the resumption faults.
+            let stream_id = streams.open(options.cut_sse_mid_event && !fresh);
             let _ = tx.send(priming(stream_id, options.retry.as_millis() as u64));
             if let Some(stream) = streams.table.get_mut(&stream_id) {
-                if options.close_sse_before_response && !is_initialize {
+                if options.close_sse_before_response && !fresh {
                     // The client must come back with GET and Last-Event-ID.
                     stream.lossless = false;
                 } else {
@@ -268,12 +305,8 @@ impl Streamable {
             }
             streams.by_request.insert(request.id.clone(), stream_id);
         }
-        let last = session.server.receive(Message::Request(request));
-        let mut response = sse(rx);
-        if last {
-            exit_after(&mut response);
-        }
-        response
+        session.server.receive_request(request);
+        self.keep(session_id, session, fresh).then(|| sse(rx))
     }
 
     fn get(&self, headers: &HeaderMap) -> Response<Body> {
@@ -332,8 +365,9 @@ impl Streamable {
         full(StatusCode::OK, None, "")
     }
 
-    /// A new session, registered under a fresh id.
-    fn create_session(&self) -> (String, Arc<Session>) {
+    /// A new session under a fresh id, not registered yet (see
+    /// [`Streamable::keep`]).
+    fn new_session(&self) -> (String, Arc<Session>) {
         let n = self.next_session.fetch_add(1, Ordering::Relaxed);
         let id = format!(
             "{:016x}{:016x}",
@@ -351,13 +385,8 @@ impl Streamable {
             server,
             streams,
             requests: AtomicU64::new(0),
-            expires: self
-                .fixture
-                .options
-                .expire_sessions
-                .is_none_or(|first| n <= first),
+            expires: AtomicBool::new(false),
         });
-        lock(&self.sessions).insert(id.clone(), Arc::clone(&session));
         (id, session)
     }
 
@@ -365,11 +394,7 @@ impl Streamable {
     /// (§Session Management).
     fn session(&self, id: Option<&str>) -> Result<Arc<Session>, Refusal> {
         let Some(id) = id else {
-            return Err(Refusal::new(
-                StatusCode::BAD_REQUEST,
-                error_codes::INVALID_REQUEST,
-                "missing Mcp-Session-Id",
-            ));
+            return Err(missing_session());
         };
         lock(&self.sessions)
             .get(id)
@@ -436,7 +461,17 @@ impl Streams {
     /// a message related to a request on an SSE stream goes on that stream,
     /// everything else on the GET stream, or waits for one.
     fn deliver(&mut self, out: Outbound) {
-        let is_response = matches!(out.message, Message::Response(_) | Message::Error(_));
+        let is_response = out.is_answer();
+        let to_json =
+            matches!(&out.route, Route::Related(id) if self.json_waiters.contains_key(id));
+        if out.last && !to_json {
+            // `--exit-after` on an SSE stream, which never closes its
+            // connection by itself: give the event a moment to leave.
+            tokio::spawn(async {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                std::process::exit(0);
+            });
+        }
         if let Route::Related(id) = &out.route {
             if is_response {
                 if let Some(waiter) = self.json_waiters.remove(id) {
@@ -444,14 +479,14 @@ impl Streams {
                     return;
                 }
                 if let Some(stream_id) = self.by_request.remove(id) {
-                    self.push(stream_id, &out.message, true);
+                    self.push(stream_id, &out.frame, true);
                     return;
                 }
                 eprintln!("fixture: dropping the response to {id}: its POST is gone");
                 return;
             }
             if let Some(&stream_id) = self.by_request.get(id) {
-                self.push(stream_id, &out.message, false);
+                self.push(stream_id, &out.frame, false);
                 return;
             }
         } else if is_response {
@@ -459,10 +494,8 @@ impl Streams {
             return;
         }
         match self.get_stream {
-            Some(stream_id) if self.get_stream_is_live() => {
-                self.push(stream_id, &out.message, false)
-            }
-            _ => self.pending.push(out.message),
+            Some(stream_id) if self.get_stream_is_live() => self.push(stream_id, &out.frame, false),
+            _ => self.pending.push(out.frame),
         }
     }
 
@@ -482,7 +515,7 @@ impl Streams {
     }
 
     /// Appends an event to a stream and sends it to the connected client.
-    fn push(&mut self, stream_id: u64, message: &Message, is_response: bool) {
+    fn push(&mut self, stream_id: u64, frame: &Frame, is_response: bool) {
         let Some(stream) = self.table.get_mut(&stream_id) else {
             return;
         };
@@ -492,7 +525,7 @@ impl Streams {
             Some(format!("{stream_id}-{seq}")),
             None,
             None,
-            message_data(message),
+            message_data(frame),
         );
         stream.events.push((seq, event.clone()));
         match stream.live.take() {
@@ -541,6 +574,15 @@ impl Streams {
     }
 }
 
+/// A request without `Mcp-Session-Id` that does not start a session: 400.
+fn missing_session() -> Refusal {
+    Refusal::new(
+        StatusCode::BAD_REQUEST,
+        error_codes::INVALID_REQUEST,
+        "missing Mcp-Session-Id",
+    )
+}
+
 fn priming(stream_id: u64, retry_ms: u64) -> Bytes {
     sse_event(
         Some(format!("{stream_id}-0")),
@@ -557,11 +599,18 @@ fn parse_event_id(id: &str) -> Option<(u64, u64)> {
 
 fn json_response(answer: Result<Outbound, oneshot::error::RecvError>) -> Response<Body> {
     match answer {
-        Ok(out) => full(
-            StatusCode::OK,
-            Some("application/json"),
-            out.message.to_bytes(),
-        ),
+        Ok(out) => {
+            let mut response = full(
+                StatusCode::OK,
+                Some("application/json"),
+                message_data(&out.frame),
+            );
+            if out.last {
+                // `--exit-after`: the last response closes its connection.
+                exit_after(&mut response);
+            }
+            response
+        }
         Err(_) => rpc_error(
             StatusCode::NOT_FOUND,
             -32001,
@@ -589,7 +638,7 @@ fn check_version_header_value(
     let supported =
         ProtocolVersion::parse(value).is_some_and(|v| ProtocolVersion::HANDSHAKE.contains(&v));
     let negotiated = session.and_then(|s| s.server.negotiated_version());
-    let matches = negotiated.as_deref().is_none_or(|n| n == value);
+    let matches = negotiated.is_none_or(|n| n.as_str() == value);
     if supported && matches {
         Ok(())
     } else {
@@ -598,7 +647,7 @@ fn check_version_header_value(
             error_codes::INVALID_REQUEST,
             format!(
                 "unsupported MCP-Protocol-Version {value:?} (negotiated: {})",
-                negotiated.as_deref().unwrap_or("none yet")
+                negotiated.map_or("none yet", |n| n.as_str())
             ),
         ))
     }

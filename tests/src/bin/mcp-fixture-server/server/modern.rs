@@ -10,8 +10,9 @@
 use std::sync::Arc;
 
 use mcp_proto::jsonrpc::{error_codes, to_raw};
+use mcp_proto::server::ClientRequest;
 use mcp_proto::types::{
-    CacheScope, DiscoverResult, Implementation, ListChangedCapability, ResourcesCapability,
+    CacheScope, DiscoverResult, ListChangedCapability, ProgressToken, ResourcesCapability,
     ServerCapabilities, SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
     SubscriptionsListenRequestParams, meta,
 };
@@ -46,17 +47,7 @@ pub(crate) struct RequestMeta {
     pub(crate) capabilities: Value,
 }
 
-/// Whether a request (other than `initialize`) is modern-shaped: it is
-/// `server/discover` or carries a protocol version in `_meta`.
-pub(crate) fn is_modern(method: &str, params: &Value) -> bool {
-    method == methods::SERVER_DISCOVER
-        || params
-            .get("_meta")
-            .and_then(|m| m.get(meta::PROTOCOL_VERSION))
-            .is_some()
-}
-
-/// The versions `server/discover` and -32022 list.
+/// The versions `server/discover` lists.
 pub(crate) fn supported_versions(era: Era, legacy_only: bool) -> Vec<&'static str> {
     let handshake = ProtocolVersion::HANDSHAKE.map(ProtocolVersion::as_str);
     match (era, legacy_only) {
@@ -66,73 +57,8 @@ pub(crate) fn supported_versions(era: Era, legacy_only: bool) -> Vec<&'static st
     }
 }
 
-/// -32022 UnsupportedProtocolVersion, with `data.supported` (and
-/// `data.requested` when known).
-pub(crate) fn unsupported_version(supported: &[&str], requested: Option<&str>) -> ErrorObject {
-    let mut error = ErrorObject::new(
-        error_codes::UNSUPPORTED_PROTOCOL_VERSION,
-        "Unsupported protocol version",
-    );
-    let mut data = json!({"supported": supported});
-    if let Some(requested) = requested {
-        data["requested"] = json!(requested);
-    }
-    error.data = to_raw(&data).ok();
-    error
-}
-
-/// Checks the `_meta` every modern request carries: a missing version or
-/// capabilities object is -32602, a version other than 2026-07-28 is -32022.
-pub(crate) fn check_meta(params: &Value, supported: &[&str]) -> Result<RequestMeta, ErrorObject> {
-    let Some(raw) = params.get("_meta").filter(|m| m.is_object()) else {
-        return Err(ErrorObject::invalid_params(
-            "a 2026-07-28 request needs params._meta",
-        ));
-    };
-    let Some(version) = raw.get(meta::PROTOCOL_VERSION).and_then(Value::as_str) else {
-        return Err(ErrorObject::invalid_params(format!(
-            "_meta lacks {}",
-            meta::PROTOCOL_VERSION
-        )));
-    };
-    if version != MODERN {
-        return Err(unsupported_version(supported, Some(version)));
-    }
-    let Some(capabilities) = raw.get(meta::CLIENT_CAPABILITIES).filter(|c| c.is_object()) else {
-        return Err(ErrorObject::invalid_params(format!(
-            "_meta lacks {}",
-            meta::CLIENT_CAPABILITIES
-        )));
-    };
-    Ok(RequestMeta {
-        raw: raw.clone(),
-        capabilities: capabilities.clone(),
-    })
-}
-
-/// Whether the modern era knows `method` (HTTP answers the rest with 404).
-pub(crate) fn known_method(method: &str, tools_offered: bool) -> bool {
-    match method {
-        methods::TOOLS_LIST | methods::TOOLS_CALL => tools_offered,
-        methods::SERVER_DISCOVER
-        | methods::RESOURCES_LIST
-        | methods::RESOURCES_TEMPLATES_LIST
-        | methods::RESOURCES_READ
-        | methods::PROMPTS_LIST
-        | methods::PROMPTS_GET
-        | methods::SKILLS_LIST
-        | methods::SKILLS_GET
-        | methods::SUBSCRIPTIONS_LISTEN => true,
-        _ => false,
-    }
-}
-
 fn server_info() -> Value {
-    serde_json::to_value(Implementation {
-        title: Some("MCP fixture server".to_owned()),
-        ..Implementation::new("mcp-fixture-server", env!("CARGO_PKG_VERSION"))
-    })
-    .unwrap_or(Value::Null)
+    serde_json::to_value(super::server_info()).unwrap_or(Value::Null)
 }
 
 /// Adds `ttlMs` and `cacheScope` to a list or read result.
@@ -231,19 +157,30 @@ fn elicited(answer: Option<&Value>, field: &str) -> Result<Result<String, String
 }
 
 impl Server {
-    /// Answers a modern request: checks `_meta`, logs it, dispatches, and
-    /// stamps the result (`resultType`, `_meta` serverInfo).
+    /// Answers a modern request (the session checked its `_meta`) or
+    /// `server/discover`: logs it, dispatches, and stamps the result
+    /// (`resultType`, `_meta` serverInfo).
     pub(super) fn dispatch_modern(
         self: &Arc<Self>,
-        id: RequestId,
-        method: &str,
+        request: ClientRequest,
         params: Value,
     ) -> Reply {
         let options = &self.fixture.options;
+        let id = request.id.clone();
+        let method = request.method.as_str();
+        if options.era == Era::Legacy && !options.discover_legacy_only {
+            // A handshake-era server does not know the method.
+            return Reply::Now(Err(ErrorObject::method_not_found(method)));
+        }
         let supported = supported_versions(options.era, options.discover_legacy_only);
-        let meta = match check_meta(&params, &supported) {
-            Ok(meta) => meta,
-            Err(error) => return Reply::Now(Err(error)),
+        let capabilities = request
+            .client
+            .as_ref()
+            .and_then(|client| serde_json::to_value(&client.capabilities).ok())
+            .unwrap_or_else(|| json!({}));
+        let meta = RequestMeta {
+            raw: params.get("_meta").cloned().unwrap_or_else(|| json!({})),
+            capabilities,
         };
         eventlog::record_with(
             options.event_log.as_deref(),
@@ -267,7 +204,10 @@ impl Server {
             methods::TOOLS_LIST if tools_offered => {
                 Reply::Now(self.list_tools(&params, true).map(cacheable))
             }
-            methods::TOOLS_CALL if tools_offered => self.call_tool_modern(id, params, &meta),
+            methods::TOOLS_CALL if tools_offered => {
+                let token = request.progress_token.clone();
+                self.call_tool_modern(id, params, token, &meta)
+            }
             methods::RESOURCES_LIST => Reply::Now(Ok(cacheable(catalog::resources()))),
             methods::RESOURCES_TEMPLATES_LIST => {
                 Reply::Now(Ok(cacheable(json!({"resourceTemplates": []}))))
@@ -300,6 +240,7 @@ impl Server {
         match reply {
             Reply::Now(result) => Reply::Now(stamp(result)),
             Reply::Later(future) => Reply::Later(Box::pin(async move { stamp(future.await) })),
+            Reply::Unbounded(error) => Reply::Unbounded(error),
             Reply::Encoded(raw) => {
                 Reply::Now(stamp(raw.decode().map_err(|e| {
                     ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string())
@@ -366,6 +307,7 @@ impl Server {
         self: &Arc<Self>,
         id: RequestId,
         params: Value,
+        token: Option<ProgressToken>,
         meta: &RequestMeta,
     ) -> Reply {
         let name = params.get("name").and_then(Value::as_str).unwrap_or("");
@@ -379,11 +321,11 @@ impl Server {
                 "bad_header was called: a client should drop it",
             )),
             "add_tool" => Ok(self.add_tool(route, &args, true)),
-            catalog::STORM_TOOL => return self.call_tool(id, params, true),
+            catalog::STORM_TOOL => return self.call_tool(id, params, token, true),
             other if catalog::asks_client(other) => Err(ErrorObject::invalid_params(format!(
                 "unknown tool: {other} (the 2026-07-28 era sends no requests to clients)"
             ))),
-            _ => return self.call_tool(id, params, true),
+            _ => return self.call_tool(id, params, token, true),
         };
         Reply::Now(result)
     }
@@ -578,7 +520,11 @@ impl Server {
     }
 
     /// Sends `method` to every subscription whose filter `wants` it.
-    pub(super) fn broadcast(&self, method: &str, wants: impl Fn(&SubscriptionFilter) -> bool) {
+    pub(super) fn broadcast(
+        self: &Arc<Self>,
+        method: &str,
+        wants: impl Fn(&SubscriptionFilter) -> bool,
+    ) {
         let subscriptions = lock(&self.subscriptions);
         for (id, _) in subscriptions.iter().filter(|(_, f)| wants(f)) {
             self.notify(
@@ -653,31 +599,5 @@ mod tests {
         );
         let tampered = state.replace("Ada", "Bob");
         assert_eq!(parse_state_2(&tampered), None);
-    }
-
-    #[test]
-    fn meta_is_checked_in_order() {
-        let supported = [MODERN];
-        let missing = check_meta(&json!({}), &supported).unwrap_err();
-        assert_eq!(missing.code, error_codes::INVALID_PARAMS);
-        let old = check_meta(
-            &json!({"_meta": {meta::PROTOCOL_VERSION: "2025-11-25"}}),
-            &supported,
-        )
-        .unwrap_err();
-        assert_eq!(old.code, error_codes::UNSUPPORTED_PROTOCOL_VERSION);
-        let no_caps = check_meta(
-            &json!({"_meta": {meta::PROTOCOL_VERSION: MODERN}}),
-            &supported,
-        )
-        .unwrap_err();
-        assert_eq!(no_caps.code, error_codes::INVALID_PARAMS);
-        assert!(
-            check_meta(
-                &json!({"_meta": {meta::PROTOCOL_VERSION: MODERN, meta::CLIENT_CAPABILITIES: {}}}),
-                &supported
-            )
-            .is_ok()
-        );
     }
 }
