@@ -45,13 +45,34 @@
 //!     }
 //! }
 //!
-//! # async fn run() -> std::io::Result<()> {
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let options = StreamOptions::new(ServerOptions::default().capabilities(ServerCapabilities {
 //!     tools: Some(Default::default()),
 //!     ..ServerCapabilities::default()
 //! }));
-//! serve(options, Arc::new(Tools), tokio::io::stdin(), tokio::io::stdout()).await
-//! # }
+//! // Any byte stream will do: stdin and stdout, a Unix socket. This one is
+//! // an in-memory pipe with the client at its other end.
+//! let (client, server) = tokio::io::duplex(64 * 1024);
+//! let (read, write) = tokio::io::split(server);
+//! let serving = tokio::spawn(serve(options, Arc::new(Tools), read, write));
+//!
+//! use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+//! let (answers, mut requests) = tokio::io::split(client);
+//! let mut answers = tokio::io::BufReader::new(answers).lines();
+//! requests.write_all(concat!(
+//!     r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","#,
+//!     r#""capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#, "\n",
+//!     r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, "\n",
+//!     r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, "\n",
+//! ).as_bytes()).await?;
+//! let initialized = answers.next_line().await?.unwrap();
+//! assert!(initialized.contains(r#""protocolVersion":"2025-06-18""#));
+//! assert_eq!(answers.next_line().await?.unwrap(), r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#);
+//! // The client's input ends: serving ends.
+//! requests.shutdown().await?;
+//! serving.await??;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
 //! ```
 
 use std::collections::HashMap;
