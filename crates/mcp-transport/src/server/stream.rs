@@ -235,11 +235,11 @@ impl Peer {
         let mut guard = RequestGuard {
             commands: self.commands.clone(),
             answer,
+            answered: false,
         };
-        match (&mut guard.answer).await {
-            Ok(result) => result,
-            Err(_) => Err(PeerError::Closed),
-        }
+        let answer = (&mut guard.answer).await;
+        guard.answered = true;
+        answer.unwrap_or(Err(PeerError::Closed))
     }
 
     /// What the `initialize` handshake settled, once it has (never for a
@@ -265,13 +265,14 @@ impl Peer {
 struct RequestGuard {
     commands: mpsc::UnboundedSender<Command>,
     answer: oneshot::Receiver<Result<RawJson, PeerError>>,
+    answered: bool,
 }
 
 impl Drop for RequestGuard {
     fn drop(&mut self) {
-        // Not answered yet: the driver cancels it when it sees the answer's
-        // receiver closed.
-        if self.answer.try_recv().is_err() {
+        // Not answered yet: the connection's task cancels the request once
+        // it sees the answer's receiver closed.
+        if !self.answered {
             self.answer.close();
             let _ = self.commands.send(Command::Sweep);
         }

@@ -427,3 +427,32 @@ async fn a_smaller_budget_stops_reading_sooner() {
     // The budget plus one read, plus what the two 64 KiB pipes hold.
     assert!(written < 512 * 1024, "read {written} bytes");
 }
+
+#[tokio::test]
+async fn a_server_request_whose_caller_is_cancelled_is_withdrawn_on_the_wire() {
+    let mut client = Client::new();
+    client.initialize(json!({"roots": {}})).await;
+    client.send(Client::call(50, "roots")).await;
+    let asked = client.next().await;
+    assert_eq!(asked["method"], "roots/list", "{asked}");
+    // The client cancels the call that waits on its answer: the server's
+    // own request is withdrawn with `notifications/cancelled`.
+    client
+        .send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 50}}),
+        )
+        .await;
+    let withdrawn = client.next().await;
+    assert_eq!(
+        withdrawn["method"], "notifications/cancelled",
+        "{withdrawn}"
+    );
+    assert_eq!(withdrawn["params"]["requestId"], asked["id"]);
+    // A late answer to it is dropped; the connection goes on.
+    client
+        .send(json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": []}}))
+        .await;
+    let ping = client.request(51, "ping", json!({})).await;
+    assert_eq!(ping["id"], 51, "{ping}");
+}
