@@ -98,7 +98,7 @@ use tokio::task::JoinHandle;
 use crate::cancel::CancelToken;
 use crate::result::{ContentMode, ToolOutcome};
 use crate::session::{McpSession, SessionOptions, ToolSet};
-use crate::tool::ToolCall;
+use crate::tool::{ModelTool, ToolCall};
 
 mod forward;
 pub mod report;
@@ -609,25 +609,11 @@ impl Connection {
                 respond(reply, id, &result)
             }
             methods::TOOLS_CALL => {
-                let call: CallToolRequestParams = decode(params, methods::TOOLS_CALL)?;
-                let progress_token = call
-                    .meta
-                    .as_ref()
-                    .and_then(|meta| meta.get(types::meta::PROGRESS_TOKEN))
-                    .and_then(|token| RequestId::deserialize(token).ok());
-                let tools = self.tools();
-                let Some(tool) = self.gateway.options.naming.find(&tools, &call.name) else {
-                    return Err(ErrorObject::invalid_params(format!(
-                        "unknown tool: {}",
-                        mcp_proto::text::bound(&call.name, 128)
-                    )));
-                };
-                let cancel = CancelToken::new();
-                self.lock().calls.insert(id.clone(), cancel.clone());
-                let arguments = call
-                    .arguments
-                    .map_or(Value::Object(Default::default()), Value::Object);
-                let mut tool_call = ToolCall::new(id.to_string(), arguments).with_cancel(cancel);
+                let Prepared {
+                    tool,
+                    call: mut tool_call,
+                    progress_token,
+                } = self.prepare_call(&id, params)?;
                 let connection = Arc::clone(self);
                 let answer = reply.clone();
                 let relay = progress_token.map(|token| {
@@ -677,6 +663,35 @@ impl Connection {
             }
             _ => Err(ErrorObject::method_not_found(method)),
         }
+    }
+
+    /// The tool a `tools/call` names and the call to make, cancelled by
+    /// cancelling request `id`, and the progress token the client gave.
+    fn prepare_call(&self, id: &RequestId, params: &str) -> Result<Prepared, ErrorObject> {
+        let call: CallToolRequestParams = decode(params, methods::TOOLS_CALL)?;
+        let progress_token = call
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.get(types::meta::PROGRESS_TOKEN))
+            .and_then(|token| RequestId::deserialize(token).ok());
+        let tools = self.tools();
+        let Some(tool) = self.gateway.options.naming.find(&tools, &call.name) else {
+            return Err(ErrorObject::invalid_params(format!(
+                "unknown tool: {}",
+                mcp_proto::text::bound(&call.name, 128)
+            )));
+        };
+        let cancel = CancelToken::new();
+        self.lock().calls.insert(id.clone(), cancel.clone());
+        let arguments = call
+            .arguments
+            .map_or(Value::Object(Default::default()), Value::Object);
+        let tool_call = ToolCall::new(id.to_string(), arguments).with_cancel(cancel);
+        Ok(Prepared {
+            tool,
+            call: tool_call,
+            progress_token,
+        })
     }
 
     fn initialize_result(&self, version: ProtocolVersion, tools: &ToolSet) -> InitializeResult {
@@ -948,6 +963,42 @@ impl ServerHandler for Served {
         };
         let modern = request.era() == Era::Modern;
         let params = request.params.as_ref().map_or("{}", |raw| raw.get());
+        if request.method == methods::TOOLS_CALL {
+            // Called on this task: the call ends with the request (its
+            // future dropped, its token cancelled by `_ended`).
+            let Prepared { tool, call, .. } = inner.prepare_call(&request.id, params)?;
+            let outcome = if context.wants_progress() {
+                let (sink, mut reports) = mpsc::unbounded_channel();
+                let calling = tool.call(call.with_progress(sink));
+                tokio::pin!(calling);
+                let outcome = loop {
+                    tokio::select! {
+                        outcome = &mut calling => break outcome,
+                        Some(report) = reports.recv() => relay(&context, &report),
+                    }
+                };
+                // Progress sent before the answer arrives first.
+                while let Ok(report) = reports.try_recv() {
+                    relay(&context, &report);
+                }
+                outcome
+            } else {
+                tool.call(call).await
+            };
+            inner.lock().calls.remove(&request.id);
+            if outcome.is_cancelled() {
+                return Err(ErrorObject::new(
+                    error_codes::INTERNAL_ERROR,
+                    "the call was cancelled",
+                ));
+            }
+            let mut result = call_result(&outcome);
+            if modern {
+                result.result_type = Some(types::ResultType::Complete);
+            }
+            return RawJson::encode(&result)
+                .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()));
+        }
         let (messages, mut about) = mpsc::unbounded_channel();
         inner.answer(
             request.id.clone(),
@@ -974,6 +1025,20 @@ impl ServerHandler for Served {
             "the request ended without an answer",
         ))
     }
+}
+
+/// A `tools/call` ready to run.
+struct Prepared {
+    tool: Arc<dyn ModelTool>,
+    call: ToolCall,
+    /// The client's `_meta.progressToken`, when it asked for progress.
+    progress_token: Option<RequestId>,
+}
+
+/// Passes a call's progress report on to the client.
+fn relay(context: &RequestContext, report: &crate::tool::CallProgress) {
+    // The request may have ended meanwhile: nothing to report to then.
+    let _ = context.progress(report.progress, report.total, report.message.as_deref());
 }
 
 /// Ends a served request's call or subscription when its answer is no
