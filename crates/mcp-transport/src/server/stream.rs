@@ -217,7 +217,9 @@ impl Peer {
     /// `timeout` (then the request is cancelled on the wire). The
     /// session refuses it before `notifications/initialized` (but `ping`),
     /// in the stateless era, and when the client did not declare the
-    /// capability it needs.
+    /// capability it needs. Dropping the future withdraws the request
+    /// (`notifications/cancelled`). The client's progress on it is not
+    /// passed on.
     pub async fn request<P: Serialize + ?Sized>(
         &self,
         method: &str,
