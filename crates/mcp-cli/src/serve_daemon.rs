@@ -310,8 +310,9 @@ pub(crate) async fn listen(
                 continue;
             };
             let gateway = gateway.clone();
-            // Each client is served within the gateway's reply budget: one
-            // that never reads its replies stops being read.
+            // Each client is served on mcp-transport's stream server, within
+            // its reply budget: one that never reads its replies stops being
+            // read.
             tokio::spawn(async move {
                 let (read, write) = stream.into_split();
                 let _ = gateway.serve(read, write).await;

@@ -60,38 +60,45 @@
 //! tool each served tool is, each server's status, and why a call failed.
 //!
 //! [`Gateway::serve`] speaks newline-delimited JSON over one byte stream
-//! (stdio, a Unix socket), holding at most [`Gateway::REPLY_BUDGET`] bytes of
-//! replies the client has not read yet: past it the gateway stops reading
-//! the client's requests (they wait in the kernel's buffer, and the client
-//! blocks writing them) until its replies drain, so a client that writes
-//! and never reads costs a bounded amount of memory. [`Gateway::connect`] gives a
-//! [`GatewayConnection`] for any other transport, such as Streamable HTTP,
-//! where each request's answer goes back on a channel of its own.
+//! (stdio, a Unix socket) on `mcp_transport`'s stream server
+//! ([`StreamServer`]): the protocol's lifecycle (`initialize`,
+//! `server/discover`, `ping`, batches, ids, `-32601`, `-32022`) is its
+//! `ServerSession`'s, as are the bounds on what a client feeds it (lines,
+//! requests in flight, and at most
+//! [`REPLY_BUDGET`](mcp_transport::server::REPLY_BUDGET) bytes of replies
+//! it has not read: past it the client is not read until they drain). The
+//! gateway answers only the requests of the features above, through
+//! [`ServerHandler`]. [`Gateway::connect`] gives a [`GatewayConnection`] for
+//! a transport of the caller's, such as Streamable HTTP, where each
+//! request's answer goes back on a channel of its own; that path still
+//! reads the handshake and the era itself until the server core serves
+//! Streamable HTTP too.
 
 use std::collections::HashMap;
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use mcp_manager::{ManagerEvent, McpManager};
-use mcp_proto::codec::ndjson::{self, NdjsonDecoder, NdjsonError};
+use mcp_proto::codec::ndjson;
 use mcp_proto::jsonrpc::{Notification, Request, error_codes};
+use mcp_proto::server::{ClientRequest, ServerOptions};
 use mcp_proto::types::{
     self, CallToolRequestParams, CallToolResult, CancelledNotificationParams, DiscoverResult,
     Implementation, InitializeRequestParams, InitializeResult, JsonText, ListChangedCapability,
     ListToolsResult, ProgressNotificationParams, ServerCapabilities, Tool,
 };
-use mcp_proto::{ErrorObject, Frame, Message, ProtocolVersion, RequestId, methods};
+use mcp_proto::{Era, ErrorObject, Message, ProtocolVersion, RawJson, RequestId, methods};
+use mcp_transport::server::{Peer, RequestContext, ServerHandler, StreamOptions, StreamServer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{Notify, broadcast, mpsc};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 
 use crate::cancel::CancelToken;
 use crate::result::{ContentMode, ToolOutcome};
 use crate::session::{McpSession, SessionOptions, ToolSet};
-use crate::tool::ToolCall;
+use crate::tool::{ModelTool, ToolCall};
 
 mod forward;
 pub mod report;
@@ -168,14 +175,6 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    /// The most bytes of replies [`Gateway::serve`] holds for one client
-    /// before they are written: 8 MiB. Past it the gateway reads no more of
-    /// the client's input until the client has read enough of its output.
-    /// Replies already on their way (calls that answer later) still queue,
-    /// so the bound is this plus what the requests read before it was
-    /// reached (one read, at most 64 KiB) and the calls then in flight answer.
-    pub const REPLY_BUDGET: usize = 8 * 1024 * 1024;
-
     /// A gateway over `manager`, calling through a session with `session`'s
     /// options, except that content blocks pass through as the servers sent
     /// them ([`ContentMode::Raw`]) and results are not cut to a model's
@@ -198,56 +197,43 @@ impl Gateway {
         &self.session
     }
 
-    /// Serves one client on `reader`/`writer` until its input ends or the
-    /// output can no longer be written, then cancels the calls it left in
-    /// flight. Fails only when reading the input fails.
-    pub async fn serve<R, W>(&self, mut reader: R, writer: W) -> io::Result<()>
+    /// Serves one client on `reader`/`writer` in newline-delimited JSON
+    /// until its input ends or the output can no longer be written, then
+    /// cancels the calls it left in flight. Fails only when reading the
+    /// input fails.
+    ///
+    /// The protocol's lifecycle is `mcp_transport`'s
+    /// [`StreamServer`]'s (the session of both eras, its bounds, and at
+    /// most [`REPLY_BUDGET`](mcp_transport::server::REPLY_BUDGET) bytes of
+    /// replies the client has not read); the gateway answers the requests
+    /// it lets through.
+    pub async fn serve<R, W>(&self, reader: R, writer: W) -> io::Result<()>
     where
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let (lines, outgoing) = mpsc::unbounded_channel::<Vec<u8>>();
-        let unsent = Arc::new(Unsent::default());
-        let writing = tokio::spawn(write_lines(writer, outgoing, Arc::clone(&unsent)));
-        let out = Reply::Lines {
-            lines,
-            unsent: Arc::clone(&unsent),
-        };
-        let connection = self.connect_reply(out.clone());
-        let mut decoder = NdjsonDecoder::new();
-        let mut buf = vec![0; 64 * 1024];
-        let read = loop {
-            // Past the budget the client's requests stay in the kernel's
-            // buffer until it reads its replies (or the output fails).
-            if !unsent.wait_below(Self::REPLY_BUDGET).await {
-                break Ok(());
-            }
-            let n = match reader.read(&mut buf).await {
-                Ok(0) => break Ok(()),
-                Ok(n) => n,
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-                Err(error) => break Err(error),
-            };
-            decoder.push(buf.get(..n).unwrap_or_default());
-            while let Some(item) = decoder.next_frame() {
-                connection.inner.handle_frame(item, &out);
-            }
-            if writing.is_finished() {
-                break Ok(());
-            }
-        };
-        if read.is_ok() {
-            while let Some(item) = decoder.finish() {
-                connection.inner.handle_frame(item, &out);
-            }
-        }
-        // Dropping the connection cancels the calls it left in flight.
-        drop(connection);
-        drop(out);
-        // The writer ends once every sender is gone: the calls just
-        // cancelled answer first, then the channel closes.
-        let _ = writing.await;
-        read
+        let server = StreamServer::new(StreamOptions::new(self.server_options()));
+        let connection = self.connect_reply(Reply::Peer(server.peer()));
+        server
+            .serve(Arc::new(Served { connection }), reader, writer)
+            .await
+    }
+
+    /// What the stream's session answers `initialize` and
+    /// `server/discover` with: the gateway's `serverInfo` and capabilities,
+    /// every version of both eras, and as instructions the session's prompt
+    /// section (which servers are there and what they are for) as it is
+    /// when the client connects.
+    fn server_options(&self) -> ServerOptions {
+        let section = self.session.bind().prompt_section().to_owned();
+        ServerOptions::default()
+            .server_info(self.options.server_info.clone())
+            .capabilities(capabilities())
+            .instructions((!section.is_empty()).then_some(section))
+            // A line as long as the codec's own limit, as before the
+            // session served the stream: `tools/call` arguments may be
+            // large (an image, a document).
+            .max_message_size(ndjson::DEFAULT_MAX_MESSAGE_SIZE)
     }
 
     /// A connection for a transport of the caller's own (Streamable HTTP,
@@ -409,21 +395,6 @@ impl Connection {
         }
     }
 
-    fn handle_frame(self: &Arc<Self>, item: Result<Frame, NdjsonError>, reply: &Reply) {
-        match item {
-            Ok(Frame::Single(message)) => self.handle(message, reply),
-            Ok(Frame::Batch(messages)) => {
-                // MCP 2025-06-18 and later have no batches; each message of
-                // one is answered on its own line, as a client that sent it
-                // under 2025-03-26 accepts too.
-                for message in messages {
-                    self.handle(message, reply);
-                }
-            }
-            Err(error) => send(reply, Message::error(None, error.to_error_object())),
-        }
-    }
-
     fn handle(self: &Arc<Self>, message: Message, reply: &Reply) {
         match message {
             Message::Request(request) => {
@@ -495,8 +466,25 @@ impl Connection {
                     mcp_proto::text::bound(&method, 64)
                 ),
             )),
+            _ => self.answer(id, &method, params, modern, reply),
+        }
+    }
+
+    /// Answers a request of the server's features (tools, prompts,
+    /// resources, completions, subscriptions) now, or starts the work that
+    /// answers it later; everything about it goes to `reply`. `modern`:
+    /// the request speaks 2026-07-28.
+    fn answer(
+        self: &Arc<Self>,
+        id: RequestId,
+        method: &str,
+        params: &str,
+        modern: bool,
+        reply: &Reply,
+    ) -> Result<(), ErrorObject> {
+        match method {
             methods::PROMPTS_LIST => {
-                first_page(params, &method)?;
+                first_page(params, method)?;
                 let servers = forward::usable(&self.gateway);
                 let mut result =
                     forward::list_prompts(&servers, forward::name_options(&self.gateway));
@@ -508,7 +496,7 @@ impl Connection {
                 respond(reply, id, &result)
             }
             methods::RESOURCES_LIST => {
-                first_page(params, &method)?;
+                first_page(params, method)?;
                 let servers = forward::usable(&self.gateway);
                 let mut result =
                     forward::list_resources(&servers, forward::name_options(&self.gateway));
@@ -520,7 +508,7 @@ impl Connection {
                 respond(reply, id, &result)
             }
             methods::RESOURCES_TEMPLATES_LIST => {
-                first_page(params, &method)?;
+                first_page(params, method)?;
                 let gateway = self.gateway.clone();
                 self.spawn_answer(id, reply, modern, true, async move {
                     let servers = forward::usable(&gateway);
@@ -593,7 +581,7 @@ impl Connection {
                 Ok(())
             }
             methods::TOOLS_LIST => {
-                first_page(params, &method)?;
+                first_page(params, method)?;
                 let tools = self.tools();
                 let naming = self.gateway.options.naming;
                 let listed = listing(&tools, naming);
@@ -621,25 +609,11 @@ impl Connection {
                 respond(reply, id, &result)
             }
             methods::TOOLS_CALL => {
-                let call: CallToolRequestParams = decode(params, methods::TOOLS_CALL)?;
-                let progress_token = call
-                    .meta
-                    .as_ref()
-                    .and_then(|meta| meta.get(types::meta::PROGRESS_TOKEN))
-                    .and_then(|token| RequestId::deserialize(token).ok());
-                let tools = self.tools();
-                let Some(tool) = self.gateway.options.naming.find(&tools, &call.name) else {
-                    return Err(ErrorObject::invalid_params(format!(
-                        "unknown tool: {}",
-                        mcp_proto::text::bound(&call.name, 128)
-                    )));
-                };
-                let cancel = CancelToken::new();
-                self.lock().calls.insert(id.clone(), cancel.clone());
-                let arguments = call
-                    .arguments
-                    .map_or(Value::Object(Default::default()), Value::Object);
-                let mut tool_call = ToolCall::new(id.to_string(), arguments).with_cancel(cancel);
+                let Prepared {
+                    tool,
+                    call: mut tool_call,
+                    progress_token,
+                } = self.prepare_call(&id, params)?;
                 let connection = Arc::clone(self);
                 let answer = reply.clone();
                 let relay = progress_token.map(|token| {
@@ -687,8 +661,37 @@ impl Connection {
                 });
                 Ok(())
             }
-            _ => Err(ErrorObject::method_not_found(&method)),
+            _ => Err(ErrorObject::method_not_found(method)),
         }
+    }
+
+    /// The tool a `tools/call` names and the call to make, cancelled by
+    /// cancelling request `id`, and the progress token the client gave.
+    fn prepare_call(&self, id: &RequestId, params: &str) -> Result<Prepared, ErrorObject> {
+        let call: CallToolRequestParams = decode(params, methods::TOOLS_CALL)?;
+        let progress_token = call
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.get(types::meta::PROGRESS_TOKEN))
+            .and_then(|token| RequestId::deserialize(token).ok());
+        let tools = self.tools();
+        let Some(tool) = self.gateway.options.naming.find(&tools, &call.name) else {
+            return Err(ErrorObject::invalid_params(format!(
+                "unknown tool: {}",
+                mcp_proto::text::bound(&call.name, 128)
+            )));
+        };
+        let cancel = CancelToken::new();
+        self.lock().calls.insert(id.clone(), cancel.clone());
+        let arguments = call
+            .arguments
+            .map_or(Value::Object(Default::default()), Value::Object);
+        let tool_call = ToolCall::new(id.to_string(), arguments).with_cancel(cancel);
+        Ok(Prepared {
+            tool,
+            call: tool_call,
+            progress_token,
+        })
     }
 
     fn initialize_result(&self, version: ProtocolVersion, tools: &ToolSet) -> InitializeResult {
@@ -913,14 +916,12 @@ use uncacheable;
 /// Where the messages about one request go.
 #[derive(Clone)]
 enum Reply {
-    /// A channel of the caller's ([`Gateway::connect`]).
+    /// A channel of the caller's ([`Gateway::connect`]), or of one request
+    /// [`Gateway::serve`] answers.
     Channel(mpsc::UnboundedSender<Message>),
-    /// The lines [`Gateway::serve`] writes, encoded when sent so that
-    /// their bytes count against the connection's [`Gateway::REPLY_BUDGET`].
-    Lines {
-        lines: mpsc::UnboundedSender<Vec<u8>>,
-        unsent: Arc<Unsent>,
-    },
+    /// The client of [`Gateway::serve`], for notifications about the
+    /// connection as a whole.
+    Peer(Peer),
 }
 
 /// Sends one message; a closed channel means the client is gone, with
@@ -930,56 +931,134 @@ fn send(reply: &Reply, message: Message) {
         Reply::Channel(channel) => {
             let _ = channel.send(message);
         }
-        Reply::Lines { lines, unsent } => {
-            let mut line = Vec::new();
-            encode_line(&message, &mut line);
-            let len = line.len();
-            unsent.bytes.fetch_add(len, Ordering::AcqRel);
-            if lines.send(line).is_err() {
-                unsent.release(len);
+        Reply::Peer(peer) => {
+            // Only notifications are about the connection as a whole.
+            if let Message::Notification(notification) = message {
+                let _ = peer.notify(&notification.method, notification.params.as_ref());
             }
         }
     }
 }
 
-/// The bytes of replies queued for one [`Gateway::serve`] client and not
-/// yet written, and whether its output still takes any.
-#[derive(Default)]
-struct Unsent {
-    bytes: AtomicUsize,
-    closed: AtomicBool,
-    drained: Notify,
+/// One [`Gateway::serve`] client's requests, answered through its
+/// connection: the session in front has settled the era, the handshake and
+/// the protocol's own requests.
+struct Served {
+    connection: GatewayConnection,
 }
 
-impl Unsent {
-    /// `len` bytes were written (or will never be).
-    fn release(&self, len: usize) {
-        self.bytes.fetch_sub(len, Ordering::AcqRel);
-        self.drained.notify_waiters();
-    }
-
-    /// The output failed: nothing more will be written.
-    fn close(&self) {
-        self.closed.store(true, Ordering::Release);
-        self.drained.notify_waiters();
-    }
-
-    /// Waits until fewer than `limit` bytes are unsent; `false` when the
-    /// output failed instead.
-    async fn wait_below(&self, limit: usize) -> bool {
-        loop {
-            let drained = self.drained.notified();
-            tokio::pin!(drained);
-            // Registered before the check, so a release between the check
-            // and the wait is not missed.
-            drained.as_mut().enable();
-            if self.closed.load(Ordering::Acquire) {
-                return false;
+#[async_trait::async_trait]
+impl ServerHandler for Served {
+    async fn request(
+        &self,
+        request: ClientRequest,
+        context: RequestContext,
+    ) -> Result<RawJson, ErrorObject> {
+        let inner = Arc::clone(&self.connection.inner);
+        // Dropped when the request ends, answered or not: a cancelled one
+        // cancels its call upstream and ends its subscription.
+        let _ended = Ended {
+            connection: Arc::clone(&inner),
+            id: request.id.clone(),
+        };
+        let modern = request.era() == Era::Modern;
+        let params = request.params.as_ref().map_or("{}", |raw| raw.get());
+        if request.method == methods::TOOLS_CALL {
+            // Called on this task: the call ends with the request (its
+            // future dropped, its token cancelled by `_ended`).
+            let Prepared { tool, call, .. } = inner.prepare_call(&request.id, params)?;
+            let outcome = if context.wants_progress() {
+                let (sink, mut reports) = mpsc::unbounded_channel();
+                let calling = tool.call(call.with_progress(sink));
+                tokio::pin!(calling);
+                let outcome = loop {
+                    tokio::select! {
+                        outcome = &mut calling => break outcome,
+                        Some(report) = reports.recv() => relay(&context, &report),
+                    }
+                };
+                // Progress sent before the answer arrives first.
+                while let Ok(report) = reports.try_recv() {
+                    relay(&context, &report);
+                }
+                outcome
+            } else {
+                tool.call(call).await
+            };
+            inner.lock().calls.remove(&request.id);
+            if outcome.is_cancelled() {
+                return Err(ErrorObject::new(
+                    error_codes::INTERNAL_ERROR,
+                    "the call was cancelled",
+                ));
             }
-            if self.bytes.load(Ordering::Acquire) < limit {
-                return true;
+            let mut result = call_result(&outcome);
+            if modern {
+                result.result_type = Some(types::ResultType::Complete);
             }
-            drained.await;
+            return RawJson::encode(&result)
+                .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()));
+        }
+        let (messages, mut about) = mpsc::unbounded_channel();
+        inner.answer(
+            request.id.clone(),
+            &request.method,
+            params,
+            modern,
+            &Reply::Channel(messages),
+        )?;
+        while let Some(message) = about.recv().await {
+            match message {
+                // Progress, and a subscription's notifications.
+                Message::Notification(notification) => {
+                    let _ = context
+                        .peer()
+                        .notify(&notification.method, notification.params.as_ref());
+                }
+                Message::Response(response) => return Ok(response.result),
+                Message::Error(error) => return Err(error.error),
+                Message::Request(_) => {}
+            }
+        }
+        Err(ErrorObject::new(
+            error_codes::INTERNAL_ERROR,
+            "the request ended without an answer",
+        ))
+    }
+}
+
+/// A `tools/call` ready to run.
+struct Prepared {
+    tool: Arc<dyn ModelTool>,
+    call: ToolCall,
+    /// The client's `_meta.progressToken`, when it asked for progress.
+    progress_token: Option<RequestId>,
+}
+
+/// Passes a call's progress report on to the client.
+fn relay(context: &RequestContext, report: &crate::tool::CallProgress) {
+    // The request may have ended meanwhile: nothing to report to then.
+    let _ = context.progress(report.progress, report.total, report.message.as_deref());
+}
+
+/// Ends a served request's call or subscription when its answer is no
+/// longer awaited.
+struct Ended {
+    connection: Arc<Connection>,
+    id: RequestId,
+}
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        let (token, _subscription) = {
+            let mut state = self.connection.lock();
+            (
+                state.calls.remove(&self.id),
+                state.subscriptions.remove(&self.id),
+            )
+        };
+        if let Some(token) = token {
+            token.cancel();
         }
     }
 }
@@ -1016,46 +1095,6 @@ async fn watch_catalogs(
             return;
         };
         connection.check_tools();
-    }
-}
-
-/// Writes the lines as they come, until every sender is gone or the
-/// output fails, releasing their bytes from `unsent` once written.
-async fn write_lines<W: AsyncWrite + Unpin>(
-    mut writer: W,
-    mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
-    unsent: Arc<Unsent>,
-) {
-    while let Some(mut out) = lines.recv().await {
-        // Whatever else is queued goes in the same write.
-        while let Ok(line) = lines.try_recv() {
-            out.extend_from_slice(&line);
-        }
-        let written = writer.write_all(&out).await.is_ok() && writer.flush().await.is_ok();
-        unsent.release(out.len());
-        if !written {
-            break;
-        }
-    }
-    unsent.close();
-    // What is still queued will never be written.
-    lines.close();
-    while let Ok(line) = lines.try_recv() {
-        unsent.release(line.len());
-    }
-}
-
-/// Appends `message` as one line. A response with no one-line form (a
-/// result kept raw from a server, holding a line break inside a string) is
-/// replaced by an internal error for its id, so that the peer waiting for
-/// it is answered; any other such message is dropped.
-fn encode_line(message: &Message, out: &mut Vec<u8>) {
-    if let Err(error) = ndjson::encode(message, out)
-        && let Message::Response(response) = message
-    {
-        let error = ErrorObject::new(error_codes::INTERNAL_ERROR, error.to_string());
-        // An error object of our own always has a one-line form.
-        let _ = ndjson::encode(&Message::error(Some(response.id.clone()), error), out);
     }
 }
 
@@ -1268,7 +1307,9 @@ mod tests {
     use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
     use mcp_manager::scripted::{Reply, ScriptedFactory, ScriptedServer};
     use serde_json::json;
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+    use tokio::io::{
+        AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf,
+    };
 
     use super::*;
     use crate::PermissionPreset;

@@ -21,7 +21,10 @@
 //!   third parties implement the trait for their own channels;
 //! - `scripted` (feature `scripted`): scripted MCP servers on the far end
 //!   of an in-memory pair, for tests and examples.
-//! - `server` (feature `server`): the serving side's I/O, starting with
+//! - `server` (feature `server`): the serving side's I/O:
+//!   `server::stream`, which serves `mcp_proto`'s `ServerSession` over any
+//!   byte stream in newline-delimited JSON for an application's
+//!   `ServerHandler` (within a budget of unread replies), and
 //!   `server::listener`, the bounded HTTP/1.1 accept loop (timeouts, a
 //!   connection cap under the descriptor limit) a host's local servers
 //!   share.

@@ -1,13 +1,21 @@
-//! Serving MCP over I/O (feature `server`): what a server process needs around its handler, starting with a bounded HTTP/1.1 accept loop.
+//! Serving MCP over I/O (feature `server`): a [`ServerSession`](mcp_proto::server::ServerSession) driven over a byte stream for an application's [`ServerHandler`], and a bounded HTTP/1.1 accept loop.
 //!
+//! - [`stream`]: one connection in newline-delimited JSON (stdio, a Unix
+//!   socket): each request on its own task, cancellation, progress,
+//!   server-to-client requests, and a bound on the replies a client leaves
+//!   unread ([`stream::REPLY_BUDGET`]).
 //! - `listener` (with feature `http` too): the accept loop every HTTP
-//!   server of a host shares (header-read and keep-alive timeouts, a
-//!   connection cap under the process's file-descriptor limit, 503 above
-//!   it).
+//!   server of a host shares (header-read and keep-alive timeouts, a connection cap under the
+//!   process's file-descriptor limit, 503 above it).
 
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod listener;
+pub mod stream;
 
 #[cfg(feature = "http")]
 pub use listener::{Listener, ListenerOptions};
+pub use stream::{
+    Peer, PeerError, REPLY_BUDGET, RequestContext, ServerHandler, StreamOptions, StreamServer,
+    serve,
+};

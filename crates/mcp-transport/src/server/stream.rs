@@ -1,0 +1,785 @@
+//! A [`ServerSession`] served over one byte stream in newline-delimited JSON (MCP "Transports" §stdio), with an application's [`ServerHandler`] answering the requests.
+//!
+//! [`StreamServer`] reads the client's lines, feeds them to the sans-IO
+//! session (which owns the lifecycle of both eras: `initialize`,
+//! `server/discover`, `ping`, batches, ids, `-32601`, `-32022`), and hands
+//! each request it lets through to [`ServerHandler::request`] on a task of
+//! its own. The handler's [`RequestContext`] sends progress for that
+//! request, and its [`Peer`] sends notifications and server-to-client
+//! requests (and waits for their answers) for as long as the connection
+//! lives.
+//!
+//! Cancellation: a client's `notifications/cancelled`, or the end of the
+//! client's input, drops the handler's future for the request it names (or
+//! for every request in flight); its answer is never sent ("Utilities/
+//! Cancellation").
+//!
+//! Bounds on what a client feeds the server:
+//! - a line longer than [`ServerOptions::max_message_size`] is refused
+//!   (`-32600`, null id) without being held whole;
+//! - at most [`ServerOptions::max_in_flight`] requests wait for the handler
+//!   at once, the rest are refused by the session;
+//! - at most [`StreamOptions::reply_budget`] (default [`REPLY_BUDGET`])
+//!   bytes of replies wait for the client to read them: past it the client
+//!   is not read until its replies drain, so a client that writes and never
+//!   reads costs a bounded amount of memory (its further requests wait in
+//!   the kernel's buffer and its writes block).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use mcp_proto::server::{ClientRequest, ServerOptions};
+//! use mcp_proto::types::ServerCapabilities;
+//! use mcp_proto::jsonrpc::{ErrorObject, RawJson, error_codes};
+//! use mcp_transport::server::stream::{RequestContext, ServerHandler, StreamOptions, serve};
+//!
+//! struct Tools;
+//!
+//! #[async_trait::async_trait]
+//! impl ServerHandler for Tools {
+//!     async fn request(&self, request: ClientRequest, _: RequestContext) -> Result<RawJson, ErrorObject> {
+//!         match request.method.as_str() {
+//!             "tools/list" => RawJson::encode(&serde_json::json!({"tools": []}))
+//!                 .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string())),
+//!             other => Err(ErrorObject::method_not_found(other)),
+//!         }
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let options = StreamOptions::new(ServerOptions::default().capabilities(ServerCapabilities {
+//!     tools: Some(Default::default()),
+//!     ..ServerCapabilities::default()
+//! }));
+//! // Any byte stream will do: stdin and stdout, a Unix socket. This one is
+//! // an in-memory pipe with the client at its other end.
+//! let (client, server) = tokio::io::duplex(64 * 1024);
+//! let (read, write) = tokio::io::split(server);
+//! let serving = tokio::spawn(serve(options, Arc::new(Tools), read, write));
+//!
+//! use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+//! let (answers, mut requests) = tokio::io::split(client);
+//! let mut answers = tokio::io::BufReader::new(answers).lines();
+//! requests.write_all(concat!(
+//!     r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","#,
+//!     r#""capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#, "\n",
+//!     r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, "\n",
+//!     r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, "\n",
+//! ).as_bytes()).await?;
+//! let initialized = answers.next_line().await?.unwrap();
+//! assert!(initialized.contains(r#""protocolVersion":"2025-06-18""#));
+//! assert_eq!(answers.next_line().await?.unwrap(), r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#);
+//! // The client's input ends: serving ends.
+//! requests.shutdown().await?;
+//! serving.await??;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use mcp_proto::codec::ndjson::{self, NdjsonDecoder};
+use mcp_proto::jsonrpc::{
+    ErrorObject, Frame, Message, Notification, RawJson, RequestId, error_codes,
+};
+use mcp_proto::methods;
+use mcp_proto::server::{
+    ClientRequest, Event, Handshake, RequestError, RequestHandle, ServerError, ServerOptions,
+    ServerSession,
+};
+use serde::Serialize;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+
+/// The default of [`StreamOptions::reply_budget`]: 8 MiB of replies the
+/// client has not read yet. Past it the client is not read until they
+/// drain. Replies of requests already in flight still queue, so the most
+/// held is this plus one read of requests (64 KiB) and the answers of the
+/// requests then in flight.
+pub const REPLY_BUDGET: usize = 8 * 1024 * 1024;
+
+/// How much is read from the client at once.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Options of a [`StreamServer`]. Every field has a documented default.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct StreamOptions {
+    /// The session's options: who the server is, what it offers, which
+    /// versions it speaks, the longest line
+    /// ([`ServerOptions::max_message_size`], also the decoder's limit) and
+    /// the requests in flight ([`ServerOptions::max_in_flight`]).
+    pub session: ServerOptions,
+    /// The most bytes of replies held for a client that does not read them
+    /// before the client is no longer read. Default: [`REPLY_BUDGET`].
+    pub reply_budget: usize,
+}
+
+impl StreamOptions {
+    /// Options serving `session`, with the default reply budget.
+    pub fn new(session: ServerOptions) -> Self {
+        StreamOptions {
+            session,
+            reply_budget: REPLY_BUDGET,
+        }
+    }
+
+    /// The same options with another reply budget.
+    pub fn reply_budget(mut self, bytes: usize) -> Self {
+        self.reply_budget = bytes;
+        self
+    }
+}
+
+impl Default for StreamOptions {
+    fn default() -> Self {
+        StreamOptions::new(ServerOptions::default())
+    }
+}
+
+/// Answers what a client asks of a server.
+///
+/// The session answers the protocol's own requests (`initialize`,
+/// `server/discover`, `ping`) and refuses what the server's capabilities do
+/// not cover; everything else comes here. Each request runs on a task of
+/// its own, so a slow one holds up no other; its future is dropped when the
+/// client cancels the request or goes away.
+#[async_trait]
+pub trait ServerHandler: Send + Sync + 'static {
+    /// Answers one request (`tools/call`, `resources/read`, ...) with its
+    /// result as JSON, or a JSON-RPC error. `context` sends the request's
+    /// progress and reaches the client through [`RequestContext::peer`].
+    async fn request(
+        &self,
+        request: ClientRequest,
+        context: RequestContext,
+    ) -> Result<RawJson, ErrorObject>;
+
+    /// A client notification the session does not handle itself
+    /// (`notifications/roots/list_changed`, for example). Called on the
+    /// connection's own task, so it must not block; it may spawn. Default:
+    /// ignored.
+    fn notification(&self, notification: Notification, peer: &Peer) {
+        let _ = (notification, peer);
+    }
+}
+
+/// Why a message to the client could not be sent.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PeerError {
+    /// The connection ended.
+    #[error("the connection to the client is closed")]
+    Closed,
+    /// The session refused the message (the handshake has not finished, the
+    /// client did not declare the capability, the era sends no requests).
+    #[error(transparent)]
+    Refused(#[from] ServerError),
+    /// The client did not answer the request, or answered with an error.
+    #[error(transparent)]
+    Request(#[from] RequestError),
+}
+
+/// The client at the other end of a connection: notifications and
+/// server-to-client requests ("Client Features": roots, sampling,
+/// elicitation). Cheap to clone; valid until the connection ends.
+#[derive(Clone, Debug)]
+pub struct Peer {
+    commands: mpsc::UnboundedSender<Command>,
+    handshake: Arc<Mutex<Option<Handshake>>>,
+}
+
+impl Peer {
+    /// Sends a notification (`notifications/tools/list_changed`, a log
+    /// message, a resource update).
+    pub fn notify<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<(), PeerError> {
+        if method == methods::NOTIFICATION_CANCELLED {
+            return Err(PeerError::Refused(ServerError::Reserved {
+                method: method.to_owned(),
+            }));
+        }
+        let params = encode_params(params)?;
+        self.send(Command::Notify {
+            method: method.to_owned(),
+            params,
+        })
+    }
+
+    /// Sends a request to the client and waits for its answer, at most
+    /// `timeout` (then the request is cancelled on the wire). The
+    /// session refuses it before `notifications/initialized` (but `ping`),
+    /// in the stateless era, and when the client did not declare the
+    /// capability it needs. Dropping the future withdraws the request
+    /// (`notifications/cancelled`). The client's progress on it is not
+    /// passed on.
+    pub async fn request<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+        timeout: Option<Duration>,
+    ) -> Result<RawJson, PeerError> {
+        let params = encode_params(params)?;
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::Request {
+            method: method.to_owned(),
+            params,
+            deadline: timeout.map(|timeout| Instant::now() + timeout),
+            reply,
+        })?;
+        let mut guard = RequestGuard {
+            commands: self.commands.clone(),
+            answer,
+            answered: false,
+        };
+        let answer = (&mut guard.answer).await;
+        guard.answered = true;
+        answer.unwrap_or(Err(PeerError::Closed))
+    }
+
+    /// What the `initialize` handshake settled, once it has (never for a
+    /// stateless-era client).
+    pub fn handshake(&self) -> Option<Handshake> {
+        self.handshake
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Whether the connection has ended.
+    pub fn is_closed(&self) -> bool {
+        self.commands.is_closed()
+    }
+
+    fn send(&self, command: Command) -> Result<(), PeerError> {
+        self.commands.send(command).map_err(|_| PeerError::Closed)
+    }
+}
+
+/// Withdraws a server request whose caller stopped waiting.
+struct RequestGuard {
+    commands: mpsc::UnboundedSender<Command>,
+    answer: oneshot::Receiver<Result<RawJson, PeerError>>,
+    answered: bool,
+}
+
+impl Drop for RequestGuard {
+    fn drop(&mut self) {
+        // Not answered yet: the connection's task cancels the request once
+        // it sees the answer's receiver closed.
+        if !self.answered {
+            self.answer.close();
+            let _ = self.commands.send(Command::Sweep);
+        }
+    }
+}
+
+/// What a [`ServerHandler`] gets with one request.
+#[derive(Clone, Debug)]
+pub struct RequestContext {
+    id: RequestId,
+    peer: Peer,
+    progress: bool,
+}
+
+impl RequestContext {
+    /// The request's JSON-RPC id.
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// The client, for notifications and requests of the server's own.
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    /// Whether the client asked for progress (`_meta.progressToken`).
+    pub fn wants_progress(&self) -> bool {
+        self.progress
+    }
+
+    /// Sends `notifications/progress` for this request with the client's
+    /// token ("Utilities/Progress"; `progress` must grow from one report to
+    /// the next). Nothing is sent when the client asked for no progress.
+    pub fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Result<(), PeerError> {
+        if !self.progress {
+            return Ok(());
+        }
+        self.peer.send(Command::Progress {
+            id: self.id.clone(),
+            progress,
+            total,
+            message: message.map(str::to_owned),
+        })
+    }
+}
+
+/// What the handler's tasks and the [`Peer`] ask of the connection's task.
+enum Command {
+    Answer {
+        id: RequestId,
+        answer: Result<RawJson, ErrorObject>,
+    },
+    Progress {
+        id: RequestId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    Notify {
+        method: String,
+        params: Option<RawJson>,
+    },
+    Request {
+        method: String,
+        params: Option<RawJson>,
+        deadline: Option<Instant>,
+        reply: oneshot::Sender<Result<RawJson, PeerError>>,
+    },
+    /// A caller stopped waiting for a server request.
+    Sweep,
+}
+
+fn encode_params<P: Serialize + ?Sized>(params: Option<&P>) -> Result<Option<RawJson>, PeerError> {
+    params.map(RawJson::encode).transpose().map_err(|source| {
+        PeerError::Refused(ServerError::Encode {
+            what: "params".to_owned(),
+            source,
+        })
+    })
+}
+
+/// One connection's server: a [`ServerSession`] over a byte stream. Made
+/// first so that the application can hold its [`Peer`] (to notify the
+/// client of its own accord) before [`StreamServer::serve`] runs.
+#[derive(Debug)]
+pub struct StreamServer {
+    options: StreamOptions,
+    peer: Peer,
+    commands: mpsc::UnboundedReceiver<Command>,
+}
+
+/// Serves one client with `handler` on `reader`/`writer` until the client's
+/// input ends; see [`StreamServer::serve`].
+pub async fn serve<R, W>(
+    options: StreamOptions,
+    handler: Arc<dyn ServerHandler>,
+    reader: R,
+    writer: W,
+) -> io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    StreamServer::new(options)
+        .serve(handler, reader, writer)
+        .await
+}
+
+impl StreamServer {
+    /// A server for one connection.
+    pub fn new(options: StreamOptions) -> Self {
+        let (commands_tx, commands) = mpsc::unbounded_channel();
+        StreamServer {
+            options,
+            peer: Peer {
+                commands: commands_tx,
+                handshake: Arc::new(Mutex::new(None)),
+            },
+            commands,
+        }
+    }
+
+    /// The client of this connection, for the application to keep.
+    pub fn peer(&self) -> Peer {
+        self.peer.clone()
+    }
+
+    /// Serves the client until its input ends (or the output fails): then
+    /// every request in flight is cancelled (its handler's future dropped),
+    /// the server's own requests fail with [`RequestError::Closed`], and
+    /// what is left to write is written. Fails only when reading fails.
+    pub async fn serve<R, W>(
+        self,
+        handler: Arc<dyn ServerHandler>,
+        mut reader: R,
+        writer: W,
+    ) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let StreamServer {
+            options,
+            peer,
+            mut commands,
+        } = self;
+        let budget = options.reply_budget;
+        let mut decoder = NdjsonDecoder::with_max_message_size(options.session.max_message_size);
+        let mut conn = Connection {
+            session: ServerSession::new(options.session),
+            handler,
+            peer,
+            tasks: HashMap::new(),
+            waiting: HashMap::new(),
+            out: Output::start(writer),
+        };
+        let mut buf = vec![0; READ_CHUNK];
+        let mut reading = true;
+        let read = loop {
+            let timeout = conn.session.poll_timeout();
+            let below = conn.out.unsent.below(budget);
+            tokio::select! {
+                biased;
+                Some(command) = commands.recv() => conn.command(command),
+                () = sleep_until(timeout) => conn.session.handle_timeout(Instant::now().into_std()),
+                // Past the budget the client's requests stay in the
+                // kernel's buffer until it reads its replies.
+                () = conn.out.unsent.wait_below(budget), if !below => {}
+                () = conn.out.unsent.wait_closed() => break Ok(()),
+                n = reader.read(&mut buf), if reading && below => match n {
+                    Ok(0) => reading = false,
+                    Ok(n) => {
+                        decoder.push(buf.get(..n).unwrap_or_default());
+                        while let Some(item) = decoder.next_frame() {
+                            conn.frame(item);
+                        }
+                    }
+                    Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                    Err(error) => break Err(error),
+                },
+            }
+            if !reading {
+                while let Some(item) = decoder.finish() {
+                    conn.frame(item);
+                }
+                break Ok(());
+            }
+            conn.pump();
+        };
+        conn.close().await;
+        read
+    }
+}
+
+async fn sleep_until(deadline: Option<std::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(Instant::from_std(deadline)).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The connection's task state.
+struct Connection {
+    session: ServerSession,
+    handler: Arc<dyn ServerHandler>,
+    peer: Peer,
+    /// The handler's tasks, by the request they answer.
+    tasks: HashMap<RequestId, AbortHandle>,
+    /// The server's requests waiting for the client, with their callers.
+    waiting: HashMap<RequestHandle, oneshot::Sender<Result<RawJson, PeerError>>>,
+    out: Output,
+}
+
+impl Connection {
+    fn frame(&mut self, item: Result<mcp_proto::Frame, ndjson::NdjsonError>) {
+        let now = Instant::now().into_std();
+        match item {
+            Ok(frame) => self.session.handle_frame(now, frame),
+            Err(error) => self.session.handle_undecodable(error.to_error_object()),
+        }
+        self.pump();
+    }
+
+    fn command(&mut self, command: Command) {
+        match command {
+            Command::Answer { id, answer } => {
+                self.tasks.remove(&id);
+                // Refused only when the request ended first (the client
+                // cancelled it): nothing is to be sent then.
+                let _ = match answer {
+                    Ok(result) => self.session.respond(&id, &result),
+                    Err(error) => self.session.respond_error(&id, error),
+                };
+            }
+            Command::Progress {
+                id,
+                progress,
+                total,
+                message,
+            } => {
+                // A request that ended gets no more progress.
+                let _ = self
+                    .session
+                    .progress(&id, progress, total, message.as_deref());
+            }
+            Command::Notify { method, params } => {
+                // Refused only once the session closed: nobody to tell.
+                let _ = self.session.notify(&method, params.as_ref());
+            }
+            Command::Request {
+                method,
+                params,
+                deadline,
+                reply,
+            } => {
+                let deadline = deadline.map(Instant::into_std);
+                match self.session.request(&method, params.as_ref(), deadline) {
+                    Ok(handle) => {
+                        self.waiting.insert(handle, reply);
+                    }
+                    Err(error) => {
+                        let _ = reply.send(Err(error.into()));
+                    }
+                }
+            }
+            Command::Sweep => {
+                let abandoned: Vec<RequestHandle> = self
+                    .waiting
+                    .iter()
+                    .filter(|(_, reply)| reply.is_closed())
+                    .map(|(handle, _)| *handle)
+                    .collect();
+                for handle in abandoned {
+                    self.session
+                        .cancel(handle, Some("the server stopped waiting"));
+                }
+            }
+        }
+        self.pump();
+    }
+
+    /// Acts on the session's events and writes what it has to send.
+    fn pump(&mut self) {
+        while let Some(event) = self.session.poll_event() {
+            match event {
+                Event::Request(request) => self.start(request),
+                Event::Cancelled { id, .. } => {
+                    if let Some(task) = self.tasks.remove(&id) {
+                        task.abort();
+                    }
+                }
+                Event::Completed { handle, outcome } => {
+                    if let Some(reply) = self.waiting.remove(&handle) {
+                        let _ = reply.send(outcome.map_err(PeerError::from));
+                    }
+                }
+                Event::Initialized(handshake) => {
+                    *self
+                        .peer
+                        .handshake
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner) = Some(*handshake);
+                }
+                Event::Notification(notification) => {
+                    self.handler.notification(notification, &self.peer);
+                }
+                Event::Diagnostic(diagnostic) => {
+                    tracing::debug!(?diagnostic, "the client broke a rule");
+                }
+                // Progress on the server's requests is not surfaced.
+                Event::Ready | Event::Progress { .. } | Event::Closed(_) => {}
+                _ => {}
+            }
+        }
+        while let Some(frame) = self.session.poll_transmit() {
+            let mut line = Vec::new();
+            encode_frame(&frame, &mut line);
+            if !line.is_empty() {
+                self.out.send(line);
+            }
+        }
+    }
+
+    /// Runs the handler for one request on a task of its own.
+    fn start(&mut self, request: ClientRequest) {
+        let id = request.id.clone();
+        let context = RequestContext {
+            id: id.clone(),
+            peer: self.peer.clone(),
+            progress: request.progress_token.is_some(),
+        };
+        let handler = Arc::clone(&self.handler);
+        let commands = self.peer.commands.clone();
+        let key = id.clone();
+        let task = tokio::spawn(async move {
+            let answer = handler.request(request, context).await;
+            let _ = commands.send(Command::Answer { id, answer });
+        });
+        // The task's answer is read by this same task, so it cannot come
+        // before the handle is kept.
+        self.tasks.insert(key, task.abort_handle());
+    }
+
+    /// The client is gone: the handler's work ends, and so does the session;
+    /// what is left to write is written, as far as the output takes it.
+    async fn close(mut self) {
+        for (_, task) in self.tasks.drain() {
+            task.abort();
+        }
+        self.session.handle_close();
+        self.pump();
+        for (_, reply) in self.waiting.drain() {
+            let _ = reply.send(Err(PeerError::Closed));
+        }
+        self.out.finish().await;
+    }
+}
+
+/// The writing half: a task that writes the lines as they come, and the
+/// count of their bytes not yet written.
+struct Output {
+    lines: mpsc::UnboundedSender<Vec<u8>>,
+    unsent: Arc<Unsent>,
+    writer: tokio::task::JoinHandle<()>,
+}
+
+impl Output {
+    fn start<W: AsyncWrite + Unpin + Send + 'static>(writer: W) -> Self {
+        let (lines, queued) = mpsc::unbounded_channel();
+        let unsent = Arc::new(Unsent::default());
+        let writer = tokio::spawn(write_lines(writer, queued, Arc::clone(&unsent)));
+        Output {
+            lines,
+            unsent,
+            writer,
+        }
+    }
+
+    /// Queues one encoded line; its bytes count until written.
+    fn send(&self, line: Vec<u8>) {
+        let len = line.len();
+        self.unsent.bytes.fetch_add(len, Ordering::AcqRel);
+        if self.lines.send(line).is_err() {
+            self.unsent.release(len);
+        }
+    }
+
+    /// Waits for the writer to write what is queued (or fail).
+    async fn finish(self) {
+        drop(self.lines);
+        // A writer that panicked wrote what it could.
+        let _ = self.writer.await;
+    }
+}
+
+/// The bytes of replies queued and not yet written, and whether the output
+/// still takes any.
+#[derive(Default)]
+struct Unsent {
+    bytes: AtomicUsize,
+    closed: AtomicBool,
+    changed: Notify,
+}
+
+impl Unsent {
+    /// `len` bytes were written (or will never be).
+    fn release(&self, len: usize) {
+        self.bytes.fetch_sub(len, Ordering::AcqRel);
+        self.changed.notify_waiters();
+    }
+
+    /// The output failed: nothing more will be written.
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.changed.notify_waiters();
+    }
+
+    fn below(&self, limit: usize) -> bool {
+        self.bytes.load(Ordering::Acquire) < limit
+    }
+
+    /// Waits until fewer than `limit` bytes are unsent, or the output failed.
+    async fn wait_below(&self, limit: usize) {
+        self.wait_for(|unsent| unsent.below(limit) || unsent.is_closed())
+            .await;
+    }
+
+    /// Waits until the output failed.
+    async fn wait_closed(&self) {
+        self.wait_for(Unsent::is_closed).await;
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    async fn wait_for(&self, done: impl Fn(&Unsent) -> bool) {
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            // Registered before the check, so that a change between the
+            // check and the wait is not missed.
+            changed.as_mut().enable();
+            if done(self) {
+                return;
+            }
+            changed.await;
+        }
+    }
+}
+
+/// Writes the lines as they come, until every sender is gone or the output
+/// fails, releasing their bytes from `unsent` once written.
+async fn write_lines<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
+    unsent: Arc<Unsent>,
+) {
+    while let Some(mut out) = lines.recv().await {
+        // Whatever else is queued goes in the same write.
+        while let Ok(line) = lines.try_recv() {
+            out.extend_from_slice(&line);
+        }
+        let written = writer.write_all(&out).await.is_ok() && writer.flush().await.is_ok();
+        unsent.release(out.len());
+        if !written {
+            break;
+        }
+    }
+    unsent.close();
+    // What is still queued will never be written.
+    lines.close();
+    while let Ok(line) = lines.try_recv() {
+        unsent.release(line.len());
+    }
+    let _ = writer.shutdown().await;
+}
+
+/// Appends `frame` as one line. An answer with no one-line form (a result
+/// kept raw from elsewhere, holding a line break inside a string) is
+/// replaced by an internal error for its id, so that the client waiting for
+/// it is answered; anything else without one is dropped and logged rather
+/// than written in half.
+fn encode_frame(frame: &Frame, out: &mut Vec<u8>) {
+    let Err(error) = ndjson::encode_frame(frame, out) else {
+        return;
+    };
+    if let Frame::Single(Message::Response(response)) = frame {
+        let answer = Message::error(
+            Some(response.id.clone()),
+            ErrorObject::new(error_codes::INTERNAL_ERROR, error.to_string()),
+        );
+        if ndjson::encode(&answer, out).is_ok() {
+            return;
+        }
+    }
+    tracing::warn!(%error, "dropping a message with no one-line form");
+}
+
+#[cfg(test)]
+mod tests;
