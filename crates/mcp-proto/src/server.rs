@@ -19,7 +19,9 @@
 //! Which versions (and so which eras) a server speaks is
 //! [`ServerOptions::versions`]; a connection may carry both eras, and each
 //! request is read in the era it announces (2026-07-28 "Versioning"
-//! §Backward Compatibility: a server may serve both).
+//! §Backward Compatibility: a server may serve both). A server of the
+//! handshake era only reads every request after `initialize` in the version
+//! it negotiated, whatever `_meta` carries.
 //!
 //! The handshake era (MCP 2024-11-05 .. 2025-11-25, "Lifecycle"):
 //! - `initialize` is answered by the session: the client's version when it
@@ -884,12 +886,16 @@ impl ServerSession {
         let claimed = envelope.version.as_ref().filter(|claimed| {
             // `initialize` is the handshake whatever its `_meta` says, and a
             // handshake-era client that repeats its negotiated version in
-            // `_meta` is still in the handshake era.
+            // `_meta` is still in the handshake era. Once initialized, a
+            // server that speaks only the handshake era reads every request
+            // in the version it negotiated: a `_meta` key it does not know
+            // is the client's own data there ("Basic" §_meta), as an
+            // intermediary that passes a stateless client's `_meta` on
+            // would send it.
             request.method != methods::INITIALIZE
-                && self
-                    .handshake
-                    .as_ref()
-                    .is_none_or(|h| h.version.as_str() != claimed.as_str())
+                && self.handshake.as_ref().is_none_or(|h| {
+                    h.version.as_str() != claimed.as_str() && self.offers(Era::Modern)
+                })
         });
         // A server of the handshake era only that answers `server/discover`
         // itself gets it whatever version its `_meta` names.

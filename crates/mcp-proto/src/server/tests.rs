@@ -1007,3 +1007,22 @@ fn client_capabilities_can_be_left_unchecked_for_server_requests() {
         }]
     ));
 }
+
+#[test]
+fn a_handshake_only_server_reads_a_passed_on_envelope_in_its_negotiated_version() {
+    // An intermediary that passes a stateless client's `_meta` on: once
+    // initialized, a server of the handshake era only answers the request
+    // in the version it negotiated, with the keys left to the application.
+    let options = tools_options().versions(ProtocolVersion::HANDSHAKE.to_vec());
+    let mut h = Harness::ready(options, "2025-11-25");
+    h.recv(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "echo", "_meta": modern_meta("2026-07-28")}}));
+    let request = h.request();
+    assert_eq!(request.version, ProtocolVersion::V2025_11_25);
+    assert_eq!(request.era(), Era::Legacy);
+    assert!(h.sent().is_empty());
+
+    // A server that speaks both eras still reads it in the era it announces.
+    let mut h = Harness::ready(tools_options(), "2025-11-25");
+    h.recv(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "echo", "_meta": modern_meta("2026-07-28")}}));
+    assert_eq!(h.request().version, ProtocolVersion::V2026_07_28);
+}
