@@ -55,7 +55,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
-#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod diagnostic;
 mod discovery;
 mod expand;

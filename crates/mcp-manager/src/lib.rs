@@ -36,7 +36,6 @@
 //! also to [`ServerError::cause`], for a person and never in the message),
 //! and no status, event, error or `Debug` output contains a secret value.
 #![cfg_attr(docsrs, feature(doc_cfg))]
-#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod cache;
 mod catalog;

@@ -26,7 +26,6 @@
 //!   whole typed requests and whole client sessions, with `proptest` itself
 //!   re-exported.
 #![cfg_attr(docsrs, feature(doc_cfg))]
-#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod codec;
 pub mod headers;

@@ -38,7 +38,6 @@
 //! each request's failure is a [`ClientError`] that keeps its transport
 //! cause.
 #![cfg_attr(docsrs, feature(doc_cfg))]
-#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod client;
 #[cfg(all(unix, any(feature = "stdio", feature = "unix")))]
