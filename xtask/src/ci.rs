@@ -30,6 +30,8 @@ enum Action {
     Conformance,
     /// The libraries' public API against `api/` (`cargo xtask api`).
     Api,
+    /// The libraries checked in a copy resolved afresh (`cargo xtask fresh`).
+    Fresh,
 }
 
 /// The steps in the order they run.
@@ -175,6 +177,12 @@ const STEPS: &[Step] = &[
             ],
         ),
     },
+    // What a downstream project's first build sees: the newest compatible
+    // release of every dependency, not this lockfile's.
+    Step {
+        name: "fresh",
+        action: Action::Fresh,
+    },
     Step {
         name: "conformance",
         action: Action::Conformance,
@@ -239,6 +247,14 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
                     step.name
                 );
                 crate::api::run(root, crate::api::Mode::Check)
+                    .with_context(|| format!("ci step `{}` failed", step.name))?;
+            }
+            Action::Fresh => {
+                eprintln!(
+                    "==> {position} {}: the libraries resolved afresh (xtask/src/fresh.rs)",
+                    step.name
+                );
+                crate::fresh::run(root)
                     .with_context(|| format!("ci step `{}` failed", step.name))?;
             }
             Action::Conformance => {

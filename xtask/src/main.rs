@@ -9,6 +9,7 @@ mod api;
 mod bench;
 mod ci;
 mod conformance;
+mod fresh;
 mod fuzz;
 mod tidy;
 mod tidy_source;
@@ -26,6 +27,7 @@ commands:
   ci            fmt check, clippy, tidy, tests, conformance: what CI runs (see .ci/run)
   tidy          repository policy only: crate layering, module docs, no dbg!/todo!
   api           the libraries' public API against api/*.txt [--bless: rewrite them]
+  fresh         the libraries checked in a copy resolved afresh (`cargo update`), warnings denied
   bench         our client vs rmcp, the TypeScript SDK and a raw floor [--quick] [--rounds N]
                 [--instructions: instructions per operation of the Rust clients, by callgrind]
   bench-proto   cargo bench -p mcp-proto --bench decode [-- <bench args>]
@@ -66,6 +68,10 @@ fn run() -> anyhow::Result<()> {
             [flag] if flag == "--bless" => api::run(&root, api::Mode::Bless),
             _ => bail!("`api` takes only `--bless`, got {rest:?}\n\n{USAGE}"),
         },
+        Some("fresh") => {
+            no_arguments("fresh", &rest)?;
+            fresh::run(&root)
+        }
         Some("bench") => bench::run(&root, &rest),
         Some("bench-proto") => bench_proto(&root, &rest),
         Some("conformance") => {
