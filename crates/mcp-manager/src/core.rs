@@ -79,6 +79,9 @@ pub(crate) struct Entry {
     pub(crate) status: ServerStatus,
     pub(crate) fingerprint: Option<Arc<str>>,
     pub(crate) client: Option<Client>,
+    /// The calls in flight through handles to the current connection; a
+    /// new connection gets a new counter (see [`crate::handle::Calls`]).
+    pub(crate) calls: Option<crate::handle::Calls>,
     pub(crate) catalog: Option<Arc<Catalog>>,
     /// The cached tools a startup report offered while the server was still
     /// connecting; gone once it publishes a catalog or starts again.
@@ -333,6 +336,7 @@ impl Core {
         }
         self.revoke(entry);
         entry.generation = self.next_generation();
+        entry.calls = None;
         if let Some(client) = entry.client.take() {
             self.closings.close(&entry.id, client);
         }
@@ -431,6 +435,7 @@ impl Core {
             status: ServerStatus::Disconnected,
             fingerprint: None,
             client: None,
+            calls: None,
             catalog: None,
             task: None,
             last_used: Instant::now(),
@@ -645,6 +650,7 @@ impl Core {
                 task.abort();
             }
             entry.client = None;
+            entry.calls = None;
         }
     }
 }
