@@ -12,7 +12,7 @@
 //! server counts as in use: the idle policy leaves a connection with calls
 //! in flight alone, and the idle period starts again when the call ends.
 //!
-//! The typed helpers delegate to [`mcp_transport::Client`]'s, which keep
+//! The typed requests delegate to [`mcp_transport::Client`]'s, which keep
 //! every protocol rule; the handle adds only the binding and the use.
 
 use std::fmt;
@@ -146,6 +146,12 @@ impl ServerHandle {
                     .get(&*self.id)
                     .is_some_and(|entry| binding.current(entry))
         })
+    }
+
+    /// Waits until the handle's connection has closed (the manager let go
+    /// of it and it ended, or the server hung up). Sends nothing.
+    pub async fn wait_closed(&self) {
+        self.client.wait_closed().await;
     }
 
     /// Checks that the connection is current, records the use and counts
