@@ -44,6 +44,12 @@ use crate::options::ManagerOptions;
 use crate::snapshot::{Snapshot, SnapshotServer};
 use crate::status::ServerStatus;
 
+/// The calls in flight through [`ServerHandle`](crate::ServerHandle)s to
+/// one connection, shared by the connection's task and every handle to it.
+/// Its identity is the connection's: a new connection gets a new one, so a
+/// handle compares it to tell whether its connection is still current.
+pub(crate) type Calls = Arc<std::sync::atomic::AtomicUsize>;
+
 /// How a server came to the manager; decides what a rediscovery may remove.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Origin {
@@ -80,8 +86,8 @@ pub(crate) struct Entry {
     pub(crate) fingerprint: Option<Arc<str>>,
     pub(crate) client: Option<Client>,
     /// The calls in flight through handles to the current connection; a
-    /// new connection gets a new counter (see [`crate::handle::Calls`]).
-    pub(crate) calls: Option<crate::handle::Calls>,
+    /// new connection gets a new counter (see [`Calls`]).
+    pub(crate) calls: Option<Calls>,
     pub(crate) catalog: Option<Arc<Catalog>>,
     /// The cached tools a startup report offered while the server was still
     /// connecting; gone once it publishes a catalog or starts again.

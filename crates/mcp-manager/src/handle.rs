@@ -17,7 +17,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use mcp_proto::types::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult,
@@ -28,14 +28,8 @@ use mcp_proto::types::{
 use mcp_transport::{CallOptions, Client, LoadedSkill, SkillLoadError};
 use tokio::time::Instant;
 
-use crate::core::{Core, Entry};
+use crate::core::{Calls, Core, Entry};
 use crate::error::HandleError;
-
-/// The calls in flight on one connection, shared by the connection's task
-/// and every handle to it. Its identity is the connection's: a new
-/// connection gets a new one, so a handle compares it to tell whether its
-/// connection is still current.
-pub(crate) type Calls = Arc<AtomicUsize>;
 
 /// A connected server as the manager hands it out: the connection current
 /// when the handle was taken, used through typed requests that keep the

@@ -162,7 +162,7 @@ impl Lease {
     pub(crate) fn publish(
         &self,
         client: &Client,
-        calls: &crate::handle::Calls,
+        calls: &crate::core::Calls,
         negotiated: &Negotiated,
         era_changed: bool,
         mut catalog: Catalog,

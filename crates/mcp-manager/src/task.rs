@@ -43,7 +43,7 @@ struct Conn {
     era_changed: bool,
     /// The calls in flight through handles to this connection; also what
     /// tells handles to this connection from handles to any other.
-    calls: crate::handle::Calls,
+    calls: crate::core::Calls,
 }
 
 impl Conn {
@@ -394,7 +394,7 @@ async fn discover(
                 notifications,
                 negotiated,
                 era_changed,
-                calls: crate::handle::Calls::default(),
+                calls: crate::core::Calls::default(),
             },
             catalog,
         ));
