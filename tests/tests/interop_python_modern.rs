@@ -430,8 +430,8 @@ async fn start_once(cache: &Path, config: &ServerConfig) -> (Era, ProtocolVersio
         .wait_ready(&config.id, Instant::now() + DEADLINE)
         .await
         .expect("ready");
-    let negotiated = connected.client.negotiated().expect("negotiated");
-    let landed = (negotiated.era(), negotiated.version, report.elapsed);
+    let version = connected.catalog.protocol_version();
+    let landed = (version.era(), version, report.elapsed);
     manager.close().await;
     landed
 }

@@ -82,7 +82,7 @@ async fn server_everything_and_fastmcp_connect_through_the_manager() {
         .await
         .unwrap();
     let sum = connected
-        .client
+        .server
         .call_tool("add", args(json!({"a": 20, "b": 22})))
         .await
         .expect("add");
@@ -98,7 +98,7 @@ async fn server_everything_and_fastmcp_connect_through_the_manager() {
     let mut events = manager.events();
     let before = fastmcp.lifetime();
     connected
-        .client
+        .server
         .call_tool("register_tool", args(json!({"name": "shout"})))
         .await
         .expect("register_tool");

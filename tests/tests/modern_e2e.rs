@@ -478,7 +478,7 @@ async fn a_manager_hosted_http_connection_mirrors_tool_headers() {
     let names: Vec<&str> = catalog.tools().iter().map(|t| t.name.as_str()).collect();
     assert!(names.contains(&"region_echo"), "{names:?}");
     assert!(!names.contains(&"bad_header"), "{names:?}");
-    let client = manager.client("modern").expect("a live client");
+    let client = manager.server("modern").expect("a live client");
     // The server answers -32020 unless Mcp-Param-Region mirrors `region`.
     let result = client
         .call_tool(

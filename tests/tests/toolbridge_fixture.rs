@@ -434,7 +434,7 @@ async fn a_silent_handler_times_out_and_a_refresh_ends_a_pending_approval() {
     ));
     // Someone else's call changes the catalog (add_tool → list_changed).
     manager
-        .client("fx")
+        .server("fx")
         .unwrap()
         .call_tool("add_tool", json!({"name": "surprise"}).as_object().cloned())
         .await

@@ -280,7 +280,7 @@ async fn get_ready(
     arguments: BTreeMap<String, String>,
     output: &Output,
 ) -> Result<Exit, CliError> {
-    let (client, catalog, options) = crate::ready::client(runtime, server)?;
+    let (client, catalog, options) = crate::ready::server(runtime, server)?;
     if let Some(prompt) = find_prompt(catalog.prompts(), server, name)? {
         check_arguments(prompt, &arguments, server)?;
     }
@@ -295,7 +295,7 @@ async fn get_ready(
         .get_prompt_with(&params, options)
         .await
         .map_err(|error| {
-            crate::ready::request_error(server, &format!("get prompt `{}`", line(name)), &error)
+            crate::ready::handle_error(server, &format!("get prompt `{}`", line(name)), &error)
         })?;
     if output.json {
         output.json(&result).map_err(stdout_error)?;
@@ -378,7 +378,7 @@ async fn complete_ready(
     output: &Output,
 ) -> Result<Exit, CliError> {
     let server = request.server;
-    let (client, catalog, options) = crate::ready::client(runtime, server)?;
+    let (client, catalog, options) = crate::ready::server(runtime, server)?;
     // A URI template names a resource template's variable (its scheme or
     // braces give it away; a prompt's name has neither).
     let template = request.prompt.contains("://") || request.prompt.contains('{');
@@ -425,7 +425,7 @@ async fn complete_ready(
                 },
                 line(request.prompt)
             );
-            crate::ready::request_error(server, &what, &error)
+            crate::ready::handle_error(server, &what, &error)
         })?;
     let completion = &result.completion;
     if output.json {

@@ -9,8 +9,8 @@
 use std::sync::Arc;
 
 use mcp_config::DiscoveryEntry;
-use mcp_manager::{Catalog, ErrorCode, ServerStatus};
-use mcp_transport::{CallOptions, Client};
+use mcp_manager::{Catalog, ErrorCode, HandleError, ServerHandle, ServerStatus};
+use mcp_transport::CallOptions;
 
 use crate::exit::{CliError, Exit};
 use crate::output::line;
@@ -116,22 +116,42 @@ pub(crate) fn note_not_ready(not_ready: &[String], what: &str) {
     }
 }
 
-/// The client and catalog of `id`, once it is ready, with the call options
-/// its configuration asks for (its call deadline).
-pub(crate) fn client(
+/// A handle to `id`'s connection and its catalog, once it is ready, with
+/// the call options its configuration asks for (its call deadline).
+pub(crate) fn server(
     runtime: &Runtime,
     id: &str,
-) -> Result<(Client, Arc<Catalog>, CallOptions), CliError> {
+) -> Result<(ServerHandle, Arc<Catalog>, CallOptions), CliError> {
     check(runtime, id)?;
     let gone = || {
         CliError::connection(format!("server `{id}` closed its connection"))
             .code("closed")
             .server(id)
     };
-    let client = runtime.manager.client(id).ok_or_else(gone)?;
+    let server = runtime.manager.server(id).ok_or_else(gone)?;
     let catalog = runtime.manager.catalog(id).ok_or_else(gone)?;
     let options = CallOptions::default().timeout(runtime.manager.call_timeout(id));
-    Ok((client, catalog, options))
+    Ok((server, catalog, options))
+}
+
+/// The error for a request through a server handle: refused before it was
+/// sent because the server's connection was replaced or closed
+/// (`stale_handle`, exit 3), or as [`request_error`] says.
+pub(crate) fn handle_error(id: &str, what: &str, error: &HandleError) -> CliError {
+    match error {
+        HandleError::Request(error) => request_error(id, what, error),
+        stale => stale_handle(id, what, stale),
+    }
+}
+
+/// The error for a request refused because `id`'s connection was replaced
+/// or closed after its handle was taken: nothing was sent.
+pub(crate) fn stale_handle<E>(id: &str, what: &str, error: &HandleError<E>) -> CliError {
+    CliError::connection(format!(
+        "cannot {what}: server `{id}` reconnected or closed meanwhile; nothing was sent"
+    ))
+    .code(error.code())
+    .server(id)
 }
 
 /// The error for a request the server answered with a JSON-RPC error (exit

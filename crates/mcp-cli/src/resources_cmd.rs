@@ -178,7 +178,7 @@ async fn templates(
     runtime: &Runtime,
     id: &str,
 ) -> Result<Vec<mcp_proto::types::ResourceTemplate>, CliError> {
-    let (client, _, options) = crate::ready::client(runtime, id)?;
+    let (client, _, options) = crate::ready::server(runtime, id)?;
     let mut templates = Vec::new();
     let mut cursor: Option<String> = None;
     let mut seen = std::collections::HashSet::new();
@@ -189,13 +189,13 @@ async fn templates(
             .await
         {
             Ok(page) => page,
-            Err(mcp_transport::ClientError::Rpc(rpc))
+            Err(mcp_manager::HandleError::Request(mcp_transport::ClientError::Rpc(rpc)))
                 if rpc.code == mcp_proto::jsonrpc::error_codes::METHOD_NOT_FOUND =>
             {
                 break;
             }
             Err(error) => {
-                return Err(crate::ready::request_error(
+                return Err(crate::ready::handle_error(
                     id,
                     "list resource templates",
                     &error,
@@ -232,7 +232,7 @@ async fn read_ready(
     file: Option<&Path>,
     output: &Output,
 ) -> Result<Exit, CliError> {
-    let (client, catalog, options) = crate::ready::client(runtime, server)?;
+    let (client, catalog, options) = crate::ready::server(runtime, server)?;
     let params = ReadResourceRequestParams {
         uri: uri.to_owned(),
         ..ReadResourceRequestParams::default()
@@ -244,7 +244,7 @@ async fn read_ready(
         .await
         .map_err(|error| {
             let what = format!("read `{}`", line(uri));
-            let mut cli = crate::ready::request_error(server, &what, &error);
+            let mut cli = crate::ready::handle_error(server, &what, &error);
             let listed: Vec<&str> = catalog
                 .resources()
                 .unwrap_or_default()

@@ -96,7 +96,7 @@ pub(crate) async fn load(
     output: &Output,
 ) -> Result<Exit, CliError> {
     Runtime::run(options, Select::One(server), output, async |runtime| {
-        let (client, catalog, _) = crate::ready::client(runtime, server)?;
+        let (client, catalog, _) = crate::ready::server(runtime, server)?;
         let Some(listed) = catalog.skills() else {
             return Err(CliError::usage(format!(
                 "server `{server}` does not publish skills (no Skills extension in its capabilities)"
@@ -112,7 +112,7 @@ pub(crate) async fn load(
                     .get_skill(uri)
                     .await
                     .map_err(|error| {
-                        let mut cli = crate::ready::request_error(server, &what, &error);
+                        let mut cli = crate::ready::handle_error(server, &what, &error);
                         let known = listed.iter().map(|s| s.uri.as_str());
                         let guess = crate::suggest::closest(uri, known).map_or_else(
                             String::new,
@@ -128,13 +128,15 @@ pub(crate) async fn load(
         };
         // Ctrl-C drops this future with the command, which cancels the read
         // on the wire (see `crate::interrupt`).
-        let loaded = client.load_skill(&entry).await.map_err(|error| match error {
-            mcp_transport::SkillLoadError::Client(error) => crate::ready::request_error(
-                server,
-                &format!("read the skill `{}`", line(uri)),
-                &error,
-            ),
-            mcp_transport::SkillLoadError::Verification(error) => {
+        let what = format!("read the skill `{}`", line(uri));
+        let loaded = client
+            .load_skill_with(&entry, mcp_transport::CallOptions::default())
+            .await
+            .map_err(|error| match error {
+            mcp_manager::HandleError::Request(mcp_transport::SkillLoadError::Client(error)) => {
+                crate::ready::request_error(server, &what, &error)
+            }
+            mcp_manager::HandleError::Request(mcp_transport::SkillLoadError::Verification(error)) => {
                 let mut cli = CliError::usage(format!(
                     "server `{server}`: {}; the skill was not loaded",
                     line(&error.to_string())
@@ -144,6 +146,7 @@ pub(crate) async fn load(
                 cli.exit = Exit::ToolError;
                 cli
             }
+            stale => crate::ready::stale_handle(server, &what, &stale),
         })?;
         let printed = if output.json {
             output.json(&Loaded {

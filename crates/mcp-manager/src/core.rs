@@ -44,6 +44,12 @@ use crate::options::ManagerOptions;
 use crate::snapshot::{Snapshot, SnapshotServer};
 use crate::status::ServerStatus;
 
+/// The calls in flight through [`ServerHandle`](crate::ServerHandle)s to
+/// one connection, shared by the connection's task and every handle to it.
+/// Its identity is the connection's: a new connection gets a new one, so a
+/// handle compares it to tell whether its connection is still current.
+pub(crate) type Calls = Arc<std::sync::atomic::AtomicUsize>;
+
 /// How a server came to the manager; decides what a rediscovery may remove.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Origin {
@@ -79,6 +85,9 @@ pub(crate) struct Entry {
     pub(crate) status: ServerStatus,
     pub(crate) fingerprint: Option<Arc<str>>,
     pub(crate) client: Option<Client>,
+    /// The calls in flight through handles to the current connection; a
+    /// new connection gets a new counter (see [`Calls`]).
+    pub(crate) calls: Option<Calls>,
     pub(crate) catalog: Option<Arc<Catalog>>,
     /// The cached tools a startup report offered while the server was still
     /// connecting; gone once it publishes a catalog or starts again.
@@ -333,6 +342,7 @@ impl Core {
         }
         self.revoke(entry);
         entry.generation = self.next_generation();
+        entry.calls = None;
         if let Some(client) = entry.client.take() {
             self.closings.close(&entry.id, client);
         }
@@ -431,6 +441,7 @@ impl Core {
             status: ServerStatus::Disconnected,
             fingerprint: None,
             client: None,
+            calls: None,
             catalog: None,
             task: None,
             last_used: Instant::now(),
@@ -645,6 +656,7 @@ impl Core {
                 task.abort();
             }
             entry.client = None;
+            entry.calls = None;
         }
     }
 }

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use mcp_config::{Diagnostic, StoreError};
 use mcp_proto::text;
+use mcp_transport::ClientError;
 
 /// A stable code for why a server is not usable.
 ///
@@ -47,6 +48,11 @@ use mcp_proto::text;
 /// | `invalid_catalog` | the tool catalog could not be read (a repeated cursor, a malformed result) | the problem |
 /// | `refresh_failed` | a refresh after `notifications/tools/list_changed` failed | the problem |
 /// | `protocol` | the server broke the protocol (refused or answered `initialize` wrongly, errored on a request it declared) | the server's code and bounded text |
+///
+/// A request through a [`ServerHandle`](crate::ServerHandle) has codes of
+/// its own ([`HandleError::code`]): `stale_handle` when the handle's
+/// connection was replaced or closed (nothing was sent), `request_failed`
+/// when the connection's own error says why.
 ///
 /// A server that keeps paging (`tools/list` past the page limits) is not an
 /// error: its catalog keeps the tools got so far and
@@ -596,6 +602,53 @@ impl WaitError {
             WaitError::Failed { error, .. } => error.code.as_str(),
             WaitError::Timeout { .. } => "timeout",
             WaitError::Closed => "manager_closed",
+        }
+    }
+}
+
+/// Why a request through a [`ServerHandle`](crate::ServerHandle) failed.
+///
+/// `E` is the connection's own error: [`ClientError`] for every request,
+/// [`SkillLoadError`](mcp_transport::SkillLoadError) for the skill loads
+/// that verify what they read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HandleError<E = ClientError> {
+    /// The handle belongs to a connection the manager no longer holds: the
+    /// server reconnected, was restarted, disconnected, removed, went idle,
+    /// or the manager closed. Nothing was sent; take a fresh handle with
+    /// [`McpManager::server`](crate::McpManager::server) or
+    /// [`McpManager::wait_ready`](crate::McpManager::wait_ready).
+    #[error("the handle to server `{id}` is stale: its connection was replaced or closed")]
+    Stale {
+        /// The server's id.
+        id: String,
+    },
+    /// The request went out on the current connection and failed there.
+    #[error(transparent)]
+    Request(#[from] E),
+}
+
+impl<E> HandleError<E> {
+    /// The stable code: `stale_handle`, or `request_failed` when the
+    /// connection's own error (in [`HandleError::request_error`]) says why.
+    pub fn code(&self) -> &'static str {
+        match self {
+            HandleError::Stale { .. } => "stale_handle",
+            HandleError::Request(_) => "request_failed",
+        }
+    }
+
+    /// Whether the handle was stale and nothing was sent.
+    pub fn is_stale(&self) -> bool {
+        matches!(self, HandleError::Stale { .. })
+    }
+
+    /// The connection's own error, when the request was sent.
+    pub fn request_error(&self) -> Option<&E> {
+        match self {
+            HandleError::Stale { .. } => None,
+            HandleError::Request(error) => Some(error),
         }
     }
 }

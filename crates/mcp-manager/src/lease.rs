@@ -75,6 +75,7 @@ impl Lease {
     pub(crate) fn lose_connection(&self) -> bool {
         self.apply(|core, entry| {
             entry.client = None;
+            entry.calls = None;
             core.revoke(entry);
         })
         .is_some()
@@ -87,6 +88,7 @@ impl Lease {
     pub(crate) fn go_idle(&self) -> bool {
         self.apply(|core, entry| {
             entry.client = None;
+            entry.calls = None;
             let catalog = entry.catalog.clone();
             Core::offer_while_stopped(entry, catalog.as_ref());
             core.revoke(entry);
@@ -115,6 +117,7 @@ impl Lease {
             && crate::core::restartable(&error);
         let applied = self.apply(|core, entry| {
             entry.client = None;
+            entry.calls = None;
             if restarts {
                 // Restart on use: the tools stay offered (deferred) and the
                 // next use starts the server again.
@@ -152,12 +155,14 @@ impl Lease {
     }
 
     /// Makes `catalog` current (a new lifetime) with `client` as the
-    /// entry's client, and with `ready`, sets the status to `ready`. Then
+    /// entry's client (and `calls` as its connection's count of calls
+    /// through handles), and with `ready`, sets the status to `ready`. Then
     /// queues a cache write when the tools changed or `era_changed`.
     /// Returns whether it was applied.
     pub(crate) fn publish(
         &self,
         client: &Client,
+        calls: &crate::core::Calls,
         negotiated: &Negotiated,
         era_changed: bool,
         mut catalog: Catalog,
@@ -173,6 +178,7 @@ impl Lease {
             let previous = entry.catalog.replace(Arc::clone(&catalog));
             entry.deferred = None;
             entry.client = Some(client.clone());
+            entry.calls = Some(Arc::clone(calls));
             core.emit(ManagerEvent::CatalogSwapped {
                 id: id.to_owned(),
                 lifetime: catalog.lifetime(),

@@ -17,6 +17,9 @@
 //!
 //! - `manager`: the public API of the lifecycle ([`McpManager`],
 //!   [`ManagerBuilder`]: connect, snapshots, status, waiting, closing);
+//!   `handle`: [`ServerHandle`], a connected server's connection as the
+//!   manager hands it out, bound to that connection and keeping the idle
+//!   clock;
 //!   `configure`: its store-backed half (load the persisted servers, list,
 //!   save, create, enable, remove: [`ServerListing`], [`SaveReport`]).
 //! - `core`: the entries, generations and the rules that start and stop
@@ -45,6 +48,7 @@ mod core;
 mod error;
 mod events;
 mod factory;
+mod handle;
 mod lease;
 mod manager;
 mod options;
@@ -62,12 +66,13 @@ mod tests;
 pub use cache::{CachedTools, JsonFileToolCache, MemoryToolCache, ToolCache};
 pub use catalog::{Catalog, LifetimeId};
 pub use configure::{SaveReport, ServerListing};
-pub use error::{ErrorCode, ManagerError, RetryState, ServerError, WaitError};
+pub use error::{ErrorCode, HandleError, ManagerError, RetryState, ServerError, WaitError};
 pub use events::ManagerEvent;
 pub use factory::{ConnectError, DefaultTransportFactory, TransportFactory};
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub use factory::{oauth_options, workload_grant};
+pub use handle::ServerHandle;
 pub use manager::{Connected, ManagerBuilder, McpManager, ServerInfo};
 pub use options::{IdlePolicy, ManagerOptions, ReconnectPolicy, RestartPolicy, StartupMode};
 pub use snapshot::{Snapshot, SnapshotServer};

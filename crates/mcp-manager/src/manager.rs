@@ -8,7 +8,6 @@ use mcp_config::{
     DiscoveredServer, Discovery, DiscoveryEntry, DiscoveryReport, Environment, ProcessEnv,
     ServerConfig, SourceMeta, Store, TransportKind,
 };
-use mcp_transport::Client;
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 
@@ -18,6 +17,7 @@ use crate::core::{Core, Origin, Trigger};
 use crate::error::{ManagerError, ServerError, WaitError};
 use crate::events::ManagerEvent;
 use crate::factory::{DefaultTransportFactory, TransportFactory};
+use crate::handle::ServerHandle;
 use crate::options::ManagerOptions;
 use crate::snapshot::Snapshot;
 use crate::startup::{StartupError, StartupReport};
@@ -173,13 +173,14 @@ pub struct ServerInfo {
     pub first_start: bool,
 }
 
-/// A connected server: its client and current catalog, as
-/// [`McpManager::wait_ready`] hands them out.
+/// A connected server: a handle to its connection and its current
+/// catalog, as [`McpManager::wait_ready`] hands them out.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Connected {
-    /// The connection. Calls on it never reconnect by themselves.
-    pub client: Client,
+    /// The connection, bound to it: requests through it never reconnect by
+    /// themselves, and are refused once the server reconnected or closed.
+    pub server: ServerHandle,
     /// The current catalog.
     pub catalog: Arc<Catalog>,
 }
@@ -427,14 +428,18 @@ impl McpManager {
         Some(std::time::Duration::from_millis(millis))
     }
 
-    /// The client of a connected server. Counts as a use (see
-    /// [`McpManager::touch`]).
-    pub fn client(&self, id: &str) -> Option<Client> {
-        let mut state = self.core().lock();
+    /// A handle to the current connection of server `id`, when it has one
+    /// (`ready` or `refreshing`). Counts as a use. Each request through the
+    /// handle counts as one too and keeps the idle policy away while it is
+    /// in flight; once the server reconnected, restarted or closed, the
+    /// handle refuses requests with `stale_handle` (see [`ServerHandle`]).
+    pub fn server(&self, id: &str) -> Option<ServerHandle> {
+        let core = self.core();
+        let mut state = core.lock();
         let entry = state.entries.get_mut(id)?;
-        let client = entry.client.clone()?;
+        let handle = ServerHandle::of(core, entry)?;
         entry.last_used = Instant::now();
-        Some(client)
+        Some(handle)
     }
 
     /// Whether server `id` is stopped and the next
@@ -449,19 +454,6 @@ impl McpManager {
             .entries
             .get(id)
             .is_some_and(|entry| core.starts_on_use(entry))
-    }
-
-    /// Marks a server as used now, restarting its idle timer. Returns
-    /// whether the server is known.
-    pub fn touch(&self, id: &str) -> bool {
-        let mut state = self.core().lock();
-        match state.entries.get_mut(id) {
-            Some(entry) => {
-                entry.last_used = Instant::now();
-                true
-            }
-            None => false,
-        }
     }
 
     /// The cached tools of a server's current fingerprint, if the manager
@@ -481,7 +473,7 @@ impl McpManager {
     }
 
     /// Waits until server `id` is connected, at most until `deadline`, and
-    /// returns its client and catalog. Fails at once when the server is
+    /// returns a handle to its connection and its catalog. Fails at once when the server is
     /// unknown, disabled, disconnected or failed without a scheduled retry.
     /// A server that starts on use ([`McpManager::starts_on_use`]: idle, or
     /// failed under [`RestartPolicy::OnUse`](crate::RestartPolicy::OnUse))
@@ -499,10 +491,11 @@ impl McpManager {
                 };
                 match &entry.status {
                     ServerStatus::Ready | ServerStatus::Refreshing => {
-                        if let (Some(client), Some(catalog)) = (&entry.client, &entry.catalog) {
+                        let server = ServerHandle::of(core, entry);
+                        if let (Some(server), Some(catalog)) = (server, &entry.catalog) {
                             entry.last_used = Instant::now();
                             return Ok(Connected {
-                                client: client.clone(),
+                                server,
                                 catalog: Arc::clone(catalog),
                             });
                         }

@@ -41,6 +41,9 @@ struct Conn {
     /// The era this connection found differs from the one the tool cache
     /// holds for the server: the next cache write records it.
     era_changed: bool,
+    /// The calls in flight through handles to this connection; also what
+    /// tells handles to this connection from handles to any other.
+    calls: crate::core::Calls,
 }
 
 impl Conn {
@@ -52,6 +55,7 @@ impl Conn {
     fn publish(&self, lease: &Lease, catalog: Catalog, ready: bool) -> bool {
         lease.publish(
             self.client(),
+            &self.calls,
             &self.negotiated,
             self.era_changed,
             catalog,
@@ -390,6 +394,7 @@ async fn discover(
                 notifications,
                 negotiated,
                 era_changed,
+                calls: crate::core::Calls::default(),
             },
             catalog,
         ));
@@ -586,10 +591,12 @@ async fn serve(lease: &Lease, plan: &Plan, conn: &mut Conn) -> End {
                 }
             }
             () = sleep_until_optional(idle_at) => {
-                // A call in flight (or a server request being answered) is
-                // use, however long ago it started: the connection stays, and
-                // the idle period restarts now.
-                let busy = conn.client().in_flight() > 0;
+                // A call in flight (through a handle, or on the connection
+                // itself: a server request being answered) is use, however
+                // long ago it started: the connection stays, and the idle
+                // period restarts now.
+                let busy = conn.calls.load(std::sync::atomic::Ordering::SeqCst) > 0
+                    || conn.client().in_flight() > 0;
                 let activity = conn.client().last_activity();
                 let expired = idle.and_then(|idle| {
                     lease.apply(|_, entry| {

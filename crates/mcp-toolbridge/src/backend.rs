@@ -11,8 +11,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use mcp_manager::ServerHandle;
 use mcp_proto::types::{Resource, Tool};
-use mcp_transport::Client;
 use tokio::time::Instant;
 
 /// A server's catalog: tools, resources and instructions. Immutable.
@@ -135,8 +135,10 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn snapshot(&self, workspace: Option<&Path>) -> Vec<ReadyServer>;
     /// One server's availability now.
     fn availability(&self, id: &str) -> Availability;
-    /// The connection to a ready server.
-    fn client(&self, id: &str) -> Option<Client>;
+    /// A handle to a ready server's connection. Taking it, and every
+    /// request through it, counts as a use of the server (idle timers); a
+    /// request through a handle whose connection was replaced is refused.
+    fn server(&self, id: &str) -> Option<ServerHandle>;
     /// Waits until `id` is ready, fails, or `deadline` passes, and returns
     /// its availability then. An idle server is connected again.
     async fn wait_ready(&self, id: &str, deadline: Instant) -> Availability;
@@ -146,8 +148,6 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn servers(&self) -> Vec<ConfiguredServer>;
     /// Subscribes to events.
     fn events(&self) -> Box<dyn EventStream>;
-    /// Records a use of the server (idle timers).
-    fn touch(&self, id: &str);
     /// Servers not serving a catalog right now (still connecting, or
     /// stopped until their next use) whose tools a binding offers as
     /// deferred ones. Default: none.

@@ -2,9 +2,9 @@
 //! the public constructors that take one.
 //!
 //! What the bridge uses of the manager, and nothing more: `snapshot`,
-//! `status`, `starts_on_use`, `catalog`, `client`, `wait_ready`, `retry` (for `load_mcp` on
-//! a stopped server), `servers` (for `load_mcp`'s list), `touch` and
-//! `events`. The mapping of statuses:
+//! `status`, `starts_on_use`, `catalog`, `server` (a handle that keeps the
+//! idle clock), `wait_ready`, `retry` (for `load_mcp` on a stopped server),
+//! `servers` (for `load_mcp`'s list) and `events`. The mapping of statuses:
 //!
 //! | manager status | for calls |
 //! |---|---|
@@ -18,9 +18,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mcp_manager::{Catalog, ManagerEvent, McpManager, ServerStatus, StartupReport};
+use mcp_manager::{Catalog, ManagerEvent, McpManager, ServerHandle, ServerStatus, StartupReport};
 use mcp_proto::types::{Resource, Tool};
-use mcp_transport::Client;
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 
@@ -145,8 +144,8 @@ impl Backend for ManagerBackend {
         }
     }
 
-    fn client(&self, id: &str) -> Option<Client> {
-        self.0.client(id)
+    fn server(&self, id: &str) -> Option<ServerHandle> {
+        self.0.server(id)
     }
 
     async fn wait_ready(&self, id: &str, deadline: Instant) -> Availability {
@@ -177,10 +176,6 @@ impl Backend for ManagerBackend {
 
     fn events(&self) -> Box<dyn EventStream> {
         Box::new(ManagerEvents(self.0.events()))
-    }
-
-    fn touch(&self, id: &str) {
-        self.0.touch(id);
     }
 
     fn call_timeout(&self, id: &str) -> Option<std::time::Duration> {

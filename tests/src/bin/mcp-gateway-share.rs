@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
-use mcp_manager::McpManager;
+use mcp_manager::{McpManager, ServerHandle};
 use mcp_proto::EraPolicy;
 use mcp_transport::{Client, ClientOptions, HttpOptions, HttpTransport};
 
@@ -341,8 +341,8 @@ fn child_own(calls: usize) -> anyhow::Result<()> {
                 .with_context(|| format!("{} did not connect", config.id))?;
         }
         let cold = started.elapsed();
-        let client = manager.client("fx").context("fx is connected")?;
-        let report = echo(&client, "echo", calls, cold).await?;
+        let server = manager.server("fx").context("fx is connected")?;
+        let report = echo(&server, "echo", calls, cold).await?;
         println!("{}", report.encode());
         wait_for_exit().await;
         manager.close().await;
@@ -379,7 +379,13 @@ fn child_via(url: &str, token: &str, era: &str, calls: usize, tool: &str) -> any
             }
         }
         let cold = started.elapsed();
-        let report = echo(&client, tool, calls, cold).await?;
+        let report = echo(
+            &ServerHandle::unmanaged(tool, client.clone()),
+            tool,
+            calls,
+            cold,
+        )
+        .await?;
         println!("{}", report.encode());
         wait_for_exit().await;
         client.close().await;
@@ -394,7 +400,12 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 /// `calls` sequential echo calls after the warm-up; the report.
-async fn echo(client: &Client, tool: &str, calls: usize, cold: Duration) -> anyhow::Result<Report> {
+async fn echo(
+    client: &ServerHandle,
+    tool: &str,
+    calls: usize,
+    cold: Duration,
+) -> anyhow::Result<Report> {
     let mut times = Vec::with_capacity(calls);
     for i in 0..WARM_UP + calls {
         let text = format!("call {i}");

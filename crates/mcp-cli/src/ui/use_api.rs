@@ -86,7 +86,7 @@ pub(crate) async fn call(app: &App, id: &str, body: &[u8]) -> http::Response<Res
 /// `GET /api/servers/{id}/offers`: what the catalog lists (`resources`,
 /// `templates` asked of the server, `prompts` with their arguments).
 pub(crate) async fn offers(app: &App, id: &str) -> http::Response<ResponseBody> {
-    let (Some(catalog), Some(client)) = (app.manager.catalog(id), app.manager.client(id)) else {
+    let (Some(catalog), Some(client)) = (app.manager.catalog(id), app.manager.server(id)) else {
         return error(
             StatusCode::CONFLICT,
             "not_ready",
@@ -119,7 +119,7 @@ pub(crate) async fn read(app: &App, id: &str, body: &[u8]) -> http::Response<Res
     else {
         return super::api::bad_request("send {\"uri\": URI}");
     };
-    let Some(client) = app.manager.client(id) else {
+    let Some(client) = app.manager.server(id) else {
         return error(
             StatusCode::CONFLICT,
             "not_ready",

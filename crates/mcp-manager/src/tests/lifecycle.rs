@@ -30,7 +30,7 @@ async fn a_server_that_dies_is_closed_its_tools_gone_and_the_others_untouched() 
     let error = manager.status("a").unwrap().error().unwrap().clone();
     assert_eq!(error.code, ErrorCode::Closed);
     assert_eq!(error.message, "the server process exited");
-    assert!(manager.catalog("a").is_none() && manager.client("a").is_none());
+    assert!(manager.catalog("a").is_none() && manager.server("a").is_none());
     assert_eq!(manager.catalog("b").unwrap().lifetime(), b);
     let snapshot = manager.snapshot(None);
     let ids: Vec<&str> = snapshot.servers().iter().map(|s| s.id()).collect();
@@ -194,7 +194,8 @@ async fn idle_connections_close_after_30_min_stdio_and_5_min_http_and_reconnect_
         .await;
 
     tokio::time::sleep(Duration::from_secs(4 * 60)).await;
-    assert!(manager.touch("remote"));
+    // Taking a handle counts as a use.
+    assert!(manager.server("remote").is_some());
     tokio::time::sleep(Duration::from_secs(4 * 60)).await;
     assert_eq!(
         manager.status("remote"),
@@ -207,9 +208,9 @@ async fn idle_connections_close_after_30_min_stdio_and_5_min_http_and_reconnect_
     fake.until_stats("remote", |s| s.closed_by_client == 1)
         .await;
 
-    // `client` counts as a use too.
+    // So does taking a handle to another server.
     tokio::time::sleep(Duration::from_secs(20 * 60)).await;
-    assert!(manager.client("local").is_some());
+    assert!(manager.server("local").is_some());
     until(&manager, "local", |s| *s == ServerStatus::Idle).await;
     assert_eq!(started.elapsed(), Duration::from_secs(59 * 60));
 
@@ -238,11 +239,11 @@ async fn a_call_in_flight_keeps_an_idle_connection_open_until_an_idle_period_aft
     let manager = manager(&fake, options);
     let started = Instant::now();
     manager.connect_servers([http("remote")]).await;
-    let client = manager.client("remote").unwrap();
+    let server = manager.server("remote").unwrap();
     let call = tokio::spawn(async move {
         let params = CallToolRequestParams::new("tool-0", None);
         let options = CallOptions::default().timeout(Some(Duration::from_secs(3600)));
-        client.call_tool_with(&params, options).await
+        server.call_tool_with(&params, options).await
     });
 
     // Well past the 5 min idle time of an HTTP server, the call is still

@@ -4,6 +4,7 @@ mod catalogs;
 // Only a build with a transport compiled out has something to test here.
 #[cfg(any(not(feature = "http"), not(feature = "stdio")))]
 mod features;
+mod handles;
 mod lifecycle;
 mod on_use;
 mod refresh;

@@ -227,7 +227,7 @@ async fn a_failed_refresh_closes_the_connection_and_leaves_the_config_alone() {
         "a failed refresh is never retried automatically"
     );
     assert!(manager.catalog("flaky").is_none(), "its tools are gone");
-    assert!(manager.client("flaky").is_none());
+    assert!(manager.server("flaky").is_none());
     assert!(drain(&mut events).contains(&ManagerEvent::CatalogRevoked {
         id: "flaky".into(),
         lifetime
@@ -281,7 +281,7 @@ async fn during_a_refresh_the_old_catalog_stays_current_and_in_snapshots() {
     until(&manager, "a", |s| *s == ServerStatus::Refreshing).await;
     let snapshot = manager.snapshot(None);
     assert_eq!(snapshot.server("a").unwrap().lifetime(), lifetime);
-    assert!(manager.client("a").is_some());
+    assert!(manager.server("a").is_some());
     until_ready(&manager, "a").await;
     assert_ne!(manager.catalog("a").unwrap().lifetime(), lifetime);
 }

@@ -29,6 +29,7 @@
 use std::sync::Arc;
 
 use mcp_manager::Catalog;
+use mcp_manager::{HandleError, ServerHandle};
 use mcp_proto::ErrorObject;
 use mcp_proto::jsonrpc::error_codes;
 use mcp_proto::types::{
@@ -36,7 +37,7 @@ use mcp_proto::types::{
     ListResourcesResult, PaginatedRequestParams, Prompt, ReadResourceRequestParams, Reference,
     Resource, ResourceTemplate,
 };
-use mcp_transport::{CallOptions, Client, ClientError};
+use mcp_transport::{CallOptions, ClientError};
 
 use super::Gateway;
 use crate::names::{NameOptions, ToolNames};
@@ -183,7 +184,7 @@ pub(super) fn listed_resource(servers: &[Usable], uri: &str) -> Option<String> {
 
 /// What the forwarding needs of one server: its connection and deadline.
 pub(super) struct Upstream {
-    pub(super) client: Client,
+    pub(super) client: ServerHandle,
     pub(super) options: CallOptions,
 }
 
@@ -193,13 +194,12 @@ impl Upstream {
     pub(super) fn of(gateway: &Gateway, server: &str) -> Result<Upstream, ErrorObject> {
         let inner = &gateway.session.inner;
         let backend = inner.backend();
-        let client = backend.client(server).ok_or_else(|| {
+        let client = backend.server(server).ok_or_else(|| {
             ErrorObject::new(
                 error_codes::INTERNAL_ERROR,
                 format!("server {server} is not connected"),
             )
         })?;
-        backend.touch(server);
         let options = CallOptions::default()
             .timeout(backend.call_timeout(server).or(inner.options.call_timeout));
         Ok(Upstream { client, options })
@@ -378,9 +378,9 @@ pub(super) fn resource_not_found(uri: &str, modern: bool) -> ErrorObject {
 
 /// A server's failure as the error the client gets: its own JSON-RPC error
 /// (message bounded), or an internal error saying what happened.
-fn upstream_error(error: ClientError) -> ErrorObject {
+fn upstream_error(error: HandleError) -> ErrorObject {
     match error {
-        ClientError::Rpc(error) => {
+        HandleError::Request(ClientError::Rpc(error)) => {
             let message = mcp_proto::text::bound(&error.message, 1024).into_owned();
             ErrorObject { message, ..error }
         }

@@ -286,13 +286,12 @@ impl Inner {
     ) -> ToolOutcome {
         let backend = self.backend();
         let server = &resolved.server.id;
-        let Some(client) = backend.client(server) else {
+        let Some(handle) = backend.server(server) else {
             return ToolOutcome::failed(CallFailure::Unavailable {
                 server: server.to_string(),
                 reason: backend.availability(server).describe(),
             });
         };
-        backend.touch(server);
         let params = CallToolRequestParams::new(resolved.tool().name.clone(), Some(arguments));
         let timeout = backend.call_timeout(server).or(self.options.call_timeout);
         let mut options = CallOptions::default().timeout(timeout);
@@ -309,7 +308,7 @@ impl Inner {
             }));
             progress = Some((sink, rx));
         }
-        let answer = client.call_tool_with(&params, options);
+        let answer = handle.call_tool_with(&params, options);
         tokio::pin!(answer);
         loop {
             let report = async {
@@ -337,8 +336,16 @@ impl Inner {
                         let hint = crate::ResultBudget::hint_of(tool);
                         ToolOutcome::Completed(self.budgeted(result, server, &tool.name, hint))
                     }
-                    Err(ClientError::Cancelled) => ToolOutcome::Cancelled,
-                    Err(error) => ToolOutcome::failed(CallFailure::from_client_error(&error)),
+                    Err(HandleError::Request(ClientError::Cancelled)) => ToolOutcome::Cancelled,
+                    Err(HandleError::Request(error)) => {
+                        ToolOutcome::failed(CallFailure::from_client_error(&error))
+                    }
+                    // The connection was replaced between taking the
+                    // handle and sending: nothing was sent.
+                    Err(_) => ToolOutcome::failed(CallFailure::Unavailable {
+                        server: server.to_string(),
+                        reason: "its connection was replaced or closed".to_owned(),
+                    }),
                     };
                 }
                 Some(params) = report => {

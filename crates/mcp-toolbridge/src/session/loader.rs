@@ -32,6 +32,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use mcp_manager::{HandleError, ServerHandle};
 use mcp_proto::types::{
     ContentBlock, EmbeddedResource, JsonObject, JsonText, ReadResourceRequestParams,
     ResourceContents,
@@ -473,7 +474,9 @@ async fn load(inner: &Arc<Inner>, server: &str, call: &ToolCall) -> ToolOutcome 
     let Availability::Ready(ready) = availability else {
         return unavailable(server, availability.describe());
     };
-    backend.touch(server);
+    // Loading a server's manifest is a use of it (the model is about to
+    // call it): taking a handle records that.
+    drop(backend.server(server));
     json_result(manifest(&ready))
 }
 
@@ -587,10 +590,9 @@ async fn read(inner: &Arc<Inner>, server: &str, uri: &str, call: &ToolCall) -> T
             );
         }
     };
-    let Some(client) = backend.client(server) else {
+    let Some(handle) = backend.server(server) else {
         return unavailable(server, backend.availability(server).describe());
     };
-    backend.touch(server);
     let options =
         CallOptions::default().timeout(backend.call_timeout(server).or(inner.options.call_timeout));
     let listed = ready.catalog.skills();
@@ -605,7 +607,7 @@ async fn read(inner: &Arc<Inner>, server: &str, uri: &str, call: &ToolCall) -> T
         let answer = tokio::select! {
             biased;
             () = call.cancel.cancelled() => return ToolOutcome::Cancelled,
-            answer = client.get_skill(uri) => answer,
+            answer = handle.get_skill(uri) => answer,
         };
         entry = answer
             .ok()
@@ -613,10 +615,10 @@ async fn read(inner: &Arc<Inner>, server: &str, uri: &str, call: &ToolCall) -> T
             .filter(|skill| skill.uri == uri);
     }
     if let Some(entry) = entry {
-        return load_skill(inner, server, &ready, &client, &entry, options, call).await;
+        return load_skill(inner, server, &ready, &handle, &entry, options, call).await;
     }
     if let Some(skill) = inner.loaded_skill(server, ready.lifetime, uri) {
-        return read_skill_file(inner, server, &client, &skill, uri, options, call).await;
+        return read_skill_file(inner, server, &handle, &skill, uri, options, call).await;
     }
     let params = ReadResourceRequestParams {
         uri: uri.to_owned(),
@@ -625,12 +627,15 @@ async fn read(inner: &Arc<Inner>, server: &str, uri: &str, call: &ToolCall) -> T
     let answer = tokio::select! {
         biased;
         () = call.cancel.cancelled() => return ToolOutcome::Cancelled,
-        answer = client.read_resource_with(&params, options) => answer,
+        answer = handle.read_resource_with(&params, options) => answer,
     };
     match answer {
         Ok(result) => read_outcome(inner, server, result),
-        Err(ClientError::Cancelled) => ToolOutcome::Cancelled,
-        Err(error) => ToolOutcome::failed(CallFailure::from_client_error(&error)),
+        Err(HandleError::Request(ClientError::Cancelled)) => ToolOutcome::Cancelled,
+        Err(HandleError::Request(error)) => {
+            ToolOutcome::failed(CallFailure::from_client_error(&error))
+        }
+        Err(_) => replaced(server),
     }
 }
 
@@ -661,7 +666,7 @@ async fn load_skill(
     inner: &Arc<Inner>,
     server: &str,
     ready: &ReadyServer,
-    client: &mcp_transport::Client,
+    handle: &ServerHandle,
     entry: &mcp_proto::types::Skill,
     options: CallOptions,
     call: &ToolCall,
@@ -669,7 +674,7 @@ async fn load_skill(
     let answer = tokio::select! {
         biased;
         () = call.cancel.cancelled() => return ToolOutcome::Cancelled,
-        answer = client.load_skill_with(entry, options) => answer,
+        answer = handle.load_skill_with(entry, options) => answer,
     };
     match answer {
         Ok(loaded) => {
@@ -678,7 +683,8 @@ async fn load_skill(
             let result = ToolResult::text(text);
             ToolOutcome::Completed(inner.budgeted(result, server, READ_MCP_RESOURCE, None))
         }
-        Err(error) => skill_failure(&error),
+        Err(HandleError::Request(error)) => skill_failure(&error),
+        Err(_) => replaced(server),
     }
 }
 
@@ -687,7 +693,7 @@ async fn load_skill(
 async fn read_skill_file(
     inner: &Arc<Inner>,
     server: &str,
-    client: &mcp_transport::Client,
+    handle: &ServerHandle,
     skill: &mcp_transport::LoadedSkill,
     uri: &str,
     options: CallOptions,
@@ -696,12 +702,19 @@ async fn read_skill_file(
     let answer = tokio::select! {
         biased;
         () = call.cancel.cancelled() => return ToolOutcome::Cancelled,
-        answer = client.read_skill_file_with(skill, uri, options) => answer,
+        answer = handle.read_skill_file_with(skill, uri, options) => answer,
     };
     match answer {
         Ok(result) => read_outcome(inner, server, result),
-        Err(error) => skill_failure(&error),
+        Err(HandleError::Request(error)) => skill_failure(&error),
+        Err(_) => replaced(server),
     }
+}
+
+/// A request refused because the server's connection was replaced or
+/// closed after its handle was taken: nothing was sent.
+fn replaced(server: &str) -> ToolOutcome {
+    unavailable(server, "its connection was replaced or closed")
 }
 
 fn skill_failure(error: &mcp_transport::SkillLoadError) -> ToolOutcome {

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, Weak};
 use std::time::Duration;
 
+use mcp_manager::HandleError;
 use mcp_proto::types::{CallToolRequestParams, TaskSupport, Tool};
 use mcp_transport::{CallOptions, ClientError};
 use serde_json::{Map, Value};

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use mcp_manager::ServerHandle;
 use mcp_proto::types::{Resource, Tool};
 use mcp_transport::scripted::{self, Reply, ScriptedServer};
 use mcp_transport::{Client, ClientOptions};
@@ -144,7 +145,9 @@ struct Fake {
     next_lifetime: Mutex<u64>,
     events: Mutex<Option<broadcast::Sender<BackendEvent>>>,
     changed: watch::Sender<u64>,
-    touched: Mutex<Vec<String>>,
+    /// The servers a handle was taken for, in order: each is a use of the
+    /// server for its idle timer.
+    handles_taken: Mutex<Vec<String>>,
     /// Per-server call deadlines, as a server's configuration sets them.
     call_timeouts: Mutex<HashMap<String, Duration>>,
     /// Runs once, inside the next `snapshot`, after the servers were read:
@@ -328,8 +331,10 @@ impl Backend for Fake {
         }
     }
 
-    fn client(&self, id: &str) -> Option<Client> {
-        self.servers.lock().unwrap().get(id)?.client.clone()
+    fn server(&self, id: &str) -> Option<ServerHandle> {
+        let client = self.servers.lock().unwrap().get(id)?.client.clone()?;
+        self.handles_taken.lock().unwrap().push(id.to_owned());
+        Some(ServerHandle::unmanaged(id, client))
     }
 
     async fn wait_ready(&self, id: &str, deadline: Instant) -> Availability {
@@ -372,10 +377,6 @@ impl Backend for Fake {
     fn events(&self) -> Box<dyn EventStream> {
         let rx = self.events.lock().unwrap().as_ref().unwrap().subscribe();
         Box::new(FakeEvents(rx))
-    }
-
-    fn touch(&self, id: &str) {
-        self.touched.lock().unwrap().push(id.to_owned());
     }
 
     fn call_timeout(&self, id: &str) -> Option<Duration> {
@@ -573,7 +574,7 @@ async fn full_access_calls_at_once_with_paired_events() {
         resolutions(&drain(&mut h.events)),
         [(ApprovalResult::AllowedOnce, ApprovalSource::FullAccess)]
     );
-    assert_eq!(h.fake.touched.lock().unwrap().as_slice(), ["fx"]);
+    assert_eq!(h.fake.handles_taken.lock().unwrap().as_slice(), ["fx"]);
 }
 
 #[tokio::test]

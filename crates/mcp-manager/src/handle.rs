@@ -1,0 +1,369 @@
+//! `ServerHandle`: what the manager hands out for talking to one connected server, bound to its connection.
+//!
+//! A handle is taken from [`McpManager::server`](crate::McpManager::server)
+//! or [`McpManager::wait_ready`](crate::McpManager::wait_ready) and holds
+//! the connection that was current then. Every request through it first
+//! checks, under the manager's lock, that this connection is still the
+//! server's current one (same generation, same connection, manager open);
+//! a handle that outlived a reconnect, a restart, the idle timeout or a
+//! disconnect is refused with [`HandleError::Stale`] (`stale_handle`)
+//! before anything is sent, so it never talks to a dead connection or to
+//! a different run of the server. While the request is in flight the
+//! server counts as in use: the idle policy leaves a connection with calls
+//! in flight alone, and the idle period starts again when the call ends.
+//!
+//! The typed requests delegate to [`mcp_transport::Client`]'s, which keep
+//! every protocol rule; the handle adds only the binding and the use.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use mcp_proto::types::{
+    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResult, GetSkillResult, JsonObject, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResult, Skill,
+};
+use mcp_transport::{CallOptions, Client, LoadedSkill, SkillLoadError};
+use tokio::time::Instant;
+
+use crate::core::{Calls, Core, Entry};
+use crate::error::HandleError;
+
+/// A connected server as the manager hands it out: the connection current
+/// when the handle was taken, used through typed requests that keep the
+/// server's idle clock and are refused once that connection is no longer
+/// current ([`HandleError::Stale`], code `stale_handle`).
+///
+/// Cheap to clone; every clone is bound to the same connection. A handle
+/// does not keep a server from being disconnected, reconfigured or closed
+/// by the idle policy between requests; take a fresh one after a
+/// `stale_handle` refusal.
+#[derive(Clone)]
+pub struct ServerHandle {
+    id: Arc<str>,
+    client: Client,
+    binding: Option<Binding>,
+}
+
+/// What ties a handle to its manager's entry.
+#[derive(Clone)]
+struct Binding {
+    core: Arc<Core>,
+    generation: u64,
+    calls: Calls,
+}
+
+impl fmt::Debug for ServerHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerHandle")
+            .field("id", &self.id)
+            .field("managed", &self.binding.is_some())
+            .field("generation", &self.binding.as_ref().map(|b| b.generation))
+            .finish_non_exhaustive()
+    }
+}
+
+/// One request in flight through a bound handle: counted while it lives,
+/// and its end is a use of the server.
+struct InFlight<'a> {
+    binding: &'a Binding,
+    id: &'a str,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.binding.calls.fetch_sub(1, Ordering::SeqCst);
+        let mut state = self.binding.core.lock();
+        if let Some(entry) = state.entries.get_mut(self.id)
+            && self.binding.current(entry)
+        {
+            entry.last_used = Instant::now();
+        }
+    }
+}
+
+impl Binding {
+    /// Whether `entry` still holds the connection this binding was made for.
+    fn current(&self, entry: &Entry) -> bool {
+        entry.generation == self.generation
+            && entry.client.is_some()
+            && entry
+                .calls
+                .as_ref()
+                .is_some_and(|calls| Arc::ptr_eq(calls, &self.calls))
+    }
+}
+
+impl ServerHandle {
+    /// A handle to `entry`'s current connection, if it has one.
+    pub(crate) fn of(core: &Arc<Core>, entry: &Entry) -> Option<ServerHandle> {
+        let client = entry.client.clone()?;
+        let calls = entry.calls.clone()?;
+        Some(ServerHandle {
+            id: Arc::clone(&entry.id),
+            client,
+            binding: Some(Binding {
+                core: Arc::clone(core),
+                generation: entry.generation,
+                calls,
+            }),
+        })
+    }
+
+    /// A handle over a connection no manager holds (one a host or a test
+    /// built itself with [`Client::connect`]): its requests go straight to
+    /// `client`, keep no idle clock and are never refused as stale.
+    pub fn unmanaged(id: impl Into<Arc<str>>, client: Client) -> ServerHandle {
+        ServerHandle {
+            id: id.into(),
+            client,
+            binding: None,
+        }
+    }
+
+    /// The server's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Whether the handle's connection is still the server's current one,
+    /// so that a request through it would be sent. Always true for an
+    /// [`unmanaged`](ServerHandle::unmanaged) handle.
+    pub fn is_current(&self) -> bool {
+        self.binding.as_ref().is_none_or(|binding| {
+            let state = binding.core.lock();
+            !binding.core.is_closed()
+                && state
+                    .entries
+                    .get(&*self.id)
+                    .is_some_and(|entry| binding.current(entry))
+        })
+    }
+
+    /// Waits until the handle's connection has closed (the manager let go
+    /// of it and it ended, or the server hung up). Sends nothing.
+    pub async fn wait_closed(&self) {
+        self.client.wait_closed().await;
+    }
+
+    /// Checks that the connection is current, records the use and counts
+    /// the request in flight until the returned guard drops.
+    fn begin<E>(&self) -> Result<Option<InFlight<'_>>, HandleError<E>> {
+        let Some(binding) = &self.binding else {
+            return Ok(None);
+        };
+        let mut state = binding.core.lock();
+        let entry = state
+            .entries
+            .get_mut(&*self.id)
+            .filter(|entry| !binding.core.is_closed() && binding.current(entry));
+        let Some(entry) = entry else {
+            return Err(HandleError::Stale {
+                id: self.id.to_string(),
+            });
+        };
+        entry.last_used = Instant::now();
+        binding.calls.fetch_add(1, Ordering::SeqCst);
+        Ok(Some(InFlight {
+            binding,
+            id: &self.id,
+        }))
+    }
+
+    /// `ping` (MCP "Basic/Utilities/Ping").
+    pub async fn ping(&self) -> Result<(), HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.ping().await?)
+    }
+
+    /// `tools/call` of `name` with `arguments` (MCP "Server/Tools",
+    /// "Calling Tools").
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.call_tool(name, arguments).await?)
+    }
+
+    /// `tools/call` with full parameters and per-call options.
+    pub async fn call_tool_with(
+        &self,
+        params: &CallToolRequestParams,
+        options: CallOptions,
+    ) -> Result<CallToolResult, HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.call_tool_with(params, options).await?)
+    }
+
+    /// One page of `tools/list` (MCP "Server/Tools", "Listing Tools").
+    pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.list_tools(cursor).await?)
+    }
+
+    /// `tools/list` with full parameters and per-call options.
+    pub async fn list_tools_with(
+        &self,
+        params: &PaginatedRequestParams,
+        options: CallOptions,
+    ) -> Result<ListToolsResult, HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.list_tools_with(params, options).await?)
+    }
+
+    /// One page of `resources/list` (MCP "Server/Resources", "Listing
+    /// Resources").
+    pub async fn list_resources(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListResourcesResult, HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.list_resources(cursor).await?)
+    }
+
+    /// `resources/list` with full parameters and per-call options.
+    pub async fn list_resources_with(
+        &self,
+        params: &PaginatedRequestParams,
+        options: CallOptions,
+    ) -> Result<ListResourcesResult, HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.list_resources_with(params, options).await?)
+    }
+
+    /// One page of `resources/templates/list` (MCP "Server/Resources",
+    /// "Resource Templates").
+    pub async fn list_resource_templates(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListResourceTemplatesResult, HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.list_resource_templates(cursor).await?)
+    }
+
+    /// `resources/templates/list` with full parameters and per-call options.
+    pub async fn list_resource_templates_with(
+        &self,
+        params: &PaginatedRequestParams,
+        options: CallOptions,
+    ) -> Result<ListResourceTemplatesResult, HandleError> {
+        let _call = self.begin()?;
+        Ok(self
+            .client
+            .list_resource_templates_with(params, options)
+            .await?)
+    }
+
+    /// `resources/read` of one URI (MCP "Server/Resources", "Reading
+    /// Resources").
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.read_resource(uri).await?)
+    }
+
+    /// `resources/read` with full parameters and per-call options.
+    pub async fn read_resource_with(
+        &self,
+        params: &ReadResourceRequestParams,
+        options: CallOptions,
+    ) -> Result<ReadResourceResult, HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.read_resource_with(params, options).await?)
+    }
+
+    /// One page of `prompts/list` (MCP "Server/Prompts", "Listing Prompts").
+    pub async fn list_prompts(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListPromptsResult, HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.list_prompts(cursor).await?)
+    }
+
+    /// `prompts/list` with full parameters and per-call options.
+    pub async fn list_prompts_with(
+        &self,
+        params: &PaginatedRequestParams,
+        options: CallOptions,
+    ) -> Result<ListPromptsResult, HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.list_prompts_with(params, options).await?)
+    }
+
+    /// `prompts/get` (MCP "Server/Prompts", "Getting a Prompt") with string
+    /// arguments.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<std::collections::BTreeMap<String, String>>,
+    ) -> Result<GetPromptResult, HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.get_prompt(name, arguments).await?)
+    }
+
+    /// `prompts/get` with full parameters and per-call options.
+    pub async fn get_prompt_with(
+        &self,
+        params: &GetPromptRequestParams,
+        options: CallOptions,
+    ) -> Result<GetPromptResult, HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.get_prompt_with(params, options).await?)
+    }
+
+    /// `completion/complete` (MCP "Server/Utilities/Completion").
+    pub async fn complete(
+        &self,
+        params: &CompleteRequestParams,
+    ) -> Result<CompleteResult, HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.complete(params).await?)
+    }
+
+    /// `completion/complete` with per-call options.
+    pub async fn complete_with(
+        &self,
+        params: &CompleteRequestParams,
+        options: CallOptions,
+    ) -> Result<CompleteResult, HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.complete_with(params, options).await?)
+    }
+
+    /// `skills/get` of one skill's URI (the Skills extension), as
+    /// [`Client::get_skill`].
+    pub async fn get_skill(&self, uri: &str) -> Result<GetSkillResult, HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.get_skill(uri).await?)
+    }
+
+    /// A skill's `SKILL.md`, read and verified against its entry, as
+    /// [`Client::load_skill_with`].
+    pub async fn load_skill_with(
+        &self,
+        entry: &Skill,
+        options: CallOptions,
+    ) -> Result<LoadedSkill, HandleError<SkillLoadError>> {
+        let _call = self.begin()?;
+        Ok(self.client.load_skill_with(entry, options).await?)
+    }
+
+    /// One file a loaded skill lists, read and verified, as
+    /// [`Client::read_skill_file_with`].
+    pub async fn read_skill_file_with(
+        &self,
+        skill: &LoadedSkill,
+        file: &str,
+        options: CallOptions,
+    ) -> Result<ReadResourceResult, HandleError<SkillLoadError>> {
+        let _call = self.begin()?;
+        Ok(self
+            .client
+            .read_skill_file_with(skill, file, options)
+            .await?)
+    }
+}
