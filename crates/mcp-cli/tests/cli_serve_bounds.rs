@@ -188,17 +188,7 @@ fn slow_connections_do_not_keep_serve_http_from_answering() {
     let mut child = limited(&env, &["--no-host-configs", "serve", "--http"]);
     let lines = first_lines(&mut child, 2);
     let _child = Killed(child);
-    let url = lines[0]
-        .split_whitespace()
-        .find(|w| w.starts_with("http://127.0.0.1:"))
-        .unwrap_or_else(|| panic!("no URL in {lines:?}"));
-    let port: u16 = url
-        .trim_start_matches("http://127.0.0.1:")
-        .trim_end_matches("/mcp")
-        .parse()
-        .expect("a port");
-    let token = lines[1].rsplit_once("Bearer ").expect("a token").1;
-    let bearer = format!("Authorization: Bearer {token}");
+    let (port, bearer) = http_endpoint(&lines);
     let headers = [
         bearer.as_str(),
         "Accept: application/json, text/event-stream",
@@ -280,17 +270,7 @@ fn deleting_a_session_cancels_its_calls_upstream() {
         .expect("mcpctl serve --http starts");
     let lines = first_lines(&mut child, 2);
     let _child = Killed(child);
-    let url = lines[0]
-        .split_whitespace()
-        .find(|w| w.starts_with("http://127.0.0.1:"))
-        .unwrap_or_else(|| panic!("no URL in {lines:?}"));
-    let port: u16 = url
-        .trim_start_matches("http://127.0.0.1:")
-        .trim_end_matches("/mcp")
-        .parse()
-        .expect("a port");
-    let token = lines[1].rsplit_once("Bearer ").expect("a token").1;
-    let bearer = format!("Authorization: Bearer {token}");
+    let (port, bearer) = http_endpoint(&lines);
     let headers = [
         bearer.as_str(),
         "Accept: application/json, text/event-stream",
@@ -367,4 +347,20 @@ fn deleting_a_session_cancels_its_calls_upstream() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// The port and the `Authorization` header line `serve --http` printed on
+/// its first two lines.
+fn http_endpoint(lines: &[String]) -> (u16, String) {
+    let url = lines[0]
+        .split_whitespace()
+        .find(|w| w.starts_with("http://127.0.0.1:"))
+        .unwrap_or_else(|| panic!("no URL in {lines:?}"));
+    let port: u16 = url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/mcp")
+        .parse()
+        .expect("a port");
+    let token = lines[1].rsplit_once("Bearer ").expect("a token").1;
+    (port, format!("Authorization: Bearer {token}"))
 }
