@@ -1366,6 +1366,14 @@ impl<'a> Ctx<'a> {
                         }
                     }
                 }
+                // No value fits an empty enum; a dialect cannot say so, and
+                // the free value declared instead takes more than the server.
+                if matches!(map.get("enum"), Some(Value::Array(values)) if values.is_empty()) {
+                    self.lose(
+                        at,
+                        "an empty enum, which no value fits, is declared as a free value",
+                    );
+                }
                 if inferred.is_empty() {
                     if has(&["minLength", "maxLength", "pattern"]) {
                         inferred.push("string");
