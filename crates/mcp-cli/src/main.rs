@@ -22,6 +22,7 @@ mod import_cmd;
 mod inputs;
 mod interrupt;
 mod login;
+mod local_trust;
 mod loopback;
 mod output;
 mod progress;
