@@ -153,16 +153,33 @@ pub(crate) fn has_adhoc(sources: &SourceOptions) -> bool {
 
 /// What is found on the socket (see [`probe`]).
 pub(crate) enum Probe {
-    /// Nothing usable answers: no directory, no socket, a stale socket, or
-    /// a record that does not describe the process answering (a daemon of
-    /// this user between binding its socket and writing its record).
+    /// Nothing usable answers: no directory, no socket, a stale socket,
+    /// or no readable record.
     Nothing,
     /// Something is there that is not this user's: the sentence says what,
     /// and nothing was connected to past the check or changed.
     Refused(String),
-    /// This user's daemon: its record, the connection, and the pid the
-    /// socket's peer credentials report (where the system reports one).
+    /// A process of this user answers: the record, the connection, and
+    /// the pid the socket's peer credentials report (where the system
+    /// reports one), which may still differ from the record's (see
+    /// [`Probe::daemon`]).
     Daemon(Record, UnixStream, Option<i32>),
+}
+
+impl Probe {
+    /// The daemon when the record describes the process answering: a
+    /// mismatch is a daemon of this user between binding its socket and
+    /// writing its record, or not a daemon at all, and is not used.
+    fn daemon(self) -> Option<(Record, UnixStream)> {
+        match self {
+            Probe::Daemon(record, stream, pid)
+                if pid.is_none_or(|pid| i64::from(pid) == i64::from(record.pid)) =>
+            {
+                Some((record, stream))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// The daemon that answers on the socket now, checked before it is
@@ -201,9 +218,6 @@ pub(crate) async fn probe(paths: &Paths) -> Probe {
     else {
         return Probe::Nothing;
     };
-    if pid.is_some_and(|pid| i64::from(pid) != i64::from(record.pid)) {
-        return Probe::Nothing;
-    }
     Probe::Daemon(record, stream, pid)
 }
 
@@ -211,12 +225,11 @@ pub(crate) async fn probe(paths: &Paths) -> Probe {
 /// reported in one line on stderr, and the caller works without it.
 async fn running(paths: &Paths) -> Option<(Record, UnixStream)> {
     match probe(paths).await {
-        Probe::Nothing => None,
         Probe::Refused(why) => {
             eprintln!("mcpctl: not using the background gateway: {why}; connecting directly");
             None
         }
-        Probe::Daemon(record, stream, _) => Some((record, stream)),
+        found => found.daemon(),
     }
 }
 
@@ -261,10 +274,9 @@ pub(crate) async fn relay(paths: &Paths, key: &str) -> Option<Result<Exit, CliEr
 pub(crate) async fn start(paths: &Paths, key: &str) -> Result<Exit, CliError> {
     let found = match probe(paths).await {
         Probe::Refused(why) => return Err(untrusted(why)),
-        Probe::Daemon(record, ..) => Some(record),
-        Probe::Nothing => None,
+        found => found.daemon(),
     };
-    if let Some(record) = found {
+    if let Some((record, _)) = found {
         if record.key == key {
             println!(
                 "mcpctl serve: already running in the background (pid {}), socket {}",
@@ -313,7 +325,7 @@ pub(crate) async fn start(paths: &Paths, key: &str) -> Result<Exit, CliError> {
         .map_err(|e| CliError::usage(format!("cannot start the background gateway: {e}")))?;
     let started = tokio::time::Instant::now();
     loop {
-        if let Probe::Daemon(record, ..) = probe(paths).await
+        if let Some((record, _)) = probe(paths).await.daemon()
             && record.pid == child.id()
         {
             println!(
