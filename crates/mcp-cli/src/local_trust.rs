@@ -152,7 +152,10 @@ mod tests {
         assert_eq!(private_dir(&dir), Ok(true));
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
         let open = private_dir(&dir).unwrap_err();
-        assert!(open.contains("writable by other users (mode 777)"), "{open}");
+        assert!(
+            open.contains("writable by other users (mode 777)"),
+            "{open}"
+        );
         let link = root.path().join("link");
         std::os::unix::fs::symlink(&dir, &link).unwrap();
         let followed = private_dir(&link).unwrap_err();
@@ -160,7 +163,11 @@ mod tests {
         let file = root.path().join("f");
         std::fs::write(&file, "").unwrap();
         assert!(private_dir(&file).unwrap_err().contains("not a directory"));
-        assert!(own_entry(&file, Kind::Socket).unwrap_err().contains("not a socket"));
+        assert!(
+            own_entry(&file, Kind::Socket)
+                .unwrap_err()
+                .contains("not a socket")
+        );
         assert_eq!(own_entry(&file, Kind::File), Ok(true));
     }
 
@@ -172,7 +179,10 @@ mod tests {
         let other = my_uid().wrapping_add(1);
         let refused = same_user_as(&a, other).unwrap_err();
         assert!(
-            refused.contains(&format!("runs as uid {}, not as this user (uid {other})", my_uid())),
+            refused.contains(&format!(
+                "runs as uid {}, not as this user (uid {other})",
+                my_uid()
+            )),
             "{refused}"
         );
     }

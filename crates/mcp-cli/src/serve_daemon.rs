@@ -18,9 +18,18 @@
 //!   same `--preset`): their output and exit status are a direct run's,
 //!   over its warm connections (see `daemon_client`, which also says when
 //!   they run directly anyway); `--no-daemon` bypasses it.
-//! - `mcpctl serve --stop` sends the daemon SIGTERM (by the pid it
-//!   recorded, after checking its socket answers) and waits until it has
-//!   closed its servers.
+//! - `mcpctl serve --stop` sends the daemon SIGTERM, only once it is
+//!   proven to be the daemon (the process answering on the socket is the
+//!   pid it recorded and runs this mcpctl), and waits until it has closed
+//!   its servers.
+//!
+//! Nothing here is trusted before `local_trust` has checked it: the data
+//! directory and `gateway/` must be the user's, no symbolic link and closed
+//! to others, the socket and the record the user's, and the process at the
+//! other end of a connection the user's, on both sides. A client that finds
+//! something else says so in one line and connects its servers itself;
+//! `--daemon` and `--stop` refuse, naming what they found. Nothing of
+//! another user's is removed or overwritten.
 //!
 //! Each connection to the socket is one gateway client (newline-delimited
 //! JSON, as on stdio); a client that disconnects cancels only its own calls.

@@ -92,7 +92,9 @@ fn every_command_line_and_environment() -> Vec<(String, Vec<u8>)> {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|window| window == needle)
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle)
 }
 
 /// `mcpctl ui --open` runs the opener (a stand-in `xdg-open` first on
@@ -162,7 +164,10 @@ fn ui_open_puts_the_token_on_no_command_line_and_in_no_environment() {
     // While the opener runs, no command line and no environment on the
     // machine holds the token (root reads them all; another user reads
     // fewer).
-    assert!(!text.contains(&ui.token), "the opener saw the token: {text}");
+    assert!(
+        !text.contains(&ui.token),
+        "the opener saw the token: {text}"
+    );
     let leaks: Vec<String> = every_command_line_and_environment()
         .into_iter()
         .filter(|(_, bytes)| contains(bytes, ui.token.as_bytes()))
@@ -186,15 +191,12 @@ fn ui_open_puts_the_token_on_no_command_line_and_in_no_environment() {
     let page = std::fs::read_to_string(&file).unwrap();
     let target = format!("url={}\"", ui.url());
     assert!(page.contains(&target), "{page}");
-    let answer = request(
-        ui.port,
-        "GET",
-        &format!("/?token={}", ui.token),
-        &[],
-        "",
-    );
+    let answer = request(ui.port, "GET", &format!("/?token={}", ui.token), &[], "");
     assert_eq!(answer.status, 200, "{answer:?}");
-    assert!(!file.exists(), "the launch file outlived the page's first load");
+    assert!(
+        !file.exists(),
+        "the launch file outlived the page's first load"
+    );
 }
 
 /// Every answer of the page carries `nosniff` and `no-referrer`; the page
@@ -207,9 +209,21 @@ fn every_answer_of_the_page_carries_its_security_headers() {
     let token_header = format!("x-mcpctl-token: {}", ui.token);
     let cases = [
         ("GET", format!("/?token={}", ui.token), vec![], 200, true),
-        ("GET", "/api/servers".to_owned(), vec![token_header.as_str()], 200, true),
+        (
+            "GET",
+            "/api/servers".to_owned(),
+            vec![token_header.as_str()],
+            200,
+            true,
+        ),
         ("GET", "/api/servers".to_owned(), vec![], 403, true),
-        ("GET", "/api/nope".to_owned(), vec![token_header.as_str()], 404, true),
+        (
+            "GET",
+            "/api/nope".to_owned(),
+            vec![token_header.as_str()],
+            404,
+            true,
+        ),
         (
             "GET",
             "/api/servers".to_owned(),
@@ -224,8 +238,14 @@ fn every_answer_of_the_page_carries_its_security_headers() {
         let answer = request(ui.port, method, &path, &headers, "");
         let head = answer.head.to_ascii_lowercase();
         assert_eq!(answer.status, status, "{method} {path}: {answer:?}");
-        assert!(head.contains("\r\nx-content-type-options: nosniff"), "{path}: {head}");
-        assert!(head.contains("\r\nreferrer-policy: no-referrer"), "{path}: {head}");
+        assert!(
+            head.contains("\r\nx-content-type-options: nosniff"),
+            "{path}: {head}"
+        );
+        assert!(
+            head.contains("\r\nreferrer-policy: no-referrer"),
+            "{path}: {head}"
+        );
         assert_eq!(
             head.contains("\r\ncache-control: no-store"),
             no_store,
@@ -269,9 +289,16 @@ fn another_users_gateway_directory_is_never_connected_to_or_changed() {
         gateway.display(),
         my_uid()
     );
-    assert_eq!(gateway_lines(&tools.stderr), [warning.as_str()], "{tools:#?}");
+    assert_eq!(
+        gateway_lines(&tools.stderr),
+        [warning.as_str()],
+        "{tools:#?}"
+    );
     assert_eq!((tools.code, &tools.stdout), (direct.code, &direct.stdout));
-    assert!(!was_connected(&listener), "the client connected to the other user's socket");
+    assert!(
+        !was_connected(&listener),
+        "the client connected to the other user's socket"
+    );
 
     for args in [["serve", "--daemon"], ["serve", "--stop"]] {
         let refused = run(&env, &args);
@@ -284,10 +311,18 @@ fn another_users_gateway_directory_is_never_connected_to_or_changed() {
             "{args:?}: {refused:#?}"
         );
     }
-    assert!(!was_connected(&listener), "a command connected to the other user's socket");
+    assert!(
+        !was_connected(&listener),
+        "a command connected to the other user's socket"
+    );
     assert_eq!(std::fs::read_to_string(&record).unwrap(), text);
     for path in [&socket, &record, &gateway] {
-        assert_eq!(std::fs::symlink_metadata(path).unwrap().uid(), OTHER, "{}", path.display());
+        assert_eq!(
+            std::fs::symlink_metadata(path).unwrap().uid(),
+            OTHER,
+            "{}",
+            path.display()
+        );
     }
     assert_eq!(mode(&gateway), 0o700);
 }
@@ -317,7 +352,10 @@ fn an_open_data_directory_or_a_linked_gateway_is_refused() {
     std::os::unix::fs::symlink(&elsewhere, env.data_dir().join("gateway")).unwrap();
     let started = run(&env, &["serve", "--daemon"]);
     assert_eq!(started.code, 2, "{started:#?}");
-    assert!(started.stderr.contains("is a symbolic link"), "{started:#?}");
+    assert!(
+        started.stderr.contains("is a symbolic link"),
+        "{started:#?}"
+    );
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
 }
 
@@ -337,7 +375,12 @@ fn a_daemon_of_another_user_and_its_clients_refuse_each_other() {
     std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o700)).unwrap();
     give_away(&data);
 
-    let mut command = env.command(&["--no-host-configs", "--no-project", "serve", "--in-background"]);
+    let mut command = env.command(&[
+        "--no-host-configs",
+        "--no-project",
+        "serve",
+        "--in-background",
+    ]);
     command
         .env("LOOP_DATA_DIR", &data)
         .env("HOME", &data)
@@ -372,17 +415,26 @@ fn a_daemon_of_another_user_and_its_clients_refuse_each_other() {
     let peer = format!("runs as uid {OTHER}, not as this user (uid {})", my_uid());
     let lines = gateway_lines(&tools.stderr);
     assert_eq!(lines.len(), 1, "{tools:#?}");
-    assert!(lines[0].contains(&peer) && lines[0].ends_with("connecting directly"), "{tools:#?}");
+    assert!(
+        lines[0].contains(&peer) && lines[0].ends_with("connecting directly"),
+        "{tools:#?}"
+    );
     let refused = next_line(&stderr, "mcpctl serve: refused a connection: ");
     assert!(
-        refused.contains(&format!("runs as uid {}, not as this user (uid {OTHER})", my_uid())),
+        refused.contains(&format!(
+            "runs as uid {}, not as this user (uid {OTHER})",
+            my_uid()
+        )),
         "{refused}"
     );
 
     let stop = as_me(&["serve", "--stop"]);
     assert_eq!(stop.code, 2, "{stop:#?}");
     assert!(stop.stderr.contains(&peer), "{stop:#?}");
-    assert!(support::alive(daemon.0.id() as i32), "--stop signalled the other user's daemon");
+    assert!(
+        support::alive(daemon.0.id() as i32),
+        "--stop signalled the other user's daemon"
+    );
 }
 
 /// A daemon started by the test, ended by its handle.
@@ -420,7 +472,10 @@ fn serve_stop_signals_only_the_proven_daemon() {
     std::fs::set_permissions(&gateway, std::fs::Permissions::from_mode(0o700)).unwrap();
     // This test process answers on the socket.
     let _listener = UnixListener::bind(gateway.join("gateway.sock")).unwrap();
-    let mut sleeper = Command::new("sleep").arg("300").spawn().expect("sleep runs");
+    let mut sleeper = Command::new("sleep")
+        .arg("300")
+        .spawn()
+        .expect("sleep runs");
     let record = gateway.join("gateway.json");
     let write_record = |pid: u32| {
         std::fs::write(&record, format!(r#"{{"pid": {pid}, "key": "k"}}"#)).unwrap();
@@ -448,9 +503,10 @@ fn serve_stop_signals_only_the_proven_daemon() {
     let stop = run(&env, &["serve", "--stop"]);
     assert_eq!(stop.code, 2, "{stop:#?}");
     assert!(
-        stop.stderr
-            .contains(&format!("not signalling pid {}: it runs ", std::process::id()))
-            && stop.stderr.contains(", not this mcpctl"),
+        stop.stderr.contains(&format!(
+            "not signalling pid {}: it runs ",
+            std::process::id()
+        )) && stop.stderr.contains(", not this mcpctl"),
         "{stop:#?}"
     );
 }

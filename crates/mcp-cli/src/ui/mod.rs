@@ -156,8 +156,7 @@ pub(crate) async fn run(args: UiArgs, sources: &SourceOptions) -> Result<Exit, C
     println!("Press Ctrl-C to stop.");
     if args.open {
         let file = open_browser(&url);
-        *app
-            .launch_file
+        *app.launch_file
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = file;
     }

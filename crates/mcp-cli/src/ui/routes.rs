@@ -52,14 +52,10 @@ const BODY_LIMIT: usize = 256 * 1024;
 /// sniffing, no `Referer` sent on from the page (its URL holds the token),
 /// and, for everything but the two static assets, no caching.
 pub(crate) async fn handle(app: &Arc<App>, request: Request<Incoming>) -> Response<ResponseBody> {
-    let asset = request.method() == Method::GET
-        && matches!(request.uri().path(), "/app.js" | "/app.css");
+    let asset =
+        request.method() == Method::GET && matches!(request.uri().path(), "/app.js" | "/app.css");
     let mut response = route(app, request).await;
-    set(
-        &mut response,
-        header::X_CONTENT_TYPE_OPTIONS,
-        "nosniff",
-    );
+    set(&mut response, header::X_CONTENT_TYPE_OPTIONS, "nosniff");
     set(&mut response, header::REFERRER_POLICY, "no-referrer");
     if !asset {
         set(&mut response, header::CACHE_CONTROL, "no-store");
