@@ -17,6 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 
 use support::Env;
+use support::cdp::Browser;
 use support::ui::{DEADLINE, UiServer, request};
 
 /// The other user: `nobody` on most systems, and only a number here.
@@ -187,12 +188,17 @@ fn ui_open_puts_the_token_on_no_command_line_and_in_no_environment() {
     assert_eq!(mode(&env.data_dir().join("ui")), 0o700);
     assert_eq!(std::fs::metadata(&file).unwrap().uid(), my_uid());
 
-    // The file sends the browser on to the page, which then removes it.
+    // The file sends a real browser on to the page, which then removes it.
     let page = std::fs::read_to_string(&file).unwrap();
     let target = format!("url={}\"", ui.url());
     assert!(page.contains(&target), "{page}");
-    let answer = request(ui.port, "GET", &format!("/?token={}", ui.token), &[], "");
-    assert_eq!(answer.status, 200, "{answer:?}");
+    let mut browser = Browser::launch();
+    browser.goto_until(
+        &format!("file://{}", file.display()),
+        &format!("http://127.0.0.1:{}/", ui.port),
+    );
+    browser.wait_for("document.body.dataset.loaded === 'true'", "the live list");
+    assert_eq!(browser.eval("location.href"), serde_json::json!(ui.url()));
     assert!(
         !file.exists(),
         "the launch file outlived the page's first load"
