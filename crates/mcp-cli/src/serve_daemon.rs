@@ -165,8 +165,9 @@ pub(crate) enum Probe {
     /// Nothing usable answers: no directory, no socket, a stale socket,
     /// or no readable record.
     Nothing,
-    /// Something is there that is not this user's: the sentence says what,
-    /// and nothing was connected to past the check or changed.
+    /// Something is there that is not this user's: the sentence says what.
+    /// Nothing was sent to it or changed, and a socket in a directory that
+    /// failed its check was not even connected to.
     Refused(String),
     /// A process of this user answers: the record, the connection, and
     /// the pid the socket's peer credentials report (where the system
