@@ -7,7 +7,9 @@
 //! also say its discovery was complete (no configuration error, no project
 //! server held back for trust), since only then does it know everything
 //! the command would report. Otherwise, or when the daemon cannot be
-//! reached, the command connects its own servers as before.
+//! reached, the command connects its own servers as before; so it does,
+//! after one warning line, when the daemon's directory, socket or process
+//! is not the user's own (`serve_daemon::probe`).
 //!
 //! What it asks: `tools/list` with `_meta["dev.mcp-gateway/servers"]`, which
 //! the gateway answers with every upstream server's status and tools as the

@@ -21,6 +21,7 @@ mod exit;
 mod import_cmd;
 mod inputs;
 mod interrupt;
+mod local_trust;
 mod login;
 mod loopback;
 mod output;

@@ -18,9 +18,18 @@
 //!   same `--preset`): their output and exit status are a direct run's,
 //!   over its warm connections (see `daemon_client`, which also says when
 //!   they run directly anyway); `--no-daemon` bypasses it.
-//! - `mcpctl serve --stop` sends the daemon SIGTERM (by the pid it
-//!   recorded, after checking its socket answers) and waits until it has
-//!   closed its servers.
+//! - `mcpctl serve --stop` sends the daemon SIGTERM, only once it is
+//!   proven to be the daemon (the process answering on the socket is the
+//!   pid it recorded and runs this mcpctl), and waits until it has closed
+//!   its servers.
+//!
+//! Nothing here is trusted before `local_trust` has checked it: the data
+//! directory and `gateway/` must be the user's, no symbolic link and closed
+//! to others, the socket and the record the user's, and the process at the
+//! other end of a connection the user's, on both sides. A client that finds
+//! something else says so in one line and connects its servers itself;
+//! `--daemon` and `--stop` refuse, naming what they found. Nothing of
+//! another user's is removed or overwritten.
 //!
 //! Each connection to the socket is one gateway client (newline-delimited
 //! JSON, as on stdio); a client that disconnects cancels only its own calls.
@@ -42,6 +51,7 @@ use tokio::net::{UnixListener, UnixStream};
 
 use crate::cli::{Names, Preset};
 use crate::exit::{CliError, Exit};
+use crate::local_trust::{self, Kind};
 use crate::sources::SourceOptions;
 
 /// The longest `--daemon` waits for the background gateway to listen.
@@ -53,6 +63,7 @@ const STOP_DEADLINE: Duration = Duration::from_secs(30);
 /// Where the daemon's files are.
 #[derive(Clone, Debug)]
 pub(crate) struct Paths {
+    data: PathBuf,
     dir: PathBuf,
 }
 
@@ -62,6 +73,7 @@ impl Paths {
         let data = crate::sources::store_location().data_dir(&mcp_config::ProcessEnv)?;
         Ok(Paths {
             dir: data.join("gateway"),
+            data,
         })
     }
 
@@ -148,12 +160,87 @@ pub(crate) fn has_adhoc(sources: &SourceOptions) -> bool {
     !sources.adhoc.stdio.is_empty() || sources.adhoc.url.is_some()
 }
 
-/// The daemon that answers on the socket now, if any.
+/// What is found on the socket (see [`probe`]).
+pub(crate) enum Probe {
+    /// Nothing usable answers: no directory, no socket, a stale socket,
+    /// or no readable record.
+    Nothing,
+    /// Something is there that is not this user's: the sentence says what.
+    /// Nothing was sent to it or changed, and a socket in a directory that
+    /// failed its check was not even connected to.
+    Refused(String),
+    /// A process of this user answers: the record, the connection, and
+    /// the pid the socket's peer credentials report (where the system
+    /// reports one), which may still differ from the record's (see
+    /// [`Probe::daemon`]).
+    Daemon(Record, UnixStream, Option<i32>),
+}
+
+impl Probe {
+    /// The daemon when the record describes the process answering: a
+    /// mismatch is a daemon of this user between binding its socket and
+    /// writing its record, or not a daemon at all, and is not used.
+    fn daemon(self) -> Option<(Record, UnixStream)> {
+        match self {
+            Probe::Daemon(record, stream, pid)
+                if pid.is_none_or(|pid| i64::from(pid) == i64::from(record.pid)) =>
+            {
+                Some((record, stream))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The daemon that answers on the socket now, checked before it is
+/// trusted with anything: the data directory and `gateway/` are this
+/// user's and closed to others, the socket and the record are this user's,
+/// and the process answering runs as this user (`local_trust`).
+pub(crate) async fn probe(paths: &Paths) -> Probe {
+    let checked = (|| {
+        for dir in [paths.data.as_path(), paths.dir.as_path()] {
+            if !local_trust::private_dir(dir)? {
+                return Ok(false);
+            }
+        }
+        local_trust::own_entry(&paths.socket(), Kind::Socket)
+    })();
+    match checked {
+        Ok(true) => {}
+        Ok(false) => return Probe::Nothing,
+        Err(why) => return Probe::Refused(why),
+    }
+    let Ok(stream) = UnixStream::connect(paths.socket()).await else {
+        return Probe::Nothing;
+    };
+    let pid = match local_trust::same_user(&stream) {
+        Ok(pid) => pid,
+        Err(why) => return Probe::Refused(format!("{}: {why}", paths.socket().display())),
+    };
+    match local_trust::own_entry(&paths.record(), Kind::File) {
+        Ok(true) => {}
+        Ok(false) => return Probe::Nothing,
+        Err(why) => return Probe::Refused(why),
+    }
+    let Some(record) = std::fs::read_to_string(paths.record())
+        .ok()
+        .and_then(|text| serde_json::from_str::<Record>(&text).ok())
+    else {
+        return Probe::Nothing;
+    };
+    Probe::Daemon(record, stream, pid)
+}
+
+/// This user's daemon answering on the socket, if any; a refused one is
+/// reported in one line on stderr, and the caller works without it.
 async fn running(paths: &Paths) -> Option<(Record, UnixStream)> {
-    let stream = UnixStream::connect(paths.socket()).await.ok()?;
-    let text = std::fs::read_to_string(paths.record()).ok()?;
-    let record: Record = serde_json::from_str(&text).ok()?;
-    Some((record, stream))
+    match probe(paths).await {
+        Probe::Refused(why) => {
+            eprintln!("mcpctl: not using the background gateway: {why}; connecting directly");
+            None
+        }
+        found => found.daemon(),
+    }
 }
 
 /// The decision to go through the daemon: the one that answers on the
@@ -195,7 +282,11 @@ pub(crate) async fn relay(paths: &Paths, key: &str) -> Option<Result<Exit, CliEr
 
 /// `mcpctl serve --daemon`: starts the background gateway unless one runs.
 pub(crate) async fn start(paths: &Paths, key: &str) -> Result<Exit, CliError> {
-    if let Some((record, _)) = running(paths).await {
+    let found = match probe(paths).await {
+        Probe::Refused(why) => return Err(untrusted(why)),
+        found => found.daemon(),
+    };
+    if let Some((record, _)) = found {
         if record.key == key {
             println!(
                 "mcpctl serve: already running in the background (pid {}), socket {}",
@@ -209,7 +300,8 @@ pub(crate) async fn start(paths: &Paths, key: &str) -> Result<Exit, CliError> {
             record.pid
         )));
     }
-    prepare_dir(&paths.dir)?;
+    prepare_dir(paths)?;
+    local_trust::own_entry(&paths.log(), Kind::File).map_err(untrusted)?;
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -243,7 +335,7 @@ pub(crate) async fn start(paths: &Paths, key: &str) -> Result<Exit, CliError> {
         .map_err(|e| CliError::usage(format!("cannot start the background gateway: {e}")))?;
     let started = tokio::time::Instant::now();
     loop {
-        if let Some((record, _)) = running(paths).await
+        if let Some((record, _)) = probe(paths).await.daemon()
             && record.pid == child.id()
         {
             println!(
@@ -283,11 +375,14 @@ pub(crate) async fn listen(
     gateway: Gateway,
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<(), CliError> {
-    prepare_dir(&paths.dir)?;
+    prepare_dir(paths)?;
     let socket = paths.socket();
     // Nobody answers on it (`start` checked): a stale file from a daemon
-    // that was killed.
-    let _ = std::fs::remove_file(&socket);
+    // of this user that was killed (never another user's file).
+    if local_trust::own_entry(&socket, Kind::Socket).map_err(untrusted)? {
+        let _ = std::fs::remove_file(&socket);
+    }
+    local_trust::own_entry(&paths.record(), Kind::File).map_err(untrusted)?;
     let listener = UnixListener::bind(&socket)
         .map_err(|e| CliError::usage(format!("cannot listen on {}: {e}", socket.display())))?;
     set_mode(&socket, 0o600)?;
@@ -309,6 +404,12 @@ pub(crate) async fn listen(
                 tokio::time::sleep(mcp_transport::server::listener::ACCEPT_BACKOFF).await;
                 continue;
             };
+            // Only this user's processes are served; the socket's mode
+            // says so too, and this holds where a mode is not enforced.
+            if let Err(why) = local_trust::same_user(&stream) {
+                eprintln!("mcpctl serve: refused a connection: {why}");
+                continue;
+            }
             let gateway = gateway.clone();
             // Each client is served on mcp-transport's stream server, within
             // its reply budget: one that never reads its replies stops being
@@ -335,21 +436,26 @@ pub(crate) async fn listen(
     Ok(())
 }
 
-/// `mcpctl serve --stop`.
+/// `mcpctl serve --stop`: signals only a process proven to be this
+/// user's daemon (see [`proven_daemon`]).
 pub(crate) async fn stop(paths: &Paths) -> Result<Exit, CliError> {
-    let Some((record, stream)) = running(paths).await else {
-        println!("mcpctl serve: no background gateway runs");
-        return Ok(Exit::Success);
+    let (record, stream, peer) = match probe(paths).await {
+        Probe::Nothing => {
+            println!("mcpctl serve: no background gateway runs");
+            return Ok(Exit::Success);
+        }
+        Probe::Refused(why) => return Err(untrusted(why)),
+        Probe::Daemon(record, stream, peer) => (record, stream, peer),
     };
+    let target = proven_daemon(paths, &record, peer)?;
     drop(stream);
-    let pid = rustix::process::Pid::from_raw(i32::try_from(record.pid).unwrap_or(0))
-        .ok_or_else(|| CliError::usage(format!("{} names no pid", paths.record().display())))?;
-    rustix::process::kill_process(pid, rustix::process::Signal::TERM).map_err(|e| {
+    target.terminate().map_err(|e| {
         CliError::usage(format!(
             "cannot stop the background gateway (pid {}): {e}",
             record.pid
         ))
     })?;
+    let pid = target.pid;
     let started = tokio::time::Instant::now();
     while rustix::process::test_kill_process(pid).is_ok() {
         if started.elapsed() > STOP_DEADLINE {
@@ -369,10 +475,102 @@ pub(crate) async fn stop(paths: &Paths) -> Result<Exit, CliError> {
     Ok(Exit::Success)
 }
 
-fn prepare_dir(dir: &Path) -> Result<(), CliError> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| CliError::usage(format!("cannot create {}: {e}", dir.display())))?;
-    set_mode(dir, 0o700)
+/// The process `--stop` may signal, held by a pidfd where Linux has one.
+struct Target {
+    pid: rustix::process::Pid,
+    #[cfg(target_os = "linux")]
+    pidfd: Option<std::os::fd::OwnedFd>,
+}
+
+impl Target {
+    /// Sends SIGTERM: through the pidfd when there is one, so that the
+    /// process checked is the process signalled.
+    fn terminate(&self) -> rustix::io::Result<()> {
+        #[cfg(target_os = "linux")]
+        if let Some(pidfd) = &self.pidfd {
+            return rustix::process::pidfd_send_signal(pidfd, rustix::process::Signal::TERM);
+        }
+        rustix::process::kill_process(self.pid, rustix::process::Signal::TERM)
+    }
+}
+
+/// Proves that the daemon's record names the process answering on its
+/// socket, and that this process runs this mcpctl: the peer credentials'
+/// pid (already checked to be this user's) is the record's pid, and on
+/// Linux its executable (`/proc/PID/exe`, read after a pidfd holds the
+/// process) is the same file as this one's. Anything else is refused with
+/// the reason, and nothing is signalled.
+fn proven_daemon(paths: &Paths, record: &Record, peer: Option<i32>) -> Result<Target, CliError> {
+    let refuse = |why: String| {
+        CliError::usage(format!("not signalling pid {}: {why}", record.pid)).code("not_the_daemon")
+    };
+    let Some(peer) = peer else {
+        return Err(refuse(format!(
+            "the system does not say which process answers on {}",
+            paths.socket().display()
+        )));
+    };
+    if i64::from(peer) != i64::from(record.pid) {
+        return Err(refuse(format!(
+            "the process answering on {} is pid {peer}, not the one {} names",
+            paths.socket().display(),
+            paths.record().display()
+        )));
+    }
+    let pid = rustix::process::Pid::from_raw(peer)
+        .ok_or_else(|| refuse(format!("{} names no pid", paths.record().display())))?;
+    #[cfg(target_os = "linux")]
+    {
+        // Held first, so that the process checked below is the one signalled.
+        let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok();
+        same_executable(peer).map_err(refuse)?;
+        Ok(Target { pid, pidfd })
+    }
+    #[cfg(not(target_os = "linux"))]
+    Ok(Target { pid })
+}
+
+/// Whether process `pid` runs the same executable file as this process.
+#[cfg(target_os = "linux")]
+fn same_executable(pid: i32) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let theirs = std::fs::metadata(format!("/proc/{pid}/exe"))
+        .map_err(|e| format!("cannot read which program pid {pid} runs: {e}"))?;
+    let ours = std::fs::metadata("/proc/self/exe")
+        .map_err(|e| format!("cannot read which program this is: {e}"))?;
+    if (theirs.dev(), theirs.ino()) != (ours.dev(), ours.ino()) {
+        let program = std::fs::read_link(format!("/proc/{pid}/exe"))
+            .map(|path| path.display().to_string())
+            .unwrap_or_else(|_| "another program".to_owned());
+        return Err(format!(
+            "it runs {}, not this mcpctl",
+            mcp_proto::text::error_text(&program, 200)
+        ));
+    }
+    Ok(())
+}
+
+/// A refused trust check as the command's error.
+fn untrusted(why: String) -> CliError {
+    CliError::usage(format!("refusing the background gateway's files: {why}"))
+        .code("untrusted_local_file")
+}
+
+/// Creates the data directory and `gateway/` (0700) where missing, and
+/// refuses to use them unless both are this user's and closed to others.
+fn prepare_dir(paths: &Paths) -> Result<(), CliError> {
+    use std::os::unix::fs::DirBuilderExt;
+    for (dir, recursive) in [(&paths.data, true), (&paths.dir, false)] {
+        if !local_trust::private_dir(dir).map_err(untrusted)? {
+            std::fs::DirBuilder::new()
+                .recursive(recursive)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| CliError::usage(format!("cannot create {}: {e}", dir.display())))?;
+            local_trust::private_dir(dir).map_err(untrusted)?;
+        }
+    }
+    set_mode(&paths.dir, 0o700)
 }
 
 fn set_mode(path: &Path, mode: u32) -> Result<(), CliError> {

@@ -24,7 +24,15 @@
 //! Security: the listener binds 127.0.0.1 only; a random token
 //! made at launch and printed in the URL gates the page and every API
 //! call; `Host` must name this listener and `Origin`, when present, must be
-//! this page, which refuses DNS rebinding and cross-site requests.
+//! this page, which refuses DNS rebinding and cross-site requests. Every
+//! answer says `nosniff` and `no-referrer`, the API's and the page's
+//! `no-store`, and the page carries its content security policy. The
+//! token is never on a command line or in an environment: `--open` hands
+//! the desktop's opener the path of an owner-only file (0600, in a 0700
+//! `ui/` directory of the data directory) that sends the browser on to the
+//! URL, and removes the file once the page has been loaded with the token
+//! (or when `mcpctl ui` ends), so another local user reading every
+//! process's arguments learns nothing that opens the page.
 //! Connections are accepted by mcp-transport's bounded [`Listener`]
 //! (header-read and keep-alive timeouts, a connection cap under the
 //! descriptor limit), so slow connections cannot keep the page from
@@ -38,7 +46,8 @@ mod trust_api;
 mod use_api;
 
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use mcp_config::Store;
 use mcp_manager::McpManager;
@@ -74,6 +83,9 @@ pub(crate) struct App {
     /// Told when something the listing shows changed outside the manager
     /// (a reload, a login's progress), so the event stream sends it again.
     pub(crate) changed: broadcast::Sender<()>,
+    /// The owner-only file `--open` handed to the opener, until the page
+    /// has been loaded with the token.
+    pub(crate) launch_file: Mutex<Option<PathBuf>>,
 }
 
 impl App {
@@ -89,6 +101,19 @@ impl App {
             );
         }
         let _ = self.changed.send(());
+    }
+
+    /// Removes the `--open` launch file: the page has been loaded with the
+    /// token (or the page is stopping), so nobody needs it again.
+    pub(crate) fn forget_launch_file(&self) {
+        let taken = self
+            .launch_file
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(path) = taken {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
@@ -124,12 +149,16 @@ pub(crate) async fn run(args: UiArgs, sources: &SourceOptions) -> Result<Exit, C
         sources: sources.clone(),
         logins: login_api::Logins::default(),
         changed: broadcast::channel(16).0,
+        launch_file: Mutex::new(None),
     });
     let url = format!("http://127.0.0.1:{port}/?token={}", app.token);
     println!("mcpctl ui: serving the settings page at {url}");
     println!("Press Ctrl-C to stop.");
     if args.open {
-        open_browser(&url);
+        let file = open_browser(&url);
+        *app.launch_file
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = file;
     }
 
     // mcp-transport's bounded accept loop: header-read and keep-alive
@@ -148,27 +177,94 @@ pub(crate) async fn run(args: UiArgs, sources: &SourceOptions) -> Result<Exit, C
             eprintln!("mcpctl ui: interrupted; closing the servers");
         }
     }
+    app.forget_launch_file();
     app.manager.close().await;
     // Ctrl-C is the only way the page ends: 130, as for every command.
     Ok(Exit::Interrupted)
 }
 
-/// `--open`: hands the URL to the desktop's opener; a failure only means
-/// the person copies the printed URL.
-fn open_browser(url: &str) {
+/// `--open`: hands the desktop's opener the path of an owner-only file
+/// that sends the browser on to `url`, never `url` itself (a command
+/// line is readable by every local user). Returns the file, to be removed
+/// once the page has loaded; a failure only means the person copies the
+/// printed URL.
+fn open_browser(url: &str) -> Option<PathBuf> {
     let opener = if cfg!(target_os = "macos") {
         "open"
     } else {
         "xdg-open"
     };
+    let file = match write_launch_file(url) {
+        Ok(file) => file,
+        Err(why) => {
+            eprintln!("mcpctl ui: cannot open the page: {why}; open the URL above");
+            return None;
+        }
+    };
     match std::process::Command::new(opener)
-        .arg(url)
+        .arg(&file)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
     {
-        Ok(_) => {}
-        Err(e) => eprintln!("mcpctl ui: cannot run {opener} ({e}); open the URL above"),
+        Ok(mut child) => {
+            // Reaped when it ends (an opener usually hands over and exits).
+            std::thread::spawn(move || child.wait());
+            Some(file)
+        }
+        Err(e) => {
+            eprintln!("mcpctl ui: cannot run {opener} ({e}); open the URL above");
+            let _ = std::fs::remove_file(&file);
+            None
+        }
     }
+}
+
+/// Writes the page that sends the browser on to `url`: a new file, mode
+/// 0600, in `<data dir>/ui/` (0700), both checked to be this user's and
+/// closed to others before anything is written.
+fn write_launch_file(url: &str) -> Result<PathBuf, String> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let data = sources::store_location()
+        .data_dir(&mcp_config::ProcessEnv)
+        .map_err(|e| e.to_string())?;
+    let dir = data.join("ui");
+    for (dir, recursive) in [(data.as_path(), true), (dir.as_path(), false)] {
+        private_dir_created(dir, recursive)?;
+    }
+    let name = format!("open-{}.html", &crate::loopback::new_secret()[..16]);
+    let path = dir.join(name);
+    let page = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"referrer\" content=\"no-referrer\">\
+         <meta http-equiv=\"refresh\" content=\"0; url={url}\">\
+         <title>MCP settings</title></head><body>\
+         <p><a href=\"{url}\">Open the MCP settings page</a></p></body></html>\n"
+    );
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    file.write_all(page.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// Creates `dir` (0700) when missing, and checks that it is this user's
+/// and closed to others.
+fn private_dir_created(dir: &Path, recursive: bool) -> Result<(), String> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    if !crate::local_trust::private_dir(dir)? {
+        std::fs::DirBuilder::new()
+            .recursive(recursive)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        crate::local_trust::private_dir(dir)?;
+    }
+    Ok(())
 }

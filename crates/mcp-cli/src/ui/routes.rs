@@ -48,8 +48,22 @@ const APP_CSS: &str = include_str!("assets/app.css");
 /// The largest request body the API reads (a server config is a few KiB).
 const BODY_LIMIT: usize = 256 * 1024;
 
-/// Answers one request.
+/// Answers one request, with the headers every answer carries: no MIME
+/// sniffing, no `Referer` sent on from the page (its URL holds the token),
+/// and, for everything but the two static assets, no caching.
 pub(crate) async fn handle(app: &Arc<App>, request: Request<Incoming>) -> Response<ResponseBody> {
+    let asset =
+        request.method() == Method::GET && matches!(request.uri().path(), "/app.js" | "/app.css");
+    let mut response = route(app, request).await;
+    set(&mut response, header::X_CONTENT_TYPE_OPTIONS, "nosniff");
+    set(&mut response, header::REFERRER_POLICY, "no-referrer");
+    if !asset {
+        set(&mut response, header::CACHE_CONTROL, "no-store");
+    }
+    response
+}
+
+async fn route(app: &Arc<App>, request: Request<Incoming>) -> Response<ResponseBody> {
     // `Host` must name this listener and `Origin`, when present, this page.
     if let Err(refusal) = crate::loopback::check_host_and_origin(app.port, request.headers()) {
         return text(StatusCode::FORBIDDEN, refusal);
@@ -64,7 +78,12 @@ pub(crate) async fn handle(app: &Arc<App>, request: Request<Incoming>) -> Respon
             StatusCode::FORBIDDEN,
             "missing or wrong token: open the URL `mcpctl ui` printed",
         ),
-        (&Method::GET, "/") => index(app).await,
+        (&Method::GET, "/") => {
+            // The page was opened with the token: the `--open` launch
+            // file has done its work.
+            app.forget_launch_file();
+            index(app).await
+        }
         (&Method::GET, "/api/events") => events(app).await,
         _ if path.starts_with("/api/") => {
             let body = match read_body(request).await {

@@ -139,6 +139,35 @@ impl Browser {
         self.wait_for("document.readyState === 'complete'", "the page loaded");
     }
 
+    /// Navigates to `url` and waits until the page has moved on by itself
+    /// (a redirect, a meta refresh) to a URL starting with `prefix` and
+    /// loaded it; fails after the socket's read timeout.
+    pub(crate) fn goto_until(&mut self, url: &str, prefix: &str) {
+        self.call("Page.enable", json!({}));
+        self.call("Page.navigate", json!({"url": url}));
+        let mut arrived = false;
+        loop {
+            let frame = self
+                .socket
+                .read()
+                .unwrap_or_else(|e| panic!("DevTools: the page never reached {prefix}: {e}"));
+            let Message::Text(text) = frame else { continue };
+            let event: Value = serde_json::from_str(text.as_str()).expect("DevTools JSON");
+            match event["method"].as_str() {
+                Some("Page.frameNavigated") => {
+                    let frame = &event["params"]["frame"];
+                    if frame.get("parentId").is_none() {
+                        arrived = frame["url"]
+                            .as_str()
+                            .is_some_and(|url| url.starts_with(prefix));
+                    }
+                }
+                Some("Page.loadEventFired") if arrived => return,
+                _ => {}
+            }
+        }
+    }
+
     /// Evaluates `expression` in the page and returns its value (promises
     /// are awaited). A thrown exception fails the test.
     pub(crate) fn eval(&mut self, expression: &str) -> Value {

@@ -49,7 +49,13 @@ impl Answer {
 impl UiServer {
     /// Starts `mcpctl ui` in `env` and reads the URL it prints.
     pub(crate) fn start(env: &Env) -> UiServer {
-        let mut child = env.command(&["ui"]).spawn().expect("mcpctl ui starts");
+        UiServer::start_command(env.command(&["ui"]))
+    }
+
+    /// Starts `command` (an `mcpctl ui` made by [`Env::command`]) and
+    /// reads the URL it prints.
+    pub(crate) fn start_command(mut command: std::process::Command) -> UiServer {
+        let mut child = command.spawn().expect("mcpctl ui starts");
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
         // stderr is drained so that the server never blocks on a full pipe.
