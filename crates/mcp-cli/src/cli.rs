@@ -1,6 +1,7 @@
 //! The command line: global options and one subcommand per task, each explained in one help line.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{ArgAction, ArgGroup, Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
@@ -76,6 +77,24 @@ pub(crate) struct GlobalArgs {
     /// Log to stderr: -v info, -vv debug, -vvv trace
     #[arg(short, long, action = ArgAction::Count, global = true)]
     pub(crate) verbose: u8,
+
+    /// Wait at most SECS for each server to start and for each request (a call, a read), over every server's own `timeout` [default: the server's `timeout`, else 10 s to start]
+    #[arg(long, value_name = "SECS", global = true, value_parser = parse_seconds)]
+    pub(crate) timeout: Option<Duration>,
+}
+
+/// `--timeout SECS`: a positive number of seconds, fractions allowed.
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !seconds.is_finite() || seconds <= 0.0 || seconds > 86_400.0 * 365.0 {
+        return Err(format!(
+            "`{text}`: give a number of seconds above 0 (e.g. 2 or 0.5)"
+        ));
+    }
+    Ok(Duration::from_secs_f64(seconds))
 }
 
 /// Servers given on the command line instead of in a file, beside the
@@ -156,7 +175,7 @@ pub(crate) enum Command {
         /// The tool's raw name (as `mcpctl tools` shows it)
         tool: Option<String>,
         /// key=value pairs (typed by the tool's schema; key=@FILE reads a file) for one call, or JSON objects, one call each; `-` reads JSON from stdin [default: {}]
-        #[arg(value_name = "ARGS", allow_hyphen_values = true)]
+        #[arg(value_name = "ARGS")]
         arguments: Vec<String>,
         /// Connect this command's own server even when a background gateway (`serve --daemon`) serves it
         #[arg(long)]
@@ -243,7 +262,7 @@ pub(crate) enum Command {
         /// The argument (or template variable) to complete
         argument: String,
         /// What is typed so far [default: nothing]
-        #[arg(default_value = "")]
+        #[arg(default_value = "", hide_default_value = true)]
         prefix: String,
         /// Arguments already chosen, key=value, for servers whose values depend on them
         #[arg(long = "with", value_name = "KEY=VALUE")]
@@ -294,9 +313,6 @@ pub(crate) enum Command {
     Login {
         /// The server's id
         server: String,
-        /// How long to wait for the browser to come back, in seconds
-        #[arg(long, value_name = "SECS", default_value_t = 300)]
-        timeout: u64,
     },
 
     /// Forget the OAuth tokens stored for an HTTP server
@@ -418,7 +434,42 @@ fn uses_global(command: &str, id: &str) -> bool {
             "ui" | "serve" | "demo-server" | "completions" | "man"
         ),
         "verbose" => !matches!(command, "completions" | "man"),
+        "timeout" => CONNECTS.contains(&command) || matches!(command, "add" | "login"),
         _ => true,
+    }
+}
+
+/// The commands that connect servers, whose waits `--timeout` bounds.
+const CONNECTS: &[&str] = &[
+    "servers",
+    "tools",
+    "call",
+    "resources",
+    "read",
+    "skills",
+    "skill",
+    "prompts",
+    "prompt",
+    "complete",
+    "retry",
+    "watch",
+    "trust",
+    "ui",
+    "serve",
+];
+
+/// The help of a global flag that means something of its own for
+/// `command` (`--timeout` is what `add` stores, and how long `login` waits
+/// for the browser); `None` for the flag's own help.
+fn own_help(command: &str, id: &str) -> Option<&'static str> {
+    match (command, id) {
+        ("add", "timeout") => Some(
+            "How long the server may take to start, in seconds: stored as its `timeout` [default: 10]",
+        ),
+        ("login", "timeout") => Some(
+            "How long to wait for the browser to come back, in seconds [default: 300]",
+        ),
+        _ => None,
     }
 }
 
@@ -468,10 +519,24 @@ fn per_command_globals(shape: Shape) -> clap::Command {
     names.iter().fold(top, |top, name| {
         top.mut_subcommand(name, |sub| {
             globals.iter().fold(sub, |sub, arg| {
-                match (shape, uses_global(name, arg.get_id().as_str())) {
+                let id = arg.get_id().as_str();
+                let help = own_help(name, id);
+                match (shape, uses_global(name, id)) {
                     (Shape::Parse, false) => sub.arg(arg.clone().hide(true)),
-                    (Shape::Docs, true) => sub.arg(arg.clone().global(false)),
-                    (Shape::Parse, true) | (Shape::Docs, false) => sub,
+                    // A copy of the same id and type, so the value still
+                    // reaches the global field, with this command's words.
+                    (Shape::Parse, true) => match help {
+                        Some(help) => sub.arg(arg.clone().help(help)),
+                        None => sub,
+                    },
+                    (Shape::Docs, true) => {
+                        let arg = arg.clone().global(false);
+                        sub.arg(match help {
+                            Some(help) => arg.help(help),
+                            None => arg,
+                        })
+                    }
+                    (Shape::Docs, false) => sub,
                 }
             })
         })

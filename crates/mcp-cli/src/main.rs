@@ -119,6 +119,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
                 | Command::Retry { .. }
         ),
         no_host_configs: global.no_host_configs,
+        timeout: global.timeout,
     };
     match cli.command {
         Command::Completions { shell } => completions::completions(shell),
@@ -126,7 +127,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         Command::DemoServer => demo_server::run()
             .map(|()| Exit::Success)
             .map_err(|e| CliError::connection(format!("demo server: {e:#}"))),
-        Command::Add(args) => store_cmd::add(*args, output),
+        Command::Add(args) => store_cmd::add(*args, global.timeout, output),
         Command::Remove { name } => store_cmd::remove(&name, &sources, output),
         Command::Enable { name } => store_cmd::set_enabled(&name, true, &sources, output),
         Command::Disable { name } => store_cmd::set_enabled(&name, false, &sources, output),
@@ -239,9 +240,11 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         )),
         Command::Retry { server, .. } => block_on(retry::run(&server, &sources, output)),
         Command::Watch { follow, .. } => block_on(watch::run(&sources, output, follow)),
-        Command::Login { server, timeout } => block_on(login::login(
+        Command::Login { server } => block_on(login::login(
             &server,
-            std::time::Duration::from_secs(timeout),
+            global
+                .timeout
+                .unwrap_or(std::time::Duration::from_secs(300)),
             &sources,
             output,
         )),

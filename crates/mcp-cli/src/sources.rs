@@ -61,6 +61,9 @@ pub(crate) struct SourceOptions {
     pub(crate) no_host_configs: bool,
     /// `--stdio`, `--url` and their options: servers from the command line.
     pub(crate) adhoc: crate::cli::AdHocArgs,
+    /// `--timeout`: every server's start and request deadline for this
+    /// run, over what its configuration says.
+    pub(crate) timeout: Option<std::time::Duration>,
 }
 
 /// The sources this run reads, ready to discover.

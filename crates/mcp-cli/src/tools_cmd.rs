@@ -142,7 +142,11 @@ fn through_daemon(
                 failed += 1;
             }
             if server.status != "disabled" {
-                not_ready.push(format!("{} ({})", server.id, server.status));
+                not_ready.push(crate::ready::NotReady {
+                    id: server.id.clone(),
+                    status: server.status.clone(),
+                    why: None,
+                });
             }
             continue;
         }
