@@ -13,7 +13,9 @@
 //! now; a tool no longer offered ends the batch with `unknown_tool` (2).
 //!
 //! Output: text blocks as text, images and audio as a note with their type
-//! and size, other blocks and `structuredContent` as JSON. A server's text
+//! and size (saved to files with `--save DIR`), other blocks and
+//! `structuredContent` as JSON; structured content that the text blocks
+//! merely repeat is printed once, as the JSON. A server's text
 //! never reaches the terminal raw: line breaks and tabs are kept, every
 //! other control character (escape sequences, carriage returns,
 //! backspaces, C1 controls, bidirectional overrides) is shown escaped,
@@ -73,6 +75,9 @@ pub(crate) struct CallRequest {
     /// Whether the background gateway may make the calls (no
     /// `--no-daemon`).
     pub(crate) daemon: bool,
+    /// The flag that gives the server when it is one given on the command
+    /// line (`--stdio 'CMD'`), for hints that name a command.
+    pub(crate) flags: Option<String>,
 }
 
 /// `mcpctl call`.
@@ -151,7 +156,9 @@ async fn call_all(
                 .and_then(|t| t.input_schema.to_object())
         })
         .unwrap_or_default();
-    let calls = calls.resolve(&schema).map_err(|e| e.server(server))?;
+    let calls = calls
+        .resolve(&schema)
+        .map_err(|e| schema_hint(e, request))?;
     let caller = Caller::Direct {
         runtime,
         session: &session,
@@ -182,9 +189,24 @@ async fn call_through_daemon(
     };
     let calls = calls
         .resolve(&found.tool.input_schema.to_object().unwrap_or_default())
-        .map_err(|e| e.server(server))?;
+        .map_err(|e| schema_hint(e, request))?;
     let caller = Caller::Daemon(daemon);
     call_each(&caller, request, calls, preset(request.preset), output).await
+}
+
+/// An argument that does not fit the tool's schema: the error, for
+/// `server`, with the command that shows the schema.
+fn schema_hint(error: CliError, request: &CallRequest) -> CliError {
+    let (server, tool) = (request.server.as_str(), request.tool.as_str());
+    let error = error.server(server);
+    if error.hint.is_some() {
+        error.hint(format!(
+            "{} shows its input schema",
+            crate::tools_cmd::schema_command(server, tool, request.flags.as_deref())
+        ))
+    } else {
+        error
+    }
 }
 
 /// Who makes the calls: this run's own session, or the background gateway.
@@ -262,7 +284,7 @@ async fn call_each(
                 }
             }
             _ => {
-                let error = failure_error(&outcome, server, &request.tool, preset).server(server);
+                let error = failure_error(&outcome, request, preset).server(server);
                 exit = worse(exit, error.exit);
                 if output.json {
                     results.push(error.to_json());
@@ -517,7 +539,7 @@ fn unknown_tool(runtime: &Runtime, server: &str, tool: &str) -> CliError {
 }
 
 /// The error for a tool `server` does not list; `known` is what it lists.
-fn unknown_tool_of(known: &[String], server: &str, tool: &str) -> CliError {
+pub(crate) fn unknown_tool_of(known: &[String], server: &str, tool: &str) -> CliError {
     let hint = if known.is_empty() {
         format!("server `{server}` lists no tools")
     } else {
@@ -540,10 +562,11 @@ fn unknown_tool_of(known: &[String], server: &str, tool: &str) -> CliError {
 /// refused it), an interruption 130, anything on the way 3.
 fn failure_error(
     outcome: &ToolOutcome,
-    server: &str,
-    tool: &str,
+    request: &CallRequest,
     preset: PermissionPreset,
 ) -> CliError {
+    let (server, tool) = (request.server.as_str(), request.tool.as_str());
+    let flags = request.flags.as_deref();
     let failure = match outcome {
         ToolOutcome::Failed { failure, .. } => failure,
         ToolOutcome::Cancelled => {
@@ -574,7 +597,8 @@ fn failure_error(
             }
             CliError::usage(message)
                 .hint(format!(
-                    "`mcpctl --json tools {server}` shows the input schema"
+                    "{} shows its input schema",
+                    crate::tools_cmd::schema_command(server, tool, flags)
                 ))
                 .code("invalid_arguments")
         }
@@ -647,7 +671,14 @@ fn print_result(
         text.push_str(&output.paint(Paint::Dim, &format!("# call {number}")));
         text.push('\n');
     }
-    for block in &result.content {
+    // Structured content the text blocks merely repeat (MCP "Tools /
+    // Structured Content": a server SHOULD also send it serialized as
+    // text) is printed once, as the JSON.
+    let repeated = result
+        .structured_content
+        .as_ref()
+        .is_some_and(|structured| text_repeats(&result.content, structured));
+    for block in result.content.iter().filter(|_| !repeated) {
         let line = match block {
             ContentBlock::Text(t) => output::block(&t.text).into_owned(),
             ContentBlock::Image(image) => output.paint(
@@ -666,8 +697,10 @@ fn print_result(
         }
     }
     if let Some(structured) = &result.structured_content {
-        text.push_str(&output.paint(Paint::Dim, "structured content:"));
-        text.push('\n');
+        if !repeated && !result.content.is_empty() {
+            text.push_str(&output.paint(Paint::Dim, "structured content:"));
+            text.push('\n');
+        }
         text.push_str(&output::to_json(structured).unwrap_or_default());
         text.push('\n');
     }
@@ -681,6 +714,20 @@ fn print_result(
         );
     }
     Ok(())
+}
+
+/// Whether `content` is only text that says what `structured` says: one
+/// text block (or several, joined) holding the same JSON value.
+fn text_repeats(content: &[ContentBlock], structured: &Value) -> bool {
+    let mut joined = String::new();
+    for block in content {
+        match block {
+            ContentBlock::Text(text) => joined.push_str(&text.text),
+            _ => return false,
+        }
+    }
+    !content.is_empty()
+        && serde_json::from_str::<Value>(joined.trim()).is_ok_and(|value| &value == structured)
 }
 
 /// The decoded size of base64 data, for people.
@@ -697,13 +744,36 @@ fn size(base64: &str) -> String {
 /// `SERVER TOOL ARGS...` or `SERVER.TOOL ARGS...`: the target and the
 /// arguments. `SERVER.TOOL` is read when the word after it is missing or
 /// is an argument (`-`, JSON, `key=value`); the id is cut at its first dot.
+/// With `default` (the one server given on the command line, `--stdio` or
+/// `--url`), `TOOL ARGS...` alone calls that server's tool; naming it
+/// (`stdio get-sum`, `stdio.get-sum`) works too.
 pub(crate) fn target(
     server: String,
     tool: Option<String>,
     mut arguments: Vec<String>,
+    default: Option<&str>,
 ) -> Result<(String, String, Vec<String>), CliError> {
     let is_argument =
         |word: &str| word == "-" || word.trim_start().starts_with(['{', '[']) || word.contains('=');
+    if let Some(id) = default {
+        let named = server == id || server.strip_prefix(id).is_some_and(|rest| rest.starts_with('.'));
+        if !named {
+            if is_argument(&server) {
+                return Err(CliError::usage(format!(
+                    "which tool of the server {}? `{}` is an argument",
+                    adhoc_name(id),
+                    line(&server)
+                ))
+                .hint("`mcpctl call --stdio 'CMD' TOOL [ARGS]`; `mcpctl tools --stdio 'CMD'` lists its tools")
+                .code("invalid_arguments")
+                .server(id));
+            }
+            if let Some(first) = tool {
+                arguments.insert(0, first);
+            }
+            return Ok((id.to_owned(), server, arguments));
+        }
+    }
     match tool {
         Some(tool) if !is_argument(&tool) => Ok((server, tool, arguments)),
         tool => {
@@ -725,6 +795,11 @@ pub(crate) fn target(
             Ok((id.to_owned(), name.to_owned(), arguments))
         }
     }
+}
+
+/// How errors name a server given on the command line: by its flag.
+fn adhoc_name(id: &str) -> &'static str {
+    if id == "url" { "of --url" } else { "of --stdio" }
 }
 
 #[cfg(test)]

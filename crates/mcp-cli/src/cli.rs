@@ -153,12 +153,14 @@ pub(crate) enum Command {
 
     /// List the tools of ready servers (all, or SERVER's): model name, raw name, description (exit 3 if a server failed)
     Tools {
-        /// Only this server's tools
+        /// Only this server's tools (`SERVER.TOOL`: only that tool)
         server: Option<String>,
+        /// Only this tool of SERVER (its raw name, as the table shows it)
+        tool: Option<String>,
         /// Exit 0 even when a configured server failed
         #[arg(long)]
         allow_failures: bool,
-        /// Print each tool's whole input schema
+        /// Print each tool's whole input schema (`tools SERVER TOOL --schema`: one tool's)
         #[arg(long)]
         schema: bool,
         /// Connect this command's own servers even when a background gateway (`serve --daemon`) serves them

@@ -138,18 +138,23 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         Command::Import { host } => import_cmd::run(host, &sources, output),
         Command::Tools {
             server,
+            tool,
             allow_failures,
             schema,
             no_daemon,
             ..
-        } => block_on(tools_cmd::run(
+        } => {
+            let (server, tool) = tools_cmd::target(server, tool);
+            block_on(tools_cmd::run(
             server.as_deref(),
+            tool.as_deref(),
             allow_failures,
             schema,
             &sources,
             output,
             !no_daemon,
-        )),
+        ))
+        }
         Command::Call {
             server,
             tool,
@@ -157,8 +162,15 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
             no_daemon,
             ..
         } => {
-            let (server, tool, arguments) = call::target(server, tool, arguments)?;
+            // The one server given on the command line is the default.
+            let adhoc = crate::sources::adhoc_ids(&sources.adhoc);
+            let default = match adhoc.as_slice() {
+                [only] => Some(only.as_str()),
+                _ => None,
+            };
+            let (server, tool, arguments) = call::target(server, tool, arguments, default)?;
             let request = call::CallRequest {
+                flags: crate::sources::adhoc_flags(&sources.adhoc, &server),
                 server,
                 tool,
                 arguments,

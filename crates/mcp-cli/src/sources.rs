@@ -294,6 +294,33 @@ pub(crate) fn adhoc_servers(args: &crate::cli::AdHocArgs) -> Result<Vec<ServerCo
     Ok(servers)
 }
 
+/// The ids `adhoc_servers` gives the servers of `args`, in order.
+pub(crate) fn adhoc_ids(args: &crate::cli::AdHocArgs) -> Vec<String> {
+    let mut ids: Vec<String> = (0..args.stdio.len())
+        .map(|index| match index {
+            0 => "stdio".to_owned(),
+            n => format!("stdio-{}", n + 1),
+        })
+        .collect();
+    if args.url.is_some() {
+        ids.push("url".to_owned());
+    }
+    ids
+}
+
+/// The flag that gives the command-line server `id` (`--stdio 'CMD ARG'`
+/// or `--url URL`), quoted for a shell, so that a hint can name a command
+/// that reaches it again; `None` for a server from a file. Headers are
+/// left out: they may hold credentials.
+pub(crate) fn adhoc_flags(args: &crate::cli::AdHocArgs, id: &str) -> Option<String> {
+    let index = adhoc_ids(args).iter().position(|known| known == id)?;
+    let word = |w: &str| crate::output::line(&crate::trust_cmd::shell_word(w)).into_owned();
+    match args.stdio.get(index) {
+        Some(command) => Some(format!("--stdio {}", word(command))),
+        None => args.url.as_deref().map(|url| format!("--url {}", word(url))),
+    }
+}
+
 /// The display name of the servers given on the command line.
 pub(crate) const COMMAND_LINE: &str = "command line";
 

@@ -205,7 +205,7 @@ fn command_line(subject: &TrustSubject) -> String {
 }
 
 /// `word` as one POSIX shell word: as it is when it is plain, else in single quotes.
-fn shell_word(word: &str) -> Cow<'_, str> {
+pub(crate) fn shell_word(word: &str) -> Cow<'_, str> {
     let plain = !word.is_empty()
         && word
             .chars()
