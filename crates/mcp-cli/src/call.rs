@@ -78,6 +78,8 @@ pub(crate) struct CallRequest {
     /// The flag that gives the server when it is one given on the command
     /// line (`--stdio 'CMD'`), for hints that name a command.
     pub(crate) flags: Option<String>,
+    /// `--save DIR` (and `--force`): where binary blocks are written.
+    pub(crate) save: Option<crate::save::Save>,
 }
 
 /// `mcpctl call`.
@@ -277,10 +279,20 @@ async fn call_each(
                         Exit::Success
                     },
                 );
+                let number = many.then_some(index + 1);
+                let saved = match &request.save {
+                    Some(save) => save
+                        .blocks(&request.tool, number, &result.content)
+                        .map_err(|e| e.server(server))?,
+                    None => Vec::new(),
+                };
                 if output.json {
                     results.push(result_json(result));
+                    for path in saved.iter().flatten() {
+                        eprintln!("mcpctl: saved {}", path.display());
+                    }
                 } else {
-                    print_result(result, output, many.then_some(index + 1))?;
+                    print_result(result, output, number, &saved)?;
                 }
             }
             _ => {
@@ -661,10 +673,13 @@ fn result_json(result: &ToolResult) -> Value {
 
 /// Prints a result for people: text as text (control characters but line
 /// breaks and tabs escaped), binary blocks as notes, the rest as JSON.
+/// `saved` holds, by block index, the file `--save` wrote a binary block
+/// to.
 fn print_result(
     result: &ToolResult,
     output: &Output,
     number: Option<usize>,
+    saved: &[Option<std::path::PathBuf>],
 ) -> Result<(), CliError> {
     let mut text = String::new();
     if let Some(number) = number {
@@ -678,18 +693,30 @@ fn print_result(
         .structured_content
         .as_ref()
         .is_some_and(|structured| text_repeats(&result.content, structured));
-    for block in result.content.iter().filter(|_| !repeated) {
-        let line = match block {
-            ContentBlock::Text(t) => output::block(&t.text).into_owned(),
-            ContentBlock::Image(image) => output.paint(
-                Paint::Dim,
-                &format!("[image: {}, {}]", line(&image.mime_type), size(&image.data)),
-            ),
-            ContentBlock::Audio(audio) => output.paint(
-                Paint::Dim,
-                &format!("[audio: {}, {}]", line(&audio.mime_type), size(&audio.data)),
-            ),
-            other => output::to_json(other).unwrap_or_default(),
+    let mut unsaved = false;
+    for (index, block) in result.content.iter().enumerate().filter(|_| !repeated) {
+        let kind = match block {
+            ContentBlock::Image(_) => "image",
+            ContentBlock::Audio(_) => "audio",
+            _ => "blob",
+        };
+        let line = match (block, crate::save::binary(block)) {
+            (ContentBlock::Text(t), _) => output::block(&t.text).into_owned(),
+            (_, Some((mime, data))) => {
+                let place = match saved.get(index).and_then(Option::as_ref) {
+                    Some(path) => format!(", saved to {}", line(&path.display().to_string())),
+                    None => {
+                        unsaved = true;
+                        String::new()
+                    }
+                };
+                let mime = if mime.is_empty() { "no MIME type" } else { mime };
+                output.paint(
+                    Paint::Dim,
+                    &format!("[{kind}: {}, {}{place}]", line(mime), size(data)),
+                )
+            }
+            (other, None) => output::to_json(other).unwrap_or_default(),
         };
         text.push_str(&line);
         if !line.ends_with('\n') {
@@ -707,6 +734,12 @@ fn print_result(
     output
         .text(&text)
         .map_err(|e| CliError::usage(format!("cannot write to stdout: {e}")))?;
+    if unsaved {
+        eprintln!(
+            "mcpctl: {}",
+            output.paint_err(Paint::Dim, "--save DIR writes the binary contents to files")
+        );
+    }
     if result.is_error {
         eprintln!(
             "mcpctl: {} the tool reported an error",

@@ -182,6 +182,12 @@ pub(crate) enum Command {
         /// Connect this command's own server even when a background gateway (`serve --daemon`) serves it
         #[arg(long)]
         no_daemon: bool,
+        /// Write the result's images, audio and blobs into DIR (TOOL-INDEX.EXT, INDEX the block's place in the content)
+        #[arg(long, value_name = "DIR")]
+        save: Option<PathBuf>,
+        /// With --save, replace files that exist
+        #[arg(long, requires = "save")]
+        force: bool,
         #[command(flatten)]
         adhoc: AdHocArgs,
     },

@@ -30,6 +30,7 @@ mod ready;
 mod resources_cmd;
 mod retry;
 mod runtime;
+mod save;
 mod serve_cmd;
 mod serve_daemon;
 mod serve_http;
@@ -160,6 +161,8 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
             tool,
             arguments,
             no_daemon,
+            save,
+            force,
             ..
         } => {
             // The one server given on the command line is the default.
@@ -176,6 +179,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
                 arguments,
                 preset: global.preset,
                 daemon: !no_daemon,
+                save: save.map(|dir| save::Save { dir, force }),
             };
             block_on(call::run(request, &sources, output))
         }
