@@ -710,7 +710,11 @@ fn print_result(
                         String::new()
                     }
                 };
-                let mime = if mime.is_empty() { "no MIME type" } else { mime };
+                let mime = if mime.is_empty() {
+                    "no MIME type"
+                } else {
+                    mime
+                };
                 output.paint(
                     Paint::Dim,
                     &format!("[{kind}: {}, {}{place}]", line(mime), size(data)),
@@ -789,7 +793,10 @@ pub(crate) fn target(
     let is_argument =
         |word: &str| word == "-" || word.trim_start().starts_with(['{', '[']) || word.contains('=');
     if let Some(id) = default {
-        let named = server == id || server.strip_prefix(id).is_some_and(|rest| rest.starts_with('.'));
+        let named = server == id
+            || server
+                .strip_prefix(id)
+                .is_some_and(|rest| rest.starts_with('.'));
         if !named {
             if is_argument(&server) {
                 return Err(CliError::usage(format!(
@@ -832,7 +839,11 @@ pub(crate) fn target(
 
 /// How errors name a server given on the command line: by its flag.
 fn adhoc_name(id: &str) -> &'static str {
-    if id == "url" { "of --url" } else { "of --stdio" }
+    if id == "url" {
+        "of --url"
+    } else {
+        "of --stdio"
+    }
 }
 
 #[cfg(test)]

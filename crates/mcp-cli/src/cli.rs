@@ -466,6 +466,51 @@ const CONNECTS: &[&str] = &[
     "serve",
 ];
 
+/// One example per command, shown at the end of its `--help` and man page.
+const EXAMPLES: &[(&str, &str)] = &[
+    ("servers", "mcpctl servers --timeout 5"),
+    ("sources", "mcpctl sources --no-host-configs"),
+    ("import", "mcpctl import claude-code"),
+    ("tools", "mcpctl tools demo echo --schema"),
+    ("call", "mcpctl call demo echo text='hello there'"),
+    ("resources", "mcpctl resources demo"),
+    ("skills", "mcpctl skills demo"),
+    ("skill", "mcpctl skill docs skill://docs/review/SKILL.md"),
+    ("read", "mcpctl read demo demo://about"),
+    ("prompts", "mcpctl prompts demo"),
+    ("prompt", "mcpctl prompt demo try_tool tool=echo"),
+    (
+        "complete",
+        "mcpctl complete demo 'demo://greeting/{name}' name A",
+    ),
+    (
+        "add",
+        "mcpctl add everything -- npx -y @modelcontextprotocol/server-everything",
+    ),
+    ("remove", "mcpctl remove everything"),
+    ("enable", "mcpctl enable everything"),
+    ("disable", "mcpctl disable everything"),
+    ("retry", "mcpctl retry everything"),
+    ("watch", "mcpctl watch --follow"),
+    ("login", "mcpctl login linear"),
+    ("logout", "mcpctl logout linear"),
+    ("trust", "mcpctl trust project-db"),
+    ("untrust", "mcpctl untrust project-db"),
+    ("ui", "mcpctl ui --open"),
+    ("serve", "mcpctl serve --http --port 8931"),
+    ("demo-server", "mcpctl demo-server < requests.jsonl"),
+    ("completions", "mcpctl completions zsh > ~/.zfunc/_mcpctl"),
+    ("man", "mcpctl man --out ~/.local/share/man/man1"),
+];
+
+/// `command`'s example, as the end of its help.
+fn example(command: &str) -> Option<String> {
+    EXAMPLES
+        .iter()
+        .find(|(name, _)| *name == command)
+        .map(|(_, example)| format!("Example:\n  {example}"))
+}
+
 /// The help of a global flag that means something of its own for
 /// `command` (`--timeout` is what `add` stores, and how long `login` waits
 /// for the browser); `None` for the flag's own help.
@@ -474,9 +519,9 @@ fn own_help(command: &str, id: &str) -> Option<&'static str> {
         ("add", "timeout") => Some(
             "How long the server may take to start, in seconds: stored as its `timeout` [default: 10]",
         ),
-        ("login", "timeout") => Some(
-            "How long to wait for the browser to come back, in seconds [default: 300]",
-        ),
+        ("login", "timeout") => {
+            Some("How long to wait for the browser to come back, in seconds [default: 300]")
+        }
         _ => None,
     }
 }
@@ -526,6 +571,10 @@ fn per_command_globals(shape: Shape) -> clap::Command {
         .collect();
     names.iter().fold(top, |top, name| {
         top.mut_subcommand(name, |sub| {
+            let sub = match example(name) {
+                Some(example) => sub.after_help(example),
+                None => sub,
+            };
             globals.iter().fold(sub, |sub, arg| {
                 let id = arg.get_id().as_str();
                 let help = own_help(name, id);

@@ -147,14 +147,14 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         } => {
             let (server, tool) = tools_cmd::target(server, tool);
             block_on(tools_cmd::run(
-            server.as_deref(),
-            tool.as_deref(),
-            allow_failures,
-            schema,
-            &sources,
-            output,
-            !no_daemon,
-        ))
+                server.as_deref(),
+                tool.as_deref(),
+                allow_failures,
+                schema,
+                &sources,
+                output,
+                !no_daemon,
+            ))
         }
         Command::Call {
             server,

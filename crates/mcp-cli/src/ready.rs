@@ -160,10 +160,7 @@ pub(crate) fn note_not_ready(not_ready: &[NotReady], what: &str) {
             .iter()
             .map(|n| format!("{} ({})", n.id, n.status))
             .collect();
-        eprintln!(
-            "{head}: {}; `mcpctl servers` says why",
-            names.join(", ")
-        );
+        eprintln!("{head}: {}; `mcpctl servers` says why", names.join(", "));
     }
 }
 

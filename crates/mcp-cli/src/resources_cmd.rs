@@ -357,7 +357,12 @@ fn blob_of(contents: &ResourceContents) -> Option<&mcp_proto::types::BlobResourc
 /// other blob.
 fn text_of_blob(blob: &mcp_proto::types::BlobResourceContents) -> Option<String> {
     let mime = blob.mime_type.as_deref()?;
-    let essence = mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let essence = mime
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     let texty = essence.starts_with("text/")
         || essence.ends_with("+json")
         || essence.ends_with("+xml")

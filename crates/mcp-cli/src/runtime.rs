@@ -445,7 +445,10 @@ pub(crate) fn fix_hint(error: &ServerError, source: Option<&SourceMeta>) -> Opti
         };
         return Some(format!("check the `{flag}` you gave"));
     }
-    Some(format!("change `{}`{place}", crate::output::line(&error.config_key)))
+    Some(format!(
+        "change `{}`{place}",
+        crate::output::line(&error.config_key)
+    ))
 }
 
 /// Who `mcpctl` says it is to servers: `clientInfo` in `initialize`, and

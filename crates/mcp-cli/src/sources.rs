@@ -317,7 +317,10 @@ pub(crate) fn adhoc_flags(args: &crate::cli::AdHocArgs, id: &str) -> Option<Stri
     let word = |w: &str| crate::output::line(&crate::trust_cmd::shell_word(w)).into_owned();
     match args.stdio.get(index) {
         Some(command) => Some(format!("--stdio {}", word(command))),
-        None => args.url.as_deref().map(|url| format!("--url {}", word(url))),
+        None => args
+            .url
+            .as_deref()
+            .map(|url| format!("--url {}", word(url))),
     }
 }
 

@@ -177,18 +177,23 @@ fn named(kind: &str, object: &serde_json::Map<String, Value>, depth: usize) -> S
     }
 }
 
-/// Members joined with ` | `, each once, at most [`UNION_MEMBERS`].
+/// Members joined with ` | `, each once, at most [`UNION_MEMBERS`] and
+/// as many as fit in [`TYPE_WIDTH`] whole, the rest as `…`.
 fn union(members: impl Iterator<Item = String>) -> String {
     let mut seen: Vec<String> = Vec::new();
+    let mut width = 0;
     let mut more = false;
     for member in members {
         if seen.contains(&member) {
             continue;
         }
-        if seen.len() == UNION_MEMBERS {
+        let grown = width + member.chars().count() + if seen.is_empty() { 0 } else { 3 };
+        // Room is kept for ` | …`.
+        if seen.len() == UNION_MEMBERS || (!seen.is_empty() && grown > TYPE_WIDTH - 4) {
             more = true;
             break;
         }
+        width = grown;
         seen.push(member);
     }
     if more {
@@ -465,4 +470,44 @@ fn render(rows: &[ToolRow], schema: bool, output: &Output) -> String {
         ]);
     }
     table.render(output)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn types_are_written_compactly_and_bounded() {
+        assert_eq!(type_of(&json!({"type": "string"})), "string");
+        assert_eq!(type_of(&json!(true)), "any");
+        assert_eq!(type_of(&json!({})), "any");
+        assert_eq!(type_of(&json!({"enum": ["a", 1, null]})), r#""a" | 1 | null"#);
+        assert_eq!(type_of(&json!({"const": 3})), "3");
+        assert_eq!(
+            type_of(&json!({"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "number"}]}})),
+            "(string | number)[]"
+        );
+        assert_eq!(type_of(&json!({"type": "array"})), "any[]");
+        assert_eq!(
+            type_of(&json!({"$ref": "#/$defs/Entity"})),
+            "Entity"
+        );
+        assert_eq!(
+            type_of(&json!({"type": "object", "properties": {"a": {}, "b": {}, "c": {}, "d": {}, "e": {}}})),
+            "{a, b, c, d, …}"
+        );
+        // Deep nesting stops; a long literal is cut; escapes stay visible.
+        let deep = json!({"type": "array", "items": {"type": "array", "items": {"type": "array",
+            "items": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}}}});
+        assert_eq!(type_of(&deep), "…[][][][]");
+        let long = type_of(&json!({"const": "x".repeat(100)}));
+        assert!(long.ends_with('…') && long.chars().count() == 24, "{long}");
+        assert_eq!(type_of(&json!({"type": "str\u{1b}[31m"})), "str\\x1b[31m");
+        let many: Vec<String> = (0..40).map(|n| format!("value-{n}")).collect();
+        let wide = type_of(&json!({"enum": many}));
+        assert!(wide.chars().count() <= TYPE_WIDTH, "{wide}");
+        assert!(wide.ends_with(" | …"), "{wide}");
+    }
 }
