@@ -386,6 +386,18 @@ pub(crate) enum Command {
         shell: clap_complete::Shell,
     },
 
+    /// The words that complete the end of LINE, one per line: what the
+    /// completion scripts ask for server ids, tools, prompts and resources
+    #[command(name = "__complete", hide = true)]
+    DynamicComplete {
+        /// The shell asking
+        #[arg(long, value_enum)]
+        shell: crate::completions::DynamicShell,
+        /// The command line up to the cursor, as one word
+        #[arg(last = true, value_name = "LINE")]
+        line: Vec<String>,
+    },
+
     /// Print the man page (roff) on stdout, or write mcpctl.1 and one page per command to --out DIR
     Man {
         /// Write `mcpctl.1` and `mcpctl-COMMAND.1` for every command into DIR

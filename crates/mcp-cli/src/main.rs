@@ -124,6 +124,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
     };
     match cli.command {
         Command::Completions { shell } => completions::completions(shell),
+        Command::DynamicComplete { shell, line } => completions::dynamic(shell, &line.join(" ")),
         Command::Man { out } => completions::man(out.as_deref()),
         Command::DemoServer => demo_server::run()
             .map(|()| Exit::Success)

@@ -175,7 +175,7 @@ fn table<'a>(
 /// `id`'s resource templates (MCP "Server/Resources" §Resource Templates),
 /// every page up to [`TEMPLATE_PAGES`]. A server that does not know the
 /// method has none; a repeated cursor ends the listing.
-async fn templates(
+pub(crate) async fn templates(
     runtime: &Runtime,
     id: &str,
 ) -> Result<Vec<mcp_proto::types::ResourceTemplate>, CliError> {

@@ -483,19 +483,23 @@ mod tests {
         assert_eq!(type_of(&json!({"type": "string"})), "string");
         assert_eq!(type_of(&json!(true)), "any");
         assert_eq!(type_of(&json!({})), "any");
-        assert_eq!(type_of(&json!({"enum": ["a", 1, null]})), r#""a" | 1 | null"#);
+        assert_eq!(
+            type_of(&json!({"enum": ["a", 1, null]})),
+            r#""a" | 1 | null"#
+        );
         assert_eq!(type_of(&json!({"const": 3})), "3");
         assert_eq!(
-            type_of(&json!({"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "number"}]}})),
+            type_of(
+                &json!({"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "number"}]}})
+            ),
             "(string | number)[]"
         );
         assert_eq!(type_of(&json!({"type": "array"})), "any[]");
+        assert_eq!(type_of(&json!({"$ref": "#/$defs/Entity"})), "Entity");
         assert_eq!(
-            type_of(&json!({"$ref": "#/$defs/Entity"})),
-            "Entity"
-        );
-        assert_eq!(
-            type_of(&json!({"type": "object", "properties": {"a": {}, "b": {}, "c": {}, "d": {}, "e": {}}})),
+            type_of(
+                &json!({"type": "object", "properties": {"a": {}, "b": {}, "c": {}, "d": {}, "e": {}}})
+            ),
             "{a, b, c, d, …}"
         );
         // Deep nesting stops; a long literal is cut; escapes stay visible.

@@ -114,7 +114,7 @@ fn a_broken_server_beside_working_ones() {
     let run = env.run(&["--config", config, "tools"]);
     assert!(
         run.stderr
-            .contains("not ready and its tools are not listed"),
+            .contains("2 servers are not ready and their tools are not listed:\n"),
         "{run:#?}"
     );
     // Each server left out says why on a line of its own.
