@@ -187,7 +187,11 @@ async fn call_through_daemon(
         .find(|t| t.tool.name == request.tool && t.served.is_some())
     else {
         let known: Vec<String> = listed.iter().map(|t| t.tool.name.clone()).collect();
-        return Err(unknown_tool_of(&known, server, &request.tool));
+        return Err(crate::suggest::unknown_tool_of(
+            &known,
+            server,
+            &request.tool,
+        ));
     };
     let calls = calls
         .resolve(&found.tool.input_schema.to_object().unwrap_or_default())
@@ -547,25 +551,7 @@ fn unknown_tool(runtime: &Runtime, server: &str, tool: &str) -> CliError {
         .catalog(server)
         .map(|catalog| catalog.tool_names().map(str::to_owned).collect())
         .unwrap_or_default();
-    unknown_tool_of(&known, server, tool)
-}
-
-/// The error for a tool `server` does not list; `known` is what it lists.
-pub(crate) fn unknown_tool_of(known: &[String], server: &str, tool: &str) -> CliError {
-    let hint = if known.is_empty() {
-        format!("server `{server}` lists no tools")
-    } else {
-        let guess = crate::suggest::closest(tool, known.iter().map(String::as_str))
-            .map_or_else(String::new, |name| {
-                format!("did you mean `{}`? ", line(name))
-            });
-        let known: Vec<_> = known.iter().map(|name| line(name)).collect();
-        format!("{guess}its tools: {}", known.join(", "))
-    };
-    CliError::usage(format!("server `{server}` has no tool `{}`", line(tool)))
-        .hint(hint)
-        .code("unknown_tool")
-        .server(server)
+    crate::suggest::unknown_tool_of(&known, server, tool)
 }
 
 /// The error for a call that produced no result, with its exit status:

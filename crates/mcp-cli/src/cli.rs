@@ -392,7 +392,7 @@ pub(crate) enum Command {
     DynamicComplete {
         /// The shell asking
         #[arg(long, value_enum)]
-        shell: crate::completions::DynamicShell,
+        shell: DynamicShell,
         /// The command line up to the cursor, as one word
         #[arg(last = true, value_name = "LINE")]
         line: Vec<String>,
@@ -757,4 +757,16 @@ pub(crate) enum Names {
     Model,
     /// `SERVER__TOOL`: each server's id and its own tool name.
     Plain,
+}
+
+/// The shells whose scripts ask `mcpctl __complete` for dynamic words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DynamicShell {
+    /// bash: the candidates replace the current word after its last `:`
+    /// or `=` (bash splits words there).
+    Bash,
+    /// zsh.
+    Zsh,
+    /// fish.
+    Fish,
 }

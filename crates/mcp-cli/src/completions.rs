@@ -165,18 +165,6 @@ fn places(command: &str) -> &'static [Kind] {
     }
 }
 
-/// The shells whose scripts ask `mcpctl __complete` for dynamic words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum DynamicShell {
-    /// bash: the candidates replace the current word after its last `:`
-    /// or `=` (bash splits words there).
-    Bash,
-    /// zsh.
-    Zsh,
-    /// fish.
-    Fish,
-}
-
 /// `mcpctl __complete --shell SHELL -- LINE`: the server ids, tools,
 /// prompts or resource URIs that fit the word under the cursor of `line`
 /// (the command line up to the cursor, as the shell has it), one per line;
@@ -185,15 +173,15 @@ pub(crate) enum DynamicShell {
 /// from the sources alone; the rest from connecting that one server, at
 /// most [`COMPLETION_WAIT`]. Nothing is asked, nothing printed on stderr,
 /// and a failure of any kind completes nothing.
-pub(crate) fn dynamic(shell: DynamicShell, line: &str) -> Result<Exit, CliError> {
+pub(crate) fn dynamic(shell: crate::cli::DynamicShell, line: &str) -> Result<Exit, CliError> {
     let Some(candidates) = dynamic_words(line) else {
         return Ok(Exit::Success);
     };
     let current = current_word(line).unwrap_or_default();
     // bash puts only what follows its last word break in the word.
     let cut = match shell {
-        DynamicShell::Bash => current.rfind([':', '=']).map_or(0, |at| at + 1),
-        DynamicShell::Zsh | DynamicShell::Fish => 0,
+        crate::cli::DynamicShell::Bash => current.rfind([':', '=']).map_or(0, |at| at + 1),
+        crate::cli::DynamicShell::Zsh | crate::cli::DynamicShell::Fish => 0,
     };
     let mut text = String::new();
     for candidate in candidates {
@@ -237,7 +225,7 @@ fn dynamic_words(line: &str) -> Option<Vec<String>> {
         .try_get_matches_from(&words)
         .ok()?;
     let (name, sub) = matches.subcommand()?;
-    let mut places = places(name).to_vec();
+    let places = places(name);
     let options = completion_sources(&matches, sub);
     let adhoc = crate::sources::adhoc_ids(&options.adhoc);
     // `call --stdio CMD TOOL`: the one ad-hoc server is the default.
@@ -258,7 +246,6 @@ fn dynamic_words(line: &str) -> Option<Vec<String>> {
         given = vec![server.to_owned(), String::new()];
     }
     let kind = *places.get(given.len())?;
-    places.clear();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

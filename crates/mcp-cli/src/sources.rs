@@ -314,7 +314,7 @@ pub(crate) fn adhoc_ids(args: &crate::cli::AdHocArgs) -> Vec<String> {
 /// left out: they may hold credentials.
 pub(crate) fn adhoc_flags(args: &crate::cli::AdHocArgs, id: &str) -> Option<String> {
     let index = adhoc_ids(args).iter().position(|known| known == id)?;
-    let word = |w: &str| crate::output::line(&crate::trust_cmd::shell_word(w)).into_owned();
+    let word = |w: &str| crate::output::line(&crate::output::shell_word(w)).into_owned();
     match args.stdio.get(index) {
         Some(command) => Some(format!("--stdio {}", word(command))),
         None => args

@@ -337,7 +337,7 @@ fn one_tool(
         .filter(|row| row.server == server && row.name == tool)
         .collect();
     if rows.is_empty() {
-        return Err(crate::call::unknown_tool_of(&known, server, tool));
+        return Err(crate::suggest::unknown_tool_of(&known, server, tool));
     }
     Ok(rows)
 }
@@ -346,7 +346,7 @@ fn one_tool(
 /// server given on the command line, with the flags that give it
 /// ([`crate::sources::adhoc_flags`]).
 pub(crate) fn schema_command(server: &str, tool: &str, flags: Option<&str>) -> String {
-    let word = |w: &str| line(&crate::trust_cmd::shell_word(w)).into_owned();
+    let word = |w: &str| line(&crate::output::shell_word(w)).into_owned();
     let flags = flags.map_or_else(String::new, |flags| format!("{flags} "));
     format!(
         "`mcpctl tools {flags}{} {} --schema`",

@@ -205,15 +205,13 @@ fn bash_completes_servers_tools_and_resource_uris() {
     // bash's own completion variables, as readline sets them for the
     // line, and the function `complete -p` says is registered.
     let complete = |line: &str| -> Vec<String> {
-        let program = format!(
-            r#"source "$1"; COMP_LINE="$2"; COMP_POINT=${{#COMP_LINE}}
-set -- $(complete -p mcpctl); fn="${{@: -2:1}}"
+        let program = r#"source "$1"; COMP_LINE="$2"; COMP_POINT=${#COMP_LINE}
+set -- $(complete -p mcpctl); fn="${@: -2:1}"
 read -ra COMP_WORDS <<< "$COMP_LINE"
 [[ "$COMP_LINE" == *" " ]] && COMP_WORDS+=("")
-COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 ))
-"$fn" mcpctl "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD-1]}}"
-printf '%s\n' "${{COMPREPLY[@]}}""#
-        );
+COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
+"$fn" mcpctl "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+printf '%s\n' "${COMPREPLY[@]}""#;
         let out = shell_command(&env, &bash)
             .arg("-c")
             .arg(program)
