@@ -46,7 +46,7 @@ _mcpctl_dynamic() {
     local cur="${COMP_WORDS[COMP_CWORD]}"
     if [[ "$cur" != -* ]]; then
         local found
-        found="$(command mcpctl __complete --shell bash -- "${COMP_LINE:0:COMP_POINT}" 2>/dev/null)"
+        found="$(MCPCTL_COMPLETE_LINE="${COMP_LINE:0:COMP_POINT}" command mcpctl __complete --shell bash 2>/dev/null)"
         if [[ -n "$found" ]]; then
             local IFS=$'
 '
@@ -69,7 +69,7 @@ fi
 const ZSH_HOOK: &str = r#"
 _mcpctl() {
     local -a found
-    found=("${(@f)$(command mcpctl __complete --shell zsh -- "${(j: :)words[1,CURRENT]}" 2>/dev/null)}")
+    found=("${(@f)$(MCPCTL_COMPLETE_LINE="${(j: :)words[1,CURRENT]}" command mcpctl __complete --shell zsh 2>/dev/null)}")
     if [[ -n "${found[1]}" ]]; then
         compadd -- "${found[@]}"
         return 0
@@ -93,7 +93,7 @@ fn zsh_with_hook(script: &str) -> String {
 /// offers its words beside the static ones.
 const FISH_HOOK: &str = r#"
 function __mcpctl_dynamic
-    command mcpctl __complete --shell fish -- (commandline -cp) 2>/dev/null
+    MCPCTL_COMPLETE_LINE=(commandline -cp) command mcpctl __complete --shell fish 2>/dev/null
 end
 complete -c mcpctl -f -a '(__mcpctl_dynamic)'
 "#;
@@ -131,6 +131,9 @@ fn write_stdout(bytes: &[u8]) -> Result<Exit, CliError> {
     }
 }
 
+/// The variable the completion scripts pass the line being completed in.
+pub(crate) const LINE_ENV: &str = "MCPCTL_COMPLETE_LINE";
+
 /// How long completion waits for a server to list its tools, prompts or
 /// resources, unless the line being completed has `--timeout`: a shell
 /// waits on it.
@@ -165,7 +168,10 @@ fn places(command: &str) -> &'static [Kind] {
     }
 }
 
-/// `mcpctl __complete --shell SHELL -- LINE`: the server ids, tools,
+/// `mcpctl __complete --shell SHELL` with the line in
+/// `$MCPCTL_COMPLETE_LINE` (an environment variable rather than an
+/// argument, so that a `--header` or `--bearer-env` on the line is not in
+/// the process list), or `-- LINE`: the server ids, tools,
 /// prompts or resource URIs that fit the word under the cursor of `line`
 /// (the command line up to the cursor, as the shell has it), one per line;
 /// nothing when the word is a flag, a flag's value, or a place that names
@@ -339,8 +345,10 @@ fn completion_sources(top: &clap::ArgMatches, sub: &clap::ArgMatches) -> SourceO
             .flatten()
             .cloned(),
     };
+    // A flag after the command is seen at both levels: each file once.
     let mut configs = paths("configs");
-    configs.dedup();
+    let mut seen = std::collections::HashSet::new();
+    configs.retain(|path| seen.insert(path.clone()));
     SourceOptions {
         configs,
         project: paths("project").pop(),

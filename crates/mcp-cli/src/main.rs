@@ -124,7 +124,14 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
     };
     match cli.command {
         Command::Completions { shell } => completions::completions(shell),
-        Command::DynamicComplete { shell, line } => completions::dynamic(shell, &line.join(" ")),
+        Command::DynamicComplete { shell, line } => {
+            // The scripts pass the line in the environment, out of `ps`.
+            let line = std::env::var(completions::LINE_ENV)
+                .ok()
+                .filter(|from_env| !from_env.is_empty())
+                .unwrap_or_else(|| line.join(" "));
+            completions::dynamic(shell, &line)
+        }
         Command::Man { out } => completions::man(out.as_deref()),
         Command::DemoServer => demo_server::run()
             .map(|()| Exit::Success)
