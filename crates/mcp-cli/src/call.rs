@@ -190,6 +190,7 @@ async fn call_through_daemon(
         return Err(crate::suggest::unknown_tool_of(
             &known,
             server,
+            None,
             &request.tool,
         ));
     };
@@ -551,7 +552,8 @@ fn unknown_tool(runtime: &Runtime, server: &str, tool: &str) -> CliError {
         .catalog(server)
         .map(|catalog| catalog.tool_names().map(str::to_owned).collect())
         .unwrap_or_default();
-    crate::suggest::unknown_tool_of(&known, server, tool)
+    let source = runtime.manager.source(server);
+    crate::suggest::unknown_tool_of(&known, server, source.as_ref(), tool)
 }
 
 /// The error for a call that produced no result, with its exit status:
@@ -576,8 +578,13 @@ fn failure_error(
     };
     match failure {
         CallFailure::InvalidArguments(invalid) => {
+            let of = if flags.is_some() {
+                format!("the `{}` server", adhoc_flag(server))
+            } else {
+                format!("`{server}`")
+            };
             let mut message =
-                format!("invalid arguments for tool `{tool}` of `{server}`; nothing was sent:");
+                format!("invalid arguments for tool `{tool}` of {of}; nothing was sent:");
             for problem in &invalid.problems {
                 let path = if problem.path.is_empty() {
                     "(arguments)"
@@ -786,8 +793,8 @@ pub(crate) fn target(
         if !named {
             if is_argument(&server) {
                 return Err(CliError::usage(format!(
-                    "which tool of the server {}? `{}` is an argument",
-                    adhoc_name(id),
+                    "which tool of the `{}` server? `{}` is an argument",
+                    adhoc_flag(id),
                     line(&server)
                 ))
                 .hint("`mcpctl call --stdio 'CMD' TOOL [ARGS]`; `mcpctl tools --stdio 'CMD'` lists its tools")
@@ -823,12 +830,12 @@ pub(crate) fn target(
     }
 }
 
-/// How errors name a server given on the command line: by its flag.
-fn adhoc_name(id: &str) -> &'static str {
-    if id == "url" {
-        "of --url"
+/// The flag that gives the command-line server `id`.
+fn adhoc_flag(id: &str) -> &'static str {
+    if id.starts_with("url") {
+        "--url"
     } else {
-        "of --stdio"
+        "--stdio"
     }
 }
 

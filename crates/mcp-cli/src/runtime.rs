@@ -389,7 +389,8 @@ pub(crate) fn server_failure(
 /// A server's error as a CLI error: code, message and the key to change.
 pub(crate) fn server_error(id: &str, error: &ServerError, source: Option<&SourceMeta>) -> CliError {
     let message = format!(
-        "server `{id}`: {} [{}]{}",
+        "{}: {} [{}]{}",
+        crate::sources::server_name(id, source),
         crate::output::line(&error.message),
         error.code,
         crate::output::cause_lines(error.cause.as_deref(), "  ")

@@ -324,6 +324,25 @@ pub(crate) fn adhoc_flags(args: &crate::cli::AdHocArgs, id: &str) -> Option<Stri
     }
 }
 
+/// How a message names server `id` from `source`: `server `id`` for one
+/// from a file, `the `--stdio` server` (or `--url`) for one typed on the
+/// command line, which the person knows by its flag rather than its id.
+pub(crate) fn server_name(id: &str, source: Option<&SourceMeta>) -> String {
+    if source.is_none_or(|s| s.provider_label != COMMAND_LINE) {
+        return format!("server `{id}`");
+    }
+    let flag = if id.starts_with("url") {
+        "--url"
+    } else {
+        "--stdio"
+    };
+    if id == "stdio" || id == "url" {
+        format!("the `{flag}` server")
+    } else {
+        format!("the `{flag}` server `{id}`")
+    }
+}
+
 /// The display name of the servers given on the command line.
 pub(crate) const COMMAND_LINE: &str = "command line";
 

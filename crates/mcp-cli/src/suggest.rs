@@ -22,10 +22,17 @@ pub(crate) fn closest<'a>(
         .map(|(candidate, _)| candidate)
 }
 
-/// The error for a tool `server` does not list; `known` is what it lists.
-pub(crate) fn unknown_tool_of(known: &[String], server: &str, tool: &str) -> crate::exit::CliError {
+/// The error for a tool `server` (from `source`) does not list; `known`
+/// is what it lists.
+pub(crate) fn unknown_tool_of(
+    known: &[String],
+    server: &str,
+    source: Option<&mcp_config::SourceMeta>,
+    tool: &str,
+) -> crate::exit::CliError {
+    let name = crate::sources::server_name(server, source);
     let hint = if known.is_empty() {
-        format!("server `{server}` lists no tools")
+        format!("{name} lists no tools")
     } else {
         let guess = closest(tool, known.iter().map(String::as_str))
             .map_or_else(String::new, |name| {
@@ -35,7 +42,7 @@ pub(crate) fn unknown_tool_of(known: &[String], server: &str, tool: &str) -> cra
         format!("{guess}its tools: {}", known.join(", "))
     };
     crate::exit::CliError::usage(format!(
-        "server `{server}` has no tool `{}`",
+        "{name} has no tool `{}`",
         crate::output::line(tool)
     ))
     .hint(hint)

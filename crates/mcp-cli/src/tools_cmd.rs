@@ -293,7 +293,7 @@ fn through_daemon(
     for (_, text) in unusable {
         eprintln!("mcpctl: note: {}; a model cannot call it", line(text));
     }
-    let rows = match one_tool(rows, only, tool) {
+    let rows = match one_tool(rows, only, None, tool) {
         Ok(rows) => rows,
         Err(error) => return Some(Err(error)),
     };
@@ -322,6 +322,7 @@ fn row(server: &str, tool: &mcp_proto::types::Tool, model_name: Option<String>) 
 fn one_tool(
     rows: Vec<ToolRow>,
     server: Option<&str>,
+    source: Option<&mcp_config::SourceMeta>,
     tool: Option<&str>,
 ) -> Result<Vec<ToolRow>, CliError> {
     let (Some(server), Some(tool)) = (server, tool) else {
@@ -337,7 +338,9 @@ fn one_tool(
         .filter(|row| row.server == server && row.name == tool)
         .collect();
     if rows.is_empty() {
-        return Err(crate::suggest::unknown_tool_of(&known, server, tool));
+        return Err(crate::suggest::unknown_tool_of(
+            &known, server, source, tool,
+        ));
     }
     Ok(rows)
 }
@@ -422,7 +425,8 @@ fn list(
             failure.error.code
         );
     }
-    let rows = one_tool(rows, only, tool)?;
+    let source = only.and_then(|id| runtime.manager.source(id));
+    let rows = one_tool(rows, only, source.as_ref(), tool)?;
     print(&rows, schema, output)?;
     Ok(ready.exit(allow_failures))
 }

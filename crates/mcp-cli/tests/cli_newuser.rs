@@ -249,6 +249,15 @@ fn an_adhoc_server_is_calls_default_and_its_errors_speak_of_the_flag() {
     let run = env.run(&["call", "--stdio", &stdio, "stdio.get-sum", "a=1", "b=3"]);
     assert_eq!(run.code, 0, "{run:#?}");
     assert_eq!(run.stdout, "The sum of 1 and 3 is 4.\n");
+    // Errors name the server by its flag, not by the id it was given.
+    let run = env.run(&["call", "--stdio", &stdio, "get-summ"]);
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(
+        run.stderr
+            .contains("the `--stdio` server has no tool `get-summ`"),
+        "{run:#?}"
+    );
+    assert!(run.stderr.contains("did you mean `get-sum`?"), "{run:#?}");
     // A hint names the flags that reach the server again.
     let run = env.run(&["call", "--stdio", &stdio, "get-sum", "a=x", "b=2"]);
     assert_eq!(run.code, 2, "{run:#?}");
