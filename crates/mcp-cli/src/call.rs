@@ -13,7 +13,9 @@
 //! now; a tool no longer offered ends the batch with `unknown_tool` (2).
 //!
 //! Output: text blocks as text, images and audio as a note with their type
-//! and size, other blocks and `structuredContent` as JSON. A server's text
+//! and size (saved to files with `--save DIR`), other blocks and
+//! `structuredContent` as JSON; structured content that the text blocks
+//! merely repeat is printed once, as the JSON. A server's text
 //! never reaches the terminal raw: line breaks and tabs are kept, every
 //! other control character (escape sequences, carriage returns,
 //! backspaces, C1 controls, bidirectional overrides) is shown escaped,
@@ -73,6 +75,11 @@ pub(crate) struct CallRequest {
     /// Whether the background gateway may make the calls (no
     /// `--no-daemon`).
     pub(crate) daemon: bool,
+    /// The flag that gives the server when it is one given on the command
+    /// line (`--stdio 'CMD'`), for hints that name a command.
+    pub(crate) flags: Option<String>,
+    /// `--save DIR` (and `--force`): where binary blocks are written.
+    pub(crate) save: Option<crate::save::Save>,
 }
 
 /// `mcpctl call`.
@@ -151,7 +158,9 @@ async fn call_all(
                 .and_then(|t| t.input_schema.to_object())
         })
         .unwrap_or_default();
-    let calls = calls.resolve(&schema).map_err(|e| e.server(server))?;
+    let calls = calls
+        .resolve(&schema)
+        .map_err(|e| schema_hint(e, request))?;
     let caller = Caller::Direct {
         runtime,
         session: &session,
@@ -178,13 +187,33 @@ async fn call_through_daemon(
         .find(|t| t.tool.name == request.tool && t.served.is_some())
     else {
         let known: Vec<String> = listed.iter().map(|t| t.tool.name.clone()).collect();
-        return Err(unknown_tool_of(&known, server, &request.tool));
+        return Err(crate::suggest::unknown_tool_of(
+            &known,
+            server,
+            None,
+            &request.tool,
+        ));
     };
     let calls = calls
         .resolve(&found.tool.input_schema.to_object().unwrap_or_default())
-        .map_err(|e| e.server(server))?;
+        .map_err(|e| schema_hint(e, request))?;
     let caller = Caller::Daemon(daemon);
     call_each(&caller, request, calls, preset(request.preset), output).await
+}
+
+/// An argument that does not fit the tool's schema: the error, for
+/// `server`, with the command that shows the schema.
+fn schema_hint(error: CliError, request: &CallRequest) -> CliError {
+    let (server, tool) = (request.server.as_str(), request.tool.as_str());
+    let error = error.server(server);
+    if error.hint.is_some() {
+        error.hint(format!(
+            "{} shows its input schema",
+            crate::tools_cmd::schema_command(server, tool, request.flags.as_deref())
+        ))
+    } else {
+        error
+    }
 }
 
 /// Who makes the calls: this run's own session, or the background gateway.
@@ -255,14 +284,24 @@ async fn call_each(
                         Exit::Success
                     },
                 );
+                let number = many.then_some(index + 1);
+                let saved = match &request.save {
+                    Some(save) => save
+                        .blocks(&request.tool, number, &result.content)
+                        .map_err(|e| e.server(server))?,
+                    None => Vec::new(),
+                };
                 if output.json {
                     results.push(result_json(result));
+                    for path in saved.iter().flatten() {
+                        eprintln!("mcpctl: saved {}", path.display());
+                    }
                 } else {
-                    print_result(result, output, many.then_some(index + 1))?;
+                    print_result(result, output, number, &saved)?;
                 }
             }
             _ => {
-                let error = failure_error(&outcome, server, &request.tool, preset).server(server);
+                let error = failure_error(&outcome, request, preset).server(server);
                 exit = worse(exit, error.exit);
                 if output.json {
                     results.push(error.to_json());
@@ -513,25 +552,8 @@ fn unknown_tool(runtime: &Runtime, server: &str, tool: &str) -> CliError {
         .catalog(server)
         .map(|catalog| catalog.tool_names().map(str::to_owned).collect())
         .unwrap_or_default();
-    unknown_tool_of(&known, server, tool)
-}
-
-/// The error for a tool `server` does not list; `known` is what it lists.
-fn unknown_tool_of(known: &[String], server: &str, tool: &str) -> CliError {
-    let hint = if known.is_empty() {
-        format!("server `{server}` lists no tools")
-    } else {
-        let guess = crate::suggest::closest(tool, known.iter().map(String::as_str))
-            .map_or_else(String::new, |name| {
-                format!("did you mean `{}`? ", line(name))
-            });
-        let known: Vec<_> = known.iter().map(|name| line(name)).collect();
-        format!("{guess}its tools: {}", known.join(", "))
-    };
-    CliError::usage(format!("server `{server}` has no tool `{}`", line(tool)))
-        .hint(hint)
-        .code("unknown_tool")
-        .server(server)
+    let source = runtime.manager.source(server);
+    crate::suggest::unknown_tool_of(&known, server, source.as_ref(), tool)
 }
 
 /// The error for a call that produced no result, with its exit status:
@@ -540,10 +562,11 @@ fn unknown_tool_of(known: &[String], server: &str, tool: &str) -> CliError {
 /// refused it), an interruption 130, anything on the way 3.
 fn failure_error(
     outcome: &ToolOutcome,
-    server: &str,
-    tool: &str,
+    request: &CallRequest,
     preset: PermissionPreset,
 ) -> CliError {
+    let (server, tool) = (request.server.as_str(), request.tool.as_str());
+    let flags = request.flags.as_deref();
     let failure = match outcome {
         ToolOutcome::Failed { failure, .. } => failure,
         ToolOutcome::Cancelled => {
@@ -555,8 +578,13 @@ fn failure_error(
     };
     match failure {
         CallFailure::InvalidArguments(invalid) => {
+            let of = if flags.is_some() {
+                format!("the `{}` server", adhoc_flag(server))
+            } else {
+                format!("`{server}`")
+            };
             let mut message =
-                format!("invalid arguments for tool `{tool}` of `{server}`; nothing was sent:");
+                format!("invalid arguments for tool `{tool}` of {of}; nothing was sent:");
             for problem in &invalid.problems {
                 let path = if problem.path.is_empty() {
                     "(arguments)"
@@ -574,7 +602,8 @@ fn failure_error(
             }
             CliError::usage(message)
                 .hint(format!(
-                    "`mcpctl --json tools {server}` shows the input schema"
+                    "{} shows its input schema",
+                    crate::tools_cmd::schema_command(server, tool, flags)
                 ))
                 .code("invalid_arguments")
         }
@@ -637,28 +666,54 @@ fn result_json(result: &ToolResult) -> Value {
 
 /// Prints a result for people: text as text (control characters but line
 /// breaks and tabs escaped), binary blocks as notes, the rest as JSON.
+/// `saved` holds, by block index, the file `--save` wrote a binary block
+/// to.
 fn print_result(
     result: &ToolResult,
     output: &Output,
     number: Option<usize>,
+    saved: &[Option<std::path::PathBuf>],
 ) -> Result<(), CliError> {
     let mut text = String::new();
     if let Some(number) = number {
         text.push_str(&output.paint(Paint::Dim, &format!("# call {number}")));
         text.push('\n');
     }
-    for block in &result.content {
-        let line = match block {
-            ContentBlock::Text(t) => output::block(&t.text).into_owned(),
-            ContentBlock::Image(image) => output.paint(
-                Paint::Dim,
-                &format!("[image: {}, {}]", line(&image.mime_type), size(&image.data)),
-            ),
-            ContentBlock::Audio(audio) => output.paint(
-                Paint::Dim,
-                &format!("[audio: {}, {}]", line(&audio.mime_type), size(&audio.data)),
-            ),
-            other => output::to_json(other).unwrap_or_default(),
+    // Structured content the text blocks merely repeat (MCP "Tools /
+    // Structured Content": a server SHOULD also send it serialized as
+    // text) is printed once, as the JSON.
+    let repeated = result
+        .structured_content
+        .as_ref()
+        .is_some_and(|structured| text_repeats(&result.content, structured));
+    let mut unsaved = false;
+    for (index, block) in result.content.iter().enumerate().filter(|_| !repeated) {
+        let kind = match block {
+            ContentBlock::Image(_) => "image",
+            ContentBlock::Audio(_) => "audio",
+            _ => "blob",
+        };
+        let line = match (block, crate::save::binary(block)) {
+            (ContentBlock::Text(t), _) => output::block(&t.text).into_owned(),
+            (_, Some((mime, data))) => {
+                let place = match saved.get(index).and_then(Option::as_ref) {
+                    Some(path) => format!(", saved to {}", line(&path.display().to_string())),
+                    None => {
+                        unsaved = true;
+                        String::new()
+                    }
+                };
+                let mime = if mime.is_empty() {
+                    "no MIME type"
+                } else {
+                    mime
+                };
+                output.paint(
+                    Paint::Dim,
+                    &format!("[{kind}: {}, {}{place}]", line(mime), size(data)),
+                )
+            }
+            (other, None) => output::to_json(other).unwrap_or_default(),
         };
         text.push_str(&line);
         if !line.ends_with('\n') {
@@ -666,14 +721,22 @@ fn print_result(
         }
     }
     if let Some(structured) = &result.structured_content {
-        text.push_str(&output.paint(Paint::Dim, "structured content:"));
-        text.push('\n');
+        if !repeated && !result.content.is_empty() {
+            text.push_str(&output.paint(Paint::Dim, "structured content:"));
+            text.push('\n');
+        }
         text.push_str(&output::to_json(structured).unwrap_or_default());
         text.push('\n');
     }
     output
         .text(&text)
         .map_err(|e| CliError::usage(format!("cannot write to stdout: {e}")))?;
+    if unsaved {
+        eprintln!(
+            "mcpctl: {}",
+            output.paint_err(Paint::Dim, "--save DIR writes the binary contents to files")
+        );
+    }
     if result.is_error {
         eprintln!(
             "mcpctl: {} the tool reported an error",
@@ -681,6 +744,20 @@ fn print_result(
         );
     }
     Ok(())
+}
+
+/// Whether `content` is only text that says what `structured` says: one
+/// text block (or several, joined) holding the same JSON value.
+fn text_repeats(content: &[ContentBlock], structured: &Value) -> bool {
+    let mut joined = String::new();
+    for block in content {
+        match block {
+            ContentBlock::Text(text) => joined.push_str(&text.text),
+            _ => return false,
+        }
+    }
+    !content.is_empty()
+        && serde_json::from_str::<Value>(joined.trim()).is_ok_and(|value| &value == structured)
 }
 
 /// The decoded size of base64 data, for people.
@@ -697,13 +774,39 @@ fn size(base64: &str) -> String {
 /// `SERVER TOOL ARGS...` or `SERVER.TOOL ARGS...`: the target and the
 /// arguments. `SERVER.TOOL` is read when the word after it is missing or
 /// is an argument (`-`, JSON, `key=value`); the id is cut at its first dot.
+/// With `default` (the one server given on the command line, `--stdio` or
+/// `--url`), `TOOL ARGS...` alone calls that server's tool; naming it
+/// (`stdio get-sum`, `stdio.get-sum`) works too.
 pub(crate) fn target(
     server: String,
     tool: Option<String>,
     mut arguments: Vec<String>,
+    default: Option<&str>,
 ) -> Result<(String, String, Vec<String>), CliError> {
     let is_argument =
         |word: &str| word == "-" || word.trim_start().starts_with(['{', '[']) || word.contains('=');
+    if let Some(id) = default {
+        let named = server == id
+            || server
+                .strip_prefix(id)
+                .is_some_and(|rest| rest.starts_with('.'));
+        if !named {
+            if is_argument(&server) {
+                return Err(CliError::usage(format!(
+                    "which tool of the `{}` server? `{}` is an argument",
+                    adhoc_flag(id),
+                    line(&server)
+                ))
+                .hint("`mcpctl call --stdio 'CMD' TOOL [ARGS]`; `mcpctl tools --stdio 'CMD'` lists its tools")
+                .code("invalid_arguments")
+                .server(id));
+            }
+            if let Some(first) = tool {
+                arguments.insert(0, first);
+            }
+            return Ok((id.to_owned(), server, arguments));
+        }
+    }
     match tool {
         Some(tool) if !is_argument(&tool) => Ok((server, tool, arguments)),
         tool => {
@@ -724,6 +827,15 @@ pub(crate) fn target(
             }
             Ok((id.to_owned(), name.to_owned(), arguments))
         }
+    }
+}
+
+/// The flag that gives the command-line server `id`.
+fn adhoc_flag(id: &str) -> &'static str {
+    if id.starts_with("url") {
+        "--url"
+    } else {
+        "--stdio"
     }
 }
 

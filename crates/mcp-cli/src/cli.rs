@@ -1,6 +1,7 @@
 //! The command line: global options and one subcommand per task, each explained in one help line.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{ArgAction, ArgGroup, Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
@@ -76,6 +77,24 @@ pub(crate) struct GlobalArgs {
     /// Log to stderr: -v info, -vv debug, -vvv trace
     #[arg(short, long, action = ArgAction::Count, global = true)]
     pub(crate) verbose: u8,
+
+    /// Wait at most SECS for each server to start and for each request (a call, a read), over every server's own `timeout` [default: the server's `timeout`, else 10 s to start]
+    #[arg(long, value_name = "SECS", global = true, value_parser = parse_seconds)]
+    pub(crate) timeout: Option<Duration>,
+}
+
+/// `--timeout SECS`: a positive number of seconds, fractions allowed.
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !seconds.is_finite() || seconds <= 0.0 || seconds > 86_400.0 * 365.0 {
+        return Err(format!(
+            "`{text}`: give a number of seconds above 0 (e.g. 2 or 0.5)"
+        ));
+    }
+    Ok(Duration::from_secs_f64(seconds))
 }
 
 /// Servers given on the command line instead of in a file, beside the
@@ -134,12 +153,14 @@ pub(crate) enum Command {
 
     /// List the tools of ready servers (all, or SERVER's): model name, raw name, description (exit 3 if a server failed)
     Tools {
-        /// Only this server's tools
+        /// Only this server's tools (`SERVER.TOOL`: only that tool)
         server: Option<String>,
+        /// Only this tool of SERVER (its raw name, as the table shows it)
+        tool: Option<String>,
         /// Exit 0 even when a configured server failed
         #[arg(long)]
         allow_failures: bool,
-        /// Print each tool's whole input schema
+        /// Print each tool's whole input schema (`tools SERVER TOOL --schema`: one tool's)
         #[arg(long)]
         schema: bool,
         /// Connect this command's own servers even when a background gateway (`serve --daemon`) serves them
@@ -156,11 +177,17 @@ pub(crate) enum Command {
         /// The tool's raw name (as `mcpctl tools` shows it)
         tool: Option<String>,
         /// key=value pairs (typed by the tool's schema; key=@FILE reads a file) for one call, or JSON objects, one call each; `-` reads JSON from stdin [default: {}]
-        #[arg(value_name = "ARGS", allow_hyphen_values = true)]
+        #[arg(value_name = "ARGS")]
         arguments: Vec<String>,
         /// Connect this command's own server even when a background gateway (`serve --daemon`) serves it
         #[arg(long)]
         no_daemon: bool,
+        /// Write the result's images, audio and blobs into DIR (TOOL-INDEX.EXT, INDEX the block's place in the content)
+        #[arg(long, value_name = "DIR")]
+        save: Option<PathBuf>,
+        /// With --save, replace files that exist
+        #[arg(long, requires = "save")]
+        force: bool,
         #[command(flatten)]
         adhoc: AdHocArgs,
     },
@@ -243,7 +270,7 @@ pub(crate) enum Command {
         /// The argument (or template variable) to complete
         argument: String,
         /// What is typed so far [default: nothing]
-        #[arg(default_value = "")]
+        #[arg(default_value = "", hide_default_value = true)]
         prefix: String,
         /// Arguments already chosen, key=value, for servers whose values depend on them
         #[arg(long = "with", value_name = "KEY=VALUE")]
@@ -294,9 +321,6 @@ pub(crate) enum Command {
     Login {
         /// The server's id
         server: String,
-        /// How long to wait for the browser to come back, in seconds
-        #[arg(long, value_name = "SECS", default_value_t = 300)]
-        timeout: u64,
     },
 
     /// Forget the OAuth tokens stored for an HTTP server
@@ -362,6 +386,18 @@ pub(crate) enum Command {
         shell: clap_complete::Shell,
     },
 
+    /// The words that complete the end of LINE, one per line: what the
+    /// completion scripts ask for server ids, tools, prompts and resources
+    #[command(name = "__complete", hide = true)]
+    DynamicComplete {
+        /// The shell asking
+        #[arg(long, value_enum)]
+        shell: DynamicShell,
+        /// The command line up to the cursor, as one word
+        #[arg(last = true, value_name = "LINE")]
+        line: Vec<String>,
+    },
+
     /// Print the man page (roff) on stdout, or write mcpctl.1 and one page per command to --out DIR
     Man {
         /// Write `mcpctl.1` and `mcpctl-COMMAND.1` for every command into DIR
@@ -418,7 +454,87 @@ fn uses_global(command: &str, id: &str) -> bool {
             "ui" | "serve" | "demo-server" | "completions" | "man"
         ),
         "verbose" => !matches!(command, "completions" | "man"),
+        "timeout" => CONNECTS.contains(&command) || matches!(command, "add" | "login"),
         _ => true,
+    }
+}
+
+/// The commands that connect servers, whose waits `--timeout` bounds.
+const CONNECTS: &[&str] = &[
+    "servers",
+    "tools",
+    "call",
+    "resources",
+    "read",
+    "skills",
+    "skill",
+    "prompts",
+    "prompt",
+    "complete",
+    "retry",
+    "watch",
+    "trust",
+    "ui",
+    "serve",
+];
+
+/// One example per command, shown at the end of its `--help` and man page.
+const EXAMPLES: &[(&str, &str)] = &[
+    ("servers", "mcpctl servers --timeout 5"),
+    ("sources", "mcpctl sources --no-host-configs"),
+    ("import", "mcpctl import claude-code"),
+    ("tools", "mcpctl tools demo echo --schema"),
+    ("call", "mcpctl call demo echo text='hello there'"),
+    ("resources", "mcpctl resources demo"),
+    ("skills", "mcpctl skills demo"),
+    ("skill", "mcpctl skill docs skill://docs/review/SKILL.md"),
+    ("read", "mcpctl read demo demo://about"),
+    ("prompts", "mcpctl prompts demo"),
+    ("prompt", "mcpctl prompt demo try_tool tool=echo"),
+    (
+        "complete",
+        "mcpctl complete demo 'demo://greeting/{name}' name A",
+    ),
+    (
+        "add",
+        "mcpctl add everything -- npx -y @modelcontextprotocol/server-everything",
+    ),
+    ("remove", "mcpctl remove everything"),
+    ("enable", "mcpctl enable everything"),
+    ("disable", "mcpctl disable everything"),
+    ("retry", "mcpctl retry everything"),
+    ("watch", "mcpctl watch --follow"),
+    ("login", "mcpctl login linear"),
+    ("logout", "mcpctl logout linear"),
+    ("trust", "mcpctl trust project-db"),
+    ("untrust", "mcpctl untrust project-db"),
+    ("ui", "mcpctl ui --open"),
+    ("serve", "mcpctl serve --http --port 8931"),
+    ("demo-server", "mcpctl demo-server < requests.jsonl"),
+    ("completions", "mcpctl completions zsh > ~/.zfunc/_mcpctl"),
+    ("man", "mcpctl man --out ~/.local/share/man/man1"),
+];
+
+/// `command`'s example, as the end of its help.
+fn example(command: &str) -> Option<String> {
+    EXAMPLES
+        .iter()
+        .find(|(name, _)| *name == command)
+        .map(|(_, example)| format!("Example:\n  {example}"))
+}
+
+/// The help of a global flag that means something of its own for
+/// `command` (`--timeout` is what `add` stores, and how long `login` waits
+/// for the browser); `None` for the flag's own help.
+fn own_help(command: &str, id: &str) -> Option<&'static str> {
+    match (command, id) {
+        ("add", "timeout") => Some(
+            "How long the server may take to start, in seconds: stored as its `timeout` [default: 10]",
+        ),
+        ("login", "timeout") => {
+            Some("How long to wait for the browser to come back, in seconds [default: 300]")
+        }
+        _ => None,
     }
 }
 
@@ -467,11 +583,29 @@ fn per_command_globals(shape: Shape) -> clap::Command {
         .collect();
     names.iter().fold(top, |top, name| {
         top.mut_subcommand(name, |sub| {
+            let sub = match example(name) {
+                Some(example) => sub.after_help(example),
+                None => sub,
+            };
             globals.iter().fold(sub, |sub, arg| {
-                match (shape, uses_global(name, arg.get_id().as_str())) {
+                let id = arg.get_id().as_str();
+                let help = own_help(name, id);
+                match (shape, uses_global(name, id)) {
                     (Shape::Parse, false) => sub.arg(arg.clone().hide(true)),
-                    (Shape::Docs, true) => sub.arg(arg.clone().global(false)),
-                    (Shape::Parse, true) | (Shape::Docs, false) => sub,
+                    // A copy of the same id and type, so the value still
+                    // reaches the global field, with this command's words.
+                    (Shape::Parse, true) => match help {
+                        Some(help) => sub.arg(arg.clone().help(help)),
+                        None => sub,
+                    },
+                    (Shape::Docs, true) => {
+                        let arg = arg.clone().global(false);
+                        sub.arg(match help {
+                            Some(help) => arg.help(help),
+                            None => arg,
+                        })
+                    }
+                    (Shape::Docs, false) => sub,
                 }
             })
         })
@@ -623,4 +757,16 @@ pub(crate) enum Names {
     Model,
     /// `SERVER__TOOL`: each server's id and its own tool name.
     Plain,
+}
+
+/// The shells whose scripts ask `mcpctl __complete` for dynamic words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DynamicShell {
+    /// bash: the candidates replace the current word after its last `:`
+    /// or `=` (bash splits words there).
+    Bash,
+    /// zsh.
+    Zsh,
+    /// fish.
+    Fish,
 }

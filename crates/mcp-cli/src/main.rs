@@ -31,6 +31,7 @@ mod ready;
 mod resources_cmd;
 mod retry;
 mod runtime;
+mod save;
 mod serve_cmd;
 mod serve_daemon;
 mod serve_http;
@@ -120,14 +121,23 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
                 | Command::Retry { .. }
         ),
         no_host_configs: global.no_host_configs,
+        timeout: global.timeout,
     };
     match cli.command {
         Command::Completions { shell } => completions::completions(shell),
+        Command::DynamicComplete { shell, line } => {
+            // The scripts pass the line in the environment, out of `ps`.
+            let line = std::env::var(completions::LINE_ENV)
+                .ok()
+                .filter(|from_env| !from_env.is_empty())
+                .unwrap_or_else(|| line.join(" "));
+            completions::dynamic(shell, &line)
+        }
         Command::Man { out } => completions::man(out.as_deref()),
         Command::DemoServer => demo_server::run()
             .map(|()| Exit::Success)
             .map_err(|e| CliError::connection(format!("demo server: {e:#}"))),
-        Command::Add(args) => store_cmd::add(*args, output),
+        Command::Add(args) => store_cmd::add(*args, global.timeout, output),
         Command::Remove { name } => store_cmd::remove(&name, &sources, output),
         Command::Enable { name } => store_cmd::set_enabled(&name, true, &sources, output),
         Command::Disable { name } => store_cmd::set_enabled(&name, false, &sources, output),
@@ -138,32 +148,47 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         Command::Import { host } => import_cmd::run(host, &sources, output),
         Command::Tools {
             server,
+            tool,
             allow_failures,
             schema,
             no_daemon,
             ..
-        } => block_on(tools_cmd::run(
-            server.as_deref(),
-            allow_failures,
-            schema,
-            &sources,
-            output,
-            !no_daemon,
-        )),
+        } => {
+            let (server, tool) = tools_cmd::target(server, tool);
+            block_on(tools_cmd::run(
+                server.as_deref(),
+                tool.as_deref(),
+                allow_failures,
+                schema,
+                &sources,
+                output,
+                !no_daemon,
+            ))
+        }
         Command::Call {
             server,
             tool,
             arguments,
             no_daemon,
+            save,
+            force,
             ..
         } => {
-            let (server, tool, arguments) = call::target(server, tool, arguments)?;
+            // The one server given on the command line is the default.
+            let adhoc = crate::sources::adhoc_ids(&sources.adhoc);
+            let default = match adhoc.as_slice() {
+                [only] => Some(only.as_str()),
+                _ => None,
+            };
+            let (server, tool, arguments) = call::target(server, tool, arguments, default)?;
             let request = call::CallRequest {
+                flags: crate::sources::adhoc_flags(&sources.adhoc, &server),
                 server,
                 tool,
                 arguments,
                 preset: global.preset,
                 daemon: !no_daemon,
+                save: save.map(|dir| save::Save { dir, force }),
             };
             block_on(call::run(request, &sources, output))
         }
@@ -240,9 +265,11 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         )),
         Command::Retry { server, .. } => block_on(retry::run(&server, &sources, output)),
         Command::Watch { follow, .. } => block_on(watch::run(&sources, output, follow)),
-        Command::Login { server, timeout } => block_on(login::login(
+        Command::Login { server } => block_on(login::login(
             &server,
-            std::time::Duration::from_secs(timeout),
+            global
+                .timeout
+                .unwrap_or(std::time::Duration::from_secs(300)),
             &sources,
             output,
         )),

@@ -91,6 +91,19 @@ pub(crate) fn line(text: &str) -> Cow<'_, str> {
     text::escape(text, Lines::One)
 }
 
+/// `word` as one POSIX shell word: as it is when it is plain, else in single quotes.
+pub(crate) fn shell_word(word: &str) -> Cow<'_, str> {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
+    if plain {
+        Cow::Borrowed(word)
+    } else {
+        Cow::Owned(format!("'{}'", word.replace('\'', r"'\''")))
+    }
+}
+
 /// Server text that may span lines (a tool's text output): line breaks and
 /// tabs kept, every other control character shown escaped.
 pub(crate) fn block(text: &str) -> Cow<'_, str> {

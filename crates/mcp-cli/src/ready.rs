@@ -66,17 +66,18 @@ pub(crate) fn catalogs(
         let Some(id) = entry.server_id() else {
             continue;
         };
+        let source = runtime.manager.source(id);
         if matches!(entry, DiscoveryEntry::Error { .. }) {
-            let untrusted = runtime
-                .config_error(id)
-                .is_some_and(|e| e.code == ErrorCode::Untrusted);
+            let error = runtime.config_error(id);
+            let untrusted = error.is_some_and(|e| e.code == ErrorCode::Untrusted);
             if !untrusted {
                 failed += 1;
             }
-            not_ready.push(format!(
-                "{id} ({})",
-                if untrusted { "untrusted" } else { "error" }
-            ));
+            not_ready.push(NotReady {
+                id: id.to_owned(),
+                status: if untrusted { "untrusted" } else { "error" }.to_owned(),
+                why: error.map(|e| why(e, source.as_ref())),
+            });
             continue;
         }
         let status = runtime.manager.status(id);
@@ -85,12 +86,19 @@ pub(crate) fn catalogs(
                 catalogs.push((id.to_owned(), catalog));
             }
             _ => {
-                let status = status.as_ref().map_or("unknown", |s| s.as_str());
-                if status == "error" {
+                let name = status.as_ref().map_or("unknown", |s| s.as_str());
+                if name == "error" {
                     failed += 1;
                 }
-                if status != "disabled" {
-                    not_ready.push(format!("{id} ({status})"));
+                if name != "disabled" {
+                    not_ready.push(NotReady {
+                        id: id.to_owned(),
+                        status: name.to_owned(),
+                        why: status
+                            .as_ref()
+                            .and_then(ServerStatus::error)
+                            .map(|e| why(e, source.as_ref())),
+                    });
                 }
             }
         }
@@ -99,20 +107,60 @@ pub(crate) fn catalogs(
     Ok(Ready { catalogs, failed })
 }
 
-/// The note on stderr naming the servers not ready (`id (status)` each),
-/// whose `what` are not listed; nothing when there are none.
-pub(crate) fn note_not_ready(not_ready: &[String], what: &str) {
-    if !not_ready.is_empty() {
-        let count = not_ready.len();
-        eprintln!(
-            "mcpctl: {count} {} not ready and their {what} not listed: {}; `mcpctl servers` says why",
-            if count == 1 {
-                "server is"
-            } else {
-                "servers are"
-            },
-            not_ready.join(", ")
-        );
+/// A server left out of a listing: its id, its status and, when known,
+/// why (its error and what to change).
+#[derive(Debug)]
+pub(crate) struct NotReady {
+    /// The server's id.
+    pub(crate) id: String,
+    /// Its status (`error`, `untrusted`, `connecting`, ...).
+    pub(crate) status: String,
+    /// Its error on one line, `message [code]; what to change`.
+    pub(crate) why: Option<String>,
+}
+
+/// A server's error on one line, with what to change.
+fn why(error: &mcp_manager::ServerError, source: Option<&mcp_config::SourceMeta>) -> String {
+    let mut text = format!("{} [{}]", line(&error.message), error.code);
+    if let Some(hint) = runtime::fix_hint(error, source) {
+        text.push_str("; ");
+        text.push_str(&hint);
+    }
+    text
+}
+
+/// The note on stderr naming the servers not ready, whose `what` are not
+/// listed: each on a line of its own with why when that is known, else
+/// `id (status)` in one line that points at `mcpctl servers`; nothing when
+/// there are none.
+pub(crate) fn note_not_ready(not_ready: &[NotReady], what: &str) {
+    if not_ready.is_empty() {
+        return;
+    }
+    let count = not_ready.len();
+    let head = format!(
+        "mcpctl: {count} {} not ready and {} {what} not listed",
+        if count == 1 {
+            "server is"
+        } else {
+            "servers are"
+        },
+        if count == 1 { "its" } else { "their" },
+    );
+    if not_ready.iter().any(|n| n.why.is_some()) {
+        eprintln!("{head}:");
+        for server in not_ready {
+            match &server.why {
+                Some(why) => eprintln!("  {}: {why}", server.id),
+                None => eprintln!("  {} ({})", server.id, server.status),
+            }
+        }
+    } else {
+        let names: Vec<String> = not_ready
+            .iter()
+            .map(|n| format!("{} ({})", n.id, n.status))
+            .collect();
+        eprintln!("{head}: {}; `mcpctl servers` says why", names.join(", "));
     }
 }
 

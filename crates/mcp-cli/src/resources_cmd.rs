@@ -13,7 +13,8 @@
 //! contents are printed with control characters escaped (line breaks and
 //! tabs kept); binary contents (base64 `blob`s) are decoded and written
 //! raw to a pipe or to `--output FILE`, and refused on a terminal, which
-//! they could drive. `--output` writes every part exactly as read (text
+//! they could drive, unless their MIME type says text and they are UTF-8:
+//! those are printed as text is. `--output` writes every part exactly as read (text
 //! unescaped) and takes a resource of one part. `--json` prints the
 //! result as the server sent it, `{"contents": [...]}`.
 //!
@@ -174,7 +175,7 @@ fn table<'a>(
 /// `id`'s resource templates (MCP "Server/Resources" §Resource Templates),
 /// every page up to [`TEMPLATE_PAGES`]. A server that does not know the
 /// method has none; a repeated cursor ends the listing.
-async fn templates(
+pub(crate) async fn templates(
     runtime: &Runtime,
     id: &str,
 ) -> Result<Vec<mcp_proto::types::ResourceTemplate>, CliError> {
@@ -289,7 +290,13 @@ async fn read_ready(
     }
 
     let terminal = std::io::stdout().is_terminal();
-    if terminal && let Some(blob) = result.contents.iter().find_map(blob_of) {
+    if terminal
+        && let Some(blob) = result
+            .contents
+            .iter()
+            .filter_map(blob_of)
+            .find(|blob| text_of_blob(blob).is_none())
+    {
         return Err(CliError::usage(format!(
             "`{}` is binary ({}); it is not written to a terminal",
             line(uri),
@@ -312,10 +319,20 @@ async fn read_ready(
                     stdout.write_all(b"\n").map_err(stdout_error)?;
                 }
             }
-            ResourceContents::Blob(_) => {
-                let bytes = raw_bytes(contents, server)?;
-                stdout.write_all(&bytes).map_err(stdout_error)?;
-            }
+            ResourceContents::Blob(blob) => match text_of_blob(blob).filter(|_| terminal) {
+                // Text sent as a blob is text to a person.
+                Some(text) => {
+                    let shown = output::block(&text);
+                    stdout.write_all(shown.as_bytes()).map_err(stdout_error)?;
+                    if !shown.ends_with('\n') {
+                        stdout.write_all(b"\n").map_err(stdout_error)?;
+                    }
+                }
+                None => {
+                    let bytes = raw_bytes(contents, server)?;
+                    stdout.write_all(&bytes).map_err(stdout_error)?;
+                }
+            },
         }
     }
     stdout.flush().map_err(stdout_error)?;
@@ -333,6 +350,38 @@ fn blob_of(contents: &ResourceContents) -> Option<&mcp_proto::types::BlobResourc
         ResourceContents::Blob(blob) => Some(blob),
         ResourceContents::Text(_) => None,
     }
+}
+
+/// A blob whose MIME type says text (`text/*`, JSON, XML, YAML,
+/// JavaScript) and whose bytes are UTF-8, as that text; `None` for any
+/// other blob.
+fn text_of_blob(blob: &mcp_proto::types::BlobResourceContents) -> Option<String> {
+    let mime = blob.mime_type.as_deref()?;
+    let essence = mime
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let texty = essence.starts_with("text/")
+        || essence.ends_with("+json")
+        || essence.ends_with("+xml")
+        || matches!(
+            essence.as_str(),
+            "application/json"
+                | "application/xml"
+                | "application/yaml"
+                | "application/x-yaml"
+                | "application/javascript"
+                | "application/toml"
+        );
+    if !texty {
+        return None;
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(blob.blob.trim())
+        .ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// The bytes of one part, exactly as read: text as UTF-8, a blob decoded

@@ -149,6 +149,13 @@ impl Runtime {
         manager_options.startup = StartupMode::Background;
         manager_options.client.session.client_info = client_info();
         manager_options.lazy = lazy_cache.is_some();
+        if let Some(timeout) = options.timeout {
+            // `--timeout`: each server's own `timeout` is overridden in
+            // `discover`; these bound the rest of its start.
+            manager_options.discovery_timeout = timeout;
+            manager_options.list_page_timeout = timeout;
+            manager_options.initialize_timeout = timeout;
+        }
         let mut builder = McpManager::builder();
         if let Some(path) = lazy_cache {
             builder = builder.cache(std::sync::Arc::new(mcp_manager::JsonFileToolCache::open(
@@ -299,6 +306,10 @@ async fn discover(
     })
     .await
     .map_err(|e| CliError::usage(format!("discovery failed: {e}")))??;
+    let mut report = report;
+    if let Some(timeout) = options.timeout {
+        override_timeouts(&mut report, timeout);
+    }
     for warning in &report.warnings {
         if warning.diagnostic.code == mcp_config::Code::TrustStoreUnavailable {
             eprintln!(
@@ -308,6 +319,21 @@ async fn discover(
         }
     }
     Ok((report, untrusted, answers))
+}
+
+/// `--timeout`: every server of `report` starts, and answers each
+/// request, within `timeout`, whatever its configuration's `timeout` (and
+/// call timeout) say. The person typed it for this run, so it wins.
+fn override_timeouts(report: &mut DiscoveryReport, timeout: Duration) {
+    let millis = u64::try_from(timeout.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1);
+    for entry in &mut report.entries {
+        if let DiscoveryEntry::Server(server) = entry {
+            server.config.timeout_ms = Some(millis);
+            server.config.call_timeout_ms = Some(millis);
+        }
+    }
 }
 
 /// The report with only `id`'s entry. When no source defines `id`, the
@@ -363,7 +389,8 @@ pub(crate) fn server_failure(
 /// A server's error as a CLI error: code, message and the key to change.
 pub(crate) fn server_error(id: &str, error: &ServerError, source: Option<&SourceMeta>) -> CliError {
     let message = format!(
-        "server `{id}`: {} [{}]{}",
+        "{}: {} [{}]{}",
+        crate::sources::server_name(id, source),
         crate::output::line(&error.message),
         error.code,
         crate::output::cause_lines(error.cause.as_deref(), "  ")
@@ -375,15 +402,41 @@ pub(crate) fn server_error(id: &str, error: &ServerError, source: Option<&Source
     }
     .code(error.code.as_str())
     .server(id);
+    match fix_hint(error, source) {
+        Some(hint) => cli.hint(hint),
+        None => cli,
+    }
+}
+
+/// What the person can change so that a server's error goes away, in the
+/// words of what they typed: for a server given on the command line
+/// (`--stdio`, `--url`) the flag, for one from a file the key and the
+/// file; a timeout names `--timeout` for this run and the `timeout` key
+/// (milliseconds) for every run. `None` when there is nothing to point at.
+pub(crate) fn fix_hint(error: &ServerError, source: Option<&SourceMeta>) -> Option<String> {
     if error.code == ErrorCode::MissingInput {
-        return cli.hint(
-            "run the command on a terminal to answer the input (and save the answer if you like)",
+        return Some(
+            "run the command on a terminal to answer the input (and save the answer if you like)"
+                .to_owned(),
         );
     }
-    if error.config_key.is_empty() {
-        return cli;
+    let adhoc = source.is_some_and(|s| s.provider_label == crate::sources::COMMAND_LINE);
+    let place = source
+        .and_then(|s| s.path.as_deref())
+        .map_or_else(String::new, |p| format!(" in {}", p.display()));
+    if error.code == ErrorCode::Timeout {
+        return Some(if adhoc {
+            "`--timeout SECS` waits longer".to_owned()
+        } else {
+            format!(
+                "`--timeout SECS` waits longer this once; set `timeout` (milliseconds){place} for every run"
+            )
+        });
     }
-    if source.is_some_and(|s| s.provider_label == crate::sources::COMMAND_LINE) {
+    if error.config_key.is_empty() {
+        return None;
+    }
+    if adhoc {
         // A server typed for this run: the flag that made the key.
         let flag = match error.config_key.as_str() {
             key if key.contains("header") => "--header",
@@ -391,12 +444,12 @@ pub(crate) fn server_error(id: &str, error: &ServerError, source: Option<&Source
             key if key.contains("url") => "--url",
             _ => "--stdio",
         };
-        return cli.hint(format!("check the `{flag}` you gave"));
+        return Some(format!("check the `{flag}` you gave"));
     }
-    let place = source
-        .and_then(|s| s.path.as_deref())
-        .map_or_else(String::new, |p| format!(" in {}", p.display()));
-    cli.hint(format!("check `{}`{place}", error.config_key))
+    Some(format!(
+        "change `{}`{place}",
+        crate::output::line(&error.config_key)
+    ))
 }
 
 /// Who `mcpctl` says it is to servers: `clientInfo` in `initialize`, and

@@ -20,8 +20,11 @@
 //! with `shadowed_by` naming the source used instead; the winning row's
 //! `shadows` lists the sources it shadows.
 //!
-//! `error` is `null` or `{"code", "message", "config_key", "cause"}` with
-//! the manager's stable code; `cause` is `null` or the last lines a stdio
+//! `error` is `null` or `{"code", "message", "config_key", "cause", "hint"}`
+//! with the manager's stable code; `hint` says what to change in the words
+//! the person typed (the flag of a `--stdio` or `--url` server, else the
+//! key and its file; `--timeout` and the `timeout` key for a timeout), or
+//! is `null`; `cause` is `null` or the last lines a stdio
 //! server wrote to stderr as it failed (escaped, bounded, one per line),
 //! which the table shows under the problem's line. A configuration file that cannot be read at all
 //! is one row with `"id": null`. The exit status is 3 when any configured
@@ -103,15 +106,22 @@ pub(crate) struct ErrorJson {
     /// What the server said as it failed (the last lines of a stdio
     /// server's stderr, escaped, one per line), or `null`.
     pub(crate) cause: Option<String>,
+    /// What to change, in the words the person typed (the flag of a
+    /// server given on the command line, else the key and its file), or
+    /// `null`.
+    pub(crate) hint: Option<String>,
 }
 
-impl From<&ServerError> for ErrorJson {
-    fn from(error: &ServerError) -> Self {
+impl ErrorJson {
+    /// `error` of a server from `source`, with what to change
+    /// ([`crate::runtime::fix_hint`]).
+    pub(crate) fn new(error: &ServerError, source: Option<&SourceMeta>) -> Self {
         ErrorJson {
             code: error.code.as_str(),
             message: error.message.clone(),
             config_key: error.config_key.clone(),
             cause: error.cause.clone(),
+            hint: crate::runtime::fix_hint(error, source),
         }
     }
 }
@@ -324,7 +334,7 @@ pub(crate) fn row(info: &ServerInfo, source: &SourceMeta) -> ServerRow {
         tools: info.tool_count,
         enabled: info.enabled,
         source: Some(source.into()),
-        error: info.status.error().map(ErrorJson::from),
+        error: info.status.error().map(|e| ErrorJson::new(e, Some(source))),
         era: info.protocol_version.map(|v| v.era().as_str()),
         protocol: info.protocol_version.map(|v| v.as_str()),
         env: Vec::new(),
@@ -349,7 +359,7 @@ fn config_error_row(id: Option<String>, source: &SourceMeta, error: &ServerError
         tools: 0,
         enabled: true,
         source: Some(source.into()),
-        error: Some(error.into()),
+        error: Some(ErrorJson::new(error, Some(source))),
         era: None,
         protocol: None,
         env: Vec::new(),
@@ -403,13 +413,13 @@ pub(crate) fn render(rows: &[ServerRow], output: &Output) -> String {
                 .as_ref()
                 .and_then(|s| s.path.as_deref())
                 .map_or_else(String::new, |path| format!(" in {path}"));
-            if error.config_key.is_empty() {
-                // Nothing to point at.
-            } else if row.id.is_none() {
+            if row.id.is_none() {
                 // A whole file failed: the key is a position in it.
-                text.push_str(&format!("; at {}{file}", line(&error.config_key)));
-            } else {
-                text.push_str(&format!("; change `{}`{file}", line(&error.config_key)));
+                if !error.config_key.is_empty() {
+                    text.push_str(&format!("; at {}{file}", line(&error.config_key)));
+                }
+            } else if let Some(hint) = &error.hint {
+                text.push_str(&format!("; {hint}"));
             }
             text.push_str(&crate::output::cause_lines(error.cause.as_deref(), "    "));
             Some(text)

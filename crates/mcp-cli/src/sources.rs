@@ -61,6 +61,9 @@ pub(crate) struct SourceOptions {
     pub(crate) no_host_configs: bool,
     /// `--stdio`, `--url` and their options: servers from the command line.
     pub(crate) adhoc: crate::cli::AdHocArgs,
+    /// `--timeout`: every server's start and request deadline for this
+    /// run, over what its configuration says.
+    pub(crate) timeout: Option<std::time::Duration>,
 }
 
 /// The sources this run reads, ready to discover.
@@ -289,6 +292,55 @@ pub(crate) fn adhoc_servers(args: &crate::cli::AdHocArgs) -> Result<Vec<ServerCo
         servers.push(ServerConfig::new("url", TransportConfig::Http(http)));
     }
     Ok(servers)
+}
+
+/// The ids `adhoc_servers` gives the servers of `args`, in order.
+pub(crate) fn adhoc_ids(args: &crate::cli::AdHocArgs) -> Vec<String> {
+    let mut ids: Vec<String> = (0..args.stdio.len())
+        .map(|index| match index {
+            0 => "stdio".to_owned(),
+            n => format!("stdio-{}", n + 1),
+        })
+        .collect();
+    if args.url.is_some() {
+        ids.push("url".to_owned());
+    }
+    ids
+}
+
+/// The flag that gives the command-line server `id` (`--stdio 'CMD ARG'`
+/// or `--url URL`), quoted for a shell, so that a hint can name a command
+/// that reaches it again; `None` for a server from a file. Headers are
+/// left out: they may hold credentials.
+pub(crate) fn adhoc_flags(args: &crate::cli::AdHocArgs, id: &str) -> Option<String> {
+    let index = adhoc_ids(args).iter().position(|known| known == id)?;
+    let word = |w: &str| crate::output::line(&crate::output::shell_word(w)).into_owned();
+    match args.stdio.get(index) {
+        Some(command) => Some(format!("--stdio {}", word(command))),
+        None => args
+            .url
+            .as_deref()
+            .map(|url| format!("--url {}", word(url))),
+    }
+}
+
+/// How a message names server `id` from `source`: `server `id`` for one
+/// from a file, `the `--stdio` server` (or `--url`) for one typed on the
+/// command line, which the person knows by its flag rather than its id.
+pub(crate) fn server_name(id: &str, source: Option<&SourceMeta>) -> String {
+    if source.is_none_or(|s| s.provider_label != COMMAND_LINE) {
+        return format!("server `{id}`");
+    }
+    let flag = if id.starts_with("url") {
+        "--url"
+    } else {
+        "--stdio"
+    };
+    if id == "stdio" || id == "url" {
+        format!("the `{flag}` server")
+    } else {
+        format!("the `{flag}` server `{id}`")
+    }
 }
 
 /// The display name of the servers given on the command line.

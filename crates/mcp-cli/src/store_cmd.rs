@@ -21,8 +21,14 @@ use crate::output::Output;
 use crate::sources::{self, SourceOptions};
 
 /// `mcpctl add`.
-pub(crate) fn add(args: AddArgs, output: &Output) -> Result<Exit, CliError> {
-    let config = server_config(args)?;
+/// `timeout` (`--timeout SECS`) is stored as the server's `timeout`.
+pub(crate) fn add(
+    args: AddArgs,
+    timeout: Option<std::time::Duration>,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    let mut config = server_config(args)?;
+    config.timeout_ms = timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX).max(1));
     if let Some(problem) = mcp_config::Store::id_problems(&config.id).first() {
         return Err(CliError::usage(format!(
             "`{}` cannot be a server id: {} [{}]",

@@ -22,6 +22,34 @@ pub(crate) fn closest<'a>(
         .map(|(candidate, _)| candidate)
 }
 
+/// The error for a tool `server` (from `source`) does not list; `known`
+/// is what it lists.
+pub(crate) fn unknown_tool_of(
+    known: &[String],
+    server: &str,
+    source: Option<&mcp_config::SourceMeta>,
+    tool: &str,
+) -> crate::exit::CliError {
+    let name = crate::sources::server_name(server, source);
+    let hint = if known.is_empty() {
+        format!("{name} lists no tools")
+    } else {
+        let guess = closest(tool, known.iter().map(String::as_str))
+            .map_or_else(String::new, |name| {
+                format!("did you mean `{}`? ", crate::output::line(name))
+            });
+        let known: Vec<_> = known.iter().map(|name| crate::output::line(name)).collect();
+        format!("{guess}its tools: {}", known.join(", "))
+    };
+    crate::exit::CliError::usage(format!(
+        "{name} has no tool `{}`",
+        crate::output::line(tool)
+    ))
+    .hint(hint)
+    .code("unknown_tool")
+    .server(server)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,9 +1,10 @@
-//! `mcpctl tools [SERVER]`: the tools of ready servers, with the model-facing names mcp-toolbridge gives them.
+//! `mcpctl tools [SERVER [TOOL]]` (or `SERVER.TOOL`): the tools of ready servers, with the model-facing names mcp-toolbridge gives them.
 //!
-//! The table shows each tool's parameters compactly (`echo(text: string)`,
-//! `?` for one not required) and its description, cut to fit on a
-//! terminal and whole when piped; `--schema` prints each tool's whole
-//! input schema instead.
+//! The table shows each tool's parameters compactly, TypeScript-like
+//! (`get(kind: "a" | "b", ids?: string[], who: {name, role}[])`, `?` for
+//! one not required, see [`type_of`]) and its description, cut to fit on
+//! a terminal and whole when piped; `--schema` prints each tool's whole
+//! input schema instead. With TOOL, only that tool.
 //!
 //! `--json` prints an array, servers in source order and each server's
 //! tools in the order it lists them:
@@ -54,8 +55,7 @@ struct ToolRow {
 }
 
 /// `name(param: type, optional?: type)` from an input schema's
-/// `properties` and `required`; a type the schema does not name is `any`,
-/// a list of types is joined with `|`.
+/// `properties` and `required`, each type as [`type_of`] writes it.
 fn signature(name: &str, schema: &serde_json::Map<String, Value>) -> String {
     let required: Vec<&str> = schema
         .get("required")
@@ -69,21 +69,12 @@ fn signature(name: &str, schema: &serde_json::Map<String, Value>) -> String {
             properties
                 .iter()
                 .map(|(param, property)| {
-                    let kind = match property.get("type") {
-                        Some(Value::String(kind)) => kind.clone(),
-                        Some(Value::Array(kinds)) => kinds
-                            .iter()
-                            .filter_map(Value::as_str)
-                            .collect::<Vec<_>>()
-                            .join("|"),
-                        _ => "any".to_owned(),
-                    };
                     let optional = if required.contains(&param.as_str()) {
                         ""
                     } else {
                         "?"
                     };
-                    format!("{param}{optional}: {kind}")
+                    format!("{param}{optional}: {}", type_of(property))
                 })
                 .collect()
         })
@@ -91,10 +82,145 @@ fn signature(name: &str, schema: &serde_json::Map<String, Value>) -> String {
     format!("{name}({})", params.join(", "))
 }
 
+/// The widest a parameter's type is written in a signature; past it the
+/// type ends with `…` (`--schema` shows the whole schema).
+const TYPE_WIDTH: usize = 48;
+
+/// A JSON Schema's type, compactly, TypeScript-like: a `const` or `enum`
+/// as its literals (`"a" | "b"`), an array as its items' type with `[]`
+/// (`string[]`, `{name, entityType}[]`), an object with properties as
+/// their names in braces, a list of types or an `anyOf`/`oneOf` as a
+/// union, a `$ref` by the definition's name, anything unsaid as `any`;
+/// cut to [`TYPE_WIDTH`] characters.
+pub(crate) fn type_of(schema: &Value) -> String {
+    let full = type_at(schema, 0);
+    if full.chars().count() <= TYPE_WIDTH {
+        return full;
+    }
+    let cut: String = full.chars().take(TYPE_WIDTH - 1).collect();
+    format!("{cut}…")
+}
+
+/// How deep [`type_at`] looks into items and unions.
+const TYPE_DEPTH: usize = 3;
+
+/// The most enum values or union members written before `…`.
+const UNION_MEMBERS: usize = 6;
+
+fn type_at(schema: &Value, depth: usize) -> String {
+    let Some(object) = schema.as_object() else {
+        // `true` (anything) or a malformed schema.
+        return "any".to_owned();
+    };
+    if depth > TYPE_DEPTH {
+        return "…".to_owned();
+    }
+    if let Some(value) = object.get("const") {
+        return literal(value);
+    }
+    if let Some(values) = object.get("enum").and_then(Value::as_array) {
+        return union(values.iter().map(literal));
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(members) = object.get(key).and_then(Value::as_array) {
+            return union(members.iter().map(|m| type_at(m, depth + 1)));
+        }
+    }
+    if let Some(reference) = object.get("$ref").and_then(Value::as_str) {
+        let name = reference.rsplit('/').next().unwrap_or(reference);
+        return crate::output::line(name).into_owned();
+    }
+    match object.get("type") {
+        Some(Value::String(kind)) => named(kind, object, depth),
+        Some(Value::Array(kinds)) => union(
+            kinds
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|kind| named(kind, object, depth)),
+        ),
+        _ if object.contains_key("properties") => named("object", object, depth),
+        _ if object.contains_key("items") => named("array", object, depth),
+        _ => "any".to_owned(),
+    }
+}
+
+/// One named JSON type, with what the schema says of its items or
+/// properties.
+fn named(kind: &str, object: &serde_json::Map<String, Value>, depth: usize) -> String {
+    match kind {
+        "array" => match object.get("items") {
+            Some(items) => {
+                let item = type_at(items, depth + 1);
+                if item.contains(" | ") {
+                    format!("({item})[]")
+                } else {
+                    format!("{item}[]")
+                }
+            }
+            None => "any[]".to_owned(),
+        },
+        "object" => match object.get("properties").and_then(Value::as_object) {
+            Some(properties) if !properties.is_empty() => {
+                let mut names: Vec<String> = properties
+                    .keys()
+                    .take(4)
+                    .map(|name| crate::output::line(name).into_owned())
+                    .collect();
+                if properties.len() > 4 {
+                    names.push("…".to_owned());
+                }
+                format!("{{{}}}", names.join(", "))
+            }
+            _ => "object".to_owned(),
+        },
+        other => crate::output::line(other).into_owned(),
+    }
+}
+
+/// Members joined with ` | `, each once, at most [`UNION_MEMBERS`] and
+/// as many as fit in [`TYPE_WIDTH`] whole, the rest as `…`.
+fn union(members: impl Iterator<Item = String>) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    let mut width = 0;
+    let mut more = false;
+    for member in members {
+        if seen.contains(&member) {
+            continue;
+        }
+        let grown = width + member.chars().count() + if seen.is_empty() { 0 } else { 3 };
+        // Room is kept for ` | …`.
+        if seen.len() == UNION_MEMBERS || (!seen.is_empty() && grown > TYPE_WIDTH - 4) {
+            more = true;
+            break;
+        }
+        width = grown;
+        seen.push(member);
+    }
+    if more {
+        seen.push("…".to_owned());
+    }
+    if seen.is_empty() {
+        return "never".to_owned();
+    }
+    seen.join(" | ")
+}
+
+/// A `const` or `enum` value as JSON, on one line and escaped.
+fn literal(value: &Value) -> String {
+    let text = serde_json::to_string(value).unwrap_or_default();
+    let text = crate::output::line(&text);
+    if text.chars().count() <= 24 {
+        return text.into_owned();
+    }
+    let cut: String = text.chars().take(23).collect();
+    format!("{cut}…")
+}
+
 /// `mcpctl tools`: through the background gateway when `daemon` and one
 /// serves these sources (see [`crate::daemon_client`]), else directly.
 pub(crate) async fn run(
     server: Option<&str>,
+    tool: Option<&str>,
     allow_failures: bool,
     schema: bool,
     options: &SourceOptions,
@@ -104,7 +230,7 @@ pub(crate) async fn run(
     // Listing does not depend on the preset: a daemon with any will do.
     let presets = [Preset::Full, Preset::Workspace, Preset::Readonly];
     if daemon && let Some(daemon) = Daemon::connect(options, &presets).await {
-        let listed = through_daemon(&daemon, server, allow_failures, schema, output);
+        let listed = through_daemon(&daemon, server, tool, allow_failures, schema, output);
         daemon.close().await;
         if let Some(listed) = listed {
             return listed;
@@ -112,7 +238,7 @@ pub(crate) async fn run(
     }
     let select = Select::of(server);
     Runtime::run(options, select, output, async |runtime| {
-        list(runtime, server, allow_failures, schema, output)
+        list(runtime, server, tool, allow_failures, schema, output)
     })
     .await
 }
@@ -122,6 +248,7 @@ pub(crate) async fn run(
 fn through_daemon(
     daemon: &Daemon,
     only: Option<&str>,
+    tool: Option<&str>,
     allow_failures: bool,
     schema: bool,
     output: &Output,
@@ -142,7 +269,11 @@ fn through_daemon(
                 failed += 1;
             }
             if server.status != "disabled" {
-                not_ready.push(format!("{} ({})", server.id, server.status));
+                not_ready.push(crate::ready::NotReady {
+                    id: server.id.clone(),
+                    status: server.status.clone(),
+                    why: None,
+                });
             }
             continue;
         }
@@ -162,6 +293,10 @@ fn through_daemon(
     for (_, text) in unusable {
         eprintln!("mcpctl: note: {}; a model cannot call it", line(text));
     }
+    let rows = match one_tool(rows, only, None, tool) {
+        Ok(rows) => rows,
+        Err(error) => return Some(Err(error)),
+    };
     Some(
         print(&rows, schema, output)
             .map(|()| crate::servers::failures_exit(failed, allow_failures)),
@@ -181,6 +316,66 @@ fn row(server: &str, tool: &mcp_proto::types::Tool, model_name: Option<String>) 
     }
 }
 
+/// The rows of `server`'s tool `tool` when one is asked for (`tools
+/// SERVER TOOL`), else all; a tool the server does not list is an error
+/// naming the closest one.
+fn one_tool(
+    rows: Vec<ToolRow>,
+    server: Option<&str>,
+    source: Option<&mcp_config::SourceMeta>,
+    tool: Option<&str>,
+) -> Result<Vec<ToolRow>, CliError> {
+    let (Some(server), Some(tool)) = (server, tool) else {
+        return Ok(rows);
+    };
+    let known: Vec<String> = rows
+        .iter()
+        .filter(|row| row.server == server)
+        .map(|row| row.name.clone())
+        .collect();
+    let rows: Vec<ToolRow> = rows
+        .into_iter()
+        .filter(|row| row.server == server && row.name == tool)
+        .collect();
+    if rows.is_empty() {
+        return Err(crate::suggest::unknown_tool_of(
+            &known, server, source, tool,
+        ));
+    }
+    Ok(rows)
+}
+
+/// The command that shows a tool's whole input schema, for hints; for a
+/// server given on the command line, with the flags that give it
+/// ([`crate::sources::adhoc_flags`]).
+pub(crate) fn schema_command(server: &str, tool: &str, flags: Option<&str>) -> String {
+    let word = |w: &str| line(&crate::output::shell_word(w)).into_owned();
+    let flags = flags.map_or_else(String::new, |flags| format!("{flags} "));
+    format!(
+        "`mcpctl tools {flags}{} {} --schema`",
+        word(server),
+        word(tool)
+    )
+}
+
+/// `SERVER TOOL`, or `SERVER.TOOL` in one word (cut at its first dot),
+/// or `SERVER` alone.
+pub(crate) fn target(
+    server: Option<String>,
+    tool: Option<String>,
+) -> (Option<String>, Option<String>) {
+    match (server, tool) {
+        (Some(server), None) => match server
+            .split_once('.')
+            .filter(|(id, name)| !id.is_empty() && !name.is_empty())
+        {
+            Some((id, name)) => (Some(id.to_owned()), Some(name.to_owned())),
+            None => (Some(server), None),
+        },
+        other => other,
+    }
+}
+
 fn print(rows: &[ToolRow], schema: bool, output: &Output) -> Result<(), CliError> {
     let printed = if output.json {
         output.json(&rows)
@@ -193,6 +388,7 @@ fn print(rows: &[ToolRow], schema: bool, output: &Output) -> Result<(), CliError
 fn list(
     runtime: &Runtime,
     only: Option<&str>,
+    tool: Option<&str>,
     allow_failures: bool,
     schema: bool,
     output: &Output,
@@ -229,6 +425,8 @@ fn list(
             failure.error.code
         );
     }
+    let source = only.and_then(|id| runtime.manager.source(id));
+    let rows = one_tool(rows, only, source.as_ref(), tool)?;
     print(&rows, schema, output)?;
     Ok(ready.exit(allow_failures))
 }
@@ -276,4 +474,48 @@ fn render(rows: &[ToolRow], schema: bool, output: &Output) -> String {
         ]);
     }
     table.render(output)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn types_are_written_compactly_and_bounded() {
+        assert_eq!(type_of(&json!({"type": "string"})), "string");
+        assert_eq!(type_of(&json!(true)), "any");
+        assert_eq!(type_of(&json!({})), "any");
+        assert_eq!(
+            type_of(&json!({"enum": ["a", 1, null]})),
+            r#""a" | 1 | null"#
+        );
+        assert_eq!(type_of(&json!({"const": 3})), "3");
+        assert_eq!(
+            type_of(
+                &json!({"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "number"}]}})
+            ),
+            "(string | number)[]"
+        );
+        assert_eq!(type_of(&json!({"type": "array"})), "any[]");
+        assert_eq!(type_of(&json!({"$ref": "#/$defs/Entity"})), "Entity");
+        assert_eq!(
+            type_of(
+                &json!({"type": "object", "properties": {"a": {}, "b": {}, "c": {}, "d": {}, "e": {}}})
+            ),
+            "{a, b, c, d, …}"
+        );
+        // Deep nesting stops; a long literal is cut; escapes stay visible.
+        let deep = json!({"type": "array", "items": {"type": "array", "items": {"type": "array",
+            "items": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}}}});
+        assert_eq!(type_of(&deep), "…[][][][]");
+        let long = type_of(&json!({"const": "x".repeat(100)}));
+        assert!(long.ends_with('…') && long.chars().count() == 24, "{long}");
+        assert_eq!(type_of(&json!({"type": "str\u{1b}[31m"})), "str\\x1b[31m");
+        let many: Vec<String> = (0..40).map(|n| format!("value-{n}")).collect();
+        let wide = type_of(&json!({"enum": many}));
+        assert!(wide.chars().count() <= TYPE_WIDTH, "{wide}");
+        assert!(wide.ends_with(" | …"), "{wide}");
+    }
 }

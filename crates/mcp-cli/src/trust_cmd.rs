@@ -20,7 +20,7 @@
 //! Everything from the project is shown escaped (`mcp_proto::text`): a
 //! command line may hold control characters meant for the terminal.
 
-use std::borrow::Cow;
+use crate::output::shell_word;
 use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -201,19 +201,6 @@ fn command_line(subject: &TrustSubject) -> String {
             .collect::<Vec<_>>()
             .join(" "),
         _ => String::new(),
-    }
-}
-
-/// `word` as one POSIX shell word: as it is when it is plain, else in single quotes.
-fn shell_word(word: &str) -> Cow<'_, str> {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
-    if plain {
-        Cow::Borrowed(word)
-    } else {
-        Cow::Owned(format!("'{}'", word.replace('\'', r"'\''")))
     }
 }
 

@@ -114,10 +114,12 @@ fn a_broken_server_beside_working_ones() {
     let run = env.run(&["--config", config, "tools"]);
     assert!(
         run.stderr
-            .contains("not ready and their tools are not listed"),
+            .contains("2 servers are not ready and their tools are not listed:\n"),
         "{run:#?}"
     );
-    assert!(run.stderr.contains("exits (error)"), "{run:#?}");
+    // Each server left out says why on a line of its own.
+    assert!(run.stderr.contains("\n  exits: "), "{run:#?}");
+    assert!(run.stderr.contains("[closed]"), "{run:#?}");
 
     // `tools SERVER` of a broken server is an error with that server's status.
     let run = env.run(&["--config", config, "tools", "exits"]);

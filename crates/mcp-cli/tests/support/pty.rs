@@ -135,6 +135,15 @@ impl Session {
         self.screen.0.lock().unwrap().text.clone()
     }
 
+    /// Types `text` (control characters included, a Tab say), without
+    /// Enter.
+    pub(crate) fn type_text(&mut self, text: &str) {
+        self.master
+            .write_all(text.as_bytes())
+            .expect("type into the terminal");
+        self.master.flush().expect("flush the terminal");
+    }
+
     /// Types `text` and Enter.
     pub(crate) fn send_line(&mut self, text: &str) {
         self.master
