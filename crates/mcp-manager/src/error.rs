@@ -38,7 +38,8 @@ use mcp_transport::ClientError;
 /// | `redirect_loop` | more redirects in a row than the transport follows | the limit |
 /// | `headers_too_large` | the response's headers exceed what the transport reads | the limit in bytes |
 /// | `message_too_large` | a message from the server exceeds the size limit; the connection ended | the limit in bytes |
-/// | `unreachable` | no connection could be made (refused, no route, DNS, TLS) | the cause |
+/// | `unreachable` | no connection could be made (refused, no route, DNS) | the cause |
+/// | `tls` | the TLS handshake with an HTTPS server failed: its certificate was refused (unknown issuer, expired, not valid for the host) or it does not speak TLS (a plain HTTP server on an `https://` URL) | the server's origin and what failed |
 /// | `proxy_failed` | the HTTP proxy failed, not the server: it could not be reached, refused the CONNECT tunnel (407, 403, 502, ...), closed it, or its setting is unusable; for the server or for its OAuth client's request to an authorization server | the proxy's `host:port`, the variable that set it, the status (and the OAuth request's URL) |
 /// | `unsupported_version` | no protocol version in common: the server speaks only versions this client does not | both sides' versions |
 /// | `timeout` | initialize, a `tools/list` page or the whole discovery took longer than its deadline | the deadline |
@@ -122,6 +123,12 @@ pub enum ErrorCode {
     MessageTooLarge,
     /// `unreachable`: no connection could be made to the server.
     Unreachable,
+    /// `tls`: the TLS handshake with an HTTPS server failed (RFC 8446):
+    /// its certificate was refused (an issuer that is not trusted, expired,
+    /// not valid for the URL's host) or it does not speak TLS at all; the
+    /// message names the origin and what failed. Tried once per connect:
+    /// the refusal cannot change on the next try.
+    Tls,
     /// `proxy_failed`: the HTTP proxy the server is reached through failed
     /// (unreachable, refused the CONNECT tunnel, closed it, or set up
     /// wrongly); the message names the proxy, where it was set and the
@@ -166,6 +173,7 @@ impl ErrorCode {
         ErrorCode::HeadersTooLarge,
         ErrorCode::MessageTooLarge,
         ErrorCode::Unreachable,
+        ErrorCode::Tls,
         ErrorCode::ProxyFailed,
         ErrorCode::UnsupportedVersion,
         ErrorCode::SessionExpired,
@@ -205,6 +213,7 @@ impl ErrorCode {
             ErrorCode::HeadersTooLarge => "headers_too_large",
             ErrorCode::MessageTooLarge => "message_too_large",
             ErrorCode::Unreachable => "unreachable",
+            ErrorCode::Tls => "tls",
             ErrorCode::ProxyFailed => "proxy_failed",
             ErrorCode::UnsupportedVersion => "unsupported_version",
             ErrorCode::SessionExpired => "session_expired",
@@ -306,6 +315,17 @@ pub(crate) fn transport_cause(
             ));
         }
         None => {}
+    }
+    #[cfg(feature = "http")]
+    if let mcp_transport::TransportError::Io(io) = error
+        && let Some(tls) = io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<mcp_transport::TlsError>())
+    {
+        return error_of(
+            ErrorCode::Tls,
+            text::bound(&tls.to_string(), text::ERROR_TEXT_LIMIT).into_owned(),
+        );
     }
     match error {
         mcp_transport::TransportError::Http {

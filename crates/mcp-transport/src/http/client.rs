@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::error::Error as StdError;
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,6 +22,7 @@ use url::Url;
 
 use super::pool::{MAX_RESPONSE_HEAD, Pool};
 use super::proxy::ProxyConnector;
+use super::tls::TlsError;
 use super::{AuthProvider, HttpOptions, ProxyConfig};
 use crate::transport::TransportError;
 
@@ -55,6 +57,15 @@ pub(crate) struct HttpClient {
     /// request goes to the same URL, and parsing it each time cost about
     /// 800 instructions per request (measured with callgrind).
     last_uri: Arc<Mutex<Option<(String, http::Uri)>>>,
+    /// The TLS failure of this client's first handshake, while no response
+    /// has arrived: a certificate or protocol refusal cannot succeed on the
+    /// next try, so every later request (the handshake-era `initialize`
+    /// after a refused era probe, say) fails with it at once instead of
+    /// shaking hands again.
+    tls_failure: Arc<Mutex<Option<TlsError>>>,
+    /// Whether any response has arrived; after one, TLS failures are not
+    /// remembered (a server may change its certificate).
+    answered: Arc<AtomicBool>,
 }
 
 impl HttpClient {
@@ -78,6 +89,8 @@ impl HttpClient {
             request_timeout: options.request_timeout,
             max_redirects: options.max_redirects,
             last_uri: Arc::new(Mutex::new(None)),
+            tls_failure: Arc::new(Mutex::new(None)),
+            answered: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -103,6 +116,9 @@ impl HttpClient {
         let mut retried_401 = false;
         let mut auth_retries = 0;
         let mut resends = 0;
+        if let Some(tls) = mcp_proto::sync::lock(&self.tls_failure).clone() {
+            return Err(tls_io_error(tls));
+        }
         loop {
             let request = self.build(&method, &url, headers, body.clone()).await?;
             // Kept for the auth hook only (which credentials were refused);
@@ -125,7 +141,8 @@ impl HttpClient {
                         ),
                     ))
                 })?
-                .map_err(|e| io_error(e.as_ref()))?;
+                .map_err(|e| self.request_error(e.as_ref(), &url))?;
+            self.answered.store(true, Ordering::Relaxed);
             let status = response.status();
             if let Some(auth) = &self.auth
                 && auth
@@ -177,6 +194,21 @@ impl HttpClient {
                 }
             }
         }
+    }
+
+    /// The error for a request that got no response: a TLS failure in
+    /// words (and remembered while nothing has been answered), else
+    /// [`io_error`].
+    fn request_error(&self, error: &(dyn StdError + 'static), url: &Url) -> TransportError {
+        if ProxyConnector::proxy_failure(error).is_none()
+            && let Some(tls) = TlsError::find(error, url)
+        {
+            if !self.answered.load(Ordering::Relaxed) {
+                *mcp_proto::sync::lock(&self.tls_failure) = Some(tls.clone());
+            }
+            return tls_io_error(tls);
+        }
+        io_error(error)
     }
 
     /// Builds one request with the fixed headers, `headers`, and the auth
@@ -438,6 +470,12 @@ pub(crate) fn media_type(headers: &HeaderMap) -> Option<String> {
     let value = headers.get(CONTENT_TYPE)?.to_str().ok()?;
     let media = value.split(';').next().unwrap_or_default().trim();
     (!media.is_empty()).then(|| media.to_ascii_lowercase())
+}
+
+/// A TLS failure as the transport reports it: an I/O error (the
+/// connection could not be used) whose inner error is the [`TlsError`].
+fn tls_io_error(tls: TlsError) -> TransportError {
+    TransportError::Io(io::Error::new(io::ErrorKind::InvalidData, tls))
 }
 
 /// Converts a hyper or hyper-util error into an I/O error that keeps its
