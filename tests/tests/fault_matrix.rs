@@ -50,6 +50,8 @@ const ALL: &[Kind] = &[Kind::Stdio, Kind::Http, Kind::Sse];
 const STDIO: &[Kind] = &[Kind::Stdio];
 const HTTP: &[Kind] = &[Kind::Http];
 const WEB: &[Kind] = &[Kind::Http, Kind::Sse];
+/// The transports of the 2026-07-28 era (legacy SSE has only the handshake era).
+const MODERN: &[Kind] = &[Kind::Stdio, Kind::Http];
 
 /// What a case must end with.
 #[derive(Clone, Copy, Debug)]
@@ -61,6 +63,9 @@ enum Expect {
     Truncated { max_list_calls: usize },
     /// The error with this stable code.
     Code(&'static str),
+    /// The error with this stable code, whose message holds each of these
+    /// words, and no raw control character.
+    Saying(&'static str, &'static [&'static str]),
 }
 
 struct Case {
@@ -218,6 +223,20 @@ const CASES: &[Case] = &[
         &["--era", "legacy", "--protocol-version", "2099-01-01"],
         ALL,
         Expect::Code("unsupported_version"),
+    ),
+    case(
+        "--era modern --refuse-version (-32022 on every request)",
+        &["--era", "modern", "--refuse-version"],
+        MODERN,
+        Expect::Saying(
+            "unsupported_version",
+            &[
+                "refused protocol version 2026-07-28 on tools/list",
+                "-32022",
+                "it supports 2099-01-01",
+                "not supported",
+            ],
+        ),
     ),
     case(
         "--http-status 500",
@@ -433,6 +452,26 @@ async fn run(case: &Case, kind: Kind, dir: &Path, n: usize, problems: &mut Vec<S
             code == expected,
             format!("{what}: expected {expected}, got {error:?}"),
         ),
+        Expect::Saying(expected, words) => {
+            check(
+                code == expected,
+                format!("{what}: expected {expected}, got {error:?}"),
+            );
+            let message = report
+                .error(&id)
+                .map(|e| e.message.clone())
+                .unwrap_or_default();
+            for word in words {
+                check(
+                    message.contains(word),
+                    format!("{what}: the message does not say {word:?}: {message:?}"),
+                );
+            }
+            check(
+                !message.chars().any(char::is_control),
+                format!("{what}: a raw control character in {message:?}"),
+            );
+        }
     }
     manager.close().await;
     if let Some(limit) = case.max_growth_mib {
