@@ -568,3 +568,37 @@ async fn a_server_nobody_listens_on_is_unreachable() {
     }
     println!("{}", codes.join("\n"));
 }
+
+/// A legacy SSE server that never sends its `endpoint` event meets one
+/// deadline, the manager's initialize deadline, and so one code every time
+/// (the transport's own endpoint deadline used to fall on the same instant
+/// and win about half the runs, as `protocol`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_sse_server_without_an_endpoint_times_out_every_time() {
+    let server =
+        tests::servers::start_fixture_http(FIXTURE, &["--transport", "sse", "--no-endpoint"])
+            .await;
+    let mut options = options();
+    options.initialize_timeout = Duration::from_millis(300);
+    let mut seen = Vec::new();
+    for _ in 0..8 {
+        let manager = McpManager::new(options.clone());
+        let started = Instant::now();
+        let report = manager
+            .connect_servers([ServerConfig::new(
+                "quiet",
+                TransportConfig::Sse(HttpConfig::new(server.url.clone())),
+            )])
+            .await;
+        let took = started.elapsed();
+        let error = report.error("quiet").expect("no endpoint, no connection");
+        seen.push(format!("{} ({error}, {took:?})", error.code));
+        assert!(took < Duration::from_secs(3), "{seen:#?}");
+        manager.close().await;
+    }
+    assert!(
+        seen.iter()
+            .all(|s| s.starts_with("timeout (initialize did not finish within 300 ms")),
+        "{seen:#?}"
+    );
+}

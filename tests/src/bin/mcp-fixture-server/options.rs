@@ -44,6 +44,7 @@ Era (see ERAS below):
                                result carrying the subscriptionId.
 
 Streamable HTTP:
+  --no-endpoint                sse: the GET stream never sends its `endpoint` event.
   --sse-responses              answer POSTed requests with an SSE stream (default JSON).
   --no-get-stream              answer a GET without Last-Event-ID with 405.
   --expire-session-after N     the session becomes unknown (404) after N requests.
@@ -212,6 +213,7 @@ pub(crate) struct Options {
     pub(crate) skills: bool,
     pub(crate) bad_result_type: bool,
     pub(crate) refuse_version: bool,
+    pub(crate) no_endpoint: bool,
     pub(crate) end_listen_after: Option<Duration>,
     pub(crate) expire_sessions: Option<u64>,
     pub(crate) endless_empty_pages: bool,
@@ -269,6 +271,7 @@ impl Default for Options {
             skills: false,
             bad_result_type: false,
             refuse_version: false,
+            no_endpoint: false,
             end_listen_after: None,
             expire_sessions: None,
             endless_empty_pages: false,
@@ -389,6 +392,7 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Co
             "--skills" => options.skills = true,
             "--bad-result-type" => options.bad_result_type = true,
             "--refuse-version" => options.refuse_version = true,
+            "--no-endpoint" => options.no_endpoint = true,
             "--end-listen-after-ms" => {
                 options.end_listen_after = Some(Duration::from_millis(number(&flag, &value()?)?));
             }
