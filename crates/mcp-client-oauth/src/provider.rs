@@ -177,7 +177,10 @@ const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
 
 /// Options of an [`OAuthProvider`]. Build with [`OAuthOptions::new`] and
 /// set the public fields.
-#[derive(Debug, Clone, derive_setters::Setters)]
+///
+/// `Debug` shows the server URL's origin only (its path or query may hold
+/// a token) and secrets redacted.
+#[derive(Clone, derive_setters::Setters)]
 #[non_exhaustive]
 pub struct OAuthOptions {
     /// The MCP server's URL (the protected resource).
@@ -249,6 +252,25 @@ impl OAuthOptions {
     }
 }
 
+impl std::fmt::Debug for OAuthOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthOptions")
+            .field("server_origin", &self.server_url.origin().ascii_serialization())
+            .field("grant", &self.grant)
+            .field("client_name", &self.client_name)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret)
+            .field("private_key_pem", &self.private_key_pem)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("scopes", &self.scopes)
+            .field("refresh_margin", &self.refresh_margin)
+            .field("request_timeout", &self.request_timeout)
+            .field("proxy", &self.proxy)
+            .field("dpop", &self.dpop)
+            .finish_non_exhaustive()
+    }
+}
+
 /// At most this many step-up authorizations for the same scopes (MCP
 /// "Scope Challenge Handling": limit retries).
 const MAX_STEP_UPS: u32 = 3;
@@ -264,8 +286,9 @@ const MAX_STEP_UPS: u32 = 3;
 /// resource metadata again: when it names another authorization server
 /// (SEP-2352), that issuer gets a registration and tokens of its own, and
 /// the old issuer's are neither sent to it nor forgotten in the store.
-/// Tokens, secrets and codes never reach a log or an error.
-#[derive(Debug)]
+/// Tokens, secrets and codes never reach a log or an error; `Debug` shows
+/// the options only (see [`OAuthOptions`]), never the state (tokens, the
+/// URL a challenge came from).
 pub struct OAuthProvider {
     options: OAuthOptions,
     http: HttpClient,
@@ -273,6 +296,14 @@ pub struct OAuthProvider {
     /// Apart from `state`: every response is shown to it, and a response
     /// must not wait for a renewal to end.
     dpop: std::sync::Mutex<Dpop>,
+}
+
+impl std::fmt::Debug for OAuthProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthProvider")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The DPoP side (RFC 9449) of the current server and issuer.
@@ -1308,7 +1339,24 @@ fn union_scopes(granted: &[String], scope: Option<String>) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::union_scopes;
+    use super::{Grant, OAuthOptions, OAuthProvider, union_scopes};
+    use crate::secret::Secret;
+
+    #[test]
+    fn debug_shows_the_server_origin_and_no_secret() {
+        let url = url::Url::parse("https://mcp.example:8443/v1/path-key?token=query-token")
+            .unwrap();
+        let mut options = OAuthOptions::new(url, Grant::ClientCredentials);
+        options.client_secret = Some(Secret::new("client-secret-value"));
+        options.private_key_pem = Some(Secret::new("private-key-value"));
+        let provider = OAuthProvider::new(options.clone()).unwrap();
+        for shown in [format!("{options:?}"), format!("{provider:?}")] {
+            assert!(shown.contains("https://mcp.example:8443"), "{shown}");
+            for secret in ["query-token", "path-key", "client-secret-value", "private-key-value"] {
+                assert!(!shown.contains(secret), "{secret} in {shown}");
+            }
+        }
+    }
 
     #[test]
     fn a_step_up_keeps_what_was_granted() {
