@@ -292,7 +292,12 @@ const MAX_STEP_UPS: u32 = 3;
 pub struct OAuthProvider {
     options: OAuthOptions,
     http: HttpClient,
+    /// Held for a few steps at a time; never across a request to the
+    /// token endpoint made for a request's credentials (see
+    /// [`current_tokens`](Self::current_tokens)).
     state: Mutex<State>,
+    /// Held by the one refresh before expiry in flight (single flight).
+    refreshing: Mutex<()>,
     /// Apart from `state`: every response is shown to it, and a response
     /// must not wait for a renewal to end.
     dpop: std::sync::Mutex<Dpop>,
@@ -347,6 +352,7 @@ impl OAuthProvider {
             options,
             http,
             state: Mutex::new(State::default()),
+            refreshing: Mutex::new(()),
             dpop: std::sync::Mutex::new(Dpop::default()),
         })
     }
@@ -634,15 +640,22 @@ impl OAuthProvider {
     }
 
     /// Refreshes when there is a refresh token; `true` when new tokens are
-    /// in place. A failed refresh drops the tokens.
+    /// in place. A failed refresh drops the tokens. The caller holds the
+    /// state's lock throughout (a refusal's renewal).
     async fn refresh(&self, state: &mut State) -> bool {
-        let Some(refresh_token) = state.tokens.as_ref().and_then(|t| t.refresh_token.clone())
-        else {
+        let Some(request) = self.refresh_request(state).await else {
             return false;
         };
-        let Some(discovered) = state.discovered.clone() else {
-            return false;
-        };
+        let result = self.send_refresh(&request).await;
+        self.refresh_done(state, request, result).await
+    }
+
+    /// What a refresh sends, read from the state: `None` without a
+    /// refresh token, a discovery or a client identity. A configured
+    /// identity is made here without any request.
+    async fn refresh_request(&self, state: &mut State) -> Option<RefreshRequest> {
+        let refresh_token = state.tokens.as_ref().and_then(|t| t.refresh_token.clone())?;
+        let discovered = state.discovered.clone()?;
         // Configured identities are not stored (see `persist`): after a
         // restart they come from the options again, without any request.
         let configured = self.options.client_id.is_some()
@@ -653,21 +666,41 @@ impl OAuthProvider {
             && let Err(error) = self.client(state, &discovered, None).await
         {
             tracing::debug!(%error, "no client identity for the refresh");
-            return false;
+            return None;
         }
-        let Some(client) = state.client.clone() else {
-            return false;
-        };
+        let client = state.client.clone()?;
+        Some(RefreshRequest {
+            refresh_token,
+            discovered,
+            client,
+        })
+    }
+
+    /// The refresh's token request (RFC 6749 §6), bounded by
+    /// [`OAuthOptions::request_timeout`].
+    async fn send_refresh(&self, request: &RefreshRequest) -> Result<Tokens, OAuthError> {
         let form = vec![
             ("grant_type", "refresh_token".to_owned()),
-            ("refresh_token", refresh_token.expose().to_owned()),
-            ("resource", discovered.resource.clone()),
+            ("refresh_token", request.refresh_token.expose().to_owned()),
+            ("resource", request.discovered.resource.clone()),
         ];
-        match self.token_request(&discovered, &client, &form).await {
+        self.token_request(&request.discovered, &request.client, &form)
+            .await
+    }
+
+    /// Puts a refresh's outcome in place: the new tokens (stored), or none
+    /// after a failure. `true` when new tokens are in place.
+    async fn refresh_done(
+        &self,
+        state: &mut State,
+        request: RefreshRequest,
+        result: Result<Tokens, OAuthError>,
+    ) -> bool {
+        match result {
             Ok(mut tokens) => {
                 // RFC 6749 §6: the old refresh token stays good unless a new one came.
                 if tokens.refresh_token.is_none() {
-                    tokens.refresh_token = Some(refresh_token);
+                    tokens.refresh_token = Some(request.refresh_token);
                 }
                 state.tokens = Some(tokens);
                 state.just_refreshed = true;
@@ -1167,17 +1200,57 @@ impl OAuthProvider {
     /// The tokens to send now, refreshed first when they expire within the
     /// margin (without a refresh token the old one is still sent and the
     /// server's 401 starts a new authorization).
+    ///
+    /// One refresh at a time (single flight), and no lock on the state
+    /// while its token request is out: a request whose token has not
+    /// expired yet sends it rather than wait for another request's
+    /// refresh; one whose token has expired waits for that refresh, which
+    /// [`OAuthOptions::request_timeout`] bounds, and then takes its tokens.
     async fn current_tokens(&self) -> Option<Tokens> {
+        let tokens = self.state.lock().await.tokens.clone();
+        let Some(held) = tokens.as_ref() else {
+            return None;
+        };
+        if !held.expires_within(self.margin()) {
+            return tokens;
+        }
+        let _flight = match self.refreshing.try_lock() {
+            Ok(flight) => flight,
+            Err(_) if !held.expires_within(0) => return tokens,
+            Err(_) => self.refreshing.lock().await,
+        };
+        let same = |state: &State| {
+            state.tokens.as_ref().map(|t| t.access_token.expose())
+                == Some(held.access_token.expose())
+        };
+        let request = {
+            let mut state = self.state.lock().await;
+            // Renewed meanwhile (the refresh this request waited for, or
+            // an authorization): nothing left to do.
+            if !same(&state) {
+                return state.tokens.clone();
+            }
+            match self.refresh_request(&mut state).await {
+                Some(request) => request,
+                None => return state.tokens.clone(),
+            }
+        };
+        let result = self.send_refresh(&request).await;
         let mut state = self.state.lock().await;
-        if state
-            .tokens
-            .as_ref()
-            .is_some_and(|t| t.expires_within(self.margin()))
-        {
-            self.refresh(&mut state).await;
+        // An authorization that ended meanwhile wins over this refresh.
+        if same(&state) {
+            self.refresh_done(&mut state, request, result).await;
         }
         state.tokens.clone()
     }
+}
+
+/// What a refresh sends (RFC 6749 §6), read from the state under its lock
+/// so that the token request goes out without it.
+struct RefreshRequest {
+    refresh_token: Secret,
+    discovered: Discovered,
+    client: ClientRegistration,
 }
 
 #[async_trait]
