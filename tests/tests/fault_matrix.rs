@@ -576,8 +576,7 @@ async fn a_server_nobody_listens_on_is_unreachable() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_legacy_sse_server_without_an_endpoint_times_out_every_time() {
     let server =
-        tests::servers::start_fixture_http(FIXTURE, &["--transport", "sse", "--no-endpoint"])
-            .await;
+        tests::servers::start_fixture_http(FIXTURE, &["--transport", "sse", "--no-endpoint"]).await;
     let mut options = options();
     options.initialize_timeout = Duration::from_millis(300);
     let mut seen = Vec::new();

@@ -37,5 +37,8 @@ fn an_unknown_result_type_exits_1_with_call_failed() {
     // The text form says the same on stderr.
     let run = env.run(&args[1..]);
     assert_eq!(run.code, 1, "{run:#?}");
-    assert!(run.stderr.contains("failed: invalid tools/call result"), "{run:#?}");
+    assert!(
+        run.stderr.contains("failed: invalid tools/call result"),
+        "{run:#?}"
+    );
 }

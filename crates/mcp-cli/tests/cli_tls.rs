@@ -127,7 +127,9 @@ fn an_untrusted_certificate_is_tls_naming_the_issuer_after_one_handshake() {
     let config = config.display().to_string();
     let args = ["--no-host-configs", "--config", &config, "servers"];
     let mut command = env.command(&args);
-    command.env_remove("SSL_CERT_FILE").env_remove("SSL_CERT_DIR");
+    command
+        .env_remove("SSL_CERT_FILE")
+        .env_remove("SSL_CERT_DIR");
     let run = support::run_to_end(command, &args);
     assert!(run.stdout.contains("[tls]"), "{run:#?}");
 }
@@ -146,7 +148,10 @@ fn an_expired_certificate_is_tls_saying_when_it_expired() {
     let (row, run) = server_row(&env, &config, Some(&roots), "secure");
     let (code, message) = error_of(&row);
     assert_eq!(code, "tls", "{run:#?}");
-    assert!(message.contains("it expired") && message.contains("days ago"), "{message}");
+    assert!(
+        message.contains("it expired") && message.contains("days ago"),
+        "{message}"
+    );
 }
 
 #[test]

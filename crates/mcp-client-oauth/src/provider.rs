@@ -255,7 +255,10 @@ impl OAuthOptions {
 impl std::fmt::Debug for OAuthOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OAuthOptions")
-            .field("server_origin", &self.server_url.origin().ascii_serialization())
+            .field(
+                "server_origin",
+                &self.server_url.origin().ascii_serialization(),
+            )
             .field("grant", &self.grant)
             .field("client_name", &self.client_name)
             .field("client_id", &self.client_id)
@@ -654,7 +657,10 @@ impl OAuthProvider {
     /// refresh token, a discovery or a client identity. A configured
     /// identity is made here without any request.
     async fn refresh_request(&self, state: &mut State) -> Option<RefreshRequest> {
-        let refresh_token = state.tokens.as_ref().and_then(|t| t.refresh_token.clone())?;
+        let refresh_token = state
+            .tokens
+            .as_ref()
+            .and_then(|t| t.refresh_token.clone())?;
         let discovered = state.discovered.clone()?;
         // Configured identities are not stored (see `persist`): after a
         // restart they come from the options again, without any request.
@@ -1208,9 +1214,7 @@ impl OAuthProvider {
     /// [`OAuthOptions::request_timeout`] bounds, and then takes its tokens.
     async fn current_tokens(&self) -> Option<Tokens> {
         let tokens = self.state.lock().await.tokens.clone();
-        let Some(held) = tokens.as_ref() else {
-            return None;
-        };
+        let held = tokens.as_ref()?;
         if !held.expires_within(self.margin()) {
             return tokens;
         }
@@ -1417,15 +1421,20 @@ mod tests {
 
     #[test]
     fn debug_shows_the_server_origin_and_no_secret() {
-        let url = url::Url::parse("https://mcp.example:8443/v1/path-key?token=query-token")
-            .unwrap();
+        let url =
+            url::Url::parse("https://mcp.example:8443/v1/path-key?token=query-token").unwrap();
         let mut options = OAuthOptions::new(url, Grant::ClientCredentials);
         options.client_secret = Some(Secret::new("client-secret-value"));
         options.private_key_pem = Some(Secret::new("private-key-value"));
         let provider = OAuthProvider::new(options.clone()).unwrap();
         for shown in [format!("{options:?}"), format!("{provider:?}")] {
             assert!(shown.contains("https://mcp.example:8443"), "{shown}");
-            for secret in ["query-token", "path-key", "client-secret-value", "private-key-value"] {
+            for secret in [
+                "query-token",
+                "path-key",
+                "client-secret-value",
+                "private-key-value",
+            ] {
                 assert!(!shown.contains(secret), "{secret} in {shown}");
             }
         }

@@ -5,9 +5,9 @@
 //! `timeout` that the other formats carry. It describes a transport;
 //! connecting is `mcp-manager`'s job.
 
-use std::fmt;
 use crate::origins::Origins;
 use crate::secret::SecretValue;
+use std::fmt;
 
 /// One configured MCP server.
 ///

@@ -86,6 +86,9 @@ mod debug_tests {
             "https://mcp.example:8443/…"
         );
         assert_eq!(url_for_debug("${MCP_URL}"), "<redacted>");
-        assert_eq!(args_for_debug(&["--api-key=sk-1".into()]), "<1 argument, redacted>");
+        assert_eq!(
+            args_for_debug(&["--api-key=sk-1".into()]),
+            "<1 argument, redacted>"
+        );
     }
 }

@@ -584,7 +584,10 @@ mod tests {
         assert!(shown(&result).contains("spilled result result-1"));
         let (free, part) =
             leaves_the_worker_free(spills.read("result-1", 8 << 20, 100, None)).await;
-        assert!(free, "reading the spill back held the runtime's only worker");
+        assert!(
+            free,
+            "reading the spill back held the runtime's only worker"
+        );
         assert!(part.unwrap().starts_with(&"z".repeat(100)));
     }
 
@@ -596,10 +599,7 @@ mod tests {
             .apply(text_result(&"x".repeat(2_000)), &budget, "s", "t", None)
             .await;
         assert_eq!(shown(&result), "x".repeat(2_000));
-        assert!(
-            spills.dir.get().is_none(),
-            "nothing spilled"
-        );
+        assert!(spills.dir.get().is_none(), "nothing spilled");
     }
 
     #[tokio::test]
@@ -612,7 +612,9 @@ mod tests {
         let text: String = (0..10_000)
             .map(|i| char::from(b'a' + (i % 26) as u8))
             .collect();
-        let result = spills.apply(text_result(&text), &budget, "s", "t", None).await;
+        let result = spills
+            .apply(text_result(&text), &budget, "s", "t", None)
+            .await;
         let model = shown(&result);
         assert!(model.chars().count() <= 2_000, "{}", model.chars().count());
         assert!(model.starts_with("abcdef"));
@@ -673,7 +675,9 @@ mod tests {
         let spills = Spills::default();
         let budget = ResultBudget::default().chars(1_000);
         let text = "é😀".repeat(5_000);
-        let result = spills.apply(text_result(&text), &budget, "s", "t", None).await;
+        let result = spills
+            .apply(text_result(&text), &budget, "s", "t", None)
+            .await;
         assert!(shown(&result).chars().count() <= 1_000);
         // Paged back across marks, whole, from wherever the pages start.
         let mut whole = String::new();
@@ -702,12 +706,21 @@ mod tests {
         let model = shown(&result);
         assert!(model.starts_with("summary"));
         assert!(model.contains("spilled result result-1"), "{model}");
-        let part = spills.read("result-1", 0, 100, Some("/rows/42")).await.unwrap();
+        let part = spills
+            .read("result-1", 0, 100, Some("/rows/42"))
+            .await
+            .unwrap();
         assert!(part.starts_with("{\n  \"row\": 42\n}"), "{part}");
-        assert!(spills.read("result-1", 0, 100, Some("/nope")).await.is_err());
         assert!(
             spills
-                .read("result-9", 0, 100, None).await
+                .read("result-1", 0, 100, Some("/nope"))
+                .await
+                .is_err()
+        );
+        assert!(
+            spills
+                .read("result-9", 0, 100, None)
+                .await
                 .unwrap_err()
                 .contains("result-1")
         );

@@ -54,11 +54,7 @@ impl Inner {
         hint: Option<usize>,
     ) -> ToolResult {
         match &self.options.budget {
-            Some(budget) => {
-                self.spills
-                    .apply(result, budget, server, tool, hint)
-                    .await
-            }
+            Some(budget) => self.spills.apply(result, budget, server, tool, hint).await,
             None => result,
         }
     }

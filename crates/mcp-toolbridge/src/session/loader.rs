@@ -657,7 +657,11 @@ async fn read_outcome(
         structured_content: None,
         is_error: false,
     };
-    ToolOutcome::Completed(inner.budgeted(result, server, READ_MCP_RESOURCE, None).await)
+    ToolOutcome::Completed(
+        inner
+            .budgeted(result, server, READ_MCP_RESOURCE, None)
+            .await,
+    )
 }
 
 /// The skill-loading path: the entry checked, its `SKILL.md` read and
@@ -681,7 +685,11 @@ async fn load_skill(
             let text = loaded.text.clone();
             inner.hold_skill(server, ready.lifetime, loaded);
             let result = ToolResult::text(text);
-            ToolOutcome::Completed(inner.budgeted(result, server, READ_MCP_RESOURCE, None).await)
+            ToolOutcome::Completed(
+                inner
+                    .budgeted(result, server, READ_MCP_RESOURCE, None)
+                    .await,
+            )
         }
         Err(HandleError::Request(error)) => skill_failure(&error),
         Err(_) => replaced(server),

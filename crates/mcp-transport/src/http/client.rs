@@ -378,9 +378,8 @@ pub(crate) async fn error_body(response: Response<Incoming>) -> String {
         ERROR_TEXT_LIMIT
     };
     let mut body = response.into_body();
-    let mut out = Vec::with_capacity(length.map_or(ERROR_TEXT_LIMIT, |l| {
-        l.min(limit as u64 + 1) as usize
-    }));
+    let mut out =
+        Vec::with_capacity(length.map_or(ERROR_TEXT_LIMIT, |l| l.min(limit as u64 + 1) as usize));
     // One byte past the limit tells "exactly the limit" from "more".
     while out.len() <= limit {
         match body.frame().await {
@@ -455,7 +454,9 @@ fn first_text(page: &str, lower: &str) -> Option<String> {
         for raw in ["<script", "<style"] {
             if lower[open..].starts_with(raw) {
                 let end_tag = format!("</{}", &raw[1..]);
-                at = lower[close..].find(&end_tag).map_or(page.len(), |i| close + i);
+                at = lower[close..]
+                    .find(&end_tag)
+                    .map_or(page.len(), |i| close + i);
             }
         }
     }
