@@ -50,6 +50,8 @@ const ALL: &[Kind] = &[Kind::Stdio, Kind::Http, Kind::Sse];
 const STDIO: &[Kind] = &[Kind::Stdio];
 const HTTP: &[Kind] = &[Kind::Http];
 const WEB: &[Kind] = &[Kind::Http, Kind::Sse];
+/// The transports of the 2026-07-28 era (legacy SSE has only the handshake era).
+const MODERN: &[Kind] = &[Kind::Stdio, Kind::Http];
 
 /// What a case must end with.
 #[derive(Clone, Copy, Debug)]
@@ -61,6 +63,9 @@ enum Expect {
     Truncated { max_list_calls: usize },
     /// The error with this stable code.
     Code(&'static str),
+    /// The error with this stable code, whose message holds each of these
+    /// words, and no raw control character.
+    Saying(&'static str, &'static [&'static str]),
 }
 
 struct Case {
@@ -218,6 +223,20 @@ const CASES: &[Case] = &[
         &["--era", "legacy", "--protocol-version", "2099-01-01"],
         ALL,
         Expect::Code("unsupported_version"),
+    ),
+    case(
+        "--era modern --refuse-version (-32022 on every request)",
+        &["--era", "modern", "--refuse-version"],
+        MODERN,
+        Expect::Saying(
+            "unsupported_version",
+            &[
+                "refused protocol version 2026-07-28 on tools/list",
+                "-32022",
+                "it supports 2099-01-01",
+                "not supported",
+            ],
+        ),
     ),
     case(
         "--http-status 500",
@@ -433,6 +452,26 @@ async fn run(case: &Case, kind: Kind, dir: &Path, n: usize, problems: &mut Vec<S
             code == expected,
             format!("{what}: expected {expected}, got {error:?}"),
         ),
+        Expect::Saying(expected, words) => {
+            check(
+                code == expected,
+                format!("{what}: expected {expected}, got {error:?}"),
+            );
+            let message = report
+                .error(&id)
+                .map(|e| e.message.clone())
+                .unwrap_or_default();
+            for word in words {
+                check(
+                    message.contains(word),
+                    format!("{what}: the message does not say {word:?}: {message:?}"),
+                );
+            }
+            check(
+                !message.chars().any(char::is_control),
+                format!("{what}: a raw control character in {message:?}"),
+            );
+        }
     }
     manager.close().await;
     if let Some(limit) = case.max_growth_mib {
@@ -528,4 +567,37 @@ async fn a_server_nobody_listens_on_is_unreachable() {
         manager.close().await;
     }
     println!("{}", codes.join("\n"));
+}
+
+/// A legacy SSE server that never sends its `endpoint` event meets one
+/// deadline, the manager's initialize deadline, and so one code every time
+/// (the transport's own endpoint deadline used to fall on the same instant
+/// and win about half the runs, as `protocol`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_sse_server_without_an_endpoint_times_out_every_time() {
+    let server =
+        tests::servers::start_fixture_http(FIXTURE, &["--transport", "sse", "--no-endpoint"]).await;
+    let mut options = options();
+    options.initialize_timeout = Duration::from_millis(300);
+    let mut seen = Vec::new();
+    for _ in 0..8 {
+        let manager = McpManager::new(options.clone());
+        let started = Instant::now();
+        let report = manager
+            .connect_servers([ServerConfig::new(
+                "quiet",
+                TransportConfig::Sse(HttpConfig::new(server.url.clone())),
+            )])
+            .await;
+        let took = started.elapsed();
+        let error = report.error("quiet").expect("no endpoint, no connection");
+        seen.push(format!("{} ({error}, {took:?})", error.code));
+        assert!(took < Duration::from_secs(3), "{seen:#?}");
+        manager.close().await;
+    }
+    assert!(
+        seen.iter()
+            .all(|s| s.starts_with("timeout (initialize did not finish within 300 ms")),
+        "{seen:#?}"
+    );
 }

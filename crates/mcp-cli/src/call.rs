@@ -559,7 +559,8 @@ fn unknown_tool(runtime: &Runtime, server: &str, tool: &str) -> CliError {
 /// The error for a call that produced no result, with its exit status:
 /// refused before reaching the server (bad arguments, not approved) is 2,
 /// a JSON-RPC error from the server is 1 (the server got the call and
-/// refused it), an interruption 130, anything on the way 3.
+/// refused it), and so is a call that ended without a usable result
+/// (`call_failed`), an interruption 130, anything on the way 3.
 fn failure_error(
     outcome: &ToolOutcome,
     request: &CallRequest,
@@ -629,6 +630,17 @@ fn failure_error(
             ));
             error.exit = Exit::ToolError;
             error.code("call_refused")
+        }
+        // The server took the call and it ended without a usable result
+        // (input rounds exhausted, an unknown `resultType`, input nobody
+        // could give, a malformed result): not the connection's failure.
+        CallFailure::Protocol(reason) => {
+            let mut error = CliError::usage(format!(
+                "the call of `{tool}` on server `{server}` failed: {}",
+                line(reason)
+            ));
+            error.exit = Exit::ToolError;
+            error.code("call_failed")
         }
         other => CliError::connection(line(&other.to_string())),
     }

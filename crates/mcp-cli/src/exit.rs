@@ -1,7 +1,9 @@
 //! Exit statuses and the error every command returns.
 //!
 //! The statuses are part of the scripting interface: 0 success,
-//! 1 the tool reported an error (`isError`), 2 a usage or configuration
+//! 1 the tool reported an error (`isError`) or the server took the request
+//! and it failed there (a JSON-RPC error; input rounds exhausted, an
+//! unknown `resultType`, input nobody could give), 2 a usage or configuration
 //! error, 3 a connection failure (and, from `servers` and `tools`, any
 //! configured server that failed, unless `--allow-failures`); 130 when
 //! Ctrl-C interrupted the command (see [`crate::interrupt`]).
@@ -12,7 +14,9 @@
 //! is stable: a server's own (the manager's codes, e.g. `closed`,
 //! `missing_env`), the store's (e.g. `malformed_store`), one of
 //! `unknown_server`, `unknown_tool`, `invalid_arguments`, `not_approved`,
-//! `call_refused`, `tools_changed` (a tool list that kept changing under a
+//! `call_refused`, `request_refused` (a JSON-RPC error), `call_failed`,
+//! `request_failed` (taken by the server, ended without a usable result),
+//! `tools_changed` (a tool list that kept changing under a
 //! call), or, for anything else, the exit status's kind:
 //! `usage_error`, `connection_failed`, `tool_error`, `interrupted`.
 //! `server` is the server's id or `null`, `hint` what to do or `null`.
@@ -25,7 +29,8 @@ use std::process::ExitCode;
 pub(crate) enum Exit {
     /// 0: the command did what was asked.
     Success,
-    /// 1: the tool ran and reported a failure (`isError: true`).
+    /// 1: the tool ran and reported a failure (`isError: true`), or the
+    /// server took the request and it failed there.
     ToolError,
     /// 2: bad usage or configuration: nothing was connected, or the
     /// request was refused before it reached a server.

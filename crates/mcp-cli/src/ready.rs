@@ -227,6 +227,19 @@ pub(crate) fn request_error(id: &str, what: &str, error: &mcp_transport::ClientE
         ))
         .code("unsupported")
         .server(id),
+        // The server took the request and it ended without a usable
+        // result: not the connection's failure.
+        ClientError::TooManyInputRounds { .. }
+        | ClientError::UnexpectedResultType { .. }
+        | ClientError::InputNotGiven { .. }
+        | ClientError::InvalidResult { .. } => {
+            let mut cli = CliError::usage(format!(
+                "server `{id}`: cannot {what}: {}",
+                line(&mcp_proto::text::ErrorChain(error).to_string())
+            ));
+            cli.exit = Exit::ToolError;
+            cli.code("request_failed").server(id)
+        }
         ClientError::Cancelled => {
             let mut cli = CliError::connection(format!("the request to {what} was cancelled"));
             cli.exit = Exit::Interrupted;

@@ -177,7 +177,10 @@ const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
 
 /// Options of an [`OAuthProvider`]. Build with [`OAuthOptions::new`] and
 /// set the public fields.
-#[derive(Debug, Clone, derive_setters::Setters)]
+///
+/// `Debug` shows the server URL's origin only (its path or query may hold
+/// a token) and secrets redacted.
+#[derive(Clone, derive_setters::Setters)]
 #[non_exhaustive]
 pub struct OAuthOptions {
     /// The MCP server's URL (the protected resource).
@@ -249,6 +252,28 @@ impl OAuthOptions {
     }
 }
 
+impl std::fmt::Debug for OAuthOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthOptions")
+            .field(
+                "server_origin",
+                &self.server_url.origin().ascii_serialization(),
+            )
+            .field("grant", &self.grant)
+            .field("client_name", &self.client_name)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret)
+            .field("private_key_pem", &self.private_key_pem)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("scopes", &self.scopes)
+            .field("refresh_margin", &self.refresh_margin)
+            .field("request_timeout", &self.request_timeout)
+            .field("proxy", &self.proxy)
+            .field("dpop", &self.dpop)
+            .finish_non_exhaustive()
+    }
+}
+
 /// At most this many step-up authorizations for the same scopes (MCP
 /// "Scope Challenge Handling": limit retries).
 const MAX_STEP_UPS: u32 = 3;
@@ -264,15 +289,29 @@ const MAX_STEP_UPS: u32 = 3;
 /// resource metadata again: when it names another authorization server
 /// (SEP-2352), that issuer gets a registration and tokens of its own, and
 /// the old issuer's are neither sent to it nor forgotten in the store.
-/// Tokens, secrets and codes never reach a log or an error.
-#[derive(Debug)]
+/// Tokens, secrets and codes never reach a log or an error; `Debug` shows
+/// the options only (see [`OAuthOptions`]), never the state (tokens, the
+/// URL a challenge came from).
 pub struct OAuthProvider {
     options: OAuthOptions,
     http: HttpClient,
+    /// Held for a few steps at a time; never across a request to the
+    /// token endpoint made for a request's credentials (see
+    /// [`current_tokens`](Self::current_tokens)).
     state: Mutex<State>,
+    /// Held by the one refresh before expiry in flight (single flight).
+    refreshing: Mutex<()>,
     /// Apart from `state`: every response is shown to it, and a response
     /// must not wait for a renewal to end.
     dpop: std::sync::Mutex<Dpop>,
+}
+
+impl std::fmt::Debug for OAuthProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthProvider")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The DPoP side (RFC 9449) of the current server and issuer.
@@ -316,6 +355,7 @@ impl OAuthProvider {
             options,
             http,
             state: Mutex::new(State::default()),
+            refreshing: Mutex::new(()),
             dpop: std::sync::Mutex::new(Dpop::default()),
         })
     }
@@ -603,15 +643,25 @@ impl OAuthProvider {
     }
 
     /// Refreshes when there is a refresh token; `true` when new tokens are
-    /// in place. A failed refresh drops the tokens.
+    /// in place. A failed refresh drops the tokens. The caller holds the
+    /// state's lock throughout (a refusal's renewal).
     async fn refresh(&self, state: &mut State) -> bool {
-        let Some(refresh_token) = state.tokens.as_ref().and_then(|t| t.refresh_token.clone())
-        else {
+        let Some(request) = self.refresh_request(state).await else {
             return false;
         };
-        let Some(discovered) = state.discovered.clone() else {
-            return false;
-        };
+        let result = self.send_refresh(&request).await;
+        self.refresh_done(state, request, result).await
+    }
+
+    /// What a refresh sends, read from the state: `None` without a
+    /// refresh token, a discovery or a client identity. A configured
+    /// identity is made here without any request.
+    async fn refresh_request(&self, state: &mut State) -> Option<RefreshRequest> {
+        let refresh_token = state
+            .tokens
+            .as_ref()
+            .and_then(|t| t.refresh_token.clone())?;
+        let discovered = state.discovered.clone()?;
         // Configured identities are not stored (see `persist`): after a
         // restart they come from the options again, without any request.
         let configured = self.options.client_id.is_some()
@@ -622,21 +672,41 @@ impl OAuthProvider {
             && let Err(error) = self.client(state, &discovered, None).await
         {
             tracing::debug!(%error, "no client identity for the refresh");
-            return false;
+            return None;
         }
-        let Some(client) = state.client.clone() else {
-            return false;
-        };
+        let client = state.client.clone()?;
+        Some(RefreshRequest {
+            refresh_token,
+            discovered,
+            client,
+        })
+    }
+
+    /// The refresh's token request (RFC 6749 §6), bounded by
+    /// [`OAuthOptions::request_timeout`].
+    async fn send_refresh(&self, request: &RefreshRequest) -> Result<Tokens, OAuthError> {
         let form = vec![
             ("grant_type", "refresh_token".to_owned()),
-            ("refresh_token", refresh_token.expose().to_owned()),
-            ("resource", discovered.resource.clone()),
+            ("refresh_token", request.refresh_token.expose().to_owned()),
+            ("resource", request.discovered.resource.clone()),
         ];
-        match self.token_request(&discovered, &client, &form).await {
+        self.token_request(&request.discovered, &request.client, &form)
+            .await
+    }
+
+    /// Puts a refresh's outcome in place: the new tokens (stored), or none
+    /// after a failure. `true` when new tokens are in place.
+    async fn refresh_done(
+        &self,
+        state: &mut State,
+        request: RefreshRequest,
+        result: Result<Tokens, OAuthError>,
+    ) -> bool {
+        match result {
             Ok(mut tokens) => {
                 // RFC 6749 §6: the old refresh token stays good unless a new one came.
                 if tokens.refresh_token.is_none() {
-                    tokens.refresh_token = Some(refresh_token);
+                    tokens.refresh_token = Some(request.refresh_token);
                 }
                 state.tokens = Some(tokens);
                 state.just_refreshed = true;
@@ -1136,17 +1206,55 @@ impl OAuthProvider {
     /// The tokens to send now, refreshed first when they expire within the
     /// margin (without a refresh token the old one is still sent and the
     /// server's 401 starts a new authorization).
+    ///
+    /// One refresh at a time (single flight), and no lock on the state
+    /// while its token request is out: a request whose token has not
+    /// expired yet sends it rather than wait for another request's
+    /// refresh; one whose token has expired waits for that refresh, which
+    /// [`OAuthOptions::request_timeout`] bounds, and then takes its tokens.
     async fn current_tokens(&self) -> Option<Tokens> {
+        let tokens = self.state.lock().await.tokens.clone();
+        let held = tokens.as_ref()?;
+        if !held.expires_within(self.margin()) {
+            return tokens;
+        }
+        let _flight = match self.refreshing.try_lock() {
+            Ok(flight) => flight,
+            Err(_) if !held.expires_within(0) => return tokens,
+            Err(_) => self.refreshing.lock().await,
+        };
+        let same = |state: &State| {
+            state.tokens.as_ref().map(|t| t.access_token.expose())
+                == Some(held.access_token.expose())
+        };
+        let request = {
+            let mut state = self.state.lock().await;
+            // Renewed meanwhile (the refresh this request waited for, or
+            // an authorization): nothing left to do.
+            if !same(&state) {
+                return state.tokens.clone();
+            }
+            match self.refresh_request(&mut state).await {
+                Some(request) => request,
+                None => return state.tokens.clone(),
+            }
+        };
+        let result = self.send_refresh(&request).await;
         let mut state = self.state.lock().await;
-        if state
-            .tokens
-            .as_ref()
-            .is_some_and(|t| t.expires_within(self.margin()))
-        {
-            self.refresh(&mut state).await;
+        // An authorization that ended meanwhile wins over this refresh.
+        if same(&state) {
+            self.refresh_done(&mut state, request, result).await;
         }
         state.tokens.clone()
     }
+}
+
+/// What a refresh sends (RFC 6749 §6), read from the state under its lock
+/// so that the token request goes out without it.
+struct RefreshRequest {
+    refresh_token: Secret,
+    discovered: Discovered,
+    client: ClientRegistration,
 }
 
 #[async_trait]
@@ -1308,7 +1416,29 @@ fn union_scopes(granted: &[String], scope: Option<String>) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::union_scopes;
+    use super::{Grant, OAuthOptions, OAuthProvider, union_scopes};
+    use crate::secret::Secret;
+
+    #[test]
+    fn debug_shows_the_server_origin_and_no_secret() {
+        let url =
+            url::Url::parse("https://mcp.example:8443/v1/path-key?token=query-token").unwrap();
+        let mut options = OAuthOptions::new(url, Grant::ClientCredentials);
+        options.client_secret = Some(Secret::new("client-secret-value"));
+        options.private_key_pem = Some(Secret::new("private-key-value"));
+        let provider = OAuthProvider::new(options.clone()).unwrap();
+        for shown in [format!("{options:?}"), format!("{provider:?}")] {
+            assert!(shown.contains("https://mcp.example:8443"), "{shown}");
+            for secret in [
+                "query-token",
+                "path-key",
+                "client-secret-value",
+                "private-key-value",
+            ] {
+                assert!(!shown.contains(secret), "{secret} in {shown}");
+            }
+        }
+    }
 
     #[test]
     fn a_step_up_keeps_what_was_granted() {

@@ -31,6 +31,9 @@ struct Seen {
 
 type Handler = dyn Fn(&Seen, &str) -> (u16, Value) + Send + Sync;
 
+/// The status a handler answers with to leave the request unanswered.
+const HANG: u16 = 0;
+
 /// An HTTP server on 127.0.0.1 that answers with `handler` and records
 /// every request.
 struct Fake {
@@ -100,6 +103,11 @@ impl Fake {
                                 };
                                 log.lock().unwrap().push(seen.clone());
                                 let (status, value) = handler(&seen, &base);
+                                if status == HANG {
+                                    // A hung endpoint: the request is
+                                    // read and never answered.
+                                    std::future::pending::<()>().await;
+                                }
                                 let mut response =
                                     hyper::Response::new(Full::new(Bytes::from(value.to_string())));
                                 *response.status_mut() =
@@ -603,6 +611,81 @@ async fn refresh_before_expiry() {
         .map(|s| s.form["grant_type"].clone())
         .collect();
     assert_eq!(grants, ["authorization_code", "refresh_token"]);
+}
+
+/// A refresh before expiry whose token endpoint hangs holds up only the
+/// request that started it, and that one only until its request timeout:
+/// the others send the token they hold, which is still good.
+#[tokio::test]
+async fn a_hung_refresh_stalls_no_other_request() {
+    let refresh_seen = Arc::new(tokio::sync::Notify::new());
+    let notify = Arc::clone(&refresh_seen);
+    let fake = Fake::start(move |seen, base| match seen.path.as_str() {
+        "/.well-known/oauth-protected-resource/mcp" => (
+            200,
+            json!({ "resource": format!("{base}/mcp"), "authorization_servers": [base] }),
+        ),
+        "/.well-known/oauth-authorization-server" => (200, as_metadata(base)),
+        // Within the 60 s refresh margin, and good for 30 s more.
+        "/token" if seen.form["grant_type"] == "authorization_code" => (
+            200,
+            json!({ "access_token": TOKEN, "token_type": "Bearer", "expires_in": 30,
+                    "refresh_token": REFRESH }),
+        ),
+        "/token" => {
+            notify.notify_one();
+            (HANG, Value::Null)
+        }
+        _ => endpoints(seen).unwrap_or_else(not_found),
+    })
+    .await;
+    let approver = Arc::new(Approver::default());
+    let mut options = OAuthOptions::new(
+        Url::parse(&format!("{}/mcp", fake.base)).unwrap(),
+        Grant::AuthorizationCode(Arc::clone(&approver) as Arc<dyn Interaction>),
+    );
+    let request_timeout = std::time::Duration::from_secs(2);
+    options.request_timeout = request_timeout;
+    let provider = Arc::new(OAuthProvider::new(options).unwrap());
+    assert!(provider.on_unauthorized(401, Some("Bearer")).await.unwrap());
+
+    // The first request after it finds the token due and refreshes.
+    let refresher = {
+        let provider = Arc::clone(&provider);
+        tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            let header = provider.authorization().await.unwrap();
+            (header, started.elapsed())
+        })
+    };
+    refresh_seen.notified().await;
+    // Meanwhile every other request goes out at once with the held token.
+    for _ in 0..3 {
+        let header = tokio::time::timeout(
+            std::time::Duration::from_millis(500),
+            provider.authorization(),
+        )
+        .await
+        .expect("a request waited for another request's refresh")
+        .unwrap();
+        assert_eq!(header, Some(format!("Bearer {TOKEN}")));
+    }
+    // The refresh gives up at its request timeout; the failed refresh
+    // drops the tokens, so the next 401 authorizes again.
+    let (header, took) = refresher.await.unwrap();
+    assert_eq!(header, None);
+    assert!(
+        took >= request_timeout && took < request_timeout * 3,
+        "the refresh took {took:?}"
+    );
+    let refreshes = fake
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.path == "/token" && s.form["grant_type"] == "refresh_token")
+        .count();
+    assert_eq!(refreshes, 1, "one refresh in flight at a time");
 }
 
 #[tokio::test]

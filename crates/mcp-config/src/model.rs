@@ -7,6 +7,7 @@
 
 use crate::origins::Origins;
 use crate::secret::SecretValue;
+use std::fmt;
 
 /// One configured MCP server.
 ///
@@ -280,12 +281,16 @@ impl TransportKind {
 
 /// A stdio server: a command spawned directly, without a shell. Start from
 /// [`StdioConfig::new`] and set the rest with the setter of each field.
-#[derive(Clone, Debug, PartialEq, Eq, derive_setters::Setters)]
+///
+/// `Debug` shows how many arguments there are, not what they are, and env
+/// values redacted.
+#[derive(Clone, PartialEq, Eq, derive_setters::Setters)]
 #[non_exhaustive]
 pub struct StdioConfig {
     /// The program. May contain `${VAR}` references.
     pub command: String,
-    /// Arguments, passed as given, without shell splitting. May contain `${VAR}` references.
+    /// Arguments, passed as given, without shell splitting. May contain
+    /// `${VAR}` references, and often credentials (`--api-key ...`).
     pub args: Vec<String>,
     /// Literal environment values, in order; they override the passthrough
     /// variables. Values are secrets and may contain `${VAR}` references.
@@ -313,11 +318,14 @@ impl StdioConfig {
 
 /// An HTTP (Streamable HTTP or legacy SSE) server. Start from
 /// [`HttpConfig::new`] and set the rest with the setter of each field.
-#[derive(Clone, Debug, PartialEq, Eq, derive_setters::Setters)]
+///
+/// `Debug` shows the URL's scheme and host only, and header values
+/// redacted.
+#[derive(Clone, PartialEq, Eq, derive_setters::Setters)]
 #[non_exhaustive]
 pub struct HttpConfig {
     /// The endpoint: `http` or `https`, without userinfo or fragment. May
-    /// contain `${VAR}` references.
+    /// contain `${VAR}` references; its path or query may hold a token.
     pub url: String,
     /// Names an environment variable whose value is sent as
     /// `Authorization: Bearer <value>` (the store's `bearerTokenEnv`).
@@ -330,6 +338,30 @@ pub struct HttpConfig {
     /// `None`: a host may still authorize with OAuth when the server asks
     /// (a 401), using discovery and dynamic registration.
     pub oauth: Option<OAuthConfig>,
+}
+
+impl fmt::Debug for StdioConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StdioConfig")
+            .field("command", &self.command)
+            .field("args", &crate::secret::args_for_debug(&self.args))
+            .field("env", &self.env)
+            .field("env_passthrough", &self.env_passthrough)
+            .field("cwd", &self.cwd)
+            .finish()
+    }
+}
+
+impl fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpConfig")
+            .field("url", &crate::secret::url_for_debug(&self.url))
+            .field("bearer_token_env", &self.bearer_token_env)
+            .field("headers", &self.headers)
+            .field("env_headers", &self.env_headers)
+            .field("oauth", &self.oauth)
+            .finish()
+    }
 }
 
 impl HttpConfig {

@@ -55,7 +55,10 @@ pub enum ResolvedTransport {
 }
 
 /// A process to spawn, directly and without a shell.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// `Debug` shows how many arguments there are, not what they are (a
+/// command line often carries an API key), and env values redacted.
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ResolvedStdio {
     /// The program.
@@ -71,7 +74,10 @@ pub struct ResolvedStdio {
 }
 
 /// An HTTP endpoint and the headers to send with every request.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// `Debug` shows the URL's scheme and host only (its path or query may
+/// hold a token), and header values redacted.
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ResolvedHttp {
     /// The endpoint, checked against the URL rules after expansion.
@@ -82,6 +88,27 @@ pub struct ResolvedHttp {
     /// The configured OAuth client settings, the secret read from its
     /// variable. `None` when the configuration has no `oauth` object.
     pub oauth: Option<ResolvedOAuth>,
+}
+
+impl std::fmt::Debug for ResolvedStdio {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResolvedStdio")
+            .field("command", &self.command)
+            .field("args", &crate::secret::args_for_debug(&self.args))
+            .field("env", &self.env)
+            .field("cwd", &self.cwd)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for ResolvedHttp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResolvedHttp")
+            .field("url", &crate::secret::url_for_debug(&self.url))
+            .field("headers", &self.headers)
+            .field("oauth", &self.oauth)
+            .finish()
+    }
 }
 
 /// OAuth client settings ready to use: `clientSecretEnv` read.

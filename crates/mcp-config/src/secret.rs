@@ -53,3 +53,42 @@ mod tests {
         assert_eq!(format!("{value:#?}"), "Literal(\n    <redacted>,\n)");
     }
 }
+
+/// A URL as `Debug` shows it: its scheme and host (and port) only, `…` for
+/// the rest, since a path or query may hold a token (`?key=...`) and user
+/// info a password. Text with no `://` shows as `<redacted>`.
+pub(crate) fn url_for_debug(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return "<redacted>".to_owned();
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit('@').next().unwrap_or_default();
+    format!("{scheme}://{host}/…")
+}
+
+/// Arguments as `Debug` shows them: how many, never what (a command line
+/// often carries an API key).
+pub(crate) fn args_for_debug(args: &[String]) -> String {
+    match args.len() {
+        1 => "<1 argument, redacted>".to_owned(),
+        n => format!("<{n} arguments, redacted>"),
+    }
+}
+
+#[cfg(test)]
+mod debug_tests {
+    use super::*;
+
+    #[test]
+    fn debug_forms_keep_no_path_query_user_info_or_argument() {
+        assert_eq!(
+            url_for_debug("https://user:pw@mcp.example:8443/v1/key-123?token=abc#x"),
+            "https://mcp.example:8443/…"
+        );
+        assert_eq!(url_for_debug("${MCP_URL}"), "<redacted>");
+        assert_eq!(
+            args_for_debug(&["--api-key=sk-1".into()]),
+            "<1 argument, redacted>"
+        );
+    }
+}

@@ -2,9 +2,10 @@
 //!
 //! Every test plants one recognisable canary in secret positions and checks
 //! every rendering it can reach. URLs and arguments are readable
-//! configuration by design (the store format's rule: credentials
-//! never go in command arguments or URLs), so the canary goes there only where validation must
-//! refuse it (URL userinfo) and only errors are checked.
+//! configuration (the store format's rule: credentials never go in command
+//! arguments or URLs), but servers' own instructions often put an API key
+//! on the command line or a token in a URL's query, so `Debug` shows
+//! neither: how many arguments, and the URL's scheme and host.
 
 use std::collections::HashMap;
 use std::fs;
@@ -123,6 +124,28 @@ fn debug_of_configs_resolved_configs_and_reports_is_redacted() {
         CANARY
     );
     assert_clean("DiscoveryReport", &format!("{report:?} {report:#?}"));
+}
+
+#[test]
+fn debug_shows_no_argument_and_no_url_path_or_query() {
+    let mut stdio = StdioConfig::new("npx");
+    stdio.args = vec!["-y".into(), "server".into(), format!("--api-key={CANARY}")];
+    let mut http = HttpConfig::new(format!("https://api.example.com/mcp/{CANARY}?key={CANARY}"));
+    http.bearer_token_env = Some("API_TOKEN".into());
+    assert_clean("StdioConfig", &format!("{stdio:?} {stdio:#?}"));
+    assert_clean("HttpConfig", &format!("{http:?} {http:#?}"));
+    assert!(format!("{stdio:?}").contains("<3 arguments, redacted>"));
+    assert!(format!("{http:?}").contains("https://api.example.com/…"));
+    let env = HashMap::from([("API_TOKEN".to_owned(), "t".to_owned())]);
+    for config in [
+        ServerConfig::new("args", TransportConfig::Stdio(stdio)),
+        ServerConfig::new("query", TransportConfig::Http(http.clone())),
+        ServerConfig::new("sse", TransportConfig::Sse(http)),
+    ] {
+        assert_clean("ServerConfig", &format!("{config:?}"));
+        let resolved = resolve(&config, &env).unwrap();
+        assert_clean("ResolvedConfig", &format!("{resolved:?} {resolved:#?}"));
+    }
 }
 
 #[test]

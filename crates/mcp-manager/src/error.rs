@@ -38,9 +38,10 @@ use mcp_transport::ClientError;
 /// | `redirect_loop` | more redirects in a row than the transport follows | the limit |
 /// | `headers_too_large` | the response's headers exceed what the transport reads | the limit in bytes |
 /// | `message_too_large` | a message from the server exceeds the size limit; the connection ended | the limit in bytes |
-/// | `unreachable` | no connection could be made (refused, no route, DNS, TLS) | the cause |
+/// | `unreachable` | no connection could be made (refused, no route, DNS) | the cause |
+/// | `tls` | the TLS handshake with an HTTPS server failed: its certificate was refused (unknown issuer, expired, not valid for the host) or it does not speak TLS (a plain HTTP server on an `https://` URL) | the server's origin and what failed |
 /// | `proxy_failed` | the HTTP proxy failed, not the server: it could not be reached, refused the CONNECT tunnel (407, 403, 502, ...), closed it, or its setting is unusable; for the server or for its OAuth client's request to an authorization server | the proxy's `host:port`, the variable that set it, the status (and the OAuth request's URL) |
-/// | `unsupported_version` | no protocol version in common: the server speaks only versions this client does not | both sides' versions |
+/// | `unsupported_version` | no protocol version in common: the server speaks only versions this client does not, or refuses the settled one on a later request (-32022) | both sides' versions (and the server's own words) |
 /// | `timeout` | initialize, a `tools/list` page or the whole discovery took longer than its deadline | the deadline |
 /// | `closed` | the connection ended (the process exited, the server hung up) | which |
 /// | `session_expired` | the Streamable HTTP session expired again right after a new one was started | — |
@@ -122,6 +123,12 @@ pub enum ErrorCode {
     MessageTooLarge,
     /// `unreachable`: no connection could be made to the server.
     Unreachable,
+    /// `tls`: the TLS handshake with an HTTPS server failed (RFC 8446):
+    /// its certificate was refused (an issuer that is not trusted, expired,
+    /// not valid for the URL's host) or it does not speak TLS at all; the
+    /// message names the origin and what failed. Tried once per connect:
+    /// the refusal cannot change on the next try.
+    Tls,
     /// `proxy_failed`: the HTTP proxy the server is reached through failed
     /// (unreachable, refused the CONNECT tunnel, closed it, or set up
     /// wrongly); the message names the proxy, where it was set and the
@@ -166,6 +173,7 @@ impl ErrorCode {
         ErrorCode::HeadersTooLarge,
         ErrorCode::MessageTooLarge,
         ErrorCode::Unreachable,
+        ErrorCode::Tls,
         ErrorCode::ProxyFailed,
         ErrorCode::UnsupportedVersion,
         ErrorCode::SessionExpired,
@@ -205,6 +213,7 @@ impl ErrorCode {
             ErrorCode::HeadersTooLarge => "headers_too_large",
             ErrorCode::MessageTooLarge => "message_too_large",
             ErrorCode::Unreachable => "unreachable",
+            ErrorCode::Tls => "tls",
             ErrorCode::ProxyFailed => "proxy_failed",
             ErrorCode::UnsupportedVersion => "unsupported_version",
             ErrorCode::SessionExpired => "session_expired",
@@ -307,6 +316,17 @@ pub(crate) fn transport_cause(
         }
         None => {}
     }
+    #[cfg(feature = "http")]
+    if let mcp_transport::TransportError::Io(io) = error
+        && let Some(tls) = io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<mcp_transport::TlsError>())
+    {
+        return error_of(
+            ErrorCode::Tls,
+            text::bound(&tls.to_string(), text::ERROR_TEXT_LIMIT).into_owned(),
+        );
+    }
     match error {
         mcp_transport::TransportError::Http {
             status: 401 | 403, ..
@@ -380,6 +400,53 @@ pub(crate) fn transport_cause(
         ),
         _ => None,
     }
+}
+
+/// A request refused with -32022 (2026-07-28 "Versioning": unsupported
+/// protocol version) after the era was settled: `unsupported_version`,
+/// naming the version this connection speaks (`ours`), the versions the
+/// server says it supports (its error's `data.supported`, at most eight,
+/// each bounded and escaped) and the server's own words, bounded and
+/// escaped with credential-like words redacted.
+pub(crate) fn version_refused(
+    method: &str,
+    error: &mcp_proto::ErrorObject,
+    ours: Option<mcp_proto::ProtocolVersion>,
+) -> ServerError {
+    let supported: Vec<String> = error
+        .data_as::<serde_json::Value>()
+        .and_then(|data| data.get("supported").cloned())
+        .and_then(|list| serde_json::from_value::<Vec<serde_json::Value>>(list).ok())
+        .unwrap_or_default()
+        .iter()
+        .map(|version| match version {
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+        .collect();
+    let mut listed: Vec<String> = supported
+        .iter()
+        .take(8)
+        .map(|version| text::error_text(version, text::NAME_LIMIT).into_owned())
+        .collect();
+    if supported.len() > listed.len() {
+        listed.push(format!("and {} more", supported.len() - listed.len()));
+    }
+    let theirs = if listed.is_empty() {
+        "it named no version it supports".to_owned()
+    } else {
+        format!("it supports {}", listed.join(", "))
+    };
+    let ours = ours.map_or_else(|| "the negotiated version".to_owned(), |v| v.to_string());
+    ServerError::new(
+        ErrorCode::UnsupportedVersion,
+        format!(
+            "the server refused protocol version {ours} on {method} (-32022 unsupported \
+             protocol version); {theirs}: {}",
+            server_text(&error.message)
+        ),
+        "era",
+    )
 }
 
 /// Whether an I/O error means no connection was made at all.

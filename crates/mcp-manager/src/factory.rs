@@ -435,6 +435,12 @@ fn transport_disabled(feature: &str) -> ConnectError {
     )
 }
 
+/// How far past the manager's initialize deadline the transport's own
+/// legacy SSE endpoint deadline is put when the manager's is the earlier:
+/// far enough that the two never fall on one timer tick.
+#[cfg(feature = "http")]
+const ENDPOINT_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
 #[cfg(feature = "http")]
 impl DefaultTransportFactory {
     async fn connect_http(
@@ -457,7 +463,15 @@ impl DefaultTransportFactory {
         options.proxy = self.proxy.clone();
         let remaining = deadline.saturating_duration_since(Instant::now());
         options.connect_timeout = options.connect_timeout.min(remaining);
-        options.endpoint_timeout = options.endpoint_timeout.min(remaining);
+        // One deadline for the phase: the manager's initialize deadline
+        // (the caller's `deadline`) bounds the legacy SSE `endpoint` wait.
+        // The transport's own endpoint deadline is kept only when it is
+        // the earlier one; otherwise it is put past the manager's, which
+        // it would meet at the same instant and win about half the time,
+        // turning `timeout` into `protocol` at random.
+        if options.endpoint_timeout >= remaining {
+            options.endpoint_timeout = remaining + ENDPOINT_GRACE;
+        }
         match HttpTransport::connect(options).await {
             Ok(transport) => Ok(Box::new(transport)),
             Err(error) => Err(http_connect_error(&server.id, error)),

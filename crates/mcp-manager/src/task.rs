@@ -818,6 +818,12 @@ fn list_error(
             ErrorCode::InvalidCatalog,
             "the server's tools/list result is malformed".to_owned(),
         ),
+        ListError::Client(ClientError::Rpc(e))
+            if e.code == mcp_proto::jsonrpc::error_codes::UNSUPPORTED_PROTOCOL_VERSION =>
+        {
+            let ours = client.negotiated().map(|n| n.version);
+            return crate::error::version_refused("tools/list", e, ours);
+        }
         ListError::Client(_) if client.is_closed() => (
             ErrorCode::Closed,
             "the server closed the connection while listing its tools".to_owned(),

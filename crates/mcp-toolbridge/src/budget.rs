@@ -17,12 +17,15 @@
 //!
 //! Spill files are owner-only, in a directory of the session's own (under
 //! [`ResultBudget::spill_dir`] or the system's temp dir), removed when the
-//! last clone of the session is dropped.
+//! last clone of the session is dropped. Making the directory, writing a
+//! spill (up to the result's whole size) and reading one back run on
+//! tokio's blocking threads, never on a runtime worker, and no lock is held
+//! while they do.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Seek, Write};
-use std::path::PathBuf;
-use std::sync::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use mcp_proto::types::ContentBlock;
 use serde_json::Value;
@@ -165,7 +168,6 @@ const MARK_STRIDE: usize = 4096;
 
 #[derive(Debug, Default)]
 struct State {
-    dir: Option<tempfile::TempDir>,
     next: u64,
     files: HashMap<String, Spilled>,
 }
@@ -173,6 +175,9 @@ struct State {
 /// The session's spilled results.
 #[derive(Debug, Default)]
 pub(crate) struct Spills {
+    /// The session's directory, made on the first spill.
+    dir: tokio::sync::OnceCell<tempfile::TempDir>,
+    /// Held for a few instructions at a time, never across I/O.
     state: Mutex<State>,
 }
 
@@ -183,7 +188,7 @@ impl Spills {
     /// `result` within `budget` for `server`'s `tool`: what does not fit
     /// is spilled (a spill that cannot be written still cuts the result,
     /// and the marker says the rest is lost).
-    pub(crate) fn apply(
+    pub(crate) async fn apply(
         &self,
         mut result: ToolResult,
         budget: &ResultBudget,
@@ -215,7 +220,10 @@ impl Spills {
             let json = serde_json::to_string(structured).unwrap_or_default();
             let count = json.chars().count();
             if count > budget.structured_chars {
-                let note = match self.spill(budget, SpillKind::Json, &json, count) {
+                let note = match self
+                    .spill(budget, SpillKind::Json, Arc::new(json), count)
+                    .await
+                {
                     Ok(spill) => format!(
                         "[structured content of {count} characters is not shown; it is spilled result {} ({}): call {READ_MCP_RESULT} with {{\"id\": \"{}\", \"path\": \"/...\"}} to read a part]",
                         spill.0,
@@ -258,7 +266,11 @@ impl Spills {
                 }
             }
             let total = joined.chars().count();
-            let spilled = self.spill(budget, SpillKind::Text, &joined, total);
+            // Shared with the blocking thread that writes it, not copied.
+            let joined = Arc::new(joined);
+            let spilled = self
+                .spill(budget, SpillKind::Text, Arc::clone(&joined), total)
+                .await;
             let room = chars.saturating_sub(note_chars);
             let cut = cut_with_marker(&joined, total, room, &spilled);
             kept.insert(first_text.unwrap_or(0), ContentBlock::text(cut));
@@ -270,61 +282,49 @@ impl Spills {
         result
     }
 
-    /// Writes `text` to a new owner-only spill file: its id and path.
-    fn spill(
+    /// Writes `text` to a new owner-only spill file, on a blocking thread:
+    /// its id and path.
+    async fn spill(
         &self,
         budget: &ResultBudget,
         kind: SpillKind,
-        text: &str,
+        text: Arc<String>,
         chars: usize,
     ) -> Result<(String, PathBuf), String> {
-        let mut state = mcp_proto::sync::lock(&self.state);
-        if state.dir.is_none() {
-            let parent = budget.spill_dir.clone().unwrap_or_else(std::env::temp_dir);
-            let dir = tempfile::Builder::new()
-                .prefix("mcp-results-")
-                .tempdir_in(&parent)
-                .map_err(|e| {
-                    format!("cannot make a spill directory in {}: {e}", parent.display())
-                })?;
-            // Owner-only: results may hold anything a server returned.
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
-                    .map_err(|e| format!("cannot make {} owner-only: {e}", dir.path().display()))?;
-            }
-            state.dir = Some(dir);
-        }
-        state.next += 1;
-        let id = format!("result-{}", state.next);
+        let parent = budget.spill_dir.clone().unwrap_or_else(std::env::temp_dir);
+        let dir = self
+            .dir
+            .get_or_try_init(|| async move {
+                tokio::task::spawn_blocking(move || make_spill_dir(&parent))
+                    .await
+                    .map_err(|e| format!("cannot make a spill directory: {e}"))?
+            })
+            .await?
+            .path()
+            .to_owned();
+        let id = {
+            let mut state = mcp_proto::sync::lock(&self.state);
+            state.next += 1;
+            format!("result-{}", state.next)
+        };
         let extension = match kind {
             SpillKind::Text => "txt",
             SpillKind::Json => "json",
         };
-        let dir = state
-            .dir
-            .as_ref()
-            .map(|d| d.path().to_owned())
-            .unwrap_or_default();
         let path = dir.join(format!("{id}.{extension}"));
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        options
-            .open(&path)
-            .and_then(|mut file| file.write_all(text.as_bytes()))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        let marks = text
-            .char_indices()
-            .step_by(MARK_STRIDE)
-            .map(|(at, _)| at)
-            .collect();
-        state.files.insert(
+        let target = path.clone();
+        let marks = tokio::task::spawn_blocking(move || {
+            write_private(&target, &text)?;
+            Ok::<_, String>(
+                text.char_indices()
+                    .step_by(MARK_STRIDE)
+                    .map(|(at, _)| at)
+                    .collect(),
+            )
+        })
+        .await
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))??;
+        mcp_proto::sync::lock(&self.state).files.insert(
             id.clone(),
             Spilled {
                 path: path.clone(),
@@ -339,7 +339,7 @@ impl Spills {
     /// Up to `length` characters of spilled result `id` from `offset`, or
     /// of the JSON value at `path` in a spilled JSON result, with a footer
     /// saying where the next part starts.
-    pub(crate) fn read(
+    pub(crate) async fn read(
         &self,
         id: &str,
         offset: usize,
@@ -365,55 +365,19 @@ impl Spills {
                 .map_or((0, 0), |byte| (index * MARK_STRIDE, *byte));
             (spilled.path.clone(), spilled.kind, spilled.chars, mark)
         };
-        let unreadable = |e: std::io::Error| format!("cannot read spilled result {id}: {e}");
-        let (part, chars) = match path {
-            None | Some("") => {
-                if offset >= chars && chars > 0 {
-                    return Err(past_the_end(id, offset, chars));
-                }
-                // From the mark, at most 4 bytes a character (UTF-8).
-                let (mark_char, mark_byte) = mark;
-                let skip = offset - mark_char;
-                let mut file = std::fs::File::open(&file).map_err(unreadable)?;
-                file.seek(std::io::SeekFrom::Start(mark_byte as u64))
-                    .map_err(unreadable)?;
-                let mut bytes = Vec::new();
-                file.take(((skip + length) * 4) as u64)
-                    .read_to_end(&mut bytes)
-                    .map_err(unreadable)?;
-                // The window may end inside a character: keep what is whole.
-                let text = match std::str::from_utf8(&bytes) {
-                    Ok(text) => text,
-                    Err(error) => {
-                        std::str::from_utf8(&bytes[..error.valid_up_to()]).unwrap_or_default()
-                    }
-                };
-                let part: String = text.chars().skip(skip).take(length).collect();
-                (part, chars)
-            }
-            Some(pointer) => {
-                if kind != SpillKind::Json {
-                    return Err(format!(
-                        "spilled result {id} is text; `path` is for JSON results"
-                    ));
-                }
-                let text = std::fs::read_to_string(&file).map_err(unreadable)?;
-                let value: Value = serde_json::from_str(&text)
-                    .map_err(|e| format!("spilled result {id} is not JSON: {e}"))?;
-                let part = value
-                    .pointer(pointer)
-                    .ok_or_else(|| format!("spilled result {id} has nothing at {pointer:?}"))?;
-                let text = match part {
-                    Value::String(s) => s.clone(),
-                    other => serde_json::to_string_pretty(other).unwrap_or_default(),
-                };
-                let chars = text.chars().count();
-                if offset >= chars && chars > 0 {
-                    return Err(past_the_end(id, offset, chars));
-                }
-                (text.chars().skip(offset).take(length).collect(), chars)
-            }
+        let request = PartRequest {
+            id: id.to_owned(),
+            file,
+            kind,
+            chars,
+            mark,
+            offset,
+            length,
+            pointer: path.map(str::to_owned),
         };
+        let (part, chars) = tokio::task::spawn_blocking(move || read_part(&request))
+            .await
+            .map_err(|e| format!("cannot read spilled result {id}: {e}"))??;
         let end = offset + part.chars().count();
         let footer = if end < chars {
             format!(
@@ -423,6 +387,114 @@ impl Spills {
             format!("\n[characters {offset}..{end} of {chars}; the end]")
         };
         Ok(part + &footer)
+    }
+}
+
+/// Makes the session's owner-only spill directory under `parent`.
+fn make_spill_dir(parent: &Path) -> Result<tempfile::TempDir, String> {
+    let dir = tempfile::Builder::new()
+        .prefix("mcp-results-")
+        .tempdir_in(parent)
+        .map_err(|e| format!("cannot make a spill directory in {}: {e}", parent.display()))?;
+    // Owner-only: results may hold anything a server returned.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("cannot make {} owner-only: {e}", dir.path().display()))?;
+    }
+    Ok(dir)
+}
+
+/// Writes `text` to a new owner-only file at `path`.
+fn write_private(path: &Path, text: &str) -> Result<(), String> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options
+        .open(path)
+        .and_then(|mut file| file.write_all(text.as_bytes()))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// What [`read_part`] reads: the spilled file and the part asked for.
+struct PartRequest {
+    id: String,
+    file: PathBuf,
+    kind: SpillKind,
+    chars: usize,
+    /// The last mark at or before `offset`: (its character, its byte).
+    mark: (usize, usize),
+    offset: usize,
+    length: usize,
+    pointer: Option<String>,
+}
+
+/// Reads one part of a spilled result (blocking I/O): the part and the
+/// character count of what it is a part of.
+fn read_part(request: &PartRequest) -> Result<(String, usize), String> {
+    let PartRequest {
+        id,
+        file,
+        kind,
+        chars,
+        mark,
+        offset,
+        length,
+        pointer,
+    } = request;
+    let (kind, chars, offset, length) = (*kind, *chars, *offset, *length);
+    let unreadable = |e: std::io::Error| format!("cannot read spilled result {id}: {e}");
+    match pointer.as_deref() {
+        None | Some("") => {
+            if offset >= chars && chars > 0 {
+                return Err(past_the_end(id, offset, chars));
+            }
+            // From the mark, at most 4 bytes a character (UTF-8).
+            let (mark_char, mark_byte) = *mark;
+            let skip = offset - mark_char;
+            let mut file = std::fs::File::open(file).map_err(unreadable)?;
+            file.seek(std::io::SeekFrom::Start(mark_byte as u64))
+                .map_err(unreadable)?;
+            let mut bytes = Vec::new();
+            file.take(((skip + length) * 4) as u64)
+                .read_to_end(&mut bytes)
+                .map_err(unreadable)?;
+            // The window may end inside a character: keep what is whole.
+            let text = match std::str::from_utf8(&bytes) {
+                Ok(text) => text,
+                Err(error) => {
+                    std::str::from_utf8(&bytes[..error.valid_up_to()]).unwrap_or_default()
+                }
+            };
+            Ok((text.chars().skip(skip).take(length).collect(), chars))
+        }
+        Some(pointer) => {
+            if kind != SpillKind::Json {
+                return Err(format!(
+                    "spilled result {id} is text; `path` is for JSON results"
+                ));
+            }
+            let text = std::fs::read_to_string(file).map_err(unreadable)?;
+            let value: Value = serde_json::from_str(&text)
+                .map_err(|e| format!("spilled result {id} is not JSON: {e}"))?;
+            let part = value
+                .pointer(pointer)
+                .ok_or_else(|| format!("spilled result {id} has nothing at {pointer:?}"))?;
+            let text = match part {
+                Value::String(s) => s.clone(),
+                other => serde_json::to_string_pretty(other).unwrap_or_default(),
+            };
+            let chars = text.chars().count();
+            if offset >= chars && chars > 0 {
+                return Err(past_the_end(id, offset, chars));
+            }
+            Ok((text.chars().skip(offset).take(length).collect(), chars))
+        }
     }
 }
 
@@ -485,20 +557,53 @@ mod tests {
         result.joined_text()
     }
 
-    #[test]
-    fn a_result_within_the_budget_is_untouched() {
-        let spills = Spills::default();
-        let budget = ResultBudget::default().chars(2_000);
-        let result = spills.apply(text_result(&"x".repeat(2_000)), &budget, "s", "t", None);
-        assert_eq!(shown(&result), "x".repeat(2_000));
-        assert!(
-            mcp_proto::sync::lock(&spills.state).dir.is_none(),
-            "nothing spilled"
-        );
+    /// Whether a task spawned now runs before `work` ends: on a
+    /// single-threaded runtime only if `work` leaves the one worker to it.
+    async fn leaves_the_worker_free<T>(work: impl std::future::Future<Output = T>) -> (bool, T) {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let ran = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&ran);
+        let other = tokio::spawn(async move { flag.store(true, Ordering::SeqCst) });
+        let out = work.await;
+        let free = ran.load(Ordering::SeqCst);
+        other.await.unwrap();
+        (free, out)
     }
 
-    #[test]
-    fn an_oversize_result_is_cut_within_the_budget_and_paged_back_whole() {
+    #[tokio::test(flavor = "current_thread")]
+    async fn spilling_and_reading_back_run_off_the_runtime_worker() {
+        let dir = tempfile::tempdir().unwrap();
+        let spills = Spills::default();
+        let budget = ResultBudget::default()
+            .chars(1_000)
+            .spill_dir(dir.path().to_owned());
+        let big = "z".repeat(16 << 20);
+        let (free, result) =
+            leaves_the_worker_free(spills.apply(text_result(&big), &budget, "s", "t", None)).await;
+        assert!(free, "the 16 MiB spill held the runtime's only worker");
+        assert!(shown(&result).contains("spilled result result-1"));
+        let (free, part) =
+            leaves_the_worker_free(spills.read("result-1", 8 << 20, 100, None)).await;
+        assert!(
+            free,
+            "reading the spill back held the runtime's only worker"
+        );
+        assert!(part.unwrap().starts_with(&"z".repeat(100)));
+    }
+
+    #[tokio::test]
+    async fn a_result_within_the_budget_is_untouched() {
+        let spills = Spills::default();
+        let budget = ResultBudget::default().chars(2_000);
+        let result = spills
+            .apply(text_result(&"x".repeat(2_000)), &budget, "s", "t", None)
+            .await;
+        assert_eq!(shown(&result), "x".repeat(2_000));
+        assert!(spills.dir.get().is_none(), "nothing spilled");
+    }
+
+    #[tokio::test]
+    async fn an_oversize_result_is_cut_within_the_budget_and_paged_back_whole() {
         let dir = tempfile::tempdir().unwrap();
         let spills = Spills::default();
         let budget = ResultBudget::default()
@@ -507,7 +612,9 @@ mod tests {
         let text: String = (0..10_000)
             .map(|i| char::from(b'a' + (i % 26) as u8))
             .collect();
-        let result = spills.apply(text_result(&text), &budget, "s", "t", None);
+        let result = spills
+            .apply(text_result(&text), &budget, "s", "t", None)
+            .await;
         let model = shown(&result);
         assert!(model.chars().count() <= 2_000, "{}", model.chars().count());
         assert!(model.starts_with("abcdef"));
@@ -517,7 +624,7 @@ mod tests {
         let mut whole = String::new();
         let mut offset = 0;
         loop {
-            let part = spills.read("result-1", offset, 3_000, None).unwrap();
+            let part = spills.read("result-1", offset, 3_000, None).await.unwrap();
             let (body, footer) = part.rsplit_once("\n[").unwrap();
             whole.push_str(body);
             offset += body.chars().count();
@@ -541,13 +648,15 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_cut_result_never_exceeds_the_budget_whatever_the_sizes() {
+    #[tokio::test]
+    async fn the_cut_result_never_exceeds_the_budget_whatever_the_sizes() {
         let spills = Spills::default();
         for budget_chars in [1_000, 1_234, 20_000, 99_999] {
             for total in [budget_chars + 1, budget_chars * 2 + 7, 300_000, 1_048_576] {
                 let budget = ResultBudget::default().chars(budget_chars);
-                let result = spills.apply(text_result(&"y".repeat(total)), &budget, "s", "t", None);
+                let result = spills
+                    .apply(text_result(&"y".repeat(total)), &budget, "s", "t", None)
+                    .await;
                 let shown = shown(&result).chars().count();
                 assert!(
                     shown <= budget_chars,
@@ -561,18 +670,20 @@ mod tests {
         }
     }
 
-    #[test]
-    fn multibyte_text_is_cut_on_character_boundaries() {
+    #[tokio::test]
+    async fn multibyte_text_is_cut_on_character_boundaries() {
         let spills = Spills::default();
         let budget = ResultBudget::default().chars(1_000);
         let text = "é😀".repeat(5_000);
-        let result = spills.apply(text_result(&text), &budget, "s", "t", None);
+        let result = spills
+            .apply(text_result(&text), &budget, "s", "t", None)
+            .await;
         assert!(shown(&result).chars().count() <= 1_000);
         // Paged back across marks, whole, from wherever the pages start.
         let mut whole = String::new();
         let mut offset = 0;
         loop {
-            let part = spills.read("result-1", offset, 1_500, None).unwrap();
+            let part = spills.read("result-1", offset, 1_500, None).await.unwrap();
             let (body, footer) = part.rsplit_once("\n[").unwrap();
             whole.push_str(body);
             offset += body.chars().count();
@@ -583,31 +694,40 @@ mod tests {
         assert_eq!(whole, text);
     }
 
-    #[test]
-    fn structured_content_over_its_budget_becomes_a_note_and_reads_by_path() {
+    #[tokio::test]
+    async fn structured_content_over_its_budget_becomes_a_note_and_reads_by_path() {
         let spills = Spills::default();
         let budget = ResultBudget::default().structured_chars(1_000);
         let mut result = text_result("summary");
         let rows: Vec<Value> = (0..500).map(|i| serde_json::json!({"row": i})).collect();
         result.structured_content = Some(serde_json::json!({"rows": rows}));
-        let result = spills.apply(result, &budget, "s", "t", None);
+        let result = spills.apply(result, &budget, "s", "t", None).await;
         assert!(result.structured_content.is_none());
         let model = shown(&result);
         assert!(model.starts_with("summary"));
         assert!(model.contains("spilled result result-1"), "{model}");
-        let part = spills.read("result-1", 0, 100, Some("/rows/42")).unwrap();
+        let part = spills
+            .read("result-1", 0, 100, Some("/rows/42"))
+            .await
+            .unwrap();
         assert!(part.starts_with("{\n  \"row\": 42\n}"), "{part}");
-        assert!(spills.read("result-1", 0, 100, Some("/nope")).is_err());
+        assert!(
+            spills
+                .read("result-1", 0, 100, Some("/nope"))
+                .await
+                .is_err()
+        );
         assert!(
             spills
                 .read("result-9", 0, 100, None)
+                .await
                 .unwrap_err()
                 .contains("result-1")
         );
     }
 
-    #[test]
-    fn oversize_media_is_replaced_by_a_note() {
+    #[tokio::test]
+    async fn oversize_media_is_replaced_by_a_note() {
         let spills = Spills::default();
         let budget = ResultBudget::default().media_bytes(1_000);
         // 4,000 base64 characters: 3,000 bytes.
@@ -615,12 +735,12 @@ mod tests {
         let mut result = text_result("x");
         let image = serde_json::json!({"type": "image", "data": data, "mimeType": "image/png"});
         result.content.push(serde_json::from_value(image).unwrap());
-        let result = spills.apply(result, &budget, "s", "t", None);
+        let result = spills.apply(result, &budget, "s", "t", None).await;
         assert!(shown(&result).contains("[image (image/png) of about 3000 bytes left out"));
     }
 
-    #[test]
-    fn per_tool_and_per_server_budgets_take_precedence() {
+    #[tokio::test]
+    async fn per_tool_and_per_server_budgets_take_precedence() {
         let budget = ResultBudget::default()
             .chars(5_000)
             .server("big", 50_000)
@@ -632,8 +752,8 @@ mod tests {
         assert_eq!(budget.chars_for("small", "t"), ResultBudget::MIN_CHARS);
     }
 
-    #[test]
-    fn a_tools_hint_lowers_its_budget_and_raises_it_only_to_the_hosts_maximum() {
+    #[tokio::test]
+    async fn a_tools_hint_lowers_its_budget_and_raises_it_only_to_the_hosts_maximum() {
         let tool = |hint: serde_json::Value| {
             let mut tool = mcp_proto::types::Tool::new("t");
             let mut meta = serde_json::Map::new();

@@ -68,7 +68,7 @@ pub use client::{
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use http::{
     AuthProvider, CaEnv, HttpOptions, HttpProtocol, HttpTransport, ProxyConfig, ProxyConnector,
-    https_connector, tls_root_store,
+    TlsError, TlsFailure, https_connector, tls_root_store,
 };
 pub use memory::{MemoryTransport, memory_pair};
 pub use skills::{LoadedSkill, SkillLoadError};

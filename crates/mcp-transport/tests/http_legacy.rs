@@ -369,3 +369,41 @@ async fn messages_sent_while_probing_wait_for_the_outcome() {
     assert_eq!(ping.path, ENDPOINT_PATH);
     close_and_expect_nothing_else(&t).await;
 }
+
+#[tokio::test]
+async fn a_client_on_legacy_sse_posts_no_era_probe() {
+    // The default client probes for the 2026-07-28 era with server/discover;
+    // legacy HTTP+SSE has only the handshake era, and its SSE URL takes
+    // no POST: the probe never goes on the wire.
+    let legacy = LegacyServer::new("/sse");
+    let script = legacy.clone();
+    let server = TestServer::start(move |r| {
+        let script = script.clone();
+        async move { script.handle(&r, |_| Reply::status(405)) }
+    })
+    .await;
+    let transport = HttpTransport::connect(legacy_options(&server))
+        .await
+        .unwrap();
+    let client = mcp_transport::Client::connect(transport, mcp_transport::ClientOptions::default())
+        .await
+        .expect("the handshake-era initialize succeeds");
+    assert!(client.negotiated().unwrap().version.uses_handshake());
+    client.close().await;
+    let requests = server.requests();
+    let posts: Vec<_> = requests
+        .iter()
+        .filter(|r| r.method == Method::POST)
+        .map(|r| (r.path.clone(), r.rpc_method()))
+        .collect();
+    assert!(
+        posts.iter().all(|(path, _)| path == ENDPOINT_PATH),
+        "a POST went elsewhere than the endpoint: {posts:?}"
+    );
+    assert!(
+        posts
+            .iter()
+            .all(|(_, method)| method.as_deref() != Some("server/discover")),
+        "{posts:?}"
+    );
+}

@@ -46,7 +46,7 @@ impl Resolved {
 impl Inner {
     /// `result` within the session's budget for `server`'s `tool` (whole
     /// when the session has none), as the tool's own size hint adjusts it.
-    pub(super) fn budgeted(
+    pub(super) async fn budgeted(
         &self,
         result: ToolResult,
         server: &str,
@@ -54,7 +54,7 @@ impl Inner {
         hint: Option<usize>,
     ) -> ToolResult {
         match &self.options.budget {
-            Some(budget) => self.spills.apply(result, budget, server, tool, hint),
+            Some(budget) => self.spills.apply(result, budget, server, tool, hint).await,
             None => result,
         }
     }
@@ -334,7 +334,9 @@ impl Inner {
                         let result = ToolResult::from_call_result(result, self.options.content);
                         let tool = resolved.tool();
                         let hint = crate::ResultBudget::hint_of(tool);
-                        ToolOutcome::Completed(self.budgeted(result, server, &tool.name, hint))
+                        ToolOutcome::Completed(
+                            self.budgeted(result, server, &tool.name, hint).await,
+                        )
                     }
                     Err(HandleError::Request(ClientError::Cancelled)) => ToolOutcome::Cancelled,
                     Err(HandleError::Request(error)) => {

@@ -395,12 +395,12 @@ impl ModelTool for LoaderTool {
                 };
                 let length = number("length").unwrap_or(limit).min(limit);
                 let path = args.get("path").and_then(Value::as_str);
-                match self.inner.spills.read(
-                    &text("id"),
-                    number("offset").unwrap_or(0),
-                    length,
-                    path,
-                ) {
+                match self
+                    .inner
+                    .spills
+                    .read(&text("id"), number("offset").unwrap_or(0), length, path)
+                    .await
+                {
                     Ok(part) => ToolOutcome::Completed(ToolResult::text(part)),
                     Err(message) => ToolOutcome::Completed(ToolResult::error_text(message)),
                 }
@@ -630,7 +630,7 @@ async fn read(inner: &Arc<Inner>, server: &str, uri: &str, call: &ToolCall) -> T
         answer = handle.read_resource_with(&params, options) => answer,
     };
     match answer {
-        Ok(result) => read_outcome(inner, server, result),
+        Ok(result) => read_outcome(inner, server, result).await,
         Err(HandleError::Request(ClientError::Cancelled)) => ToolOutcome::Cancelled,
         Err(HandleError::Request(error)) => {
             ToolOutcome::failed(CallFailure::from_client_error(&error))
@@ -642,7 +642,7 @@ async fn read(inner: &Arc<Inner>, server: &str, uri: &str, call: &ToolCall) -> T
 /// A read's contents as the model gets them: text as text blocks, binary
 /// contents converted, under the same budget as a tool result (per server,
 /// or per "tool" `read_mcp_resource`).
-fn read_outcome(
+async fn read_outcome(
     inner: &Arc<Inner>,
     server: &str,
     result: mcp_proto::types::ReadResourceResult,
@@ -657,7 +657,11 @@ fn read_outcome(
         structured_content: None,
         is_error: false,
     };
-    ToolOutcome::Completed(inner.budgeted(result, server, READ_MCP_RESOURCE, None))
+    ToolOutcome::Completed(
+        inner
+            .budgeted(result, server, READ_MCP_RESOURCE, None)
+            .await,
+    )
 }
 
 /// The skill-loading path: the entry checked, its `SKILL.md` read and
@@ -681,7 +685,11 @@ async fn load_skill(
             let text = loaded.text.clone();
             inner.hold_skill(server, ready.lifetime, loaded);
             let result = ToolResult::text(text);
-            ToolOutcome::Completed(inner.budgeted(result, server, READ_MCP_RESOURCE, None))
+            ToolOutcome::Completed(
+                inner
+                    .budgeted(result, server, READ_MCP_RESOURCE, None)
+                    .await,
+            )
         }
         Err(HandleError::Request(error)) => skill_failure(&error),
         Err(_) => replaced(server),
@@ -705,7 +713,7 @@ async fn read_skill_file(
         answer = handle.read_skill_file_with(skill, uri, options) => answer,
     };
     match answer {
-        Ok(result) => read_outcome(inner, server, result),
+        Ok(result) => read_outcome(inner, server, result).await,
         Err(HandleError::Request(error)) => skill_failure(&error),
         Err(_) => replaced(server),
     }

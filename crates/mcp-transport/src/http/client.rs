@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::error::Error as StdError;
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,6 +22,7 @@ use url::Url;
 
 use super::pool::{MAX_RESPONSE_HEAD, Pool};
 use super::proxy::ProxyConnector;
+use super::tls::TlsError;
 use super::{AuthProvider, HttpOptions, ProxyConfig};
 use crate::transport::TransportError;
 
@@ -55,6 +57,15 @@ pub(crate) struct HttpClient {
     /// request goes to the same URL, and parsing it each time cost about
     /// 800 instructions per request (measured with callgrind).
     last_uri: Arc<Mutex<Option<(String, http::Uri)>>>,
+    /// The TLS failure of this client's first handshake, while no response
+    /// has arrived: a certificate or protocol refusal cannot succeed on the
+    /// next try, so every later request (the handshake-era `initialize`
+    /// after a refused era probe, say) fails with it at once instead of
+    /// shaking hands again.
+    tls_failure: Arc<Mutex<Option<TlsError>>>,
+    /// Whether any response has arrived; after one, TLS failures are not
+    /// remembered (a server may change its certificate).
+    answered: Arc<AtomicBool>,
 }
 
 impl HttpClient {
@@ -78,6 +89,8 @@ impl HttpClient {
             request_timeout: options.request_timeout,
             max_redirects: options.max_redirects,
             last_uri: Arc::new(Mutex::new(None)),
+            tls_failure: Arc::new(Mutex::new(None)),
+            answered: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -103,6 +116,9 @@ impl HttpClient {
         let mut retried_401 = false;
         let mut auth_retries = 0;
         let mut resends = 0;
+        if let Some(tls) = mcp_proto::sync::lock(&self.tls_failure).clone() {
+            return Err(tls_io_error(tls));
+        }
         loop {
             let request = self.build(&method, &url, headers, body.clone()).await?;
             // Kept for the auth hook only (which credentials were refused);
@@ -125,7 +141,8 @@ impl HttpClient {
                         ),
                     ))
                 })?
-                .map_err(|e| io_error(e.as_ref()))?;
+                .map_err(|e| self.request_error(e.as_ref(), &url))?;
+            self.answered.store(true, Ordering::Relaxed);
             let status = response.status();
             if let Some(auth) = &self.auth
                 && auth
@@ -177,6 +194,21 @@ impl HttpClient {
                 }
             }
         }
+    }
+
+    /// The error for a request that got no response: a TLS failure in
+    /// words (and remembered while nothing has been answered), else
+    /// [`io_error`].
+    fn request_error(&self, error: &(dyn StdError + 'static), url: &Url) -> TransportError {
+        if ProxyConnector::proxy_failure(error).is_none()
+            && let Some(tls) = TlsError::find(error, url)
+        {
+            if !self.answered.load(Ordering::Relaxed) {
+                *mcp_proto::sync::lock(&self.tls_failure) = Some(tls.clone());
+            }
+            return tls_io_error(tls);
+        }
+        io_error(error)
     }
 
     /// Builds one request with the fixed headers, `headers`, and the auth
@@ -328,29 +360,119 @@ pub(crate) async fn read_body(
 
 /// The start of an error response's body for [`TransportError::Http`]: at
 /// most [`ERROR_TEXT_LIMIT`] bytes of it are read from the wire (the rest
-/// is never read, so a 16 KiB HTML page costs no more than its first
+/// is never read, so a 16 KiB traceback costs no more than its first
 /// kilobyte), decoded lossily, trimmed and escaped onto one line; a body
 /// that goes on is marked with what was left, counted from
 /// `Content-Length` when the server sent one ([`text::cut_marker`]).
+///
+/// An HTML page (`text/html`, or a body that starts as one) is read up to
+/// [`ERROR_BODY_LIMIT`] and reduced to its `<title>`, or to its first text
+/// when it has none, bounded to [`HTML_TEXT_LIMIT`] characters: a person
+/// reads "Bad Gateway", not the page's markup.
 pub(crate) async fn error_body(response: Response<Incoming>) -> String {
     let length = content_length(response.headers());
+    let html = media_type(response.headers()).as_deref() == Some("text/html");
+    let limit = if html {
+        ERROR_BODY_LIMIT
+    } else {
+        ERROR_TEXT_LIMIT
+    };
     let mut body = response.into_body();
-    let mut out = Vec::with_capacity(length.map_or(ERROR_TEXT_LIMIT, |l| {
-        l.min(ERROR_TEXT_LIMIT as u64 + 1) as usize
-    }));
+    let mut out =
+        Vec::with_capacity(length.map_or(ERROR_TEXT_LIMIT, |l| l.min(limit as u64 + 1) as usize));
     // One byte past the limit tells "exactly the limit" from "more".
-    while out.len() <= ERROR_TEXT_LIMIT {
+    while out.len() <= limit {
         match body.frame().await {
             Some(Ok(frame)) => {
                 if let Ok(data) = frame.into_data() {
-                    let room = ERROR_TEXT_LIMIT + 1 - out.len();
+                    let room = limit + 1 - out.len();
                     out.extend_from_slice(&data[..room.min(data.len())]);
                 }
             }
             Some(Err(_)) | None => break,
         }
     }
-    bounded_body(&out, length)
+    if let Some(text) = html_text(&out, html) {
+        return text;
+    }
+    bounded_body(&out[..out.len().min(ERROR_TEXT_LIMIT + 1)], length)
+}
+
+/// The most characters of an HTML error page's title or first text that
+/// [`error_body`] keeps.
+pub(crate) const HTML_TEXT_LIMIT: usize = 200;
+
+/// An HTML page's `<title>`, else its first text outside `<script>` and
+/// `<style>`, with the common entities decoded, white space collapsed,
+/// bounded to [`HTML_TEXT_LIMIT`] characters and escaped onto one line,
+/// followed by `(an HTML page)`; `None` when `read` is not HTML (neither
+/// `declared` as `text/html` nor starting with `<!DOCTYPE html` or
+/// `<html`). A few lines rather than an HTML parser: only a person's hint
+/// is wanted, never the document.
+fn html_text(read: &[u8], declared: bool) -> Option<String> {
+    let page = String::from_utf8_lossy(read);
+    // ASCII lowercasing keeps every byte offset.
+    let lower = page.to_ascii_lowercase();
+    let start = lower.trim_start();
+    if !declared && !start.starts_with("<!doctype html") && !start.starts_with("<html") {
+        return None;
+    }
+    let element_text = |open: usize| -> Option<&str> {
+        let from = open + lower[open..].find('>')? + 1;
+        let to = lower[from..].find('<').map_or(page.len(), |end| from + end);
+        Some(&page[from..to])
+    };
+    let title = lower
+        .find("<title")
+        .and_then(element_text)
+        .map(collapse_html)
+        .filter(|t| !t.is_empty());
+    let text = title.or_else(|| first_text(&page, &lower))?;
+    let mut shown: String = text.chars().take(HTML_TEXT_LIMIT).collect();
+    if shown.len() < text.len() {
+        shown.push('…');
+    }
+    Some(format!(
+        "{} (an HTML page)",
+        text::escape(&shown, Lines::One)
+    ))
+}
+
+/// The first text between tags, outside `<script>` and `<style>`.
+fn first_text(page: &str, lower: &str) -> Option<String> {
+    let mut at = 0;
+    while at < page.len() {
+        let Some(open) = lower[at..].find('<').map(|i| at + i) else {
+            return Some(collapse_html(&page[at..])).filter(|t| !t.is_empty());
+        };
+        let text = collapse_html(&page[at..open]);
+        if !text.is_empty() {
+            return Some(text);
+        }
+        let close = lower[open..].find('>').map(|i| open + i + 1)?;
+        at = close;
+        for raw in ["<script", "<style"] {
+            if lower[open..].starts_with(raw) {
+                let end_tag = format!("</{}", &raw[1..]);
+                at = lower[close..]
+                    .find(&end_tag)
+                    .map_or(page.len(), |i| close + i);
+            }
+        }
+    }
+    None
+}
+
+/// Text between tags: the common entities decoded, white space collapsed.
+fn collapse_html(text: &str) -> String {
+    let decoded = text
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&nbsp;", " ")
+        .replace("&amp;", "&");
+    decoded.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// [`error_body`]'s text from the bytes read: `read` holds the whole body
@@ -438,6 +560,12 @@ pub(crate) fn media_type(headers: &HeaderMap) -> Option<String> {
     let value = headers.get(CONTENT_TYPE)?.to_str().ok()?;
     let media = value.split(';').next().unwrap_or_default().trim();
     (!media.is_empty()).then(|| media.to_ascii_lowercase())
+}
+
+/// A TLS failure as the transport reports it: an I/O error (the
+/// connection could not be used) whose inner error is the [`TlsError`].
+fn tls_io_error(tls: TlsError) -> TransportError {
+    TransportError::Io(io::Error::new(io::ErrorKind::InvalidData, tls))
 }
 
 /// Converts a hyper or hyper-util error into an I/O error that keeps its
@@ -682,6 +810,29 @@ pub fn tls_root_store(extra_pem: &[String]) -> Result<RootCertStore, TransportEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn html_error_pages_are_reduced_to_their_title_or_first_text() {
+        let page = b"<!DOCTYPE html>\n<html><head><style>body { color: red }</style>\
+            <title>502 Bad &amp; \n Gateway</title></head><body><h1>x</h1></body></html>";
+        assert_eq!(
+            html_text(page, false).as_deref(),
+            Some("502 Bad & Gateway (an HTML page)")
+        );
+        let untitled = b"<html><head><script>var a = '<b>';</script></head>\
+            <body>\n  <h1>Service \x1b[2J Unavailable</h1><p>later</p></body></html>";
+        assert_eq!(
+            html_text(untitled, true).as_deref(),
+            Some("Service \\x1b[2J Unavailable (an HTML page)")
+        );
+        let long = format!("<html><title>{}</title></html>", "é".repeat(500));
+        let shown = html_text(long.as_bytes(), false).unwrap();
+        assert_eq!(shown.chars().filter(|&c| c == 'é').count(), HTML_TEXT_LIMIT);
+        assert!(shown.ends_with("… (an HTML page)"), "{shown}");
+        // Not HTML: left to the plain reading.
+        assert_eq!(html_text(b"upstream timed out <sometimes>", false), None);
+        assert_eq!(html_text(b"<html><body></body></html>", false), None);
+    }
 
     #[test]
     fn urls_with_userinfo_fragment_or_other_schemes_are_refused() {

@@ -68,7 +68,8 @@ use crate::transport::{Inbound, Transport, TransportError};
 /// - Legacy HTTP+SSE (2024-11-05): a GET stream whose `endpoint` event,
 ///   resolved against the SSE URL and on the same origin, receives every
 ///   POST; all server messages arrive on the stream, and its end ends the
-///   transport.
+///   transport. It has only the handshake era: a `server/discover` era
+///   probe is never posted, and comes back undelivered at once.
 pub struct HttpTransport {
     shared: Arc<Shared>,
     inbound: tokio::sync::Mutex<InboundQueue>,
@@ -138,6 +139,19 @@ impl HttpTransport {
             return Ok(());
         }
         let mut out = Outgoing::new(&message);
+        if out.kind == Kind::Discover && matches!(self.shared.mode(), Mode::Legacy(_)) {
+            // Legacy HTTP+SSE (2024-11-05) has only the handshake era, and
+            // its SSE URL takes no POST: the era probe is not sent, and
+            // comes back undelivered at once, which the session takes for
+            // a handshake-era server.
+            self.shared.report(
+                &out,
+                TransportError::Protocol(
+                    "legacy HTTP+SSE has no 2026-07-28 era: server/discover is not sent".to_owned(),
+                ),
+            );
+            return Ok(());
+        }
         if out.kind == Kind::Discover || modern.is_some() {
             out.modern = Some(Box::new(self.shared.modern_headers(&message, modern)));
         }

@@ -18,6 +18,8 @@
 //!   [`ProxyConnector`], the connector's CONNECT tunnel through it (also
 //!   for hosts' own HTTP clients, through [`https_connector`]).
 //! - `ca_env`: [`CaEnv`], the opt-in `SSL_CERT_FILE` / `SSL_CERT_DIR` roots.
+//! - `tls`: [`TlsError`], a failed TLS handshake in words (issuer, expiry,
+//!   name, a plain HTTP server on an `https://` URL).
 
 use std::fmt;
 use std::sync::Arc;
@@ -33,12 +35,14 @@ mod pool;
 mod proxy;
 mod shared;
 mod streamable;
+mod tls;
 
 pub use auth::AuthProvider;
 pub use ca_env::CaEnv;
 pub use client::{https_connector, tls_root_store};
 pub use engine::HttpTransport;
 pub use proxy::{ProxyConfig, ProxyConnector};
+pub use tls::{TlsError, TlsFailure};
 
 /// Which HTTP protocol an [`HttpTransport`] speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -37,10 +37,14 @@ Era (see ERAS below):
   --sorted-keys                every object in a result has its keys sorted, as a server
                                that sorts its keys writes them (a content block's type last).
   --bad-result-type            modern tools/call results carry resultType \"mystery\".
+  --refuse-version             modern: answer every request but server/discover with
+                               -32022, data.supported [\"2099-01-01\"] and a message
+                               with an escape sequence in it.
   --end-listen-after-ms N      end each subscriptions/listen after N ms with a complete
                                result carrying the subscriptionId.
 
 Streamable HTTP:
+  --no-endpoint                sse: the GET stream never sends its `endpoint` event.
   --sse-responses              answer POSTed requests with an SSE stream (default JSON).
   --no-get-stream              answer a GET without Last-Event-ID with 405.
   --expire-session-after N     the session becomes unknown (404) after N requests.
@@ -208,6 +212,8 @@ pub(crate) struct Options {
     pub(crate) sorted_keys: bool,
     pub(crate) skills: bool,
     pub(crate) bad_result_type: bool,
+    pub(crate) refuse_version: bool,
+    pub(crate) no_endpoint: bool,
     pub(crate) end_listen_after: Option<Duration>,
     pub(crate) expire_sessions: Option<u64>,
     pub(crate) endless_empty_pages: bool,
@@ -264,6 +270,8 @@ impl Default for Options {
             sorted_keys: false,
             skills: false,
             bad_result_type: false,
+            refuse_version: false,
+            no_endpoint: false,
             end_listen_after: None,
             expire_sessions: None,
             endless_empty_pages: false,
@@ -383,6 +391,8 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Co
             "--sorted-keys" => options.sorted_keys = true,
             "--skills" => options.skills = true,
             "--bad-result-type" => options.bad_result_type = true,
+            "--refuse-version" => options.refuse_version = true,
+            "--no-endpoint" => options.no_endpoint = true,
             "--end-listen-after-ms" => {
                 options.end_listen_after = Some(Duration::from_millis(number(&flag, &value()?)?));
             }

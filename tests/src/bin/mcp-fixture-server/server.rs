@@ -600,6 +600,19 @@ impl Server {
             None => Value::Null,
         };
         let options = &self.fixture.options;
+        if options.refuse_version
+            && request.method != methods::SERVER_DISCOVER
+            && request.era() == ProtocolEra::Modern
+        {
+            // --refuse-version: a server that offered 2026-07-28 in its
+            // discover result and then refuses it on every request.
+            let mut error = ErrorObject::new(
+                error_codes::UNSUPPORTED_PROTOCOL_VERSION,
+                "protocol version \u{1b}[31mnot supported\u{1b}[0m here",
+            );
+            error.data = mcp_proto::jsonrpc::to_raw(&json!({"supported": ["2099-01-01"]})).ok();
+            return Reply::Now(Err(error));
+        }
         if request.method == methods::SERVER_DISCOVER || request.era() == ProtocolEra::Modern {
             return self.dispatch_modern(request, params);
         }

@@ -95,7 +95,12 @@ impl Legacy {
         );
         let (tx, rx) = mpsc::unbounded_channel();
         let url = format!("{MESSAGE_PATH}?sessionId={id}");
-        let _ = tx.send(sse_event(None, Some("endpoint"), None, url));
+        if self.fixture.options.no_endpoint {
+            // --no-endpoint: the stream stays open and says nothing.
+            let _ = tx.send(Bytes::from_static(b": no endpoint here\n\n"));
+        } else {
+            let _ = tx.send(sse_event(None, Some("endpoint"), None, url));
+        }
         let sink_tx = tx.clone();
         let server = Server::new(
             Arc::clone(&self.fixture),
