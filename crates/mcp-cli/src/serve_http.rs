@@ -19,7 +19,9 @@
 use std::sync::Arc;
 
 use mcp_toolbridge::Gateway;
-use mcp_transport::server::{HttpOptions, HttpServer, Listener, ListenerOptions, LoopbackPolicy};
+use mcp_transport::server::{
+    HttpServer, HttpServerOptions, Listener, ListenerOptions, LoopbackPolicy,
+};
 use tokio::net::TcpListener;
 
 /// The MCP endpoint's path.
@@ -33,7 +35,7 @@ pub(crate) async fn serve(gateway: Gateway, listener: TcpListener, token: &str) 
     let server = HttpServer::new(
         Arc::new(gateway),
         Arc::new(policy),
-        HttpOptions::default().endpoint(ENDPOINT),
+        HttpServerOptions::default().endpoint(ENDPOINT),
     );
     server
         .serve(Listener::new(listener, ListenerOptions::default()))

@@ -1,7 +1,7 @@
 //! Streamable HTTP serving (MCP "Transports" §Streamable HTTP): one endpoint answering both protocol eras through an application's [`ServerHandler`], with sessions, SSE streams, an access policy hook and bounds.
 //!
 //! [`HttpServer`] answers the requests of one endpoint
-//! ([`HttpOptions::endpoint`], `/mcp` by default), served by the bounded
+//! ([`HttpServerOptions::endpoint`], `/mcp` by default), served by the bounded
 //! accept loop ([`Listener`]) or by a host's own ([`HttpServer::handle`]):
 //!
 //! - **Handshake era** (2024-11-05 to 2025-11-25): a POST of `initialize`
@@ -12,7 +12,7 @@
 //!   again; "Transports" §Session Management). A GET with the session
 //!   opens the stream its notifications and the server's own requests
 //!   arrive on (one at a time: a second gets 409; until one opens, the
-//!   newest [`HttpOptions::pending_events`] wait). DELETE ends the session:
+//!   newest [`HttpServerOptions::pending_events`] wait). DELETE ends the session:
 //!   every request in flight is cancelled (the handler's future is
 //!   dropped) and none is answered. An `MCP-Protocol-Version` header must
 //!   name a version of that era (400 otherwise). A client's disconnect is
@@ -43,20 +43,20 @@
 //! nosniff`, `Referrer-Policy: no-referrer` and `Cache-Control: no-store`.
 //!
 //! Bounds on what clients feed the server:
-//! - a request body over [`HttpOptions::body_limit`] (4 MiB) is refused
+//! - a request body over [`HttpServerOptions::body_limit`] (4 MiB) is refused
 //!   with 413 without being held whole; batches are refused (400);
-//! - at most [`HttpOptions::max_sessions`] sessions are kept: the least
+//! - at most [`HttpServerOptions::max_sessions`] sessions are kept: the least
 //!   recently used one with nothing in flight makes room for a new one;
 //! - a session answers at most [`ServerOptions::max_in_flight`] requests
 //!   at once, and at most as many stateless requests run at once
-//!   ([`HttpOptions::max_stateless_in_flight`]): above it the request is
+//!   ([`HttpServerOptions::max_stateless_in_flight`]): above it the request is
 //!   refused with a JSON-RPC error (-32603, "too many requests in flight
 //!   (at most N); try again when one has ended");
 //! - a session takes its client's messages through a queue of
-//!   [`HttpOptions::session_queue`]: a POST waits for room (backpressure);
-//! - a request's stream holds at most [`HttpOptions::request_stream`]
+//!   [`HttpServerOptions::session_queue`]: a POST waits for room (backpressure);
+//! - a request's stream holds at most [`HttpServerOptions::request_stream`]
 //!   messages its client has not read, and the GET stream
-//!   [`HttpOptions::event_stream`]: past that, further progress reports and
+//!   [`HttpServerOptions::event_stream`]: past that, further progress reports and
 //!   notifications are dropped (never the request's answer, which always
 //!   has its place).
 
@@ -90,16 +90,16 @@ pub type HttpBody = BoxBody<Bytes, Infallible>;
 /// `Mcp-Session-Id` (header names compare without case).
 pub const SESSION_HEADER: &str = "mcp-session-id";
 
-/// The default of [`HttpOptions::body_limit`]: 4 MiB.
+/// The default of [`HttpServerOptions::body_limit`]: 4 MiB.
 pub const BODY_LIMIT: usize = 4 * 1024 * 1024;
 
-/// The default of [`HttpOptions::max_sessions`]: 256.
+/// The default of [`HttpServerOptions::max_sessions`]: 256.
 pub const MAX_SESSIONS: usize = 256;
 
 /// Options of an [`HttpServer`]. Every field has a documented default.
 #[derive(Clone, Debug, derive_setters::Setters)]
 #[non_exhaustive]
-pub struct HttpOptions {
+pub struct HttpServerOptions {
     /// The endpoint's path. A request for another path is answered 404,
     /// except `<endpoint>/<segment>`, which is the endpoint with a segment
     /// the [`AccessPolicy`] may read (a token in the URL). Default `/mcp`.
@@ -124,9 +124,9 @@ pub struct HttpOptions {
     pub pending_events: usize,
 }
 
-impl Default for HttpOptions {
+impl Default for HttpServerOptions {
     fn default() -> Self {
-        HttpOptions {
+        HttpServerOptions {
             endpoint: "/mcp".to_owned(),
             body_limit: BODY_LIMIT,
             max_sessions: MAX_SESSIONS,
@@ -366,7 +366,7 @@ impl std::fmt::Debug for HttpServer {
 struct Inner {
     app: Arc<dyn HttpApp>,
     policy: Arc<dyn AccessPolicy>,
-    options: HttpOptions,
+    options: HttpServerOptions,
     sessions: Mutex<HashMap<String, Arc<SessionEntry>>>,
     stateless: Arc<Semaphore>,
 }
@@ -402,7 +402,11 @@ type Route = mpsc::Sender<Out>;
 
 impl HttpServer {
     /// A server of `app`, admitting what `policy` admits.
-    pub fn new(app: Arc<dyn HttpApp>, policy: Arc<dyn AccessPolicy>, options: HttpOptions) -> Self {
+    pub fn new(
+        app: Arc<dyn HttpApp>,
+        policy: Arc<dyn AccessPolicy>,
+        options: HttpServerOptions,
+    ) -> Self {
         let stateless = Arc::new(Semaphore::new(options.max_stateless_in_flight.max(1)));
         HttpServer {
             inner: Arc::new(Inner {

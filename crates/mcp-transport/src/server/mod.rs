@@ -21,7 +21,7 @@ pub mod listener;
 pub mod stream;
 
 #[cfg(feature = "http")]
-pub use http::{AccessPolicy, HttpApp, HttpOptions, HttpServer, LoopbackPolicy, Refusal};
+pub use http::{AccessPolicy, HttpApp, HttpServer, HttpServerOptions, LoopbackPolicy, Refusal};
 #[cfg(feature = "http")]
 pub use listener::{Listener, ListenerOptions};
 pub use stream::{

@@ -545,6 +545,7 @@ impl<O: Outlet> Connection<O> {
     }
 
     /// Feeds one message the client sent.
+    #[cfg(feature = "http")]
     pub(crate) fn message(&mut self, message: Message) {
         self.session
             .handle_message(Instant::now().into_std(), message);
@@ -552,6 +553,7 @@ impl<O: Outlet> Connection<O> {
     }
 
     /// Settles the server's requests whose deadline passed.
+    #[cfg(feature = "http")]
     pub(crate) fn timeout(&mut self) {
         self.session.handle_timeout(Instant::now().into_std());
         self.pump(None);
@@ -694,6 +696,7 @@ impl<O: Outlet> Connection<O> {
     }
 
     /// How many client requests wait for the handler.
+    #[cfg(feature = "http")]
     pub(crate) fn in_flight(&self) -> usize {
         self.session.in_flight()
     }

@@ -100,7 +100,7 @@ async fn serve(session: ServerOptions) -> Served {
     let server = HttpServer::new(
         Arc::new((session, handler)),
         Arc::new(LoopbackPolicy::new(port).bearer_token(TOKEN, "test")),
-        HttpOptions::default(),
+        HttpServerOptions::default(),
     );
     let listener = Listener::new(tcp, ListenerOptions::default().max_connections(Some(64)));
     let server = tokio::spawn(server.serve(listener));
