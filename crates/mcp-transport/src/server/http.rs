@@ -900,6 +900,12 @@ async fn run(
                 None | Some(Inbound::End) => break,
                 Some(Inbound::Message(message, route)) => {
                     if let (Message::Request(request), Some(route)) = (&message, route) {
+                        if connection.out.routes.contains_key(&request.id) {
+                            // Its answer would go to the first request's
+                            // stream: refused here, the first goes on.
+                            let _ = route.try_send(Out::Final(duplicate(&request.id)));
+                            continue;
+                        }
                         if stateless {
                             watched = Some(route.clone());
                         }
@@ -915,6 +921,21 @@ async fn run(
     }
     connection.shut();
     in_flight.store(0, Ordering::Release);
+}
+
+/// The answer to a request whose id is one the session still has in
+/// flight ("Base Protocol": ids are unique among a session's requests).
+fn duplicate(id: &RequestId) -> Message {
+    Message::error(
+        Some(id.clone()),
+        ErrorObject::new(
+            error_codes::INVALID_REQUEST,
+            format!(
+                "request id {} is already in flight in this session",
+                mcp_proto::text::bound(&id.to_string(), 64)
+            ),
+        ),
+    )
 }
 
 /// Waits until the stream `route` feeds is closed by its reader (forever

@@ -441,6 +441,10 @@ async fn requests_above_the_in_flight_cap_are_refused_with_a_stable_error() {
         refused.json()["error"]["message"],
         "too many requests in flight (at most 1); try again when one has ended"
     );
+    // An id still in flight is refused, and the call holding it goes on.
+    let twice = post(port, &[(SESSION_HEADER, &id)], &call(2, "hello", None)).await;
+    assert_eq!(twice.json()["id"], 2, "{twice:?}");
+    assert_eq!(twice.json()["error"]["code"], -32600, "{twice:?}");
     // A client's disconnect is not a cancellation in this era: the call
     // still holds its place until the client cancels it.
     waiting.abort();
