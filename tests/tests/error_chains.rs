@@ -161,7 +161,7 @@ impl Transport for FailingTransport {
         };
         let id = serde_json::to_value(&request.id).unwrap();
         match request.method.as_str() {
-            "initialize" if !self.fail_initialize => self.reply(json!({
+            mcp_proto::methods::INITIALIZE if !self.fail_initialize => self.reply(json!({
                 "jsonrpc": "2.0", "id": id, "result": {
                     "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
                     "serverInfo": {"name": "failing", "version": "1"}

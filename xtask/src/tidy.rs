@@ -94,6 +94,7 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<Problem>> {
     problems.extend(check_forbidden_macros(root)?);
     problems.extend(crate::tidy_source::check_planning_words(root)?);
     problems.extend(crate::tidy_source::check_module_circles(root)?);
+    problems.extend(crate::tidy_source::check_initialize_matching(root)?);
     problems.extend(check_license_copies(root)?);
     Ok(problems)
 }

@@ -103,6 +103,113 @@ fn planning_word(text: &str) -> Option<String> {
     None
 }
 
+/// Files outside `crates/mcp-proto` that may still match on `"initialize"`,
+/// each with why.
+const INITIALIZE_ALLOWED: &[(&str, &str)] = &[(
+    // The scripted peer plays a server for client tests by method name,
+    // handshake included: it must answer in ways a correct session never
+    // would (a wrong version, a slow or missing answer), so it cannot be
+    // built on `ServerSession`.
+    "crates/mcp-transport/src/scripted.rs",
+    "the scripted test peer scripts broken handshakes by method name",
+)];
+
+/// Rule (g): nothing outside `crates/mcp-proto` matches on the string
+/// literal `"initialize"` as a method name: the handshake is
+/// `ServerSession`'s (servers) and `ClientSession`'s (clients), and code
+/// that must name the method uses `mcp_proto::methods::INITIALIZE`, so
+/// that every decision about it can be found. Every Rust file is read
+/// (sources, tests, examples, benches, the workspace tests, xtask, the
+/// benchmark's clients); a literal compared (`==`, `!=`), in a match arm's
+/// pattern (followed by `=>` on its line, or an alternative `|`) or in
+/// `matches!` is a breach. Sending it (`"method": "initialize"`, a
+/// request's method argument) is not matching, and is allowed.
+pub(crate) fn check_initialize_matching(root: &Path) -> anyhow::Result<Vec<Problem>> {
+    let mut problems = Vec::new();
+    let mut all: Vec<std::path::PathBuf> = Vec::new();
+    let mut dirs = vec![
+        root.join("tests/src"),
+        root.join("tests/tests"),
+        root.join("xtask/src"),
+        root.join("bench/src"),
+    ];
+    if let Ok(entries) = std::fs::read_dir(root.join("crates")) {
+        for entry in entries.flatten() {
+            if entry.file_name() == "mcp-proto" {
+                continue;
+            }
+            for sub in ["src", "tests", "examples", "benches"] {
+                dirs.push(entry.path().join(sub));
+            }
+        }
+    }
+    for dir in dirs.into_iter().filter(|d| d.is_dir()) {
+        all.extend(rust_files(&dir)?);
+    }
+    // This file spells the patterns it looks for.
+    all.retain(|file| !file.ends_with("xtask/src/tidy_source.rs"));
+    all.sort();
+    for file in all {
+        let path = relative(root, &file);
+        if INITIALIZE_ALLOWED
+            .iter()
+            .any(|(allowed, _)| *allowed == path)
+        {
+            continue;
+        }
+        let text = read(&file)?;
+        for (index, line) in text.lines().enumerate() {
+            if matches_initialize(line) {
+                problems.push(Problem {
+                    path: path.clone(),
+                    line: Some(index + 1),
+                    message: "matches on the literal \"initialize\": the handshake is \
+                              mcp-proto's (ServerSession, ClientSession); name the method \
+                              with mcp_proto::methods::INITIALIZE"
+                        .to_owned(),
+                });
+            }
+        }
+    }
+    Ok(problems)
+}
+
+/// Whether a line of Rust compares or matches the literal `"initialize"`
+/// (see [`check_initialize_matching`]). A `//` comment's text is left out.
+fn matches_initialize(line: &str) -> bool {
+    const LITERAL: &str = "\"initialize\"";
+    let code = match line.find("//") {
+        // `//` inside a string (a URL) is rare beside this literal; a
+        // comment is what it usually starts.
+        Some(at) if !line[..at].contains(LITERAL) => &line[..at],
+        _ => line,
+    };
+    let mut from = 0;
+    while let Some(found) = code[from..].find(LITERAL) {
+        let start = from + found;
+        let end = start + LITERAL.len();
+        let before = code[..start].trim_end();
+        let after = code[end..].trim_start();
+        let compared = ["==", "!=", "|"].iter().any(|op| before.ends_with(op))
+            || ["==", "!=", "|"].iter().any(|op| after.starts_with(op));
+        // A match arm's pattern: only pattern syntax before the literal on
+        // its line (`(`, `Some(`, `[`), and the arm's `=>` after it.
+        let mut head = before.trim_start();
+        while let Some(rest) = ["Some(", "Ok(", "(", "[", "&"]
+            .iter()
+            .find_map(|open| head.strip_prefix(open))
+        {
+            head = rest.trim_start();
+        }
+        let in_pattern = head.is_empty() && after.contains("=>");
+        if compared || in_pattern || before.contains("matches!(") {
+            return true;
+        }
+        from = end;
+    }
+    false
+}
+
 /// Rule (e): no two modules of one crate import each other, outside test
 /// code, unless `ARCHITECTURE.md` lists the pair as kept on purpose (a line
 /// ``- `crate`: `a` and `b` ...``). A module that imports its parent or
@@ -499,6 +606,30 @@ mod tests {
             fn drop(&mut self) {
                 let _ = std::fs::remove_dir_all(&self.0);
             }
+        }
+    }
+
+    #[test]
+    fn matching_on_the_initialize_literal_is_found_and_sending_it_is_not() {
+        for line in [
+            r#"            "initialize" => {"#,
+            r#"        Some("initialize") => json!({"#,
+            r#"                (Some("initialize"), Some(id)) => {"#,
+            r#"        let result = if body["method"] == "initialize" {"#,
+            r#"    if method != "initialize" {"#,
+            r#"        "ping" | "initialize" => {}"#,
+            r#"    matches!(method, "initialize")"#,
+        ] {
+            assert!(super::matches_initialize(line), "{line}");
+        }
+        for line in [
+            r#"    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});"#,
+            r#"    let answer = client.request("initialize", Some(&params)).await;"#,
+            r##"    const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#;"##,
+            r#"    // "initialize" => is how the old code read it"#,
+            r#"    if request.method == methods::INITIALIZE {"#,
+        ] {
+            assert!(!super::matches_initialize(line), "{line}");
         }
     }
 }

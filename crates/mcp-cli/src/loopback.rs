@@ -6,60 +6,26 @@
 //! refused here, which with a secret the page cannot know keeps browsers
 //! out of `mcpctl ui` and `mcpctl serve --http`.
 
-use http::{HeaderMap, header};
+use http::HeaderMap;
 
 /// Refuses a request that is not addressed to this listener: `Host` must
 /// be `127.0.0.1:PORT` or `localhost:PORT` (a rebound DNS name fails here),
 /// and an `Origin`, when present, must be `http://` one of the same (a
-/// cross-site request fails here). The error is the refusal's text.
+/// cross-site request fails here). The error is the refusal's text. The
+/// check is mcp-transport's loopback policy, which `serve --http` uses whole.
 pub(crate) fn check_host_and_origin(port: u16, headers: &HeaderMap) -> Result<(), &'static str> {
-    let allowed = [format!("127.0.0.1:{port}"), format!("localhost:{port}")];
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or_default();
-    if !allowed.iter().any(|a| a.eq_ignore_ascii_case(host)) {
-        return Err("refused: the Host header does not name this loopback listener");
-    }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let origin = origin.to_str().unwrap_or_default();
-        if !allowed
-            .iter()
-            .any(|a| origin.eq_ignore_ascii_case(&format!("http://{a}")))
-        {
-            return Err("refused: cross-origin request");
-        }
-    }
-    Ok(())
+    mcp_transport::server::http::check_host_and_origin(port, headers)
 }
 
 /// Whether `given` is the launch's secret, compared without stopping at
 /// the first difference.
 pub(crate) fn same_secret(given: &str, secret: &str) -> bool {
-    given.len() == secret.len()
-        && given
-            .bytes()
-            .zip(secret.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
+    mcp_transport::server::http::same_secret(given, secret)
 }
 
-/// A fresh secret: 128 random bits from the operating system, as hex. The
-/// standard library's `RandomState` keys come from the same source; they
-/// are the fallback where `/dev/urandom` is missing.
+/// A fresh secret: 128 random bits from the operating system, as hex.
 pub(crate) fn new_secret() -> String {
-    let mut bytes = [0u8; 16];
-    let from_os = std::fs::File::open("/dev/urandom")
-        .and_then(|mut file| std::io::Read::read_exact(&mut file, &mut bytes));
-    if from_os.is_err() {
-        use std::hash::{BuildHasher, Hasher};
-        for (i, chunk) in bytes.chunks_mut(8).enumerate() {
-            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-            hasher.write_usize(i);
-            chunk.copy_from_slice(&hasher.finish().to_le_bytes());
-        }
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    mcp_transport::server::http::new_secret()
 }
 
 /// A header map of `pairs`, for tests of request checks.

@@ -33,7 +33,7 @@
 use mcp_toolbridge::{Gateway, GatewayOptions, SessionOptions, ToolNaming};
 
 use crate::serve_daemon;
-use crate::serve_http::{ENDPOINT, HttpGateway};
+use crate::serve_http::ENDPOINT;
 
 use crate::cli::{Names, Preset};
 use crate::exit::{CliError, Exit};
@@ -168,7 +168,6 @@ pub(crate) async fn run(
             .set_approval_handler(Some(crate::approval::TerminalApproval::new(*output)));
     }
     let token = crate::loopback::new_secret();
-    let http = HttpGateway::new(gateway, port, token.clone());
     // Ctrl-C and SIGTERM stop serving; the servers are closed below.
     crate::interrupt::register(&runtime.manager);
     let claim = crate::interrupt::claim();
@@ -180,7 +179,7 @@ pub(crate) async fn run(
         "mcpctl serve: or, for a client that takes only a URL: http://127.0.0.1:{port}{ENDPOINT}/{token}"
     );
     let exit = tokio::select! {
-        () = http.serve(listener) => Exit::Success,
+        () = crate::serve_http::serve(gateway, listener, &token) => Exit::Success,
         () = claim.pressed() => {
             eprintln!("mcpctl serve: interrupted; closing the servers");
             Exit::Interrupted

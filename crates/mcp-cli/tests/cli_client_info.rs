@@ -40,7 +40,7 @@ fn initialize_names_mcpctl_and_its_version() {
     let messages = sent("legacy");
     let initialize = messages
         .iter()
-        .find(|m| m["method"] == "initialize")
+        .find(|m| m["method"] == mcp_proto::methods::INITIALIZE)
         .expect("an initialize request");
     assert_eq!(
         initialize["params"]["clientInfo"],

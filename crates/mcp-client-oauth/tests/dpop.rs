@@ -430,7 +430,7 @@ fn mcp_endpoint(
         };
     };
     let (result, rotate) = match rpc["method"].as_str() {
-        Some("initialize") => (
+        Some(mcp_proto::methods::INITIALIZE) => (
             json!({ "protocolVersion": "2025-11-25", "capabilities": { "tools": {} },
                     "serverInfo": { "name": "dpop-fake", "version": "1" } }),
             false,

@@ -103,7 +103,7 @@ fn answer(
                 return (202, None, None);
             };
             let result = match message["method"].as_str() {
-                Some("initialize") => json!({
+                Some(mcp_proto::methods::INITIALIZE) => json!({
                     "protocolVersion": message["params"]["protocolVersion"],
                     "capabilities": {"tools": {}},
                     "serverInfo": {"name": "fake", "version": "1"},

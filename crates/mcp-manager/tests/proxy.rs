@@ -252,7 +252,7 @@ fn resource_answer(issuer: &str, base: &str, path: &str, authorized: bool, body:
                 return (202, None, None);
             };
             let result = match message["method"].as_str() {
-                Some("initialize") => json!({
+                Some(mcp_proto::methods::INITIALIZE) => json!({
                     "protocolVersion": message["params"]["protocolVersion"],
                     "capabilities": {"tools": {}},
                     "serverInfo": {"name": "behind-proxy", "version": "1"},

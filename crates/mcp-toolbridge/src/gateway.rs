@@ -68,11 +68,12 @@
 //! [`REPLY_BUDGET`](mcp_transport::server::REPLY_BUDGET) bytes of replies
 //! it has not read: past it the client is not read until they drain). The
 //! gateway answers only the requests of the features above, through
-//! [`ServerHandler`]. [`Gateway::connect`] gives a [`GatewayConnection`] for
-//! a transport of the caller's, such as Streamable HTTP, where each
-//! request's answer goes back on a channel of its own; that path still
-//! reads the handshake and the era itself until the server core serves
-//! Streamable HTTP too.
+//! [`ServerHandler`]. With feature `http`, a [`Gateway`] is also an
+//! [`HttpApp`](mcp_transport::server::HttpApp) for `mcp_transport`'s
+//! Streamable HTTP server: each handshake-era session, and each 2026-07-28
+//! request, is a connection of its own on the same handler, and a
+//! connection that ends (a DELETE, a closed stream) drops its requests,
+//! which cancels their calls upstream.
 
 use std::collections::HashMap;
 use std::io;
@@ -80,16 +81,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use mcp_manager::{ManagerEvent, McpManager};
 use mcp_proto::codec::ndjson;
-use mcp_proto::jsonrpc::{Notification, Request, error_codes};
+use mcp_proto::jsonrpc::error_codes;
 use mcp_proto::server::{ClientRequest, ServerOptions};
 use mcp_proto::types::{
-    self, CallToolRequestParams, CallToolResult, CancelledNotificationParams, DiscoverResult,
-    Implementation, InitializeRequestParams, InitializeResult, JsonText, ListChangedCapability,
-    ListToolsResult, ProgressNotificationParams, ServerCapabilities, Tool,
+    self, CallToolRequestParams, CallToolResult, Implementation, JsonText, ListChangedCapability,
+    ListToolsResult, ServerCapabilities, Tool,
 };
-use mcp_proto::{Era, ErrorObject, Message, ProtocolVersion, RawJson, RequestId, methods};
+use mcp_proto::{Era, ErrorObject, Message, RawJson, RequestId, methods};
 use mcp_transport::server::{Peer, RequestContext, ServerHandler, StreamOptions, StreamServer};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, mpsc};
@@ -236,16 +236,6 @@ impl Gateway {
             .max_message_size(ndjson::DEFAULT_MAX_MESSAGE_SIZE)
     }
 
-    /// A connection for a transport of the caller's own (Streamable HTTP,
-    /// a socket with another framing): requests go in through
-    /// [`GatewayConnection::request`], each with the channel its answer and
-    /// its progress reports go to; `notifications` gets what concerns the
-    /// connection as a whole (`notifications/tools/list_changed` for a
-    /// handshake-era client). [`Gateway::serve`] is this over one stream.
-    pub fn connect(&self, notifications: mpsc::UnboundedSender<Message>) -> GatewayConnection {
-        self.connect_reply(Reply::Channel(notifications))
-    }
-
     fn connect_reply(&self, notifications: Reply) -> GatewayConnection {
         let inner = Arc::new(Connection {
             gateway: self.clone(),
@@ -260,62 +250,35 @@ impl Gateway {
     }
 }
 
-/// One client's connection to a [`Gateway`], for a transport the caller
-/// runs (see [`Gateway::connect`]). It holds what the client's era makes
-/// per-connection state: the version `initialize` settled, the calls in
-/// flight (by request id, which the client keeps unique on its
-/// connection) and the tools it last listed. Dropping it cancels every
-/// call still in flight.
-#[derive(Debug)]
-pub struct GatewayConnection {
-    inner: Arc<Connection>,
-    watcher: JoinHandle<()>,
+/// The gateway as a Streamable HTTP application
+/// ([`mcp_transport::server::http`]): each handshake-era session, and each
+/// stateless-era request, is a connection of its own, with the session
+/// options and handler [`Gateway::serve`] gives a byte stream's client.
+/// Ending the connection (a DELETE, a stateless client closing its stream)
+/// drops its requests' futures, which cancels their calls upstream.
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+impl mcp_transport::server::HttpApp for Gateway {
+    fn options(&self) -> ServerOptions {
+        self.server_options()
+    }
+
+    fn connect(&self, peer: Peer) -> Arc<dyn ServerHandler> {
+        Arc::new(Served {
+            connection: self.connect_reply(Reply::Peer(peer)),
+        })
+    }
 }
 
-impl GatewayConnection {
-    /// Handles one request. Every message about it goes to `reply`: the
-    /// progress reports a `_meta.progressToken` asks for, then its answer
-    /// (a result or an error), after which nothing more is sent for it. A
-    /// call cancelled by [`GatewayConnection::cancel`] or a
-    /// `notifications/cancelled` gets no answer ("Utilities/Cancellation").
-    pub fn request(&self, request: Request, reply: &mpsc::UnboundedSender<Message>) {
-        self.inner
-            .handle(Message::Request(request), &Reply::Channel(reply.clone()));
-    }
-
-    /// Handles one notification from the client (`notifications/cancelled`
-    /// cancels the call it names; others need nothing).
-    pub fn notification(&self, notification: Notification) {
-        // A notification is never answered: the reply channel is unused.
-        self.inner
-            .handle(Message::Notification(notification), &self.inner.notify);
-    }
-
-    /// Cancels the call in flight under `id` (the upstream server gets its
-    /// own cancellation); `false` when there is none.
-    pub fn cancel(&self, id: &RequestId) -> bool {
-        let (token, subscription) = {
-            let mut state = self.inner.lock();
-            (state.calls.remove(id), state.subscriptions.remove(id))
-        };
-        // A subscription ends with its reply channel, unanswered.
-        token.map(|token| token.cancel()).is_some() | subscription.is_some()
-    }
-
-    /// Ends every call in flight without an answer (each upstream server
-    /// gets its own cancellation) and every open subscription, as when the
-    /// client goes away: for a transport whose client ends its session
-    /// explicitly (a Streamable HTTP DELETE, "Transports" §Session
-    /// Management) while other holders of the connection may still wait
-    /// on its answers.
-    pub fn cancel_all(&self) {
-        self.inner.cancel_all();
-    }
-
-    /// Whether the connection has calls in flight.
-    pub fn busy(&self) -> bool {
-        !self.inner.lock().calls.is_empty()
-    }
+/// One client's connection to a [`Gateway`]: what the client's era makes
+/// per-connection state (the calls in flight, by request id, which the
+/// client keeps unique on its connection; the tools it last listed) and
+/// the task that follows the catalogs for it. Dropping it cancels every
+/// call still in flight.
+#[derive(Debug)]
+struct GatewayConnection {
+    inner: Arc<Connection>,
+    watcher: JoinHandle<()>,
 }
 
 impl Drop for GatewayConnection {
@@ -341,8 +304,6 @@ impl std::fmt::Debug for Connection {
 
 #[derive(Default)]
 struct ConnState {
-    /// The version `initialize` settled; `None` before it.
-    version: Option<ProtocolVersion>,
     /// The calls in flight, by request id.
     calls: HashMap<RequestId, CancelToken>,
     /// The tools (name and schema) the client last listed.
@@ -392,81 +353,6 @@ impl Connection {
                 state.tools = Some(tools.clone());
                 tools
             }
-        }
-    }
-
-    fn handle(self: &Arc<Self>, message: Message, reply: &Reply) {
-        match message {
-            Message::Request(request) => {
-                let id = request.id.clone();
-                if let Err(error) = self.dispatch(request, reply) {
-                    send(reply, Message::error(Some(id), error));
-                }
-            }
-            Message::Notification(notification) => {
-                if notification.method == methods::NOTIFICATION_CANCELLED {
-                    let params: Option<CancelledNotificationParams> = notification
-                        .params
-                        .as_ref()
-                        .and_then(|raw| raw.decode().ok());
-                    if let Some(id) = params.and_then(|p| p.request_id) {
-                        let (token, _subscription) = {
-                            let mut state = self.lock();
-                            (state.calls.remove(&id), state.subscriptions.remove(&id))
-                        };
-                        if let Some(token) = token {
-                            token.cancel();
-                        }
-                    }
-                }
-            }
-            // The gateway sends no requests of its own.
-            Message::Response(_) | Message::Error(_) => {}
-        }
-    }
-
-    /// Answers a request now, or starts the call that answers it later.
-    fn dispatch(self: &Arc<Self>, request: Request, reply: &Reply) -> Result<(), ErrorObject> {
-        let Request { id, method, params } = request;
-        let params = params.as_ref().map_or("{}", |raw| raw.get());
-        // A 2026-07-28 request stands alone: its `_meta` says the version,
-        // and no `initialize` comes first ("Versioning" §Backward
-        // Compatibility: a server may serve both eras).
-        let modern = modern_version(&method, params)?;
-        match method.as_str() {
-            // 2026-07-28 has no ping ("Lifecycle": liveness is the
-            // transport's business).
-            methods::PING if modern => Err(ErrorObject::method_not_found(&method)),
-            methods::PING => respond(reply, id, &serde_json::json!({})),
-            methods::SERVER_DISCOVER => {
-                let tools = self.tools();
-                respond(reply, id, &self.discover_result(&tools))
-            }
-            methods::INITIALIZE => {
-                let params: InitializeRequestParams = decode(params, methods::INITIALIZE)?;
-                let version = {
-                    let mut state = self.lock();
-                    if state.version.is_some() {
-                        return Err(ErrorObject::new(
-                            error_codes::INVALID_REQUEST,
-                            "initialize was already received on this connection",
-                        ));
-                    }
-                    let version = ProtocolVersion::answer_to(&params.protocol_version);
-                    state.version = Some(version);
-                    version
-                };
-                let tools = self.tools();
-                respond(reply, id, &self.initialize_result(version, &tools))
-            }
-            _ if !modern && self.lock().version.is_none() => Err(ErrorObject::new(
-                error_codes::INVALID_REQUEST,
-                format!(
-                    "{} before initialize: the server is not initialized",
-                    mcp_proto::text::bound(&method, 64)
-                ),
-            )),
-            _ => self.answer(id, &method, params, modern, reply),
         }
     }
 
@@ -608,72 +494,14 @@ impl Connection {
                 }
                 respond(reply, id, &result)
             }
-            methods::TOOLS_CALL => {
-                let Prepared {
-                    tool,
-                    call: mut tool_call,
-                    progress_token,
-                } = self.prepare_call(&id, params)?;
-                let connection = Arc::clone(self);
-                let answer = reply.clone();
-                let relay = progress_token.map(|token| {
-                    let (sink, mut reports) = mpsc::unbounded_channel();
-                    tool_call = std::mem::take(&mut tool_call).with_progress(sink);
-                    let progress = reply.clone();
-                    tokio::spawn(async move {
-                        while let Some(report) = reports.recv().await {
-                            let report: crate::tool::CallProgress = report;
-                            let params = ProgressNotificationParams {
-                                progress_token: token.clone(),
-                                progress: report.progress,
-                                total: report.total,
-                                message: report.message,
-                                meta: None,
-                                extra: Default::default(),
-                            };
-                            if let Ok(message) =
-                                Message::notification(methods::NOTIFICATION_PROGRESS, Some(&params))
-                            {
-                                send(&progress, message);
-                            }
-                        }
-                    })
-                });
-                tokio::spawn(async move {
-                    let outcome = tool.call(tool_call).await;
-                    if let Some(relay) = relay {
-                        // Progress sent before the answer arrives first.
-                        let _ = relay.await;
-                    }
-                    let cancelled = connection.lock().calls.remove(&id).is_none();
-                    // A cancelled request gets no answer (MCP "Utilities/
-                    // Cancellation": the receiver does not respond).
-                    if cancelled || outcome.is_cancelled() {
-                        return;
-                    }
-                    let mut result = call_result(&outcome);
-                    if modern {
-                        result.result_type = Some(types::ResultType::Complete);
-                    }
-                    if let Err(error) = respond(&answer, id.clone(), &result) {
-                        send(&answer, Message::error(Some(id), error));
-                    }
-                });
-                Ok(())
-            }
             _ => Err(ErrorObject::method_not_found(method)),
         }
     }
 
     /// The tool a `tools/call` names and the call to make, cancelled by
-    /// cancelling request `id`, and the progress token the client gave.
+    /// cancelling request `id`.
     fn prepare_call(&self, id: &RequestId, params: &str) -> Result<Prepared, ErrorObject> {
         let call: CallToolRequestParams = decode(params, methods::TOOLS_CALL)?;
-        let progress_token = call
-            .meta
-            .as_ref()
-            .and_then(|meta| meta.get(types::meta::PROGRESS_TOKEN))
-            .and_then(|token| RequestId::deserialize(token).ok());
         let tools = self.tools();
         let Some(tool) = self.gateway.options.naming.find(&tools, &call.name) else {
             return Err(ErrorObject::invalid_params(format!(
@@ -690,40 +518,7 @@ impl Connection {
         Ok(Prepared {
             tool,
             call: tool_call,
-            progress_token,
         })
-    }
-
-    fn initialize_result(&self, version: ProtocolVersion, tools: &ToolSet) -> InitializeResult {
-        let section = tools.prompt_section();
-        InitializeResult {
-            protocol_version: version.as_str().to_owned(),
-            capabilities: capabilities(),
-            server_info: self.gateway.options.server_info.clone(),
-            instructions: (!section.is_empty()).then(|| section.to_owned()),
-            ..InitializeResult::default()
-        }
-    }
-
-    /// The `server/discover` answer (2026-07-28 "Server/Discover"): every
-    /// version the gateway speaks, its capabilities, the session's prompt
-    /// section as instructions, and its implementation in `_meta`.
-    fn discover_result(&self, tools: &ToolSet) -> DiscoverResult {
-        let section = tools.prompt_section();
-        let mut meta = serde_json::Map::new();
-        if let Ok(info) = serde_json::to_value(&self.gateway.options.server_info) {
-            meta.insert(types::meta::SERVER_INFO.to_owned(), info);
-        }
-        DiscoverResult {
-            supported_versions: supported_versions(),
-            capabilities: capabilities(),
-            instructions: (!section.is_empty()).then(|| section.to_owned()),
-            ttl_ms: Some(0.into()),
-            cache_scope: Some(types::CacheScope::Private),
-            result_type: Some(types::ResultType::Complete),
-            meta: Some(meta.into()),
-            ..DiscoverResult::default()
-        }
     }
 
     /// After a catalog event: tells the client when the tools it listed
@@ -1031,8 +826,6 @@ impl ServerHandler for Served {
 struct Prepared {
     tool: Arc<dyn ModelTool>,
     call: ToolCall,
-    /// The client's `_meta.progressToken`, when it asked for progress.
-    progress_token: Option<RequestId>,
 }
 
 /// Passes a call's progress report on to the client.
@@ -1174,71 +967,6 @@ fn capabilities() -> ServerCapabilities {
         completions: Some(Default::default()),
         ..ServerCapabilities::default()
     }
-}
-
-/// Every version the gateway speaks, newest first.
-fn supported_versions() -> Vec<String> {
-    ProtocolVersion::MODERN
-        .iter()
-        .chain(ProtocolVersion::HANDSHAKE.iter())
-        .map(|version| version.as_str().to_owned())
-        .collect()
-}
-
-/// Whether a request is of the 2026-07-28 era (`server/discover`, or a
-/// protocol version in `_meta`), refusing a version the gateway does not
-/// speak with -32022 and the versions it does.
-fn modern_version(method: &str, params: &str) -> Result<bool, ErrorObject> {
-    if !may_have_meta(params) {
-        return Ok(method == methods::SERVER_DISCOVER);
-    }
-    let meta = serde_json::from_str::<Value>(params)
-        .ok()
-        .and_then(|mut params| params.get_mut("_meta").map(Value::take));
-    let version = meta.as_ref().and_then(|meta| {
-        meta.get(types::meta::PROTOCOL_VERSION).map(|v| {
-            v.as_str()
-                .map(str::to_owned)
-                .unwrap_or_else(|| v.to_string())
-        })
-    });
-    let Some(version) = version else {
-        return Ok(method == methods::SERVER_DISCOVER);
-    };
-    if ProtocolVersion::MODERN
-        .iter()
-        .any(|modern| modern.as_str() == version)
-    {
-        // "Versioning" §Per-Request Metadata: the client's capabilities go
-        // with every request (`{}` for none).
-        let capabilities = meta
-            .as_ref()
-            .and_then(|meta| meta.get(types::meta::CLIENT_CAPABILITIES));
-        if !capabilities.is_some_and(Value::is_object) {
-            return Err(ErrorObject::invalid_params(format!(
-                "_meta needs {} (an object; {{}} for none) beside the protocol version",
-                types::meta::CLIENT_CAPABILITIES
-            )));
-        }
-        return Ok(true);
-    }
-    let mut error = ErrorObject::new(
-        error_codes::UNSUPPORTED_PROTOCOL_VERSION,
-        "Unsupported protocol version",
-    );
-    error.data = mcp_proto::jsonrpc::to_raw(&serde_json::json!({
-        "supported": supported_versions(),
-        "requested": mcp_proto::text::bound(&version, 64),
-    }))
-    .ok();
-    Err(error)
-}
-
-/// Whether `params` may hold a `_meta` member: the key as written, or an
-/// escape that could spell it. Most requests have none, and are then not
-/// parsed a second time to look.
-fn may_have_meta(params: &str) -> bool {
-    params.contains("_meta") || params.contains("\\u")
 }
 
 /// Whether the list a handshake-era client last saw (`listed`) differs
@@ -1417,7 +1145,7 @@ mod tests {
         // An unknown version is answered with the newest handshake one.
         assert_eq!(
             init["result"]["protocolVersion"],
-            ProtocolVersion::LATEST_HANDSHAKE.as_str()
+            mcp_proto::ProtocolVersion::LATEST_HANDSHAKE.as_str()
         );
         let again = client
             .request(
@@ -1792,7 +1520,7 @@ mod tests {
     async fn an_older_binding_never_replaces_a_newer_one() {
         let gateway = gateway_over(vec![("fx", ScriptedServer::new())]).await;
         let (notify, _notifications) = mpsc::unbounded_channel();
-        let connection = gateway.connect(notify);
+        let connection = gateway.connect_reply(super::Reply::Channel(notify));
         // Two bindings, made in this order, reaching the connection in the
         // other (a request's binding overtaken by the watcher's).
         let older = gateway.session().bind();

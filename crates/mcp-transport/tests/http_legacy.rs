@@ -57,7 +57,7 @@ impl LegacyServer {
         if body.get("method").is_none() {
             return;
         }
-        let result = if body["method"] == "initialize" {
+        let result = if body["method"] == mcp_proto::methods::INITIALIZE {
             json!({"protocolVersion": "2024-11-05", "capabilities": {}, "serverInfo": {"name": "legacy", "version": "0"}})
         } else {
             json!({"echo": body["method"]})

@@ -184,7 +184,7 @@ pub(crate) fn route(
                 };
             };
             let result = match message["method"].as_str() {
-                Some("initialize") => json!({
+                Some(mcp_proto::methods::INITIALIZE) => json!({
                     "protocolVersion": message["params"]["protocolVersion"],
                     "capabilities": {"tools": {}},
                     "serverInfo": {"name": "fake-tracker", "version": "1"},

@@ -61,6 +61,9 @@ const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\
 Content-Type: text/plain; charset=utf-8\r\n\
 Content-Length: 39\r\n\
 Retry-After: 1\r\n\
+X-Content-Type-Options: nosniff\r\n\
+Referrer-Policy: no-referrer\r\n\
+Cache-Control: no-store\r\n\
 Connection: close\r\n\
 \r\n\
 too many connections: try again shortly\n";

@@ -4,15 +4,24 @@
 //!   socket): each request on its own task, cancellation, progress,
 //!   server-to-client requests, and a bound on the replies a client leaves
 //!   unread ([`stream::REPLY_BUDGET`]).
+//! - `http` (with feature `http` too): Streamable HTTP, both eras, for an
+//!   application's [`HttpApp`]: handshake-era sessions with
+//!   `Mcp-Session-Id`, stateless-era requests, SSE streams, an
+//!   [`AccessPolicy`] hook and bounds.
 //! - `listener` (with feature `http` too): the accept loop every HTTP
 //!   server of a host shares (header-read and keep-alive timeouts, a connection cap under the
 //!   process's file-descriptor limit, 503 above it).
 
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub mod http;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod listener;
 pub mod stream;
 
+#[cfg(feature = "http")]
+pub use http::{AccessPolicy, HttpApp, HttpServer, HttpServerOptions, LoopbackPolicy, Refusal};
 #[cfg(feature = "http")]
 pub use listener::{Listener, ListenerOptions};
 pub use stream::{

@@ -196,6 +196,17 @@ pub struct Peer {
 }
 
 impl Peer {
+    /// A peer for a new connection, with the receiving end of what it and
+    /// the connection's request tasks ask of the connection's task.
+    pub(crate) fn channel() -> (Peer, mpsc::UnboundedReceiver<Command>) {
+        let (commands, receiver) = mpsc::unbounded_channel();
+        let peer = Peer {
+            commands,
+            handshake: Arc::new(Mutex::new(None)),
+        };
+        (peer, receiver)
+    }
+
     /// Sends a notification (`notifications/tools/list_changed`, a log
     /// message, a resource update).
     pub fn notify<P: Serialize + ?Sized>(
@@ -329,7 +340,7 @@ impl RequestContext {
 }
 
 /// What the handler's tasks and the [`Peer`] ask of the connection's task.
-enum Command {
+pub(crate) enum Command {
     Answer {
         id: RequestId,
         answer: Result<RawJson, ErrorObject>,
@@ -393,13 +404,10 @@ where
 impl StreamServer {
     /// A server for one connection.
     pub fn new(options: StreamOptions) -> Self {
-        let (commands_tx, commands) = mpsc::unbounded_channel();
+        let (peer, commands) = Peer::channel();
         StreamServer {
             options,
-            peer: Peer {
-                commands: commands_tx,
-                handshake: Arc::new(Mutex::new(None)),
-            },
+            peer,
             commands,
         }
     }
@@ -430,14 +438,12 @@ impl StreamServer {
         } = self;
         let budget = options.reply_budget;
         let mut decoder = NdjsonDecoder::with_max_message_size(options.session.max_message_size);
-        let mut conn = Connection {
-            session: ServerSession::new(options.session),
+        let mut conn = Connection::new(
+            ServerSession::new(options.session),
             handler,
             peer,
-            tasks: HashMap::new(),
-            waiting: HashMap::new(),
-            out: Output::start(writer),
-        };
+            Output::start(writer),
+        );
         let mut buf = vec![0; READ_CHUNK];
         let mut reading = true;
         let read = loop {
@@ -469,43 +475,95 @@ impl StreamServer {
                 }
                 break Ok(());
             }
-            conn.pump();
+            conn.pump(None);
         };
-        conn.close().await;
+        conn.shut();
+        conn.out.finish().await;
         read
     }
 }
 
-async fn sleep_until(deadline: Option<std::time::Instant>) {
+pub(crate) async fn sleep_until(deadline: Option<std::time::Instant>) {
     match deadline {
         Some(deadline) => tokio::time::sleep_until(Instant::from_std(deadline)).await,
         None => std::future::pending().await,
     }
 }
 
-/// The connection's task state.
-struct Connection {
-    session: ServerSession,
+/// Where a connection's outgoing frames go: one byte stream, or (over
+/// HTTP) the response of the request each concerns.
+pub(crate) trait Outlet {
+    /// Sends one frame the session produced; `about` is the client request
+    /// whose handling produced it, when there is one (its progress, its
+    /// answer).
+    fn transmit(&mut self, frame: Frame, about: Option<&RequestId>);
+
+    /// The client's request `id` ended without an answer (cancelled): its
+    /// answer will never be sent.
+    fn ended(&mut self, id: &RequestId) {
+        let _ = id;
+    }
+}
+
+/// The connection's task state: the session, the handler's tasks and the
+/// server's requests waiting for the client, over an [`Outlet`].
+pub(crate) struct Connection<O> {
+    pub(crate) session: ServerSession,
     handler: Arc<dyn ServerHandler>,
     peer: Peer,
     /// The handler's tasks, by the request they answer.
     tasks: HashMap<RequestId, AbortHandle>,
     /// The server's requests waiting for the client, with their callers.
     waiting: HashMap<RequestHandle, oneshot::Sender<Result<RawJson, PeerError>>>,
-    out: Output,
+    pub(crate) out: O,
 }
 
-impl Connection {
+impl<O: Outlet> Connection<O> {
+    pub(crate) fn new(
+        session: ServerSession,
+        handler: Arc<dyn ServerHandler>,
+        peer: Peer,
+        out: O,
+    ) -> Self {
+        Connection {
+            session,
+            handler,
+            peer,
+            tasks: HashMap::new(),
+            waiting: HashMap::new(),
+            out,
+        }
+    }
+
     fn frame(&mut self, item: Result<mcp_proto::Frame, ndjson::NdjsonError>) {
         let now = Instant::now().into_std();
         match item {
             Ok(frame) => self.session.handle_frame(now, frame),
             Err(error) => self.session.handle_undecodable(error.to_error_object()),
         }
-        self.pump();
+        self.pump(None);
     }
 
-    fn command(&mut self, command: Command) {
+    /// Feeds one message the client sent.
+    #[cfg(feature = "http")]
+    pub(crate) fn message(&mut self, message: Message) {
+        self.session
+            .handle_message(Instant::now().into_std(), message);
+        self.pump(None);
+    }
+
+    /// Settles the server's requests whose deadline passed.
+    #[cfg(feature = "http")]
+    pub(crate) fn timeout(&mut self) {
+        self.session.handle_timeout(Instant::now().into_std());
+        self.pump(None);
+    }
+
+    pub(crate) fn command(&mut self, command: Command) {
+        let about = match &command {
+            Command::Answer { id, .. } | Command::Progress { id, .. } => Some(id.clone()),
+            _ => None,
+        };
         match command {
             Command::Answer { id, answer } => {
                 self.tasks.remove(&id);
@@ -560,11 +618,12 @@ impl Connection {
                 }
             }
         }
-        self.pump();
+        self.pump(about.as_ref());
     }
 
-    /// Acts on the session's events and writes what it has to send.
-    fn pump(&mut self) {
+    /// Acts on the session's events and sends what it has to send; `about`
+    /// is the client request whose handling this follows, if any.
+    pub(crate) fn pump(&mut self, about: Option<&RequestId>) {
         while let Some(event) = self.session.poll_event() {
             match event {
                 Event::Request(request) => self.start(request),
@@ -572,6 +631,7 @@ impl Connection {
                     if let Some(task) = self.tasks.remove(&id) {
                         task.abort();
                     }
+                    self.out.ended(&id);
                 }
                 Event::Completed { handle, outcome } => {
                     if let Some(reply) = self.waiting.remove(&handle) {
@@ -597,11 +657,7 @@ impl Connection {
             }
         }
         while let Some(frame) = self.session.poll_transmit() {
-            let mut line = Vec::new();
-            encode_frame(&frame, &mut line);
-            if !line.is_empty() {
-                self.out.send(line);
-            }
+            self.out.transmit(frame, about);
         }
     }
 
@@ -625,18 +681,34 @@ impl Connection {
         self.tasks.insert(key, task.abort_handle());
     }
 
-    /// The client is gone: the handler's work ends, and so does the session;
-    /// what is left to write is written, as far as the output takes it.
-    async fn close(mut self) {
+    /// The client is gone: the handler's work ends (every request's future
+    /// is dropped, its answer never sent), and so does the session; the
+    /// server's requests fail with [`PeerError::Closed`].
+    pub(crate) fn shut(&mut self) {
         for (_, task) in self.tasks.drain() {
             task.abort();
         }
         self.session.handle_close();
-        self.pump();
+        self.pump(None);
         for (_, reply) in self.waiting.drain() {
             let _ = reply.send(Err(PeerError::Closed));
         }
-        self.out.finish().await;
+    }
+
+    /// How many client requests wait for the handler.
+    #[cfg(feature = "http")]
+    pub(crate) fn in_flight(&self) -> usize {
+        self.session.in_flight()
+    }
+}
+
+impl Outlet for Output {
+    fn transmit(&mut self, frame: Frame, _about: Option<&RequestId>) {
+        let mut line = Vec::new();
+        encode_frame(&frame, &mut line);
+        if !line.is_empty() {
+            self.send(line);
+        }
     }
 }
 

@@ -438,7 +438,7 @@ pub fn basic(req: &Recorded) -> Reply {
         _ => {
             let body = req.json();
             match (body.get("method").and_then(Value::as_str), body.get("id")) {
-                (Some("initialize"), Some(id)) => {
+                (Some(mcp_proto::methods::INITIALIZE), Some(id)) => {
                     Reply::result(id.clone(), init_result()).header("mcp-session-id", SESSION)
                 }
                 (Some(method), Some(id)) => Reply::result(id.clone(), json!({"echo": method})),

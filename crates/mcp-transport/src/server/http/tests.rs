@@ -1,0 +1,460 @@
+//! The Streamable HTTP server on a real loopback listener, driven by hyper's client: sessions, DELETE cancelling a call in flight, the stateless era, the loopback policy, the in-flight cap, SSE progress and the security headers.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use http_body_util::{BodyExt, Full};
+use mcp_proto::jsonrpc::{ErrorObject, RawJson};
+use mcp_proto::server::{ClientRequest, ServerOptions};
+use mcp_proto::types::ServerCapabilities;
+use serde_json::{Value, json};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+
+use super::*;
+use crate::server::stream::RequestContext;
+use crate::server::{ListenerOptions, ServerHandler};
+
+/// Tells the test when a handler's work ends without finishing (its future
+/// dropped).
+struct Dropped(Option<mpsc::UnboundedSender<String>>, String);
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(self.1.clone());
+        }
+    }
+}
+
+/// Tools: `hang` never answers (and reports when its work is dropped),
+/// `slow` reports progress twice and answers, anything else echoes its
+/// `text` argument.
+struct Tools {
+    started: mpsc::UnboundedSender<String>,
+    dropped: mpsc::UnboundedSender<String>,
+}
+
+#[async_trait]
+impl ServerHandler for Tools {
+    async fn request(
+        &self,
+        request: ClientRequest,
+        context: RequestContext,
+    ) -> Result<RawJson, ErrorObject> {
+        let params: Value = request
+            .params
+            .as_ref()
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .unwrap_or_default();
+        let text = match params["name"].as_str().unwrap_or_default() {
+            "hang" => {
+                let mut guard = Dropped(Some(self.dropped.clone()), context.id().to_string());
+                let _ = self.started.send(context.id().to_string());
+                std::future::pending::<()>().await;
+                guard.0 = None;
+                unreachable!("pending never ends")
+            }
+            "slow" => {
+                context.progress(1.0, Some(2.0), Some("half")).unwrap();
+                context.progress(2.0, Some(2.0), None).unwrap();
+                "done".to_owned()
+            }
+            _ => params["arguments"]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        };
+        Ok(RawJson::encode(&json!({"content": [{"type": "text", "text": text}]})).unwrap())
+    }
+}
+
+struct Served {
+    port: u16,
+    started: mpsc::UnboundedReceiver<String>,
+    dropped: mpsc::UnboundedReceiver<String>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+
+async fn serve(session: ServerOptions) -> Served {
+    let tcp = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let (started_tx, started) = mpsc::unbounded_channel();
+    let (dropped_tx, dropped) = mpsc::unbounded_channel();
+    let handler: Arc<dyn ServerHandler> = Arc::new(Tools {
+        started: started_tx,
+        dropped: dropped_tx,
+    });
+    let session = session.capabilities(ServerCapabilities {
+        tools: Some(Default::default()),
+        ..ServerCapabilities::default()
+    });
+    let server = HttpServer::new(
+        Arc::new((session, handler)),
+        Arc::new(LoopbackPolicy::new(port).bearer_token(TOKEN, "test")),
+        HttpServerOptions::default(),
+    );
+    let listener = Listener::new(tcp, ListenerOptions::default().max_connections(Some(64)));
+    let server = tokio::spawn(server.serve(listener));
+    Served {
+        port,
+        started,
+        dropped,
+        server,
+    }
+}
+
+/// What came back: status, headers, body.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    headers: HeaderMap,
+    body: String,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {self:?}"))
+    }
+
+    fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+    }
+}
+
+/// Sends one request on a connection of its own with hyper's client.
+async fn send(port: u16, method: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+    let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+    let mut request = http::Request::builder().method(method).uri("/mcp");
+    if !headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+    {
+        request = request.header("host", format!("127.0.0.1:{port}"));
+    }
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request
+        .body(Full::new(Bytes::from(body.to_owned())))
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    Answer {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    }
+}
+
+const AUTH: (&str, &str) = ("authorization", "Bearer 0123456789abcdef0123456789abcdef");
+const ACCEPT: (&str, &str) = ("accept", "application/json, text/event-stream");
+const JSON: (&str, &str) = ("content-type", "application/json");
+
+async fn post(port: u16, extra: &[(&str, &str)], body: &Value) -> Answer {
+    let mut headers = vec![AUTH, ACCEPT, JSON];
+    headers.extend_from_slice(extra);
+    send(port, "POST", &headers, &body.to_string()).await
+}
+
+/// A handshake-era session, initialized: its id.
+async fn session(port: u16) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}});
+    let started = post(port, &[], &init).await;
+    assert_eq!(started.status, 200, "{started:?}");
+    assert_eq!(started.json()["result"]["protocolVersion"], "2025-06-18");
+    let id = started.header(SESSION_HEADER).to_owned();
+    assert_eq!(id.len(), 32, "{started:?}");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let acknowledged = post(port, &[(SESSION_HEADER, &id)], &initialized).await;
+    assert_eq!(acknowledged.status, 202, "{acknowledged:?}");
+    id
+}
+
+fn call(id: u64, name: &str, meta: Option<Value>) -> Value {
+    let mut params = json!({"name": name, "arguments": {"text": name}});
+    if let Some(meta) = meta {
+        params["_meta"] = meta;
+    }
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+}
+
+fn assert_secure(answer: &Answer) {
+    assert_eq!(
+        answer.header("x-content-type-options"),
+        "nosniff",
+        "{answer:?}"
+    );
+    assert_eq!(
+        answer.header("referrer-policy"),
+        "no-referrer",
+        "{answer:?}"
+    );
+    assert_eq!(answer.header("cache-control"), "no-store", "{answer:?}");
+}
+
+#[tokio::test]
+async fn a_session_is_started_used_and_ended() {
+    let served = serve(ServerOptions::default()).await;
+    let port = served.port;
+    let id = session(port).await;
+    let echoed = post(port, &[(SESSION_HEADER, &id)], &call(2, "hello", None)).await;
+    assert_eq!(echoed.status, 200, "{echoed:?}");
+    assert_secure(&echoed);
+    assert_eq!(echoed.json()["id"], 2);
+    assert_eq!(echoed.json()["result"]["content"][0]["text"], "hello");
+    // Without the session, a handshake-era request is refused.
+    let sessionless = post(port, &[], &call(3, "hello", None)).await;
+    assert_eq!(sessionless.status, 400, "{sessionless:?}");
+    // A second initialize within the session is refused.
+    let again = json!({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {}});
+    let refused = post(port, &[(SESSION_HEADER, &id)], &again).await;
+    assert_eq!(refused.status, 400, "{refused:?}");
+    // A version header of another era within a session: 400.
+    let odd = post(
+        port,
+        &[
+            (SESSION_HEADER, &id),
+            ("mcp-protocol-version", "2026-07-28"),
+        ],
+        &call(5, "hello", None),
+    )
+    .await;
+    assert_eq!(odd.status, 400, "{odd:?}");
+    // Progress comes first on an SSE stream, then the answer.
+    let slow = call(6, "slow", Some(json!({"progressToken": "p"})));
+    let streamed = post(port, &[(SESSION_HEADER, &id)], &slow).await;
+    assert_eq!(streamed.header("content-type"), "text/event-stream");
+    let events: Vec<Value> = streamed
+        .body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect();
+    assert_eq!(events.len(), 3, "{streamed:?}");
+    assert_eq!(events[0]["method"], "notifications/progress");
+    assert_eq!(events[0]["params"]["progressToken"], "p");
+    assert_eq!(events[2]["result"]["content"][0]["text"], "done");
+    // GET opens the session's stream; DELETE ends the session.
+    let ended = send(port, "DELETE", &[AUTH, (SESSION_HEADER, &id)], "").await;
+    assert_eq!(ended.status, 200, "{ended:?}");
+    assert_secure(&ended);
+    let gone = post(port, &[(SESSION_HEADER, &id)], &call(7, "hello", None)).await;
+    assert_eq!(gone.status, 404, "{gone:?}");
+    let get = send(port, "GET", &[AUTH, ("accept", "text/event-stream")], "").await;
+    assert_eq!(get.status, 405, "{get:?}");
+}
+
+#[tokio::test]
+async fn deleting_a_session_cancels_its_call_and_answers_nothing() {
+    let mut served = serve(ServerOptions::default()).await;
+    let port = served.port;
+    let id = session(port).await;
+    let waiting = {
+        let id = id.clone();
+        tokio::spawn(
+            async move { post(port, &[(SESSION_HEADER, &id)], &call(9, "hang", None)).await },
+        )
+    };
+    assert_eq!(served.started.recv().await.as_deref(), Some("9"));
+    let ended = send(port, "DELETE", &[AUTH, (SESSION_HEADER, &id)], "").await;
+    assert_eq!(ended.status, 200, "{ended:?}");
+    // The handler's future was dropped, and the call got no answer.
+    assert_eq!(served.dropped.recv().await.as_deref(), Some("9"));
+    let answered = waiting.await.unwrap();
+    assert_eq!(answered.status, 200, "{answered:?}");
+    assert!(answered.body.is_empty(), "{answered:?}");
+    assert_eq!(
+        send(port, "DELETE", &[AUTH, (SESSION_HEADER, &id)], "")
+            .await
+            .status,
+        404
+    );
+}
+
+fn modern_meta() -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+           "io.modelcontextprotocol/clientCapabilities": {}})
+}
+
+const MODERN: (&str, &str) = ("mcp-protocol-version", "2026-07-28");
+const CALL: (&str, &str) = ("mcp-method", "tools/call");
+
+#[tokio::test]
+async fn the_stateless_era_needs_no_session_and_closing_its_stream_cancels() {
+    let mut served = serve(ServerOptions::default()).await;
+    let port = served.port;
+    let answered = post(
+        port,
+        &[MODERN, CALL, ("mcp-name", "hi")],
+        &call(1, "hi", Some(modern_meta())),
+    )
+    .await;
+    assert_eq!(answered.status, 200, "{answered:?}");
+    assert_eq!(answered.json()["id"], 1);
+    assert_eq!(answered.json()["result"]["content"][0]["text"], "hi");
+    assert!(answered.header(SESSION_HEADER).is_empty());
+    // Two clients may use the same id at once: each request stands alone.
+    let (first, second) = (
+        call(1, "a", Some(modern_meta())),
+        call(1, "b", Some(modern_meta())),
+    );
+    let (a, b) = tokio::join!(
+        post(port, &[MODERN, CALL, ("mcp-name", "a")], &first),
+        post(port, &[MODERN, CALL, ("mcp-name", "b")], &second),
+    );
+    assert_eq!(a.json()["result"]["content"][0]["text"], "a");
+    assert_eq!(b.json()["result"]["content"][0]["text"], "b");
+    // Headers that disagree with the body: 400, -32020.
+    let mismatched = post(
+        port,
+        &[MODERN, CALL, ("mcp-name", "other")],
+        &call(2, "hi", Some(modern_meta())),
+    )
+    .await;
+    assert_eq!(mismatched.status, 400, "{mismatched:?}");
+    assert_eq!(mismatched.json()["error"]["code"], -32020);
+    // An unknown method: 404 with -32601; initialize in this era too.
+    let unknown = json!({"jsonrpc": "2.0", "id": 3, "method": "nope/nothing",
+        "params": {"_meta": modern_meta()}});
+    let missing = post(port, &[MODERN, ("mcp-method", "nope/nothing")], &unknown).await;
+    assert_eq!(missing.status, 404, "{missing:?}");
+    assert_eq!(missing.json()["error"]["code"], -32601);
+    let init = json!({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {}});
+    let probe = post(port, &[MODERN], &init).await;
+    assert_eq!(probe.status, 404, "{probe:?}");
+    // A client that closes its stream cancels its call.
+    let hang = call(5, "hang", Some(modern_meta()));
+    let waiting =
+        tokio::spawn(async move { post(port, &[MODERN, CALL, ("mcp-name", "hang")], &hang).await });
+    assert_eq!(served.started.recv().await.as_deref(), Some("5"));
+    waiting.abort();
+    assert_eq!(served.dropped.recv().await.as_deref(), Some("5"));
+}
+
+#[tokio::test]
+async fn host_origin_and_token_are_checked() {
+    let served = serve(ServerOptions::default()).await;
+    let port = served.port;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}).to_string();
+    let rebound = send(
+        port,
+        "POST",
+        &[AUTH, ACCEPT, JSON, ("host", "attacker.example")],
+        &init,
+    )
+    .await;
+    assert_eq!(rebound.status, 403, "{rebound:?}");
+    assert_secure(&rebound);
+    let foreign = send(
+        port,
+        "POST",
+        &[AUTH, ACCEPT, JSON, ("origin", "http://attacker.example")],
+        &init,
+    )
+    .await;
+    assert_eq!(foreign.status, 403, "{foreign:?}");
+    assert_secure(&foreign);
+    let none = send(port, "POST", &[ACCEPT, JSON], &init).await;
+    assert_eq!(none.status, 401, "{none:?}");
+    assert_eq!(none.header("www-authenticate"), "Bearer realm=\"test\"");
+    let wrong = send(
+        port,
+        "POST",
+        &[
+            ("authorization", "Bearer 00000000000000000000000000000000"),
+            ACCEPT,
+            JSON,
+        ],
+        &init,
+    )
+    .await;
+    assert_eq!(wrong.status, 401, "{wrong:?}");
+}
+
+#[test]
+fn only_this_listener_and_its_own_origin_pass() {
+    let headers = |pairs: &[(&'static str, &str)]| {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, value.parse().unwrap());
+        }
+        map
+    };
+    assert!(check_host_and_origin(8080, &headers(&[("host", "127.0.0.1:8080")])).is_ok());
+    assert!(check_host_and_origin(8080, &headers(&[("host", "LOCALHOST:8080")])).is_ok());
+    assert!(check_host_and_origin(8080, &headers(&[("host", "127.0.0.1:8081")])).is_err());
+    assert!(check_host_and_origin(8080, &headers(&[("host", "evil.example:8080")])).is_err());
+    assert!(check_host_and_origin(8080, &headers(&[])).is_err());
+    let same = [
+        ("host", "127.0.0.1:8080"),
+        ("origin", "http://localhost:8080"),
+    ];
+    assert!(check_host_and_origin(8080, &headers(&same)).is_ok());
+    let cross = [
+        ("host", "127.0.0.1:8080"),
+        ("origin", "http://evil.example"),
+    ];
+    assert_eq!(
+        check_host_and_origin(8080, &headers(&cross)),
+        Err("refused: cross-origin request")
+    );
+}
+
+#[tokio::test]
+async fn requests_above_the_in_flight_cap_are_refused_with_a_stable_error() {
+    let mut served = serve(ServerOptions::default().max_in_flight(1)).await;
+    let port = served.port;
+    let id = session(port).await;
+    let waiting = {
+        let id = id.clone();
+        tokio::spawn(
+            async move { post(port, &[(SESSION_HEADER, &id)], &call(2, "hang", None)).await },
+        )
+    };
+    assert_eq!(served.started.recv().await.as_deref(), Some("2"));
+    let refused = post(port, &[(SESSION_HEADER, &id)], &call(3, "hello", None)).await;
+    assert_eq!(refused.status, 200, "{refused:?}");
+    assert_eq!(refused.json()["id"], 3);
+    assert_eq!(refused.json()["error"]["code"], -32603);
+    assert_eq!(
+        refused.json()["error"]["message"],
+        "too many requests in flight (at most 1); try again when one has ended"
+    );
+    // An id still in flight is refused, and the call holding it goes on.
+    let twice = post(port, &[(SESSION_HEADER, &id)], &call(2, "hello", None)).await;
+    assert_eq!(twice.json()["id"], 2, "{twice:?}");
+    assert_eq!(twice.json()["error"]["code"], -32600, "{twice:?}");
+    // A client's disconnect is not a cancellation in this era: the call
+    // still holds its place until the client cancels it.
+    waiting.abort();
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 2}});
+    assert_eq!(
+        post(port, &[(SESSION_HEADER, &id)], &cancel).await.status,
+        202
+    );
+    assert_eq!(served.dropped.recv().await.as_deref(), Some("2"));
+    let answered = post(port, &[(SESSION_HEADER, &id)], &call(4, "again", None)).await;
+    assert_eq!(answered.json()["result"]["content"][0]["text"], "again");
+}
