@@ -167,6 +167,20 @@ impl ClientHandler for TerminalAsks {
     }
 
     async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ErrorObject> {
+        let form = match &params {
+            ElicitRequestParams::Form(form) => match fields(form) {
+                Ok(fields) => Some(fields),
+                Err(malformed) => {
+                    eprintln!(
+                        "mcpctl: warning: declined a server's form ({}): its schema is malformed: {}",
+                        shown(&form.message, 200),
+                        shown(&malformed, 400)
+                    );
+                    return Ok(ElicitResult::new(ElicitAction::Decline));
+                }
+            },
+            ElicitRequestParams::Url(_) => None,
+        };
         if !self.interactive {
             eprintln!(
                 "mcpctl: declined a server's question ({}): no terminal to ask on \
@@ -175,37 +189,24 @@ impl ClientHandler for TerminalAsks {
             );
             return Ok(ElicitResult::new(ElicitAction::Decline));
         }
-        match params {
-            ElicitRequestParams::Form(form) => {
-                let fields = match fields(&form) {
-                    Ok(fields) => fields,
-                    Err(malformed) => {
-                        eprintln!(
-                            "mcpctl: warning: declined a server's form ({}): its schema is malformed: {}",
-                            shown(&form.message, 200),
-                            shown(&malformed, 400)
-                        );
-                        return Ok(ElicitResult::new(ElicitAction::Decline));
-                    }
-                };
-                let cancel = ElicitResult::new(ElicitAction::Cancel);
-                Ok(self
-                    .one_at_a_time(cancel, move || {
-                        let mut terminal = Terminal::stdio();
-                        fill_in(&mut terminal, &form.message, &fields)
-                    })
-                    .await)
+        let cancel = ElicitResult::new(ElicitAction::Cancel);
+        Ok(match (params, form) {
+            (ElicitRequestParams::Form(form), Some(fields)) => {
+                self.one_at_a_time(cancel, move || {
+                    let mut terminal = Terminal::stdio();
+                    fill_in(&mut terminal, &form.message, &fields)
+                })
+                .await
             }
-            ElicitRequestParams::Url(url) => {
-                let cancel = ElicitResult::new(ElicitAction::Cancel);
-                Ok(self
-                    .one_at_a_time(cancel, move || {
-                        let mut terminal = Terminal::stdio();
-                        visit(&mut terminal, &url)
-                    })
-                    .await)
+            (ElicitRequestParams::Url(url), _) => {
+                self.one_at_a_time(cancel, move || {
+                    let mut terminal = Terminal::stdio();
+                    visit(&mut terminal, &url)
+                })
+                .await
             }
-        }
+            (ElicitRequestParams::Form(_), None) => cancel,
+        })
     }
 
     async fn create_message(
@@ -306,10 +307,13 @@ enum Kind {
         values: Vec<String>,
         labels: Vec<String>,
     },
-    /// Any of `values` (a multi-select enum, 2025-11-25).
+    /// Any of `values` (a multi-select enum, 2025-11-25), with at least
+    /// `min` and at most `max` picked.
     Choices {
         values: Vec<String>,
         labels: Vec<String>,
+        min: Option<u64>,
+        max: Option<u64>,
     },
 }
 
@@ -389,7 +393,12 @@ fn field(name: &str, property: &Value, required: bool) -> Result<Field, String> 
                 .and_then(Value::as_object)
                 .ok_or("an `array` property needs `items` with the choices")?;
             match choices(items)? {
-                Some((values, labels)) => Kind::Choices { values, labels },
+                Some((values, labels)) => Kind::Choices {
+                    values,
+                    labels,
+                    min: unsigned(property, "minItems")?,
+                    max: unsigned(property, "maxItems")?,
+                },
                 None => return Err("an `array` property's `items` must be an enum".into()),
             }
         }
@@ -499,7 +508,13 @@ fn number(schema: &JsonObject, key: &str) -> Result<Option<f64>, String> {
 /// Whether `value` is a valid answer for `kind`; the reason when not.
 fn check(kind: &Kind, value: &Value) -> Result<(), String> {
     match (kind, value) {
-        (Kind::Text { min, max, .. }, Value::String(text)) => {
+        (Kind::Text { min, max, format }, Value::String(text)) => {
+            if !text.is_empty()
+                && let Some(format) = format
+                && !formatted(format, text)
+            {
+                return Err(format!("a valid {format}"));
+            }
             let chars = text.chars().count() as u64;
             if min.is_some_and(|min| chars < min) {
                 return Err(format!("at least {} characters", min.unwrap_or(0)));
@@ -525,6 +540,16 @@ fn check(kind: &Kind, value: &Value) -> Result<(), String> {
         }
         (Kind::Boolean, Value::Bool(_)) => Ok(()),
         (Kind::Choice { values, .. }, Value::String(s)) if values.contains(s) => Ok(()),
+        (Kind::Choices { min, max, .. }, Value::Array(items))
+            if min.is_some_and(|min| (items.len() as u64) < min)
+                || max.is_some_and(|max| items.len() as u64 > max) =>
+        {
+            Err(format!(
+                "from {} to {} choices",
+                min.unwrap_or(0),
+                max.map_or_else(|| "any number of".to_owned(), |m| m.to_string())
+            ))
+        }
         (Kind::Choices { values, .. }, Value::Array(items))
             if items
                 .iter()
@@ -533,6 +558,27 @@ fn check(kind: &Kind, value: &Value) -> Result<(), String> {
             Ok(())
         }
         _ => Err("a value of the field's type".into()),
+    }
+}
+
+/// Whether `text` is in `format` (the formats MCP names for form
+/// strings; others are not checked).
+fn formatted(format: &str, text: &str) -> bool {
+    let digits = |part: &str, n: usize| part.len() == n && part.bytes().all(|b| b.is_ascii_digit());
+    let date = |text: &str| {
+        let parts: Vec<&str> = text.split('-').collect();
+        matches!(parts.as_slice(), [y, m, d] if digits(y, 4) && digits(m, 2) && digits(d, 2))
+    };
+    match format {
+        "email" => text.split_once('@').is_some_and(|(user, host)| {
+            !user.is_empty() && host.contains('.') && !text.contains(' ')
+        }),
+        "uri" => url::Url::parse(text).is_ok(),
+        "date" => date(text),
+        "date-time" => text
+            .split_once(['T', 't'])
+            .is_some_and(|(day, time)| date(day) && time.len() >= 8),
+        _ => true,
     }
 }
 
@@ -557,7 +603,7 @@ fn parse(kind: &Kind, answer: &str) -> Result<Value, String> {
             _ => return Err("type y or n".into()),
         },
         Kind::Choice { values, labels } => Value::String(pick(values, labels, answer)?),
-        Kind::Choices { values, labels } => Value::Array(
+        Kind::Choices { values, labels, .. } => Value::Array(
             answer
                 .split(',')
                 .map(str::trim)
