@@ -1,5 +1,6 @@
 """A server (Python `mcp` 1.x, low-level API) that asks back and talks back, for mcpctl's tests.
 
+- `tools/list`: answered after an `info` log message, `tools listed`;
 - tool `bad_form`: elicits with a malformed form (a nested object property)
   and returns the action the client answered;
 - tool `visit`: a URL-mode elicitation whose message and URL carry
@@ -25,6 +26,9 @@ state = {"reads": 0, "subscribed": False}
 
 @server.list_tools()
 async def list_tools() -> list[types.Tool]:
+    await server.request_context.session.send_log_message(
+        level="info", data="tools listed", logger="asking"
+    )
     empty = {"type": "object", "properties": {}}
     return [
         types.Tool(name="bad_form", description="Asks with a malformed form", inputSchema=empty),

@@ -28,6 +28,7 @@
 use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use mcp_proto::jsonrpc::ErrorObject;
@@ -121,8 +122,30 @@ impl TerminalAsks {
         ask: impl FnOnce() -> T + Send + 'static,
     ) -> T {
         let _turn = self.asking.lock().await;
-        tokio::task::spawn_blocking(ask).await.unwrap_or(fallback)
+        ASKING.store(true, Ordering::SeqCst);
+        QUESTIONS.fetch_add(1, Ordering::SeqCst);
+        let answer = tokio::task::spawn_blocking(ask).await.unwrap_or(fallback);
+        ASKING.store(false, Ordering::SeqCst);
+        answer
     }
+}
+
+/// Whether a question is on the terminal: progress lines are not drawn
+/// then, so they neither erase nor interleave with it.
+static ASKING: AtomicBool = AtomicBool::new(false);
+
+/// How many questions were asked at the terminal so far.
+static QUESTIONS: AtomicU64 = AtomicU64::new(0);
+
+/// Whether a question is being asked at the terminal now.
+pub(crate) fn asking() -> bool {
+    ASKING.load(Ordering::SeqCst)
+}
+
+/// How many questions have been asked at the terminal: lines drawn before
+/// a question are not erased after it.
+pub(crate) fn questions() -> u64 {
+    QUESTIONS.load(Ordering::SeqCst)
 }
 
 /// `dir` as a root: its canonical path as a `file://` URI, named by its
