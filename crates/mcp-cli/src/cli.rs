@@ -487,6 +487,7 @@ const READS_SOURCES: &[&str] = &[
     "disable",
     "retry",
     "watch",
+    "logs",
     "login",
     "logout",
     "trust",
@@ -514,6 +515,8 @@ fn uses_global(command: &str, id: &str) -> bool {
         ),
         "verbose" => !matches!(command, "completions" | "man"),
         "timeout" => CONNECTS.contains(&command) || matches!(command, "add" | "login"),
+        // What servers may ask back is answered only for a person's run.
+        "roots" => CONNECTS.contains(&command) && !matches!(command, "trust" | "ui" | "serve"),
         _ => true,
     }
 }
@@ -532,6 +535,7 @@ const CONNECTS: &[&str] = &[
     "complete",
     "retry",
     "watch",
+    "logs",
     "trust",
     "ui",
     "serve",
@@ -563,6 +567,7 @@ const EXAMPLES: &[(&str, &str)] = &[
     ("disable", "mcpctl disable everything"),
     ("retry", "mcpctl retry everything"),
     ("watch", "mcpctl watch --follow"),
+    ("logs", "mcpctl logs everything --level info --follow"),
     ("login", "mcpctl login linear"),
     ("logout", "mcpctl logout linear"),
     ("trust", "mcpctl trust project-db"),
