@@ -282,7 +282,10 @@ mod tests {
 
     #[test]
     fn a_redraw_moves_up_over_what_was_drawn() {
-        let mut block = Block { shown: 3 };
+        let mut block = Block {
+            shown: 3,
+            questions: 0,
+        };
         assert_eq!(block.erase_sequence(), "\r\x1b[3A\x1b[J");
         block.shown = 0;
         assert_eq!(block.erase_sequence(), "\r\x1b[J");

@@ -271,8 +271,10 @@ struct Declaring;
 #[async_trait]
 impl ClientHandler for Declaring {
     fn capabilities(&self) -> ClientCapabilities {
-        let mut url = ElicitationCapability::default();
-        url.url = Some(JsonObject::new());
+        let url = ElicitationCapability {
+            url: Some(JsonObject::new()),
+            ..Default::default()
+        };
         ClientCapabilities {
             roots: Some(RootsCapability::default()),
             elicitation: Some(url),
