@@ -126,6 +126,39 @@ fn an_elicitation_is_answered_field_by_field_at_a_terminal() {
     assert!(content.get("homepage").is_none(), "left out: {content}");
 }
 
+/// The `mcp` 2.x server of the 2026-07-28 era (`.venv-modern`), only that era.
+fn modern(env: &Env) -> String {
+    let python = support::repo_root().join(".venv-modern/bin/python");
+    assert!(
+        python.exists(),
+        "the modern Python venv is missing at {}: run `python3 -m venv .venv-modern && \
+         .venv-modern/bin/pip install -r tests/interop/requirements-modern.txt` (or bash .ci/run)",
+        python.display()
+    );
+    let script = support::repo_root().join("tests/interop/modern_server.py");
+    env.write_json(
+        "modern.json",
+        &json!({"mcpServers": {"modern": {"command": python, "args": [script, "stdio", "--modern-only"]}}}),
+    )
+    .display()
+    .to_string()
+}
+
+#[test]
+fn a_2026_input_round_asks_the_person_too() {
+    let env = Env::new();
+    let config = modern(&env);
+    let mut session = on_terminal(&env, &config, &["call", "modern", "ask_name"]);
+    session.expect("What is your name?");
+    session.expect("[f]ill in the form, [d]ecline or [c]ancel? ");
+    session.send_line("f");
+    session.expect("Name [text, required]: ");
+    session.send_line("Grace");
+    let (code, stdout, screen) = session.finish();
+    assert_eq!(code, 0, "{screen}");
+    assert!(stdout.starts_with("Hello, Grace!"), "{stdout}");
+}
+
 #[test]
 fn an_elicitation_can_be_declined_or_cancelled() {
     for (answer, said) in [("d", "User declined"), ("c", "User cancelled")] {
