@@ -236,7 +236,7 @@ async fn set_level(
     match handle.set_logging_level(level).await {
         Ok(()) => Ok(()),
         Err(error) => {
-            let error = crate::ready::handle_error(id, "set its log level", &error);
+            let error = crate::ready::handle_error(id, "set the log level", &error);
             if named {
                 return Err(error);
             }

@@ -512,3 +512,26 @@ fn watch_follow_json_carries_log_events() {
     std::mem::forget(guard);
     let _ = stderr.join();
 }
+
+#[test]
+fn following_or_logging_a_server_without_the_capability_is_refused_clearly() {
+    let env = Env::new();
+    // No configuration: the built-in demo server, which declares neither
+    // `resources.subscribe` nor `logging`.
+    let run = env.run(&["read", "demo", "demo://about", "--follow"]);
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(
+        run.stderr.contains(
+            "cannot subscribe to `demo://about` on server `demo`: the server does not support \
+             resources/subscribe (capability `resources.subscribe` not declared)"
+        ),
+        "{run:#?}"
+    );
+    let run = env.run(&["logs", "demo", "--level", "info"]);
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(
+        run.stderr
+            .contains("cannot set the log level on server `demo`: the server does not support logging/setLevel"),
+        "{run:#?}"
+    );
+}
