@@ -54,6 +54,12 @@ const SHOWN_REQUEST: usize = 256 * 1024;
 /// The most times one field is asked again after an answer that does not fit.
 const TRIES: usize = 5;
 
+/// The most fields one form may ask for; a larger one is malformed.
+const MAX_FIELDS: usize = 100;
+
+/// The most choices one enum field may offer; more is malformed.
+const MAX_CHOICES: usize = 500;
+
 /// The `model` of a reply the person typed.
 const TYPED_MODEL: &str = "mcpctl-human";
 
@@ -360,6 +366,12 @@ fn fields(form: &ElicitFormParams) -> Result<Vec<Field>, String> {
             schema.schema_type
         ));
     }
+    if schema.properties.len() > MAX_FIELDS {
+        return Err(format!(
+            "{} properties; a form asks at most {MAX_FIELDS}",
+            schema.properties.len()
+        ));
+    }
     let required = schema.required.clone().unwrap_or_default();
     if let Some(missing) = required
         .iter()
@@ -469,6 +481,9 @@ fn choices(schema: &JsonObject) -> Result<Option<Choices>, String> {
         if values.is_empty() {
             return Err("`enum` is empty".into());
         }
+        if values.len() > MAX_CHOICES {
+            return Err(format!("`enum` has more than {MAX_CHOICES} choices"));
+        }
         return Ok(Some((values, labels)));
     }
     for key in ["oneOf", "anyOf"] {
@@ -479,6 +494,9 @@ fn choices(schema: &JsonObject) -> Result<Option<Choices>, String> {
             .as_array()
             .filter(|options| !options.is_empty())
             .ok_or_else(|| format!("`{key}` is not a list of choices"))?;
+        if options.len() > MAX_CHOICES {
+            return Err(format!("`{key}` has more than {MAX_CHOICES} choices"));
+        }
         let mut values = Vec::new();
         let mut labels = Vec::new();
         for option in options {
@@ -1027,6 +1045,10 @@ mod tests {
             (
                 json!({"type": "object", "properties": {"a": {}}}),
                 "has no `type`",
+            ),
+            (
+                json!({"type": "object", "properties": {"a": {"type": "string", "enum": vec!["x"; 501]}}}),
+                "more than 500 choices",
             ),
         ] {
             let error = fields(&form(schema.clone())).unwrap_err();
