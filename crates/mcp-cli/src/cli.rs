@@ -78,6 +78,10 @@ pub(crate) struct GlobalArgs {
     #[arg(short, long, action = ArgAction::Count, global = true)]
     pub(crate) verbose: u8,
 
+    /// A directory servers may work in, answered to their `roots/list`; repeatable [default: the current directory]
+    #[arg(long = "root", value_name = "DIR", global = true)]
+    pub(crate) roots: Vec<PathBuf>,
+
     /// Wait at most SECS for each server to start and for each request (a call, a read), over every server's own `timeout` [default: the server's `timeout`, else 10 s to start]
     #[arg(long, value_name = "SECS", global = true, value_parser = parse_seconds)]
     pub(crate) timeout: Option<Duration>,
@@ -116,6 +120,44 @@ pub(crate) struct AdHocArgs {
     /// Send `Authorization: Bearer $VAR` to the --url server
     #[arg(long, value_name = "VAR", requires = "url")]
     pub(crate) bearer_env: Option<String>,
+}
+
+/// A log level (MCP "Server/Utilities/Logging", RFC 5424 severities).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LogLevel {
+    /// Debug-level messages.
+    Debug,
+    /// Informational messages.
+    Info,
+    /// Normal but significant conditions.
+    Notice,
+    /// Warning conditions.
+    Warning,
+    /// Error conditions.
+    Error,
+    /// Critical conditions.
+    Critical,
+    /// Action must be taken immediately.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+impl LogLevel {
+    /// The protocol's level.
+    pub(crate) fn level(self) -> mcp_proto::types::LoggingLevel {
+        use mcp_proto::types::LoggingLevel as L;
+        match self {
+            LogLevel::Debug => L::Debug,
+            LogLevel::Info => L::Info,
+            LogLevel::Notice => L::Notice,
+            LogLevel::Warning => L::Warning,
+            LogLevel::Error => L::Error,
+            LogLevel::Critical => L::Critical,
+            LogLevel::Alert => L::Alert,
+            LogLevel::Emergency => L::Emergency,
+        }
+    }
 }
 
 /// The session permission preset.
@@ -233,6 +275,23 @@ pub(crate) enum Command {
         /// Write the contents, exactly as read, to FILE instead of stdout
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
+        /// Subscribe to the resource and print it again each time the server says it changed, until Ctrl-C
+        #[arg(long, conflicts_with = "output")]
+        follow: bool,
+        #[command(flatten)]
+        adhoc: AdHocArgs,
+    },
+
+    /// Print the log messages servers send (all, or SERVER's), asking each for LEVEL and above
+    Logs {
+        /// Only this server's messages
+        server: Option<String>,
+        /// The least severe level asked for (logging/setLevel) [default: the server's own]
+        #[arg(long, value_enum, value_name = "LEVEL")]
+        level: Option<LogLevel>,
+        /// Keep printing until Ctrl-C (without it: until the servers are ready, then a moment more)
+        #[arg(long)]
+        follow: bool,
         #[command(flatten)]
         adhoc: AdHocArgs,
     },
@@ -428,6 +487,7 @@ const READS_SOURCES: &[&str] = &[
     "disable",
     "retry",
     "watch",
+    "logs",
     "login",
     "logout",
     "trust",
@@ -455,6 +515,8 @@ fn uses_global(command: &str, id: &str) -> bool {
         ),
         "verbose" => !matches!(command, "completions" | "man"),
         "timeout" => CONNECTS.contains(&command) || matches!(command, "add" | "login"),
+        // What servers may ask back is answered only for a person's run.
+        "roots" => CONNECTS.contains(&command) && !matches!(command, "trust" | "ui" | "serve"),
         _ => true,
     }
 }
@@ -473,6 +535,7 @@ const CONNECTS: &[&str] = &[
     "complete",
     "retry",
     "watch",
+    "logs",
     "trust",
     "ui",
     "serve",
@@ -504,6 +567,7 @@ const EXAMPLES: &[(&str, &str)] = &[
     ("disable", "mcpctl disable everything"),
     ("retry", "mcpctl retry everything"),
     ("watch", "mcpctl watch --follow"),
+    ("logs", "mcpctl logs everything --level info --follow"),
     ("login", "mcpctl login linear"),
     ("logout", "mcpctl logout linear"),
     ("trust", "mcpctl trust project-db"),

@@ -357,6 +357,8 @@ fn completion_sources(top: &clap::ArgMatches, sub: &clap::ArgMatches) -> SourceO
         no_host_configs: flag("no_host_configs"),
         adhoc,
         timeout: Some(timeout.unwrap_or(COMPLETION_WAIT)),
+        // Listings see what a person's run sees; nothing is asked.
+        asks: Some(crate::asks::AskOptions::default()),
     }
 }
 

@@ -10,6 +10,7 @@
 
 mod approval;
 mod arguments;
+mod asks;
 mod call;
 mod cli;
 mod completions;
@@ -23,6 +24,7 @@ mod inputs;
 mod interrupt;
 mod local_trust;
 mod login;
+mod logs_cmd;
 mod loopback;
 mod output;
 mod progress;
@@ -97,9 +99,29 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         | Command::Skill { adhoc, .. }
         | Command::Prompts { adhoc, .. }
         | Command::Prompt { adhoc, .. }
-        | Command::Complete { adhoc, .. } => adhoc.clone(),
+        | Command::Complete { adhoc, .. }
+        | Command::Logs { adhoc, .. } => adhoc.clone(),
         _ => cli::AdHocArgs::default(),
     };
+    // The commands that connect servers for the person declare roots,
+    // sampling and elicitation, and answer them (on a terminal).
+    let asks = matches!(
+        cli.command,
+        Command::Servers { .. }
+            | Command::Tools { .. }
+            | Command::Call { .. }
+            | Command::Retry { .. }
+            | Command::Watch { .. }
+            | Command::Resources { .. }
+            | Command::Read { .. }
+            | Command::Skills { .. }
+            | Command::Skill { .. }
+            | Command::Prompts { .. }
+            | Command::Prompt { .. }
+            | Command::Complete { .. }
+            | Command::Logs { .. }
+    )
+    .then(|| asks::AskOptions::new(global.roots.clone(), global.json));
     let sources = SourceOptions {
         adhoc,
         configs: global.configs,
@@ -119,9 +141,11 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
                 | Command::Complete { .. }
                 | Command::Watch { .. }
                 | Command::Retry { .. }
+                | Command::Logs { .. }
         ),
         no_host_configs: global.no_host_configs,
         timeout: global.timeout,
+        asks,
     };
     match cli.command {
         Command::Completions { shell } => completions::completions(shell),
@@ -219,11 +243,13 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
             server,
             uri,
             output: file,
+            follow,
             ..
         } => block_on(resources_cmd::read(
             &server,
             &uri,
             file.as_deref(),
+            follow,
             &sources,
             output,
         )),
@@ -265,6 +291,18 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         )),
         Command::Retry { server, .. } => block_on(retry::run(&server, &sources, output)),
         Command::Watch { follow, .. } => block_on(watch::run(&sources, output, follow)),
+        Command::Logs {
+            server,
+            level,
+            follow,
+            ..
+        } => block_on(logs_cmd::run(
+            server.as_deref(),
+            level,
+            follow,
+            &sources,
+            output,
+        )),
         Command::Login { server } => block_on(login::login(
             &server,
             global

@@ -50,11 +50,16 @@ pub(crate) fn is_settled(status: &ServerStatus) -> bool {
 struct Block {
     /// How many lines the last draw left above the cursor.
     shown: usize,
+    /// [`crate::asks::questions`] at the last draw.
+    questions: u64,
 }
 
 impl Block {
     /// Replaces what was drawn with `lines`.
     fn draw(&mut self, lines: &[String]) {
+        if self.forget_across_questions() {
+            return;
+        }
         let width = terminal_width().saturating_sub(1).max(20);
         let mut text = self.erase_sequence();
         for l in lines {
@@ -67,11 +72,24 @@ impl Block {
 
     /// Erases what was drawn.
     fn clear(&mut self) {
+        self.forget_across_questions();
         if self.shown > 0 {
             let text = self.erase_sequence();
             self.shown = 0;
             write_stderr(&text);
         }
+    }
+
+    /// A question at the terminal ([`crate::asks`]) since the last draw
+    /// leaves what was drawn above it: it is not erased. Returns whether a
+    /// question is on the terminal now, when nothing is drawn.
+    fn forget_across_questions(&mut self) -> bool {
+        let questions = crate::asks::questions();
+        if crate::asks::asking() || questions != self.questions {
+            self.shown = 0;
+        }
+        self.questions = questions;
+        crate::asks::asking()
     }
 
     fn erase_sequence(&self) -> String {
@@ -264,7 +282,10 @@ mod tests {
 
     #[test]
     fn a_redraw_moves_up_over_what_was_drawn() {
-        let mut block = Block { shown: 3 };
+        let mut block = Block {
+            shown: 3,
+            questions: 0,
+        };
         assert_eq!(block.erase_sequence(), "\r\x1b[3A\x1b[J");
         block.shown = 0;
         assert_eq!(block.erase_sequence(), "\r\x1b[J");

@@ -27,6 +27,7 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use base64::Engine;
+use mcp_manager::{ManagerEvent, ServerStatus};
 use mcp_proto::types::{ReadResourceRequestParams, ResourceContents};
 use serde::Serialize;
 
@@ -217,13 +218,96 @@ pub(crate) async fn read(
     server: &str,
     uri: &str,
     file: Option<&Path>,
+    follow: bool,
     options: &SourceOptions,
     output: &Output,
 ) -> Result<Exit, CliError> {
     Runtime::run(options, Select::One(server), output, async |runtime| {
+        if follow {
+            return follow_ready(runtime, server, uri, output).await;
+        }
         read_ready(runtime, server, uri, file, output).await
     })
     .await
+}
+
+/// `read --follow`: subscribes to `uri` (`resources/subscribe`, MCP
+/// "Server/Resources", "Subscriptions"), prints it, and prints it again
+/// after each `notifications/resources/updated` for it, until Ctrl-C or
+/// the connection ends. With `--json`, each read is one JSON line.
+async fn follow_ready(
+    runtime: &Runtime,
+    server: &str,
+    uri: &str,
+    output: &Output,
+) -> Result<Exit, CliError> {
+    let (client, _, _) = crate::ready::server(runtime, server)?;
+    // Taken before subscribing, so no update is missed.
+    let mut events = runtime.manager.events();
+    client.subscribe_resource(uri).await.map_err(|error| {
+        crate::ready::handle_error(server, &format!("subscribe to `{}`", line(uri)), &error)
+    })?;
+    let show = async |updates: u64| -> Result<Exit, CliError> {
+        if output.json {
+            let (client, _, options) = crate::ready::server(runtime, server)?;
+            let params = ReadResourceRequestParams {
+                uri: uri.to_owned(),
+                ..ReadResourceRequestParams::default()
+            };
+            let result = client
+                .read_resource_with(&params, options)
+                .await
+                .map_err(|e| {
+                    crate::ready::handle_error(server, &format!("read `{}`", line(uri)), &e)
+                })?;
+            let line = serde_json::json!({"server": server, "uri": uri, "updates": updates, "result": result});
+            let mut stdout = std::io::stdout().lock();
+            writeln!(stdout, "{}", output::to_json_line(&line)).map_err(stdout_error)?;
+            stdout.flush().map_err(stdout_error)?;
+            return Ok(Exit::Success);
+        }
+        if updates > 0 {
+            eprintln!(
+                "mcpctl: {}",
+                output.paint_err(
+                    Paint::Dim,
+                    &format!("`{}` changed (update {updates})", line(uri))
+                )
+            );
+        }
+        read_ready(runtime, server, uri, None, output).await
+    };
+    show(0).await?;
+    let mut updates = 0;
+    loop {
+        match events.recv().await {
+            Ok(ManagerEvent::ResourceUpdated { id, uri: changed })
+                if id == server && changed == uri =>
+            {
+                updates += 1;
+                show(updates).await?;
+            }
+            Ok(ManagerEvent::StatusChanged { id, status, .. })
+                if id == server
+                    && !matches!(status, ServerStatus::Ready | ServerStatus::Refreshing) =>
+            {
+                return Err(CliError::connection(format!(
+                    "server `{server}` is {} now; stopped following `{}`",
+                    status.as_str(),
+                    line(uri)
+                ))
+                .code("closed")
+                .server(server));
+            }
+            Ok(_) => {}
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::warn!(missed, "events were dropped; reading again");
+                updates += 1;
+                show(updates).await?;
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return Ok(Exit::Success),
+        }
+    }
 }
 
 async fn read_ready(

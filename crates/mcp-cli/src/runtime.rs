@@ -148,6 +148,11 @@ impl Runtime {
         // for exactly the servers it needs, and `watch` shows the progress.
         manager_options.startup = StartupMode::Background;
         manager_options.client.session.client_info = client_info();
+        if let Some(asks) = &options.asks {
+            let handler: std::sync::Arc<dyn mcp_transport::ClientHandler> =
+                crate::asks::TerminalAsks::new(asks);
+            manager_options.client.handler = Some(handler);
+        }
         manager_options.lazy = lazy_cache.is_some();
         if let Some(timeout) = options.timeout {
             // `--timeout`: each server's own `timeout` is overridden in

@@ -64,6 +64,9 @@ pub(crate) struct SourceOptions {
     /// `--timeout`: every server's start and request deadline for this
     /// run, over what its configuration says.
     pub(crate) timeout: Option<std::time::Duration>,
+    /// How servers' questions (elicitation, sampling) and `roots/list` are
+    /// answered; `None` declares none of them, so servers ask nothing.
+    pub(crate) asks: Option<crate::asks::AskOptions>,
 }
 
 /// The sources this run reads, ready to discover.

@@ -12,7 +12,9 @@
 //! going back to connecting after it was ready, failed or idle
 //! (`"reconnect"`), and a new tool list (`"tools_changed"`, with the tool
 //! names `added`, `removed` and `changed`, the last those whose definition
-//! changed). With `--json` each event is one compact JSON line on stdout
+//! changed), a server's log message (`"log"`, with `level`, `logger` and
+//! `data`) and a subscribed resource's change (`"resource_updated"`, with
+//! `uri`; see [`crate::logs_cmd`]). With `--json` each event is one compact JSON line on stdout
 //! (NDJSON), flushed at once; without, one human line each (on a terminal
 //! too: nothing is redrawn). It ends only with Ctrl-C: the servers are
 //! closed, every process this run started is gone, exit 130.
@@ -34,6 +36,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::time::Instant;
 
 use crate::exit::{CliError, Exit};
+use crate::logs_cmd::Streamed;
 use crate::output::{self, Output, Paint, line};
 use crate::runtime::{self, Runtime, Select};
 use crate::servers::{self, ErrorJson, ServerRow};
@@ -123,7 +126,12 @@ pub(crate) async fn run(
         }
         tokio::select! {
             event = events.recv() => match event {
-                Ok(_) | Err(RecvError::Lagged(_)) => {}
+                Ok(event) => {
+                    if follow && let Some(shown) = Streamed::of(&event, started.elapsed()) {
+                        let _ = output.text(&format!("{}\n", shown.render(output)));
+                    }
+                }
+                Err(RecvError::Lagged(_)) => {}
                 Err(RecvError::Closed) => break,
             },
             _ = ticker.tick(), if live => {}

@@ -1,4 +1,6 @@
-//! Manager events: status changes, catalog swaps and revocations, for a UI or the tool bridge to follow.
+//! Manager events: status changes, catalog swaps and revocations, servers' log messages and resource updates, for a UI or the tool bridge to follow.
+
+use mcp_proto::types::LoggingLevel;
 
 use crate::catalog::LifetimeId;
 use crate::status::ServerStatus;
@@ -56,6 +58,28 @@ pub enum ManagerEvent {
         /// The server.
         id: String,
     },
+    /// A server sent a log message (`notifications/message`, MCP
+    /// "Server/Utilities/Logging"). What it carries is the server's text,
+    /// unchecked: sanitise it before it reaches a terminal.
+    Log {
+        /// The server.
+        id: String,
+        /// The message's severity.
+        level: LoggingLevel,
+        /// The logger's name, if the server gave one.
+        logger: Option<String>,
+        /// The message: a string or any JSON value.
+        data: serde_json::Value,
+    },
+    /// A resource this host subscribed to changed
+    /// (`notifications/resources/updated`, MCP "Server/Resources",
+    /// "Subscriptions"); read it again for its contents.
+    ResourceUpdated {
+        /// The server.
+        id: String,
+        /// The resource's URI, as the server sent it.
+        uri: String,
+    },
 }
 
 impl ManagerEvent {
@@ -67,7 +91,9 @@ impl ManagerEvent {
             | ManagerEvent::CatalogRevoked { id, .. }
             | ManagerEvent::ServerUpdated { id }
             | ManagerEvent::ServerAdded { id }
-            | ManagerEvent::ServerRemoved { id } => id,
+            | ManagerEvent::ServerRemoved { id }
+            | ManagerEvent::Log { id, .. }
+            | ManagerEvent::ResourceUpdated { id, .. } => id,
         }
     }
 }

@@ -22,8 +22,8 @@ use std::sync::atomic::Ordering;
 use mcp_proto::types::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResult, GetSkillResult, JsonObject, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResult, Skill,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult, Skill,
 };
 use mcp_transport::{CallOptions, Client, LoadedSkill, SkillLoadError};
 use tokio::time::Instant;
@@ -273,6 +273,32 @@ impl ServerHandle {
     ) -> Result<ReadResourceResult, HandleError> {
         let _call = self.begin()?;
         Ok(self.client.read_resource_with(params, options).await?)
+    }
+
+    /// `resources/subscribe` (MCP "Server/Resources", "Subscriptions"):
+    /// the server sends `notifications/resources/updated` for `uri`, which
+    /// the manager delivers as [`ManagerEvent::ResourceUpdated`](crate::ManagerEvent::ResourceUpdated).
+    /// Refused locally when the server did not declare
+    /// `resources.subscribe`. A subscription lasts as long as the
+    /// connection; subscribe again on a new handle after a reconnect.
+    pub async fn subscribe_resource(&self, uri: &str) -> Result<(), HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.subscribe_resource(uri).await?)
+    }
+
+    /// `resources/unsubscribe`: ends a [`ServerHandle::subscribe_resource`].
+    pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.unsubscribe_resource(uri).await?)
+    }
+
+    /// `logging/setLevel` (MCP "Server/Utilities/Logging"): the least
+    /// severe `notifications/message` the server should send from now on,
+    /// delivered as [`ManagerEvent::Log`](crate::ManagerEvent::Log).
+    /// Refused locally when the server did not declare `logging`.
+    pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), HandleError> {
+        let _call = self.begin()?;
+        Ok(self.client.set_logging_level(level).await?)
     }
 
     /// One page of `prompts/list` (MCP "Server/Prompts", "Listing Prompts").

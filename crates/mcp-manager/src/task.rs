@@ -30,6 +30,7 @@ use crate::catalog::{self, Catalog, Kinds, ListError, ListLimits, Listed};
 use crate::closing::Owned;
 use crate::core::{Core, Plan};
 use crate::error::{ErrorCode, ServerError, server_text};
+use crate::events::ManagerEvent;
 use crate::lease::Lease;
 use crate::status::ServerStatus;
 
@@ -618,7 +619,7 @@ async fn serve(lease: &Lease, plan: &Plan, conn: &mut Conn) -> End {
 }
 
 /// Handles one notification: list changes mark what to refresh (and the
-/// status `refreshing`), log messages go to `tracing`. Returns false when
+/// status `refreshing`), log messages and resource updates become events. Returns false when
 /// the generation has ended.
 fn note(lease: &Lease, pending: &mut Kinds, notification: ServerNotification) -> bool {
     let before = *pending;
@@ -627,7 +628,20 @@ fn note(lease: &Lease, pending: &mut Kinds, notification: ServerNotification) ->
         ServerNotification::ResourcesListChanged => pending.resources = true,
         ServerNotification::PromptsListChanged => pending.prompts = true,
         ServerNotification::LogMessage(message) => {
-            tracing::debug!(server = lease.id(), level = ?message.level, data = %message.data, "server log");
+            tracing::debug!(server = lease.id(), level = ?message.level, "server log");
+            lease.core().emit(ManagerEvent::Log {
+                id: lease.id().to_owned(),
+                level: message.level,
+                logger: message.logger,
+                data: message.data,
+            });
+            return true;
+        }
+        ServerNotification::ResourceUpdated(update) => {
+            lease.core().emit(ManagerEvent::ResourceUpdated {
+                id: lease.id().to_owned(),
+                uri: update.uri,
+            });
             return true;
         }
         other => {

@@ -43,11 +43,11 @@ use mcp_proto::session::{
 };
 use mcp_proto::text;
 use mcp_proto::types::{
-    CallToolRequestParams, CallToolResult, CreateMessageRequestParams, CreateMessageResult,
-    ElicitAction, ElicitRequestParams, ElicitResult, EmptyResult, InputRequiredResult, JsonObject,
-    ListRootsResult, ListToolsResult, LoggingMessageNotificationParams, PaginatedRequestParams,
-    ProgressNotificationParams, ResourceUpdatedNotificationParams, ResultType,
-    fill_elicitation_defaults,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, CreateMessageRequestParams,
+    CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, EmptyResult,
+    InputRequiredResult, JsonObject, ListRootsResult, ListToolsResult,
+    LoggingMessageNotificationParams, PaginatedRequestParams, ProgressNotificationParams,
+    ResourceUpdatedNotificationParams, ResultType, fill_elicitation_defaults,
 };
 use mcp_proto::{Era, Frame, Message};
 use serde::Serialize;
@@ -66,8 +66,10 @@ pub struct ClientOptions {
     /// The session's options: client info, capabilities, versions, deadlines.
     pub session: SessionOptions,
     /// Answers the server's requests (roots, sampling, elicitation). Without
-    /// one they are answered "method not found". Declare the matching
-    /// capabilities in [`SessionOptions::capabilities`].
+    /// one they are answered "method not found". [`Client::new`] declares
+    /// what [`ClientHandler::capabilities`] names for each of `roots`,
+    /// `sampling` and `elicitation` that [`SessionOptions::capabilities`]
+    /// leaves unset.
     pub handler: Option<Arc<dyn ClientHandler>>,
     /// How many server notifications wait for [`Client::take_notifications`]'s
     /// reader before new ones are dropped (with a warning). Default: 1024.
@@ -113,6 +115,15 @@ impl std::fmt::Debug for ClientOptions {
 /// aborted and is never answered.
 #[async_trait]
 pub trait ClientHandler: Send + Sync + 'static {
+    /// The capabilities this handler answers for (MCP "Basic/Lifecycle",
+    /// "Capability Negotiation"): `roots`, `sampling`, `elicitation` (with
+    /// its `form` and `url` modes). [`Client::new`] declares each one the
+    /// session options leave unset, so a server sees exactly what the host
+    /// can answer. Default: none.
+    fn capabilities(&self) -> ClientCapabilities {
+        ClientCapabilities::default()
+    }
+
     /// `roots/list`.
     async fn list_roots(&self) -> Result<ListRootsResult, ErrorObject> {
         Err(ErrorObject::method_not_found(methods::ROOTS_LIST))
@@ -487,9 +498,13 @@ impl Client {
         let (notifications_tx, notifications_rx) =
             mpsc::channel(options.notification_capacity.max(1));
         let request_timeout = options.session.request_timeout;
+        let mut session = options.session;
+        if let Some(handler) = &options.handler {
+            declare(&mut session.capabilities, handler.capabilities());
+        }
         let shared = Arc::new(Shared {
             inner: Mutex::new(Inner {
-                session: ClientSession::new(options.session),
+                session: ClientSession::new(session),
                 waiters: HashMap::default(),
                 handshake: None,
                 negotiated: None,
@@ -1672,6 +1687,20 @@ fn decode_notification(notification: Notification) -> ServerNotification {
             _ => ServerNotification::Other(notification),
         },
         _ => ServerNotification::Other(notification),
+    }
+}
+
+/// Declares the handler's `roots`, `sampling` and `elicitation` where the
+/// session options declare none of their own.
+fn declare(declared: &mut ClientCapabilities, handler: ClientCapabilities) {
+    if declared.roots.is_none() {
+        declared.roots = handler.roots;
+    }
+    if declared.sampling.is_none() {
+        declared.sampling = handler.sampling;
+    }
+    if declared.elicitation.is_none() {
+        declared.elicitation = handler.elicitation;
     }
 }
 

@@ -7,8 +7,8 @@ use async_trait::async_trait;
 use mcp_proto::jsonrpc::ErrorObject;
 use mcp_proto::session::SessionOptions;
 use mcp_proto::types::{
-    CallToolRequestParams, ElicitAction, ElicitRequestParams, ElicitResult, ElicitationCapability,
-    JsonObject, ListRootsResult, Root, RootsCapability,
+    CallToolRequestParams, ClientCapabilities, ElicitAction, ElicitRequestParams, ElicitResult,
+    ElicitationCapability, JsonObject, ListRootsResult, Root, RootsCapability,
 };
 use mcp_transport::scripted::Peer;
 use mcp_transport::{
@@ -263,6 +263,68 @@ async fn server_requests_go_to_the_handler() {
         .send(json!({"jsonrpc": "2.0", "id": 6, "method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 1}}))
         .await;
     assert_eq!(server.next().await["error"]["code"], -32601);
+}
+
+/// A host that can answer roots and URL-mode elicitation, and says so.
+struct Declaring;
+
+#[async_trait]
+impl ClientHandler for Declaring {
+    fn capabilities(&self) -> ClientCapabilities {
+        let url = ElicitationCapability {
+            url: Some(JsonObject::new()),
+            ..Default::default()
+        };
+        ClientCapabilities {
+            roots: Some(RootsCapability::default()),
+            elicitation: Some(url),
+            ..Default::default()
+        }
+    }
+
+    async fn list_roots(&self) -> Result<ListRootsResult, ErrorObject> {
+        Host.list_roots().await
+    }
+}
+
+#[tokio::test]
+async fn a_handler_declares_exactly_what_it_answers() {
+    let (client_end, server) = Peer::pair();
+    let options = ClientOptions::default().handler(Some(Arc::new(Declaring)));
+    let (client, driver) = Client::new(client_end, options);
+    tokio::spawn(driver.run());
+    let handshake = tokio::spawn({
+        let client = client.clone();
+        async move { client.initialize().await }
+    });
+    server.refuse_probe().await;
+    let init = server.expect("initialize").await;
+    assert_eq!(
+        init["params"]["capabilities"],
+        json!({"roots": {}, "elicitation": {"url": {}}}),
+        "roots and URL elicitation, no sampling"
+    );
+    server
+        .respond(&init, mcp_transport::scripted::initialize_result(tools()))
+        .await;
+    server.expect("notifications/initialized").await;
+    handshake.await.unwrap().unwrap();
+
+    server
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "roots/list"}))
+        .await;
+    assert_eq!(
+        server.next().await["result"]["roots"][0]["uri"],
+        "file:///work"
+    );
+    server
+        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 1}}))
+        .await;
+    assert_eq!(
+        server.next().await["error"]["code"],
+        -32601,
+        "sampling was not declared"
+    );
 }
 
 #[tokio::test]

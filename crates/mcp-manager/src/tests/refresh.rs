@@ -285,3 +285,64 @@ async fn during_a_refresh_the_old_catalog_stays_current_and_in_snapshots() {
     until_ready(&manager, "a").await;
     assert_ne!(manager.catalog("a").unwrap().lifetime(), lifetime);
 }
+
+#[tokio::test(start_paused = true)]
+async fn log_messages_and_resource_updates_become_events_of_their_server() {
+    let fake = Fake::new();
+    let manager = manager(&fake, ManagerOptions::default());
+    manager.connect_servers([stdio("a"), stdio("b")]).await;
+    let mut events = manager.events();
+
+    fake.control(
+        "a",
+        Control::NotifyWith(
+            methods::NOTIFICATION_MESSAGE,
+            serde_json::json!({"level": "warning", "logger": "db", "data": {"rows": 3}}),
+        ),
+    );
+    fake.control(
+        "b",
+        Control::NotifyWith(
+            methods::NOTIFICATION_RESOURCES_UPDATED,
+            serde_json::json!({"uri": "file:///notes.txt"}),
+        ),
+    );
+    // Malformed params (no level) are not an event.
+    fake.control(
+        "a",
+        Control::NotifyWith(
+            methods::NOTIFICATION_MESSAGE,
+            serde_json::json!({"data": 1}),
+        ),
+    );
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        let event = tokio::time::timeout(Duration::from_secs(5), events.recv())
+            .await
+            .expect("an event within 5 s")
+            .unwrap();
+        if matches!(
+            event,
+            ManagerEvent::Log { .. } | ManagerEvent::ResourceUpdated { .. }
+        ) {
+            seen.push(event);
+        }
+    }
+    seen.sort_by(|x, y| x.server_id().cmp(y.server_id()));
+    assert_eq!(
+        seen,
+        [
+            ManagerEvent::Log {
+                id: "a".into(),
+                level: mcp_proto::types::LoggingLevel::Warning,
+                logger: Some("db".into()),
+                data: serde_json::json!({"rows": 3}),
+            },
+            ManagerEvent::ResourceUpdated {
+                id: "b".into(),
+                uri: "file:///notes.txt".into(),
+            },
+        ]
+    );
+    assert_eq!(manager.status("a").unwrap().as_str(), "ready", "no refresh");
+}

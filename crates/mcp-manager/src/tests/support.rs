@@ -89,6 +89,8 @@ pub(crate) fn tools(prefix: &str, n: usize) -> Vec<Tool> {
 pub(crate) enum Control {
     /// Send a notification with this method.
     Notify(&'static str),
+    /// Send a notification with this method and these params.
+    NotifyWith(&'static str, Value),
     /// Hang up (the process "dies").
     Close,
     /// The transport reports the session as expired (HTTP 404).
@@ -164,6 +166,7 @@ impl Fake {
         };
         match control {
             Control::Notify(method) => live.server.notify(method, None),
+            Control::NotifyWith(method, params) => live.server.notify(method, Some(params)),
             Control::Close => live.server.hang_up(),
             Control::Expire => live.expire.notify_one(),
         }
