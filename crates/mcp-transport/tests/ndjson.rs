@@ -150,3 +150,59 @@ async fn past_the_outbound_budget_the_peer_is_not_read_until_it_reads() {
     let read = reading.await.unwrap();
     assert_eq!(read, 12 * (big.to_bytes().len() + 1));
 }
+
+#[tokio::test]
+async fn a_tool_call_whose_answer_is_not_utf8_fails_at_once_through_the_client() {
+    use mcp_proto::EraPolicy;
+    use mcp_proto::session::SessionOptions;
+    use mcp_transport::{Client, ClientError, ClientOptions};
+    let (transport, far) = pair(NdjsonOptions::new("test peer"), 64 * 1024);
+    // A handshake-era server that answers `tools/call` with a line holding
+    // invalid UTF-8, and nothing else after it.
+    let server = tokio::spawn(async move {
+        let (read, mut write) = tokio::io::split(far);
+        let mut lines = BufReader::new(read).lines();
+        while let Some(line) = lines.next_line().await.unwrap() {
+            let request: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let id = request["id"].to_string();
+            let answer = match request["method"].as_str() {
+                Some("initialize") => format!(
+                    "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"protocolVersion\":{},\
+                     \"capabilities\":{{\"tools\":{{}}}},\"serverInfo\":{{\"name\":\"s\",\"version\":\"1\"}}}}}}\n",
+                    request["params"]["protocolVersion"]
+                )
+                .into_bytes(),
+                Some("tools/call") => [
+                    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"caf")
+                        .into_bytes(),
+                    b"\xe9\"}]}}\n".to_vec(),
+                ]
+                .concat(),
+                _ => continue,
+            };
+            write.write_all(&answer).await.unwrap();
+        }
+    });
+    let mut options = ClientOptions::default();
+    options.session = SessionOptions::default().era(EraPolicy::Legacy);
+    let client = Client::connect(transport, options)
+        .await
+        .expect("handshake");
+    let started = std::time::Instant::now();
+    let error = client
+        .call_tool("t", None)
+        .await
+        .expect_err("the answer cannot be read");
+    // At once, not at the 60 s request deadline.
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(
+        matches!(error, ClientError::Undelivered { .. }),
+        "expected the call to fail as undelivered, got {error:?}"
+    );
+    let Some(TransportError::Protocol(reason)) = error.transport_error() else {
+        panic!("expected a protocol error, got {error:?}");
+    };
+    assert!(reason.contains("not a JSON-RPC message"), "{reason}");
+    client.close().await;
+    server.await.unwrap();
+}
