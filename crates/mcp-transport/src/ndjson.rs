@@ -182,6 +182,7 @@ pub(crate) enum End {
     Io(io::ErrorKind, String),
     /// An error the owner of the stream knows better (a server process that
     /// exited abnormally).
+    #[cfg_attr(not(all(unix, feature = "stdio")), allow(dead_code))]
     Other(Arc<dyn Fn() -> TransportError + Send + Sync>),
 }
 
@@ -377,6 +378,7 @@ impl NdjsonTransport {
 
     /// Whether writing has failed (a broken pipe): the peer is no longer
     /// reading, so a close need not wait for it.
+    #[cfg_attr(not(all(unix, feature = "stdio")), allow(dead_code))]
     pub(crate) fn write_failed(&self) -> bool {
         lock(&self.core.write_error).is_some()
     }
