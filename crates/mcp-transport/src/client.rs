@@ -400,7 +400,7 @@ struct Inner {
     /// Handler tasks of server requests in progress, to abort on withdrawal.
     server_tasks: HashMap<RequestId, AbortHandle>,
     /// Messages taken from the session that wait for the transport, in order.
-    outbox: VecDeque<mcp_proto::Message>,
+    outbox: Outbox,
     /// Whether the driver has a `Transport::send` in flight; while it has,
     /// nobody else may hand the transport a message (order).
     sending: bool,
@@ -514,7 +514,7 @@ impl Client {
                 notifications_tx: Some(notifications_tx),
                 notifications_rx: Some(notifications_rx),
                 server_tasks: HashMap::new(),
-                outbox: VecDeque::new(),
+                outbox: Outbox::default(),
                 sending: false,
                 armed: None,
                 last_activity: Instant::now(),
@@ -1512,6 +1512,23 @@ fn flush(shared: &Shared, inner: &mut Inner) {
     while let Some(message) = inner.session.poll_transmit() {
         inner.outbox.push_back(message);
     }
+    if inner.outbox.replies > MAX_UNSENT_REPLIES {
+        // The server keeps sending requests (pings) and does not read the
+        // answers, over a transport that kept reading it regardless.
+        tracing::warn!(
+            replies = inner.outbox.replies,
+            "the server does not read our answers to its requests; closing the connection"
+        );
+        inner.outbox.clear();
+        if inner.closed.is_none() {
+            inner.closed = Some(ClosedCause::transport(TransportError::Protocol(format!(
+                "the server sent more than {MAX_UNSENT_REPLIES} requests whose answers it did not read"
+            ))));
+        }
+        inner.session.handle_close();
+        shared.wake.notify_one();
+        return;
+    }
     if inner.sending {
         return;
     }
@@ -1612,6 +1629,56 @@ fn pump(shared: &Arc<Shared>, inner: &mut Inner) {
         inner.outbox.clear();
     }
     flush(shared, inner);
+}
+
+/// The most answers to the server's requests (pongs, say) that may wait to
+/// be sent before the connection fails: a server that keeps sending
+/// requests without reading what we write, over a transport that does not
+/// stop reading it (the newline-delimited transports stop first, at
+/// [`OUTBOUND_BUDGET`](crate::ndjson::OUTBOUND_BUDGET)), would otherwise
+/// grow the client without bound.
+pub(crate) const MAX_UNSENT_REPLIES: usize = 16 * 1024;
+
+/// Messages taken from the session that wait for the transport, in order,
+/// with a count of the answers among them (see [`MAX_UNSENT_REPLIES`]).
+#[derive(Default)]
+struct Outbox {
+    messages: VecDeque<mcp_proto::Message>,
+    replies: usize,
+}
+
+impl Outbox {
+    fn is_reply(message: &mcp_proto::Message) -> bool {
+        matches!(
+            message,
+            mcp_proto::Message::Response(_) | mcp_proto::Message::Error(_)
+        )
+    }
+
+    fn push_back(&mut self, message: mcp_proto::Message) {
+        self.replies += usize::from(Self::is_reply(&message));
+        self.messages.push_back(message);
+    }
+
+    fn push_front(&mut self, message: mcp_proto::Message) {
+        self.replies += usize::from(Self::is_reply(&message));
+        self.messages.push_front(message);
+    }
+
+    fn pop_front(&mut self) -> Option<mcp_proto::Message> {
+        let message = self.messages.pop_front()?;
+        self.replies -= usize::from(Self::is_reply(&message));
+        Some(message)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.messages.clear();
+        self.replies = 0;
+    }
 }
 
 /// How many inbound items the driver handles in one pass at most, so that

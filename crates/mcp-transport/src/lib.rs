@@ -17,6 +17,9 @@
 //! - [`UnixSocketTransport`] speaks the same newline-delimited JSON over a
 //!   Unix domain socket, to a server already listening there (a local
 //!   daemon);
+//! - [`ndjson::NdjsonTransport`] speaks newline-delimited JSON over any
+//!   `AsyncRead` and `AsyncWrite` (the framing rules are documented once,
+//!   there); stdio and Unix sockets are built on it;
 //! - [`memory_pair`] joins two in-memory ends, for tests and embedding;
 //!   third parties implement the trait for their own channels;
 //! - `scripted` (feature `scripted`): scripted MCP servers on the far end
@@ -40,14 +43,13 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod client;
-#[cfg(all(unix, any(feature = "stdio", feature = "unix")))]
-mod framing;
 #[cfg(feature = "fuzzing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "fuzzing")))]
 pub mod fuzzing;
 #[cfg(feature = "http")]
 mod http;
 mod memory;
+pub mod ndjson;
 #[cfg(feature = "scripted")]
 #[cfg_attr(docsrs, doc(cfg(feature = "scripted")))]
 pub mod scripted;

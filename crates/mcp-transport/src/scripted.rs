@@ -1,6 +1,8 @@
 //! Scripted MCP servers in memory, for tests and examples: say what the server answers to each method, or drive the wire one message at a time.
 //!
-//! Two ways to script the far end of a [`MemoryTransport`]:
+//! Two ways to script the far end of a [`MemoryTransport`] (and, for
+//! [`ScriptedServer::serve`], of any [`Transport`], so that a downstream
+//! transport can be tested against it):
 //!
 //! - Handler mode, [`ScriptedServer`]: it answers `initialize` (protocol
 //!   2025-11-25, with the capabilities it was given), `ping`, `tools/list`
@@ -284,7 +286,40 @@ impl ScriptedServer {
     /// the live connection.
     pub fn spawn_with_handle(self) -> (MemoryTransport, Seen, ServerHandle) {
         let (client_end, server_end) = memory_pair();
-        let server_end = Arc::new(server_end);
+        let (seen, handle) = self.serve(server_end);
+        (client_end, seen, handle)
+    }
+
+    /// Serves the script over `transport`, the server's end of any
+    /// connection (an [`NdjsonTransport`](crate::ndjson::NdjsonTransport)
+    /// over a byte stream, a downstream project's own transport under
+    /// test), on a task of its own; returns what the server receives and a
+    /// [`ServerHandle`]. The server stops when `transport` reports the
+    /// connection closed, or when it hangs up. Must be called within a
+    /// tokio runtime.
+    ///
+    /// ```
+    /// use mcp_transport::ndjson::{NdjsonOptions, NdjsonTransport};
+    /// use mcp_transport::scripted::ScriptedServer;
+    /// use mcp_transport::{Client, ClientOptions};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// // Both ends speak newline-delimited JSON over an in-memory pipe.
+    /// let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+    /// let (read, write) = tokio::io::split(server_io);
+    /// let server_end = NdjsonTransport::new(read, write, NdjsonOptions::new("client"))?;
+    /// let (_seen, handle) = ScriptedServer::new().serve(server_end);
+    /// let (read, write) = tokio::io::split(client_io);
+    /// let client_end = NdjsonTransport::new(read, write, NdjsonOptions::new("server"))?;
+    /// let client = Client::connect(client_end, ClientOptions::default()).await?;
+    /// assert!(client.list_tools(None).await?.tools.is_empty());
+    /// client.close().await;
+    /// assert!(handle.ended().await, "the client closed the connection");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn serve(self, transport: impl Transport) -> (Seen, ServerHandle) {
+        let server_end: Arc<dyn Transport> = Arc::new(transport);
         let (seen_tx, seen_rx) = mpsc::unbounded_channel();
         let (commands_tx, mut commands) = mpsc::unbounded_channel();
         let (ended_tx, ended) = watch::channel(None);
@@ -323,7 +358,7 @@ impl ScriptedServer {
             commands: commands_tx,
             ended,
         };
-        (client_end, seen_rx, handle)
+        (seen_rx, handle)
     }
 
     /// Reports one message and answers it if it calls for an answer: at
@@ -332,7 +367,7 @@ impl ScriptedServer {
         &self,
         message: &Message,
         seen: &mpsc::UnboundedSender<Received>,
-        end: &Arc<MemoryTransport>,
+        end: &Arc<dyn Transport>,
     ) {
         let (id, method, params) = match message {
             Message::Request(request) => (
@@ -360,7 +395,7 @@ impl ScriptedServer {
             Some(Handler::Later(handler)) => {
                 let reply = handler(params);
                 let end = Arc::clone(end);
-                tokio::spawn(async move { send_reply(&end, id, reply.await).await });
+                tokio::spawn(async move { send_reply(end.as_ref(), id, reply.await).await });
                 return;
             }
             None => self.built_in(method, &params),
@@ -368,9 +403,9 @@ impl ScriptedServer {
         match reply {
             Reply::After(..) => {
                 let end = Arc::clone(end);
-                tokio::spawn(async move { send_reply(&end, id, reply).await });
+                tokio::spawn(async move { send_reply(end.as_ref(), id, reply).await });
             }
-            reply => send_reply(end, id, reply).await,
+            reply => send_reply(end.as_ref(), id, reply).await,
         }
     }
 
@@ -406,7 +441,7 @@ impl ScriptedServer {
 }
 
 /// Sends the response `reply` stands for, once its delay has passed.
-async fn send_reply(end: &MemoryTransport, id: RequestId, mut reply: Reply) {
+async fn send_reply(end: &dyn Transport, id: RequestId, mut reply: Reply) {
     while let Reply::After(delay, inner) = reply {
         tokio::time::sleep(delay).await;
         reply = *inner;

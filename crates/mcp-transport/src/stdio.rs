@@ -4,16 +4,12 @@
 //! directly (never through a shell) in a process group of its own. Four
 //! background tasks do the I/O, so that no pipe is ever left unread:
 //!
-//! - the **writer** flushes stdin: [`Transport::try_send`] and
-//!   [`Transport::send`] encode a message straight into the pipe when
-//!   nothing is waiting to be written and no other message went out in the
-//!   last few microseconds (no hop through another task, which cost a thread
-//!   wake-up per call), and otherwise append it to a buffer that the writer
-//!   writes as a whole, in order, once the ready tasks have added theirs, so
-//!   that bursts cost one system call;
-//! - the **reader** decodes stdout with the NDJSON codec and hands frames to
-//!   [`Transport::recv`] and [`Transport::try_recv`] through a bounded queue
-//!   (which makes `recv` cancel safe, and stops reading while it is full);
+//! - the **writer** and the **reader** of an [`NdjsonTransport`] over stdin
+//!   and stdout (the framing, its bounds and the direct writes of a lone
+//!   message are that module's: [`crate::ndjson`]); the reader also stops
+//!   once the server has exited and its stdout stayed silent for a moment
+//!   (a process outside the group holding it open), and reports an
+//!   abnormal exit status as the end of the connection;
 //! - the **stderr drain** keeps the last bytes of stderr in a ring buffer for
 //!   diagnostics and logs each line with `tracing`; a server flooding stderr
 //!   never stalls on a full pipe;
@@ -35,15 +31,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_proto::codec::ndjson::{self, EncodeError, NdjsonDecoder, NdjsonError};
-use mcp_proto::{Frame, Message};
+use mcp_proto::Message;
+use mcp_proto::codec::ndjson;
 use rustix::process::{Pid, Signal};
 use tokio::io::AsyncReadExt;
-use tokio::process::{Child, ChildStderr, ChildStdout, Command};
-use tokio::sync::{Notify, OnceCell, watch};
+use tokio::process::{Child, ChildStderr, Command};
+use tokio::sync::{OnceCell, watch};
 use tokio::task::{AbortHandle, JoinHandle};
 use tokio::time::{Instant, timeout, timeout_at};
 
+use crate::ndjson::{BoxFuture, End, NdjsonOptions, NdjsonTransport, Output, Parts};
 use crate::transport::{FrameSink, Inbound, Transport, TransportError};
 
 /// How a stdio server is started and stopped. Every field is public; start
@@ -161,15 +158,12 @@ pub struct StdioTransport {
     pgid: Option<Pid>,
     close_stdin_wait: Duration,
     sigterm_wait: Duration,
-    writer: Arc<Writer>,
-    inbound: Arc<InboundQueue>,
+    /// The newline-delimited JSON on stdin and stdout.
+    stream: NdjsonTransport,
     shared: Arc<Shared>,
-    /// `true` once `close` has begun: the writer flushes and lets go of
-    /// stdin, the reader stops delivering, `recv` yields `Closed(None)`.
-    closing: watch::Sender<bool>,
     child: watch::Receiver<ChildState>,
-    tasks: Mutex<Tasks>,
-    aborts: Vec<AbortHandle>,
+    stderr_task: Mutex<Option<JoinHandle<()>>>,
+    stderr_abort: AbortHandle,
     shutdown: OnceCell<()>,
 }
 
@@ -250,11 +244,8 @@ impl StdioTransport {
         }
 
         let shared = Arc::new(Shared {
-            end: Mutex::new(None),
-            write_error: Mutex::new(None),
             stderr: Mutex::new(Ring::new(options.stderr_tail_bytes)),
         });
-        let (closing, closing_rx) = watch::channel(false);
         let (state_tx, state_rx) = watch::channel(ChildState::Running);
         // Non-blocking writes from any thread need the pipe itself rather
         // than the child's `AsyncWrite` handle.
@@ -264,51 +255,32 @@ impl StdioTransport {
             .map_err(|error| {
                 TransportError::Setup(format!("cannot set up `{command}`'s stdin: {error}"))
             })?;
-        let writer = Arc::new(Writer {
-            state: Mutex::new(WriteState {
-                pipe: Some(Arc::new(pipe)),
-                buf: Vec::new(),
-                busy: false,
-                last_direct: None,
-            }),
-            wake: Notify::new(),
-            room: Notify::new(),
-        });
-        let inbound = Arc::new(InboundQueue {
-            state: Mutex::new(InboundState {
-                frames: VecDeque::new(),
-                ended: false,
-                sink: None,
-                handing_over: false,
-            }),
-            ready: Notify::new(),
-            room: Notify::new(),
-            delivering: Mutex::new(()),
-        });
 
         runtime.spawn(reap(child, pgid, state_tx));
-        let writer_task = runtime.spawn(write_loop(
-            Arc::clone(&writer),
-            closing_rx.clone(),
-            Arc::clone(&shared),
-            pid,
-        ));
-        let reader = runtime.spawn(read_loop(ReadLoop {
-            stdout,
-            frames: Arc::clone(&inbound),
-            closing: closing_rx,
-            child: state_rx.clone(),
-            max_message_size: options.max_message_size,
-            shared: Arc::clone(&shared),
-            pid,
-            sink: None,
-        }));
+        let mut exited = state_rx.clone();
+        // A server that exited while a process outside its group holds
+        // stdout open: stdout may stay silent for a grace, then reading
+        // stops.
+        let peer_gone = Box::pin(async move {
+            let _ = exited.wait_for(|state| !state.is_running()).await;
+            tokio::time::sleep(EXIT_DRAIN_GRACE).await;
+        });
+        let mut status = state_rx.clone();
+        let at_eof = Box::new(move || -> BoxFuture<End> {
+            Box::pin(async move { exit_end(&mut status).await })
+        });
+        let stream = NdjsonTransport::from_parts(
+            &runtime,
+            Parts {
+                reader: Box::new(stdout),
+                output: Output::Direct(Arc::new(pipe)),
+                options: NdjsonOptions::new(format!("stdio server {pid}"))
+                    .max_message_size(options.max_message_size),
+                peer_gone: Some(peer_gone),
+                at_eof: Some(at_eof),
+            },
+        );
         let stderr = runtime.spawn(drain_stderr(stderr, Arc::clone(&shared), pid));
-        let aborts = vec![
-            writer_task.abort_handle(),
-            reader.abort_handle(),
-            stderr.abort_handle(),
-        ];
         tracing::debug!(pid, command = %command, "stdio server started");
 
         Ok(StdioTransport {
@@ -317,17 +289,11 @@ impl StdioTransport {
             pgid,
             close_stdin_wait: options.close_stdin_wait,
             sigterm_wait: options.sigterm_wait,
-            writer,
-            inbound,
+            stream,
             shared,
-            closing,
             child: state_rx,
-            tasks: Mutex::new(Tasks {
-                writer: Some(writer_task),
-                reader: Some(reader),
-                stderr: Some(stderr),
-            }),
-            aborts,
+            stderr_abort: stderr.abort_handle(),
+            stderr_task: Mutex::new(Some(stderr)),
             shutdown: OnceCell::new(),
         })
     }
@@ -358,20 +324,18 @@ impl StdioTransport {
         lock(&self.shared.stderr).text()
     }
 
+    /// The first line the server printed on stdout that was not a JSON-RPC
+    /// message (a banner such as `Welcome to my server v1.0`), at most 120
+    /// characters, raw: see [`NdjsonTransport::first_stray_line`].
+    pub fn first_stray_line(&self) -> Option<String> {
+        self.stream.first_stray_line()
+    }
+
     fn signal_group(&self, signal: Signal) {
         // Only while the server has not been reaped: afterwards its pid may
         // be reused, and the reaper has already dealt with the group.
         if let (Some(pgid), true) = (self.pgid, self.child.borrow().is_running()) {
             signal_group(pgid, signal);
-        }
-    }
-
-    fn take_tasks(&self) -> Tasks {
-        let mut tasks = lock(&self.tasks);
-        Tasks {
-            writer: tasks.writer.take(),
-            reader: tasks.reader.take(),
-            stderr: tasks.stderr.take(),
         }
     }
 
@@ -386,9 +350,9 @@ impl StdioTransport {
     /// process that outlived its connection is ended at once rather than
     /// after the whole grace.
     async fn shut_down(&self) {
-        let broken_stdin = lock(&self.shared.write_error).is_some();
-        self.closing.send_replace(true);
-        let mut tasks = self.take_tasks();
+        let broken_stdin = self.stream.write_failed();
+        self.stream.begin_close();
+        let mut tasks = self.stream.take_tasks();
         let stdin_wait = if broken_stdin {
             self.close_stdin_wait.min(DEAD_CONNECTION_WAIT)
         } else {
@@ -407,7 +371,7 @@ impl StdioTransport {
             if !written {
                 writer.abort();
                 // The last handle on stdin: dropping it closes the pipe.
-                lock(&self.writer.state).pipe = None;
+                self.stream.drop_output();
             }
         }
         let mut child = self.child.clone();
@@ -425,7 +389,8 @@ impl StdioTransport {
         }
         // The group is gone, so stderr ends now; wait for its last bytes so
         // that `stderr_tail` is complete, but not for an escaped process.
-        if let Some(mut stderr) = tasks.stderr
+        let stderr = lock(&self.stderr_task).take();
+        if let Some(mut stderr) = stderr
             && timeout(STDERR_DRAIN_WAIT, &mut stderr).await.is_err()
         {
             stderr.abort();
@@ -463,6 +428,8 @@ async fn wait_unless_dead(
     wait_for_exit(child, deadline.min(Instant::now() + DEAD_CONNECTION_WAIT)).await
 }
 
+/// Messages go over the server's stdin and stdout as
+/// [`NdjsonTransport`] frames them; `close` is the process's shutdown.
 #[async_trait]
 impl Transport for StdioTransport {
     /// Writes `message` to stdin, or queues it for the writer task behind
@@ -470,28 +437,7 @@ impl Transport for StdioTransport {
     /// the message is written or queued, not once the server has read it: a
     /// write failure (a broken pipe) makes the next `send` fail.
     async fn send(&self, message: Message) -> Result<(), TransportError> {
-        let mut closing = self.closing.subscribe();
-        let mut message = message;
-        loop {
-            if *closing.borrow_and_update() {
-                return Err(TransportError::Closed);
-            }
-            if let Some(error) = self.shared.write_error() {
-                return Err(error);
-            }
-            let room = self.writer.room.notified();
-            tokio::pin!(room);
-            room.as_mut().enable();
-            match self.writer.offer(message, &self.shared, self.pid) {
-                Offer::Taken => return Ok(()),
-                Offer::Full(back) => message = back,
-                Offer::Unencodable(_, error) => return Err(TransportError::Encode(error)),
-            }
-            tokio::select! {
-                () = &mut room => {}
-                _ = closing.wait_for(|closing| *closing) => return Err(TransportError::Closed),
-            }
-        }
+        self.stream.send(message).await
     }
 
     /// Writes the message to stdin, or queues it behind what is waiting,
@@ -499,68 +445,25 @@ impl Transport for StdioTransport {
     /// broken pipe or a message with no one-line form leave it to `send`,
     /// which waits or reports the error.
     fn try_send(&self, message: Message) -> Result<(), Message> {
-        if *self.closing.borrow() || self.shared.write_error().is_some() {
-            return Err(message);
-        }
-        match self.writer.offer(message, &self.shared, self.pid) {
-            Offer::Taken => Ok(()),
-            Offer::Full(message) | Offer::Unencodable(message, _) => Err(message),
-        }
+        self.stream.try_send(message)
     }
 
     /// Cancel safe: frames wait in a queue until a `recv` takes them.
     async fn recv(&self) -> Inbound {
-        if *self.closing.borrow() {
-            return Inbound::Closed(None);
-        }
-        // A frame already waiting needs no subscription to `closing` and no
-        // `select!`: the common case under load.
-        match self.inbound.pop() {
-            Some(Some(frame)) => return Inbound::Frame(frame),
-            Some(None) => return Inbound::Closed(self.shared.end_error()),
-            None => {}
-        }
-        let mut closing = self.closing.subscribe();
-        loop {
-            if *closing.borrow_and_update() {
-                return Inbound::Closed(None);
-            }
-            // Registered before the queue is checked, so that a frame pushed
-            // in between is not missed.
-            let ready = self.inbound.ready.notified();
-            tokio::pin!(ready);
-            ready.as_mut().enable();
-            match self.inbound.pop() {
-                Some(Some(frame)) => return Inbound::Frame(frame),
-                Some(None) => return Inbound::Closed(self.shared.end_error()),
-                None => {}
-            }
-            tokio::select! {
-                biased;
-                () = &mut ready => {}
-                _ = closing.wait_for(|closing| *closing) => return Inbound::Closed(None),
-            }
-        }
+        self.stream.recv().await
     }
 
     /// A frame the reader has already decoded, if any; an ended connection
     /// is left for `recv` to report.
     fn try_recv(&self) -> Option<Inbound> {
-        if *self.closing.borrow() {
-            return None;
-        }
-        match self.inbound.pop() {
-            Some(Some(frame)) => Some(Inbound::Frame(frame)),
-            _ => None,
-        }
+        self.stream.try_recv()
     }
 
     /// From now on the reader task hands each frame to `sink` itself (the
     /// frames already waiting first), so that a response reaches its caller
     /// without a hop through the driver.
     fn set_frame_sink(&self, sink: Arc<dyn FrameSink>) -> bool {
-        self.inbound.set_sink(sink);
-        true
+        self.stream.set_frame_sink(sink)
     }
 
     /// Closes stdin and waits up to [`StdioOptions::close_stdin_wait`] for
@@ -584,11 +487,10 @@ impl Transport for StdioTransport {
 
 impl Drop for StdioTransport {
     fn drop(&mut self) {
-        self.closing.send_replace(true);
+        // The stream's own drop stops its tasks.
+        self.stream.begin_close();
         self.signal_group(Signal::KILL);
-        for task in &self.aborts {
-            task.abort();
-        }
+        self.stderr_abort.abort();
     }
 }
 
@@ -602,26 +504,11 @@ impl fmt::Debug for StdioTransport {
     }
 }
 
-/// Bytes that may wait for the writer task before `send` waits for room
-/// (a message is always taken when nothing waits, however large).
-const MAX_QUEUED_WRITE: usize = 4 * 1024 * 1024;
-/// A message within this long of a caller's own write waits for the writer
-/// task, to be written together with the messages around it.
-const COALESCE_WINDOW: Duration = Duration::from_micros(10);
-/// Frames the reader may hold before it stops reading stdout (backpressure
-/// on the server rather than unbounded memory).
-const INBOUND_QUEUE: usize = 256;
-/// The size of one read from stdout. Reads of 256 KiB measured no faster
-/// for 1 MiB results once the pipe is large, and cost the client 0.2 MiB
-/// more peak memory.
-const READ_CHUNK: usize = 64 * 1024;
 /// The size of one read from stderr, which carries logs, not results.
 const STDERR_READ_CHUNK: usize = 16 * 1024;
 /// The capacity asked for the server's stdout pipe (Linux's
 /// `/proc/sys/fs/pipe-max-size` is 1 MiB by default).
 const STDOUT_PIPE_SIZE: usize = 1024 * 1024;
-/// Write buffer capacity kept between writes.
-const RETAINED_WRITE_BUFFER: usize = 256 * 1024;
 /// After stdout EOF, how long the reader waits to learn the exit status. A
 /// dying server's status follows its EOF within microseconds, so this only
 /// delays the report for a server that closed stdout and still runs (which
@@ -680,51 +567,10 @@ impl ChildState {
     }
 }
 
-/// How the connection ended, as the reader saw it; `recv` rebuilds its
-/// error from this every time it reports `Closed`.
-#[derive(Debug)]
-enum End {
-    Clean,
-    TooLarge(usize),
-    Exited(ExitStatus),
-    Io(io::ErrorKind, String),
-}
-
 /// State the tasks and the transport share.
 #[derive(Debug)]
 struct Shared {
-    end: Mutex<Option<End>>,
-    /// The first write failure; every later `send` reports it.
-    write_error: Mutex<Option<(io::ErrorKind, String)>>,
     stderr: Mutex<Ring>,
-}
-
-impl Shared {
-    fn end_error(&self) -> Option<TransportError> {
-        match lock(&self.end).as_ref()? {
-            End::Clean => None,
-            End::TooLarge(limit) => Some(TransportError::TooLarge { limit: *limit }),
-            End::Exited(status) => Some(TransportError::Other(Box::new(ServerExited {
-                status: *status,
-            }))),
-            End::Io(kind, message) => {
-                Some(TransportError::Io(io::Error::new(*kind, message.clone())))
-            }
-        }
-    }
-
-    fn write_error(&self) -> Option<TransportError> {
-        let error = lock(&self.write_error);
-        let (kind, message) = error.as_ref()?;
-        Some(TransportError::Io(io::Error::new(*kind, message.clone())))
-    }
-}
-
-#[derive(Debug)]
-struct Tasks {
-    writer: Option<JoinHandle<()>>,
-    reader: Option<JoinHandle<()>>,
-    stderr: Option<JoinHandle<()>>,
 }
 
 /// Locks a mutex, ignoring poisoning: every critical section here leaves
@@ -769,447 +615,6 @@ async fn reap(mut child: Child, pgid: Option<Pid>, state: watch::Sender<ChildSta
     state.send_replace(new_state);
 }
 
-/// The write side of stdin, shared by the callers that write directly and
-/// the writer task that flushes what the pipe did not take at once.
-#[derive(Debug)]
-struct Writer {
-    state: Mutex<WriteState>,
-    /// Wakes the writer task when bytes wait for it.
-    wake: Notify,
-    /// Wakes `send` calls waiting for room in the queue.
-    room: Notify,
-}
-
-#[derive(Debug)]
-struct WriteState {
-    /// `None` once the writer task has finished: stdin is closed.
-    pipe: Option<Arc<tokio::net::unix::pipe::Sender>>,
-    /// Encoded bytes waiting for the writer task, in order.
-    buf: Vec<u8>,
-    /// The writer task is writing bytes it took from `buf`; until it is
-    /// done, nobody else may write (order).
-    busy: bool,
-    /// When a caller last wrote to the pipe itself.
-    last_direct: Option<std::time::Instant>,
-}
-
-impl Writer {
-    /// Writes `message` to the pipe if nothing waits and the pipe takes it,
-    /// leaving any rest for the writer task; queues it behind what waits
-    /// otherwise. Gives it back when the queue is full or the message has
-    /// no newline-delimited form.
-    fn offer(&self, message: Message, shared: &Shared, pid: u32) -> Offer {
-        // The message is freed after the lock is released.
-        match self.write_or_queue(&message, shared, pid) {
-            Ok(true) => Offer::Taken,
-            Ok(false) => Offer::Full(message),
-            Err(error) => Offer::Unencodable(message, error),
-        }
-    }
-
-    /// [`Writer::offer`] under the lock; `false` when the queue is full.
-    fn write_or_queue(
-        &self,
-        message: &Message,
-        shared: &Shared,
-        pid: u32,
-    ) -> Result<bool, EncodeError> {
-        let mut state = lock(&self.state);
-        let idle = !state.busy && state.buf.is_empty();
-        if !idle && state.buf.len() >= MAX_QUEUED_WRITE {
-            return Ok(false);
-        }
-        let start = state.buf.len();
-        ndjson::encode(message, &mut state.buf)?;
-        if !idle {
-            return Ok(true);
-        }
-        // Messages in quick succession (many calls in flight) are left for
-        // the writer task, which writes them together once the tasks that
-        // are ready have run; a lone message goes straight to the pipe.
-        let now = std::time::Instant::now();
-        let recent = state
-            .last_direct
-            .is_some_and(|last| now.duration_since(last) < COALESCE_WINDOW);
-        if recent {
-            state.busy = true;
-            drop(state);
-            self.wake.notify_one();
-            return Ok(true);
-        }
-        state.last_direct = Some(now);
-        let written = match state.pipe.as_deref() {
-            Some(pipe) => match pipe.try_write(state.buf.get(start..).unwrap_or_default()) {
-                Ok(n) => n,
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock => 0,
-                Err(error) => {
-                    tracing::debug!(pid, %error, "cannot write to the stdio server's stdin");
-                    *lock(&shared.write_error) = Some((error.kind(), error.to_string()));
-                    state.buf.clear();
-                    return Ok(true);
-                }
-            },
-            // Closing: the writer task is gone; the message is dropped as a
-            // queued one would be.
-            None => {
-                state.buf.clear();
-                return Ok(true);
-            }
-        };
-        state.buf.drain(..written);
-        let left = !state.buf.is_empty();
-        if !left {
-            // A large message must not pin its buffer for the connection's life.
-            state.buf.shrink_to(RETAINED_WRITE_BUFFER);
-        }
-        drop(state);
-        if left {
-            self.wake.notify_one();
-        }
-        Ok(true)
-    }
-}
-
-/// What became of a message offered to the [`Writer`].
-enum Offer {
-    /// Written to the pipe, or queued for the writer task.
-    Taken,
-    /// The queue is full; the message is given back.
-    Full(Message),
-    /// The message has no newline-delimited form; nothing was written.
-    Unencodable(Message, EncodeError),
-}
-
-/// Writes what callers queued because the pipe was full, in order. Ends on a
-/// write error, when the transport is dropped, or when closing (after
-/// writing what was queued); stdin closes as it ends.
-async fn write_loop(
-    writer: Arc<Writer>,
-    mut closing: watch::Receiver<bool>,
-    shared: Arc<Shared>,
-    pid: u32,
-) {
-    let Some(pipe) = lock(&writer.state).pipe.clone() else {
-        return;
-    };
-    let mut buf = Vec::new();
-    loop {
-        let stop = tokio::select! {
-            biased;
-            () = writer.wake.notified() => false,
-            _ = closing.wait_for(|closing| *closing) => true,
-        };
-        // Lets the other tasks that are ready queue their messages first.
-        tokio::task::yield_now().await;
-        loop {
-            {
-                let mut state = lock(&writer.state);
-                if state.buf.is_empty() {
-                    state.busy = false;
-                    break;
-                }
-                std::mem::swap(&mut buf, &mut state.buf);
-                state.busy = true;
-            }
-            writer.room.notify_waiters();
-            if let Err(error) = write_all(&pipe, &buf).await {
-                tracing::debug!(pid, %error, "cannot write to the stdio server's stdin");
-                *lock(&shared.write_error) = Some((error.kind(), error.to_string()));
-                lock(&writer.state).pipe = None;
-                writer.room.notify_waiters();
-                return;
-            }
-            buf.clear();
-            buf.shrink_to(RETAINED_WRITE_BUFFER);
-        }
-        if stop {
-            // Nobody writes once `pipe` is gone; dropping the last handle
-            // closes stdin.
-            lock(&writer.state).pipe = None;
-            writer.room.notify_waiters();
-            return;
-        }
-    }
-}
-
-async fn write_all(pipe: &tokio::net::unix::pipe::Sender, mut bytes: &[u8]) -> io::Result<()> {
-    while !bytes.is_empty() {
-        pipe.writable().await?;
-        match pipe.try_write(bytes) {
-            Ok(n) => bytes = bytes.get(n..).unwrap_or_default(),
-            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
-            Err(error) => return Err(error),
-        }
-    }
-    Ok(())
-}
-
-/// Decoded frames on their way from the reader task to `recv`, or to a
-/// [`FrameSink`] once one is set. A plain queue under a lock: the driver
-/// takes every ready frame in one pass ([`Transport::try_recv`]), and a
-/// channel's per-frame semaphore and receiver lock cost more than the queue
-/// itself (measured with callgrind).
-struct InboundQueue {
-    state: Mutex<InboundState>,
-    /// Wakes `recv` when a frame arrives or the reader ends.
-    ready: Notify,
-    /// Wakes the reader when the queue has room again.
-    room: Notify,
-    /// Held by whoever hands frames to the sink, so that the frames that
-    /// were waiting when it was set reach it before any later one.
-    delivering: Mutex<()>,
-}
-
-struct InboundState {
-    frames: VecDeque<Frame>,
-    /// The reader has finished (or was stopped): once `frames` is empty,
-    /// `recv` reports how the connection ended.
-    ended: bool,
-    /// Where frames go instead of `frames`, once set.
-    sink: Option<Arc<dyn FrameSink>>,
-    /// The frames that waited when the sink was set are being handed to
-    /// it: the end is not reported before they are.
-    handing_over: bool,
-}
-
-/// What [`InboundQueue::push`] did with a frame.
-enum Pushed {
-    Queued,
-    /// The queue is full: the frame is given back.
-    Full(Frame),
-    /// A sink is set: the frame is given back with it, to hand over.
-    ToSink(Arc<dyn FrameSink>, Frame),
-}
-
-impl InboundQueue {
-    /// The next frame (`Some(Some)`), the end of the stream (`Some(None)`),
-    /// or nothing yet (`None`).
-    fn pop(&self) -> Option<Option<Frame>> {
-        let mut state = lock(&self.state);
-        match state.frames.pop_front() {
-            Some(frame) => {
-                let was_full = state.frames.len() + 1 == INBOUND_QUEUE;
-                drop(state);
-                if was_full {
-                    self.room.notify_one();
-                }
-                Some(Some(frame))
-            }
-            None if state.ended && !state.handing_over => Some(None),
-            None => None,
-        }
-    }
-
-    /// Queues `frame` unless the queue is full or a sink is set.
-    fn push(&self, frame: Frame) -> Pushed {
-        let mut state = lock(&self.state);
-        if let Some(sink) = &state.sink {
-            return Pushed::ToSink(Arc::clone(sink), frame);
-        }
-        if state.frames.len() >= INBOUND_QUEUE {
-            return Pushed::Full(frame);
-        }
-        let was_empty = state.frames.is_empty();
-        state.frames.push_back(frame);
-        drop(state);
-        // A `recv` waits only on an empty queue.
-        if was_empty {
-            self.ready.notify_one();
-        }
-        Pushed::Queued
-    }
-
-    /// Sends every later frame to `sink`, after the frames already waiting.
-    fn set_sink(&self, sink: Arc<dyn FrameSink>) {
-        // Held while the waiting frames are handed over: a frame the reader
-        // decodes meanwhile waits for them (see `hand_over`).
-        let _delivering = lock(&self.delivering);
-        let waiting = {
-            let mut state = lock(&self.state);
-            state.sink = Some(Arc::clone(&sink));
-            state.handing_over = true;
-            std::mem::take(&mut state.frames)
-        };
-        // A reader waiting for room finds the sink when it tries again.
-        self.room.notify_one();
-        if !waiting.is_empty() {
-            sink.frames(&mut waiting.into_iter());
-        }
-        lock(&self.state).handing_over = false;
-        // A `recv` that saw no end while the frames were handed over.
-        self.ready.notify_one();
-    }
-
-    /// Hands frames to the sink in one call, in order with the others.
-    fn hand_over(&self, sink: &dyn FrameSink, frames: &mut dyn Iterator<Item = Frame>) {
-        let _delivering = lock(&self.delivering);
-        sink.frames(frames);
-    }
-
-    fn end(&self) {
-        lock(&self.state).ended = true;
-        self.ready.notify_one();
-    }
-}
-
-/// What the reader task works with.
-struct ReadLoop {
-    stdout: ChildStdout,
-    frames: Arc<InboundQueue>,
-    closing: watch::Receiver<bool>,
-    child: watch::Receiver<ChildState>,
-    max_message_size: usize,
-    shared: Arc<Shared>,
-    pid: u32,
-    /// The sink, once the reader has seen that one is set (it is never
-    /// unset), so that later frames skip the queue's lock.
-    sink: Option<Arc<dyn FrameSink>>,
-}
-
-/// Ends the frame queue however the reader stops (aborted included), so
-/// that `recv` reports `Closed` rather than waiting for ever.
-impl Drop for ReadLoop {
-    fn drop(&mut self) {
-        self.frames.end();
-    }
-}
-
-/// Decodes stdout until the connection ends, then records how it ended and
-/// ends the frame queue, so that `recv` reports `Closed`.
-async fn read_loop(mut task: ReadLoop) {
-    let end = read_frames(&mut task).await;
-    let end = if *task.closing.borrow() {
-        End::Clean
-    } else {
-        end
-    };
-    tracing::debug!(pid = task.pid, ?end, "stdio server's stdout ended");
-    *lock(&task.shared.end) = Some(end);
-}
-
-async fn read_frames(task: &mut ReadLoop) -> End {
-    let mut decoder = NdjsonDecoder::with_max_message_size(task.max_message_size);
-    let mut buf = vec![0; READ_CHUNK];
-    let mut batch = Vec::new();
-    let mut server_gone = task.child.clone();
-    let server_gone = async move {
-        let _ = server_gone.wait_for(|state| !state.is_running()).await;
-        tokio::time::sleep(EXIT_DRAIN_GRACE).await;
-    };
-    tokio::pin!(server_gone);
-    loop {
-        let read = tokio::select! {
-            // Reading first: the grace below only counts while stdout is
-            // silent, never while data is waiting in the pipe.
-            biased;
-            read = task.stdout.read(&mut buf) => read,
-            () = &mut server_gone => {
-                tracing::debug!(pid = task.pid, "the stdio server exited but its stdout is held open");
-                break;
-            }
-        };
-        let chunk = match read {
-            Ok(0) => break,
-            Ok(n) => buf.get(..n).unwrap_or_default(),
-            Err(error) => return End::Io(error.kind(), error.to_string()),
-        };
-        decoder.push(chunk);
-        while let Some(item) = decoder.next_frame() {
-            if let Some(end) = decoded(task, &mut batch, item) {
-                deliver(task, &mut batch).await;
-                return end;
-            }
-        }
-        // Every frame of the read at once: the sink takes its lock and
-        // wakes its callers once for them all, as the driver did when it
-        // took every ready frame in one pass.
-        deliver(task, &mut batch).await;
-    }
-    while let Some(item) = decoder.finish() {
-        if let Some(end) = decoded(task, &mut batch, item) {
-            deliver(task, &mut batch).await;
-            return end;
-        }
-    }
-    deliver(task, &mut batch).await;
-    exit_end(&mut task.child).await
-}
-
-/// Takes one decoded line: a frame joins `batch`, to be handed on with the
-/// others of its read; `Some` when the line ends the connection.
-fn decoded(
-    task: &ReadLoop,
-    batch: &mut Vec<Frame>,
-    item: Result<Frame, NdjsonError>,
-) -> Option<End> {
-    match crate::framing::line(&format_args!("stdio server {}", task.pid), item) {
-        crate::framing::Line::Frame(frame) => {
-            batch.push(frame);
-            None
-        }
-        crate::framing::Line::TooLarge(limit) => Some(End::TooLarge(limit)),
-        crate::framing::Line::Skipped => None,
-    }
-}
-
-/// Hands the frames in `batch` on, in order, and empties it: all to the
-/// sink in one call once one is set, else into the queue for `recv`.
-async fn deliver(task: &mut ReadLoop, batch: &mut Vec<Frame>) {
-    if batch.is_empty() {
-        return;
-    }
-    // Once closing, frames are dropped, but stdout is still read so that a
-    // server writing as it shuts down does not block.
-    if *task.closing.borrow() {
-        batch.clear();
-        return;
-    }
-    if let Some(sink) = &task.sink {
-        task.frames.hand_over(sink.as_ref(), &mut batch.drain(..));
-        return;
-    }
-    let mut frames = batch.drain(..);
-    while let Some(frame) = frames.next() {
-        if *task.closing.borrow() {
-            return;
-        }
-        if let Some((sink, frame)) = queue(task, frame).await {
-            // The sink was set meanwhile: this frame and the rest go to it.
-            task.frames
-                .hand_over(sink.as_ref(), &mut std::iter::once(frame).chain(frames));
-            task.sink = Some(sink);
-            return;
-        }
-    }
-}
-
-/// Queues one frame for `recv`, waiting for room when the queue is full;
-/// gives it back with the sink when one has been set.
-async fn queue(task: &mut ReadLoop, frame: Frame) -> Option<(Arc<dyn FrameSink>, Frame)> {
-    let mut frame = match task.frames.push(frame) {
-        Pushed::Queued => return None,
-        Pushed::ToSink(sink, frame) => return Some((sink, frame)),
-        Pushed::Full(back) => back,
-    };
-    loop {
-        // Registered before the push, so that room made in between is not
-        // missed.
-        let room = task.frames.room.notified();
-        tokio::pin!(room);
-        room.as_mut().enable();
-        match task.frames.push(frame) {
-            Pushed::Queued => return None,
-            Pushed::ToSink(sink, frame) => return Some((sink, frame)),
-            Pushed::Full(back) => frame = back,
-        }
-        tokio::select! {
-            () = &mut room => {}
-            // Closing: the frame is dropped, as in `deliver`.
-            _ = task.closing.wait_for(|closing| *closing) => return None,
-        }
-    }
-}
-
 /// How a connection whose stdout ended is reported: with the exit status if
 /// the server died abnormally.
 async fn exit_end(child: &mut watch::Receiver<ChildState>) -> End {
@@ -1220,7 +625,9 @@ async fn exit_end(child: &mut watch::Receiver<ChildState>) -> End {
     .await
     {
         Ok(Ok(state)) => match *state {
-            ChildState::Exited(status) if !status.success() => End::Exited(status),
+            ChildState::Exited(status) if !status.success() => End::Other(Arc::new(move || {
+                TransportError::Other(Box::new(ServerExited { status }))
+            })),
             _ => End::Clean,
         },
         // Still running with stdout closed (the server ended the connection),
@@ -1502,6 +909,8 @@ fn spawn_error(command: &str, error: &io::Error) -> TransportError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ndjson::INBOUND_QUEUE;
+    use mcp_proto::Frame;
 
     fn host(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
         pairs

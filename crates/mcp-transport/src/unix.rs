@@ -1,48 +1,25 @@
 //! The Unix socket transport: an MCP server that listens on a Unix domain socket (a local daemon, such as `mcpctl serve --daemon`), spoken to in newline-delimited JSON as over stdio.
 //!
-//! The framing is the stdio transport's (MCP "Transports" §stdio, one
-//! message per line, the rules of [`crate::framing`]); only the byte
-//! stream differs. Nothing is spawned: the server's lifetime is its own,
-//! and closing the transport ends this connection only. A reader task
-//! decodes the socket into a bounded queue (so that [`Transport::recv`] is
-//! cancel safe and reading stops while the queue is full); `send` writes
-//! each message whole, in call order.
+//! The framing, and its bounds, are [`NdjsonTransport`]'s (MCP
+//! "Transports" §stdio, one message per line; see [`crate::ndjson`]); only
+//! the byte stream differs. Nothing is spawned: the server's lifetime is
+//! its own, and closing the transport ends this connection only.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use mcp_proto::Message;
-use mcp_proto::codec::ndjson::{self, NdjsonDecoder};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
-use tokio::net::unix::OwnedWriteHalf;
-use tokio::sync::{Mutex, mpsc};
-use tokio::task::JoinHandle;
 
-use crate::framing::{self, Line};
-use crate::transport::{Inbound, Transport, TransportError};
-
-/// How many decoded frames wait for `recv` before the reader stops reading.
-const INBOUND_QUEUE: usize = 64;
-
-/// How much is read from the socket at a time.
-const READ_CHUNK: usize = 64 * 1024;
+use crate::ndjson::{NdjsonOptions, NdjsonTransport, Output, Parts};
+use crate::transport::{FrameSink, Inbound, Transport, TransportError};
 
 /// A connection to an MCP server on a Unix domain socket.
 #[derive(Debug)]
 pub struct UnixSocketTransport {
     path: PathBuf,
-    /// `None` once closed.
-    writer: Mutex<Option<OwnedWriteHalf>>,
-    inbound: Mutex<InboundEnd>,
-    reader: JoinHandle<()>,
-}
-
-/// The receiving end of the reader's queue, and whether the end was seen.
-#[derive(Debug)]
-struct InboundEnd {
-    queue: mpsc::Receiver<Inbound>,
-    closed: bool,
+    stream: NdjsonTransport,
 }
 
 impl UnixSocketTransport {
@@ -55,21 +32,24 @@ impl UnixSocketTransport {
 
     /// A transport over a stream already connected to `path` (which names
     /// the peer in logs), with the stdio transport's message size limit
-    /// ([`ndjson::DEFAULT_MAX_MESSAGE_SIZE`]).
+    /// ([`ndjson::DEFAULT_MAX_MESSAGE_SIZE`](mcp_proto::codec::ndjson::DEFAULT_MAX_MESSAGE_SIZE)).
+    /// Must be called within a tokio runtime, which runs its I/O tasks.
     pub fn from_stream(stream: UnixStream, path: impl AsRef<Path>) -> UnixSocketTransport {
         let path = path.as_ref().to_path_buf();
         let (read, write) = stream.into_split();
-        let (queue, inbound) = mpsc::channel(INBOUND_QUEUE);
-        let reader = tokio::spawn(read_loop(read, queue, path.clone()));
-        UnixSocketTransport {
-            path,
-            writer: Mutex::new(Some(write)),
-            inbound: Mutex::new(InboundEnd {
-                queue: inbound,
-                closed: false,
-            }),
-            reader,
-        }
+        let stream = NdjsonTransport::from_parts(
+            &tokio::runtime::Handle::current(),
+            Parts {
+                reader: Box::new(read),
+                // Written directly, as stdio's pipe is: a lone message needs
+                // no hop through the writer task.
+                output: Output::Direct(Arc::new(write)),
+                options: NdjsonOptions::new(path.display().to_string()),
+                peer_gone: None,
+                at_eof: None,
+            },
+        );
+        UnixSocketTransport { path, stream }
     }
 
     /// The socket's path.
@@ -78,108 +58,33 @@ impl UnixSocketTransport {
     }
 }
 
-/// Decodes the socket until it ends, then queues how it ended.
-async fn read_loop(
-    mut read: tokio::net::unix::OwnedReadHalf,
-    queue: mpsc::Sender<Inbound>,
-    path: PathBuf,
-) {
-    let peer = path.display();
-    let mut decoder = NdjsonDecoder::new();
-    let mut buf = vec![0; READ_CHUNK];
-    let end = 'read: loop {
-        let n = match read.read(&mut buf).await {
-            Ok(0) => break None,
-            Ok(n) => n,
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(error) => break Some(TransportError::Io(error)),
-        };
-        decoder.push(buf.get(..n).unwrap_or_default());
-        while let Some(item) = decoder.next_frame() {
-            match framing::line(&peer, item) {
-                Line::Frame(frame) => {
-                    if queue.send(Inbound::Frame(frame)).await.is_err() {
-                        // The transport is gone: nobody reads any more.
-                        return;
-                    }
-                }
-                Line::Skipped => {}
-                Line::TooLarge(limit) => break 'read Some(TransportError::TooLarge { limit }),
-            }
-        }
-    };
-    if end.is_none() {
-        while let Some(item) = decoder.finish() {
-            if let Line::Frame(frame) = framing::line(&peer, item)
-                && queue.send(Inbound::Frame(frame)).await.is_err()
-            {
-                return;
-            }
-        }
-    }
-    let _ = queue.send(Inbound::Closed(end)).await;
-}
-
+/// Everything is [`NdjsonTransport`]'s; `close` ends our end of the
+/// stream, so the server sees the end of its input and cancels what this
+/// connection left in flight.
 #[async_trait]
 impl Transport for UnixSocketTransport {
     async fn send(&self, message: Message) -> Result<(), TransportError> {
-        let mut bytes = Vec::new();
-        ndjson::encode(&message, &mut bytes).map_err(TransportError::Encode)?;
-        let mut writer = self.writer.lock().await;
-        let writer = writer.as_mut().ok_or(TransportError::Closed)?;
-        writer.write_all(&bytes).await?;
-        writer.flush().await?;
-        Ok(())
+        self.stream.send(message).await
+    }
+
+    fn try_send(&self, message: Message) -> Result<(), Message> {
+        self.stream.try_send(message)
     }
 
     async fn recv(&self) -> Inbound {
-        // Cancel safe: both the lock and `Receiver::recv` are.
-        let mut inbound = self.inbound.lock().await;
-        if inbound.closed {
-            return Inbound::Closed(None);
-        }
-        match inbound.queue.recv().await {
-            Some(Inbound::Closed(error)) => {
-                inbound.closed = true;
-                Inbound::Closed(error)
-            }
-            Some(item) => item,
-            None => {
-                inbound.closed = true;
-                Inbound::Closed(None)
-            }
-        }
+        self.stream.recv().await
     }
 
     fn try_recv(&self) -> Option<Inbound> {
-        // The end is left for `recv` to report.
-        let mut inbound = self.inbound.try_lock().ok()?;
-        if inbound.closed {
-            return None;
-        }
-        match inbound.queue.try_recv().ok()? {
-            Inbound::Closed(error) => {
-                inbound.closed = true;
-                Some(Inbound::Closed(error))
-            }
-            item => Some(item),
-        }
+        self.stream.try_recv()
+    }
+
+    fn set_frame_sink(&self, sink: Arc<dyn FrameSink>) -> bool {
+        self.stream.set_frame_sink(sink)
     }
 
     async fn close(&self) -> Result<(), TransportError> {
-        // Our end of the stream ends: the server sees the end of its input
-        // and cancels what this connection left in flight.
-        if let Some(mut writer) = self.writer.lock().await.take() {
-            let _ = writer.shutdown().await;
-        }
-        self.reader.abort();
-        Ok(())
-    }
-}
-
-impl Drop for UnixSocketTransport {
-    fn drop(&mut self) {
-        self.reader.abort();
+        self.stream.close().await
     }
 }
 
@@ -187,7 +92,8 @@ impl Drop for UnixSocketTransport {
 mod tests {
     use super::*;
     use mcp_proto::Frame;
-    use tokio::io::AsyncBufReadExt;
+    use mcp_proto::codec::ndjson;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
     #[tokio::test]
     async fn messages_cross_as_lines_junk_is_skipped_and_the_end_is_seen() {

@@ -250,3 +250,57 @@ async fn a_boxed_transport_drives_the_client() {
     let client = connecting.await.unwrap().unwrap();
     assert_eq!(client.negotiated().unwrap().server_info().name, "boxed");
 }
+
+/// A peer that sends pings without end and never takes a message: `send`
+/// waits for ever, as on a pipe nobody reads.
+struct PingFlood {
+    next: std::sync::atomic::AtomicI64,
+}
+
+#[async_trait]
+impl Transport for PingFlood {
+    async fn send(&self, _message: Message) -> Result<(), TransportError> {
+        std::future::pending().await
+    }
+
+    async fn recv(&self) -> Inbound {
+        // A frame is always ready; the other tasks still get their turn.
+        tokio::task::yield_now().await;
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let ping: Message =
+            serde_json::from_value(json!({"jsonrpc": "2.0", "id": id, "method": "ping"})).unwrap();
+        Inbound::Frame(Frame::Single(ping))
+    }
+
+    async fn close(&self) -> Result<(), TransportError> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_never_reads_its_answers_fails_the_connection_at_a_hard_bound() {
+    // A transport that keeps reading regardless: the client's own bound
+    // ends the connection rather than holding every pong.
+    let transport = PingFlood {
+        next: std::sync::atomic::AtomicI64::new(0),
+    };
+    let (client, driver) = Client::new(transport, ClientOptions::default());
+    let client = std::sync::Arc::new(client);
+    // The session answers pings once the handshake is under way.
+    let handshake = tokio::spawn({
+        let client = client.clone();
+        async move { client.initialize().await }
+    });
+    let reason = tokio::time::timeout(Duration::from_secs(60), driver.run())
+        .await
+        .expect("the driver stops at the bound");
+    assert!(handshake.await.unwrap().is_err());
+    let Some(TransportError::Protocol(text)) = reason.transport_error() else {
+        panic!("expected a protocol error, got {reason:?}");
+    };
+    assert!(
+        text.contains("requests whose answers it did not read"),
+        "{text}"
+    );
+    assert!(client.is_closed());
+}

@@ -12,7 +12,7 @@ use std::mem;
 use memchr::{memchr, memchr2};
 
 use super::{BOM, Input};
-use crate::jsonrpc::{Frame, Message, write_message};
+use crate::jsonrpc::{ErrorResponse, Frame, Message, RequestId, Response, write_message};
 
 /// The longest line [`NdjsonDecoder::new`] accepts: 64 MiB.
 pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 64 * 1024 * 1024;
@@ -156,6 +156,12 @@ pub enum NdjsonError {
         /// Why it did not decode.
         #[source]
         source: serde_json::Error,
+        /// The id of the request the line answers, when it reads as a
+        /// response once its invalid UTF-8 is replaced (U+FFFD) or as a
+        /// JSON object with an `id` and a `result` or `error` member: the
+        /// caller fails that request at once rather than leaving it to its
+        /// deadline. `None` for anything else.
+        answers: Option<RequestId>,
     },
     /// The line was longer than the limit; it was discarded.
     #[error("message exceeds the size limit of {limit} bytes")]
@@ -309,8 +315,36 @@ fn decode_line(
             preview: preview(line),
             line_len: line.len(),
             source,
+            answers: answered_id(line),
         }),
     )
+}
+
+/// The id of the request a line that is not a frame seems to answer (see
+/// [`NdjsonError::NotJson::answers`]). Runs only for refused lines.
+fn answered_id(line: &[u8]) -> Option<RequestId> {
+    let repaired = String::from_utf8_lossy(line);
+    match Frame::from_slice(repaired.as_bytes()) {
+        Ok(Frame::Single(Message::Response(Response { id, .. }))) => return Some(id),
+        Ok(Frame::Single(Message::Error(ErrorResponse { id, .. }))) => return id,
+        Ok(_) => return None,
+        Err(_) => {}
+    }
+    let serde_json::Value::Object(object) =
+        serde_json::from_str::<serde_json::Value>(&repaired).ok()?
+    else {
+        return None;
+    };
+    if object.contains_key("method")
+        || !(object.contains_key("result") || object.contains_key("error"))
+    {
+        return None;
+    }
+    match object.get("id")? {
+        serde_json::Value::String(id) => Some(RequestId::String(id.clone())),
+        serde_json::Value::Number(n) => n.as_i64().map(RequestId::Number),
+        _ => None,
+    }
 }
 
 /// The first [`PREVIEW_CHARS`] characters of `line`, decoded lossily. A
@@ -326,6 +360,37 @@ fn preview(line: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_line_names_the_request_it_answers_when_it_can_be_read() {
+        let item = |line: &[u8]| {
+            let mut decoder = NdjsonDecoder::new();
+            decoder.push(line);
+            decoder.push(b"\n");
+            match decoder.next_frame() {
+                Some(Err(NdjsonError::NotJson { answers, .. })) => answers,
+                other => panic!("{other:?}"),
+            }
+        };
+        // Invalid UTF-8 inside a result, the id last (as some SDKs write it).
+        assert_eq!(
+            item(b"{\"result\":{\"text\":\"a\xff\"},\"jsonrpc\":\"2.0\",\"id\":7}"),
+            Some(RequestId::Number(7))
+        );
+        assert_eq!(
+            item(b"{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"error\":{\"code\":1,\"message\":\"\xc3\"}}"),
+            Some(RequestId::String("s".to_owned()))
+        );
+        // JSON that is no response: the `jsonrpc` member missing.
+        assert_eq!(item(br#"{"id":3,"result":{}}"#), Some(RequestId::Number(3)));
+        // Neither a response nor readable: nothing is named.
+        assert_eq!(item(br#"{"jsonrpc":"2.0","id":3,"result":"#), None);
+        assert_eq!(
+            item(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"\xff\"}"),
+            None
+        );
+        assert_eq!(item(b"Welcome to my server v1.0"), None);
+    }
     use crate::jsonrpc::{RawValue, Request, RequestId};
 
     const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
