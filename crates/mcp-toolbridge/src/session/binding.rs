@@ -7,15 +7,45 @@ use super::*;
 /// model name, all immutable. What it derives from the catalogs (each
 /// tool's description and search entry) is shared with every other binding
 /// of the same catalogs (`facts`), and a tool bound as before is the
-/// previous binding's `BoundTool` itself, so a binding of unchanged
-/// catalogs allocates little beyond its list.
+/// previous binding's `BoundTool` itself; a binding of exactly the catalogs
+/// of the previous one is that one's lists again, so it allocates little
+/// beyond them.
 pub(crate) struct Binding {
     pub(super) generation: u64,
     pub(super) servers: Vec<BoundServer>,
     pub(super) tools: Vec<Arc<BoundTool>>,
     pub(super) unusable: Vec<UnusableTool>,
+    /// What it was built from, server by server, in order.
+    built_from: Vec<BuiltFrom>,
+    /// The backend epoch it was built in.
+    epoch: u64,
 }
 
+/// One server a binding was built from: a server bound under the same id
+/// and name, in the same lifetime, from the same allocation of tools, binds
+/// the same tools under the same names.
+struct BuiltFrom {
+    id: Arc<str>,
+    name: Arc<str>,
+    lifetime: Option<u64>,
+    source: ToolSource,
+}
+
+impl PartialEq for BuiltFrom {
+    fn eq(&self, other: &Self) -> bool {
+        let same_source = match (&self.source, &other.source) {
+            (ToolSource::Catalog(a), ToolSource::Catalog(b)) => Arc::ptr_eq(a, b),
+            (ToolSource::Cached(a), ToolSource::Cached(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        same_source
+            && self.id == other.id
+            && self.name == other.name
+            && self.lifetime == other.lifetime
+    }
+}
+
+#[derive(Clone)]
 pub(super) struct BoundServer {
     pub(super) id: Arc<str>,
     pub(super) name: Arc<str>,
@@ -93,6 +123,8 @@ impl Binding {
             servers: Vec::new(),
             tools: Vec::new(),
             unusable: Vec::new(),
+            built_from: Vec::new(),
+            epoch: 0,
         }
     }
 
@@ -126,6 +158,31 @@ impl Binding {
         previous: &Binding,
     ) -> Self {
         ready.sort_by(|a, b| a.id.cmp(&b.id));
+        let built_from: Vec<BuiltFrom> = ready
+            .iter()
+            .map(|s| BuiltFrom {
+                id: s.id.clone(),
+                name: s.name.clone(),
+                lifetime: Some(s.lifetime),
+                source: ToolSource::Catalog(s.catalog.clone()),
+            })
+            .chain(deferred.iter().map(|d| BuiltFrom {
+                id: d.id.clone(),
+                name: d.name.clone(),
+                lifetime: None,
+                source: ToolSource::Cached(d.tools.clone()),
+            }))
+            .collect();
+        if previous.epoch == epoch && previous.built_from == built_from {
+            return Binding {
+                generation,
+                servers: previous.servers.clone(),
+                tools: previous.tools.clone(),
+                unusable: previous.unusable.clone(),
+                built_from,
+                epoch,
+            };
+        }
         let mut unusable = Vec::new();
         let mut pairs = Vec::new();
         let all = ready
@@ -228,6 +285,8 @@ impl Binding {
             servers,
             tools,
             unusable,
+            built_from,
+            epoch,
         }
     }
 
