@@ -149,12 +149,29 @@ pub(crate) fn search<'a>(
         .collect()
 }
 
-/// The words of `text` (see [`words`]), each followed by a space: one
-/// allocation where a list of words takes one a word.
+/// The words of `text` (see [`words`]), each followed by a space, written
+/// straight into one string.
 fn joined(text: &str) -> String {
-    let mut out = String::new();
-    for word in words(text) {
-        out.push_str(&word);
+    let mut out = String::with_capacity(text.len() + 1);
+    let mut in_word = false;
+    let mut previous_lower = false;
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            if c.is_uppercase() && previous_lower && in_word {
+                out.push(' ');
+            }
+            previous_lower = c.is_lowercase() || c.is_numeric();
+            out.extend(c.to_lowercase());
+            in_word = true;
+        } else {
+            previous_lower = false;
+            if in_word {
+                out.push(' ');
+                in_word = false;
+            }
+        }
+    }
+    if in_word {
         out.push(' ');
     }
     out
@@ -281,6 +298,17 @@ mod tests {
         assert_eq!(words("read_file-now.v2"), ["read", "file", "now", "v2"]);
         assert_eq!(words("Ünïcode Wörds"), ["ünïcode", "wörds"]);
         assert_eq!(joined("getFileContents"), "get file contents ");
+        for text in [
+            "getFileContents",
+            "read_file-now.v2",
+            "Ünïcode Wörds",
+            "  Lists ISSUES page-by-page, newest first.  ",
+            "HTTPServer x2Y aB",
+            "",
+        ] {
+            let listed: String = words(text).iter().map(|w| format!("{w} ")).collect();
+            assert_eq!(joined(text), listed, "{text:?}");
+        }
         assert!(has_word(&joined("read_file"), "file"));
         assert!(!has_word(&joined("read_file"), "fil"));
         assert!(!has_word(&joined(""), ""));
