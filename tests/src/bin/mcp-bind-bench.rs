@@ -20,8 +20,11 @@
 //! After each step it reads the process's resident memory (`VmRSS`, Linux
 //! only), and it times each `bind` (the median for `steady`). It prints one
 //! row per size, then the time and the first binding's memory per tool,
-//! which stay flat when both grow linearly. (`valgrind --tool=dhat` on one
-//! `--sample SERVERSxTOOLS` run tells where the bytes go.)
+//! which stay flat when both grow linearly. Times are noisy on a shared
+//! machine; the stable figure is the binds' instruction count, `valgrind
+//! --tool=callgrind --toggle-collect='*McpSession*bind*' mcp-bind-bench
+//! --sample SERVERSxTOOLS` (all 13 binds of one size), and
+//! `valgrind --tool=dhat` on the same run tells where the bytes go.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
