@@ -21,6 +21,7 @@
 //! enter a name and are never dispatch keys: [`ToolNames::resolve`] is the
 //! only way back from a model name to a raw pair.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
@@ -189,7 +190,8 @@ impl fmt::Display for UnusableReason {
 /// Model names for a set of tools, both ways.
 #[derive(Clone, Debug, Default)]
 pub struct ToolNames {
-    by_key: HashMap<ToolKey, String>,
+    /// Model names by server, then tool: looked up without allocating.
+    by_key: HashMap<String, HashMap<String, String>>,
     by_name: HashMap<String, ToolKey>,
     unusable: Vec<UnusableTool>,
 }
@@ -229,11 +231,19 @@ impl ToolNames {
             }
         }
         let names = resolve_collisions(candidates, options, &mut unusable);
-        let mut by_key = HashMap::with_capacity(names.len());
+        let mut by_key: HashMap<String, HashMap<String, String>> = HashMap::new();
         let mut by_name = HashMap::with_capacity(names.len());
         for (key, name) in names {
-            by_name.insert(name.clone(), key.clone());
-            by_key.insert(key, name);
+            match by_key.get_mut(&key.server) {
+                Some(tools) => {
+                    tools.insert(key.tool.clone(), name.clone());
+                }
+                None => {
+                    let tools = HashMap::from([(key.tool.clone(), name.clone())]);
+                    by_key.insert(key.server.clone(), tools);
+                }
+            }
+            by_name.insert(name, key);
         }
         unusable.sort_by(|a, b| (&a.server, &a.tool).cmp(&(&b.server, &b.tool)));
         ToolNames {
@@ -245,11 +255,7 @@ impl ToolNames {
 
     /// The model name of a raw pair, if it got one.
     pub fn name(&self, server: &str, tool: &str) -> Option<&str> {
-        // A borrowed lookup without allocating would need a custom key type;
-        // names are looked up once per binding, so the allocation is fine.
-        self.by_key
-            .get(&ToolKey::new(server, tool))
-            .map(String::as_str)
+        self.by_key.get(server)?.get(tool).map(String::as_str)
     }
 
     /// The raw pair behind a model name.
@@ -301,8 +307,9 @@ pub fn is_valid_name(name: &str, options: &NameOptions) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-/// One pair being named: its plain name, its digest and the suffix length
-/// it currently needs (`None`: the plain name).
+/// One pair being named: its plain name, the suffix length it currently
+/// needs (`None`: the plain name) and its digest, computed once a suffix is
+/// needed (most names never need one).
 struct Candidate {
     key: ToolKey,
     plain: String,
@@ -313,23 +320,30 @@ struct Candidate {
 impl Candidate {
     fn new(key: ToolKey) -> Self {
         let plain = format!("mcp_{}_{}", sanitize(&key.server), sanitize(&key.tool));
-        let digest_hex = digest_hex(&key);
         Candidate {
             key,
             plain,
-            digest_hex,
+            digest_hex: String::new(),
             suffix: None,
         }
     }
 
-    fn name(&self, max_len: usize) -> String {
+    /// Gives the name a suffix of `n` digest characters.
+    fn set_suffix(&mut self, n: usize) {
+        if self.digest_hex.is_empty() {
+            self.digest_hex = digest_hex(&self.key);
+        }
+        self.suffix = Some(n);
+    }
+
+    fn name(&self, max_len: usize) -> Cow<'_, str> {
         match self.suffix {
-            None => self.plain.clone(),
+            None => Cow::Borrowed(&self.plain),
             Some(n) => {
                 // The plain name is ASCII, so bytes are characters.
                 let keep = max_len - 1 - n;
                 let stem = &self.plain[..self.plain.len().min(keep)];
-                format!("{stem}_{}", &self.digest_hex[..n])
+                Cow::Owned(format!("{stem}_{}", &self.digest_hex[..n]))
             }
         }
     }
@@ -368,39 +382,43 @@ fn resolve_collisions(
     let longest = (max_len - 6).min(64);
     for c in &mut candidates {
         if c.plain.len() > max_len || options.suffix == Suffix::Always {
-            c.suffix = Some(first);
+            c.set_suffix(first);
         }
     }
     loop {
-        let mut groups: HashMap<String, Vec<usize>> = HashMap::with_capacity(candidates.len());
-        for (i, c) in candidates.iter().enumerate() {
-            groups.entry(c.name(max_len)).or_default().push(i);
-        }
-        let mut collided: Vec<usize> = groups
-            .into_values()
-            .filter(|members| members.len() > 1)
-            .flatten()
+        // Sorted by name, the members of a group are neighbours.
+        let names: Vec<Cow<'_, str>> = candidates.iter().map(|c| c.name(max_len)).collect();
+        let mut order: Vec<usize> = (0..names.len()).collect();
+        order.sort_unstable_by(|&a, &b| names[a].cmp(&names[b]));
+        let mut collided: Vec<usize> = (0..order.len())
+            .filter(|&k| {
+                let name = &names[order[k]];
+                (k > 0 && names[order[k - 1]] == *name)
+                    || order.get(k + 1).is_some_and(|&next| names[next] == *name)
+            })
+            .map(|k| order[k])
             .collect();
         if collided.is_empty() {
+            let names: Vec<String> = names.into_iter().map(Cow::into_owned).collect();
             return candidates
                 .into_iter()
-                .map(|c| {
-                    let name = c.name(max_len);
-                    (c.key, name)
-                })
+                .zip(names)
+                .map(|(c, name)| (c.key, name))
                 .collect();
         }
+        drop(names);
         let mut stuck = Vec::new();
         for &i in &collided {
             let c = &mut candidates[i];
-            c.suffix = match c.suffix {
-                None => Some(first),
-                Some(n) if n < longest => Some((n + 4).min(longest)),
+            let suffix = match c.suffix {
+                None => first,
+                Some(n) if n < longest => (n + 4).min(longest),
                 Some(_) => {
                     stuck.push(i);
                     continue;
                 }
             };
+            c.set_suffix(suffix);
         }
         if !stuck.is_empty() {
             // Remove from the back so earlier indices stay valid.

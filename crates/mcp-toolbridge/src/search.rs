@@ -15,25 +15,25 @@ use crate::text::{first_nonempty_line, truncate_chars};
 /// The longest description in a search hit, in characters.
 const HIT_DESCRIPTION_CHARS: usize = 200;
 
-/// One tool as the index sees it.
+/// One tool as the index sees it. It does not hold the tool's model name,
+/// which is the binding's: one entry serves every binding of its catalog.
 #[derive(Clone, Debug)]
 pub(crate) struct IndexEntry {
-    /// The model name.
-    pub(crate) name: String,
     pub(crate) server: String,
     pub(crate) tool: String,
     name_lower: String,
-    name_words: Vec<String>,
+    /// The name's words, each followed by a space.
+    name_words: String,
     title_lower: String,
     server_lower: String,
     description_lower: String,
-    description_words: Vec<String>,
+    /// The description's words, each followed by a space.
+    description_words: String,
     short_description: String,
 }
 
 impl IndexEntry {
     pub(crate) fn new(
-        model_name: &str,
         server_id: &str,
         server_name: &str,
         tool: &str,
@@ -42,27 +42,26 @@ impl IndexEntry {
     ) -> Self {
         let description = description.unwrap_or("");
         IndexEntry {
-            name: model_name.to_owned(),
             server: server_id.to_owned(),
             tool: tool.to_owned(),
             name_lower: tool.to_lowercase(),
-            name_words: words(tool),
+            name_words: joined(tool),
             title_lower: title.unwrap_or("").to_lowercase(),
             server_lower: format!("{} {}", server_id, server_name).to_lowercase(),
             description_lower: description.to_lowercase(),
-            description_words: words(description),
+            description_words: joined(description),
             short_description: first_nonempty_line(description)
                 .map(|line| truncate_chars(line, HIT_DESCRIPTION_CHARS))
                 .unwrap_or_default(),
         }
     }
 
-    fn score(&self, query: &Query) -> u32 {
+    fn score(&self, name: &str, query: &Query) -> u32 {
         let mut score = 0;
         let mut matched = 0;
         for word in &query.words {
             let mut s = 0;
-            if self.name_words.iter().any(|w| w == word) {
+            if has_word(&self.name_words, word) {
                 s += 8;
             } else if self.name_lower.contains(word.as_str()) {
                 s += 5;
@@ -73,7 +72,7 @@ impl IndexEntry {
             if self.server_lower.contains(word.as_str()) {
                 s += 2;
             }
-            if self.description_words.iter().any(|w| w == word) {
+            if has_word(&self.description_words, word) {
                 s += 3;
             } else if word.chars().count() >= 3 && self.description_lower.contains(word.as_str()) {
                 s += 1;
@@ -86,7 +85,7 @@ impl IndexEntry {
         if score == 0 {
             return 0;
         }
-        if query.whole == self.name_lower || query.whole == self.name.to_lowercase() {
+        if query.whole == self.name_lower || query.whole == name.to_lowercase() {
             score += 20;
         }
         // Covering more of the query beats matching one word many ways.
@@ -114,8 +113,13 @@ struct Query {
     whole: String,
 }
 
-/// Ranks `entries` against `query` and returns the best `limit`.
-pub(crate) fn search(entries: &[IndexEntry], query: &str, limit: usize) -> Vec<SearchHit> {
+/// Ranks `entries` (each with its tool's model name) against `query` and
+/// returns the best `limit`.
+pub(crate) fn search<'a>(
+    entries: impl IntoIterator<Item = (&'a str, &'a IndexEntry)>,
+    query: &str,
+    limit: usize,
+) -> Vec<SearchHit> {
     let mut query_words = words(query);
     query_words.sort();
     query_words.dedup();
@@ -126,23 +130,56 @@ pub(crate) fn search(entries: &[IndexEntry], query: &str, limit: usize) -> Vec<S
         words: query_words,
         whole: query.trim().to_lowercase(),
     };
-    let mut scored: Vec<(u32, &IndexEntry)> = entries
-        .iter()
-        .map(|e| (e.score(&query), e))
-        .filter(|(s, _)| *s > 0)
+    let mut scored: Vec<(u32, &str, &IndexEntry)> = entries
+        .into_iter()
+        .map(|(name, e)| (e.score(name, &query), name, e))
+        .filter(|(s, _, _)| *s > 0)
         .collect();
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
     scored
         .into_iter()
         .take(limit)
-        .map(|(score, e)| SearchHit {
-            name: e.name.clone(),
+        .map(|(score, name, e)| SearchHit {
+            name: name.to_owned(),
             server: e.server.clone(),
             tool: e.tool.clone(),
             description: e.short_description.clone(),
             score,
         })
         .collect()
+}
+
+/// The words of `text` (see [`words`]), each followed by a space, written
+/// straight into one string.
+fn joined(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 1);
+    let mut in_word = false;
+    let mut previous_lower = false;
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            if c.is_uppercase() && previous_lower && in_word {
+                out.push(' ');
+            }
+            previous_lower = c.is_lowercase() || c.is_numeric();
+            out.extend(c.to_lowercase());
+            in_word = true;
+        } else {
+            previous_lower = false;
+            if in_word {
+                out.push(' ');
+                in_word = false;
+            }
+        }
+    }
+    if in_word {
+        out.push(' ');
+    }
+    out
+}
+
+/// Whether `word` is one of the words of `joined` (a [`joined`] text).
+fn has_word(joined: &str, word: &str) -> bool {
+    joined.split_terminator(' ').any(|w| w == word)
 }
 
 /// Lowercase alphanumeric words, with `snake_case`, `kebab-case`, dotted
@@ -175,18 +212,23 @@ fn words(text: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
-    fn entry(server: &str, tool: &str, description: &str) -> IndexEntry {
-        IndexEntry::new(
-            &format!("mcp_{server}_{tool}"),
-            server,
-            server,
-            tool,
-            None,
-            Some(description),
+    fn entry(server: &str, tool: &str, description: &str) -> (String, IndexEntry) {
+        (
+            format!("mcp_{server}_{tool}"),
+            IndexEntry::new(server, server, tool, None, Some(description)),
         )
     }
 
-    fn catalog() -> Vec<IndexEntry> {
+    fn search_catalog(query: &str, limit: usize) -> Vec<SearchHit> {
+        let catalog = catalog();
+        search(
+            catalog.iter().map(|(name, entry)| (name.as_str(), entry)),
+            query,
+            limit,
+        )
+    }
+
+    fn catalog() -> Vec<(String, IndexEntry)> {
         vec![
             entry(
                 "github",
@@ -206,7 +248,7 @@ mod tests {
     }
 
     fn names(query: &str) -> Vec<String> {
-        search(&catalog(), query, 10)
+        search_catalog(query, 10)
             .into_iter()
             .map(|h| h.name)
             .collect()
@@ -240,9 +282,9 @@ mod tests {
 
     #[test]
     fn hits_carry_the_first_description_line_and_respect_the_limit() {
-        let hits = search(&catalog(), "file", 2);
+        let hits = search_catalog("file", 2);
         assert_eq!(hits.len(), 2);
-        let read = search(&catalog(), "read_file", 1).remove(0);
+        let read = search_catalog("read_file", 1).remove(0);
         assert_eq!(read.description, "Reads a file from disk.");
         assert_eq!(
             (read.server.as_str(), read.tool.as_str()),
@@ -255,5 +297,20 @@ mod tests {
         assert_eq!(words("getFileContents"), ["get", "file", "contents"]);
         assert_eq!(words("read_file-now.v2"), ["read", "file", "now", "v2"]);
         assert_eq!(words("Ünïcode Wörds"), ["ünïcode", "wörds"]);
+        assert_eq!(joined("getFileContents"), "get file contents ");
+        for text in [
+            "getFileContents",
+            "read_file-now.v2",
+            "Ünïcode Wörds",
+            "  Lists ISSUES page-by-page, newest first.  ",
+            "HTTPServer x2Y aB",
+            "",
+        ] {
+            let listed: String = words(text).iter().map(|w| format!("{w} ")).collect();
+            assert_eq!(joined(text), listed, "{text:?}");
+        }
+        assert!(has_word(&joined("read_file"), "file"));
+        assert!(!has_word(&joined("read_file"), "fil"));
+        assert!(!has_word(&joined(""), ""));
     }
 }

@@ -42,6 +42,7 @@ use crate::tool::{ModelTool, ToolCall};
 mod approvals;
 mod binding;
 mod calls;
+mod facts;
 pub(crate) mod loader;
 mod tools;
 
@@ -205,7 +206,7 @@ impl ToolSet {
 
     /// The tool with model name `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn ModelTool>> {
-        let index = *self.binding.by_name.get(name)?;
+        let index = self.binding.position(name)?;
         self.tools.get(index)
     }
 
@@ -240,13 +241,13 @@ impl ToolSet {
 
     /// The raw `(server, tool)` behind a model name.
     pub fn resolve(&self, name: &str) -> Option<(&str, &str)> {
-        let bound = &self.binding.tools[*self.binding.by_name.get(name)?];
+        let bound = self.binding.get(name)?;
         Some((&bound.server, &bound.tool().name))
     }
 
     /// Ranks this prompt's tools against `query` (names and descriptions).
     pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
-        search::search(&self.binding.index, query, limit)
+        search::search(self.binding.index(), query, limit)
     }
 
     /// One tool's full description and input schema, as JSON.
@@ -401,7 +402,7 @@ impl McpSession {
     /// Ranks the current binding's tools against `query`.
     pub fn search_tools(&self, query: &str) -> Vec<SearchHit> {
         let binding = self.inner.lock().binding.clone();
-        search::search(&binding.index, query, self.inner.options.search_limit)
+        search::search(binding.index(), query, self.inner.options.search_limit)
     }
 
     /// One tool of the current binding, with its input schema, as JSON.
@@ -694,7 +695,14 @@ impl Inner {
                 .filter(|d| state.allows(&d.id))
                 .cloned()
                 .collect();
-            Binding::build(generation, epoch, ready, deferred, &self.options.names)
+            Binding::build(
+                generation,
+                epoch,
+                ready,
+                deferred,
+                &self.options.names,
+                &state.binding,
+            )
         } else {
             Binding::empty(generation)
         };

@@ -1508,6 +1508,51 @@ async fn search_and_describe_tools() {
 }
 
 #[tokio::test]
+async fn rebinding_unchanged_catalogs_allocates_no_tool_again() {
+    let h = harness(SessionOptions::default()).await;
+    let first = h.session.bind();
+    let again = h.session.bind();
+    assert!(again.generation() > first.generation());
+    let pairs = || first.binding.tools.iter().zip(&again.binding.tools);
+    assert_eq!(first.binding.tools.len(), fixture_tools().len());
+    assert_eq!(again.binding.tools.len(), first.binding.tools.len());
+    // The same catalog lifetime: every tool is the first binding's own.
+    for (a, b) in pairs() {
+        assert!(Arc::ptr_eq(a, b), "{} was bound anew", b.model_name);
+    }
+    // Another session binds tools of its own, deriving nothing again.
+    let other = McpSession::with_backend(h.fake.clone(), SessionOptions::default());
+    let theirs = other.bind();
+    for (a, b) in first.binding.tools.iter().zip(&theirs.binding.tools) {
+        assert!(!Arc::ptr_eq(a, b));
+        assert!(Arc::ptr_eq(&a.facts, &b.facts), "{}", b.model_name);
+        assert_eq!(a.description(), b.description());
+    }
+    // A new lifetime of the same catalog: new tools, the same facts.
+    let lifetime = h.fake.swap("fx");
+    settle().await;
+    let swapped = h.session.bind();
+    for (a, b) in again.binding.tools.iter().zip(&swapped.binding.tools) {
+        assert!(!Arc::ptr_eq(a, b));
+        assert_eq!(b.lifetime, Some(lifetime));
+        assert!(Arc::ptr_eq(&a.facts, &b.facts));
+    }
+    // A renamed server is searched under its new name: new facts.
+    h.fake.rename("fx", "Renamed Fixture");
+    let renamed = h.session.bind();
+    assert!(!Arc::ptr_eq(
+        &swapped.binding.tools[0].facts,
+        &renamed.binding.tools[0].facts
+    ));
+    assert!(!renamed.search("renamed", 10).is_empty());
+    assert!(swapped.search("renamed", 10).is_empty());
+    // The facts go with the last binding that holds them.
+    let facts = Arc::downgrade(&first.binding.tools[0].facts);
+    drop((first, again, theirs, swapped, other));
+    assert!(facts.upgrade().is_none());
+}
+
+#[tokio::test]
 async fn lost_events_are_reconciled() {
     let h = harness(SessionOptions::default()).await;
     h.session

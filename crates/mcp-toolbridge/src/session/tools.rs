@@ -67,7 +67,7 @@ macro_rules! bound_tool {
             }
 
             fn description(&self) -> &str {
-                &self.bound.description
+                self.bound.description()
             }
 
             fn input_schema(&self) -> &JsonText {
