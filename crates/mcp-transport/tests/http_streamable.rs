@@ -221,7 +221,10 @@ async fn the_get_stream_opens_beside_the_initialized_post_and_requests_wait_for_
     let requests = server.requests();
     let get = requests.iter().find(|r| r.method == Method::GET).unwrap();
     assert_eq!(get.header("mcp-session-id"), Some(SESSION));
-    let list = requests.iter().find(|r| r.is_post_of("tools/list")).unwrap();
+    let list = requests
+        .iter()
+        .find(|r| r.is_post_of("tools/list"))
+        .unwrap();
     let initialized_answered = answered.lock().unwrap().expect("initialized was answered");
     assert!(list.at >= initialized_answered && list.at >= get.at);
     close_and_expect_nothing_else(&t).await;

@@ -249,7 +249,8 @@ impl Shared {
 
     /// One of the answers [`Shared::wait_listener`] waits for has come.
     pub(crate) fn listener_gate_step(&self) {
-        self.listener_gate.send_modify(|left| *left = left.saturating_sub(1));
+        self.listener_gate
+            .send_modify(|left| *left = left.saturating_sub(1));
     }
 
     /// The mode, once it is settled.
