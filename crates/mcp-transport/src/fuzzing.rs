@@ -56,7 +56,7 @@ pub fn read_sse_response<'a>(
         match decoded_item(&mut decoder, ended) {
             Some(SseItem::Event(event)) => {
                 out.events += 1;
-                if let Some(frame) = event_frame(&event) {
+                if let Some(frame) = event_frame(event) {
                     out.answered |= answers(&frame, id);
                     out.frames.push(frame);
                 }

@@ -507,3 +507,19 @@ async fn auth_hook_signs_each_request_and_resends_for_a_new_nonce_without_renewi
     assert_eq!(server.requests().len(), 3);
     assert_eq!(auth.refusals.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn an_http_url_still_refuses_extra_roots_that_are_not_certificates() {
+    // A plain http pool builds no TLS configuration, but a broken setting
+    // is refused whatever server it meets first.
+    let server = TestServer::start(|r| async move { basic(&r) }).await;
+    let mut options = HttpOptions::new(server.url("/mcp"));
+    assert!(options.url.starts_with("http://"), "{}", options.url);
+    options.extra_root_certificates = vec!["not a certificate".to_owned()];
+    match HttpTransport::connect(options).await {
+        Err(TransportError::Setup(message)) => {
+            assert!(message.contains("extra root certificate #0"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

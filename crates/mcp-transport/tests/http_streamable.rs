@@ -186,6 +186,51 @@ async fn requests_after_initialized_wait_for_the_get_stream() {
 }
 
 #[tokio::test]
+async fn the_get_stream_opens_beside_the_initialized_post_and_requests_wait_for_both() {
+    // The server answers `notifications/initialized` only once the GET
+    // stream has arrived: a client that waited for that answer before
+    // opening the stream would never send it.
+    let got_get = Arc::new(tokio::sync::Notify::new());
+    let answered = Arc::new(std::sync::Mutex::new(None));
+    let server = TestServer::start({
+        let (got_get, answered) = (got_get.clone(), answered.clone());
+        move |r| {
+            let (got_get, answered) = (got_get.clone(), answered.clone());
+            async move {
+                if r.method == Method::GET {
+                    got_get.notify_one();
+                    let (reply, _writer) = Reply::sse();
+                    return reply;
+                }
+                if r.is_post_of("notifications/initialized") {
+                    got_get.notified().await;
+                    *answered.lock().unwrap() = Some(std::time::Instant::now());
+                }
+                basic(&r)
+            }
+        }
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    t.send(Message::request(2, "tools/list", None::<&()>).unwrap())
+        .await
+        .unwrap();
+    let response = next_message(&t).await;
+    assert!(is_response_to(&response, 2), "{response:?}");
+    let requests = server.requests();
+    let get = requests.iter().find(|r| r.method == Method::GET).unwrap();
+    assert_eq!(get.header("mcp-session-id"), Some(SESSION));
+    let list = requests
+        .iter()
+        .find(|r| r.is_post_of("tools/list"))
+        .unwrap();
+    let initialized_answered = answered.lock().unwrap().expect("initialized was answered");
+    assert!(list.at >= initialized_answered && list.at >= get.at);
+    close_and_expect_nothing_else(&t).await;
+}
+
+#[tokio::test]
 async fn get_stream_delivers_server_initiated_messages() {
     let (writers_tx, mut writers) = mpsc::unbounded_channel();
     let server = TestServer::start(move |r| {
@@ -640,6 +685,95 @@ async fn oversize_message_ends_the_connection() {
         }
         assert!(t.send(request(4, "ping")).await.is_err());
     }
+}
+
+/// A 1 MiB result, as the big text it carries and as a JSON-RPC response.
+fn big_response(id: i64) -> (String, serde_json::Value) {
+    // Every byte value a JSON string holds unescaped, plus escapes and
+    // multi-byte characters, so that a cut anywhere lands on all of them.
+    let unit = "abc\"\\\n\t é€𝄞 xyz 0123456789 ";
+    let text = unit.repeat((1 << 20) / unit.len() + 1);
+    let response = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "result": {"content": [{"type": "text", "text": text}]}
+    });
+    (text, response)
+}
+
+/// The text of the first content block of a `tools/call` result.
+fn result_text(message: &Message) -> String {
+    let Message::Response(response) = message else {
+        panic!("expected a response, got {message:?}");
+    };
+    let result: serde_json::Value = response.result.decode().unwrap();
+    result["content"][0]["text"].as_str().unwrap().to_owned()
+}
+
+/// Cuts `body` into chunks whose sizes follow a fixed pseudo-random
+/// sequence from 1 byte to 64 KiB (the same on every run).
+fn chunks_of(body: &[u8], mut state: u64) -> Vec<Vec<u8>> {
+    let mut chunks = Vec::new();
+    let mut at = 0;
+    while at < body.len() {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let size = match (state >> 33) % 4 {
+            0 => 1 + (state >> 40) as usize % 7,
+            1 => 1 + (state >> 40) as usize % 4096,
+            _ => 1 + (state >> 40) as usize % (64 * 1024),
+        };
+        let end = (at + size).min(body.len());
+        chunks.push(body[at..end].to_vec());
+        at = end;
+    }
+    chunks
+}
+
+#[tokio::test]
+async fn a_1_mib_result_decodes_whole_as_json_and_as_sse_however_the_body_is_cut() {
+    // Ids 2 and 3: a JSON body with `Content-Length`, then the same body
+    // chunked in pieces; 4 and 5: one SSE event, in pieces with LF and
+    // with CRLF line endings.
+    let server = TestServer::start(|r| async move {
+        if !r.is_post_of("tools/call") {
+            return basic(&r);
+        }
+        let id = r.rpc_id().as_i64().unwrap();
+        let (_, response) = big_response(id);
+        let body = response.to_string();
+        match id {
+            2 => Reply::json(response),
+            3 => {
+                let (mut reply, w) = Reply::sse();
+                reply.headers = vec![("content-type".into(), "application/json".into())];
+                for chunk in chunks_of(body.as_bytes(), 3) {
+                    w.raw_bytes(chunk);
+                }
+                reply
+            }
+            _ => {
+                let (reply, w) = Reply::sse();
+                let ending = if id == 4 { "\n" } else { "\r\n" };
+                let event = format!("id: {id}{ending}data: {body}{ending}{ending}");
+                for chunk in chunks_of(event.as_bytes(), id as u64) {
+                    w.raw_bytes(chunk);
+                }
+                reply
+            }
+        }
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    for id in 2..=5 {
+        t.send(request(id, "tools/call")).await.unwrap();
+        let message = next_message(&t).await;
+        assert!(is_response_to(&message, id), "{id}: {message:?}");
+        assert_eq!(result_text(&message), big_response(id).0, "{id}");
+    }
+    close_and_expect_nothing_else(&t).await;
 }
 
 #[tokio::test]

@@ -371,6 +371,9 @@ impl Fields {
             // single U+000A LINE FEED (LF) character to the data buffer."
             b"data" => match str::from_utf8(value) {
                 Ok(value) => {
+                    // Room for the LF too: a large value pushed alone and
+                    // then its LF would double the buffer for one byte.
+                    self.data.reserve(value.len() + 1);
                     self.data.push_str(value);
                     self.data.push('\n');
                 }
@@ -834,5 +837,68 @@ mod tests {
             decode(&out),
             [r#"update "a\nb\nc\nd\n\n e" id="xy" retry=3000"#]
         );
+    }
+
+    /// One `data` line of a JSON-RPC response whose result holds about
+    /// 1 MiB of text (escapes and multi-byte characters included), and that
+    /// text.
+    fn big_response() -> (String, String) {
+        let unit = "abc\"\\\n\t é€𝄞 xyz 0123456789 ";
+        let text = unit.repeat((1 << 20) / unit.len() + 1);
+        let json = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": 7,
+            "result": {"content": [{"type": "text", "text": text}]}
+        });
+        (json.to_string(), text)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+        /// The splitter's contract for a large event: wherever the chunks
+        /// are cut (inside a UTF-8 sequence, between a CR and its LF, a
+        /// byte at a time near the end), the event comes out whole, once,
+        /// and its data decodes as the message that was sent.
+        #[test]
+        fn a_1_mib_event_decodes_whole_however_the_stream_is_cut(
+            cuts in proptest::collection::vec(0usize..(1 << 20), 0..40),
+            tail_cuts in proptest::collection::vec(0usize..12, 0..6),
+            ending in proptest::sample::select(vec!["\n", "\r\n", "\r"]),
+        ) {
+            let (json, text) = big_response();
+            let stream = format!(
+                "id: 7{ending}data: {json}{ending}{ending}data: {{}}{ending}{ending}"
+            );
+            let bytes = stream.as_bytes();
+            let mut at: Vec<usize> = cuts
+                .into_iter()
+                .chain(tail_cuts.into_iter().map(|back| bytes.len().saturating_sub(back)))
+                .filter(|&cut| cut < bytes.len())
+                .collect();
+            at.sort_unstable();
+            at.dedup();
+            let mut decoder = SseDecoder::new();
+            let mut events = Vec::new();
+            let mut from = 0;
+            for cut in at.into_iter().chain([bytes.len()]) {
+                decoder.push(&bytes[from..cut]);
+                from = cut;
+                events.extend(std::iter::from_fn(|| decoder.next_event()));
+            }
+            events.extend(std::iter::from_fn(|| decoder.finish()));
+            proptest::prop_assert_eq!(events.len(), 2);
+            let big = events.remove(0).unwrap();
+            proptest::prop_assert_eq!(&big.id, &Some("7".to_owned()));
+            proptest::prop_assert!(big.data == json, "the data differs from what was sent");
+            let Ok(crate::Frame::Single(crate::Message::Response(response))) =
+                crate::Frame::from_string(big.data)
+            else {
+                return Err(proptest::test_runner::TestCaseError::fail("not a response"));
+            };
+            let result: serde_json::Value = response.result.decode().unwrap();
+            proptest::prop_assert!(result["content"][0]["text"] == text.as_str());
+            proptest::prop_assert_eq!(&events[0].as_ref().unwrap().data, "{}");
+        }
     }
 }

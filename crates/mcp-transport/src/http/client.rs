@@ -20,7 +20,7 @@ use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use url::Url;
 
-use super::pool::{MAX_RESPONSE_HEAD, Pool};
+use super::pool::{Connector, MAX_RESPONSE_HEAD, Pool};
 use super::proxy::ProxyConnector;
 use super::tls::TlsError;
 use super::{AuthProvider, HttpOptions, ProxyConfig};
@@ -72,18 +72,33 @@ impl HttpClient {
     /// Builds the client: TLS roots, the connector, and the fixed headers
     /// (environment variables are read here, once).
     /// `url` is the configured one, whose proxy setting is checked here.
+    ///
+    /// The extra roots and the CA environment variables are read and
+    /// checked for every URL, so that a broken setting is refused whatever
+    /// server it meets first; the TLS configuration (the Mozilla roots, the
+    /// verifier, the session cache) is built for an `https` URL only.
     pub(crate) fn new(options: &HttpOptions, url: &Url) -> Result<Self, TransportError> {
         let fixed_headers = fixed_headers(options)?;
         options.proxy.check(url)?;
         let mut roots = options.extra_root_certificates.clone();
         roots.extend(options.ca_env.load()?);
-        let https = https_connector(
-            tls_root_store(&roots)?,
-            options.proxy.clone(),
-            options.connect_timeout,
-        )?;
+        let connector = if url.scheme() == "https" {
+            Connector::Tls(https_connector(
+                tls_root_store(&roots)?,
+                options.proxy.clone(),
+                options.connect_timeout,
+            )?)
+        } else {
+            if !roots.is_empty() {
+                tls_root_store(&roots)?;
+            }
+            Connector::Plain(tcp_connector(
+                options.proxy.clone(),
+                options.connect_timeout,
+            ))
+        };
         Ok(HttpClient {
-            pool: Pool::new(https),
+            pool: Pool::new(connector),
             fixed_headers,
             auth: options.auth.clone(),
             request_timeout: options.request_timeout,
@@ -298,16 +313,22 @@ pub fn https_connector(
     let tls = tls_config_builder()?
         .with_root_certificates(roots)
         .with_no_client_auth();
+    Ok(hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(tcp_connector(proxy, connect_timeout)))
+}
+
+/// The TCP half of [`https_connector`]: no Nagle, `connect_timeout`,
+/// directly or through `proxy`.
+pub(crate) fn tcp_connector(proxy: ProxyConfig, connect_timeout: Duration) -> ProxyConnector {
     let mut http = HttpConnector::new();
     // The TLS layer handles `https`; the TCP connector must let it through.
     http.enforce_http(false);
     http.set_nodelay(true);
     http.set_connect_timeout(Some(connect_timeout));
-    Ok(hyper_rustls::HttpsConnectorBuilder::new()
-        .with_tls_config(tls)
-        .https_or_http()
-        .enable_http1()
-        .wrap_connector(ProxyConnector::new(http, proxy, connect_timeout)))
+    ProxyConnector::new(http, proxy, connect_timeout)
 }
 
 /// A TLS client configuration's builder (TLS 1.2 and 1.3) on the process's

@@ -41,10 +41,11 @@ use crate::transport::{Inbound, Transport, TransportError};
 /// - §Protocol Version Header: the version given to
 ///   [`set_protocol_version`](Transport::set_protocol_version) goes on every
 ///   request after `initialize`, never on the `initialize` POST.
-/// - §Listening for Messages from the Server: once the
-///   `notifications/initialized` POST is accepted, a GET stream is opened
-///   for server-initiated messages; 404, 405 or 406 there means the server
-///   offers none. If an established GET stream later gets 404, the session
+/// - §Listening for Messages from the Server: a GET stream for
+///   server-initiated messages is opened beside the
+///   `notifications/initialized` POST, and later messages wait until both
+///   have been answered; 404, 405 or 406 there means the server offers
+///   none. If an established GET stream later gets 404, the session
 ///   has expired and the transport ends with `Closed(Some(SessionExpired))`.
 /// - §Resumability: when a POST's SSE stream ends before its response, it
 ///   is resumed by GET with `Last-Event-ID` after the server's `retry`
@@ -101,7 +102,7 @@ impl HttpTransport {
             },
             inbound: tx,
             mode: watch::Sender::new(initial_mode),
-            listener_gate: watch::Sender::new(true),
+            listener_gate: watch::Sender::new(0),
             session: Mutex::new(Session::default()),
             tasks: Mutex::new(Tasks {
                 set: JoinSet::new(),

@@ -83,13 +83,15 @@ pub(crate) fn decoded_item(decoder: &mut SseDecoder, ended: bool) -> Option<SseI
     }
 }
 
-/// The JSON-RPC frame an event carries, if it carries one.
+/// The JSON-RPC frame an event carries, if it carries one. The event's
+/// data becomes the frame's text: a large result is neither copied out of
+/// it nor checked for UTF-8 a second time.
 ///
 /// MCP "Transports" §Streamable HTTP: messages travel as events of type
 /// `message` (the default); events with empty data are 2025-11-25 priming
 /// events whose only purpose is their id, and must not be parsed as JSON.
 /// Other event types, and data that is not JSON-RPC, are skipped and logged.
-pub(crate) fn event_frame(event: &SseEvent) -> Option<Frame> {
+pub(crate) fn event_frame(event: SseEvent) -> Option<Frame> {
     if event.data.is_empty() {
         return None;
     }
@@ -97,12 +99,13 @@ pub(crate) fn event_frame(event: &SseEvent) -> Option<Frame> {
         tracing::debug!(event = %event.event, "skipping an SSE event of another type");
         return None;
     }
-    match Frame::from_slice(event.data.as_bytes()) {
+    let len = event.data.len();
+    match Frame::from_string(event.data) {
         Ok(frame) => Some(frame),
         Err(error) => {
             tracing::warn!(
                 %error,
-                len = event.data.len(),
+                len,
                 "skipping an SSE event that is not a JSON-RPC message"
             );
             None

@@ -26,7 +26,7 @@ use http::{HeaderValue, Request, Response, Uri};
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::client::conn::http1;
-use hyper_rustls::HttpsConnector;
+use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
 use tower_service::Service;
 
 use super::proxy::ProxyConnector;
@@ -46,10 +46,20 @@ type Sender = http1::SendRequest<Full<Bytes>>;
 /// Why a request failed: connecting (DNS, TCP, TLS) or the exchange itself.
 pub(crate) type PoolError = Box<dyn std::error::Error + Send + Sync>;
 
+/// How a pool opens connections.
+#[derive(Clone)]
+pub(crate) enum Connector {
+    /// TCP, directly or through a proxy, then rustls for `https`.
+    Tls(HttpsConnector<ProxyConnector>),
+    /// TCP only: the pool of an `http` URL (redirects keep the origin, so
+    /// it never needs TLS), which builds no TLS configuration.
+    Plain(ProxyConnector),
+}
+
 /// The connections of one transport. Cloning shares them.
 #[derive(Clone)]
 pub(crate) struct Pool {
-    connector: HttpsConnector<ProxyConnector>,
+    connector: Connector,
     kept: Arc<Mutex<Vec<Sender>>>,
     /// The origin form of the last request URI: a transport sends nearly
     /// every request to the same one, and taking it apart each time (the
@@ -67,7 +77,7 @@ struct OriginForm {
 }
 
 impl Pool {
-    pub(crate) fn new(connector: HttpsConnector<ProxyConnector>) -> Pool {
+    pub(crate) fn new(connector: Connector) -> Pool {
         Pool {
             connector,
             kept: Arc::new(Mutex::new(Vec::new())),
@@ -151,9 +161,21 @@ impl Pool {
     /// A new connection (TCP, then TLS for `https`), its driver task
     /// spawned on the current runtime.
     async fn connect(&self, target: &Target) -> Result<Sender, PoolError> {
-        let mut connector = self.connector.clone();
-        std::future::poll_fn(|cx| connector.poll_ready(cx)).await?;
-        let io = connector.call(target.origin()?).await?;
+        let io = match &self.connector {
+            Connector::Tls(connector) => {
+                let mut connector = connector.clone();
+                std::future::poll_fn(|cx| connector.poll_ready(cx)).await?;
+                connector.call(target.origin()?).await?
+            }
+            Connector::Plain(_) if target.scheme == Scheme::HTTPS => {
+                return Err("an https URL on a connection pool made for http".into());
+            }
+            Connector::Plain(connector) => {
+                let mut connector = connector.clone();
+                std::future::poll_fn(|cx| connector.poll_ready(cx)).await?;
+                MaybeHttpsStream::Http(connector.call(target.origin()?).await?)
+            }
+        };
         let (sender, connection) = http1::Builder::new()
             .max_buf_size(MAX_RESPONSE_HEAD)
             .handshake(io)
@@ -315,12 +337,10 @@ mod tests {
     }
 
     fn plain_http_pool() -> Pool {
-        let connector = super::super::client::https_connector(
-            rustls::RootCertStore::empty(),
+        Pool::new(Connector::Plain(super::super::client::tcp_connector(
             super::super::ProxyConfig::none(),
             std::time::Duration::from_secs(5),
-        );
-        Pool::new(connector.unwrap())
+        )))
     }
 
     #[tokio::test]

@@ -126,9 +126,10 @@ pub(crate) struct Shared {
     pub(crate) limits: Limits,
     pub(super) inbound: mpsc::UnboundedSender<Inbound>,
     pub(super) mode: watch::Sender<Mode>,
-    /// Open (true) except between `notifications/initialized` and the
-    /// moment the GET stream's answer is known: see [`Shared::wait_listener`].
-    pub(super) listener_gate: watch::Sender<bool>,
+    /// How many answers messages after `notifications/initialized` still
+    /// wait for: that POST's and the GET stream's (see
+    /// [`Shared::wait_listener`]); 0 is open.
+    pub(super) listener_gate: watch::Sender<u8>,
     pub(super) session: Mutex<Session>,
     pub(super) tasks: Mutex<Tasks>,
     /// `Closed` has been queued; sends fail from now on.
@@ -227,20 +228,29 @@ impl Shared {
         self.mode.send_replace(mode);
     }
 
-    /// Waits (at most [`LISTENER_GATE_TIMEOUT`]) until the GET stream that
-    /// `notifications/initialized` opens has been answered. Servers (the
-    /// TypeScript SDK's among them) send requests that belong to no client
-    /// request, such as an elicitation from inside a tool, on the GET stream
-    /// and drop them when it is not open yet; the TypeScript client avoids
-    /// the race by issuing its GET before anything else, and so do we.
+    /// Waits (at most [`LISTENER_GATE_TIMEOUT`]) until the
+    /// `notifications/initialized` POST and the GET stream opened beside it
+    /// have both been answered. Servers (the TypeScript SDK's among them)
+    /// send requests that belong to no client request, such as an
+    /// elicitation from inside a tool, on the GET stream and drop them when
+    /// it is not open yet; the TypeScript client avoids the race by issuing
+    /// its GET before anything else, and so do we. The GET goes out with
+    /// the `initialized` POST rather than after its answer, so that the
+    /// wait costs one round trip, not two.
     pub(crate) async fn wait_listener(&self) {
         let mut gate = self.listener_gate.subscribe();
-        let _ = tokio::time::timeout(LISTENER_GATE_TIMEOUT, gate.wait_for(|open| *open)).await;
+        let _ = tokio::time::timeout(LISTENER_GATE_TIMEOUT, gate.wait_for(|left| *left == 0)).await;
     }
 
     /// Lets messages held by [`Shared::wait_listener`] go.
     pub(crate) fn open_listener_gate(&self) {
-        self.listener_gate.send_replace(true);
+        self.listener_gate.send_replace(0);
+    }
+
+    /// One of the answers [`Shared::wait_listener`] waits for has come.
+    pub(crate) fn listener_gate_step(&self) {
+        self.listener_gate
+            .send_modify(|left| *left = left.saturating_sub(1));
     }
 
     /// The mode, once it is settled.
@@ -278,10 +288,11 @@ impl Shared {
         };
         match out.kind {
             Kind::Initialize => {
-                self.listener_gate.send_replace(true);
+                self.listener_gate.send_replace(0);
             }
             Kind::Initialized => {
-                self.listener_gate.send_replace(false);
+                // The POST's answer and the GET stream's.
+                self.listener_gate.send_replace(2);
             }
             Kind::Discover | Kind::Request | Kind::Notification | Kind::Response => {}
         }

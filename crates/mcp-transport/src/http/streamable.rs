@@ -43,6 +43,12 @@ pub(crate) async fn post(shared: &Arc<Shared>, mut out: Outgoing, probe: bool) {
     let had_session = out.modern.is_none()
         && out.kind != Kind::Initialize
         && shared.session_headers(&mut headers);
+    if out.kind == Kind::Initialized && out.modern.is_none() {
+        // §Listening for Messages from the Server: the session exists once
+        // `initialize` was answered, so the GET stream is opened beside this
+        // POST, on a connection of its own.
+        shared.start_listener();
+    }
     let response = match shared
         .client
         .send(Method::POST, &shared.url, &headers, out.body.clone())
@@ -106,7 +112,7 @@ pub(crate) async fn post(shared: &Arc<Shared>, mut out: Outgoing, probe: bool) {
         // 202 and no body; any 2xx is accepted.
         drain(response.into_body()).await;
         if out.kind == Kind::Initialized {
-            shared.start_listener();
+            shared.listener_gate_step();
         }
         return;
     }
@@ -210,7 +216,7 @@ async fn post_stream(shared: &Arc<Shared>, out: Outgoing, body: Incoming, probe:
                         }
                         shared.set_mode(Mode::Streamable);
                     }
-                    if let Some(frame) = event_frame(&event) {
+                    if let Some(frame) = event_frame(event) {
                         if let Some(id) = &out.id
                             && answers(&frame, id)
                         {
@@ -298,6 +304,7 @@ async fn post_stream(shared: &Arc<Shared>, out: Outgoing, body: Incoming, probe:
 pub(crate) async fn listen(shared: &Arc<Shared>, generation: u64) {
     let mut decoder = SseDecoder::with_max_event_size(shared.limits.max_message_size);
     let mut opened = false;
+    let mut first = true;
     // Reconnections in a row that delivered no event.
     let mut attempts = 0u32;
     loop {
@@ -305,8 +312,11 @@ pub(crate) async fn listen(shared: &Arc<Shared>, generation: u64) {
             return;
         }
         let answer = open_get(shared, decoder.last_event_id()).await;
-        // Whatever the answer, messages held for the GET stream may go now.
-        shared.open_listener_gate();
+        if std::mem::take(&mut first) {
+            // Whatever the answer, messages held for the GET stream need
+            // not wait for it any longer.
+            shared.listener_gate_step();
+        }
         match answer {
             Ok(mut stream) => {
                 opened = true;
@@ -314,7 +324,7 @@ pub(crate) async fn listen(shared: &Arc<Shared>, generation: u64) {
                     match stream.next(&mut decoder).await {
                         SseItem::Event(event) => {
                             attempts = 0;
-                            if let Some(frame) = event_frame(&event) {
+                            if let Some(frame) = event_frame(event) {
                                 shared.push_frame(frame);
                             }
                         }
@@ -466,15 +476,17 @@ fn reconnect_delay(shared: &Shared, decoder: &SseDecoder, attempt: u32) -> Durat
 
 impl Shared {
     /// Starts the GET stream of the current session, unless one runs.
+    /// Its first answer counts as one step of the listener gate (see
+    /// [`Shared::wait_listener`]), and so does finding one running.
     pub(crate) fn start_listener(self: &Arc<Self>) {
         let generation = self.generation();
         if self.session().listener.is_some() {
-            self.open_listener_gate();
+            self.listener_gate_step();
             return;
         }
         let shared = Arc::clone(self);
         let Some(handle) = self.spawn(async move { listen(&shared, generation).await }) else {
-            self.open_listener_gate();
+            self.listener_gate_step();
             return;
         };
         let mut session = self.session();

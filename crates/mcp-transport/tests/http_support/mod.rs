@@ -154,6 +154,12 @@ impl SseWriter {
         let _ = self.tx.send(Chunk::Data(Bytes::from(text.to_owned())));
     }
 
+    /// Bytes as they are: a piece of a body cut anywhere, even inside a
+    /// UTF-8 sequence.
+    pub fn raw_bytes(&self, bytes: Vec<u8>) {
+        let _ = self.tx.send(Chunk::Data(Bytes::from(bytes)));
+    }
+
     /// A message event, with an id if given.
     pub fn message(&self, id: Option<&str>, message: &Value) {
         let mut text = String::new();
