@@ -6,13 +6,14 @@
 //! The gateway runs in an empty environment (no configured servers, so the
 //! demo server is behind it) and is reached by the URL it prints for
 //! clients that take only a URL (`/mcp/<token>`): the runners send no
-//! `Authorization` header. The fixture runs with its defaults (both eras,
-//! every built-in tool) and is reached by the URL it prints first. Each
-//! runner then runs its whole server suite against each: the released one
-//! once, the pre-release one once per spec version (`--suite all
-//! --spec-version V`). Many scenarios need the runner's own test server's
-//! tools, resources and prompts (`test_simple_text`, `test://static-text`,
-//! ...), which neither server has: those are known failures. A scenario
+//! `Authorization` header. The fixture runs in both eras with
+//! `--reference-catalog`, which adds the runner's own test server's tools,
+//! resources and prompts (`test_simple_text`, `test://static-text`, ...)
+//! to its own, and is reached by the URL it prints first. Each runner then
+//! runs its whole server suite against each: the released one once, the
+//! pre-release one once per spec version (`--suite all --spec-version V`).
+//! The gateway has none of those tools (the demo server behind it has
+//! tools of its own): the scenarios that call them are known failures. A scenario
 //! passes when the runner marks it passed with at least one check.
 //!
 //! What must pass, per server: `tests/conformance/expected-pass-server.txt`
@@ -328,11 +329,12 @@ impl Server {
         })
     }
 
-    /// `mcp-fixture-server --transport http` on a free port, at the
-    /// endpoint its first line names (`listening on URL`).
+    /// `mcp-fixture-server --transport http --reference-catalog` (the
+    /// suites' tools, resources and prompts beside its own) on a free port,
+    /// at the endpoint its first line names (`listening on URL`).
     fn fixture(fixture: &Path) -> anyhow::Result<Server> {
         let child = Command::new(fixture)
-            .args(["--transport", "http"])
+            .args(["--transport", "http", "--reference-catalog"])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

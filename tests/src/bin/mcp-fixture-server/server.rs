@@ -53,6 +53,7 @@ use tokio::task::AbortHandle;
 use crate::catalog;
 use crate::eventlog;
 use crate::options::{Era, Options};
+use crate::reference;
 
 mod modern;
 
@@ -104,6 +105,9 @@ impl Fixture {
         if options.error_message_kib.is_some() {
             rest.push(catalog::long_error_tool());
         }
+        if options.reference_catalog {
+            rest.extend(reference::tools());
+        }
         rest.extend((1..=options.extra_tools).map(catalog::generated_tool));
         tools.extend(rest.iter().cloned());
         modern_tools.extend(rest);
@@ -113,6 +117,77 @@ impl Fixture {
             modern_tools,
             big_result: Mutex::new(None),
         })
+    }
+
+    /// The `resources/list` result: the fixture's, then the reference
+    /// catalog's with `--reference-catalog`.
+    pub(crate) fn resources(&self) -> Value {
+        let mut result = catalog::resources();
+        if self.options.reference_catalog
+            && let Some(list) = result["resources"].as_array_mut()
+        {
+            list.extend(reference::resources());
+        }
+        result
+    }
+
+    /// The `resources/templates/list` result: none but the reference
+    /// catalog's.
+    pub(crate) fn resource_templates(&self) -> Value {
+        let templates = if self.options.reference_catalog {
+            reference::templates()
+        } else {
+            Vec::new()
+        };
+        json!({"resourceTemplates": templates})
+    }
+
+    /// The `prompts/list` result: the fixture's, then the reference
+    /// catalog's with `--reference-catalog`.
+    pub(crate) fn prompts(&self) -> Value {
+        let mut result = catalog::prompts();
+        if self.options.reference_catalog
+            && let Some(list) = result["prompts"].as_array_mut()
+        {
+            list.extend(reference::prompts());
+        }
+        result
+    }
+
+    /// `resources/read`: the fixture's resources, then the reference
+    /// catalog's; -32002 for any other URI.
+    pub(crate) fn read_resource(&self, params: &Value) -> Result<Value, ErrorObject> {
+        let uri = params
+            .get("uri")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        match self
+            .options
+            .reference_catalog
+            .then(|| reference::read(uri))
+            .flatten()
+        {
+            Some(contents) => Ok(contents),
+            None => read_resource(params),
+        }
+    }
+
+    /// `prompts/get`: the fixture's prompt, then the reference catalog's.
+    pub(crate) fn get_prompt(&self, params: &Value) -> Result<Value, ErrorObject> {
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let arguments = params.get("arguments").cloned().unwrap_or(json!({}));
+        match self
+            .options
+            .reference_catalog
+            .then(|| reference::get_prompt(name, &arguments))
+            .flatten()
+        {
+            Some(result) => result,
+            None => get_prompt(params),
+        }
     }
 
     /// The definition of a modern-era tool (built-in or generated), for
@@ -147,6 +222,7 @@ impl Fixture {
                 prompts: Some(ListChangedCapability::default()),
                 logging: Some(Default::default()),
                 extensions: options.skills.then(catalog::skills_extension),
+                completions: options.reference_catalog.then(Default::default),
                 ..ServerCapabilities::default()
             })
             .instructions(options.instructions.clone())
@@ -622,13 +698,16 @@ impl Server {
             methods::TOOLS_CALL => {
                 return self.call_tool(id, params, request.progress_token, false);
             }
-            methods::RESOURCES_LIST => Ok(catalog::resources()),
-            methods::RESOURCES_TEMPLATES_LIST => Ok(json!({"resourceTemplates": []})),
-            methods::RESOURCES_READ => read_resource(&params),
+            methods::RESOURCES_LIST => Ok(self.fixture.resources()),
+            methods::RESOURCES_TEMPLATES_LIST => Ok(self.fixture.resource_templates()),
+            methods::RESOURCES_READ => self.fixture.read_resource(&params),
             methods::SKILLS_LIST if options.skills => Ok(catalog::skills()),
             methods::SKILLS_GET if options.skills => catalog::skill(&params),
-            methods::PROMPTS_LIST => Ok(catalog::prompts()),
-            methods::PROMPTS_GET => get_prompt(&params),
+            methods::PROMPTS_LIST => Ok(self.fixture.prompts()),
+            methods::PROMPTS_GET => self.fixture.get_prompt(&params),
+            methods::COMPLETION_COMPLETE if options.reference_catalog => {
+                reference::complete(&params)
+            }
             methods::LOGGING_SET_LEVEL => self.set_level(id, &params),
             other => Err(ErrorObject::method_not_found(other)),
         })
@@ -758,6 +837,11 @@ impl Server {
             return Reply::Now(Err(ErrorObject::invalid_params(format!(
                 "unknown tool: {name}"
             ))));
+        }
+        if self.fixture.options.reference_catalog
+            && let Some(result) = reference::call(name)
+        {
+            return Reply::Now(Ok(result));
         }
         let args = params.get("arguments").cloned().unwrap_or(json!({}));
         let route = Route::Related(id.clone());

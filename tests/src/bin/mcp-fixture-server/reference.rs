@@ -1,0 +1,215 @@
+//! `--reference-catalog`: the tools, resources, prompts and completions
+//! that the official conformance suites' server scenarios call by name,
+//! served beside the fixture's own so that the suites can check the
+//! fixture as a server (MCP "Server Features": Tools §Calling Tools,
+//! Resources §Reading Resources and §Resource Templates, Prompts §Getting a
+//! Prompt, "Utilities/Completion").
+//!
+//! Each answer is fixed, except where a scenario checks that the request's
+//! arguments reach it (a template's `{id}`, a prompt's arguments).
+
+use mcp_proto::ErrorObject;
+use serde_json::{Value, json};
+
+/// A 1x1 PNG, base64.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+/// A WAV file of no samples (its 44-byte header), base64.
+const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=";
+
+const STATIC_TEXT: &str = "test://static-text";
+const STATIC_BINARY: &str = "test://static-binary";
+const TEMPLATE: &str = "test://template/{id}/data";
+
+/// The tools' definitions, each without arguments.
+pub(crate) fn tools() -> Vec<Value> {
+    [
+        ("test_simple_text", "Returns one text block."),
+        ("test_image_content", "Returns one PNG image block."),
+        ("test_audio_content", "Returns one WAV audio block."),
+        (
+            "test_embedded_resource",
+            "Returns one embedded text resource.",
+        ),
+        (
+            "test_multiple_content_types",
+            "Returns a text, an image and an embedded resource block.",
+        ),
+        ("test_error_handling", "Always fails, as a tool error."),
+    ]
+    .into_iter()
+    .map(|(name, description)| {
+        json!({
+            "name": name,
+            "description": description,
+            "inputSchema": {"type": "object", "properties": {}}
+        })
+    })
+    .collect()
+}
+
+/// The result of calling `name`, if it is one of [`tools`].
+pub(crate) fn call(name: &str) -> Option<Value> {
+    let text = |text: &str| json!({"type": "text", "text": text});
+    let image = json!({"type": "image", "data": PNG, "mimeType": "image/png"});
+    let resource = json!({
+        "type": "resource",
+        "resource": {"uri": STATIC_TEXT, "mimeType": "text/plain", "text": "an embedded resource"}
+    });
+    let content = match name {
+        "test_simple_text" => vec![text("This is a simple text response for testing.")],
+        "test_image_content" => vec![image],
+        "test_audio_content" => {
+            vec![json!({"type": "audio", "data": WAV, "mimeType": "audio/wav"})]
+        }
+        "test_embedded_resource" => vec![resource],
+        "test_multiple_content_types" => vec![text("text, image and resource"), image, resource],
+        "test_error_handling" => {
+            return Some(json!({
+                "content": [text("this tool always fails (test_error_handling)")],
+                "isError": true
+            }));
+        }
+        _ => return None,
+    };
+    Some(json!({"content": content}))
+}
+
+/// The resources `resources/list` adds.
+pub(crate) fn resources() -> Vec<Value> {
+    vec![
+        json!({"uri": STATIC_TEXT, "name": "static-text", "mimeType": "text/plain"}),
+        json!({"uri": STATIC_BINARY, "name": "static-binary", "mimeType": "image/png"}),
+    ]
+}
+
+/// The resource templates `resources/templates/list` lists.
+pub(crate) fn templates() -> Vec<Value> {
+    vec![json!({"uriTemplate": TEMPLATE, "name": "template-data", "mimeType": "text/plain"})]
+}
+
+/// The contents of `uri`, if it is one of [`resources`] or matches the
+/// template (`test://template/{id}/data`, the id in the text).
+pub(crate) fn read(uri: &str) -> Option<Value> {
+    let content = match uri {
+        STATIC_TEXT => {
+            json!({"uri": uri, "mimeType": "text/plain", "text": "This is the static text resource."})
+        }
+        STATIC_BINARY => json!({"uri": uri, "mimeType": "image/png", "blob": PNG}),
+        _ => {
+            let id = uri
+                .strip_prefix("test://template/")?
+                .strip_suffix("/data")
+                .filter(|id| !id.is_empty() && !id.contains('/'))?;
+            json!({"uri": uri, "mimeType": "text/plain", "text": format!("data of the item {id}")})
+        }
+    };
+    Some(json!({"contents": [content]}))
+}
+
+/// The prompts `prompts/list` adds.
+pub(crate) fn prompts() -> Vec<Value> {
+    let argument = |name: &str| json!({"name": name, "required": true});
+    vec![
+        json!({"name": "test_simple_prompt", "description": "One fixed message."}),
+        json!({
+            "name": "test_prompt_with_arguments",
+            "description": "A message quoting arg1 and arg2.",
+            "arguments": [argument("arg1"), argument("arg2")]
+        }),
+        json!({
+            "name": "test_prompt_with_embedded_resource",
+            "description": "A message embedding the resource resourceUri names.",
+            "arguments": [argument("resourceUri")]
+        }),
+        json!({"name": "test_prompt_with_image", "description": "A message holding an image."}),
+    ]
+}
+
+/// The `prompts/get` result of `name`, if it is one of [`prompts`]: `None`
+/// for another name, an error when an argument it needs is missing.
+pub(crate) fn get_prompt(name: &str, arguments: &Value) -> Option<Result<Value, ErrorObject>> {
+    let argument = |key: &str| {
+        arguments.get(key).and_then(Value::as_str).ok_or_else(|| {
+            ErrorObject::invalid_params(format!("{name} needs the argument `{key}`"))
+        })
+    };
+    let message = |content: Value| Ok(json!({"messages": [{"role": "user", "content": content}]}));
+    Some(match name {
+        "test_simple_prompt" => {
+            message(json!({"type": "text", "text": "This is a simple prompt."}))
+        }
+        "test_prompt_with_arguments" => match (argument("arg1"), argument("arg2")) {
+            (Ok(a), Ok(b)) => {
+                message(json!({"type": "text", "text": format!("arg1 is {a}, arg2 is {b}")}))
+            }
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        },
+        "test_prompt_with_embedded_resource" => argument("resourceUri").and_then(|uri| {
+            message(json!({
+                "type": "resource",
+                "resource": {"uri": uri, "mimeType": "text/plain", "text": "an embedded resource"}
+            }))
+        }),
+        "test_prompt_with_image" => {
+            message(json!({"type": "image", "data": PNG, "mimeType": "image/png"}))
+        }
+        _ => return None,
+    })
+}
+
+/// `completion/complete` ("Utilities/Completion"): for an argument of
+/// [`prompts`], the fixed candidates that start with what was typed.
+pub(crate) fn complete(params: &Value) -> Result<Value, ErrorObject> {
+    let typed = params
+        .pointer("/argument/value")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ErrorObject::invalid_params("completion/complete needs argument.value"))?;
+    let values: Vec<&str> = ["test", "testValue1", "testValue2"]
+        .into_iter()
+        .filter(|candidate| candidate.starts_with(typed))
+        .collect();
+    Ok(json!({"completion": {"values": values, "total": values.len(), "hasMore": false}}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_template_reads_its_id_and_nothing_else() {
+        let read = read("test://template/123/data").expect("the template matches");
+        assert!(
+            read["contents"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("123")
+        );
+        assert!(super::read("test://template//data").is_none());
+        assert!(super::read("test://template/1/2/data").is_none());
+        assert!(super::read("test://other").is_none());
+    }
+
+    #[test]
+    fn prompts_quote_their_arguments_and_refuse_missing_ones() {
+        let args = json!({"arg1": "one", "arg2": "two"});
+        let got = get_prompt("test_prompt_with_arguments", &args)
+            .unwrap()
+            .unwrap();
+        let text = got["messages"][0]["content"]["text"].as_str().unwrap();
+        assert!(text.contains("one") && text.contains("two"));
+        let missing = get_prompt("test_prompt_with_arguments", &json!({"arg1": "one"})).unwrap();
+        assert!(missing.unwrap_err().message.contains("arg2"));
+        assert!(get_prompt("greet", &args).is_none());
+    }
+
+    #[test]
+    fn every_listed_tool_answers_and_the_error_tool_fails() {
+        for tool in tools() {
+            let name = tool["name"].as_str().unwrap();
+            assert!(call(name).is_some(), "{name} has no answer");
+        }
+        assert_eq!(call("test_error_handling").unwrap()["isError"], true);
+        assert!(call("echo").is_none());
+    }
+}
