@@ -48,6 +48,62 @@ pub(crate) fn tools() -> Vec<Value> {
     .collect()
 }
 
+/// The tools that act while they run, served by the fixture's own tools
+/// under the names the suites call (see [`alias`]), and the logging one.
+/// Those that ask the client something, and the logging one (2026-07-28
+/// logs only at a level the request's `_meta` asks for), are for the
+/// handshake era only.
+pub(crate) fn acting_tools(modern: bool) -> Vec<Value> {
+    let string = |name: &str| json!({"type": "object", "properties": {name: {"type": "string"}}});
+    let mut tools = vec![json!({
+        "name": "test_tool_with_progress",
+        "description": "Reports progress three times (with the caller's token), then answers.",
+        "inputSchema": {"type": "object", "properties": {}}
+    })];
+    if !modern {
+        tools.push(json!({
+            "name": "test_tool_with_logging",
+            "description": "Sends three log messages, then answers.",
+            "inputSchema": {"type": "object", "properties": {}}
+        }));
+        tools.push(json!({
+            "name": "test_sampling",
+            "description": "Asks the client to sample a reply to `prompt`; answers with it.",
+            "inputSchema": string("prompt")
+        }));
+        tools.push(json!({
+            "name": "test_elicitation",
+            "description": "Asks the client to fill in a form under `message`; answers with it.",
+            "inputSchema": string("message")
+        }));
+    }
+    tools
+}
+
+/// The `tools/call` params of the fixture's own tool that serves `name`
+/// with `arguments`, if one does: `test_tool_with_progress` is `progress`
+/// (three steps), `test_sampling` is `ask_sampling` and `test_elicitation`
+/// is `ask_elicitation` (the last two not in the `modern` era, which sends
+/// the client no requests).
+pub(crate) fn alias(name: &str, arguments: &Value, modern: bool) -> Option<Value> {
+    let (own, arguments) = match name {
+        "test_tool_with_progress" => ("progress", json!({"steps": 3})),
+        "test_sampling" if !modern => ("ask_sampling", arguments.clone()),
+        "test_elicitation" if !modern => ("ask_elicitation", arguments.clone()),
+        _ => return None,
+    };
+    Some(json!({"name": own, "arguments": arguments}))
+}
+
+/// The log messages `test_tool_with_logging` sends, as
+/// `notifications/message` params ("Utilities/Logging").
+pub(crate) fn log_messages() -> Vec<Value> {
+    ["starting", "working", "done"]
+        .into_iter()
+        .map(|step| json!({"level": "info", "logger": "test_tool_with_logging", "data": step}))
+        .collect()
+}
+
 /// The result of calling `name`, if it is one of [`tools`].
 pub(crate) fn call(name: &str) -> Option<Value> {
     let text = |text: &str| json!({"type": "text", "text": text});
@@ -211,5 +267,26 @@ mod tests {
         }
         assert_eq!(call("test_error_handling").unwrap()["isError"], true);
         assert!(call("echo").is_none());
+    }
+
+    #[test]
+    fn tools_that_ask_the_client_are_handshake_era_only() {
+        let names = |modern| -> Vec<String> {
+            acting_tools(modern)
+                .iter()
+                .map(|t| t["name"].as_str().unwrap_or("").to_owned())
+                .collect()
+        };
+        assert!(names(false).contains(&"test_sampling".to_owned()));
+        assert!(!names(true).contains(&"test_sampling".to_owned()));
+        assert!(alias("test_sampling", &json!({}), true).is_none());
+        assert_eq!(
+            alias("test_elicitation", &json!({"message": "m"}), false),
+            Some(json!({"name": "ask_elicitation", "arguments": {"message": "m"}}))
+        );
+        assert_eq!(
+            alias("test_tool_with_progress", &json!({}), true).unwrap()["name"],
+            "progress"
+        );
     }
 }

@@ -111,6 +111,10 @@ impl Fixture {
         rest.extend((1..=options.extra_tools).map(catalog::generated_tool));
         tools.extend(rest.iter().cloned());
         modern_tools.extend(rest);
+        if options.reference_catalog {
+            tools.extend(reference::acting_tools(false));
+            modern_tools.extend(reference::acting_tools(true));
+        }
         Arc::new(Fixture {
             options,
             tools,
@@ -838,13 +842,22 @@ impl Server {
                 "unknown tool: {name}"
             ))));
         }
-        if self.fixture.options.reference_catalog
-            && let Some(result) = reference::call(name)
-        {
-            return Reply::Now(Ok(result));
-        }
         let args = params.get("arguments").cloned().unwrap_or(json!({}));
         let route = Route::Related(id.clone());
+        if self.fixture.options.reference_catalog {
+            if let Some(result) = reference::call(name) {
+                return Reply::Now(Ok(result));
+            }
+            if let Some(own) = reference::alias(name, &args, modern) {
+                return self.call_tool(id, own, token, modern);
+            }
+            if name == "test_tool_with_logging" && !modern {
+                for message in reference::log_messages() {
+                    self.notify(route.clone(), methods::NOTIFICATION_MESSAGE, message);
+                }
+                return Reply::Now(Ok(text_result("logged three messages")));
+            }
+        }
         let uint = |key: &str, default: u64| match args.get(key) {
             None | Some(Value::Null) => Ok(default),
             Some(v) => v
