@@ -199,6 +199,14 @@ async fn the_reference_catalog_answers_as_the_conformance_suites_expect() {
         serde_json::to_value(&binary).expect("results are JSON")["contents"][0]["mimeType"],
         "image/png"
     );
+    client
+        .subscribe_resource("test://watched-resource")
+        .await
+        .expect("subscriptions are accepted");
+    client
+        .unsubscribe_resource("test://watched-resource")
+        .await
+        .expect("and ended");
     let unknown = client.read_resource("test://template/1/2/data").await;
     assert!(unknown.is_err(), "a URI outside the template: {unknown:?}");
 

@@ -81,7 +81,8 @@ Catalog:
                                scenarios call (the tools test_simple_text ...
                                test_error_handling, the resources test://static-text,
                                test://static-binary and test://template/{id}/data, the
-                               prompts test_simple_prompt ..., completion/complete).
+                               prompts test_simple_prompt ..., completion/complete), and
+                               accept resources/subscribe (no resource ever changes).
 
 Faults:
   --delay-initialize-ms N      wait N ms before answering initialize.

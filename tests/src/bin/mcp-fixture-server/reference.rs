@@ -71,6 +71,16 @@ pub(crate) fn acting_tools(modern: bool) -> Vec<Value> {
             "description": "Asks the client to sample a reply to `prompt`; answers with it.",
             "inputSchema": string("prompt")
         }));
+        for name in [
+            "test_elicitation_sep1034_defaults",
+            "test_elicitation_sep1330_enums",
+        ] {
+            tools.push(json!({
+                "name": name,
+                "description": "Asks the client to fill in a fixed form; answers with it.",
+                "inputSchema": {"type": "object", "properties": {}}
+            }));
+        }
         tools.push(json!({
             "name": "test_elicitation",
             "description": "Asks the client to fill in a form under `message`; answers with it.",
@@ -78,6 +88,47 @@ pub(crate) fn acting_tools(modern: bool) -> Vec<Value> {
         }));
     }
     tools
+}
+
+/// The `elicitation/create` params (form mode, "Client Features/
+/// Elicitation") that `test_elicitation_sep1034_defaults` (a default for
+/// every primitive type, SEP-1034) and `test_elicitation_sep1330_enums`
+/// (every enum form, titled and untitled, single and multiple, and the
+/// legacy `enumNames`, SEP-1330) ask the client with.
+pub(crate) fn elicitation(name: &str) -> Option<Value> {
+    let (message, properties) = match name {
+        "test_elicitation_sep1034_defaults" => (
+            "Confirm the defaults.",
+            json!({
+                "name": {"type": "string", "default": "John Doe"},
+                "age": {"type": "integer", "default": 30},
+                "score": {"type": "number", "default": 95.5},
+                "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+                "verified": {"type": "boolean", "default": true}
+            }),
+        ),
+        "test_elicitation_sep1330_enums" => (
+            "Pick from each list.",
+            json!({
+                "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                "titledSingle": {"type": "string", "oneOf": [
+                    {"const": "value1", "title": "First"},
+                    {"const": "value2", "title": "Second"}
+                ]},
+                "legacyEnum": {"type": "string", "enum": ["opt1", "opt2"], "enumNames": ["Option 1", "Option 2"]},
+                "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                "titledMulti": {"type": "array", "items": {"anyOf": [
+                    {"const": "value1", "title": "First"},
+                    {"const": "value2", "title": "Second"}
+                ]}}
+            }),
+        ),
+        _ => return None,
+    };
+    Some(json!({
+        "message": message,
+        "requestedSchema": {"type": "object", "properties": properties}
+    }))
 }
 
 /// The `tools/call` params of the fixture's own tool that serves `name`
@@ -280,6 +331,13 @@ mod tests {
         assert!(names(false).contains(&"test_sampling".to_owned()));
         assert!(!names(true).contains(&"test_sampling".to_owned()));
         assert!(alias("test_sampling", &json!({}), true).is_none());
+        for tool in acting_tools(false) {
+            let name = tool["name"].as_str().unwrap_or("");
+            let served = alias(name, &json!({}), false).is_some()
+                || elicitation(name).is_some()
+                || name == "test_tool_with_logging";
+            assert!(served, "{name} is listed and not served");
+        }
         assert_eq!(
             alias("test_elicitation", &json!({"message": "m"}), false),
             Some(json!({"name": "ask_elicitation", "arguments": {"message": "m"}}))

@@ -222,7 +222,10 @@ impl Fixture {
                     list_changed: Some(true),
                     ..ListChangedCapability::default()
                 }),
-                resources: Some(ResourcesCapability::default()),
+                resources: Some(ResourcesCapability {
+                    subscribe: options.reference_catalog.then_some(true),
+                    ..ResourcesCapability::default()
+                }),
                 prompts: Some(ListChangedCapability::default()),
                 logging: Some(Default::default()),
                 extensions: options.skills.then(catalog::skills_extension),
@@ -712,6 +715,14 @@ impl Server {
             methods::COMPLETION_COMPLETE if options.reference_catalog => {
                 reference::complete(&params)
             }
+            // The fixture's resources never change: a subscription is
+            // accepted ("Server Features/Resources" §Subscriptions) and
+            // never has an update to send.
+            methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE
+                if options.reference_catalog =>
+            {
+                Ok(json!({}))
+            }
             methods::LOGGING_SET_LEVEL => self.set_level(id, &params),
             other => Err(ErrorObject::method_not_found(other)),
         })
@@ -850,6 +861,15 @@ impl Server {
             }
             if let Some(own) = reference::alias(name, &args, modern) {
                 return self.call_tool(id, own, token, modern);
+            }
+            if let Some(mut params) = reference::elicitation(name).filter(|_| !modern) {
+                if self
+                    .negotiated_version()
+                    .is_some_and(ProtocolVersion::has_url_elicitation)
+                {
+                    params["mode"] = json!("form");
+                }
+                return self.ask_client(route, methods::ELICITATION_CREATE, Some(params));
             }
             if name == "test_tool_with_logging" && !modern {
                 for message in reference::log_messages() {
