@@ -45,7 +45,40 @@ pub(crate) fn tools() -> Vec<Value> {
             "inputSchema": {"type": "object", "properties": {}}
         })
     })
+    .chain([json_schema_tool()])
     .collect()
+}
+
+/// `json_schema_2020_12_tool`: an input schema in JSON Schema 2020-12 that
+/// uses `$schema`, `$defs` with an `$anchor`, `additionalProperties`,
+/// `allOf` over `anyOf` and `if`/`then`/`else` (SEP-1613, SEP-2106), for a
+/// suite to check that they reach the client as written.
+fn json_schema_tool() -> Value {
+    json!({
+        "name": "json_schema_2020_12_tool",
+        "description": "Takes a name and an address; its schema uses JSON Schema 2020-12 keywords.",
+        "inputSchema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {
+                "address": {
+                    "$anchor": "address",
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+                }
+            },
+            "properties": {
+                "name": {"type": "string"},
+                "address": {"$ref": "#/$defs/address"},
+                "kind": {"type": "string"}
+            },
+            "additionalProperties": false,
+            "allOf": [{"anyOf": [{"required": ["name"]}, {"required": ["address"]}]}],
+            "if": {"properties": {"kind": {"const": "business"}}},
+            "then": {"required": ["name"]},
+            "else": {}
+        }
+    })
 }
 
 /// The tools that act while they run, served by the fixture's own tools
@@ -171,6 +204,7 @@ pub(crate) fn call(name: &str) -> Option<Value> {
         }
         "test_embedded_resource" => vec![resource],
         "test_multiple_content_types" => vec![text("text, image and resource"), image, resource],
+        "json_schema_2020_12_tool" => vec![text("received")],
         "test_error_handling" => {
             return Some(json!({
                 "content": [text("this tool always fails (test_error_handling)")],
