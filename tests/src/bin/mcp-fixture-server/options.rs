@@ -79,7 +79,11 @@ Catalog:
                                knows skill://hidden, which the listing leaves out.
   --reference-catalog          also serve what the official conformance suites' server
                                scenarios call (the tools test_simple_text ...
-                               test_error_handling, the resources test://static-text,
+                               test_error_handling, json_schema_2020_12_tool, and
+                               test_tool_with_progress, test_tool_with_logging,
+                               test_sampling, test_elicitation* served by the fixture's own
+                               tools, the handshake era only for those that ask the client
+                               or log; the resources test://static-text,
                                test://static-binary and test://template/{id}/data, the
                                prompts test_simple_prompt ..., completion/complete), and
                                accept resources/subscribe (no resource ever changes).
