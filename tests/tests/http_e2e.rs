@@ -168,3 +168,78 @@ async fn legacy_sse_directly_and_by_fallback() {
         client.close().await;
     }
 }
+
+#[tokio::test]
+async fn the_reference_catalog_answers_as_the_conformance_suites_expect() {
+    let fixture = start(&["--transport", "http", "--reference-catalog"]).await;
+    let client = connect(&fixture, HttpProtocol::Auto).await;
+
+    let templates = client
+        .list_resource_templates(None)
+        .await
+        .expect("templates");
+    assert_eq!(
+        serde_json::to_value(&templates).expect("results are JSON")["resourceTemplates"][0]["uriTemplate"],
+        "test://template/{id}/data"
+    );
+    let read = client
+        .read_resource("test://template/123/data")
+        .await
+        .expect("the template reads");
+    let read_text = serde_json::to_value(&read).expect("results are JSON")["contents"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    assert!(read_text.contains("123"), "the id is not in {read_text:?}");
+    let binary = client
+        .read_resource("test://static-binary")
+        .await
+        .expect("the binary resource reads");
+    assert_eq!(
+        serde_json::to_value(&binary).expect("results are JSON")["contents"][0]["mimeType"],
+        "image/png"
+    );
+    client
+        .subscribe_resource("test://watched-resource")
+        .await
+        .expect("subscriptions are accepted");
+    client
+        .unsubscribe_resource("test://watched-resource")
+        .await
+        .expect("and ended");
+    let unknown = client.read_resource("test://template/1/2/data").await;
+    assert!(unknown.is_err(), "a URI outside the template: {unknown:?}");
+
+    let failed = client
+        .call_tool("test_error_handling", None)
+        .await
+        .expect("a tool error is a result");
+    assert_eq!(failed.is_error, Some(true));
+    assert!(!text(&failed.content).is_empty());
+
+    let arguments = [("arg1", "first"), ("arg2", "second")]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    let prompt = client
+        .get_prompt("test_prompt_with_arguments", Some(arguments))
+        .await
+        .expect("the prompt");
+    let rendered = serde_json::to_value(&prompt).expect("results are JSON")["messages"].to_string();
+    assert!(
+        rendered.contains("first") && rendered.contains("second"),
+        "{rendered}"
+    );
+
+    let params = serde_json::from_value(json!({
+        "ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
+        "argument": {"name": "arg1", "value": "testV"}
+    }))
+    .expect("completion params");
+    let completed = client.complete(&params).await.expect("completion");
+    assert_eq!(
+        serde_json::to_value(&completed).expect("results are JSON")["completion"]["values"],
+        json!(["testValue1", "testValue2"])
+    );
+    client.close().await;
+}

@@ -10,8 +10,9 @@
 //!
 //! Then the pre-release runner (`tests/conformance-prerelease`, see
 //! [`prerelease`]) runs its scenarios once per spec version it offers, and
-//! both runners' server scenarios run against `mcpctl serve --http` (see
-//! [`server`]).
+//! both runners' server scenarios run against `mcpctl serve --http` and
+//! against the fixture server directly (see [`server`]). With `--server`,
+//! only those server scenarios run ([`run_servers`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -91,6 +92,18 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
             "{failed} expected conformance scenario(s) and {regressions} expected \
              pre-release conformance run(s) failed"
         ),
+    }
+}
+
+/// `cargo xtask conformance --server`: both runners' server suites only,
+/// against the gateway and the fixture server, without the client
+/// scenarios.
+pub(crate) fn run_servers(root: &Path) -> anyhow::Result<()> {
+    install(&root.join("tests/conformance"))?;
+    install(&root.join("tests/conformance-prerelease"))?;
+    match server::run(root)? {
+        0 => Ok(()),
+        regressions => bail!("{regressions} expected server conformance scenario(s) failed"),
     }
 }
 

@@ -31,7 +31,9 @@ commands:
   bench         our client vs rmcp, the TypeScript SDK and a raw floor [--quick] [--rounds N]
                 [--instructions: instructions per operation of the Rust clients, by callgrind]
   bench-proto   cargo bench -p mcp-proto --bench decode [-- <bench args>]
-  conformance   the official MCP client conformance suite (needs npm)
+  conformance   the official MCP conformance suites (needs npm): client scenarios against
+                mcp-conformance-client, server scenarios against mcpctl serve --http and
+                mcp-fixture-server [--server: the server scenarios only]
   fuzz          every cargo-fuzz target on nightly, corpus replayed first; not in CI
                 [--time SECONDS | --runs N] [--target NAME] (needs cargo-fuzz)
   help          print this message
@@ -74,10 +76,11 @@ fn run() -> anyhow::Result<()> {
         }
         Some("bench") => bench::run(&root, &rest),
         Some("bench-proto") => bench_proto(&root, &rest),
-        Some("conformance") => {
-            no_arguments("conformance", &rest)?;
-            conformance::run(&root)
-        }
+        Some("conformance") => match rest.as_slice() {
+            [] => conformance::run(&root),
+            [flag] if flag == "--server" => conformance::run_servers(&root),
+            _ => bail!("`conformance` takes only `--server`, got {rest:?}\n\n{USAGE}"),
+        },
         Some("fuzz") => fuzz::run(&root, &rest),
         Some("help" | "-h" | "--help") => {
             print!("{USAGE}");

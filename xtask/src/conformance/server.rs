@@ -1,25 +1,35 @@
-//! The conformance runners' server scenarios against `mcpctl serve --http`: the gateway as an MCP server, in front of `mcpctl`'s built-in demo server.
+//! The conformance runners' server scenarios, against two servers over
+//! Streamable HTTP: `mcpctl serve --http` (the gateway, in front of
+//! `mcpctl`'s built-in demo server) and the test fixture server
+//! (`mcp-fixture-server --transport http`) directly.
 //!
 //! The gateway runs in an empty environment (no configured servers, so the
 //! demo server is behind it) and is reached by the URL it prints for
 //! clients that take only a URL (`/mcp/<token>`): the runners send no
-//! `Authorization` header. Each runner then runs its whole server suite:
-//! the released one once, the pre-release one once per spec version
-//! (`--suite all --spec-version V`). Many scenarios need the runner's own
-//! test server's tools, resources and prompts (`test_simple_text`,
-//! `test://static-text`, ...), which a gateway serves only when a server
-//! behind it has them: those are known failures. A scenario passes when
-//! the runner marks it passed with at least one check.
+//! `Authorization` header. The fixture runs in both eras with
+//! `--reference-catalog`, which adds the runner's own test server's tools,
+//! resources and prompts (`test_simple_text`, `test://static-text`, ...)
+//! to its own, and is reached by the URL it prints first. Each runner then
+//! runs its whole server suite against each: the released one once, the
+//! pre-release one once per spec version (`--suite all --spec-version V`).
+//! The gateway has none of those tools (the demo server behind it has
+//! tools of its own): the scenarios that call them are known failures. A scenario
+//! passes when the runner marks it passed with at least one check.
 //!
-//! `tests/conformance/expected-pass-server.txt` (scenario names) and
-//! `tests/conformance-prerelease/expected-pass-server.txt` (`VERSION
-//! scenario` lines) list what must pass.
+//! What must pass, per server: `tests/conformance/expected-pass-server.txt`
+//! and `expected-pass-fixture-server.txt` (scenario names), and the same
+//! files in `tests/conformance-prerelease/` (`VERSION scenario` lines). For
+//! the fixture every scenario a runner runs is accounted for: a failure is
+//! either expected to pass (a regression) or listed with its reason in
+//! `out-of-scope-fixture-server.txt` (`VERSION scenario` in the pre-release
+//! directory); a failure listed in neither fails too, so no scenario is
+//! skipped silently.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
@@ -29,55 +39,138 @@ const PRERELEASE_VERSIONS: [&str; 4] = ["2025-03-26", "2025-06-18", "2025-11-25"
 /// The longest a whole suite may take.
 const SUITE_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// Runs both runners' server suites; returns how many expected passes failed.
-pub(super) fn run(root: &Path) -> anyhow::Result<usize> {
-    let mcpctl = build_mcpctl(root)?;
-    let home = tempfile_dir("mcp-conformance-server")?;
-    let mut gateway = Gateway::start(&mcpctl, &home)?;
-    let result = run_suites(root, &gateway.url);
-    gateway.stop();
-    let _ = std::fs::remove_dir_all(&home);
-    result
+/// A server the suites run against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target {
+    /// `mcpctl serve --http`, the demo server behind it.
+    Gateway,
+    /// `mcp-fixture-server --transport http`.
+    Fixture,
 }
 
-fn run_suites(root: &Path, url: &str) -> anyhow::Result<usize> {
+impl Target {
+    /// How the report names it.
+    fn name(self) -> &'static str {
+        match self {
+            Target::Gateway => "mcpctl serve --http",
+            Target::Fixture => "mcp-fixture-server",
+        }
+    }
+
+    /// The file, in each runner's directory, of the scenarios that must pass.
+    fn expected_file(self) -> &'static str {
+        match self {
+            Target::Gateway => "expected-pass-server.txt",
+            Target::Fixture => "expected-pass-fixture-server.txt",
+        }
+    }
+
+    /// The file of the scenarios known to fail, each with its reason: every
+    /// failure must be listed (the fixture only).
+    fn out_of_scope_file(self) -> Option<&'static str> {
+        match self {
+            Target::Gateway => None,
+            Target::Fixture => Some("out-of-scope-fixture-server.txt"),
+        }
+    }
+}
+
+/// Runs both runners' server suites against the gateway and the fixture;
+/// returns how many expected passes failed (and, for the fixture, how many
+/// failures no list accounts for).
+pub(super) fn run(root: &Path) -> anyhow::Result<usize> {
+    let mut regressions = 0;
+    for target in [Target::Gateway, Target::Fixture] {
+        let mut server = Server::start(root, target)?;
+        // The suites alone, the server's build and start left out.
+        let started = Instant::now();
+        let result = run_suites(root, target, &server.url);
+        server.stop();
+        println!(
+            "server conformance against {}: the suites took {:.1} s",
+            target.name(),
+            started.elapsed().as_secs_f64()
+        );
+        regressions += result?;
+    }
+    Ok(regressions)
+}
+
+fn run_suites(root: &Path, target: Target, url: &str) -> anyhow::Result<usize> {
     let mut regressions = 0;
     let released = root.join("tests/conformance");
-    let expected = read_list(&released.join("expected-pass-server.txt"))?;
+    let expected = read_list(&released.join(target.expected_file()))?;
+    let out_of_scope = match target.out_of_scope_file() {
+        Some(file) => Some(read_list(&released.join(file))?),
+        None => None,
+    };
     let passed = run_suite(&released, url, &[])?;
-    regressions += report("released", &expected, &passed);
+    regressions += report(
+        target,
+        "released",
+        &expected,
+        out_of_scope.as_ref(),
+        &passed,
+    );
 
     let prerelease = root.join("tests/conformance-prerelease");
-    let lines = read_list(&prerelease.join("expected-pass-server.txt"))?;
+    let lines = read_list(&prerelease.join(target.expected_file()))?;
+    let scope_lines = match target.out_of_scope_file() {
+        Some(file) => Some(read_list(&prerelease.join(file))?),
+        None => None,
+    };
     for version in PRERELEASE_VERSIONS {
-        let expected: BTreeSet<String> = lines
-            .iter()
-            .filter_map(|line| line.strip_prefix(version)?.strip_prefix(' '))
-            .map(str::to_owned)
-            .collect();
+        let expected = of_version(&lines, version);
+        let out_of_scope = scope_lines.as_ref().map(|l| of_version(l, version));
         let passed = run_suite(
             &prerelease,
             url,
             &["--suite", "all", "--spec-version", version],
         )?;
-        regressions += report(&format!("pre-release {version}"), &expected, &passed);
+        regressions += report(
+            target,
+            &format!("pre-release {version}"),
+            &expected,
+            out_of_scope.as_ref(),
+            &passed,
+        );
     }
     Ok(regressions)
 }
 
-/// Prints a suite's outcome against its expected passes; the number of
-/// expected passes that failed.
-fn report(column: &str, expected: &BTreeSet<String>, passed: &BTreeSet<String>) -> usize {
+/// The scenarios of `VERSION scenario` lines that name `version`.
+fn of_version(lines: &BTreeSet<String>, version: &str) -> BTreeSet<String> {
+    lines
+        .iter()
+        .filter_map(|line| line.strip_prefix(version)?.strip_prefix(' '))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Prints a suite's outcome against its lists; the number of expected
+/// passes that failed, plus, when there is an out-of-scope list, the
+/// failures it does not name.
+fn report(
+    target: Target,
+    column: &str,
+    expected: &BTreeSet<String>,
+    out_of_scope: Option<&BTreeSet<String>>,
+    outcome: &SuiteOutcome,
+) -> usize {
+    let passed = &outcome.passed;
     let failed: Vec<&String> = expected.difference(passed).collect();
     let more: Vec<&String> = passed.difference(expected).collect();
     println!(
-        "server conformance ({column}) against mcpctl serve --http: {} pass: {}",
+        "server conformance ({column}) against {}: {}/{} pass: {}",
+        target.name(),
         passed.len(),
+        outcome.ran.len(),
         passed.iter().cloned().collect::<Vec<_>>().join(", ")
     );
     if !more.is_empty() {
         println!(
-            "  also passing, not in expected-pass-server.txt: {}",
+            "  also passing, not in {}: {}",
+            target.expected_file(),
             more.iter()
                 .map(|s| s.as_str())
                 .collect::<Vec<_>>()
@@ -87,11 +180,29 @@ fn report(column: &str, expected: &BTreeSet<String>, passed: &BTreeSet<String>) 
     for scenario in &failed {
         println!("  FAIL (expected to pass): {scenario}");
     }
-    failed.len()
+    let mut unaccounted = 0;
+    if let (Some(out_of_scope), Some(file)) = (out_of_scope, target.out_of_scope_file()) {
+        for scenario in outcome.ran.difference(passed) {
+            if !expected.contains(scenario) && !out_of_scope.contains(scenario) {
+                println!(
+                    "  FAIL (in neither {} nor {file}): {scenario}",
+                    target.expected_file()
+                );
+                unaccounted += 1;
+            }
+        }
+    }
+    failed.len() + unaccounted
 }
 
-/// Runs one runner's server suite and returns the scenarios that passed.
-fn run_suite(dir: &Path, url: &str, extra: &[&str]) -> anyhow::Result<BTreeSet<String>> {
+/// What one suite run did: every scenario it reported, and those passed.
+struct SuiteOutcome {
+    ran: BTreeSet<String>,
+    passed: BTreeSet<String>,
+}
+
+/// Runs one runner's server suite.
+fn run_suite(dir: &Path, url: &str, extra: &[&str]) -> anyhow::Result<SuiteOutcome> {
     let node = dir.join("node_modules/node/bin/node");
     let runner = dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
     let log = std::env::temp_dir().join(format!(
@@ -110,7 +221,7 @@ fn run_suite(dir: &Path, url: &str, extra: &[&str]) -> anyhow::Result<BTreeSet<S
         .stderr(log_file)
         .spawn()
         .with_context(|| format!("could not start {}", node.display()))?;
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     loop {
         if child.try_wait()?.is_some() {
             break;
@@ -128,14 +239,26 @@ fn run_suite(dir: &Path, url: &str, extra: &[&str]) -> anyhow::Result<BTreeSet<S
     }
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     let _ = std::fs::remove_file(&log);
-    let passed: BTreeSet<String> = text.lines().filter_map(passed_scenario).collect();
     if !text.contains("=== SUMMARY ===") {
         bail!(
             "the server suite ({}) printed no summary:\n{text}",
             extra.join(" ")
         );
     }
-    Ok(passed)
+    Ok(SuiteOutcome {
+        ran: text.lines().filter_map(reported_scenario).collect(),
+        passed: text.lines().filter_map(passed_scenario).collect(),
+    })
+}
+
+/// A summary line `✓ name: ...` or `✗ name: ...`: the scenario.
+fn reported_scenario(line: &str) -> Option<String> {
+    let line = line.trim();
+    let rest = line
+        .strip_prefix("✓ ")
+        .or_else(|| line.strip_prefix("✗ "))?;
+    let (name, counts) = rest.split_once(": ")?;
+    counts.contains(" passed, ").then(|| name.to_owned())
 }
 
 /// A summary line `✓ name: N passed, 0 failed` with N ≥ 1: the scenario.
@@ -151,27 +274,44 @@ fn read_list(path: &Path) -> anyhow::Result<BTreeSet<String>> {
     Ok(super::prerelease::read_list(path)?.into_iter().collect())
 }
 
-fn build_mcpctl(root: &Path) -> anyhow::Result<PathBuf> {
-    super::build_bin(root, "mcp-cli", "mcpctl")
-}
-
 fn tempfile_dir(prefix: &str) -> anyhow::Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("{prefix}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     Ok(dir)
 }
 
-/// A running `mcpctl serve --http`.
-struct Gateway {
+/// A running server under test, with the URL the suites get.
+struct Server {
     child: Child,
     url: String,
+    /// The gateway's home, removed once it stopped.
+    home: Option<PathBuf>,
 }
 
-impl Gateway {
-    /// Starts it with `home` as its whole environment's home and data
-    /// directory, and reads the URL-only endpoint it prints once ready.
-    fn start(mcpctl: &Path, home: &Path) -> anyhow::Result<Gateway> {
-        let mut child = Command::new(mcpctl)
+impl Server {
+    /// Builds and starts `target`, and reads the URL it prints once ready.
+    fn start(root: &Path, target: Target) -> anyhow::Result<Server> {
+        match target {
+            Target::Gateway => {
+                let mcpctl = super::build_bin(root, "mcp-cli", "mcpctl")?;
+                let home = tempfile_dir("mcp-conformance-server")?;
+                let server = Server::gateway(&mcpctl, &home);
+                if server.is_err() {
+                    let _ = std::fs::remove_dir_all(&home);
+                }
+                server
+            }
+            Target::Fixture => {
+                let fixture = super::build_bin(root, "tests", "mcp-fixture-server")?;
+                Server::fixture(&fixture)
+            }
+        }
+    }
+
+    /// `mcpctl serve --http` with `home` as its whole environment's home
+    /// and data directory, at the URL-only endpoint it prints.
+    fn gateway(mcpctl: &Path, home: &Path) -> anyhow::Result<Server> {
+        let child = Command::new(mcpctl)
             .args(["--no-project", "--no-host-configs", "serve", "--http"])
             .env("HOME", home)
             .env("MCPCTL_DATA_DIR", home.join("data"))
@@ -183,24 +323,62 @@ impl Gateway {
             .stderr(Stdio::inherit())
             .spawn()
             .with_context(|| format!("could not start {}", mcpctl.display()))?;
-        let stdout = child.stdout.take().context("mcpctl's stdout")?;
-        let mut url = None;
+        let url = |line: &str| Some(line.split("takes only a URL: ").nth(1)?.trim().to_owned());
+        Server::read_url(child, "mcpctl serve --http", url).map(|mut server| {
+            server.home = Some(home.to_owned());
+            server
+        })
+    }
+
+    /// `mcp-fixture-server --transport http --reference-catalog` (the
+    /// suites' tools, resources and prompts beside its own) on a free port,
+    /// at the endpoint its first line names (`listening on URL`).
+    fn fixture(fixture: &Path) -> anyhow::Result<Server> {
+        let child = Command::new(fixture)
+            .args(["--transport", "http", "--reference-catalog"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("could not start {}", fixture.display()))?;
+        let url = |line: &str| Some(line.strip_prefix("listening on ")?.trim().to_owned());
+        Server::read_url(child, "mcp-fixture-server", url)
+    }
+
+    /// Reads `child`'s stdout until `url` finds the URL in a line.
+    fn read_url(
+        mut child: Child,
+        name: &str,
+        url: impl Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<Server> {
+        let Some(stdout) = child.stdout.take() else {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!("{name}'s stdout was not captured");
+        };
+        let mut found = None;
         for line in BufReader::new(stdout).lines() {
-            let line = line.context("reading mcpctl serve's output")?;
-            if let Some(found) = line.split("takes only a URL: ").nth(1) {
-                url = Some(found.trim().to_owned());
+            let Ok(line) = line else { break };
+            if let Some(u) = url(&line) {
+                found = Some(u);
                 break;
             }
         }
-        let Some(url) = url else {
+        let Some(url) = found else {
+            // Our own child, by its handle.
             let _ = child.kill();
             let _ = child.wait();
-            bail!("mcpctl serve --http ended without printing its URL");
+            bail!("{name} ended without printing its URL");
         };
-        Ok(Gateway { child, url })
+        Ok(Server {
+            child,
+            url,
+            home: None,
+        })
     }
 
-    /// SIGTERM (mcpctl closes the demo server and exits), by its pid.
+    /// SIGTERM (mcpctl closes the demo server and exits; the fixture
+    /// exits), by its pid.
     fn stop(&mut self) {
         let stopped = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
@@ -210,12 +388,15 @@ impl Gateway {
             let _ = self.child.kill();
         }
         let _ = self.child.wait();
+        if let Some(home) = self.home.take() {
+            let _ = std::fs::remove_dir_all(home);
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::passed_scenario;
+    use super::{passed_scenario, reported_scenario};
 
     #[test]
     fn reads_the_summary_lines() {
@@ -232,5 +413,19 @@ mod tests {
             None
         );
         assert_eq!(passed_scenario("Total: 3 passed, 0 failed"), None);
+    }
+
+    #[test]
+    fn every_summary_line_names_a_scenario_run() {
+        assert_eq!(
+            reported_scenario("  ✗ tools-call-image: 0 passed, 1 failed").as_deref(),
+            Some("tools-call-image")
+        );
+        assert_eq!(
+            reported_scenario("✓ server-sse-polling: 0 passed, 0 failed").as_deref(),
+            Some("server-sse-polling")
+        );
+        assert_eq!(reported_scenario("Total: 3 passed, 0 failed"), None);
+        assert_eq!(reported_scenario("✓ checked the session id"), None);
     }
 }

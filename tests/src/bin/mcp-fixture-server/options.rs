@@ -77,6 +77,16 @@ Catalog:
                                served as listed) and skill://tampered (its SKILL.md served
                                with another body than its listed digest); skills/get also
                                knows skill://hidden, which the listing leaves out.
+  --reference-catalog          also serve what the official conformance suites' server
+                               scenarios call (the tools test_simple_text ...
+                               test_error_handling, json_schema_2020_12_tool, and
+                               test_tool_with_progress, test_tool_with_logging,
+                               test_sampling, test_elicitation* served by the fixture's own
+                               tools, the handshake era only for those that ask the client
+                               or log; the resources test://static-text,
+                               test://static-binary and test://template/{id}/data, the
+                               prompts test_simple_prompt ..., completion/complete), and
+                               accept resources/subscribe (no resource ever changes).
 
 Faults:
   --delay-initialize-ms N      wait N ms before answering initialize.
@@ -211,6 +221,9 @@ pub(crate) struct Options {
     pub(crate) omit_result_type: bool,
     pub(crate) sorted_keys: bool,
     pub(crate) skills: bool,
+    /// `--reference-catalog`: the conformance suites' tools, resources,
+    /// prompts and completions beside the fixture's own.
+    pub(crate) reference_catalog: bool,
     pub(crate) bad_result_type: bool,
     pub(crate) refuse_version: bool,
     pub(crate) no_endpoint: bool,
@@ -269,6 +282,7 @@ impl Default for Options {
             omit_result_type: false,
             sorted_keys: false,
             skills: false,
+            reference_catalog: false,
             bad_result_type: false,
             refuse_version: false,
             no_endpoint: false,
@@ -390,6 +404,7 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Co
             "--omit-result-type" => options.omit_result_type = true,
             "--sorted-keys" => options.sorted_keys = true,
             "--skills" => options.skills = true,
+            "--reference-catalog" => options.reference_catalog = true,
             "--bad-result-type" => options.bad_result_type = true,
             "--refuse-version" => options.refuse_version = true,
             "--no-endpoint" => options.no_endpoint = true,

@@ -53,6 +53,7 @@ use tokio::task::AbortHandle;
 use crate::catalog;
 use crate::eventlog;
 use crate::options::{Era, Options};
+use crate::reference;
 
 mod modern;
 
@@ -104,15 +105,93 @@ impl Fixture {
         if options.error_message_kib.is_some() {
             rest.push(catalog::long_error_tool());
         }
+        if options.reference_catalog {
+            rest.extend(reference::tools());
+        }
         rest.extend((1..=options.extra_tools).map(catalog::generated_tool));
         tools.extend(rest.iter().cloned());
         modern_tools.extend(rest);
+        if options.reference_catalog {
+            tools.extend(reference::acting_tools(false));
+            modern_tools.extend(reference::acting_tools(true));
+        }
         Arc::new(Fixture {
             options,
             tools,
             modern_tools,
             big_result: Mutex::new(None),
         })
+    }
+
+    /// The `resources/list` result: the fixture's, then the reference
+    /// catalog's with `--reference-catalog`.
+    pub(crate) fn resources(&self) -> Value {
+        let mut result = catalog::resources();
+        if self.options.reference_catalog
+            && let Some(list) = result["resources"].as_array_mut()
+        {
+            list.extend(reference::resources());
+        }
+        result
+    }
+
+    /// The `resources/templates/list` result: none but the reference
+    /// catalog's.
+    pub(crate) fn resource_templates(&self) -> Value {
+        let templates = if self.options.reference_catalog {
+            reference::templates()
+        } else {
+            Vec::new()
+        };
+        json!({"resourceTemplates": templates})
+    }
+
+    /// The `prompts/list` result: the fixture's, then the reference
+    /// catalog's with `--reference-catalog`.
+    pub(crate) fn prompts(&self) -> Value {
+        let mut result = catalog::prompts();
+        if self.options.reference_catalog
+            && let Some(list) = result["prompts"].as_array_mut()
+        {
+            list.extend(reference::prompts());
+        }
+        result
+    }
+
+    /// `resources/read`: the fixture's resources, then the reference
+    /// catalog's; -32002 for any other URI.
+    pub(crate) fn read_resource(&self, params: &Value) -> Result<Value, ErrorObject> {
+        let uri = params
+            .get("uri")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        match self
+            .options
+            .reference_catalog
+            .then(|| reference::read(uri))
+            .flatten()
+        {
+            Some(contents) => Ok(contents),
+            None => read_resource(params),
+        }
+    }
+
+    /// `prompts/get`: the fixture's prompt, then the reference catalog's.
+    pub(crate) fn get_prompt(&self, params: &Value) -> Result<Value, ErrorObject> {
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let arguments = params.get("arguments").cloned().unwrap_or(json!({}));
+        match self
+            .options
+            .reference_catalog
+            .then(|| reference::get_prompt(name, &arguments))
+            .flatten()
+        {
+            Some(result) => result,
+            None => get_prompt(params),
+        }
     }
 
     /// The definition of a modern-era tool (built-in or generated), for
@@ -143,10 +222,14 @@ impl Fixture {
                     list_changed: Some(true),
                     ..ListChangedCapability::default()
                 }),
-                resources: Some(ResourcesCapability::default()),
+                resources: Some(ResourcesCapability {
+                    subscribe: options.reference_catalog.then_some(true),
+                    ..ResourcesCapability::default()
+                }),
                 prompts: Some(ListChangedCapability::default()),
                 logging: Some(Default::default()),
                 extensions: options.skills.then(catalog::skills_extension),
+                completions: options.reference_catalog.then(Default::default),
                 ..ServerCapabilities::default()
             })
             .instructions(options.instructions.clone())
@@ -622,13 +705,24 @@ impl Server {
             methods::TOOLS_CALL => {
                 return self.call_tool(id, params, request.progress_token, false);
             }
-            methods::RESOURCES_LIST => Ok(catalog::resources()),
-            methods::RESOURCES_TEMPLATES_LIST => Ok(json!({"resourceTemplates": []})),
-            methods::RESOURCES_READ => read_resource(&params),
+            methods::RESOURCES_LIST => Ok(self.fixture.resources()),
+            methods::RESOURCES_TEMPLATES_LIST => Ok(self.fixture.resource_templates()),
+            methods::RESOURCES_READ => self.fixture.read_resource(&params),
             methods::SKILLS_LIST if options.skills => Ok(catalog::skills()),
             methods::SKILLS_GET if options.skills => catalog::skill(&params),
-            methods::PROMPTS_LIST => Ok(catalog::prompts()),
-            methods::PROMPTS_GET => get_prompt(&params),
+            methods::PROMPTS_LIST => Ok(self.fixture.prompts()),
+            methods::PROMPTS_GET => self.fixture.get_prompt(&params),
+            methods::COMPLETION_COMPLETE if options.reference_catalog => {
+                reference::complete(&params)
+            }
+            // The fixture's resources never change: a subscription is
+            // accepted ("Server Features/Resources" §Subscriptions) and
+            // never has an update to send.
+            methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE
+                if options.reference_catalog =>
+            {
+                Ok(json!({}))
+            }
             methods::LOGGING_SET_LEVEL => self.set_level(id, &params),
             other => Err(ErrorObject::method_not_found(other)),
         })
@@ -761,6 +855,29 @@ impl Server {
         }
         let args = params.get("arguments").cloned().unwrap_or(json!({}));
         let route = Route::Related(id.clone());
+        if self.fixture.options.reference_catalog {
+            if let Some(result) = reference::call(name) {
+                return Reply::Now(Ok(result));
+            }
+            if let Some(own) = reference::alias(name, &args, modern) {
+                return self.call_tool(id, own, token, modern);
+            }
+            if let Some(mut params) = reference::elicitation(name).filter(|_| !modern) {
+                if self
+                    .negotiated_version()
+                    .is_some_and(ProtocolVersion::has_url_elicitation)
+                {
+                    params["mode"] = json!("form");
+                }
+                return self.ask_client(route, methods::ELICITATION_CREATE, Some(params));
+            }
+            if name == "test_tool_with_logging" && !modern {
+                for message in reference::log_messages() {
+                    self.notify(route.clone(), methods::NOTIFICATION_MESSAGE, message);
+                }
+                return Reply::Now(Ok(text_result("logged three messages")));
+            }
+        }
         let uint = |key: &str, default: u64| match args.get(key) {
             None | Some(Value::Null) => Ok(default),
             Some(v) => v

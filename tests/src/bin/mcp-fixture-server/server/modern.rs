@@ -208,13 +208,14 @@ impl Server {
                 let token = request.progress_token.clone();
                 self.call_tool_modern(id, params, token, &meta)
             }
-            methods::RESOURCES_LIST => Reply::Now(Ok(cacheable(catalog::resources()))),
+            methods::RESOURCES_LIST => Reply::Now(Ok(cacheable(self.fixture.resources()))),
             methods::RESOURCES_TEMPLATES_LIST => {
-                Reply::Now(Ok(cacheable(json!({"resourceTemplates": []}))))
+                Reply::Now(Ok(cacheable(self.fixture.resource_templates())))
             }
             // 2026-07-28: an unknown resource is -32602, not -32002.
             methods::RESOURCES_READ => Reply::Now(
-                super::read_resource(&params)
+                self.fixture
+                    .read_resource(&params)
                     .map(cacheable)
                     .map_err(|mut e| {
                         e.code = error_codes::INVALID_PARAMS;
@@ -227,8 +228,11 @@ impl Server {
             methods::SKILLS_GET if self.fixture.options.skills => {
                 Reply::Now(catalog::skill(&params).map(cacheable))
             }
-            methods::PROMPTS_LIST => Reply::Now(Ok(cacheable(catalog::prompts()))),
-            methods::PROMPTS_GET => Reply::Now(super::get_prompt(&params)),
+            methods::PROMPTS_LIST => Reply::Now(Ok(cacheable(self.fixture.prompts()))),
+            methods::PROMPTS_GET => Reply::Now(self.fixture.get_prompt(&params)),
+            methods::COMPLETION_COMPLETE if options.reference_catalog => {
+                Reply::Now(crate::reference::complete(&params))
+            }
             methods::SUBSCRIPTIONS_LISTEN => self.listen(id, params),
             _ => Reply::Now(Err(ErrorObject::method_not_found(method))),
         };
