@@ -41,7 +41,7 @@ use tokio::task::{AbortHandle, JoinHandle};
 use tokio::time::{Instant, timeout, timeout_at};
 
 use crate::ndjson::{BoxFuture, End, NdjsonOptions, NdjsonTransport, Output, Parts};
-use crate::transport::{FrameSink, Inbound, Transport, TransportError};
+use crate::transport::{FrameSink, Inbound, Transport, TransportError, TransportExtensions};
 
 /// How a stdio server is started and stopped. Every field is public; start
 /// from [`StdioOptions::new`] and set what differs from the defaults.
@@ -459,13 +459,6 @@ impl Transport for StdioTransport {
         self.stream.try_recv()
     }
 
-    /// From now on the reader task hands each frame to `sink` itself (the
-    /// frames already waiting first), so that a response reaches its caller
-    /// without a hop through the driver.
-    fn set_frame_sink(&self, sink: Arc<dyn FrameSink>) -> bool {
-        self.stream.set_frame_sink(sink)
-    }
-
     /// Closes stdin and waits up to [`StdioOptions::close_stdin_wait`] for
     /// the server to exit, then SIGTERMs its process group and waits up to
     /// [`StdioOptions::sigterm_wait`], then SIGKILLs the group. Reaps the
@@ -478,10 +471,31 @@ impl Transport for StdioTransport {
         Ok(())
     }
 
+    /// The frame sink, the server's stderr and its first stray stdout line.
+    fn extensions(&self) -> Option<&dyn TransportExtensions> {
+        Some(self)
+    }
+}
+
+/// A child process's own diagnostics, and the frame sink of the
+/// [`NdjsonTransport`] underneath.
+impl TransportExtensions for StdioTransport {
+    /// From now on the reader task hands each frame to `sink` itself (the
+    /// frames already waiting first), so that a response reaches its caller
+    /// without a hop through the driver.
+    fn set_frame_sink(&self, sink: Arc<dyn FrameSink>) -> bool {
+        self.stream.set_frame_sink(sink)
+    }
+
     /// [`StdioTransport::stderr_tail`]; `None` while the server wrote
     /// nothing there.
     fn stderr_tail(&self) -> Option<String> {
         Some(StdioTransport::stderr_tail(self)).filter(|tail| !tail.is_empty())
+    }
+
+    /// [`StdioTransport::first_stray_line`].
+    fn first_stray_line(&self) -> Option<String> {
+        StdioTransport::first_stray_line(self)
     }
 }
 
