@@ -115,13 +115,18 @@ impl Default for StdioOptions {
 }
 
 impl fmt::Debug for StdioOptions {
-    /// Literal environment values are often credentials: only their names
-    /// are shown.
+    /// Arguments and literal environment values are often credentials (an
+    /// API key on the command line): only how many arguments there are and
+    /// the environment's names are shown.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let env_names: Vec<&str> = self.env.iter().map(|(name, _)| name.as_str()).collect();
+        let args = match self.args.len() {
+            1 => "<1 argument, redacted>".to_owned(),
+            n => format!("<{n} arguments, redacted>"),
+        };
         f.debug_struct("StdioOptions")
             .field("command", &self.command)
-            .field("args", &self.args)
+            .field("args", &args)
             .field("env", &env_names)
             .field("env_passthrough", &self.env_passthrough)
             .field("network_env", &self.network_env)
