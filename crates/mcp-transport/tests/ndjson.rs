@@ -175,7 +175,7 @@ async fn a_tool_call_whose_answer_is_not_utf8_fails_at_once_through_the_client()
             let request: serde_json::Value = serde_json::from_str(&line).unwrap();
             let id = request["id"].to_string();
             let answer = match request["method"].as_str() {
-                Some("initialize") => format!(
+                Some(mcp_proto::methods::INITIALIZE) => format!(
                     "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"protocolVersion\":{},\
                      \"capabilities\":{{\"tools\":{{}}}},\"serverInfo\":{{\"name\":\"s\",\"version\":\"1\"}}}}}}\n",
                     request["params"]["protocolVersion"]
