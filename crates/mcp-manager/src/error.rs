@@ -824,4 +824,23 @@ mod stderr_tests {
             "Display is not widened"
         );
     }
+
+    #[test]
+    fn a_stray_stdout_line_is_escaped_bounded_redacted_and_kept_out_of_display() {
+        let error = ServerError::new(ErrorCode::Protocol, "no answer", "").with_stray_stdout(Some(
+            &format!(
+                "Welcome \x1b[2J key sk-abcdefghijklmnop {}\n",
+                "word ".repeat(80)
+            ),
+        ));
+        let line = error.stray_stdout.as_deref().expect("a line");
+        assert!(
+            line.starts_with("Welcome \\x1b[2J key [redacted] word"),
+            "{line}"
+        );
+        assert!(line.len() < 250 && line.contains(" more bytes]"), "{line}");
+        assert_eq!(error.to_string(), "no answer [protocol]");
+        let none = ServerError::new(ErrorCode::Timeout, "t", "").with_stray_stdout(Some("  "));
+        assert_eq!(none.stray_stdout, None);
+    }
 }
