@@ -110,14 +110,19 @@ pub(crate) fn block(text: &str) -> Cow<'_, str> {
     text::escape(text, Lines::Keep)
 }
 
-/// A failure's cause under its line: each line of what the server said,
-/// indented by `indent` and marked as its stderr; empty without one.
-pub(crate) fn cause_lines(cause: Option<&str>, indent: &str) -> String {
-    cause
+/// A failure's cause under its line: the first line the server wrote to
+/// stdout that is not JSON-RPC (`stray`), marked as such, then each line of
+/// what it said on stderr (`cause`), each indented by `indent`; empty
+/// without either.
+pub(crate) fn cause_lines(stray: Option<&str>, cause: Option<&str>, indent: &str) -> String {
+    let stray = stray
+        .into_iter()
+        .map(|said| format!("\n{indent}stdout, not JSON-RPC: {}", line(said)));
+    let stderr = cause
         .into_iter()
         .flat_map(str::lines)
-        .map(|said| format!("\n{indent}stderr: {}", line(said)))
-        .collect()
+        .map(|said| format!("\n{indent}stderr: {}", line(said)));
+    stray.chain(stderr).collect()
 }
 
 /// `value` as pretty-printed JSON that is safe on a terminal (see

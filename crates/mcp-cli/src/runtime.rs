@@ -398,7 +398,7 @@ pub(crate) fn server_error(id: &str, error: &ServerError, source: Option<&Source
         crate::sources::server_name(id, source),
         crate::output::line(&error.message),
         error.code,
-        crate::output::cause_lines(error.cause.as_deref(), "  ")
+        crate::output::cause_lines(error.stray_stdout.as_deref(), error.cause.as_deref(), "  ")
     );
     let cli = if error.code.is_config_error() {
         CliError::usage(message)

@@ -106,6 +106,9 @@ pub(crate) struct ErrorJson {
     /// What the server said as it failed (the last lines of a stdio
     /// server's stderr, escaped, one per line), or `null`.
     pub(crate) cause: Option<String>,
+    /// The first line a stdio server wrote to stdout that is not JSON-RPC
+    /// (escaped), when it failed before answering, or `null`.
+    pub(crate) stray_stdout: Option<String>,
     /// What to change, in the words the person typed (the flag of a
     /// server given on the command line, else the key and its file), or
     /// `null`.
@@ -121,6 +124,7 @@ impl ErrorJson {
             message: error.message.clone(),
             config_key: error.config_key.clone(),
             cause: error.cause.clone(),
+            stray_stdout: error.stray_stdout.clone(),
             hint: crate::runtime::fix_hint(error, source),
         }
     }
@@ -421,7 +425,11 @@ pub(crate) fn render(rows: &[ServerRow], output: &Output) -> String {
             } else if let Some(hint) = &error.hint {
                 text.push_str(&format!("; {hint}"));
             }
-            text.push_str(&crate::output::cause_lines(error.cause.as_deref(), "    "));
+            text.push_str(&crate::output::cause_lines(
+                error.stray_stdout.as_deref(),
+                error.cause.as_deref(),
+                "    ",
+            ));
             Some(text)
         })
         .collect();

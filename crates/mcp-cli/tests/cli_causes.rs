@@ -1,4 +1,4 @@
-//! A failed server shows its cause to a person, without `-v`: the last lines a stdio server wrote to stderr (bounded, escapes shown), the I/O error of an HTTP server.
+//! A failed server shows its cause to a person, without `-v`: the last lines a stdio server wrote to stderr (bounded, escapes shown), the first line it wrote to stdout that is not JSON-RPC, the I/O error of an HTTP server.
 
 mod support;
 
@@ -154,4 +154,96 @@ fn an_unreachable_http_server_shows_the_io_error() {
     ]);
     assert_eq!(run.code, 3, "{run:#?}");
     assert!(run.stderr.contains("Connection refused"), "{run:#?}");
+}
+
+/// A stdio "server" that prints a banner on stdout, a line on stderr, and
+/// then reads its input without ever answering, its stdout still open (it
+/// ends when its stdin closes, so it does not outlive mcpctl).
+fn banner_server(env: &Env) -> String {
+    let script = env.root_file(
+        "banner.sh",
+        "#!/bin/sh\n\
+         printf 'Welcome to my server v1.0\\033[2J\\n'\n\
+         echo 'loading tools' >&2\n\
+         while read -r _; do :; done\n",
+    );
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = env.write_json(
+        "servers.json",
+        &json!({"mcpServers": {"banner": {"command": script}}}),
+    );
+    config.display().to_string()
+}
+
+#[test]
+fn a_server_that_prints_a_banner_and_never_answers_is_named_by_its_stdout_line() {
+    let env = Env::new();
+    let config = banner_server(&env);
+    let run = env.run(&[
+        "--no-host-configs",
+        "--config",
+        &config,
+        "call",
+        "banner",
+        "echo",
+        "--timeout",
+        "1",
+    ]);
+    assert_eq!(run.code, 3, "{run:#?}");
+    assert!(
+        run.stderr.contains(
+            "wrote a line that is not JSON-RPC to stdout, where only MCP messages may go"
+        ),
+        "the cause is named, not the timeout: {run:#?}"
+    );
+    assert!(run.stderr.contains("[protocol]"), "{run:#?}");
+    assert!(
+        run.stderr
+            .contains("\n  stdout, not JSON-RPC: Welcome to my server v1.0\\x1b[2J\n"),
+        "the line itself, its escape as text: {run:#?}"
+    );
+    assert!(run.stderr.contains("\n  stderr: loading tools"), "{run:#?}");
+    assert!(!run.stderr.contains('\x1b'), "no raw escape: {run:#?}");
+    assert!(
+        !run.stderr.contains("waits longer"),
+        "a longer timeout is not the fix: {run:#?}"
+    );
+
+    let listing = env.json(&[
+        "--no-host-configs",
+        "--config",
+        &config,
+        "servers",
+        "--timeout",
+        "1",
+        "--allow-failures",
+    ]);
+    let error = &listing[0]["error"];
+    assert_eq!(error["code"], "protocol", "{listing:#}");
+    assert_eq!(
+        error["stray_stdout"], "Welcome to my server v1.0\\x1b[2J",
+        "{listing:#}"
+    );
+    assert_eq!(error["cause"], "loading tools", "{listing:#}");
+}
+
+#[test]
+fn a_server_that_prints_a_banner_and_then_speaks_json_rpc_works() {
+    let env = Env::new();
+    let script = env.root_file(
+        "banner-then-fixture.sh",
+        &format!(
+            "#!/bin/sh\necho 'Welcome to my server v1.0'\nexec '{}' --era legacy\n",
+            support::fixture_server().display()
+        ),
+    );
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = env.write_json(
+        "servers.json",
+        &json!({"mcpServers": {"banner": {"command": script}}}),
+    );
+    let config = config.display().to_string();
+    let run = env.run(&["--no-host-configs", "--config", &config, "tools"]);
+    assert_eq!(run.code, 0, "a banner alone fails nothing: {run:#?}");
+    assert!(run.stdout.contains("echo"), "{run:#?}");
 }

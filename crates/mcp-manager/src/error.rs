@@ -499,6 +499,13 @@ pub struct ServerError {
     /// `message` nor of this error's `Display`, so that it reaches no
     /// model; hosts show it under the status.
     pub cause: Option<String>,
+    /// The first line a stdio server wrote to stdout that is not a
+    /// JSON-RPC message (a banner, a log line on the wrong stream; MCP
+    /// "Transports" §stdio allows only MCP messages there), when the
+    /// connection failed before the server had answered: bounded, escaped
+    /// and redacted like [`cause`](ServerError::cause), and like it never
+    /// part of `message` nor of `Display`.
+    pub stray_stdout: Option<String>,
 }
 
 impl ServerError {
@@ -511,7 +518,18 @@ impl ServerError {
             message: message.into(),
             config_key: config_key.into(),
             cause: None,
+            stray_stdout: None,
         }
+    }
+
+    /// The error with a stdio server's first stray stdout line as its
+    /// [`stray_stdout`](ServerError::stray_stdout), made safe to show as
+    /// [`server_text`] does; unchanged when there is none.
+    pub(crate) fn with_stray_stdout(mut self, line: Option<&str>) -> Self {
+        if let Some(line) = line.filter(|line| !line.trim().is_empty()) {
+            self.stray_stdout = Some(server_text(line.trim_end()));
+        }
+        self
     }
 
     /// The error with the last lines of a stdio server's stderr as its
@@ -805,5 +823,24 @@ mod stderr_tests {
             "exited [closed]",
             "Display is not widened"
         );
+    }
+
+    #[test]
+    fn a_stray_stdout_line_is_escaped_bounded_redacted_and_kept_out_of_display() {
+        let error = ServerError::new(ErrorCode::Protocol, "no answer", "").with_stray_stdout(Some(
+            &format!(
+                "Welcome \x1b[2J key sk-abcdefghijklmnop {}\n",
+                "word ".repeat(80)
+            ),
+        ));
+        let line = error.stray_stdout.as_deref().expect("a line");
+        assert!(
+            line.starts_with("Welcome \\x1b[2J key [redacted] word"),
+            "{line}"
+        );
+        assert!(line.len() < 250 && line.contains(" more bytes]"), "{line}");
+        assert_eq!(error.to_string(), "no answer [protocol]");
+        let none = ServerError::new(ErrorCode::Timeout, "t", "").with_stray_stdout(Some("  "));
+        assert_eq!(none.stray_stdout, None);
     }
 }

@@ -199,22 +199,40 @@ async fn attempt(lease: &Lease, plan: &Plan) -> Attempt {
     }
     let (initialize, discovery) = deadlines(core, plan);
     let started = Instant::now();
+    let latest = Latest::default();
     let outcome = timeout_at(
         started + discovery,
-        discover(lease, plan, started + initialize, initialize),
+        discover(lease, plan, started + initialize, initialize, &latest),
     )
     .await;
     drop(permit);
     match outcome {
         Ok(Ok(connected)) => Attempt::Connected(Box::new(connected)),
         Ok(Err(error)) => Attempt::Failed(error),
-        Err(_) => Attempt::Failed(ServerError::new(
-            ErrorCode::Timeout,
-            format!("discovery did not finish within {}", human(discovery)),
-            "timeout",
-        )),
+        Err(_) => {
+            let error = ServerError::new(
+                ErrorCode::Timeout,
+                format!("discovery did not finish within {}", human(discovery)),
+                "timeout",
+            );
+            // What the server wrote, when the deadline caught it still in
+            // its handshake (its process is stopped as the client drops).
+            let client = mcp_proto::sync::lock(&latest).take();
+            Attempt::Failed(match client {
+                Some(client) if client.negotiated().is_none() => {
+                    stray_output(error, client.first_stray_line().as_deref(), discovery)
+                        .with_stderr(client.stderr_tail().as_deref())
+                }
+                _ => error,
+            })
+        }
     }
 }
+
+/// The client of the connection an attempt is making, kept so that a
+/// discovery deadline that drops the attempt can still read what the
+/// server wrote.
+type Latest = std::sync::Mutex<Option<Client>>;
 
 /// Whether an attempt is a stdio server's first start on this machine,
 /// when a package launcher may be downloading it: the tool cache has no
@@ -292,6 +310,7 @@ async fn discover(
     plan: &Plan,
     init_deadline: Instant,
     initialize: Duration,
+    latest: &Latest,
 ) -> Result<(Conn, Catalog), ServerError> {
     let (core, id) = (lease.core(), lease.id());
     let configured = configured_era(&plan.resolved, core.options.client.session.era);
@@ -300,29 +319,45 @@ async fn discover(
         _ => None,
     };
     let first = cached.map_or(configured, EraPolicy::from);
-    let mut owned = match connect(core, id, plan, init_deadline, initialize, first).await {
+    let mut owned = match connect(core, id, plan, init_deadline, initialize, first, latest).await {
         Ok(connected) => connected,
         Err((error, Some(cause))) if cause.is_closed_during_probe() => {
             tracing::info!(
                 server = id,
                 "the server exited when probed; starting it again in the handshake era"
             );
-            connect(core, id, plan, init_deadline, initialize, EraPolicy::Legacy)
-                .await
-                .map_err(|(e, _)| e)
-                .map_err(|e| {
-                    if e.code == ErrorCode::Timeout {
-                        error
-                    } else {
-                        e
-                    }
-                })?
+            connect(
+                core,
+                id,
+                plan,
+                init_deadline,
+                initialize,
+                EraPolicy::Legacy,
+                latest,
+            )
+            .await
+            .map_err(|(e, _)| e)
+            .map_err(|e| {
+                if e.code == ErrorCode::Timeout {
+                    error
+                } else {
+                    e
+                }
+            })?
         }
         Err((_, Some(cause))) if cached.is_some() && !cause.is_timeout() => {
             tracing::info!(server = id, %cause, "the cached protocol era failed; probing again");
-            connect(core, id, plan, init_deadline, initialize, EraPolicy::Auto)
-                .await
-                .map_err(|(e, _)| e)?
+            connect(
+                core,
+                id,
+                plan,
+                init_deadline,
+                initialize,
+                EraPolicy::Auto,
+                latest,
+            )
+            .await
+            .map_err(|(e, _)| e)?
         }
         Err((error, _)) => return Err(error),
     };
@@ -375,6 +410,7 @@ async fn discover(
                     Instant::now() + initialize,
                     initialize,
                     EraPolicy::from(negotiated.era()),
+                    latest,
                 )
                 .await
                 .map_err(|(e, _)| e)?;
@@ -432,7 +468,8 @@ fn configured_era(resolved: &mcp_config::ResolvedConfig, host: EraPolicy) -> Era
 
 /// Builds the transport and settles the era with `era`. On failure, the
 /// management error and, when the client got that far, its error (the
-/// client itself is closed as it is dropped).
+/// client itself is closed as it is dropped). `latest` gets the client as
+/// soon as there is one.
 async fn connect(
     core: &Core,
     id: &str,
@@ -440,6 +477,7 @@ async fn connect(
     init_deadline: Instant,
     initialize: Duration,
     era: EraPolicy,
+    latest: &Latest,
 ) -> Result<Owned, (ServerError, Option<ClientError>)> {
     let init_timeout = || {
         ServerError::new(
@@ -479,11 +517,14 @@ async fn connect(
     tokio::spawn(driver.run());
     let owned = Owned::new(client, Arc::from(id), Arc::clone(&core.closings));
     let client = owned.client();
+    *mcp_proto::sync::lock(latest) = Some(client.clone());
     match timeout_at(init_deadline, client.initialize()).await {
         Err(_) => {
             client.close().await;
+            let stray = client.first_stray_line();
             Err((
-                init_timeout().with_stderr(client.stderr_tail().as_deref()),
+                stray_output(init_timeout(), stray.as_deref(), initialize)
+                    .with_stderr(client.stderr_tail().as_deref()),
                 None,
             ))
         }
@@ -491,8 +532,13 @@ async fn connect(
             tracing::warn!(server = id, error = %text::ErrorChain(&error), era = era.as_str(), "initialize failed");
             client.close().await;
             // Closed, so the tail holds the server's last words.
-            let management = initialize_error(&error, plan, initialize)
-                .with_stderr(client.stderr_tail().as_deref());
+            let stray = client.first_stray_line();
+            let management = stray_output(
+                initialize_error(&error, plan, initialize),
+                stray.as_deref(),
+                initialize,
+            )
+            .with_stderr(client.stderr_tail().as_deref());
             Err((management, Some(error)))
         }
         Ok(Ok(_)) => Ok(owned),
@@ -712,6 +758,32 @@ async fn refresh(lease: &Lease, plan: &Plan, conn: &mut Conn, kinds: Kinds) -> R
 }
 
 /// The management error for a failed `initialize`. The raw error was logged.
+/// A failed handshake's error with the first line a stdio server wrote to
+/// stdout that is not JSON-RPC (`stray`), if it wrote one. A server that
+/// did so and never answered within the timeout is broken, not slow: its
+/// timeout becomes a `protocol` error that names stdout as the cause
+/// instead of suggesting a longer wait. Any other failure keeps its code
+/// and gets the line beside it.
+fn stray_output(error: ServerError, stray: Option<&str>, initialize: Duration) -> ServerError {
+    let Some(line) = stray else {
+        return error;
+    };
+    let error = if error.code == ErrorCode::Timeout {
+        ServerError::new(
+            ErrorCode::Protocol,
+            format!(
+                "the server wrote a line that is not JSON-RPC to stdout, where only MCP \
+                 messages may go, and did not answer initialize within {}",
+                human(initialize)
+            ),
+            "",
+        )
+    } else {
+        error
+    };
+    error.with_stray_stdout(Some(line))
+}
+
 fn initialize_error(error: &ClientError, plan: &Plan, initialize: Duration) -> ServerError {
     let endpoint = plan.keys.endpoint;
     if let Some(cause) = error

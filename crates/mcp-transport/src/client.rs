@@ -531,7 +531,9 @@ impl Client {
         // Weak: the transport's reading task holds the sink, and must not
         // keep the connection alive after the last handle and the driver.
         let sink = Arc::new(SessionSink(Arc::downgrade(&shared)));
-        shared.transport.set_frame_sink(sink);
+        if let Some(extensions) = shared.transport.extensions() {
+            extensions.set_frame_sink(sink);
+        }
         (
             Client {
                 shared: shared.clone(),
@@ -595,11 +597,24 @@ impl Client {
     }
 
     /// What the server process last wrote to stderr, raw
-    /// ([`Transport::stderr_tail`]; `None` for a transport without one):
-    /// complete once [`Client::close`] has returned. For a person, bounded
-    /// and escaped; never for a model.
+    /// ([`TransportExtensions::stderr_tail`]; `None` for a transport
+    /// without one): complete once [`Client::close`] has returned. For a
+    /// person, bounded and escaped; never for a model.
+    ///
+    /// [`TransportExtensions::stderr_tail`]: crate::TransportExtensions::stderr_tail
     pub fn stderr_tail(&self) -> Option<String> {
-        self.shared.transport.stderr_tail()
+        self.shared.transport.extensions()?.stderr_tail()
+    }
+
+    /// The first line the server process wrote to stdout that is not a
+    /// JSON-RPC message, raw ([`TransportExtensions::first_stray_line`];
+    /// `None` for a transport without one, or while there is none): why a
+    /// stdio server that prints a banner may never seem to answer. For a
+    /// person, bounded and escaped; never for a model.
+    ///
+    /// [`TransportExtensions::first_stray_line`]: crate::TransportExtensions::first_stray_line
+    pub fn first_stray_line(&self) -> Option<String> {
+        self.shared.transport.extensions()?.first_stray_line()
     }
 
     /// Whether the connection has closed.
@@ -798,7 +813,9 @@ impl Client {
                 return;
             }
         }
-        self.shared.transport.set_tool_headers(tool, headers);
+        if let Some(extensions) = self.shared.transport.extensions() {
+            extensions.set_tool_headers(tool, headers);
+        }
     }
 
     /// The rounds of a request that needs input (2026-07-28 "Multi
@@ -1313,7 +1330,7 @@ impl Client {
 }
 
 /// Handles inbound frames on the transport's reading task, for transports
-/// that offer it ([`Transport::set_frame_sink`]): the frame goes to the
+/// that offer it (`TransportExtensions::set_frame_sink`): the frame goes to the
 /// session and a completed request's caller is woken from there, so the
 /// driver is not woken to relay it (that hop cost a thread wake-up per
 /// call). What the session then wants sent goes out as a caller's request
@@ -1548,7 +1565,9 @@ fn pump(shared: &Arc<Shared>, inner: &mut Inner) {
             Event::Initialized(negotiated) => {
                 // The HTTP transport must know the version before
                 // `notifications/initialized` (queued with this event) goes.
-                shared.transport.set_protocol_version(negotiated.version);
+                if let Some(extensions) = shared.transport.extensions() {
+                    extensions.set_protocol_version(negotiated.version);
+                }
                 let negotiated: Arc<Negotiated> = Arc::from(negotiated);
                 inner.negotiated = Some(negotiated.clone());
                 if let Some(tx) = inner.handshake.take() {

@@ -77,7 +77,7 @@ pub use skills::{LoadedSkill, SkillLoadError};
 #[cfg(all(unix, feature = "stdio"))]
 #[cfg_attr(docsrs, doc(cfg(all(unix, feature = "stdio"))))]
 pub use stdio::{NETWORK_ENV, ServerExited, StdioOptions, StdioTransport};
-pub use transport::{FrameSink, Inbound, Transport, TransportError};
+pub use transport::{FrameSink, Inbound, Transport, TransportError, TransportExtensions};
 #[cfg(all(unix, feature = "unix"))]
 #[cfg_attr(docsrs, doc(cfg(all(unix, feature = "unix"))))]
 pub use unix::UnixSocketTransport;

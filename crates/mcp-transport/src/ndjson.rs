@@ -92,7 +92,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Notify, OnceCell, watch};
 use tokio::task::{AbortHandle, JoinHandle};
 
-use crate::transport::{FrameSink, Inbound, Transport, TransportError};
+use crate::transport::{FrameSink, Inbound, Transport, TransportError, TransportExtensions};
 
 /// The default of [`NdjsonOptions::outbound_budget`]: 4 MiB of encoded
 /// messages not yet written. Past it the peer is not read until they drain,
@@ -518,14 +518,6 @@ impl Transport for NdjsonTransport {
         }
     }
 
-    /// From now on the reader task hands each frame to `sink` itself (the
-    /// frames already waiting first), so that a response reaches its caller
-    /// without a hop through the driver.
-    fn set_frame_sink(&self, sink: Arc<dyn FrameSink>) -> bool {
-        self.core.inbound.set_sink(sink);
-        true
-    }
-
     /// Writes what is queued (waiting up to 2 s for a peer that does not
     /// read), shuts the write half down and stops reading. Idempotent;
     /// concurrent calls wait for the same close.
@@ -548,6 +540,28 @@ impl Transport for NdjsonTransport {
             })
             .await;
         Ok(())
+    }
+
+    /// The frame sink and [`NdjsonTransport::first_stray_line`].
+    fn extensions(&self) -> Option<&dyn TransportExtensions> {
+        Some(self)
+    }
+}
+
+/// The reader can hand frames straight to a sink, and keeps the first line
+/// that was not JSON.
+impl TransportExtensions for NdjsonTransport {
+    /// From now on the reader task hands each frame to `sink` itself (the
+    /// frames already waiting first), so that a response reaches its caller
+    /// without a hop through the driver.
+    fn set_frame_sink(&self, sink: Arc<dyn FrameSink>) -> bool {
+        self.core.inbound.set_sink(sink);
+        true
+    }
+
+    /// [`NdjsonTransport::first_stray_line`].
+    fn first_stray_line(&self) -> Option<String> {
+        NdjsonTransport::first_stray_line(self)
     }
 }
 

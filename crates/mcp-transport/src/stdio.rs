@@ -41,7 +41,7 @@ use tokio::task::{AbortHandle, JoinHandle};
 use tokio::time::{Instant, timeout, timeout_at};
 
 use crate::ndjson::{BoxFuture, End, NdjsonOptions, NdjsonTransport, Output, Parts};
-use crate::transport::{FrameSink, Inbound, Transport, TransportError};
+use crate::transport::{FrameSink, Inbound, Transport, TransportError, TransportExtensions};
 
 /// How a stdio server is started and stopped. Every field is public; start
 /// from [`StdioOptions::new`] and set what differs from the defaults.
@@ -115,13 +115,18 @@ impl Default for StdioOptions {
 }
 
 impl fmt::Debug for StdioOptions {
-    /// Literal environment values are often credentials: only their names
-    /// are shown.
+    /// Arguments and literal environment values are often credentials (an
+    /// API key on the command line): only how many arguments there are and
+    /// the environment's names are shown.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let env_names: Vec<&str> = self.env.iter().map(|(name, _)| name.as_str()).collect();
+        let args = match self.args.len() {
+            1 => "<1 argument, redacted>".to_owned(),
+            n => format!("<{n} arguments, redacted>"),
+        };
         f.debug_struct("StdioOptions")
             .field("command", &self.command)
-            .field("args", &self.args)
+            .field("args", &args)
             .field("env", &env_names)
             .field("env_passthrough", &self.env_passthrough)
             .field("network_env", &self.network_env)
@@ -459,13 +464,6 @@ impl Transport for StdioTransport {
         self.stream.try_recv()
     }
 
-    /// From now on the reader task hands each frame to `sink` itself (the
-    /// frames already waiting first), so that a response reaches its caller
-    /// without a hop through the driver.
-    fn set_frame_sink(&self, sink: Arc<dyn FrameSink>) -> bool {
-        self.stream.set_frame_sink(sink)
-    }
-
     /// Closes stdin and waits up to [`StdioOptions::close_stdin_wait`] for
     /// the server to exit, then SIGTERMs its process group and waits up to
     /// [`StdioOptions::sigterm_wait`], then SIGKILLs the group. Reaps the
@@ -478,10 +476,31 @@ impl Transport for StdioTransport {
         Ok(())
     }
 
+    /// The frame sink, the server's stderr and its first stray stdout line.
+    fn extensions(&self) -> Option<&dyn TransportExtensions> {
+        Some(self)
+    }
+}
+
+/// A child process's own diagnostics, and the frame sink of the
+/// [`NdjsonTransport`] underneath.
+impl TransportExtensions for StdioTransport {
+    /// From now on the reader task hands each frame to `sink` itself (the
+    /// frames already waiting first), so that a response reaches its caller
+    /// without a hop through the driver.
+    fn set_frame_sink(&self, sink: Arc<dyn FrameSink>) -> bool {
+        self.stream.set_frame_sink(sink)
+    }
+
     /// [`StdioTransport::stderr_tail`]; `None` while the server wrote
     /// nothing there.
     fn stderr_tail(&self) -> Option<String> {
         Some(StdioTransport::stderr_tail(self)).filter(|tail| !tail.is_empty())
+    }
+
+    /// [`StdioTransport::first_stray_line`].
+    fn first_stray_line(&self) -> Option<String> {
+        StdioTransport::first_stray_line(self)
     }
 }
 

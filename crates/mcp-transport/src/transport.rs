@@ -63,6 +63,26 @@ pub trait Transport: Send + Sync + 'static {
         None
     }
 
+    /// Ends the connection politely. Idempotent.
+    async fn close(&self) -> Result<(), TransportError>;
+
+    /// What only some transports offer ([`TransportExtensions`]: the frame
+    /// sink, Streamable HTTP's protocol version and tool headers, a child
+    /// process's stderr and stray stdout), or `None` for a transport with
+    /// none of it. The client asks once per use; a wrapper transport
+    /// forwards its inner transport's answer. The default is `None`.
+    fn extensions(&self) -> Option<&dyn TransportExtensions> {
+        None
+    }
+}
+
+/// What only some transports do, beside the [`Transport`] every one is:
+/// reached through [`Transport::extensions`], so that the common trait
+/// stays `send`, `recv` and `close` and a transport implements here only
+/// what it has. Every method has a default that does nothing or has
+/// nothing, which is also what the client assumes of a transport whose
+/// `extensions` is `None`.
+pub trait TransportExtensions: Send + Sync {
     /// Asks the transport to hand every inbound frame to `sink` from the
     /// task that read it, instead of queueing it for [`recv`]: a response
     /// then reaches the caller waiting for it without a hop through the
@@ -73,20 +93,17 @@ pub trait Transport: Send + Sync + 'static {
     /// Once it has returned `true`: the frames that were waiting for `recv`
     /// go to the sink first, then every later frame, in arrival order and
     /// one call at a time (the frames read together in one call, so that
-    /// the sink handles them in one pass); `recv` and `try_recv` yield no
-    /// frames any more,
-    /// only [`Inbound::Undelivered`] and [`Inbound::Closed`], and `Closed`
-    /// only after every frame before it has been handed over. The client
-    /// calls it once, before its driver first polls `recv`.
+    /// the sink handles them in one pass); [`recv`] and
+    /// [`try_recv`](Transport::try_recv) yield no frames any more, only
+    /// [`Inbound::Undelivered`] and [`Inbound::Closed`], and `Closed` only
+    /// after every frame before it has been handed over. The client calls
+    /// it once, before its driver first polls `recv`.
     ///
     /// [`recv`]: Transport::recv
     fn set_frame_sink(&self, sink: Arc<dyn FrameSink>) -> bool {
         let _ = sink;
         false
     }
-
-    /// Ends the connection politely. Idempotent.
-    async fn close(&self) -> Result<(), TransportError>;
 
     /// The protocol version the client negotiated, for transports that must
     /// echo it (Streamable HTTP's `MCP-Protocol-Version` header). Called once,
@@ -111,10 +128,19 @@ pub trait Transport: Send + Sync + 'static {
     fn stderr_tail(&self) -> Option<String> {
         None
     }
+
+    /// The first line the server process wrote to stdout that is not a
+    /// JSON-RPC message (a banner, a log line on the wrong stream), raw,
+    /// for transports that read a child's stdout: the usual cause of a
+    /// stdio server that never answers. For a person, bounded and escaped
+    /// (see `mcp_proto::text`); never for a model. The default has none.
+    fn first_stray_line(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Takes inbound frames straight from a transport's reading task (see
-/// [`Transport::set_frame_sink`]).
+/// [`TransportExtensions::set_frame_sink`]).
 pub trait FrameSink: Send + Sync + 'static {
     /// Handles inbound frames, in the order they arrived: all the frames
     /// the transport has decoded and not yet handed over (those of one read
@@ -354,23 +380,11 @@ impl Transport for Box<dyn Transport> {
         (**self).try_recv()
     }
 
-    fn set_frame_sink(&self, sink: Arc<dyn FrameSink>) -> bool {
-        (**self).set_frame_sink(sink)
-    }
-
     async fn close(&self) -> Result<(), TransportError> {
         (**self).close().await
     }
 
-    fn set_protocol_version(&self, version: mcp_proto::ProtocolVersion) {
-        (**self).set_protocol_version(version);
-    }
-
-    fn set_tool_headers(&self, tool: &str, headers: Option<mcp_proto::headers::ToolParamHeaders>) {
-        (**self).set_tool_headers(tool, headers);
-    }
-
-    fn stderr_tail(&self) -> Option<String> {
-        (**self).stderr_tail()
+    fn extensions(&self) -> Option<&dyn TransportExtensions> {
+        (**self).extensions()
     }
 }

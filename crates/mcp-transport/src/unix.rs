@@ -13,7 +13,7 @@ use mcp_proto::Message;
 use tokio::net::UnixStream;
 
 use crate::ndjson::{NdjsonOptions, NdjsonTransport, Output, Parts};
-use crate::transport::{FrameSink, Inbound, Transport, TransportError};
+use crate::transport::{Inbound, Transport, TransportError, TransportExtensions};
 
 /// A connection to an MCP server on a Unix domain socket.
 #[derive(Debug)]
@@ -79,12 +79,14 @@ impl Transport for UnixSocketTransport {
         self.stream.try_recv()
     }
 
-    fn set_frame_sink(&self, sink: Arc<dyn FrameSink>) -> bool {
-        self.stream.set_frame_sink(sink)
-    }
-
     async fn close(&self) -> Result<(), TransportError> {
         self.stream.close().await
+    }
+
+    /// The underlying [`NdjsonTransport`]'s: the frame sink and the first
+    /// line the server wrote that is not JSON.
+    fn extensions(&self) -> Option<&dyn TransportExtensions> {
+        self.stream.extensions()
     }
 }
 

@@ -9,7 +9,9 @@ use std::time::Duration;
 use http::Method;
 use http_support::*;
 use mcp_proto::{Frame, Message, RequestId};
-use mcp_transport::{HttpOptions, HttpProtocol, Inbound, Transport, TransportError};
+use mcp_transport::{
+    HttpOptions, HttpProtocol, Inbound, Transport, TransportError, TransportExtensions,
+};
 use serde_json::json;
 use tokio::sync::mpsc;
 

@@ -49,6 +49,15 @@ async fn crlf_blank_lines_a_bom_and_stray_lines_are_read_by_the_framing_rules() 
         transport.first_stray_line().as_deref(),
         Some("Welcome to my server v1.0")
     );
+    // The same line through the extensions of a boxed transport, the way a
+    // client that holds any transport reaches it.
+    let boxed: Box<dyn Transport> = Box::new(transport);
+    let extensions = boxed.extensions().expect("ndjson has extensions");
+    assert_eq!(
+        extensions.first_stray_line().as_deref(),
+        Some("Welcome to my server v1.0")
+    );
+    assert_eq!(extensions.stderr_tail(), None);
 }
 
 #[tokio::test]

@@ -691,3 +691,22 @@ async fn a_message_that_cannot_be_encoded_fails_at_send_and_the_stream_goes_on()
     );
     transport.close().await.expect("close");
 }
+
+#[test]
+fn debug_counts_the_arguments_and_never_shows_them() {
+    let mut options = StdioOptions::new("my-server");
+    options.args = vec!["--api-key".to_owned(), "sk-live-4242".to_owned()];
+    let shown = format!("{options:?}");
+    assert!(
+        !shown.contains("sk-live-4242"),
+        "Debug shows an argument: {shown}"
+    );
+    assert!(
+        !shown.contains("--api-key"),
+        "Debug shows an argument: {shown}"
+    );
+    assert!(shown.contains("<2 arguments, redacted>"), "{shown}");
+    assert!(shown.contains("my-server"), "the command is shown: {shown}");
+    options.args.truncate(1);
+    assert!(format!("{options:?}").contains("<1 argument, redacted>"));
+}

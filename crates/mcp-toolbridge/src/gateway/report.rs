@@ -77,6 +77,10 @@ pub struct ErrorReport {
     /// What the server said as it failed, for a person (never a model's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
+    /// The first line a stdio server wrote to stdout that is not JSON-RPC
+    /// ([`ServerError::stray_stdout`]), for a person (never a model's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stray_stdout: Option<String>,
 }
 
 impl ErrorReport {
@@ -89,6 +93,7 @@ impl ErrorReport {
             self.config_key.clone(),
         );
         error.cause = self.cause.clone();
+        error.stray_stdout = self.stray_stdout.clone();
         Some(error)
     }
 }
@@ -133,6 +138,7 @@ impl GatewayReport {
                         message: error.message.clone(),
                         config_key: error.config_key.clone(),
                         cause: error.cause.clone(),
+                        stray_stdout: error.stray_stdout.clone(),
                     }),
                     _ => None,
                 };

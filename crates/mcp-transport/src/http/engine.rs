@@ -21,7 +21,7 @@ use tokio::task::JoinSet;
 use super::client::{HttpClient, parse_url};
 use super::shared::{Kind, Limits, Mode, Outgoing, Session, Shared, Tasks, lock};
 use super::{HttpOptions, HttpProtocol, legacy_sse, streamable};
-use crate::transport::{Inbound, Transport, TransportError};
+use crate::transport::{Inbound, Transport, TransportError, TransportExtensions};
 
 /// An MCP client transport over HTTP: Streamable HTTP, legacy HTTP+SSE, or
 /// Streamable HTTP with automatic fallback to legacy SSE (see
@@ -39,7 +39,7 @@ use crate::transport::{Inbound, Transport, TransportError};
 ///   another `initialize` starts a new session (no session header on it).
 ///   [`close`](Transport::close) DELETEs the session (405 is fine).
 /// - §Protocol Version Header: the version given to
-///   [`set_protocol_version`](Transport::set_protocol_version) goes on every
+///   [`set_protocol_version`](TransportExtensions::set_protocol_version) goes on every
 ///   request after `initialize`, never on the `initialize` POST.
 /// - §Listening for Messages from the Server: a GET stream for
 ///   server-initiated messages is opened beside the
@@ -52,13 +52,13 @@ use crate::transport::{Inbound, Transport, TransportError};
 ///   (or [`HttpOptions::default_retry`]); the GET stream reconnects the
 ///   same way. Priming events (empty data) only record their id.
 /// - The stateless era (2026-07-28 "Streamable HTTP"): once the client
-///   settles it through [`set_protocol_version`](Transport::set_protocol_version),
+///   settles it through [`set_protocol_version`](TransportExtensions::set_protocol_version),
 ///   and for the `server/discover` that probes for it, every POST carries
 ///   `MCP-Protocol-Version`, `Mcp-Method`, and for `tools/call`,
 ///   `prompts/get` and `resources/read` `Mcp-Name` (values that are not
 ///   plain visible ASCII are sent in the `=?base64?...?=` form), plus the
 ///   `Mcp-Param-*` headers a tool's `x-mcp-header` annotations ask for
-///   (learned through [`set_tool_headers`](Transport::set_tool_headers)).
+///   (learned through [`set_tool_headers`](TransportExtensions::set_tool_headers)).
 ///   There is no session id, GET stream, DELETE or resumption; a
 ///   `notifications/cancelled` is not posted: the request's response
 ///   stream is closed instead. An error status whose body is a JSON-RPC
@@ -291,6 +291,15 @@ impl Transport for HttpTransport {
         Ok(())
     }
 
+    /// The protocol version and the tool headers its requests carry.
+    fn extensions(&self) -> Option<&dyn TransportExtensions> {
+        Some(self)
+    }
+}
+
+/// What Streamable HTTP's headers echo: the negotiated version and the
+/// `Mcp-Param-*` headers of tools.
+impl TransportExtensions for HttpTransport {
     fn set_protocol_version(&self, version: ProtocolVersion) {
         self.shared.session().version = Some(version);
         if !version.uses_handshake() {

@@ -24,7 +24,9 @@ use hyper::body::{Body, Frame as BodyFrame, Incoming, SizeHint};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use mcp_proto::{Frame, Message, RequestId};
-use mcp_transport::{HttpOptions, HttpTransport, Inbound, Transport, TransportError};
+use mcp_transport::{
+    HttpOptions, HttpTransport, Inbound, Transport, TransportError, TransportExtensions,
+};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
