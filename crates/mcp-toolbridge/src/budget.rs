@@ -314,6 +314,8 @@ impl Spills {
         let path = dir.join(format!("{id}.{extension}"));
         let target = path.clone();
         let marks = tokio::task::spawn_blocking(move || {
+            #[cfg(test)]
+            tests::note_io_thread(&target);
             write_private(&target, &text)?;
             Ok::<_, String>(
                 text.char_indices()
@@ -375,9 +377,13 @@ impl Spills {
             length,
             pointer: path.map(str::to_owned),
         };
-        let (part, chars) = tokio::task::spawn_blocking(move || read_part(&request))
-            .await
-            .map_err(|e| format!("cannot read spilled result {id}: {e}"))??;
+        let (part, chars) = tokio::task::spawn_blocking(move || {
+            #[cfg(test)]
+            tests::note_io_thread(&request.file);
+            read_part(&request)
+        })
+        .await
+        .map_err(|e| format!("cannot read spilled result {id}: {e}"))??;
         let end = offset + part.chars().count();
         let footer = if end < chars {
             format!(
@@ -557,38 +563,46 @@ mod tests {
         result.joined_text()
     }
 
-    /// Whether a task spawned now runs before `work` ends: on a
-    /// single-threaded runtime only if `work` leaves the one worker to it.
-    async fn leaves_the_worker_free<T>(work: impl std::future::Future<Output = T>) -> (bool, T) {
-        use std::sync::atomic::{AtomicBool, Ordering};
-        let ran = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&ran);
-        let other = tokio::spawn(async move { flag.store(true, Ordering::SeqCst) });
-        let out = work.await;
-        let free = ran.load(Ordering::SeqCst);
-        other.await.unwrap();
-        (free, out)
+    /// The threads that did a spill's file I/O, by file: written by the
+    /// blocking closures in test builds, read by the test below.
+    static IO_THREADS: Mutex<Vec<(PathBuf, std::thread::ThreadId)>> = Mutex::new(Vec::new());
+
+    pub(super) fn note_io_thread(file: &Path) {
+        mcp_proto::sync::lock(&IO_THREADS).push((file.to_owned(), std::thread::current().id()));
+    }
+
+    /// The threads that did file I/O under `dir`.
+    fn io_threads_under(dir: &Path) -> Vec<std::thread::ThreadId> {
+        mcp_proto::sync::lock(&IO_THREADS)
+            .iter()
+            .filter(|(file, _)| file.starts_with(dir))
+            .map(|(_, thread)| *thread)
+            .collect()
     }
 
     #[tokio::test(flavor = "current_thread")]
     async fn spilling_and_reading_back_run_off_the_runtime_worker() {
+        // On a current-thread runtime the test's own thread is the only
+        // worker: every write and read of the spill must run on another.
+        let worker = std::thread::current().id();
         let dir = tempfile::tempdir().unwrap();
         let spills = Spills::default();
         let budget = ResultBudget::default()
             .chars(1_000)
             .spill_dir(dir.path().to_owned());
         let big = "z".repeat(16 << 20);
-        let (free, result) =
-            leaves_the_worker_free(spills.apply(text_result(&big), &budget, "s", "t", None)).await;
-        assert!(free, "the 16 MiB spill held the runtime's only worker");
+        let result = spills
+            .apply(text_result(&big), &budget, "s", "t", None)
+            .await;
         assert!(shown(&result).contains("spilled result result-1"));
-        let (free, part) =
-            leaves_the_worker_free(spills.read("result-1", 8 << 20, 100, None)).await;
-        assert!(
-            free,
-            "reading the spill back held the runtime's only worker"
-        );
+        let part = spills.read("result-1", 8 << 20, 100, None).await;
         assert!(part.unwrap().starts_with(&"z".repeat(100)));
+        let threads = io_threads_under(dir.path());
+        assert_eq!(threads.len(), 2, "one write and one read: {threads:?}");
+        assert!(
+            threads.iter().all(|thread| *thread != worker),
+            "a spill's file I/O ran on the runtime's only worker"
+        );
     }
 
     #[tokio::test]
