@@ -3,8 +3,10 @@
 //! [`StreamServer`] reads the client's lines, feeds them to the sans-IO
 //! session (which owns the lifecycle of both eras: `initialize`,
 //! `server/discover`, `ping`, batches, ids, `-32601`, `-32022`), and hands
-//! each request it lets through to [`ServerHandler::request`] on a task of
-//! its own. The handler's [`RequestContext`] sends progress for that
+//! each request it lets through to [`ServerHandler::request`]. The
+//! handlers' futures run concurrently on the connection's own task, so an
+//! answer goes to the client from the task that learns of it, with no
+//! hand-off between tasks. The handler's [`RequestContext`] sends progress for that
 //! request, and its [`Peer`] sends notifications and server-to-client
 //! requests (and waits for their answers) for as long as the connection
 //! lives.
@@ -82,6 +84,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures_util::future::{AbortHandle, Abortable, Aborted, BoxFuture, FutureExt};
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use mcp_proto::codec::ndjson::{self, NdjsonDecoder};
 use mcp_proto::jsonrpc::{
     ErrorObject, Frame, Message, Notification, RawJson, RequestId, error_codes,
@@ -92,9 +96,9 @@ use mcp_proto::server::{
     ServerSession,
 };
 use serde::Serialize;
+use std::panic::AssertUnwindSafe;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Notify, mpsc, oneshot};
-use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 /// The default of [`StreamOptions::reply_budget`]: 8 MiB of replies the
@@ -147,9 +151,13 @@ impl Default for StreamOptions {
 ///
 /// The session answers the protocol's own requests (`initialize`,
 /// `server/discover`, `ping`) and refuses what the server's capabilities do
-/// not cover; everything else comes here. Each request runs on a task of
-/// its own, so a slow one holds up no other; its future is dropped when the
-/// client cancels the request or goes away.
+/// not cover; everything else comes here. The requests' futures run
+/// concurrently on the connection's task, so one that waits holds up no
+/// other; one that blocks the thread (long computation, blocking I/O)
+/// holds up the connection, and belongs on a task of its own
+/// (`tokio::task::spawn_blocking`). A request's future is dropped when the
+/// client cancels the request or goes away; one that panics is answered
+/// with an internal error.
 #[async_trait]
 pub trait ServerHandler: Send + Sync + 'static {
     /// Answers one request (`tools/call`, `resources/read`, ...) with its
@@ -197,7 +205,7 @@ pub struct Peer {
 
 impl Peer {
     /// A peer for a new connection, with the receiving end of what it and
-    /// the connection's request tasks ask of the connection's task.
+    /// the connection's handlers ask of the connection's task.
     pub(crate) fn channel() -> (Peer, mpsc::UnboundedReceiver<Command>) {
         let (commands, receiver) = mpsc::unbounded_channel();
         let peer = Peer {
@@ -339,12 +347,8 @@ impl RequestContext {
     }
 }
 
-/// What the handler's tasks and the [`Peer`] ask of the connection's task.
+/// What the handlers and the [`Peer`] ask of the connection's task.
 pub(crate) enum Command {
-    Answer {
-        id: RequestId,
-        answer: Result<RawJson, ErrorObject>,
-    },
     Progress {
         id: RequestId,
         progress: f64,
@@ -452,6 +456,7 @@ impl StreamServer {
             tokio::select! {
                 biased;
                 Some(command) = commands.recv() => conn.command(command),
+                Some(answered) = next_answer(&mut conn.running) => conn.answered(answered, &mut commands),
                 () = sleep_until(timeout) => conn.session.handle_timeout(Instant::now().into_std()),
                 // Past the budget the client's requests stay in the
                 // kernel's buffer until it reads its replies.
@@ -483,6 +488,111 @@ impl StreamServer {
     }
 }
 
+/// This process's standard input, as [`stdio`] reads it.
+pub type StdinReader = Box<dyn AsyncRead + Send + Unpin>;
+
+/// This process's standard output, as [`stdio`] writes it.
+pub type StdoutWriter = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// This process's standard input and output as the byte stream of a stdio
+/// server (MCP "Transports" §stdio), for [`serve`] or
+/// [`StreamServer::serve`].
+///
+/// On Unix, a standard stream that is a pipe or a socket (as a host that
+/// launches the server makes it) is read and written in non-blocking mode
+/// on the runtime's own event loop, so a message goes from the pipe to the
+/// server's task and back with no thread between: tokio's
+/// `stdin()`/`stdout()` hand every read and write to a thread of the
+/// blocking pool instead, a switch between threads each way. Setting
+/// `O_NONBLOCK` changes the stream's open file description, which this
+/// process shares with whoever gave it the stream; a host's pipe to its
+/// server is its server's alone. Any other stream (a terminal, a file), and
+/// every stream elsewhere, is tokio's `stdin()`/`stdout()`.
+pub fn stdio() -> (StdinReader, StdoutWriter) {
+    (standard_input(), standard_output())
+}
+
+#[cfg(unix)]
+fn standard_input() -> StdinReader {
+    use std::os::fd::AsFd;
+    let own = std::io::stdin().as_fd().try_clone_to_owned();
+    match own.map(nonblocking) {
+        Ok(Some(Stream::Pipe(file))) => match tokio::net::unix::pipe::Receiver::from_file(file) {
+            Ok(pipe) => return Box::new(pipe),
+            Err(error) => tracing::debug!(%error, "stdin stays blocking"),
+        },
+        Ok(Some(Stream::Socket(socket))) => match tokio::net::UnixStream::from_std(socket) {
+            Ok(socket) => return Box::new(socket),
+            Err(error) => tracing::debug!(%error, "stdin stays blocking"),
+        },
+        Ok(None) => {}
+        Err(error) => tracing::debug!(%error, "stdin stays blocking"),
+    }
+    Box::new(tokio::io::stdin())
+}
+
+#[cfg(unix)]
+fn standard_output() -> StdoutWriter {
+    use std::os::fd::AsFd;
+    let own = std::io::stdout().as_fd().try_clone_to_owned();
+    match own.map(nonblocking) {
+        Ok(Some(Stream::Pipe(file))) => match tokio::net::unix::pipe::Sender::from_file(file) {
+            Ok(pipe) => return Box::new(pipe),
+            Err(error) => tracing::debug!(%error, "stdout stays blocking"),
+        },
+        Ok(Some(Stream::Socket(socket))) => match tokio::net::UnixStream::from_std(socket) {
+            Ok(socket) => return Box::new(socket),
+            Err(error) => tracing::debug!(%error, "stdout stays blocking"),
+        },
+        Ok(None) => {}
+        Err(error) => tracing::debug!(%error, "stdout stays blocking"),
+    }
+    Box::new(tokio::io::stdout())
+}
+
+#[cfg(not(unix))]
+fn standard_input() -> StdinReader {
+    Box::new(tokio::io::stdin())
+}
+
+#[cfg(not(unix))]
+fn standard_output() -> StdoutWriter {
+    Box::new(tokio::io::stdout())
+}
+
+/// A standard stream the event loop can poll.
+#[cfg(unix)]
+enum Stream {
+    Pipe(std::fs::File),
+    Socket(std::os::unix::net::UnixStream),
+}
+
+/// `fd` in non-blocking mode when it is a pipe or a Unix socket; `None`
+/// for anything else (a terminal, a file, `/dev/null`), left as it is.
+#[cfg(unix)]
+fn nonblocking(fd: std::os::fd::OwnedFd) -> Option<Stream> {
+    use std::os::unix::fs::FileTypeExt;
+    let file = std::fs::File::from(fd);
+    let kind = file.metadata().ok()?.file_type();
+    if kind.is_fifo() {
+        // Made non-blocking by tokio's pipe, which checks its access mode.
+        Some(Stream::Pipe(file))
+    } else if kind.is_socket() {
+        let socket = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(file));
+        socket.set_nonblocking(true).ok()?;
+        Some(Stream::Socket(socket))
+    } else {
+        None
+    }
+}
+
+/// The next answer of the handlers' futures; `None` at once when none
+/// runs (the `select!` branch waiting on it is then off until the next
+/// turn, when a request may have started one).
+pub(crate) async fn next_answer(running: &mut Running) -> Option<Answered> {
+    running.next().await
+}
+
 pub(crate) async fn sleep_until(deadline: Option<std::time::Instant>) {
     match deadline {
         Some(deadline) => tokio::time::sleep_until(Instant::from_std(deadline)).await,
@@ -505,14 +615,24 @@ pub(crate) trait Outlet {
     }
 }
 
-/// The connection's task state: the session, the handler's tasks and the
+/// A request's answer from the handler, or nothing when it was cancelled.
+pub(crate) type Answered = Result<(RequestId, Result<RawJson, ErrorObject>), Aborted>;
+
+/// The handlers' futures in flight, polled by the connection's task.
+pub(crate) type Running =
+    FuturesUnordered<Abortable<BoxFuture<'static, (RequestId, Result<RawJson, ErrorObject>)>>>;
+
+/// The connection's task state: the session, the handlers' futures and the
 /// server's requests waiting for the client, over an [`Outlet`].
 pub(crate) struct Connection<O> {
     pub(crate) session: ServerSession,
     handler: Arc<dyn ServerHandler>,
     peer: Peer,
-    /// The handler's tasks, by the request they answer.
+    /// What cancels each handler's future, by the request it answers.
     tasks: HashMap<RequestId, AbortHandle>,
+    /// The handlers' futures, polled by the connection's task through
+    /// [`next_answer`].
+    pub(crate) running: Running,
     /// The server's requests waiting for the client, with their callers.
     waiting: HashMap<RequestHandle, oneshot::Sender<Result<RawJson, PeerError>>>,
     pub(crate) out: O,
@@ -530,6 +650,7 @@ impl<O: Outlet> Connection<O> {
             handler,
             peer,
             tasks: HashMap::new(),
+            running: FuturesUnordered::new(),
             waiting: HashMap::new(),
             out,
         }
@@ -561,19 +682,10 @@ impl<O: Outlet> Connection<O> {
 
     pub(crate) fn command(&mut self, command: Command) {
         let about = match &command {
-            Command::Answer { id, .. } | Command::Progress { id, .. } => Some(id.clone()),
+            Command::Progress { id, .. } => Some(id.clone()),
             _ => None,
         };
         match command {
-            Command::Answer { id, answer } => {
-                self.tasks.remove(&id);
-                // Refused only when the request ended first (the client
-                // cancelled it): nothing is to be sent then.
-                let _ = match answer {
-                    Ok(result) => self.session.respond(&id, &result),
-                    Err(error) => self.session.respond_error(&id, error),
-                };
-            }
             Command::Progress {
                 id,
                 progress,
@@ -621,6 +733,30 @@ impl<O: Outlet> Connection<O> {
         self.pump(about.as_ref());
     }
 
+    /// Answers the request a handler's future answered (nothing for one
+    /// that was cancelled), after what the handlers asked of the connection
+    /// before it (a request's progress goes out before its answer).
+    pub(crate) fn answered(
+        &mut self,
+        answered: Answered,
+        commands: &mut mpsc::UnboundedReceiver<Command>,
+    ) {
+        while let Ok(command) = commands.try_recv() {
+            self.command(command);
+        }
+        let Ok((id, answer)) = answered else {
+            return;
+        };
+        self.tasks.remove(&id);
+        // Refused only when the request ended first (the client cancelled
+        // it): nothing is to be sent then.
+        let _ = match answer {
+            Ok(result) => self.session.respond(&id, &result),
+            Err(error) => self.session.respond_error(&id, error),
+        };
+        self.pump(Some(&id));
+    }
+
     /// Acts on the session's events and sends what it has to send; `about`
     /// is the client request whose handling this follows, if any.
     pub(crate) fn pump(&mut self, about: Option<&RequestId>) {
@@ -661,7 +797,9 @@ impl<O: Outlet> Connection<O> {
         }
     }
 
-    /// Runs the handler for one request on a task of its own.
+    /// Starts the handler's future for one request, among those the
+    /// connection's task polls. A handler that panics answers with an
+    /// internal error.
     fn start(&mut self, request: ClientRequest) {
         let id = request.id.clone();
         let context = RequestContext {
@@ -670,24 +808,31 @@ impl<O: Outlet> Connection<O> {
             progress: request.progress_token.is_some(),
         };
         let handler = Arc::clone(&self.handler);
-        let commands = self.peer.commands.clone();
         let key = id.clone();
-        let task = tokio::spawn(async move {
-            let answer = handler.request(request, context).await;
-            let _ = commands.send(Command::Answer { id, answer });
+        let future: BoxFuture<'static, _> = Box::pin(async move {
+            let answer = AssertUnwindSafe(handler.request(request, context))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|_| {
+                    Err(ErrorObject::new(
+                        error_codes::INTERNAL_ERROR,
+                        "the server failed while answering the request",
+                    ))
+                });
+            (id, answer)
         });
-        // The task's answer is read by this same task, so it cannot come
-        // before the handle is kept.
-        self.tasks.insert(key, task.abort_handle());
+        let (cancel, registration) = AbortHandle::new_pair();
+        self.running.push(Abortable::new(future, registration));
+        self.tasks.insert(key, cancel);
     }
 
     /// The client is gone: the handler's work ends (every request's future
     /// is dropped, its answer never sent), and so does the session; the
     /// server's requests fail with [`PeerError::Closed`].
     pub(crate) fn shut(&mut self) {
-        for (_, task) in self.tasks.drain() {
-            task.abort();
-        }
+        self.tasks.clear();
+        // Dropped here and now: every handler's work ends with it.
+        self.running.clear();
         self.session.handle_close();
         self.pump(None);
         for (_, reply) in self.waiting.drain() {
