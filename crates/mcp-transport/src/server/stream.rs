@@ -77,9 +77,8 @@
 //! # }).unwrap();
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -98,7 +97,7 @@ use mcp_proto::server::{
 use serde::Serialize;
 use std::panic::AssertUnwindSafe;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 /// The default of [`StreamOptions::reply_budget`]: 8 MiB of replies the
@@ -446,22 +445,28 @@ impl StreamServer {
             ServerSession::new(options.session),
             handler,
             peer,
-            Output::start(writer),
+            Output::default(),
         );
+        let mut writer = writer;
         let mut buf = vec![0; READ_CHUNK];
         let mut reading = true;
         let read = loop {
             let timeout = conn.session.poll_timeout();
-            let below = conn.out.unsent.below(budget);
+            // Past the budget the client's requests stay in the kernel's
+            // buffer until it reads its replies.
+            let below = conn.out.pending.len() < budget;
+            let writing = conn.out.has_work();
             tokio::select! {
                 biased;
                 Some(command) = commands.recv() => conn.command(command),
                 Some(answered) = next_answer(&mut conn.running) => conn.answered(answered, &mut commands),
                 () = sleep_until(timeout) => conn.session.handle_timeout(Instant::now().into_std()),
-                // Past the budget the client's requests stay in the
-                // kernel's buffer until it reads its replies.
-                () = conn.out.unsent.wait_below(budget), if !below => {}
-                () = conn.out.unsent.wait_closed() => break Ok(()),
+                // Written by this task as the client takes them.
+                written = conn.out.write_some(&mut writer), if writing => {
+                    if written.is_err() {
+                        break Ok(());
+                    }
+                }
                 n = reader.read(&mut buf), if reading && below => match n {
                     Ok(0) => reading = false,
                     Ok(n) => {
@@ -483,7 +488,7 @@ impl StreamServer {
             conn.pump(None);
         };
         conn.shut();
-        conn.out.finish().await;
+        conn.out.finish(&mut writer).await;
         read
     }
 }
@@ -851,130 +856,67 @@ impl Outlet for Output {
     fn transmit(&mut self, frame: Frame, _about: Option<&RequestId>) {
         let mut line = Vec::new();
         encode_frame(&frame, &mut line);
-        if !line.is_empty() {
-            self.send(line);
-        }
+        self.pending.extend(line);
     }
 }
 
-/// The writing half: a task that writes the lines as they come, and the
-/// count of their bytes not yet written.
+/// The writing half: the encoded lines the client has not taken yet,
+/// written by the connection's own task as the output takes them (no task
+/// between the answer and the write). Every reply counts against the
+/// reply budget from encoding until written.
+#[derive(Default)]
 struct Output {
-    lines: mpsc::UnboundedSender<Vec<u8>>,
-    unsent: Arc<Unsent>,
-    writer: tokio::task::JoinHandle<()>,
+    pending: VecDeque<u8>,
+    /// Written since the last flush.
+    unflushed: bool,
+    /// Writing failed: nothing more will be written.
+    failed: bool,
 }
 
 impl Output {
-    fn start<W: AsyncWrite + Unpin + Send + 'static>(writer: W) -> Self {
-        let (lines, queued) = mpsc::unbounded_channel();
-        let unsent = Arc::new(Unsent::default());
-        let writer = tokio::spawn(write_lines(writer, queued, Arc::clone(&unsent)));
-        Output {
-            lines,
-            unsent,
-            writer,
+    /// Whether there is something to write or flush.
+    fn has_work(&self) -> bool {
+        !self.failed && (!self.pending.is_empty() || self.unflushed)
+    }
+
+    /// One step of writing: one write of what is pending, or the flush
+    /// once it is all written. Cancel-safe: a step either happened or did
+    /// not.
+    async fn write_some<W: AsyncWrite + Unpin>(&mut self, writer: &mut W) -> io::Result<()> {
+        let step = self.step(writer).await;
+        if step.is_err() {
+            self.failed = true;
+            // What is pending will never be written.
+            self.pending = VecDeque::new();
         }
+        step
     }
 
-    /// Queues one encoded line; its bytes count until written.
-    fn send(&self, line: Vec<u8>) {
-        let len = line.len();
-        self.unsent.bytes.fetch_add(len, Ordering::AcqRel);
-        if self.lines.send(line).is_err() {
-            self.unsent.release(len);
+    async fn step<W: AsyncWrite + Unpin>(&mut self, writer: &mut W) -> io::Result<()> {
+        if self.pending.is_empty() {
+            writer.flush().await?;
+            self.unflushed = false;
+            return Ok(());
         }
+        let (front, _) = self.pending.as_slices();
+        let n = writer.write(front).await?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        self.pending.drain(..n);
+        self.unflushed = true;
+        Ok(())
     }
 
-    /// Waits for the writer to write what is queued (or fail).
-    async fn finish(self) {
-        drop(self.lines);
-        // A writer that panicked wrote what it could.
-        let _ = self.writer.await;
-    }
-}
-
-/// The bytes of replies queued and not yet written, and whether the output
-/// still takes any.
-#[derive(Default)]
-struct Unsent {
-    bytes: AtomicUsize,
-    closed: AtomicBool,
-    changed: Notify,
-}
-
-impl Unsent {
-    /// `len` bytes were written (or will never be).
-    fn release(&self, len: usize) {
-        self.bytes.fetch_sub(len, Ordering::AcqRel);
-        self.changed.notify_waiters();
-    }
-
-    /// The output failed: nothing more will be written.
-    fn close(&self) {
-        self.closed.store(true, Ordering::Release);
-        self.changed.notify_waiters();
-    }
-
-    fn below(&self, limit: usize) -> bool {
-        self.bytes.load(Ordering::Acquire) < limit
-    }
-
-    /// Waits until fewer than `limit` bytes are unsent, or the output failed.
-    async fn wait_below(&self, limit: usize) {
-        self.wait_for(|unsent| unsent.below(limit) || unsent.is_closed())
-            .await;
-    }
-
-    /// Waits until the output failed.
-    async fn wait_closed(&self) {
-        self.wait_for(Unsent::is_closed).await;
-    }
-
-    fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Acquire)
-    }
-
-    async fn wait_for(&self, done: impl Fn(&Unsent) -> bool) {
-        loop {
-            let changed = self.changed.notified();
-            tokio::pin!(changed);
-            // Registered before the check, so that a change between the
-            // check and the wait is not missed.
-            changed.as_mut().enable();
-            if done(self) {
+    /// Writes what is left (unless writing failed) and shuts the output.
+    async fn finish<W: AsyncWrite + Unpin>(mut self, writer: &mut W) {
+        while self.has_work() {
+            if self.write_some(writer).await.is_err() {
                 return;
             }
-            changed.await;
         }
+        let _ = writer.shutdown().await;
     }
-}
-
-/// Writes the lines as they come, until every sender is gone or the output
-/// fails, releasing their bytes from `unsent` once written.
-async fn write_lines<W: AsyncWrite + Unpin>(
-    mut writer: W,
-    mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
-    unsent: Arc<Unsent>,
-) {
-    while let Some(mut out) = lines.recv().await {
-        // Whatever else is queued goes in the same write.
-        while let Ok(line) = lines.try_recv() {
-            out.extend_from_slice(&line);
-        }
-        let written = writer.write_all(&out).await.is_ok() && writer.flush().await.is_ok();
-        unsent.release(out.len());
-        if !written {
-            break;
-        }
-    }
-    unsent.close();
-    // What is still queued will never be written.
-    lines.close();
-    while let Ok(line) = lines.try_recv() {
-        unsent.release(line.len());
-    }
-    let _ = writer.shutdown().await;
 }
 
 /// Appends `frame` as one line. An answer with no one-line form (a result
