@@ -147,7 +147,8 @@ pub(crate) async fn run(
         return listened.map(|()| Exit::Success);
     }
     let Some(listener) = listener else {
-        let served = gateway.serve(tokio::io::stdin(), tokio::io::stdout()).await;
+        let (input, output) = mcp_transport::server::stdio();
+        let served = gateway.serve(input, output).await;
         runtime.close().await;
         return served
             .map(|()| Exit::Success)

@@ -82,7 +82,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::listener::Listener;
-use super::stream::{Command, Connection, Outlet, Peer, ServerHandler, sleep_until};
+use super::stream::{Command, Connection, Outlet, Peer, ServerHandler, next_answer, sleep_until};
 
 /// The body of every response [`HttpServer`] gives.
 pub type HttpBody = BoxBody<Bytes, Infallible>;
@@ -892,6 +892,7 @@ async fn run(
         tokio::select! {
             biased;
             Some(command) = commands.recv() => connection.command(command),
+            Some(answered) = next_answer(&mut connection.running) => connection.answered(answered, &mut commands),
             () = sleep_until(timeout) => connection.timeout(),
             // A stateless request's client closed its stream: cancelled.
             () = closed(watched.as_ref()) => break,

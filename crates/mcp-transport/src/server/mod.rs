@@ -1,7 +1,8 @@
 //! Serving MCP over I/O (feature `server`): a [`ServerSession`](mcp_proto::server::ServerSession) driven over a byte stream for an application's [`ServerHandler`], and a bounded HTTP/1.1 accept loop.
 //!
 //! - [`stream`]: one connection in newline-delimited JSON (stdio, a Unix
-//!   socket): each request on its own task, cancellation, progress,
+//!   socket): the requests' futures run concurrently on the connection's
+//!   task, cancellation, progress,
 //!   server-to-client requests, and a bound on the replies a client leaves
 //!   unread ([`stream::REPLY_BUDGET`]).
 //! - `http` (with feature `http` too): Streamable HTTP, both eras, for an
@@ -25,6 +26,6 @@ pub use http::{AccessPolicy, HttpApp, HttpServer, HttpServerOptions, LoopbackPol
 #[cfg(feature = "http")]
 pub use listener::{Listener, ListenerOptions};
 pub use stream::{
-    Peer, PeerError, REPLY_BUDGET, RequestContext, ServerHandler, StreamOptions, StreamServer,
-    serve,
+    Peer, PeerError, REPLY_BUDGET, RequestContext, ServerHandler, StdinReader, StdoutWriter,
+    StreamOptions, StreamServer, serve, stdio,
 };

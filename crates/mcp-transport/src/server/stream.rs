@@ -3,8 +3,10 @@
 //! [`StreamServer`] reads the client's lines, feeds them to the sans-IO
 //! session (which owns the lifecycle of both eras: `initialize`,
 //! `server/discover`, `ping`, batches, ids, `-32601`, `-32022`), and hands
-//! each request it lets through to [`ServerHandler::request`] on a task of
-//! its own. The handler's [`RequestContext`] sends progress for that
+//! each request it lets through to [`ServerHandler::request`]. The
+//! handlers' futures run concurrently on the connection's own task, so an
+//! answer goes to the client from the task that learns of it, with no
+//! hand-off between tasks. The handler's [`RequestContext`] sends progress for that
 //! request, and its [`Peer`] sends notifications and server-to-client
 //! requests (and waits for their answers) for as long as the connection
 //! lives.
@@ -75,13 +77,14 @@
 //! # }).unwrap();
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures_util::future::{AbortHandle, Abortable, Aborted, BoxFuture, FutureExt};
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use mcp_proto::codec::ndjson::{self, NdjsonDecoder};
 use mcp_proto::jsonrpc::{
     ErrorObject, Frame, Message, Notification, RawJson, RequestId, error_codes,
@@ -92,9 +95,9 @@ use mcp_proto::server::{
     ServerSession,
 };
 use serde::Serialize;
+use std::panic::AssertUnwindSafe;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{Notify, mpsc, oneshot};
-use tokio::task::AbortHandle;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 /// The default of [`StreamOptions::reply_budget`]: 8 MiB of replies the
@@ -147,9 +150,13 @@ impl Default for StreamOptions {
 ///
 /// The session answers the protocol's own requests (`initialize`,
 /// `server/discover`, `ping`) and refuses what the server's capabilities do
-/// not cover; everything else comes here. Each request runs on a task of
-/// its own, so a slow one holds up no other; its future is dropped when the
-/// client cancels the request or goes away.
+/// not cover; everything else comes here. The requests' futures run
+/// concurrently on the connection's task, so one that waits holds up no
+/// other; one that blocks the thread (long computation, blocking I/O)
+/// holds up the connection, and belongs on a task of its own
+/// (`tokio::task::spawn_blocking`). A request's future is dropped when the
+/// client cancels the request or goes away; one that panics is answered
+/// with an internal error.
 #[async_trait]
 pub trait ServerHandler: Send + Sync + 'static {
     /// Answers one request (`tools/call`, `resources/read`, ...) with its
@@ -197,7 +204,7 @@ pub struct Peer {
 
 impl Peer {
     /// A peer for a new connection, with the receiving end of what it and
-    /// the connection's request tasks ask of the connection's task.
+    /// the connection's handlers ask of the connection's task.
     pub(crate) fn channel() -> (Peer, mpsc::UnboundedReceiver<Command>) {
         let (commands, receiver) = mpsc::unbounded_channel();
         let peer = Peer {
@@ -339,12 +346,8 @@ impl RequestContext {
     }
 }
 
-/// What the handler's tasks and the [`Peer`] ask of the connection's task.
+/// What the handlers and the [`Peer`] ask of the connection's task.
 pub(crate) enum Command {
-    Answer {
-        id: RequestId,
-        answer: Result<RawJson, ErrorObject>,
-    },
     Progress {
         id: RequestId,
         progress: f64,
@@ -442,21 +445,28 @@ impl StreamServer {
             ServerSession::new(options.session),
             handler,
             peer,
-            Output::start(writer),
+            Output::default(),
         );
+        let mut writer = writer;
         let mut buf = vec![0; READ_CHUNK];
         let mut reading = true;
         let read = loop {
             let timeout = conn.session.poll_timeout();
-            let below = conn.out.unsent.below(budget);
+            // Past the budget the client's requests stay in the kernel's
+            // buffer until it reads its replies.
+            let below = conn.out.pending.len() < budget;
+            let writing = conn.out.has_work();
             tokio::select! {
                 biased;
                 Some(command) = commands.recv() => conn.command(command),
+                Some(answered) = next_answer(&mut conn.running) => conn.answered(answered, &mut commands),
                 () = sleep_until(timeout) => conn.session.handle_timeout(Instant::now().into_std()),
-                // Past the budget the client's requests stay in the
-                // kernel's buffer until it reads its replies.
-                () = conn.out.unsent.wait_below(budget), if !below => {}
-                () = conn.out.unsent.wait_closed() => break Ok(()),
+                // Written by this task as the client takes them.
+                written = conn.out.write_some(&mut writer), if writing => {
+                    if written.is_err() {
+                        break Ok(());
+                    }
+                }
                 n = reader.read(&mut buf), if reading && below => match n {
                     Ok(0) => reading = false,
                     Ok(n) => {
@@ -478,9 +488,114 @@ impl StreamServer {
             conn.pump(None);
         };
         conn.shut();
-        conn.out.finish().await;
+        conn.out.finish(&mut writer).await;
         read
     }
+}
+
+/// This process's standard input, as [`stdio`] reads it.
+pub type StdinReader = Box<dyn AsyncRead + Send + Unpin>;
+
+/// This process's standard output, as [`stdio`] writes it.
+pub type StdoutWriter = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// This process's standard input and output as the byte stream of a stdio
+/// server (MCP "Transports" §stdio), for [`serve`] or
+/// [`StreamServer::serve`].
+///
+/// On Unix, a standard stream that is a pipe or a socket (as a host that
+/// launches the server makes it) is read and written in non-blocking mode
+/// on the runtime's own event loop, so a message goes from the pipe to the
+/// server's task and back with no thread between: tokio's
+/// `stdin()`/`stdout()` hand every read and write to a thread of the
+/// blocking pool instead, a switch between threads each way. Setting
+/// `O_NONBLOCK` changes the stream's open file description, which this
+/// process shares with whoever gave it the stream; a host's pipe to its
+/// server is its server's alone. Any other stream (a terminal, a file), and
+/// every stream elsewhere, is tokio's `stdin()`/`stdout()`.
+pub fn stdio() -> (StdinReader, StdoutWriter) {
+    (standard_input(), standard_output())
+}
+
+#[cfg(unix)]
+fn standard_input() -> StdinReader {
+    use std::os::fd::AsFd;
+    let own = std::io::stdin().as_fd().try_clone_to_owned();
+    match own.map(nonblocking) {
+        Ok(Some(Stream::Pipe(file))) => match tokio::net::unix::pipe::Receiver::from_file(file) {
+            Ok(pipe) => return Box::new(pipe),
+            Err(error) => tracing::debug!(%error, "stdin stays blocking"),
+        },
+        Ok(Some(Stream::Socket(socket))) => match tokio::net::UnixStream::from_std(socket) {
+            Ok(socket) => return Box::new(socket),
+            Err(error) => tracing::debug!(%error, "stdin stays blocking"),
+        },
+        Ok(None) => {}
+        Err(error) => tracing::debug!(%error, "stdin stays blocking"),
+    }
+    Box::new(tokio::io::stdin())
+}
+
+#[cfg(unix)]
+fn standard_output() -> StdoutWriter {
+    use std::os::fd::AsFd;
+    let own = std::io::stdout().as_fd().try_clone_to_owned();
+    match own.map(nonblocking) {
+        Ok(Some(Stream::Pipe(file))) => match tokio::net::unix::pipe::Sender::from_file(file) {
+            Ok(pipe) => return Box::new(pipe),
+            Err(error) => tracing::debug!(%error, "stdout stays blocking"),
+        },
+        Ok(Some(Stream::Socket(socket))) => match tokio::net::UnixStream::from_std(socket) {
+            Ok(socket) => return Box::new(socket),
+            Err(error) => tracing::debug!(%error, "stdout stays blocking"),
+        },
+        Ok(None) => {}
+        Err(error) => tracing::debug!(%error, "stdout stays blocking"),
+    }
+    Box::new(tokio::io::stdout())
+}
+
+#[cfg(not(unix))]
+fn standard_input() -> StdinReader {
+    Box::new(tokio::io::stdin())
+}
+
+#[cfg(not(unix))]
+fn standard_output() -> StdoutWriter {
+    Box::new(tokio::io::stdout())
+}
+
+/// A standard stream the event loop can poll.
+#[cfg(unix)]
+enum Stream {
+    Pipe(std::fs::File),
+    Socket(std::os::unix::net::UnixStream),
+}
+
+/// `fd` in non-blocking mode when it is a pipe or a Unix socket; `None`
+/// for anything else (a terminal, a file, `/dev/null`), left as it is.
+#[cfg(unix)]
+fn nonblocking(fd: std::os::fd::OwnedFd) -> Option<Stream> {
+    use std::os::unix::fs::FileTypeExt;
+    let file = std::fs::File::from(fd);
+    let kind = file.metadata().ok()?.file_type();
+    if kind.is_fifo() {
+        // Made non-blocking by tokio's pipe, which checks its access mode.
+        Some(Stream::Pipe(file))
+    } else if kind.is_socket() {
+        let socket = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(file));
+        socket.set_nonblocking(true).ok()?;
+        Some(Stream::Socket(socket))
+    } else {
+        None
+    }
+}
+
+/// The next answer of the handlers' futures; `None` at once when none
+/// runs (the `select!` branch waiting on it is then off until the next
+/// turn, when a request may have started one).
+pub(crate) async fn next_answer(running: &mut Running) -> Option<Answered> {
+    running.next().await
 }
 
 pub(crate) async fn sleep_until(deadline: Option<std::time::Instant>) {
@@ -505,14 +620,24 @@ pub(crate) trait Outlet {
     }
 }
 
-/// The connection's task state: the session, the handler's tasks and the
+/// A request's answer from the handler, or nothing when it was cancelled.
+pub(crate) type Answered = Result<(RequestId, Result<RawJson, ErrorObject>), Aborted>;
+
+/// The handlers' futures in flight, polled by the connection's task.
+pub(crate) type Running =
+    FuturesUnordered<Abortable<BoxFuture<'static, (RequestId, Result<RawJson, ErrorObject>)>>>;
+
+/// The connection's task state: the session, the handlers' futures and the
 /// server's requests waiting for the client, over an [`Outlet`].
 pub(crate) struct Connection<O> {
     pub(crate) session: ServerSession,
     handler: Arc<dyn ServerHandler>,
     peer: Peer,
-    /// The handler's tasks, by the request they answer.
+    /// What cancels each handler's future, by the request it answers.
     tasks: HashMap<RequestId, AbortHandle>,
+    /// The handlers' futures, polled by the connection's task through
+    /// [`next_answer`].
+    pub(crate) running: Running,
     /// The server's requests waiting for the client, with their callers.
     waiting: HashMap<RequestHandle, oneshot::Sender<Result<RawJson, PeerError>>>,
     pub(crate) out: O,
@@ -530,6 +655,7 @@ impl<O: Outlet> Connection<O> {
             handler,
             peer,
             tasks: HashMap::new(),
+            running: FuturesUnordered::new(),
             waiting: HashMap::new(),
             out,
         }
@@ -561,19 +687,10 @@ impl<O: Outlet> Connection<O> {
 
     pub(crate) fn command(&mut self, command: Command) {
         let about = match &command {
-            Command::Answer { id, .. } | Command::Progress { id, .. } => Some(id.clone()),
+            Command::Progress { id, .. } => Some(id.clone()),
             _ => None,
         };
         match command {
-            Command::Answer { id, answer } => {
-                self.tasks.remove(&id);
-                // Refused only when the request ended first (the client
-                // cancelled it): nothing is to be sent then.
-                let _ = match answer {
-                    Ok(result) => self.session.respond(&id, &result),
-                    Err(error) => self.session.respond_error(&id, error),
-                };
-            }
             Command::Progress {
                 id,
                 progress,
@@ -621,6 +738,30 @@ impl<O: Outlet> Connection<O> {
         self.pump(about.as_ref());
     }
 
+    /// Answers the request a handler's future answered (nothing for one
+    /// that was cancelled), after what the handlers asked of the connection
+    /// before it (a request's progress goes out before its answer).
+    pub(crate) fn answered(
+        &mut self,
+        answered: Answered,
+        commands: &mut mpsc::UnboundedReceiver<Command>,
+    ) {
+        while let Ok(command) = commands.try_recv() {
+            self.command(command);
+        }
+        let Ok((id, answer)) = answered else {
+            return;
+        };
+        self.tasks.remove(&id);
+        // Refused only when the request ended first (the client cancelled
+        // it): nothing is to be sent then.
+        let _ = match answer {
+            Ok(result) => self.session.respond(&id, &result),
+            Err(error) => self.session.respond_error(&id, error),
+        };
+        self.pump(Some(&id));
+    }
+
     /// Acts on the session's events and sends what it has to send; `about`
     /// is the client request whose handling this follows, if any.
     pub(crate) fn pump(&mut self, about: Option<&RequestId>) {
@@ -661,7 +802,9 @@ impl<O: Outlet> Connection<O> {
         }
     }
 
-    /// Runs the handler for one request on a task of its own.
+    /// Starts the handler's future for one request, among those the
+    /// connection's task polls. A handler that panics answers with an
+    /// internal error.
     fn start(&mut self, request: ClientRequest) {
         let id = request.id.clone();
         let context = RequestContext {
@@ -670,24 +813,31 @@ impl<O: Outlet> Connection<O> {
             progress: request.progress_token.is_some(),
         };
         let handler = Arc::clone(&self.handler);
-        let commands = self.peer.commands.clone();
         let key = id.clone();
-        let task = tokio::spawn(async move {
-            let answer = handler.request(request, context).await;
-            let _ = commands.send(Command::Answer { id, answer });
+        let future: BoxFuture<'static, _> = Box::pin(async move {
+            let answer = AssertUnwindSafe(handler.request(request, context))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|_| {
+                    Err(ErrorObject::new(
+                        error_codes::INTERNAL_ERROR,
+                        "the server failed while answering the request",
+                    ))
+                });
+            (id, answer)
         });
-        // The task's answer is read by this same task, so it cannot come
-        // before the handle is kept.
-        self.tasks.insert(key, task.abort_handle());
+        let (cancel, registration) = AbortHandle::new_pair();
+        self.running.push(Abortable::new(future, registration));
+        self.tasks.insert(key, cancel);
     }
 
     /// The client is gone: the handler's work ends (every request's future
     /// is dropped, its answer never sent), and so does the session; the
     /// server's requests fail with [`PeerError::Closed`].
     pub(crate) fn shut(&mut self) {
-        for (_, task) in self.tasks.drain() {
-            task.abort();
-        }
+        self.tasks.clear();
+        // Dropped here and now: every handler's work ends with it.
+        self.running.clear();
         self.session.handle_close();
         self.pump(None);
         for (_, reply) in self.waiting.drain() {
@@ -706,130 +856,67 @@ impl Outlet for Output {
     fn transmit(&mut self, frame: Frame, _about: Option<&RequestId>) {
         let mut line = Vec::new();
         encode_frame(&frame, &mut line);
-        if !line.is_empty() {
-            self.send(line);
-        }
+        self.pending.extend(line);
     }
 }
 
-/// The writing half: a task that writes the lines as they come, and the
-/// count of their bytes not yet written.
+/// The writing half: the encoded lines the client has not taken yet,
+/// written by the connection's own task as the output takes them (no task
+/// between the answer and the write). Every reply counts against the
+/// reply budget from encoding until written.
+#[derive(Default)]
 struct Output {
-    lines: mpsc::UnboundedSender<Vec<u8>>,
-    unsent: Arc<Unsent>,
-    writer: tokio::task::JoinHandle<()>,
+    pending: VecDeque<u8>,
+    /// Written since the last flush.
+    unflushed: bool,
+    /// Writing failed: nothing more will be written.
+    failed: bool,
 }
 
 impl Output {
-    fn start<W: AsyncWrite + Unpin + Send + 'static>(writer: W) -> Self {
-        let (lines, queued) = mpsc::unbounded_channel();
-        let unsent = Arc::new(Unsent::default());
-        let writer = tokio::spawn(write_lines(writer, queued, Arc::clone(&unsent)));
-        Output {
-            lines,
-            unsent,
-            writer,
+    /// Whether there is something to write or flush.
+    fn has_work(&self) -> bool {
+        !self.failed && (!self.pending.is_empty() || self.unflushed)
+    }
+
+    /// One step of writing: one write of what is pending, or the flush
+    /// once it is all written. Cancel-safe: a step either happened or did
+    /// not.
+    async fn write_some<W: AsyncWrite + Unpin>(&mut self, writer: &mut W) -> io::Result<()> {
+        let step = self.step(writer).await;
+        if step.is_err() {
+            self.failed = true;
+            // What is pending will never be written.
+            self.pending = VecDeque::new();
         }
+        step
     }
 
-    /// Queues one encoded line; its bytes count until written.
-    fn send(&self, line: Vec<u8>) {
-        let len = line.len();
-        self.unsent.bytes.fetch_add(len, Ordering::AcqRel);
-        if self.lines.send(line).is_err() {
-            self.unsent.release(len);
+    async fn step<W: AsyncWrite + Unpin>(&mut self, writer: &mut W) -> io::Result<()> {
+        if self.pending.is_empty() {
+            writer.flush().await?;
+            self.unflushed = false;
+            return Ok(());
         }
+        let (front, _) = self.pending.as_slices();
+        let n = writer.write(front).await?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        self.pending.drain(..n);
+        self.unflushed = true;
+        Ok(())
     }
 
-    /// Waits for the writer to write what is queued (or fail).
-    async fn finish(self) {
-        drop(self.lines);
-        // A writer that panicked wrote what it could.
-        let _ = self.writer.await;
-    }
-}
-
-/// The bytes of replies queued and not yet written, and whether the output
-/// still takes any.
-#[derive(Default)]
-struct Unsent {
-    bytes: AtomicUsize,
-    closed: AtomicBool,
-    changed: Notify,
-}
-
-impl Unsent {
-    /// `len` bytes were written (or will never be).
-    fn release(&self, len: usize) {
-        self.bytes.fetch_sub(len, Ordering::AcqRel);
-        self.changed.notify_waiters();
-    }
-
-    /// The output failed: nothing more will be written.
-    fn close(&self) {
-        self.closed.store(true, Ordering::Release);
-        self.changed.notify_waiters();
-    }
-
-    fn below(&self, limit: usize) -> bool {
-        self.bytes.load(Ordering::Acquire) < limit
-    }
-
-    /// Waits until fewer than `limit` bytes are unsent, or the output failed.
-    async fn wait_below(&self, limit: usize) {
-        self.wait_for(|unsent| unsent.below(limit) || unsent.is_closed())
-            .await;
-    }
-
-    /// Waits until the output failed.
-    async fn wait_closed(&self) {
-        self.wait_for(Unsent::is_closed).await;
-    }
-
-    fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Acquire)
-    }
-
-    async fn wait_for(&self, done: impl Fn(&Unsent) -> bool) {
-        loop {
-            let changed = self.changed.notified();
-            tokio::pin!(changed);
-            // Registered before the check, so that a change between the
-            // check and the wait is not missed.
-            changed.as_mut().enable();
-            if done(self) {
+    /// Writes what is left (unless writing failed) and shuts the output.
+    async fn finish<W: AsyncWrite + Unpin>(mut self, writer: &mut W) {
+        while self.has_work() {
+            if self.write_some(writer).await.is_err() {
                 return;
             }
-            changed.await;
         }
+        let _ = writer.shutdown().await;
     }
-}
-
-/// Writes the lines as they come, until every sender is gone or the output
-/// fails, releasing their bytes from `unsent` once written.
-async fn write_lines<W: AsyncWrite + Unpin>(
-    mut writer: W,
-    mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
-    unsent: Arc<Unsent>,
-) {
-    while let Some(mut out) = lines.recv().await {
-        // Whatever else is queued goes in the same write.
-        while let Ok(line) = lines.try_recv() {
-            out.extend_from_slice(&line);
-        }
-        let written = writer.write_all(&out).await.is_ok() && writer.flush().await.is_ok();
-        unsent.release(out.len());
-        if !written {
-            break;
-        }
-    }
-    unsent.close();
-    // What is still queued will never be written.
-    lines.close();
-    while let Ok(line) = lines.try_recv() {
-        unsent.release(line.len());
-    }
-    let _ = writer.shutdown().await;
 }
 
 /// Appends `frame` as one line. An answer with no one-line form (a result

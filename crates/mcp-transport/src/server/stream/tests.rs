@@ -30,7 +30,8 @@ impl Drop for Dropped {
 
 /// Tools: `hang` never answers (and reports when its work is dropped),
 /// `roots` asks the client for its roots and answers with them, `slow`
-/// reports progress twice and answers.
+/// reports progress twice and answers, `panic` panics, `echo` answers
+/// with its `text` argument.
 struct Tools {
     dropped: mpsc::UnboundedSender<String>,
     started: mpsc::UnboundedSender<String>,
@@ -71,6 +72,11 @@ impl ServerHandler for Tools {
                 context.progress(2.0, Some(2.0), None).unwrap();
                 "done".to_owned()
             }
+            "panic" => panic!("a handler's own failure"),
+            "echo" => params["arguments"]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
             other => return Err(ErrorObject::invalid_params(format!("unknown tool {other}"))),
         };
         RawJson::encode(&json!({"content": [{"type": "text", "text": text}]}))
@@ -220,6 +226,36 @@ async fn a_line_longer_than_the_limit_is_refused_and_the_connection_goes_on() {
     assert!(refused["id"].is_null());
     let ping = client.request(2, "ping", json!({})).await;
     assert_eq!(ping["id"], 2);
+}
+
+#[tokio::test]
+async fn a_handler_that_panics_answers_with_an_internal_error_and_the_others_go_on() {
+    let mut client = Client::new();
+    client.initialize(json!({})).await;
+    client.send(Client::call(5, "hang")).await;
+    client.started("5").await;
+    let failed = client
+        .request(6, "tools/call", json!({"name": "panic"}))
+        .await;
+    assert_eq!(failed["id"], 6, "{failed}");
+    assert_eq!(
+        failed["error"]["code"],
+        error_codes::INTERNAL_ERROR,
+        "{failed}"
+    );
+    let echoed = client
+        .request(
+            7,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "still here"}}),
+        )
+        .await;
+    assert_eq!(
+        echoed["result"]["content"][0]["text"], "still here",
+        "{echoed}"
+    );
+    // The request that waits was not dropped by its neighbour's failure.
+    assert!(client.dropped.try_recv().is_err());
 }
 
 #[tokio::test]
