@@ -13,7 +13,7 @@
 //!   `ServerSession`, which owns the protocol's lifecycle (its `modern`
 //!   module: 2026-07-28 discover, MRTR and subscriptions).
 //! - [`catalog`]: tool, resource and prompt definitions.
-//! - [`reference`]: `--reference-catalog`, what the conformance suites call.
+//! - [`reference`](mod@reference): `--reference-catalog`, what the conformance suites call.
 //! - [`eventlog`]: `--event-log`, what happened when, from the server's side.
 //! - [`stdio`], [`http`]: the transports.
 
