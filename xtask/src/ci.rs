@@ -1,11 +1,12 @@
 //! `cargo xtask ci`: every check CI runs, in order, stopping at the first failure.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use anyhow::{Context, bail};
 
+use crate::api::LIBRARIES;
 use crate::{cargo, display, tidy};
 
 /// One step of the CI run.
@@ -24,6 +25,13 @@ enum Action {
         &'static [&'static str],
         &'static [(&'static str, &'static str)],
     ),
+    /// `cargo` with the first arguments, `-p LIBRARY` for each published
+    /// library (`api::LIBRARIES`), then the last arguments.
+    ForEachLibrary(&'static [&'static str], &'static [&'static str]),
+    /// `cargo package` of every published library, checked as
+    /// `CargoWithoutWarnings` checks, after cargo's unpacked copies of
+    /// earlier runs' packages are removed (see [`forget_unpacked_packages`]).
+    Package,
     /// The tidy check, run in-process.
     Tidy,
     /// The official conformance suite (`cargo xtask conformance`).
@@ -64,27 +72,10 @@ const STEPS: &[Step] = &[
     // by `.ci/run`.
     Step {
         name: "features",
-        action: Action::Cargo(&[
-            "hack",
-            "clippy",
-            "--each-feature",
-            "--no-dev-deps",
-            "-p",
-            "mcp-proto",
-            "-p",
-            "mcp-transport",
-            "-p",
-            "mcp-config",
-            "-p",
-            "mcp-client-oauth",
-            "-p",
-            "mcp-manager",
-            "-p",
-            "mcp-toolbridge",
-            "--",
-            "-D",
-            "warnings",
-        ]),
+        action: Action::ForEachLibrary(
+            &["hack", "clippy", "--each-feature", "--no-dev-deps"],
+            &["--", "-D", "warnings"],
+        ),
     },
     Step {
         name: "tidy",
@@ -130,32 +121,12 @@ const STEPS: &[Step] = &[
     // license, documentation) and about files a target needs that the
     // package leaves out, hence the warning check. `--allow-dirty`: what is
     // checked is the packages' contents, so a run before committing checks
-    // the files as they are.
+    // the files as they are. The packages are built as workspaces of their
+    // own, without this one's `[profile.dev]`: the same line tables only
+    // keep their builds as small on CI's disk as the other steps'.
     Step {
         name: "package",
-        action: Action::CargoWithoutWarnings(
-            &[
-                "package",
-                "--locked",
-                "--allow-dirty",
-                "-p",
-                "mcp-proto",
-                "-p",
-                "mcp-transport",
-                "-p",
-                "mcp-config",
-                "-p",
-                "mcp-client-oauth",
-                "-p",
-                "mcp-manager",
-                "-p",
-                "mcp-toolbridge",
-            ],
-            // The packages are built as workspaces of their own, without
-            // this one's `[profile.dev]`: the same line tables only keep
-            // their builds as small on CI's disk as the other steps'.
-            &[("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")],
-        ),
+        action: Action::Package,
     },
     // The documentation as docs.rs builds it: every feature, `--cfg docsrs`
     // (each library's `#[doc(cfg(...))]` marks), and no warning (broken
@@ -194,42 +165,27 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
     for (index, step) in STEPS.iter().enumerate() {
         let position = format!("[{}/{}]", index + 1, STEPS.len());
         match step.action {
-            Action::Cargo(args) => {
-                let mut command = cargo(root, args);
-                eprintln!("==> {position} {}: {}", step.name, display(&command));
-                let status = command
-                    .status()
-                    .with_context(|| format!("ci step `{}`: could not start cargo", step.name))?;
-                if !status.success() {
-                    bail!(
-                        "ci step `{}` failed: `{}` exited with {status}",
-                        step.name,
-                        display(&command)
-                    );
-                }
+            Action::Cargo(args) => run_cargo(root, step.name, &position, args)?,
+            Action::ForEachLibrary(before, after) => {
+                run_cargo(root, step.name, &position, &library_args(before, after))?;
             }
             Action::CargoWithoutWarnings(args, env) => {
-                let mut command = cargo(root, args);
-                command.envs(env.iter().copied());
-                let shown = env
-                    .iter()
-                    .map(|(name, value)| format!("{name}='{value}' "))
-                    .collect::<String>()
-                    + &display(&command);
-                eprintln!("==> {position} {}: {shown}", step.name);
-                let warnings = run_without_warnings(&mut command)
-                    .with_context(|| format!("ci step `{}`: could not run cargo", step.name))?;
-                match warnings {
-                    Ok(0) => {}
-                    Ok(count) => bail!(
-                        "ci step `{}` failed: `{shown}` printed {count} warning(s), listed above",
-                        step.name
-                    ),
-                    Err(status) => bail!(
-                        "ci step `{}` failed: `{shown}` exited with {status}",
-                        step.name
-                    ),
+                run_cargo_without_warnings(root, step.name, &position, args, env)?;
+            }
+            Action::Package => {
+                let removed = forget_unpacked_packages()
+                    .with_context(|| format!("ci step `{}` could not run", step.name))?;
+                for path in removed {
+                    eprintln!("ci: removed cargo's unpacked copy {}", path.display());
                 }
+                let args = library_args(&["package", "--locked", "--allow-dirty"], &[]);
+                run_cargo_without_warnings(
+                    root,
+                    step.name,
+                    &position,
+                    &args,
+                    &[("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")],
+                )?;
             }
             Action::Tidy => {
                 eprintln!(
@@ -268,6 +224,122 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `before`, then `-p LIBRARY` for each published library, then `after`.
+fn library_args<'a>(before: &[&'a str], after: &[&'a str]) -> Vec<&'a str> {
+    let mut args = before.to_vec();
+    for library in LIBRARIES {
+        args.extend(["-p", library]);
+    }
+    args.extend_from_slice(after);
+    args
+}
+
+/// Runs `cargo` with `args` from the workspace root; an error unless it succeeds.
+fn run_cargo(root: &Path, name: &str, position: &str, args: &[&str]) -> anyhow::Result<()> {
+    let mut command = cargo(root, args);
+    eprintln!("==> {position} {name}: {}", display(&command));
+    let status = command
+        .status()
+        .with_context(|| format!("ci step `{name}`: could not start cargo"))?;
+    if !status.success() {
+        bail!(
+            "ci step `{name}` failed: `{}` exited with {status}",
+            display(&command)
+        );
+    }
+    Ok(())
+}
+
+/// Runs `cargo` with `args` and `env`; an error unless it succeeds without
+/// printing a warning.
+fn run_cargo_without_warnings(
+    root: &Path,
+    name: &str,
+    position: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> anyhow::Result<()> {
+    let mut command = cargo(root, args);
+    command.envs(env.iter().copied());
+    let shown = env
+        .iter()
+        .map(|(name, value)| format!("{name}='{value}' "))
+        .collect::<String>()
+        + &display(&command);
+    eprintln!("==> {position} {name}: {shown}");
+    let warnings = run_without_warnings(&mut command)
+        .with_context(|| format!("ci step `{name}`: could not run cargo"))?;
+    match warnings {
+        Ok(0) => Ok(()),
+        Ok(count) => {
+            bail!("ci step `{name}` failed: `{shown}` printed {count} warning(s), listed above")
+        }
+        Err(status) => bail!("ci step `{name}` failed: `{shown}` exited with {status}"),
+    }
+}
+
+/// Removes the copies of this workspace's own packages that earlier
+/// `cargo package` runs left unpacked in cargo's home, and returns their paths.
+///
+/// `cargo package` verifies each library against its siblings' fresh
+/// `.crate` files through a local registry under `target/package/`, and
+/// cargo unpacks what it reads from a registry once, into
+/// `$CARGO_HOME/registry/src/<registry>/<name>-<version>/`, keyed by the
+/// registry's path and the version alone. A second run from the same
+/// checkout path with the same version (a CI machine that keeps its cargo
+/// home, or any developer's second run) then builds against the first
+/// run's sources, not the ones just packaged. The unpacked copies are only
+/// a cache: cargo unpacks again what it needs.
+fn forget_unpacked_packages() -> anyhow::Result<Vec<PathBuf>> {
+    let cargo_home = match std::env::var_os("CARGO_HOME") {
+        Some(home) => PathBuf::from(home),
+        None => match std::env::var_os("HOME") {
+            Some(home) => Path::new(&home).join(".cargo"),
+            None => return Ok(Vec::new()),
+        },
+    };
+    let sources = cargo_home.join("registry").join("src");
+    let unpacked = unpacked_packages(&sources)?;
+    for path in &unpacked {
+        std::fs::remove_dir_all(path).with_context(|| format!("removing {}", path.display()))?;
+    }
+    Ok(unpacked)
+}
+
+/// The directories `<registry>/<library>-<version>` under `sources` (cargo's
+/// `registry/src`), for every published library and any version.
+fn unpacked_packages(sources: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let registries = match std::fs::read_dir(sources) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(error).with_context(|| format!("reading {}", sources.display())),
+    };
+    let mut found = Vec::new();
+    for registry in registries {
+        let registry = registry.with_context(|| format!("reading {}", sources.display()))?;
+        let Ok(packages) = std::fs::read_dir(registry.path()) else {
+            continue;
+        };
+        for package in packages {
+            let package = package.with_context(|| format!("reading {}", sources.display()))?;
+            let name = package.file_name();
+            let Some(name) = name.to_str() else {
+                continue;
+            };
+            let ours = LIBRARIES.iter().any(|library| {
+                name.strip_prefix(library)
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|version| version.starts_with(|c: char| c.is_ascii_digit()))
+            });
+            if ours && package.path().is_dir() {
+                found.push(package.path());
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
 }
 
 /// Runs `command` with its stderr echoed line by line as it comes; the
@@ -313,6 +385,41 @@ mod tests {
     //! The warning check, on lines cargo prints.
 
     use super::*;
+
+    #[test]
+    fn unpacked_copies_of_the_libraries_are_found_in_every_registry() {
+        let sources =
+            std::env::temp_dir().join(format!("xtask-ci-unpacked-{}", std::process::id()));
+        let make = |path: &str| std::fs::create_dir_all(sources.join(path)).unwrap();
+        make("-22c3805da5a543b4/mcp-proto-0.1.0/src");
+        make("-22c3805da5a543b4/mcp-transport-0.1.0");
+        make("index.crates.io-1949cf8c6b5b557f/mcp-toolbridge-0.2.3");
+        // Other crates, and names that only start like a library's.
+        make("index.crates.io-1949cf8c6b5b557f/serde-1.0.229");
+        make("index.crates.io-1949cf8c6b5b557f/mcp-proto-extra-1.0.0");
+        make("-22c3805da5a543b4/mcp-protocol-0.1.0");
+        let found = unpacked_packages(&sources).unwrap();
+        let relative: Vec<_> = found
+            .iter()
+            .map(|path| {
+                path.strip_prefix(&sources)
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(
+            relative,
+            [
+                "-22c3805da5a543b4/mcp-proto-0.1.0",
+                "-22c3805da5a543b4/mcp-transport-0.1.0",
+                "index.crates.io-1949cf8c6b5b557f/mcp-toolbridge-0.2.3",
+            ]
+        );
+        std::fs::remove_dir_all(&sources).unwrap();
+        assert!(unpacked_packages(&sources).unwrap().is_empty());
+    }
 
     #[test]
     fn warnings_are_lines_that_start_with_warning() {
