@@ -97,23 +97,8 @@ impl TerminalAsks {
     /// The handler for `options`; roots that are not directories are
     /// left out with a warning.
     pub(crate) fn new(options: &AskOptions) -> Arc<Self> {
-        let dirs = if options.roots.is_empty() {
-            std::env::current_dir().into_iter().collect()
-        } else {
-            options.roots.clone()
-        };
-        let roots = dirs
-            .iter()
-            .filter_map(|dir| match root(dir) {
-                Ok(root) => Some(root),
-                Err(why) => {
-                    eprintln!("mcpctl: warning: --root {}: {why}", dir.display());
-                    None
-                }
-            })
-            .collect();
         Arc::new(TerminalAsks {
-            roots,
+            roots: roots(&options.roots),
             interactive: options.interactive,
             asking: Mutex::new(()),
         })
@@ -154,6 +139,42 @@ pub(crate) fn questions() -> u64 {
     QUESTIONS.load(Ordering::SeqCst)
 }
 
+/// The roots answered to `roots/list`: the `--root` directories, else the
+/// current directory; those that are not directories are left out with a
+/// warning on stderr.
+pub(crate) fn roots(dirs: &[PathBuf]) -> Vec<Root> {
+    let dirs = if dirs.is_empty() {
+        std::env::current_dir().into_iter().collect()
+    } else {
+        dirs.to_vec()
+    };
+    dirs.iter()
+        .filter_map(|dir| match root(dir) {
+            Ok(root) => Some(root),
+            Err(why) => {
+                eprintln!("mcpctl: warning: --root {}: {why}", dir.display());
+                None
+            }
+        })
+        .collect()
+}
+
+/// The capabilities mcpctl declares wherever a person answers: `roots`,
+/// `sampling` and `elicitation` in form and URL modes.
+pub(crate) fn capabilities() -> ClientCapabilities {
+    let elicitation = ElicitationCapability {
+        form: Some(JsonObject::new()),
+        url: Some(JsonObject::new()),
+        ..Default::default()
+    };
+    ClientCapabilities {
+        roots: Some(RootsCapability::default()),
+        sampling: Some(SamplingCapability::default()),
+        elicitation: Some(elicitation),
+        ..Default::default()
+    }
+}
+
 /// `dir` as a root: its canonical path as a `file://` URI, named by its
 /// last component.
 fn root(dir: &std::path::Path) -> Result<Root, String> {
@@ -175,17 +196,7 @@ fn root(dir: &std::path::Path) -> Result<Root, String> {
 #[async_trait]
 impl ClientHandler for TerminalAsks {
     fn capabilities(&self) -> ClientCapabilities {
-        let elicitation = ElicitationCapability {
-            form: Some(JsonObject::new()),
-            url: Some(JsonObject::new()),
-            ..Default::default()
-        };
-        ClientCapabilities {
-            roots: Some(RootsCapability::default()),
-            sampling: Some(SamplingCapability::default()),
-            elicitation: Some(elicitation),
-            ..Default::default()
-        }
+        capabilities()
     }
 
     async fn list_roots(&self) -> Result<ListRootsResult, ErrorObject> {
@@ -260,12 +271,12 @@ impl ClientHandler for TerminalAsks {
 
 /// The answer to a sampling request the person declined (the spec's
 /// "User rejected sampling request", code -1).
-fn rejected() -> ErrorObject {
+pub(crate) fn rejected() -> ErrorObject {
     ErrorObject::new(-1, "the user declined the sampling request")
 }
 
 /// Server text on one line, escaped and cut to `max` bytes.
-fn shown(text: &str, max: usize) -> String {
+pub(crate) fn shown(text: &str, max: usize) -> String {
     line(&text::bound(text, max)).into_owned()
 }
 
@@ -319,7 +330,7 @@ impl<'a> Terminal<'a> {
 /// The kind of one form field (MCP "Client/Elicitation", "Supported
 /// Schema Types").
 #[derive(Clone, Debug, PartialEq)]
-enum Kind {
+pub(crate) enum Kind {
     Text {
         min: Option<u64>,
         max: Option<u64>,
@@ -348,7 +359,7 @@ enum Kind {
 
 /// One field of a form.
 #[derive(Clone, Debug, PartialEq)]
-struct Field {
+pub(crate) struct Field {
     name: String,
     title: Option<String>,
     description: Option<String>,
@@ -358,7 +369,7 @@ struct Field {
 }
 
 /// The fields of `form`, or what is malformed about its schema.
-fn fields(form: &ElicitFormParams) -> Result<Vec<Field>, String> {
+pub(crate) fn fields(form: &ElicitFormParams) -> Result<Vec<Field>, String> {
     let schema = &form.requested_schema;
     if schema.schema_type != "object" {
         return Err(format!(
@@ -814,7 +825,7 @@ fn visit(terminal: &mut Terminal<'_>, url: &ElicitUrlParams) -> ElicitResult {
 }
 
 /// The sampling request as lines a person reads.
-fn describe(params: &CreateMessageRequestParams) -> String {
+pub(crate) fn describe(params: &CreateMessageRequestParams) -> String {
     let mut text = String::new();
     if let Some(system) = &params.system_prompt {
         text.push_str(&format!(
@@ -948,16 +959,97 @@ fn sample(
         return Err(rejected());
     }
     terminal.say("sent\n");
-    Ok(CreateMessageResult {
+    Ok(typed_reply(reply.join("\n")))
+}
+
+/// A sampling answer whose text a person typed (its `model` says so).
+pub(crate) fn typed_reply(text: String) -> CreateMessageResult {
+    CreateMessageResult {
         role: Role::Assistant,
-        content: SamplingMessageContent::One(SamplingContent::Text(TextContent::new(
-            reply.join("\n"),
-        ))),
+        content: SamplingMessageContent::One(SamplingContent::Text(TextContent::new(text))),
         model: TYPED_MODEL.into(),
         stop_reason: Some(StopReason::EndTurn),
         meta: None,
         extra: JsonObject::new(),
-    })
+    }
+}
+
+/// The fields of a form as the settings page draws them: name, label,
+/// help, type (`text`, `number`, `integer`, `boolean`, `choice`,
+/// `choices`), format, bounds, choices with labels, default and whether
+/// required. Every text the server sent is escaped and bounded as on the
+/// terminal.
+pub(crate) fn form_json(fields: &[Field]) -> Value {
+    let choices = |values: &[String], labels: &[String]| -> Value {
+        values
+            .iter()
+            .zip(labels)
+            .map(|(value, label)| serde_json::json!({"value": value, "label": shown(label, 200)}))
+            .collect()
+    };
+    fields
+        .iter()
+        .map(|field| {
+            let mut shape = serde_json::json!({
+                "name": field.name,
+                "label": shown(field.title.as_deref().unwrap_or(&field.name), 200),
+                "description": field.description.as_deref().map(|d| shown(d, SHOWN_TEXT)),
+                "default": field.default,
+                "required": field.required,
+            });
+            let extra = match &field.kind {
+                Kind::Text { min, max, format } => serde_json::json!({
+                    "type": "text", "minLength": min, "maxLength": max,
+                    "format": format.as_deref().map(|f| shown(f, 40)),
+                }),
+                Kind::Number { integer, min, max } => serde_json::json!({
+                    "type": if *integer { "integer" } else { "number" },
+                    "minimum": min, "maximum": max,
+                }),
+                Kind::Boolean => serde_json::json!({"type": "boolean"}),
+                Kind::Choice { values, labels } => {
+                    serde_json::json!({"type": "choice", "choices": choices(values, labels)})
+                }
+                Kind::Choices {
+                    values,
+                    labels,
+                    min,
+                    max,
+                } => serde_json::json!({
+                    "type": "choices", "choices": choices(values, labels),
+                    "minItems": min, "maxItems": max,
+                }),
+            };
+            if let (Some(shape), Value::Object(extra)) = (shape.as_object_mut(), extra) {
+                shape.extend(extra);
+            }
+            shape
+        })
+        .collect()
+}
+
+/// Whether `content`, a filled-in form from the page, answers `fields`:
+/// every value of its field's type and bounds, every required field
+/// there, no field the form did not ask for. The reason when not, naming
+/// the field.
+pub(crate) fn check_answer(fields: &[Field], content: &JsonObject) -> Result<(), String> {
+    if let Some(extra) = content
+        .keys()
+        .find(|key| !fields.iter().any(|field| &field.name == *key))
+    {
+        return Err(format!("the form has no field `{}`", shown(extra, 64)));
+    }
+    for field in fields {
+        match content.get(&field.name) {
+            None if field.required => {
+                return Err(format!("`{}` is required", shown(&field.name, 64)));
+            }
+            None => {}
+            Some(value) => check(&field.kind, value)
+                .map_err(|why| format!("`{}` needs {why}", shown(&field.name, 64)))?,
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

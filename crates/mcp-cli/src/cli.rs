@@ -515,8 +515,9 @@ fn uses_global(command: &str, id: &str) -> bool {
         ),
         "verbose" => !matches!(command, "completions" | "man"),
         "timeout" => CONNECTS.contains(&command) || matches!(command, "add" | "login"),
-        // What servers may ask back is answered only for a person's run.
-        "roots" => CONNECTS.contains(&command) && !matches!(command, "trust" | "ui" | "serve"),
+        // What servers may ask back is answered only for a person's run
+        // (the settings page's included).
+        "roots" => CONNECTS.contains(&command) && !matches!(command, "trust" | "serve"),
         _ => true,
     }
 }

@@ -101,10 +101,7 @@ impl<'a> Streamed<'a> {
                 data,
                 ..
             } => {
-                let message = match data {
-                    Value::String(text) => text.clone(),
-                    other => output::to_json_line(other),
-                };
+                let message = message_text(data);
                 let paint = match level {
                     LoggingLevel::Debug | LoggingLevel::Info | LoggingLevel::Notice => Paint::Dim,
                     LoggingLevel::Warning => Paint::Yellow,
@@ -126,6 +123,15 @@ impl<'a> Streamed<'a> {
                 line(&text::bound(uri, LOG_TEXT))
             ),
         }
+    }
+}
+
+/// A log message's `data` as text: a string as it is, any other JSON
+/// value as one compact line. Not yet escaped.
+pub(crate) fn message_text(data: &Value) -> String {
+    match data {
+        Value::String(text) => text.clone(),
+        other => output::to_json_line(other),
     }
 }
 

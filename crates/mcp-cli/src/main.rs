@@ -104,7 +104,8 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         _ => cli::AdHocArgs::default(),
     };
     // The commands that connect servers for the person declare roots,
-    // sampling and elicitation, and answer them (on a terminal).
+    // sampling and elicitation, and answer them (on a terminal; `ui` in
+    // its page, with these roots).
     let asks = matches!(
         cli.command,
         Command::Servers { .. }
@@ -120,6 +121,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
             | Command::Prompt { .. }
             | Command::Complete { .. }
             | Command::Logs { .. }
+            | Command::Ui(_)
     )
     .then(|| asks::AskOptions::new(global.roots.clone(), global.json));
     let sources = SourceOptions {

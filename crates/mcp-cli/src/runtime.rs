@@ -121,26 +121,29 @@ impl Runtime {
 
     /// [`Runtime::start`] over every source for a settings page: the
     /// manager also holds `store`, so that saves, toggles and removals
-    /// persist there ([`McpManager::save`]); nothing is asked on a
+    /// persist there ([`McpManager::save`]), and `handler` answers what
+    /// servers ask back (the page's questions); nothing is asked on a
     /// terminal (project servers nobody approved are held back, as the
     /// page shows them).
     pub(crate) async fn start_with_store(
         options: &SourceOptions,
         store: Store,
+        handler: std::sync::Arc<dyn mcp_transport::ClientHandler>,
     ) -> Result<Runtime, CliError> {
         let mut options = options.clone();
         options.ask = false;
-        Runtime::start_built(&options, Select::All, None, Some(store)).await
+        Runtime::start_built(&options, Select::All, None, Some((store, handler))).await
     }
 
     /// The one construction of a run's manager, whatever the command: the
     /// options, transport factory (with the OAuth token store), input
-    /// answers, tool cache and store.
+    /// answers, tool cache, and the store with the page's handler of
+    /// server requests.
     async fn start_built(
         options: &SourceOptions,
         select: Select<'_>,
         lazy_cache: Option<std::path::PathBuf>,
-        store: Option<Store>,
+        store: Option<(Store, std::sync::Arc<dyn mcp_transport::ClientHandler>)>,
     ) -> Result<Runtime, CliError> {
         let (report, untrusted, answers) = discover(options, select).await?;
         let mut manager_options = ManagerOptions::default();
@@ -148,7 +151,9 @@ impl Runtime {
         // for exactly the servers it needs, and `watch` shows the progress.
         manager_options.startup = StartupMode::Background;
         manager_options.client.session.client_info = client_info();
-        if let Some(asks) = &options.asks {
+        if let Some((_, handler)) = &store {
+            manager_options.client.handler = Some(std::sync::Arc::clone(handler));
+        } else if let Some(asks) = &options.asks {
             let handler: std::sync::Arc<dyn mcp_transport::ClientHandler> =
                 crate::asks::TerminalAsks::new(asks);
             manager_options.client.handler = Some(handler);
@@ -167,7 +172,7 @@ impl Runtime {
                 path,
             )));
         }
-        if let Some(store) = store {
+        if let Some((store, _)) = store {
             builder = builder.store(store);
         }
         let manager = builder

@@ -11,8 +11,9 @@
 //! JSON shape, `mcp_config::server_to_store_json`, with every env and
 //! header value replaced by the "saved" marker), `catalog` (a connected
 //! server's tools: name, title, description, input schema), `canLogin`
-//! (an HTTP server, which may use OAuth) and `login` (a login started from
-//! the page: `{state, message}`).
+//! (an HTTP server, which may use OAuth), `login` (a login started from
+//! the page: `{state, message}`), `logging` (it declares `logging`) and
+//! `logLevel` (the level chosen in the page, or null).
 //!
 //! A config travels as the store writes it (`mcp_config::parse_store_server`
 //! reads the page's answer back, so every field of the store format
@@ -226,6 +227,20 @@ pub(crate) async fn listing(app: &App) -> Value {
                     .map_or(Value::Null, server_to_store_json),
             );
             object.insert("catalog".into(), Value::Array(catalog));
+            object.insert(
+                "logging".into(),
+                Value::Bool(
+                    !shadowed
+                        && app
+                            .manager
+                            .catalog(id)
+                            .is_some_and(|c| c.capabilities().logging.is_some()),
+                ),
+            );
+            object.insert(
+                "logLevel".into(),
+                json!(app.live.level(id).map(|level| level.as_str())),
+            );
             value
         })
         .collect();

@@ -8,7 +8,11 @@
 //! for the person's approval are listed with an approve button
 //! (`trust_api`). A server that needs an OAuth login gets a Login button
 //! (`login_api`); a ready server's tools can be tried, and its resources
-//! and prompts looked at (`use_api`).
+//! and prompts looked at (`use_api`). While a Try runs, what the server
+//! asks back (a form, a URL to visit, a sampling request) is answered in
+//! the page (`asks_api`); each server's log messages and resource updates
+//! show live, with its log level and resource subscriptions set from the
+//! page (`live`).
 //!
 //! One process holds one [`McpManager`], built by the same
 //! [`Runtime`] construction as every other command (sources, trust gate,
@@ -39,6 +43,8 @@
 //! answering.
 
 mod api;
+mod asks_api;
+mod live;
 mod login_api;
 mod response;
 mod routes;
@@ -86,6 +92,10 @@ pub(crate) struct App {
     /// The owner-only file `--open` handed to the opener, until the page
     /// has been loaded with the token.
     pub(crate) launch_file: Mutex<Option<PathBuf>>,
+    /// What servers ask back, put before the page (`asks_api`).
+    pub(crate) asks: Arc<asks_api::PageAsks>,
+    /// Each server's log messages and resource updates (`live`).
+    pub(crate) live: Arc<live::Live>,
 }
 
 impl App {
@@ -135,8 +145,23 @@ pub(crate) async fn run(args: UiArgs, sources: &SourceOptions) -> Result<Exit, C
     // shows it live), with the store. A malformed store is not fatal
     // here: the page explains how to repair it, and nothing writes to the
     // file until it parses again.
-    let runtime = Runtime::start_with_store(sources, Store::open(path.clone())).await?;
+    // What servers ask is answered in the page, with `--root`'s
+    // directories (else the current one) as roots.
+    let roots = sources
+        .asks
+        .as_ref()
+        .map(|a| a.roots.as_slice())
+        .unwrap_or_default();
+    let asks = asks_api::PageAsks::new(crate::asks::roots(roots));
+    let handler: Arc<dyn mcp_transport::ClientHandler> = asks.clone();
+    let live = live::Live::new();
+    let mut runtime =
+        Runtime::start_with_store(sources, Store::open(path.clone()), handler).await?;
     let manager = runtime.manager.clone();
+    // Followed from before the first connection was made: no log line of
+    // a starting server is missed.
+    let events = runtime.take_events().unwrap_or_else(|| manager.events());
+    let follow = tokio::spawn(Arc::clone(&live).follow(manager.clone(), events));
     // Ctrl-C is how the page is stopped: the servers are closed below.
     let claim = crate::interrupt::claim();
 
@@ -150,6 +175,8 @@ pub(crate) async fn run(args: UiArgs, sources: &SourceOptions) -> Result<Exit, C
         logins: login_api::Logins::default(),
         changed: broadcast::channel(16).0,
         launch_file: Mutex::new(None),
+        asks,
+        live,
     });
     let url = format!("http://127.0.0.1:{port}/?token={}", app.token);
     println!("mcpctl ui: serving the settings page at {url}");
@@ -179,6 +206,7 @@ pub(crate) async fn run(args: UiArgs, sources: &SourceOptions) -> Result<Exit, C
     }
     app.forget_launch_file();
     app.manager.close().await;
+    follow.abort();
     // Ctrl-C is the only way the page ends: 130, as for every command.
     Ok(Exit::Interrupted)
 }

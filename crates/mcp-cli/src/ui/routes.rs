@@ -19,7 +19,10 @@
 //! | POST | `/api/servers/{id}/call` | try a tool (see `use_api`) |
 //! | GET | `/api/servers/{id}/offers` | its resources, templates and prompts |
 //! | POST | `/api/servers/{id}/read` | read a resource |
-//! | GET | `/api/events` | server-sent events: the list after every change |
+//! | POST | `/api/servers/{id}/log-level` | its log level (see `live`) |
+//! | POST | `/api/servers/{id}/subscribe`, `.../unsubscribe` | follow a resource's updates (see `live`) |
+//! | POST | `/api/asks/{id}` | answer a server's question (see `asks_api`) |
+//! | GET | `/api/events` | server-sent events: the list after every change (`servers`), the open questions (`asks`), the log feeds whole (`logs`) and each new line (`log`) |
 //! | GET | `/api/trust` | the project servers waiting for approval |
 //! | POST | `/api/trust/{id}` | `{"hash": ...}`: approve one (see `trust_api`) |
 
@@ -40,6 +43,7 @@ use tokio::sync::mpsc;
 use super::App;
 use super::response::{ResponseBody, set};
 use super::{api, login_api, trust_api, use_api};
+use mcp_manager::ManagerEvent;
 
 const INDEX_HTML: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");
@@ -103,6 +107,18 @@ async fn route(app: &Arc<App>, request: Request<Incoming>) -> Response<ResponseB
                 (&Method::POST, ["api", "servers", id, "read"]) => {
                     use_api::read(app, id, &body).await
                 }
+                (&Method::POST, ["api", "servers", id, "log-level"]) => {
+                    let answer = app.live.set_level(&app.manager, id, &body).await;
+                    // The listing carries each server's level.
+                    let _ = app.changed.send(());
+                    answer
+                }
+                (&Method::POST, ["api", "servers", id, action @ ("subscribe" | "unsubscribe")]) => {
+                    app.live
+                        .subscribe(&app.manager, id, &body, *action == "subscribe")
+                        .await
+                }
+                (&Method::POST, ["api", "asks", id]) => app.asks.answer(id, &body),
                 _ => api::route(app, &method, &path, &body).await,
             }
         }
@@ -166,36 +182,88 @@ fn store_error_page(store: &mcp_config::Store, error: &StoreError) -> String {
 }
 
 /// The event stream: the whole list at once, then again after every change
-/// the manager announces. Bursts of events are coalesced into one message.
+/// the manager announces (bursts coalesced into one message); the open
+/// questions at once and after every change; each server's kept log lines
+/// at once, then each new one (all again when the stream fell behind).
+/// While it is open, servers' questions are put before the page.
 async fn events(app: &Arc<App>) -> Response<ResponseBody> {
     let (sender, receiver) = mpsc::channel::<Bytes>(8);
     let mut events = app.manager.events();
     let mut changed = app.changed.subscribe();
+    let mut feed = app.live.lines();
+    let mut asks = app.asks.watch();
+    let page = app.asks.page();
     let app = Arc::clone(app);
     tokio::spawn(async move {
+        // Questions are asked while this stream is open.
+        let _page = page;
+        let mut send_listing = true;
+        let mut send_asks = true;
+        let mut send_logs = true;
+        let mut seen = 0;
         loop {
-            let message = format!("event: servers\ndata: {}\n\n", api::listing(&app).await);
-            if sender.send(Bytes::from(message)).await.is_err() {
-                return; // The page went away.
-            }
-            // Wait for the next change (the manager's, or one the page
-            // made outside it); a lagged receiver only means "look again".
-            // Then take whatever else is already queued.
-            tokio::select! {
-                event = events.recv() => match event {
-                    Ok(_) | Err(RecvError::Lagged(_)) => {}
-                    Err(RecvError::Closed) => return,
-                },
-                _ = changed.recv() => {}
-            }
-            loop {
-                match events.try_recv() {
-                    Ok(_) | Err(TryRecvError::Lagged(_)) => {}
-                    Err(TryRecvError::Empty) => break,
-                    Err(TryRecvError::Closed) => return,
+            if send_listing {
+                let message = format!("event: servers\ndata: {}\n\n", api::listing(&app).await);
+                if sender.send(Bytes::from(message)).await.is_err() {
+                    return; // The page went away.
                 }
             }
-            while changed.try_recv().is_ok() {}
+            if send_asks {
+                asks.mark_unchanged();
+                let message = format!("event: asks\ndata: {}\n\n", app.asks.snapshot());
+                if sender.send(Bytes::from(message)).await.is_err() {
+                    return;
+                }
+            }
+            if send_logs {
+                let (feeds, last) = app.live.snapshot();
+                seen = last;
+                let message = format!("event: logs\ndata: {feeds}\n\n");
+                if sender.send(Bytes::from(message)).await.is_err() {
+                    return;
+                }
+            }
+            (send_listing, send_asks, send_logs) = (false, false, false);
+            // Wait for the next change (the manager's, or one the page
+            // made outside it); a lagged receiver only means "look again".
+            // Log lines and resource updates are the feed's, not the list's.
+            tokio::select! {
+                event = events.recv() => match event {
+                    Ok(ManagerEvent::Log { .. } | ManagerEvent::ResourceUpdated { .. }) => {}
+                    Ok(_) | Err(RecvError::Lagged(_)) => send_listing = true,
+                    Err(RecvError::Closed) => return,
+                },
+                _ = changed.recv() => send_listing = true,
+                changes = asks.changed() => {
+                    if changes.is_err() {
+                        return;
+                    }
+                    send_asks = true;
+                }
+                line = feed.recv() => match line {
+                    Ok(line) => {
+                        if line["seq"].as_u64().is_some_and(|seq| seq > seen) {
+                            let message = format!("event: log\ndata: {line}\n\n");
+                            if sender.send(Bytes::from(message)).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                    Err(RecvError::Lagged(_)) => send_logs = true,
+                    Err(RecvError::Closed) => return,
+                },
+                () = sender.closed() => return,
+            }
+            if send_listing {
+                loop {
+                    match events.try_recv() {
+                        Ok(_) | Err(TryRecvError::Lagged(_)) => {}
+                        Err(TryRecvError::Empty) => break,
+                        Err(TryRecvError::Closed) => return,
+                    }
+                }
+                while changed.try_recv().is_ok() {}
+            }
         }
     });
     let mut response = Response::new(ChannelBody(receiver).boxed());

@@ -3,7 +3,7 @@
 //! | method | path | what |
 //! |---|---|---|
 //! | POST | `/api/servers/{id}/call` | `{"tool": NAME, "arguments": {...}}`: one `tools/call` |
-//! | GET | `/api/servers/{id}/offers` | `{resources, templates, prompts}` from the server's catalog |
+//! | GET | `/api/servers/{id}/offers` | `{resources, templates, prompts, subscribe, subscribed}` from the server's catalog: `subscribe` when it accepts `resources/subscribe`, `subscribed` the URIs the page follows |
 //! | POST | `/api/servers/{id}/read` | `{"uri": URI}`: one `resources/read` |
 //!
 //! A call goes through the tool bridge like a host's model call
@@ -12,8 +12,9 @@
 //! the person clicking Try is the one deciding, so nothing asks again. The
 //! answer is `{"isError", "content": [...], "structuredContent"}`, or
 //! `{"error": {code, message}}` when the call was not made or failed on
-//! the way. Text in answers is the server's own; the page shows it as
-//! text, never as markup.
+//! the way. While it runs, what the server asks back is put before the
+//! page (`asks_api`) and attributed to this Try. Text in answers is the
+//! server's own; the page shows it as text, never as markup.
 
 use http::StatusCode;
 use mcp_proto::types::ReadResourceRequestParams;
@@ -62,6 +63,8 @@ pub(crate) async fn call(app: &App, id: &str, body: &[u8]) -> http::Response<Res
             ),
         );
     };
+    // While it runs, the server's questions are attributed to this Try.
+    let _trying = app.asks.trying(id, tool);
     let outcome = bound.call(ToolCall::new("mcpctl-ui-try", arguments)).await;
     let answer = match outcome {
         ToolOutcome::Completed(result) => json!({
@@ -104,10 +107,17 @@ pub(crate) async fn offers(app: &App, id: &str) -> http::Response<ResponseBody> 
         Vec::new()
     };
     let prompts = catalog.prompts().unwrap_or_default();
+    let subscribe = catalog
+        .capabilities()
+        .resources
+        .as_ref()
+        .is_some_and(|r| r.subscribe == Some(true));
     bounded(json!({
         "resources": resources,
         "templates": templates,
         "prompts": prompts,
+        "subscribe": subscribe,
+        "subscribed": app.live.subscribed(id),
     }))
 }
 

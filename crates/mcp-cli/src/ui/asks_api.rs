@@ -1,0 +1,637 @@
+//! What servers ask back, answered in the page: the page's `ClientHandler` (elicitation, sampling, roots) and the route that answers a question.
+//!
+//! The settings page's connections declare `roots`, `sampling` and
+//! `elicitation` (form and URL modes) as mcpctl does on a terminal
+//! ([`crate::asks::capabilities`]); the checks of a form's schema, the
+//! description of a sampling request and the typed reply are
+//! [`crate::asks`]'s, shared with the terminal.
+//!
+//! - A question (MCP "Client/Elicitation", "Client/Sampling") is put
+//!   before the page: every open page receives the list of open
+//!   questions over the event stream (`event: asks`) and shows a form
+//!   for an elicitation, the URL as text (never opened) for a URL
+//!   elicitation, and the request with a reply box for sampling (there
+//!   is no model). It waits for the person's answer,
+//!   `POST /api/asks/{id}`, at most [`ANSWER_WITHIN`]; unanswered, it
+//!   is declined and the page says so.
+//! - A question asked while no page is open is declined at once, with a
+//!   line on stderr; so is a form whose schema is malformed (the line
+//!   and the page name what is malformed), and one past [`OPEN_LIMIT`]
+//!   questions waiting for the same Try.
+//! - The page attributes a question to the Try (a tool call from the
+//!   page) running when it came; when several run, to none of them (a
+//!   server's question does not say which call it belongs to).
+//! - Roots (MCP "Client/Roots"): `mcpctl ui --root DIR`, else the
+//!   current directory.
+//!
+//! Everything a server sent is escaped and bounded here, and the page
+//! inserts it as text, never as markup.
+//!
+//! | method | path | what |
+//! |---|---|---|
+//! | POST | `/api/asks/{id}` | the answer: `{"action": "accept", "content": {...}}` for a form, `{"action": "accept"}` for a URL (done), `{"action": "reply", "text": ...}` for sampling, or `{"action": "decline"}` / `{"action": "cancel"}` |
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use http::StatusCode;
+use mcp_proto::jsonrpc::ErrorObject;
+use mcp_proto::text;
+use mcp_proto::types::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
+    ElicitRequestParams, ElicitResult, ListRootsResult, Root,
+};
+use mcp_transport::ClientHandler;
+use serde_json::{Value, json};
+use tokio::sync::{oneshot, watch};
+
+use super::response::{ResponseBody, json};
+use crate::asks::{self, Field};
+
+/// How long a question waits for the person before it is declined.
+pub(crate) const ANSWER_WITHIN: Duration = Duration::from_secs(300);
+
+/// The most questions open at once for one Try (and for the questions
+/// no single Try is known for); more are declined at once.
+pub(crate) const OPEN_LIMIT: usize = 4;
+
+/// How many ended questions the page is told about (for their outcome).
+const ENDED_KEPT: usize = 8;
+
+/// The most bytes of a server's message shown.
+const MESSAGE_TEXT: usize = 4096;
+
+/// The most bytes of a sampling request shown in all.
+const REQUEST_TEXT: usize = 256 * 1024;
+
+/// The page's answers to server requests (see the module documentation).
+#[derive(Debug)]
+pub(crate) struct PageAsks {
+    roots: Vec<Root>,
+    within: Duration,
+    state: Mutex<State>,
+    /// Bumped at every change of the open or ended questions; each event
+    /// stream sends the list again.
+    changed: watch::Sender<u64>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    next_question: u64,
+    next_try: u64,
+    /// Open event streams: pages that can answer.
+    pages: usize,
+    trys: Vec<Try>,
+    open: Vec<Open>,
+    ended: VecDeque<Value>,
+}
+
+/// A tool call from the page, running.
+#[derive(Debug)]
+struct Try {
+    id: u64,
+    server: String,
+    tool: String,
+}
+
+/// A question waiting for the person.
+#[derive(Debug)]
+struct Open {
+    id: u64,
+    /// The Try it belongs to, when one alone was running.
+    during: Option<u64>,
+    /// What the page shows.
+    shown: Value,
+    /// The form's fields, to check a filled-in form against.
+    fields: Option<Vec<Field>>,
+    /// Where the answer goes.
+    answer: Option<oneshot::Sender<Answer>>,
+}
+
+/// What the person answered.
+#[derive(Debug)]
+enum Answer {
+    Elicit(ElicitResult),
+    Sample(Result<CreateMessageResult, ErrorObject>),
+}
+
+/// Why a question was declined without the person.
+#[derive(Debug)]
+enum Unasked {
+    NoPage,
+    TooMany,
+}
+
+impl PageAsks {
+    /// The handler, answering `roots/list` with `roots`.
+    pub(crate) fn new(roots: Vec<Root>) -> Arc<Self> {
+        PageAsks::with_limit(roots, ANSWER_WITHIN)
+    }
+
+    /// [`PageAsks::new`] with questions declined after `within`.
+    pub(crate) fn with_limit(roots: Vec<Root>, within: Duration) -> Arc<Self> {
+        Arc::new(PageAsks {
+            roots,
+            within,
+            state: Mutex::new(State::default()),
+            changed: watch::channel(0).0,
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn bump(&self) {
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// A page opened its event stream: questions are asked while one is
+    /// held.
+    pub(crate) fn page(self: &Arc<Self>) -> PageGuard {
+        self.lock().pages += 1;
+        PageGuard(Arc::clone(self))
+    }
+
+    /// Told whenever the questions change.
+    pub(crate) fn watch(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// A Try of `tool` on `server` started; it ends when the guard drops.
+    pub(crate) fn trying(self: &Arc<Self>, server: &str, tool: &str) -> TryGuard {
+        let mut state = self.lock();
+        state.next_try += 1;
+        let id = state.next_try;
+        state.trys.push(Try {
+            id,
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+        });
+        TryGuard(Arc::clone(self), id)
+    }
+
+    /// The questions for the page: `{open: [...], ended: [...]}`.
+    pub(crate) fn snapshot(&self) -> Value {
+        let state = self.lock();
+        json!({
+            "open": state.open.iter().map(|open| open.shown.clone()).collect::<Vec<_>>(),
+            "ended": state.ended.iter().cloned().collect::<Vec<_>>(),
+            "answerWithinSeconds": self.within.as_secs(),
+        })
+    }
+
+    /// Puts a question before the page and waits for the answer; `None`
+    /// when it was declined without the person (the reason is on stderr
+    /// and in the page) or nobody answered in time.
+    async fn ask(
+        &self,
+        kind: &str,
+        mut shown: Value,
+        fields: Option<Vec<Field>>,
+        summary: &str,
+    ) -> Option<Answer> {
+        let (sender, receiver) = oneshot::channel();
+        let id = {
+            let mut state = self.lock();
+            state.next_question += 1;
+            let id = state.next_question;
+            let during = match state.trys.as_slice() {
+                [one] => Some(one.id),
+                _ => None,
+            };
+            let unasked = if state.pages == 0 {
+                Some(Unasked::NoPage)
+            } else if state.open.iter().filter(|o| o.during == during).count() >= OPEN_LIMIT {
+                Some(Unasked::TooMany)
+            } else {
+                None
+            };
+            let place = during
+                .and_then(|d| state.trys.iter().find(|t| t.id == d))
+                .map(|t| json!({"server": t.server, "tool": t.tool}));
+            let running = state.trys.len();
+            if let Some(object) = shown.as_object_mut() {
+                object.insert("id".into(), json!(id));
+                object.insert("kind".into(), json!(kind));
+                object.insert("during".into(), place.unwrap_or(Value::Null));
+                object.insert("trysRunning".into(), json!(running));
+                object.insert("askedAt".into(), json!(now_ms()));
+                object.insert(
+                    "declineAt".into(),
+                    json!(now_ms() + self.within.as_millis()),
+                );
+            }
+            if let Some(unasked) = unasked {
+                let (line, outcome) = match unasked {
+                    Unasked::NoPage => (
+                        "no settings page is open to ask on".to_owned(),
+                        "declined at once: no page was open".to_owned(),
+                    ),
+                    Unasked::TooMany => (
+                        format!("{OPEN_LIMIT} questions already wait for an answer"),
+                        format!("declined at once: {OPEN_LIMIT} questions already waited"),
+                    ),
+                };
+                eprintln!("mcpctl ui: declined a server's question ({summary}): {line}");
+                end(&mut state, shown, &outcome);
+                drop(state);
+                self.bump();
+                return None;
+            }
+            state.open.push(Open {
+                id,
+                during,
+                shown,
+                fields,
+                answer: Some(sender),
+            });
+            id
+        };
+        self.bump();
+        // Withdrawn by the server (its request cancelled, the connection
+        // gone): the future is dropped, and the guard ends the question.
+        let mut guard = Ending {
+            asks: self,
+            id,
+            outcome: "withdrawn by the server",
+        };
+        match tokio::time::timeout(self.within, receiver).await {
+            Ok(Ok(answer)) => {
+                guard.outcome = "answered";
+                Some(answer)
+            }
+            Ok(Err(_)) => None,
+            Err(_) => {
+                eprintln!(
+                    "mcpctl ui: declined a server's question ({summary}): nobody answered within {} s",
+                    self.within.as_secs()
+                );
+                guard.outcome = "declined: nobody answered in time";
+                None
+            }
+        }
+    }
+
+    /// `POST /api/asks/{id}`.
+    pub(crate) fn answer(&self, id: &str, body: &[u8]) -> http::Response<ResponseBody> {
+        let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+        let Some(action) = request.get("action").and_then(Value::as_str) else {
+            return super::api::bad_request(
+                "send {\"action\": \"accept\" | \"decline\" | \"cancel\" | \"reply\", ...}",
+            );
+        };
+        let mut state = self.lock();
+        let Some(open) = id
+            .parse::<u64>()
+            .ok()
+            .and_then(|id| state.open.iter_mut().find(|o| o.id == id))
+        else {
+            return error(
+                StatusCode::NOT_FOUND,
+                "unknown_question",
+                "no such open question: it was answered, declined after the time limit, or withdrawn by the server",
+            );
+        };
+        let kind = open.shown["kind"].as_str().unwrap_or_default();
+        let answer = match (kind, action) {
+            ("sampling", "reply") => {
+                let text = request
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if text.trim().is_empty() {
+                    return error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_answer",
+                        "type a reply, or decline",
+                    );
+                }
+                Answer::Sample(Ok(asks::typed_reply(text.to_owned())))
+            }
+            ("sampling", "decline" | "cancel") => Answer::Sample(Err(asks::rejected())),
+            ("form" | "url", "decline") => Answer::Elicit(ElicitResult::new(ElicitAction::Decline)),
+            ("form" | "url", "cancel") => Answer::Elicit(ElicitResult::new(ElicitAction::Cancel)),
+            ("url", "accept") => Answer::Elicit(ElicitResult::new(ElicitAction::Accept)),
+            ("form", "accept") => {
+                let Some(content) = request.get("content").and_then(Value::as_object) else {
+                    return error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_answer",
+                        "send the filled-in form as `content`, an object",
+                    );
+                };
+                if let Err(why) = asks::check_answer(open.fields.as_deref().unwrap_or(&[]), content)
+                {
+                    return error(StatusCode::BAD_REQUEST, "invalid_answer", &why);
+                }
+                let mut result = ElicitResult::new(ElicitAction::Accept);
+                result.content = Some(content.clone());
+                Answer::Elicit(result)
+            }
+            _ => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_answer",
+                    &format!(
+                        "`{}` does not answer a {kind} question",
+                        text::bound(action, text::NAME_LIMIT)
+                    ),
+                );
+            }
+        };
+        if let Some(sender) = open.answer.take() {
+            let _ = sender.send(answer);
+        }
+        drop(state);
+        json(StatusCode::OK, &json!({"ok": true}))
+    }
+}
+
+/// Moves a question to the ended ones with its outcome.
+fn end(state: &mut State, mut shown: Value, outcome: &str) {
+    if let Some(object) = shown.as_object_mut() {
+        object.insert("outcome".into(), json!(outcome));
+        object.insert("endedAt".into(), json!(now_ms()));
+        // The ended list says what happened; the question's body is not
+        // needed again.
+        object.remove("fields");
+        object.remove("request");
+    }
+    state.ended.push_back(shown);
+    while state.ended.len() > ENDED_KEPT {
+        state.ended.pop_front();
+    }
+}
+
+/// Ends a question however its wait ended (answered, timed out, dropped).
+struct Ending<'a> {
+    asks: &'a PageAsks,
+    id: u64,
+    outcome: &'static str,
+}
+
+impl Drop for Ending<'_> {
+    fn drop(&mut self) {
+        {
+            let mut state = self.asks.lock();
+            if let Some(at) = state.open.iter().position(|o| o.id == self.id) {
+                let open = state.open.remove(at);
+                end(&mut state, open.shown, self.outcome);
+            }
+        }
+        self.asks.bump();
+    }
+}
+
+/// Held while a page's event stream is open.
+#[derive(Debug)]
+pub(crate) struct PageGuard(Arc<PageAsks>);
+
+impl Drop for PageGuard {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        state.pages = state.pages.saturating_sub(1);
+    }
+}
+
+/// Held while a Try runs.
+#[derive(Debug)]
+pub(crate) struct TryGuard(Arc<PageAsks>, u64);
+
+impl Drop for TryGuard {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        state.trys.retain(|t| t.id != self.1);
+    }
+}
+
+fn now_ms() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis())
+}
+
+fn error(status: StatusCode, code: &str, message: &str) -> http::Response<ResponseBody> {
+    json(
+        status,
+        &json!({"error": {"code": code, "message": message, "diagnostics": []}}),
+    )
+}
+
+/// A server's text for the page: control characters escaped (line
+/// breaks kept) and cut to `max` bytes.
+fn block(text_: &str, max: usize) -> String {
+    crate::output::block(&text::bound(text_, max)).into_owned()
+}
+
+#[async_trait]
+impl ClientHandler for PageAsks {
+    fn capabilities(&self) -> ClientCapabilities {
+        asks::capabilities()
+    }
+
+    async fn list_roots(&self) -> Result<ListRootsResult, ErrorObject> {
+        Ok(ListRootsResult {
+            roots: self.roots.clone(),
+            ..Default::default()
+        })
+    }
+
+    async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ErrorObject> {
+        let summary = asks::shown(params.message(), 200);
+        let (kind, shown, fields) = match &params {
+            ElicitRequestParams::Form(form) => match asks::fields(form) {
+                Ok(fields) => (
+                    "form",
+                    json!({
+                        "message": block(&form.message, MESSAGE_TEXT),
+                        "fields": asks::form_json(&fields),
+                    }),
+                    Some(fields),
+                ),
+                Err(malformed) => {
+                    let malformed = asks::shown(&malformed, 400);
+                    eprintln!(
+                        "mcpctl ui: warning: declined a server's form ({summary}): its schema is malformed: {malformed}"
+                    );
+                    {
+                        let mut state = self.lock();
+                        state.next_question += 1;
+                        let shown = json!({
+                            "id": state.next_question,
+                            "kind": "form",
+                            "message": block(&form.message, MESSAGE_TEXT),
+                        });
+                        end(
+                            &mut state,
+                            shown,
+                            &format!("declined at once: its schema is malformed: {malformed}"),
+                        );
+                    }
+                    self.bump();
+                    return Ok(ElicitResult::new(ElicitAction::Decline));
+                }
+            },
+            ElicitRequestParams::Url(url) => {
+                let site = url::Url::parse(&url.url)
+                    .ok()
+                    .and_then(|u| u.host_str().map(str::to_owned))
+                    .map_or_else(|| "(not a valid URL)".to_owned(), |h| asks::shown(&h, 256));
+                (
+                    "url",
+                    json!({
+                        "message": block(&url.message, MESSAGE_TEXT),
+                        "url": asks::shown(&url.url, MESSAGE_TEXT),
+                        "site": site,
+                    }),
+                    None,
+                )
+            }
+        };
+        match self.ask(kind, shown, fields, &summary).await {
+            Some(Answer::Elicit(result)) => Ok(result),
+            _ => Ok(ElicitResult::new(ElicitAction::Decline)),
+        }
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ErrorObject> {
+        let full = asks::describe(&params);
+        let shown = json!({
+            "request": text::bound(&full, REQUEST_TEXT),
+            "size": full.len(),
+        });
+        match self
+            .ask("sampling", shown, None, "a sampling request")
+            .await
+        {
+            Some(Answer::Sample(result)) => result,
+            _ => Err(asks::rejected()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_proto::types::ElicitFormParams;
+
+    fn form() -> ElicitRequestParams {
+        let form: ElicitFormParams = serde_json::from_value(json!({
+            "message": "Who <b>are</b> you?",
+            "requestedSchema": {"type": "object",
+                "properties": {"name": {"type": "string", "minLength": 2}},
+                "required": ["name"]}
+        }))
+        .unwrap();
+        ElicitRequestParams::Form(form)
+    }
+
+    fn open_ids(asks: &PageAsks) -> Vec<u64> {
+        asks.snapshot()["open"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| q["id"].as_u64().unwrap())
+            .collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unanswered_question_is_declined_after_the_limit_and_the_page_told() {
+        let asks = PageAsks::with_limit(Vec::new(), Duration::from_secs(60));
+        let _page = asks.page();
+        let asking = tokio::spawn({
+            let asks = Arc::clone(&asks);
+            async move { asks.elicit(form()).await }
+        });
+        tokio::task::yield_now().await;
+        assert_eq!(open_ids(&asks), vec![1]);
+        // The paused clock runs ahead to the limit once nothing else can.
+        let result = asking.await.unwrap().unwrap();
+        assert_eq!(result.action, ElicitAction::Decline);
+        let snapshot = asks.snapshot();
+        assert!(snapshot["open"].as_array().unwrap().is_empty());
+        assert_eq!(
+            snapshot["ended"][0]["outcome"],
+            "declined: nobody answered in time"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_a_page_a_question_is_declined_at_once() {
+        let asks = PageAsks::new(Vec::new());
+        let started = tokio::time::Instant::now();
+        let result = asks.elicit(form()).await.unwrap();
+        assert_eq!(result.action, ElicitAction::Decline);
+        assert_eq!(started.elapsed(), Duration::ZERO, "no waiting");
+        assert_eq!(
+            asks.snapshot()["ended"][0]["outcome"],
+            "declined at once: no page was open"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_form_answer_is_checked_against_the_schema_before_it_is_sent() {
+        let asks = PageAsks::new(Vec::new());
+        let _page = asks.page();
+        let _try = asks.trying("srv", "tool");
+        let asking = tokio::spawn({
+            let asks = Arc::clone(&asks);
+            async move { asks.elicit(form()).await }
+        });
+        let mut changes = asks.watch();
+        while open_ids(&asks).is_empty() {
+            changes.changed().await.unwrap();
+        }
+        let shown = asks.snapshot()["open"][0].clone();
+        assert_eq!(shown["during"], json!({"server": "srv", "tool": "tool"}));
+        assert_eq!(shown["fields"][0]["type"], "text");
+        assert_eq!(shown["fields"][0]["required"], true);
+        let short = asks.answer("1", br#"{"action":"accept","content":{"name":"A"}}"#);
+        assert_eq!(short.status(), StatusCode::BAD_REQUEST);
+        let missing = asks.answer("1", br#"{"action":"accept","content":{}}"#);
+        assert_eq!(missing.status(), StatusCode::BAD_REQUEST);
+        let extra = asks.answer(
+            "1",
+            br#"{"action":"accept","content":{"name":"Ada","x":1}}"#,
+        );
+        assert_eq!(extra.status(), StatusCode::BAD_REQUEST);
+        let ok = asks.answer("1", br#"{"action":"accept","content":{"name":"Ada"}}"#);
+        assert_eq!(ok.status(), StatusCode::OK);
+        let result = asking.await.unwrap().unwrap();
+        assert_eq!(result.action, ElicitAction::Accept);
+        assert_eq!(result.content.unwrap()["name"], "Ada");
+        let again = asks.answer("1", br#"{"action":"decline"}"#);
+        assert_eq!(again.status(), StatusCode::NOT_FOUND);
+    }
+
+    #[tokio::test]
+    async fn questions_past_the_limit_for_one_try_are_declined_at_once() {
+        let asks = PageAsks::new(Vec::new());
+        let _page = asks.page();
+        let _try = asks.trying("srv", "tool");
+        let mut waiting = Vec::new();
+        for _ in 0..OPEN_LIMIT {
+            let asks = Arc::clone(&asks);
+            waiting.push(tokio::spawn(async move { asks.elicit(form()).await }));
+        }
+        let mut changes = asks.watch();
+        while open_ids(&asks).len() < OPEN_LIMIT {
+            changes.changed().await.unwrap();
+        }
+        let result = asks.elicit(form()).await.unwrap();
+        assert_eq!(result.action, ElicitAction::Decline);
+        assert_eq!(open_ids(&asks).len(), OPEN_LIMIT);
+        for task in waiting {
+            task.abort();
+        }
+    }
+}
