@@ -5,6 +5,9 @@
   and returns the action the client answered;
 - tool `visit`: a URL-mode elicitation whose message and URL carry
   terminal escapes; returns the action;
+- tool `hostile`: an `error` log message and a form elicitation whose
+  message, field title and logger carry HTML and script; returns the
+  action and the content;
 - `logging/setLevel`: answered after one log message at `debug` and one at
   `warning`, each sent only when at or above the level asked for;
 - resource `note://counter` (subscribable): each read says `read N`; while
@@ -33,12 +36,27 @@ async def list_tools() -> list[types.Tool]:
     return [
         types.Tool(name="bad_form", description="Asks with a malformed form", inputSchema=empty),
         types.Tool(name="visit", description="Asks to open a URL", inputSchema=empty),
+        types.Tool(name="hostile", description="Logs and asks with markup", inputSchema=empty),
     ]
+
+
+HOSTILE = '<img src=x onerror="document.title=\'owned\'"><script>document.title="owned"</script>'
+
+
+async def hostile(session):
+    await session.send_log_message(level="error", data=HOSTILE + " in a log", logger="<b>asking</b>")
+    result = await session.elicit(
+        HOSTILE + " What is your <b>name</b>?",
+        {"type": "object", "properties": {"name": {"type": "string", "title": "<i>Name</i>"}}, "required": ["name"]},
+    )
+    return [types.TextContent(type="text", text=f"action: {result.action} content: {result.content}")]
 
 
 @server.call_tool()
 async def call_tool(name: str, arguments: dict) -> list[types.TextContent]:
     session = server.request_context.session
+    if name == "hostile":
+        return await hostile(session)
     if name == "bad_form":
         result = await session.elicit(
             "Where do you live?",

@@ -1,4 +1,4 @@
-//! `mcpctl ui` in real headless Chromium: a person adds a server and sees its tools, sees a broken command fail in the form, toggles, edits with a kept secret and deletes with confirmation.
+//! `mcpctl ui` in real headless Chromium: a person adds a server and sees its tools, sees a broken command fail in the form, toggles, edits with a kept secret and deletes with confirmation; answers what servers ask back during a Try (a form, a sampling request, a URL); follows their log messages and resource updates; and sees hostile server text as text.
 //!
 //! Chromium comes from Debian (`apt-get install chromium chromium-driver`);
 //! without it these tests fail with that command. Waits are bounded
@@ -365,4 +365,367 @@ fn a_person_approves_a_project_server_in_the_page() {
         serde_json::from_str(&std::fs::read_to_string(env.data_dir().join("trust.json")).unwrap())
             .unwrap();
     assert_eq!(approvals["approvals"][0]["server"], "proj", "{approvals}");
+}
+
+/// `mcpctl ui` over a `--config` file with server-everything as `ev` and
+/// `tests/interop/asking_server.py` as `ask`.
+fn asking_servers(env: &Env) -> UiServer {
+    let everything = support::server_everything();
+    let script = support::repo_root().join("tests/interop/asking_server.py");
+    let config = env.write_json(
+        "servers.json",
+        &serde_json::json!({"mcpServers": {
+            "ev": {"command": "node", "args": [everything, "stdio"]},
+            "ask": {"command": support::venv_python(), "args": [script]},
+        }}),
+    );
+    let config = config.display().to_string();
+    UiServer::start_command(env.command(&["--no-host-configs", "--config", &config, "ui"]))
+}
+
+/// Opens the Try panel of `tool` on `server` (the tool list, then the tool).
+fn open_tool(page: &mut Browser, server: &str, tool: &str) {
+    let item = format!("li.server[data-id=\"{server}\"]");
+    page.wait_for(
+        &format!("document.querySelector('{item}[data-status=\"ready\"] .tools summary') !== null"),
+        &format!("{server} ready with its tools"),
+    );
+    if page.eval(&format!("document.querySelector('{item} .tools').open")) != true {
+        page.click(&format!("{item} .tools summary"));
+    }
+    let tool = format!("{item} [data-tool=\"{tool}\"]");
+    page.wait_for(
+        &format!("document.querySelector('{tool} summary') !== null"),
+        "the tool in the list",
+    );
+    if page.eval(&format!("document.querySelector('{tool} details').open")) != true {
+        page.click(&format!("{tool} summary"));
+    }
+    page.wait_for(
+        &format!("document.querySelector('{tool} button.run') !== null"),
+        "the Try panel",
+    );
+}
+
+/// The text of `tool`'s Try result on `server`, once it contains `wanted`.
+fn try_result(page: &mut Browser, server: &str, tool: &str, wanted: &str) -> String {
+    let result = format!(
+        "document.querySelector('li.server[data-id=\"{server}\"] [data-tool=\"{tool}\"] .try-result')"
+    );
+    page.wait_for(
+        &format!(
+            "{result} && {result}.innerText.includes({})",
+            serde_json::to_string(wanted).unwrap()
+        ),
+        &format!("{tool}'s result with {wanted:?}"),
+    );
+    page.eval(&format!("{result}.innerText"))
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+const CARD: &str = "#asks article.ask";
+
+#[test]
+fn a_person_answers_a_form_a_sampling_request_and_a_url_in_the_page() {
+    let env = Env::new();
+    let ui = asking_servers(&env);
+    let mut page = Browser::launch();
+    page.goto(&ui.url());
+    page.wait_for("document.body.dataset.loaded === 'true'", "the live list");
+
+    // server-everything shows its elicitation tool only to a client that
+    // declares elicitation: the page's connections do.
+    open_tool(&mut page, "ev", "trigger-elicitation-request");
+    page.click("li.server[data-id=\"ev\"] [data-tool=\"trigger-elicitation-request\"] button.run");
+    page.wait_for(
+        &format!("document.querySelector('{CARD}[data-kind=\"form\"]') !== null"),
+        "the form in the page",
+    );
+    let card = page.eval(&format!("document.querySelector('{CARD}').innerText"));
+    let card = card.as_str().unwrap();
+    assert!(card.contains("A server asks for input"), "{card}");
+    assert!(
+        card.contains("ev · while trying trigger-elicitation-request"),
+        "{card}"
+    );
+    assert!(
+        card.contains("Please provide inputs for the following fields:"),
+        "{card}"
+    );
+    assert!(card.contains("Your full, legal name"), "{card}");
+    // Defaults are filled in; the required field is marked.
+    assert_eq!(
+        page.eval(&format!(
+            "document.querySelector('{CARD} [data-name=\"firstLine\"]').value"
+        )),
+        "It was a dark and stormy night."
+    );
+    assert_eq!(
+        page.eval(&format!(
+            "document.querySelector('{CARD} [data-field=\"name\"] .required') !== null"
+        )),
+        true
+    );
+    page.screenshot(
+        &PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mcpctl-ui-form-question.png"),
+    );
+    // An answer that does not fit the schema is refused, naming the field.
+    page.type_into(&format!("{CARD} [data-name=\"name\"]"), "Ada Lovelace");
+    page.type_into(&format!("{CARD} [data-name=\"email\"]"), "not-an-address");
+    page.click(&format!("{CARD} button.ask-send"));
+    page.wait_for(
+        &format!("document.querySelector('{CARD} .ask-status').dataset.state === 'error'"),
+        "the refused answer",
+    );
+    let status = page.eval(&format!(
+        "document.querySelector('{CARD} .ask-status').innerText"
+    ));
+    assert!(
+        status
+            .as_str()
+            .unwrap()
+            .contains("`email` needs a valid email"),
+        "{status}"
+    );
+    page.type_into(&format!("{CARD} [data-name=\"email\"]"), "ada@example.org");
+    page.eval(&format!(
+        "(() => {{ const s = document.querySelector('{CARD} select[data-name=\"untitledSingleSelectEnum\"]'); \
+         s.value = 'Joey'; s.dispatchEvent(new Event('change')); }})()"
+    ));
+    page.click(&format!(
+        "{CARD} [data-name=\"untitledMultipleSelectEnum\"] input[value=\"Piano\"]"
+    ));
+    page.click(&format!("{CARD} button.ask-send"));
+    let text = try_result(
+        &mut page,
+        "ev",
+        "trigger-elicitation-request",
+        "Raw result:",
+    );
+    assert!(text.contains("- Name: Ada Lovelace"), "{text}");
+    assert!(text.contains("- Email: ada@example.org"), "{text}");
+    let raw: serde_json::Value =
+        serde_json::from_str(text.split("Raw result:").nth(1).unwrap().trim()).expect("JSON");
+    assert_eq!(raw["action"], "accept");
+    assert_eq!(raw["content"]["untitledSingleSelectEnum"], "Joey");
+    assert_eq!(
+        raw["content"]["untitledMultipleSelectEnum"],
+        serde_json::json!(["Guitar", "Piano"])
+    );
+    assert_eq!(raw["content"]["integer"], 42, "the default");
+    page.wait_for(
+        &format!("document.querySelector('{CARD}') === null"),
+        "the answered question gone",
+    );
+
+    // Sampling: the request is shown, there is no model, the person types.
+    open_tool(&mut page, "ev", "trigger-sampling-request");
+    let sampling = "li.server[data-id=\"ev\"] [data-tool=\"trigger-sampling-request\"]";
+    page.type_into(
+        &format!("{sampling} form.try [data-param=\"prompt\"]"),
+        "What is 2+2?",
+    );
+    page.click(&format!("{sampling} button.run"));
+    page.wait_for(
+        &format!("document.querySelector('{CARD}[data-kind=\"sampling\"]') !== null"),
+        "the sampling request in the page",
+    );
+    let card = page.eval(&format!("document.querySelector('{CARD}').innerText"));
+    let card = card.as_str().unwrap();
+    assert!(card.contains("mcpctl has no model"), "{card}");
+    assert!(
+        card.contains("system prompt:\n  You are a helpful test server."),
+        "{card}"
+    );
+    assert!(card.contains("What is 2+2?"), "{card}");
+    assert!(card.contains("wants: at most"), "{card}");
+    page.screenshot(&PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mcpctl-ui-sampling.png"));
+    page.type_into(
+        &format!("{CARD} textarea.ask-reply"),
+        "Four, typed by a person.",
+    );
+    page.click(&format!("{CARD} button.ask-send"));
+    let text = try_result(
+        &mut page,
+        "ev",
+        "trigger-sampling-request",
+        "Four, typed by a person.",
+    );
+    assert!(text.contains("mcpctl-human"), "the model says who: {text}");
+
+    // Declined: the server hears so, and the tool says it.
+    page.click(&format!("{sampling} button.run"));
+    page.wait_for(
+        &format!("document.querySelector('{CARD}[data-kind=\"sampling\"]') !== null"),
+        "the second sampling request",
+    );
+    page.click(&format!("{CARD} button.ask-decline"));
+    try_result(
+        &mut page,
+        "ev",
+        "trigger-sampling-request",
+        "the user declined the sampling request",
+    );
+
+    // URL mode: the address is text, never a link, and Done answers.
+    open_tool(&mut page, "ask", "visit");
+    page.click("li.server[data-id=\"ask\"] [data-tool=\"visit\"] button.run");
+    page.wait_for(
+        &format!("document.querySelector('{CARD}[data-kind=\"url\"]') !== null"),
+        "the URL question",
+    );
+    let url = page.eval(&format!(
+        "document.querySelector('{CARD} .ask-url').textContent"
+    ));
+    let url = url.as_str().unwrap();
+    assert!(url.starts_with("https://login.example.org/start?"), "{url}");
+    assert!(
+        !url.contains('\u{1b}') && !url.contains('\u{7}'),
+        "escaped: {url:?}"
+    );
+    assert_eq!(
+        page.eval(&format!(
+            "document.querySelectorAll('{CARD} a').length + document.querySelectorAll('#asks a').length"
+        )),
+        0,
+        "the URL is not a link"
+    );
+    assert_eq!(
+        page.eval(&format!(
+            "document.querySelector('{CARD} .ask-site').textContent"
+        )),
+        "login.example.org"
+    );
+    page.click(&format!("{CARD} button.ask-send"));
+    try_result(&mut page, "ask", "visit", "action: accept");
+}
+
+#[test]
+fn logs_resource_updates_and_hostile_server_text_show_as_text_in_the_page() {
+    let env = Env::new();
+    let ui = asking_servers(&env);
+    let mut page = Browser::launch();
+    page.goto(&ui.url());
+    page.wait_for("document.body.dataset.loaded === 'true'", "the live list");
+    let ask = "li.server[data-id=\"ask\"]";
+    page.wait_for(
+        &format!(
+            "document.querySelector('{ask}[data-status=\"ready\"] details.logs summary') !== null"
+        ),
+        "ask ready with its log",
+    );
+    page.click(&format!("{ask} details.logs summary"));
+    // The message the server logged while it was listed, kept from before
+    // the page opened.
+    let lines = format!("document.querySelector('{ask} .log-lines')");
+    page.wait_for(
+        &format!("{lines} && {lines}.innerText.includes('[asking] tools listed')"),
+        "the server's first log line",
+    );
+    // A level chosen in the page is asked of the server, whose messages
+    // at that level and above show live.
+    page.eval(&format!(
+        "(() => {{ const s = document.querySelector('{ask} select.log-level'); \
+         s.value = 'debug'; s.dispatchEvent(new Event('change')); }})()"
+    ));
+    page.wait_for(
+        &format!("{lines}.innerText.includes('level set to debug')"),
+        "the debug message",
+    );
+    page.wait_for(
+        &format!("{lines}.querySelector('[data-level=\"warning\"]') !== null"),
+        "the warning",
+    );
+    let warning = page.eval(&format!(
+        "{lines}.querySelector('[data-level=\"warning\"]').innerText"
+    ));
+    let warning = warning.as_str().unwrap();
+    assert!(warning.contains("almost full"), "{warning}");
+    assert!(!warning.contains('\u{1b}'), "escaped: {warning:?}");
+
+    // Subscribe from the resource's row; a read makes the server send an
+    // update, shown in the row and in the log.
+    page.click(&format!("{ask} details.offers summary"));
+    let row = format!("{ask} .resources li[data-uri=\"note://counter\"]");
+    page.wait_for(
+        &format!("document.querySelector('{row} button.subscribe') !== null"),
+        "the Subscribe button",
+    );
+    page.click(&format!("{row} button.subscribe"));
+    page.wait_for(
+        &format!("document.querySelector('{row} button.subscribe').dataset.subscribed === 'true'"),
+        "subscribed",
+    );
+    page.click(&format!("{row} button.read"));
+    page.wait_for(
+        &format!("{lines}.innerText.includes('resource updated: note://counter')"),
+        "the update in the log",
+    );
+    page.wait_for(
+        &format!("document.querySelector('{row} .updated').textContent.startsWith('updated ')"),
+        "the update in the resource's row",
+    );
+
+    // A server that sends markup and script: shown as text, never run.
+    open_tool(&mut page, "ask", "hostile");
+    page.click(&format!("{ask} [data-tool=\"hostile\"] button.run"));
+    page.wait_for(
+        &format!("document.querySelector('{CARD}[data-kind=\"form\"]') !== null"),
+        "the hostile form",
+    );
+    page.wait_for(
+        &format!("{lines}.querySelector('[data-level=\"error\"]') !== null"),
+        "the hostile log line",
+    );
+    let message = page.eval(&format!(
+        "document.querySelector('{CARD} .ask-message').textContent"
+    ));
+    assert!(
+        message
+            .as_str()
+            .unwrap()
+            .contains("<script>document.title=\"owned\"</script> What is your <b>name</b>?"),
+        "{message}"
+    );
+    let label = page.eval(&format!(
+        "document.querySelector('{CARD} [data-field=\"name\"] label').textContent"
+    ));
+    assert!(label.as_str().unwrap().contains("<i>Name</i>"), "{label}");
+    let logged = page.eval(&format!(
+        "{lines}.querySelector('[data-level=\"error\"]').textContent"
+    ));
+    let logged = logged.as_str().unwrap();
+    assert!(logged.contains("[<b>asking</b>]"), "{logged}");
+    assert!(logged.contains("<img src=x onerror="), "{logged}");
+    for inside in ["#asks", ".logs"] {
+        assert_eq!(
+            page.eval(&format!(
+                "document.querySelectorAll('{inside} img, {inside} script, {inside} b, {inside} i').length"
+            )),
+            0,
+            "markup from the server became elements in {inside}"
+        );
+    }
+    assert_eq!(page.eval("document.title"), "MCP servers · Settings");
+    page.screenshot(&PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mcpctl-ui-hostile.png"));
+    // A required field left empty is refused; filled, the answer reaches
+    // the server.
+    page.click(&format!("{CARD} button.ask-send"));
+    page.wait_for(
+        &format!(
+            "document.querySelector('{CARD} .ask-status').innerText.includes('`name` is required')"
+        ),
+        "the required field named",
+    );
+    page.type_into(&format!("{CARD} [data-name=\"name\"]"), "Mallory");
+    page.click(&format!("{CARD} button.ask-send"));
+    try_result(
+        &mut page,
+        "ask",
+        "hostile",
+        "action: accept content: {'name': 'Mallory'}",
+    );
+    assert_eq!(page.eval("document.title"), "MCP servers · Settings");
 }

@@ -2,7 +2,10 @@
 // Plain JavaScript, no build step. Live state arrives over server-sent events
 // (/api/events); changes go through the JSON API with the per-launch token.
 // Every text a server sent is put in the page as text (textContent), never
-// as markup.
+// as markup. What servers ask back while a Try runs (a form, a URL to visit,
+// a sampling request) arrives as `asks` events and is answered through
+// /api/asks/{id}; each server's log messages and resource updates arrive as
+// `logs` (all kept lines) and `log` (one new line) events.
 "use strict";
 
 const token = new URLSearchParams(location.search).get("token") || "";
@@ -17,7 +20,16 @@ const state = {
   open: new Set(),  // the <details> (by key) the person opened, kept open across redraws
   tries: new Map(), // tool key -> {values, result} of the Try panels
   offers: new Map(),// server id -> its resources and prompts, once asked
+  askCards: new Map(), // open question id -> its card, kept while it is open
+  dismissed: 0,     // ended questions up to this id are no longer shown
+  logs: new Map(),  // server id -> its kept log lines and resource updates
+  subscribed: new Set(), // "id\nuri" of the resources the page follows
+  updated: new Map(),    // "id\nuri" -> when the resource last changed
 };
+
+// The most log lines the page keeps per server (as the ui server does).
+const LOG_LINES = 200;
+const LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 async function api(method, path, body) {
   const response = await fetch(path, {
@@ -213,6 +225,7 @@ function serverItem(server) {
   }
   if (server.catalog && server.catalog.length > 0) item.append(toolList(server));
   if (server.status === "ready") item.append(offersPanel(server));
+  if (server.status === "ready" || state.logs.has(server.id)) item.append(logPanel(server));
   return item;
 }
 
@@ -319,7 +332,7 @@ function tryPanel(server, tool) {
   const key = `${server.id}:${tool.name}`;
   const saved = state.tries.get(key) || { values: {}, result: null };
   state.tries.set(key, saved);
-  const form = el("form", { class: "try", novalidate: true, "aria-label": `Try ${tool.name}` });
+  const form = el("form", { class: "try", novalidate: true, "aria-label": `Try ${tool.name}`, "data-try-key": key });
   const params = properties(tool.inputSchema || {});
   for (const { name, prop, required } of params) {
     const id = `try-${cssId(key)}-${cssId(name)}`;
@@ -345,7 +358,8 @@ function tryPanel(server, tool) {
       el("label", { for: id }, name, required ? el("span", { class: "required" }, " (required)") : null), input));
   }
   const output = el("div", { class: "try-result", "aria-live": "polite" });
-  if (saved.result) renderResult(output, saved.result);
+  if (saved.running) output.replaceChildren(el("p", { class: "muted" }, "Running…"));
+  else if (saved.result) renderResult(output, saved.result);
   form.append(el("div", { class: "buttons" }, el("button", { type: "submit", class: "run primary" }, `Run ${tool.name}`)));
   form.append(output);
   form.addEventListener("submit", async (event) => {
@@ -371,9 +385,14 @@ function tryPanel(server, tool) {
       }
     }
     output.replaceChildren(el("p", { class: "muted" }, "Running…"));
+    saved.running = true;
     const result = await api("POST", `/api/servers/${encodeURIComponent(server.id)}/call`, { tool: tool.name, arguments: args });
+    saved.running = false;
     saved.result = result.data;
-    renderResult(output, saved.result);
+    // The list may have been drawn again while the call ran (a live
+    // update): the result goes where the panel is now.
+    const shown = document.querySelector(`form.try[data-try-key="${CSS.escape(key)}"] .try-result`) || output;
+    renderResult(shown, saved.result);
   });
   return form;
 }
@@ -424,11 +443,14 @@ function offersPanel(server) {
       return;
     }
     const resources = el("ul", { class: "resources", "aria-label": `Resources of ${server.name}` });
+    for (const uri of offers.subscribed || []) state.subscribed.add(`${server.id}\n${uri}`);
     for (const resource of offers.resources || []) {
       const out = el("div", { class: "read-result" });
       resources.append(el("li", { "data-uri": resource.uri },
         el("code", {}, resource.uri), resource.title || resource.name ? ` ${resource.title || resource.name}` : "",
         resource.mimeType ? el("span", { class: "muted" }, ` (${resource.mimeType})`) : null, " ",
+        offers.subscribe ? subscribeButton(server, resource.uri) : null, " ",
+        el("span", { class: "updated" }, state.updated.get(`${server.id}\n${resource.uri}`) || ""), " ",
         button("Read", "read small", `read:${server.id}:${resource.uri}`, async () => {
           const result = await api("POST", `/api/servers/${encodeURIComponent(server.id)}/read`, { uri: resource.uri });
           out.replaceChildren();
@@ -855,6 +877,290 @@ function followPending() {
   }
 }
 
+// Subscribe (or unsubscribe) from a resource's row: its updates show in
+// the row and in the server's log.
+function subscribeButton(server, uri) {
+  const key = `${server.id}\n${uri}`;
+  const label = () => (state.subscribed.has(key) ? "Unsubscribe" : "Subscribe");
+  const node = button(label(), "subscribe small", `subscribe:${server.id}:${uri}`, async () => {
+    const on = !state.subscribed.has(key);
+    const result = await api("POST", `/api/servers/${encodeURIComponent(server.id)}/${on ? "subscribe" : "unsubscribe"}`, { uri });
+    if (!result.ok) {
+      listMessage(result.data.error || { code: `http_${result.status}`, message: "the subscription failed" });
+      return;
+    }
+    if (on) state.subscribed.add(key); else state.subscribed.delete(key);
+    node.textContent = label();
+    node.dataset.subscribed = String(on);
+  }, { "data-subscribed": String(state.subscribed.has(key)) });
+  return node;
+}
+
+// ------------------------------------------------- log messages and updates
+
+function logPanel(server) {
+  const lines = state.logs.get(server.id) || [];
+  const summary = el("summary", { "data-focus-key": `logs:${server.id}` }, "Log and resource updates ",
+    el("span", { class: "log-count muted" }, `(${lines.length})`));
+  return details(`logs:${server.id}`, { class: "logs", "data-logs": server.id }, summary, (node) => {
+    const status = el("span", { class: "log-status", role: "status" });
+    if (server.logging) {
+      const select = el("select", { class: "log-level", "aria-label": `Log level of ${server.name}`,
+        "data-focus-key": `level:${server.id}` },
+        el("option", { value: "" }, "(the server's default)"),
+        ...LEVELS.map((level) => el("option", { value: level, selected: server.logLevel === level }, `${level} and above`)));
+      select.addEventListener("change", async () => {
+        if (!select.value) return;
+        status.textContent = "";
+        const result = await api("POST", `/api/servers/${encodeURIComponent(server.id)}/log-level`, { level: select.value });
+        status.className = result.ok ? "log-status muted" : "log-status errline";
+        status.textContent = result.ok ? ` asked for ${result.data.level} and above` : ` ${(result.data.error || {}).message || "refused"}`;
+      });
+      node.append(el("div", { class: "log-head" }, el("label", {}, "Level: ", select), status));
+    } else {
+      node.append(el("p", { class: "muted" }, "This server does not declare logging, so it has no level to set."));
+    }
+    const list = el("ol", { class: "log-lines", "aria-label": `Log of ${server.name}` });
+    for (const line of lines) list.append(logLine(line));
+    node.append(list);
+    list.scrollTop = list.scrollHeight;
+  });
+}
+
+function clock(ms) {
+  return new Date(ms).toLocaleTimeString();
+}
+
+function logLine(line) {
+  if (line.kind === "resource_updated") {
+    return el("li", { class: "log-line update", "data-kind": line.kind, "data-seq": line.seq },
+      el("span", { class: "at" }, clock(line.at)), " ", el("span", { class: "level" }, "updated"), " ",
+      el("span", { class: "text" }, `resource updated: ${line.uri}`));
+  }
+  return el("li", { class: "log-line", "data-kind": "log", "data-level": line.level, "data-seq": line.seq },
+    el("span", { class: "at" }, clock(line.at)), " ", el("span", { class: "level" }, line.level), " ",
+    line.logger ? el("span", { class: "logger" }, `[${line.logger}] `) : null,
+    el("span", { class: "text" }, line.text));
+}
+
+// One new line: kept, and shown at once where its server's log is open.
+function addLogLine(line) {
+  const lines = state.logs.get(line.id) || [];
+  lines.push(line);
+  while (lines.length > LOG_LINES) lines.shift();
+  const fresh = !state.logs.has(line.id);
+  state.logs.set(line.id, lines);
+  const item = document.querySelector(`li.server[data-id="${CSS.escape(line.id)}"]`);
+  if (line.kind === "resource_updated") {
+    const key = `${line.id}\n${line.uri}`;
+    state.updated.set(key, `updated ${clock(line.at)}`);
+    const row = item && item.querySelector(`.resources li[data-uri="${CSS.escape(line.uri)}"] .updated`);
+    if (row) row.textContent = state.updated.get(key);
+  }
+  if (!item || fresh) {
+    if (fresh && !$("#list-view").hidden) renderList();
+    return;
+  }
+  const count = item.querySelector(".logs .log-count");
+  if (count) count.textContent = `(${lines.length})`;
+  const list = item.querySelector(".logs .log-lines");
+  if (list) {
+    const follow = list.scrollTop + list.clientHeight >= list.scrollHeight - 4;
+    list.append(logLine(line));
+    while (list.children.length > LOG_LINES) list.firstElementChild.remove();
+    if (follow) list.scrollTop = list.scrollHeight;
+  }
+}
+
+// --------------------------------------------- what servers ask back
+
+function askTitle(question) {
+  if (question.kind === "url") return "A server asks you to open a page";
+  if (question.kind === "sampling") return "A server asks for a model's reply";
+  return "A server asks for input";
+}
+
+function askPlace(question) {
+  if (question.during) return `${question.during.server} · while trying ${question.during.tool}`;
+  if (question.trysRunning > 1) return `while ${question.trysRunning} Trys run (the server does not say which one asks)`;
+  return "not during a Try";
+}
+
+// The page's answer to one question; the card says what happened.
+async function answer(card, question, body) {
+  const status = card.querySelector(".ask-status");
+  for (const b of card.querySelectorAll("button")) b.disabled = true;
+  const result = await api("POST", `/api/asks/${encodeURIComponent(question.id)}`, body);
+  for (const b of card.querySelectorAll("button")) b.disabled = false;
+  if (!result.ok) {
+    const error = result.data.error || { code: `http_${result.status}`, message: "the answer was not taken" };
+    status.className = "ask-status errline";
+    status.dataset.state = "error";
+    status.replaceChildren(el("span", {}, error.message), el("span", { class: "code" }, error.code));
+    return;
+  }
+  status.className = "ask-status ok";
+  status.dataset.state = "sent";
+  status.textContent = "Sent.";
+}
+
+function askButtons(card, question, send, sendLabel, extra = []) {
+  const buttons = el("div", { class: "buttons" });
+  if (send) buttons.append(el("button", { type: "submit", class: "ask-send primary" }, sendLabel));
+  for (const [label, action, cls] of extra) {
+    buttons.append(el("button", { type: "button", class: cls, onclick: () => answer(card, question, { action }) }, label));
+  }
+  return buttons;
+}
+
+function fieldInput(question, field) {
+  const id = `ask-${question.id}-${cssId(field.name)}`;
+  const has = field.default !== undefined && field.default !== null;
+  let input;
+  if (field.type === "boolean") {
+    input = el("select", { id, "data-name": field.name },
+      el("option", { value: "" }, field.required ? "(choose)" : "(leave out)"),
+      el("option", { value: "true", selected: has && field.default === true }, "yes"),
+      el("option", { value: "false", selected: has && field.default === false }, "no"));
+  } else if (field.type === "choice") {
+    input = el("select", { id, "data-name": field.name },
+      el("option", { value: "" }, field.required ? "(choose)" : "(leave out)"),
+      ...field.choices.map((c) => el("option", { value: c.value, selected: has && field.default === c.value }, c.label)));
+  } else if (field.type === "choices") {
+    const picked = has && Array.isArray(field.default) ? field.default : [];
+    input = el("fieldset", { id, class: "ask-choices", "data-name": field.name },
+      ...field.choices.map((c) => el("label", { class: "inline" },
+        el("input", { type: "checkbox", value: c.value, checked: picked.includes(c.value) }), c.label)));
+  } else {
+    const numeric = field.type === "number" || field.type === "integer";
+    input = el("input", { id, "data-name": field.name, inputmode: numeric ? "decimal" : null,
+      placeholder: field.format ? field.format : (numeric ? (field.type === "integer" ? "a whole number" : "a number") : "") });
+    if (has) input.value = String(field.default);
+  }
+  const hints = [];
+  if (field.type === "integer" || field.type === "number") {
+    if (field.minimum !== null && field.minimum !== undefined) hints.push(`from ${field.minimum}`);
+    if (field.maximum !== null && field.maximum !== undefined) hints.push(`up to ${field.maximum}`);
+  }
+  if (field.type === "text") {
+    if (field.minLength) hints.push(`at least ${field.minLength} characters`);
+    if (field.maxLength) hints.push(`at most ${field.maxLength} characters`);
+  }
+  return el("div", { class: "field", "data-field": field.name },
+    el("label", { for: id }, field.label, field.required ? el("span", { class: "required" }, " (required)") : null),
+    field.description ? el("small", { class: "muted" }, field.description) : null,
+    input,
+    hints.length ? el("small", { class: "muted" }, hints.join(", ")) : null);
+}
+
+// The filled-in form as the schema's values; a field left empty is left
+// out (the ui server says when a required one is missing).
+function formContent(card, question) {
+  const content = {};
+  for (const field of question.fields) {
+    const node = card.querySelector(`[data-name="${CSS.escape(field.name)}"]`);
+    if (field.type === "choices") {
+      const picked = [...node.querySelectorAll("input:checked")].map((i) => i.value);
+      if (picked.length || field.required) content[field.name] = picked;
+      continue;
+    }
+    const text = node.value;
+    if (text.trim() === "") continue;
+    if (field.type === "boolean") content[field.name] = text === "true";
+    else if (field.type === "number" || field.type === "integer") {
+      const number = Number(text.trim());
+      content[field.name] = Number.isNaN(number) ? text : number;
+    } else content[field.name] = text;
+  }
+  return content;
+}
+
+function askCard(question) {
+  const card = el("article", { class: `ask ${question.kind}`, "data-ask": question.id, "data-kind": question.kind,
+    "aria-label": askTitle(question) });
+  card.append(el("div", { class: "ask-head" }, el("strong", {}, askTitle(question)),
+    el("span", { class: "muted ask-place" }, askPlace(question))));
+  const status = el("p", { class: "ask-status", role: "status" });
+  const deadline = el("p", { class: "muted ask-deadline" },
+    `Declined automatically at ${clock(question.declineAt)} if not answered.`);
+  if (question.kind === "sampling") {
+    const size = question.size > question.request.length ? ` (cut: the request is ${question.size} bytes)` : "";
+    const reply = el("textarea", { class: "ask-reply", rows: 4, "aria-label": "Your reply" });
+    const form = el("form", { class: "ask-form", novalidate: true },
+      el("p", { class: "notice" }, "mcpctl has no model: type the reply yourself, or decline."),
+      el("pre", { class: "ask-request" }, question.request),
+      size ? el("p", { class: "muted" }, size) : null,
+      el("label", { class: "field" }, "Reply", reply),
+      askButtons(card, question, true, "Send reply", [["Decline", "decline", "ask-decline danger"]]));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      answer(card, question, { action: "reply", text: reply.value });
+    });
+    card.append(form);
+  } else if (question.kind === "url") {
+    card.append(el("pre", { class: "ask-message" }, question.message),
+      el("p", {}, "Site: ", el("strong", { class: "ask-site" }, question.site)),
+      el("p", {}, "Address: ", el("code", { class: "ask-url" }, question.url)),
+      el("p", { class: "muted" }, "mcpctl does not open it: copy it into your browser if you trust the site, then choose Done."));
+    const form = el("form", { class: "ask-form", novalidate: true },
+      askButtons(card, question, true, "Done", [["Decline", "decline", "ask-decline danger"], ["Cancel", "cancel", "ask-cancel"]]));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      answer(card, question, { action: "accept" });
+    });
+    card.append(form);
+  } else {
+    const form = el("form", { class: "ask-form", novalidate: true },
+      el("pre", { class: "ask-message" }, question.message),
+      ...question.fields.map((field) => fieldInput(question, field)),
+      askButtons(card, question, true, "Send", [["Decline", "decline", "ask-decline danger"], ["Cancel", "cancel", "ask-cancel"]]));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      answer(card, question, { action: "accept", content: formContent(card, question) });
+    });
+    card.append(form);
+  }
+  card.append(status, deadline);
+  return card;
+}
+
+function endedItem(question) {
+  const what = question.kind === "sampling" ? "sampling request" : (question.kind === "url" ? "page to open" : "form");
+  return el("li", { "data-ask": question.id, "data-outcome": question.outcome },
+    `${clock(question.endedAt)} · ${what} (${askPlace(question)}): `, el("span", { class: "outcome" }, question.outcome));
+}
+
+// The open questions, drawn once each and kept while open (a new list
+// never throws away what the person typed); the last outcomes below.
+function renderAsks(data) {
+  const openIds = new Set(data.open.map((q) => String(q.id)));
+  for (const [id, card] of state.askCards) {
+    if (!openIds.has(id)) {
+      card.remove();
+      state.askCards.delete(id);
+    }
+  }
+  let first = null;
+  for (const question of data.open) {
+    if (state.askCards.has(String(question.id))) continue;
+    const card = askCard(question);
+    $("#ask-list").append(card);
+    state.askCards.set(String(question.id), card);
+    first = first || card;
+  }
+  const ended = data.ended.filter((q) => q.id > state.dismissed && q.outcome !== "answered");
+  $("#ask-ended").replaceChildren(...ended.map(endedItem));
+  $("#ask-ended-box").hidden = ended.length === 0;
+  $("#asks").hidden = data.open.length === 0 && ended.length === 0;
+  $("#asks").dataset.open = String(data.open.length);
+  if (first) {
+    first.scrollIntoView({ block: "nearest" });
+    const field = first.querySelector("input, select, textarea");
+    if (field) field.focus({ preventScroll: true });
+  }
+  state.lastEnded = data.ended.length ? data.ended[data.ended.length - 1].id : state.dismissed;
+}
+
 // ---------------------------------------------------------------- start
 
 function start() {
@@ -872,6 +1178,12 @@ function start() {
       row.querySelector("input").focus();
     });
   }
+  $("#ask-dismiss").addEventListener("click", () => {
+    state.dismissed = state.lastEnded || state.dismissed;
+    $("#ask-ended").replaceChildren();
+    $("#ask-ended-box").hidden = true;
+    $("#asks").hidden = state.askCards.size === 0;
+  });
   loadTrust();
   const events = new EventSource(`/api/events?token=${encodeURIComponent(token)}`);
   events.addEventListener("servers", (event) => {
@@ -895,6 +1207,12 @@ function start() {
     followPending();
     document.body.dataset.loaded = "true";
   });
+  events.addEventListener("asks", (event) => renderAsks(JSON.parse(event.data)));
+  events.addEventListener("logs", (event) => {
+    state.logs = new Map(Object.entries(JSON.parse(event.data)));
+    if (!$("#list-view").hidden) renderList();
+  });
+  events.addEventListener("log", (event) => addLogLine(JSON.parse(event.data)));
   events.addEventListener("error", () => {
     $("#live").classList.remove("on");
     $("#live").textContent = "reconnecting…";
