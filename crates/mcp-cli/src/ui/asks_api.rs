@@ -115,7 +115,7 @@ struct Open {
 #[derive(Debug)]
 enum Answer {
     Elicit(ElicitResult),
-    Sample(Result<CreateMessageResult, ErrorObject>),
+    Sample(Box<Result<CreateMessageResult, ErrorObject>>),
 }
 
 /// Why a question was declined without the person.
@@ -312,9 +312,9 @@ impl PageAsks {
                         "type a reply, or decline",
                     );
                 }
-                Answer::Sample(Ok(asks::typed_reply(text.to_owned())))
+                Answer::Sample(Box::new(Ok(asks::typed_reply(text.to_owned()))))
             }
-            ("sampling", "decline" | "cancel") => Answer::Sample(Err(asks::rejected())),
+            ("sampling", "decline" | "cancel") => Answer::Sample(Box::new(Err(asks::rejected()))),
             ("form" | "url", "decline") => Answer::Elicit(ElicitResult::new(ElicitAction::Decline)),
             ("form" | "url", "cancel") => Answer::Elicit(ElicitResult::new(ElicitAction::Cancel)),
             ("url", "accept") => Answer::Elicit(ElicitResult::new(ElicitAction::Accept)),
@@ -513,7 +513,7 @@ impl ClientHandler for PageAsks {
             .ask("sampling", shown, None, "a sampling request")
             .await
         {
-            Some(Answer::Sample(result)) => result,
+            Some(Answer::Sample(result)) => *result,
             _ => Err(asks::rejected()),
         }
     }
