@@ -367,8 +367,9 @@ fn a_person_approves_a_project_server_in_the_page() {
     assert_eq!(approvals["approvals"][0]["server"], "proj", "{approvals}");
 }
 
-/// `mcpctl ui` over a `--config` file with server-everything as `ev` and
-/// `tests/interop/asking_server.py` as `ask`.
+/// `mcpctl ui --root DIR` over a `--config` file with server-everything
+/// as `ev` and `tests/interop/asking_server.py` as `ask`; DIR is the work
+/// directory's `project`.
 fn asking_servers(env: &Env) -> UiServer {
     let everything = support::server_everything();
     let script = support::repo_root().join("tests/interop/asking_server.py");
@@ -380,7 +381,17 @@ fn asking_servers(env: &Env) -> UiServer {
         }}),
     );
     let config = config.display().to_string();
-    UiServer::start_command(env.command(&["--no-host-configs", "--config", &config, "ui"]))
+    let root = env.work_dir().join("project");
+    std::fs::create_dir_all(&root).unwrap();
+    let root = root.display().to_string();
+    UiServer::start_command(env.command(&[
+        "--no-host-configs",
+        "--config",
+        &config,
+        "ui",
+        "--root",
+        &root,
+    ]))
 }
 
 /// Opens the Try panel of `tool` on `server` (the tool list, then the tool).
@@ -600,6 +611,18 @@ fn a_person_answers_a_form_a_sampling_request_and_a_url_in_the_page() {
     );
     page.click(&format!("{CARD} button.ask-send"));
     try_result(&mut page, "ask", "visit", "action: accept");
+
+    // Roots are the `--root` directory.
+    open_tool(&mut page, "ev", "get-roots-list");
+    page.click("li.server[data-id=\"ev\"] [data-tool=\"get-roots-list\"] button.run");
+    let project = std::fs::canonicalize(env.work_dir().join("project")).unwrap();
+    let text = try_result(
+        &mut page,
+        "ev",
+        "get-roots-list",
+        &format!("file://{}", project.display()),
+    );
+    assert!(text.contains("project"), "{text}");
 }
 
 #[test]
@@ -667,6 +690,22 @@ fn logs_resource_updates_and_hostile_server_text_show_as_text_in_the_page() {
         &format!("document.querySelector('{row} .updated').textContent.startsWith('updated ')"),
         "the update in the resource's row",
     );
+
+    // A malformed form is declined at once; the page says what was
+    // malformed.
+    open_tool(&mut page, "ask", "bad_form");
+    page.click(&format!("{ask} [data-tool=\"bad_form\"] button.run"));
+    try_result(&mut page, "ask", "bad_form", "action: decline");
+    page.wait_for(
+        "!document.querySelector('#asks').hidden && document.querySelector('#ask-ended').innerText.includes('schema is malformed')",
+        "the malformed form's outcome in the page",
+    );
+    let ended = page.eval("document.querySelector('#ask-ended').innerText");
+    let ended = ended.as_str().unwrap();
+    assert!(ended.contains("property `address`"), "{ended}");
+    assert!(ended.contains("ask · while trying bad_form"), "{ended}");
+    page.click("#ask-dismiss");
+    page.wait_for("document.querySelector('#asks').hidden", "dismissed");
 
     // A server that sends markup and script: shown as text, never run.
     open_tool(&mut page, "ask", "hostile");

@@ -168,10 +168,11 @@ impl PageAsks {
         let mut state = self.lock();
         state.next_try += 1;
         let id = state.next_try;
+        // A tool's name is the server's text: escaped and bounded.
         state.trys.push(Try {
             id,
-            server: server.to_owned(),
-            tool: tool.to_owned(),
+            server: asks::shown(server, text::NAME_LIMIT),
+            tool: asks::shown(tool, text::NAME_LIMIT),
         });
         TryGuard(Arc::clone(self), id)
     }
@@ -201,10 +202,7 @@ impl PageAsks {
             let mut state = self.lock();
             state.next_question += 1;
             let id = state.next_question;
-            let during = match state.trys.as_slice() {
-                [one] => Some(one.id),
-                _ => None,
-            };
+            let (during, place) = attribution(&state);
             let unasked = if state.pages == 0 {
                 Some(Unasked::NoPage)
             } else if state.open.iter().filter(|o| o.during == during).count() >= OPEN_LIMIT {
@@ -212,14 +210,11 @@ impl PageAsks {
             } else {
                 None
             };
-            let place = during
-                .and_then(|d| state.trys.iter().find(|t| t.id == d))
-                .map(|t| json!({"server": t.server, "tool": t.tool}));
             let running = state.trys.len();
             if let Some(object) = shown.as_object_mut() {
                 object.insert("id".into(), json!(id));
                 object.insert("kind".into(), json!(kind));
-                object.insert("during".into(), place.unwrap_or(Value::Null));
+                object.insert("during".into(), place);
                 object.insert("trysRunning".into(), json!(running));
                 object.insert("askedAt".into(), json!(now_ms()));
                 object.insert(
@@ -353,6 +348,18 @@ impl PageAsks {
     }
 }
 
+/// The Try a question is attributed to: its id and `{server, tool}` when
+/// one alone runs, else none and null.
+fn attribution(state: &State) -> (Option<u64>, Value) {
+    match state.trys.as_slice() {
+        [one] => (
+            Some(one.id),
+            json!({"server": one.server, "tool": one.tool}),
+        ),
+        _ => (None, Value::Null),
+    }
+}
+
 /// Moves a question to the ended ones with its outcome.
 fn end(state: &mut State, mut shown: Value, outcome: &str) {
     if let Some(object) = shown.as_object_mut() {
@@ -463,10 +470,13 @@ impl ClientHandler for PageAsks {
                     {
                         let mut state = self.lock();
                         state.next_question += 1;
+                        let (_, place) = attribution(&state);
                         let shown = json!({
                             "id": state.next_question,
                             "kind": "form",
                             "message": block(&form.message, MESSAGE_TEXT),
+                            "during": place,
+                            "trysRunning": state.trys.len(),
                         });
                         end(
                             &mut state,

@@ -131,8 +131,10 @@ function renderList() {
     list.append(serverItem(server));
   }
   if (focused) {
+    // Without scrolling: a live update must not move the page under the
+    // person's pointer.
     const again = list.querySelector(`[data-focus-key="${CSS.escape(focused)}"]`);
-    if (again) again.focus();
+    if (again) again.focus({ preventScroll: true });
   }
 }
 
@@ -890,8 +892,11 @@ function subscribeButton(server, uri) {
       return;
     }
     if (on) state.subscribed.add(key); else state.subscribed.delete(key);
-    node.textContent = label();
-    node.dataset.subscribed = String(on);
+    // The list may have been drawn again meanwhile: the button as it is now.
+    const row = document.querySelector(`li.server[data-id="${CSS.escape(server.id)}"] .resources li[data-uri="${CSS.escape(uri)}"]`);
+    const current = (row && row.querySelector("button.subscribe")) || node;
+    current.textContent = label();
+    current.dataset.subscribed = String(on);
   }, { "data-subscribed": String(state.subscribed.has(key)) });
   return node;
 }
@@ -1147,6 +1152,15 @@ function renderAsks(data) {
     $("#ask-list").append(card);
     state.askCards.set(String(question.id), card);
     first = first || card;
+  }
+  // A Try waiting on a question says where it is.
+  for (const question of data.open) {
+    if (!question.during) continue;
+    const key = `${question.during.server}:${question.during.tool}`;
+    const output = document.querySelector(`form.try[data-try-key="${CSS.escape(key)}"] .try-result`);
+    if (output && (state.tries.get(key) || {}).running) {
+      output.replaceChildren(el("p", { class: "muted waiting" }, "Running… the server asks you something: answer it at the top of the page."));
+    }
   }
   const ended = data.ended.filter((q) => q.id > state.dismissed && q.outcome !== "answered");
   $("#ask-ended").replaceChildren(...ended.map(endedItem));
