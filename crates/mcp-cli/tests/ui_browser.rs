@@ -767,4 +767,27 @@ fn logs_resource_updates_and_hostile_server_text_show_as_text_in_the_page() {
         "action: accept content: {'name': 'Mallory'}",
     );
     assert_eq!(page.eval("document.title"), "MCP servers · Settings");
+
+    // A new connection (a new server process) is asked for the page's
+    // level and subscriptions again.
+    let count = |text: &str| {
+        format!(
+            "[...document.querySelectorAll('{ask} .log-line')].filter(l => l.innerText.includes({})).length",
+            serde_json::to_string(text).unwrap()
+        )
+    };
+    assert_eq!(ui.call("POST", "/api/servers/ask/retry", None).status, 200);
+    page.wait_for(
+        &format!("{} === 2", count("level set to debug")),
+        "the level asked of the new connection",
+    );
+    page.wait_for(
+        &format!("document.querySelector('{row} button.read') !== null"),
+        "the resource's row again",
+    );
+    page.click(&format!("{row} button.read"));
+    page.wait_for(
+        &format!("{} === 2", count("resource updated: note://counter")),
+        "the new connection's update",
+    );
 }

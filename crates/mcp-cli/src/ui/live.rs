@@ -126,7 +126,8 @@ impl Live {
 
     /// Follows `manager`'s `events` until it closes: log messages and
     /// resource updates into the feeds; a server connected again is asked
-    /// for its level and subscriptions again.
+    /// for its level and subscriptions again; a removed server's feed,
+    /// level and subscriptions are forgotten.
     pub(crate) async fn follow(
         self: Arc<Self>,
         manager: McpManager,
@@ -169,6 +170,13 @@ impl Live {
                         let manager = manager.clone();
                         tokio::spawn(async move { live.reapply(&manager, &id).await });
                     }
+                }
+                Ok(ManagerEvent::ServerRemoved { id }) => {
+                    last.remove(&id);
+                    let mut state = self.lock();
+                    state.lines.remove(&id);
+                    state.levels.remove(&id);
+                    state.subscriptions.remove(&id);
                 }
                 Ok(_) | Err(RecvError::Lagged(_)) => {}
                 Err(RecvError::Closed) => return,
