@@ -43,9 +43,9 @@ async def list_tools() -> list[types.Tool]:
 HOSTILE = '<img src=x onerror="document.title=\'owned\'"><script>document.title="owned"</script>'
 
 
-async def hostile(session):
-    await session.send_log_message(level="error", data=HOSTILE + " in a log", logger="<b>asking</b>")
-    result = await session.elicit(
+async def hostile(peer):
+    await peer.send_log_message(level="error", data=HOSTILE + " in a log", logger="<b>asking</b>")
+    result = await peer.elicit(
         HOSTILE + " What is your <b>name</b>?",
         {"type": "object", "properties": {"name": {"type": "string", "title": "<i>Name</i>"}}, "required": ["name"]},
     )

@@ -37,13 +37,13 @@ use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Body, Frame, Incoming};
 use mcp_config::StoreError;
+use mcp_manager::ManagerEvent;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::mpsc;
 
 use super::App;
 use super::response::{ResponseBody, set};
 use super::{api, login_api, trust_api, use_api};
-use mcp_manager::ManagerEvent;
 
 const INDEX_HTML: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");

@@ -200,14 +200,22 @@ impl EventStream {
         }
     }
 
-    /// The next complete `data:` line's JSON. The body is chunked; chunk
-    /// sizes sit between messages, never inside one (one message per chunk).
+    /// The next complete `servers` message's JSON (the stream's other
+    /// events, the questions and the log lines, are skipped). The body is
+    /// chunked; chunk sizes sit between messages, never inside one (one
+    /// message per chunk).
     fn next_message(&mut self) -> Option<Value> {
-        let start = self.buffer.find("data: ")?;
-        let end = start + self.buffer[start..].find('\n')?;
-        let value = serde_json::from_str(&self.buffer[start + 6..end]).expect("a JSON listing");
-        self.buffer.drain(..end);
-        Some(value)
+        loop {
+            let start = self.buffer.find("event: ")?;
+            let data = start + self.buffer[start..].find("\ndata: ")? + 1;
+            let end = data + self.buffer[data..].find('\n')?;
+            let name = self.buffer[start + 7..data - 1].trim().to_owned();
+            let value = serde_json::from_str(&self.buffer[data + 6..end]).expect("a JSON message");
+            self.buffer.drain(..end);
+            if name == "servers" {
+                return Some(value);
+            }
+        }
     }
 }
 
