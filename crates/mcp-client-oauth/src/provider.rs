@@ -295,12 +295,16 @@ const MAX_STEP_UPS: u32 = 3;
 pub struct OAuthProvider {
     options: OAuthOptions,
     http: HttpClient,
-    /// Held for a few steps at a time; never across a request to the
-    /// token endpoint made for a request's credentials (see
-    /// [`current_tokens`](Self::current_tokens)).
+    /// Held for a few steps at a time, never across a request to an
+    /// authorization server, the store or the person: a renewal works on
+    /// its own copy and puts it in place when it ends, so that requests
+    /// read the tokens held meanwhile without waiting.
     state: Mutex<State>,
-    /// Held by the one refresh before expiry in flight (single flight).
-    refreshing: Mutex<()>,
+    /// Held by the one renewal in flight (single flight): a refresh before
+    /// expiry ([`current_tokens`](Self::current_tokens)), a refusal's
+    /// renewal ([`refused`](Self::refused)), an explicit authorization or
+    /// logout. Only what holds it changes `state`.
+    flight: Mutex<()>,
     /// Apart from `state`: every response is shown to it, and a response
     /// must not wait for a renewal to end.
     dpop: std::sync::Mutex<Dpop>,
@@ -325,7 +329,7 @@ struct Dpop {
     resource_nonce: Option<String>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct State {
     discovered: Option<Discovered>,
     /// The challenge URL discovery ran for.
@@ -355,7 +359,7 @@ impl OAuthProvider {
             options,
             http,
             state: Mutex::new(State::default()),
-            refreshing: Mutex::new(()),
+            flight: Mutex::new(()),
             dpop: std::sync::Mutex::new(Dpop::default()),
         })
     }
@@ -364,11 +368,16 @@ impl OAuthProvider {
     /// given the `WWW-Authenticate` challenge of a refusal (or none).
     pub async fn authorize(&self, www_authenticate: Option<&str>) -> Result<(), OAuthError> {
         let challenge = Challenge::parse(www_authenticate.unwrap_or_default());
-        let mut state = self.state.lock().await;
-        self.ensure_discovered(&mut state, &challenge, false)
-            .await?;
-        let scope = self.select_scope(&state, &challenge);
-        self.obtain(&mut state, scope).await
+        let _flight = self.flight.lock().await;
+        let mut work = self.state.lock().await.clone();
+        let result = async {
+            self.ensure_discovered(&mut work, &challenge, false).await?;
+            let scope = self.select_scope(&work, &challenge);
+            self.obtain(&mut work, scope).await
+        }
+        .await;
+        *self.state.lock().await = work;
+        result
     }
 
     /// An explicit login (`mcpctl login`): asks the server with an
@@ -399,10 +408,14 @@ impl OAuthProvider {
 
     /// Forgets this server's tokens in memory and in the store.
     pub async fn logout(&self) -> Result<(), OAuthError> {
-        let mut state = self.state.lock().await;
-        state.tokens = None;
-        self.dpop().key = None;
-        if let Some(key) = self.key(&state) {
+        let _flight = self.flight.lock().await;
+        let key = {
+            let mut state = self.state.lock().await;
+            state.tokens = None;
+            self.dpop().key = None;
+            self.key(&state)
+        };
+        if let Some(key) = key {
             self.options.store.remove(&key).await?;
         }
         Ok(())
@@ -419,26 +432,50 @@ impl OAuthProvider {
         if step_up && challenge.error.as_deref() != Some("insufficient_scope") {
             return Ok(false);
         }
-        let mut state = self.state.lock().await;
-        // Concurrent requests: when the refused request carried other
-        // credentials than the current ones, another request has renewed
-        // them meanwhile; retry with those instead of renewing again.
-        if let Some(sent) = sent
-            && let Some(current) = state.tokens.as_ref()
-            && sent.and_then(access_token_of) != Some(current.access_token.expose())
-        {
-            return Ok(true);
-        }
+        // One renewal at a time; a refusal that arrives meanwhile waits
+        // for it (and is then retried with its tokens, below), while
+        // requests that are not refused read the tokens held meanwhile.
+        let _flight = self.flight.lock().await;
+        let mut work = {
+            let state = self.state.lock().await;
+            // Concurrent requests: when the refused request carried other
+            // credentials than the current ones, another request has
+            // renewed them meanwhile; retry with those instead of renewing
+            // again.
+            if let Some(sent) = sent
+                && let Some(current) = state.tokens.as_ref()
+                && sent.and_then(access_token_of) != Some(current.access_token.expose())
+            {
+                return Ok(true);
+            }
+            state.clone()
+        };
+        let result = self.renew(&mut work, &challenge, step_up).await;
+        *self.state.lock().await = work;
+        result
+    }
+
+    /// A refusal's renewal on `state`, the renewal's own copy of the
+    /// provider's state (the caller holds the flight): discovery again when
+    /// the held tokens were refused, the stored tokens once, a refresh, else
+    /// new tokens with the configured grant. `true` when the request should
+    /// be sent again.
+    async fn renew(
+        &self,
+        state: &mut State,
+        challenge: &Challenge,
+        step_up: bool,
+    ) -> Result<bool, OAuthError> {
         // A 401 refusing the tokens held now: the resource may have moved to
         // another authorization server (MCP 2026-07-28 "Authorization",
         // SEP-2352), which only its protected resource metadata says, even
         // when the challenge points at the same document as before.
         let tokens_refused = !step_up && state.tokens.is_some();
-        self.ensure_discovered(&mut state, &challenge, tokens_refused)
+        self.ensure_discovered(state, challenge, tokens_refused)
             .await?;
         if !state.loaded_from_store {
             state.loaded_from_store = true;
-            if let Some(key) = self.key(&state)
+            if let Some(key) = self.key(state)
                 && let Some(stored) = self.options.store.load(&key).await?
             {
                 state.client = stored.client.or(state.client.take());
@@ -455,7 +492,7 @@ impl OAuthProvider {
                 let tokens = stored.tokens.filter(|t| !t.dpop || has_key);
                 if !step_up && let Some(tokens) = tokens {
                     state.tokens = Some(tokens);
-                    if self.refresh(&mut state).await {
+                    if self.refresh(state).await {
                         return Ok(true);
                     }
                     if state
@@ -475,17 +512,17 @@ impl OAuthProvider {
                 return Ok(false);
             }
             *attempts += 1;
-        } else if !state.just_refreshed && self.refresh(&mut state).await {
+        } else if !state.just_refreshed && self.refresh(state).await {
             return Ok(true);
         }
-        let mut scope = self.select_scope(&state, &challenge);
+        let mut scope = self.select_scope(state, challenge);
         if step_up {
             // 2026-07-28 "Authorization" §Scope challenge handling: a
             // step-up asks for the union of what was granted and what the
             // challenge names, so that the new token loses nothing.
             scope = union_scopes(&state.granted_scopes, scope);
         }
-        self.obtain(&mut state, scope).await?;
+        self.obtain(state, scope).await?;
         Ok(true)
     }
 
@@ -644,7 +681,7 @@ impl OAuthProvider {
 
     /// Refreshes when there is a refresh token; `true` when new tokens are
     /// in place. A failed refresh drops the tokens. The caller holds the
-    /// state's lock throughout (a refusal's renewal).
+    /// flight and `state` is its own copy (a refusal's renewal).
     async fn refresh(&self, state: &mut State) -> bool {
         let Some(request) = self.refresh_request(state).await else {
             return false;
@@ -1207,21 +1244,22 @@ impl OAuthProvider {
     /// margin (without a refresh token the old one is still sent and the
     /// server's 401 starts a new authorization).
     ///
-    /// One refresh at a time (single flight), and no lock on the state
-    /// while its token request is out: a request whose token has not
-    /// expired yet sends it rather than wait for another request's
-    /// refresh; one whose token has expired waits for that refresh, which
-    /// [`OAuthOptions::request_timeout`] bounds, and then takes its tokens.
+    /// One renewal at a time (single flight: this refresh, or a refusal's
+    /// renewal), and no lock on the state while its requests are out: a
+    /// request whose token has not expired yet sends it rather than wait
+    /// for another request's renewal; one whose token has expired waits
+    /// for that renewal (a refresh is bounded by
+    /// [`OAuthOptions::request_timeout`]), and then takes its tokens.
     async fn current_tokens(&self) -> Option<Tokens> {
         let tokens = self.state.lock().await.tokens.clone();
         let held = tokens.as_ref()?;
         if !held.expires_within(self.margin()) {
             return tokens;
         }
-        let _flight = match self.refreshing.try_lock() {
+        let _flight = match self.flight.try_lock() {
             Ok(flight) => flight,
             Err(_) if !held.expires_within(0) => return tokens,
-            Err(_) => self.refreshing.lock().await,
+            Err(_) => self.flight.lock().await,
         };
         let same = |state: &State| {
             state.tokens.as_ref().map(|t| t.access_token.expose())

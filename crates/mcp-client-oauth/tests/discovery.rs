@@ -688,6 +688,109 @@ async fn a_hung_refresh_stalls_no_other_request() {
     assert_eq!(refreshes, 1, "one refresh in flight at a time");
 }
 
+/// A 401's renewal whose token endpoint hangs holds up no request that
+/// is not refused: they send the token held meanwhile. A second refusal
+/// waits for the renewal in flight and is retried with its tokens, without
+/// a second refresh or authorization.
+#[tokio::test]
+async fn a_hung_renewal_after_a_401_stalls_no_request_that_was_not_refused() {
+    let refresh_seen = Arc::new(tokio::sync::Notify::new());
+    let notify = Arc::clone(&refresh_seen);
+    let grants = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let fake = Fake::start(move |seen, base| match seen.path.as_str() {
+        "/.well-known/oauth-protected-resource/mcp" => (
+            200,
+            json!({ "resource": format!("{base}/mcp"), "authorization_servers": [base] }),
+        ),
+        "/.well-known/oauth-authorization-server" => (200, as_metadata(base)),
+        // Good for an hour: no refresh before expiry.
+        "/token" if seen.form["grant_type"] == "authorization_code" => {
+            let n = grants.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            token_response(&format!("{TOKEN}-{n}"))
+        }
+        "/token" => {
+            notify.notify_one();
+            (HANG, Value::Null)
+        }
+        _ => endpoints(seen).unwrap_or_else(not_found),
+    })
+    .await;
+    let approver = Arc::new(Approver::default());
+    let mut options = OAuthOptions::new(
+        Url::parse(&format!("{}/mcp", fake.base)).unwrap(),
+        Grant::AuthorizationCode(Arc::clone(&approver) as Arc<dyn Interaction>),
+    );
+    let request_timeout = std::time::Duration::from_secs(2);
+    options.request_timeout = request_timeout;
+    let provider = Arc::new(OAuthProvider::new(options).unwrap());
+    let first = format!("Bearer {TOKEN}-1");
+    assert_eq!(after_401(&provider, "Bearer").await, Some(first.clone()));
+
+    // The server refuses the token: the renewal refreshes, and the token
+    // endpoint hangs.
+    let renewal = {
+        let provider = Arc::clone(&provider);
+        let sent = first.clone();
+        tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            let retry = provider
+                .on_refusal(401, Some("Bearer"), Some(&sent))
+                .await
+                .unwrap();
+            (retry, started.elapsed())
+        })
+    };
+    refresh_seen.notified().await;
+    // Meanwhile requests that were not refused go out at once with the
+    // token held.
+    for _ in 0..3 {
+        let header = tokio::time::timeout(
+            std::time::Duration::from_millis(500),
+            provider.authorization(),
+        )
+        .await
+        .expect("a request waited for another request's renewal")
+        .unwrap();
+        assert_eq!(header, Some(first.clone()));
+    }
+    // A second refusal of the same token joins the renewal in flight.
+    let joined = {
+        let provider = Arc::clone(&provider);
+        let sent = first.clone();
+        tokio::spawn(async move {
+            provider
+                .on_refusal(401, Some("Bearer"), Some(&sent))
+                .await
+                .unwrap()
+        })
+    };
+    // The refresh gives up at its request timeout, and the renewal
+    // authorizes again.
+    let (retry, took) = renewal.await.unwrap();
+    assert!(retry);
+    assert!(
+        took >= request_timeout && took < request_timeout * 3,
+        "the renewal took {took:?}"
+    );
+    assert!(joined.await.unwrap(), "the second refusal is retried");
+    let second = Some(format!("Bearer {TOKEN}-2"));
+    assert_eq!(provider.authorization().await.unwrap(), second);
+    let token_requests: Vec<String> = fake
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.path == "/token")
+        .map(|s| s.form["grant_type"].clone())
+        .collect();
+    assert_eq!(
+        token_requests,
+        ["authorization_code", "refresh_token", "authorization_code"],
+        "one renewal for both refusals"
+    );
+    assert_eq!(approver.count(), 2);
+}
+
 #[tokio::test]
 async fn step_up_on_insufficient_scope_at_most_three_times() {
     let fake = standard_fake().await;

@@ -384,7 +384,7 @@ pub(crate) fn transport_cause(
             text::bound(message, text::ERROR_TEXT_LIMIT).into_owned(),
             "",
         )),
-        mcp_transport::TransportError::Io(io) if unreachable(io) => error_of(
+        mcp_transport::TransportError::Io(io) if error.is_unreachable() => error_of(
             ErrorCode::Unreachable,
             format!(
                 "the server could not be reached: {}",
@@ -447,18 +447,6 @@ pub(crate) fn version_refused(
         ),
         "era",
     )
-}
-
-/// Whether an I/O error means no connection was made at all.
-fn unreachable(error: &std::io::Error) -> bool {
-    use std::io::ErrorKind;
-    matches!(
-        error.kind(),
-        ErrorKind::ConnectionRefused
-            | ErrorKind::HostUnreachable
-            | ErrorKind::NetworkUnreachable
-            | ErrorKind::AddrNotAvailable
-    ) || error.to_string().contains("dns error")
 }
 
 /// `: BODY` for a non-empty error body, bounded; empty otherwise.

@@ -396,7 +396,7 @@ impl TransportFactory for DefaultTransportFactory {
         deadline: Instant,
     ) -> Result<Box<dyn Transport>, ConnectError> {
         match &server.transport {
-            ResolvedTransport::Stdio(stdio) => spawn_stdio(stdio),
+            ResolvedTransport::Stdio(stdio) => spawn_stdio(stdio).await,
             #[cfg(feature = "http")]
             ResolvedTransport::Http(http) => {
                 self.connect_http(server, http, HttpProtocol::Auto, deadline)
@@ -506,22 +506,14 @@ fn http_connect_error(id: &str, error: TransportError) -> ConnectError {
     connect.with_source(error)
 }
 
+/// Starts a stdio server with [`mcp_transport::StdioTransport::start`]:
+/// the process starts on tokio's blocking threads, never on a worker.
 #[cfg(all(unix, feature = "stdio"))]
-fn spawn_stdio(stdio: &mcp_config::ResolvedStdio) -> Result<Box<dyn Transport>, ConnectError> {
+async fn spawn_stdio(
+    stdio: &mcp_config::ResolvedStdio,
+) -> Result<Box<dyn Transport>, ConnectError> {
     use mcp_transport::{StdioOptions, StdioTransport};
 
-    // The transport reports every setup problem as one `Setup` error whose
-    // text is for people; the directory is checked here first so that it
-    // gets its own code, and what remains is about the command.
-    if let Some(cwd) = &stdio.cwd
-        && !cwd.is_dir()
-    {
-        return Err(ConnectError::new(
-            ErrorCode::MissingDirectory,
-            "the working directory does not exist or is not a directory",
-            "transport.cwd",
-        ));
-    }
     let mut options = StdioOptions::new(stdio.command.clone());
     options.args = stdio.args.clone();
     options.env = stdio
@@ -530,8 +522,21 @@ fn spawn_stdio(stdio: &mcp_config::ResolvedStdio) -> Result<Box<dyn Transport>, 
         .map(|(name, value)| (name.clone(), value.expose().to_owned()))
         .collect();
     options.cwd = stdio.cwd.clone();
-    match StdioTransport::spawn(options) {
+    match StdioTransport::start(options).await {
         Ok(transport) => Ok(Box::new(transport)),
+        // The transport reports every setup problem as one `Setup` error
+        // whose text is for people; a missing directory gets its own code,
+        // and what remains is about the command.
+        Err(error @ TransportError::Setup(_))
+            if stdio.cwd.as_ref().is_some_and(|cwd| !cwd.is_dir()) =>
+        {
+            Err(ConnectError::new(
+                ErrorCode::MissingDirectory,
+                "the working directory does not exist or is not a directory",
+                "transport.cwd",
+            )
+            .with_source(error))
+        }
         Err(error @ TransportError::Setup(_)) => Err(ConnectError::new(
             ErrorCode::MissingCommand,
             format!(
@@ -551,12 +556,16 @@ fn spawn_stdio(stdio: &mcp_config::ResolvedStdio) -> Result<Box<dyn Transport>, 
 }
 
 #[cfg(not(feature = "stdio"))]
-fn spawn_stdio(_stdio: &mcp_config::ResolvedStdio) -> Result<Box<dyn Transport>, ConnectError> {
+async fn spawn_stdio(
+    _stdio: &mcp_config::ResolvedStdio,
+) -> Result<Box<dyn Transport>, ConnectError> {
     Err(transport_disabled("stdio"))
 }
 
 #[cfg(all(not(unix), feature = "stdio"))]
-fn spawn_stdio(_stdio: &mcp_config::ResolvedStdio) -> Result<Box<dyn Transport>, ConnectError> {
+async fn spawn_stdio(
+    _stdio: &mcp_config::ResolvedStdio,
+) -> Result<Box<dyn Transport>, ConnectError> {
     Err(ConnectError::new(
         ErrorCode::InvalidConfig,
         "stdio servers are not supported on this platform yet",

@@ -35,7 +35,7 @@ use mcp_proto::Message;
 use mcp_proto::codec::ndjson;
 use rustix::process::{Pid, Signal};
 use tokio::io::AsyncReadExt;
-use tokio::process::{Child, ChildStderr, Command};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::{OnceCell, watch};
 use tokio::task::{AbortHandle, JoinHandle};
 use tokio::time::{Instant, timeout, timeout_at};
@@ -173,12 +173,40 @@ pub struct StdioTransport {
 }
 
 impl StdioTransport {
-    /// Starts the server and its I/O tasks.
+    /// Starts the server and its I/O tasks, with the process's start
+    /// (finding the command, building its environment, `fork` and `exec`)
+    /// on tokio's blocking threads, so that no worker of the runtime waits
+    /// for it: a `fork` of a large host process on a loaded machine takes
+    /// milliseconds, and a host starting many servers at once would
+    /// otherwise stop every other task for as long. The preferred way to
+    /// start a server from async code; [`StdioTransport::spawn`] does the
+    /// same work on the calling thread.
     ///
-    /// Synchronous (starting a process does not wait on the child), but it
-    /// must be called within a tokio runtime with I/O and time enabled, on
-    /// which the tasks run; outside one it returns
-    /// [`TransportError::Setup`].
+    /// Must be called within a tokio runtime with I/O and time enabled, on
+    /// which the tasks run; outside one it returns [`TransportError::Setup`].
+    /// Dropped before it completes, the process it may have started is
+    /// killed with its group. The child's environment and the errors are
+    /// those of [`StdioTransport::spawn`].
+    pub async fn start(options: StdioOptions) -> Result<StdioTransport, TransportError> {
+        let runtime = current_runtime()?;
+        let launched = runtime
+            .spawn_blocking(move || Launched::launch(options))
+            .await
+            .map_err(|error| {
+                TransportError::Setup(format!("the stdio server's start failed: {error}"))
+            })??;
+        launched.attach(&runtime)
+    }
+
+    /// Starts the server and its I/O tasks on the calling thread.
+    ///
+    /// Synchronous: the process's start (`fork` and `exec`, and the search
+    /// of `PATH` before them) runs on the caller's thread, which on a
+    /// runtime worker holds up the worker's other tasks meanwhile (about a
+    /// millisecond, far more on a loaded machine); from async code prefer
+    /// [`StdioTransport::start`]. It must be called within a tokio runtime
+    /// with I/O and time enabled, on which the tasks run; outside one it
+    /// returns [`TransportError::Setup`].
     ///
     /// The child gets a clean environment: PATH, HOME, USER, LOGNAME, SHELL,
     /// TERM, LANG, every LC_*, TMPDIR and TZ copied from the host when set,
@@ -192,115 +220,8 @@ impl StdioTransport {
     /// directory, a malformed environment variable, a command that cannot be
     /// found (for a bare name, after searching the child's `PATH`) or run.
     pub fn spawn(options: StdioOptions) -> Result<StdioTransport, TransportError> {
-        let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
-            TransportError::Setup(
-                "the stdio transport must be started within a tokio runtime".to_owned(),
-            )
-        })?;
-        let command = options.command.clone();
-        if command.is_empty() {
-            return Err(TransportError::Setup(
-                "no command given for the stdio server".to_owned(),
-            ));
-        }
-        let cwd = working_directory(options.cwd.as_deref())?;
-        let env = child_environment(&options)?;
-        let path = env
-            .iter()
-            .find(|(name, _)| name == "PATH")
-            .map(|(_, value)| value.as_os_str());
-        find_command(&command, cwd.as_deref(), path)?;
-
-        let mut cmd = Command::new(&command);
-        cmd.args(&options.args)
-            .env_clear()
-            .envs(env)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // A group of its own, so that shutdown reaches everything the
-            // server starts (an `npx` launcher's node process, say).
-            .process_group(0)
-            .kill_on_drop(true);
-        if let Some(cwd) = &cwd {
-            cmd.current_dir(cwd);
-        }
-        let mut child = cmd.spawn().map_err(|error| spawn_error(&command, &error))?;
-        let pipes = (
-            child.id(),
-            child.stdin.take(),
-            child.stdout.take(),
-            child.stderr.take(),
-        );
-        let (Some(pid), Some(stdin), Some(stdout), Some(stderr)) = pipes else {
-            // `kill_on_drop` ends the child as it is dropped here.
-            return Err(TransportError::Setup(format!(
-                "cannot start `{command}`: its pipes were not set up"
-            )));
-        };
-        let pgid = i32::try_from(pid).ok().and_then(Pid::from_raw);
-        // A larger stdout pipe lets a server write a large result in a few
-        // writes instead of stalling every 64 KiB (Linux's default) until we
-        // have read: a 1 MiB result then crosses in one or two wake-ups
-        // rather than sixteen. Best effort: an unprivileged process past
-        // its pipe-memory quota keeps the default, which only costs speed.
-        if let Err(error) = rustix::pipe::fcntl_setpipe_size(&stdout, STDOUT_PIPE_SIZE) {
-            tracing::debug!(pid, %error, "cannot enlarge the stdio server's stdout pipe");
-        }
-
-        let shared = Arc::new(Shared {
-            stderr: Mutex::new(Ring::new(options.stderr_tail_bytes)),
-        });
-        let (state_tx, state_rx) = watch::channel(ChildState::Running);
-        // Non-blocking writes from any thread need the pipe itself rather
-        // than the child's `AsyncWrite` handle.
-        let pipe = stdin
-            .into_owned_fd()
-            .and_then(tokio::net::unix::pipe::Sender::from_owned_fd)
-            .map_err(|error| {
-                TransportError::Setup(format!("cannot set up `{command}`'s stdin: {error}"))
-            })?;
-
-        runtime.spawn(reap(child, pgid, state_tx));
-        let mut exited = state_rx.clone();
-        // A server that exited while a process outside its group holds
-        // stdout open: stdout may stay silent for a grace, then reading
-        // stops.
-        let peer_gone = Box::pin(async move {
-            let _ = exited.wait_for(|state| !state.is_running()).await;
-            tokio::time::sleep(EXIT_DRAIN_GRACE).await;
-        });
-        let mut status = state_rx.clone();
-        let at_eof = Box::new(move || -> BoxFuture<End> {
-            Box::pin(async move { exit_end(&mut status).await })
-        });
-        let stream = NdjsonTransport::from_parts(
-            &runtime,
-            Parts {
-                reader: Box::new(stdout),
-                output: Output::Direct(Arc::new(pipe)),
-                options: NdjsonOptions::new(format!("stdio server {pid}"))
-                    .max_message_size(options.max_message_size),
-                peer_gone: Some(peer_gone),
-                at_eof: Some(at_eof),
-            },
-        );
-        let stderr = runtime.spawn(drain_stderr(stderr, Arc::clone(&shared), pid));
-        tracing::debug!(pid, command = %command, "stdio server started");
-
-        Ok(StdioTransport {
-            command,
-            pid,
-            pgid,
-            close_stdin_wait: options.close_stdin_wait,
-            sigterm_wait: options.sigterm_wait,
-            stream,
-            shared,
-            child: state_rx,
-            stderr_abort: stderr.abort_handle(),
-            stderr_task: Mutex::new(Some(stderr)),
-            shutdown: OnceCell::new(),
-        })
+        let runtime = current_runtime()?;
+        Launched::launch(options)?.attach(&runtime)
     }
 
     /// The server's process id (also its process group id) while it runs;
@@ -770,6 +691,195 @@ impl LineLogger {
     }
 }
 
+/// The runtime the transport's tasks run on: the caller's.
+fn current_runtime() -> Result<tokio::runtime::Handle, TransportError> {
+    tokio::runtime::Handle::try_current().map_err(|_| {
+        TransportError::Setup(
+            "the stdio transport must be started within a tokio runtime".to_owned(),
+        )
+    })
+}
+
+/// A server process just started, with its pipes, before the tasks that
+/// serve it: what [`StdioTransport::start`] hands back from the blocking
+/// thread. Dropped before [`Launched::attach`], it kills the process's
+/// group (`kill_on_drop` kills the process itself and has it reaped).
+struct Launched {
+    command: String,
+    options: StdioOptions,
+    pid: u32,
+    pgid: Option<Pid>,
+    /// `None` once attached.
+    child: Option<Child>,
+    stdin: Option<ChildStdin>,
+    stdout: Option<ChildStdout>,
+    stderr: Option<ChildStderr>,
+}
+
+impl Launched {
+    /// Checks the options, finds the command and starts the process, on
+    /// the calling thread (which must be within a tokio runtime: the
+    /// pipes register with its reactor).
+    fn launch(options: StdioOptions) -> Result<Launched, TransportError> {
+        let command = options.command.clone();
+        if command.is_empty() {
+            return Err(TransportError::Setup(
+                "no command given for the stdio server".to_owned(),
+            ));
+        }
+        let cwd = working_directory(options.cwd.as_deref())?;
+        let env = child_environment(&options)?;
+        let path = env
+            .iter()
+            .find(|(name, _)| name == "PATH")
+            .map(|(_, value)| value.as_os_str());
+        find_command(&command, cwd.as_deref(), path)?;
+
+        let mut cmd = Command::new(&command);
+        cmd.args(&options.args)
+            .env_clear()
+            .envs(env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // A group of its own, so that shutdown reaches everything the
+            // server starts (an `npx` launcher's node process, say).
+            .process_group(0)
+            .kill_on_drop(true);
+        if let Some(cwd) = &cwd {
+            cmd.current_dir(cwd);
+        }
+        let mut child = cmd.spawn().map_err(|error| spawn_error(&command, &error))?;
+        let pipes = (
+            child.id(),
+            child.stdin.take(),
+            child.stdout.take(),
+            child.stderr.take(),
+        );
+        let (Some(pid), Some(stdin), Some(stdout), Some(stderr)) = pipes else {
+            // `kill_on_drop` ends the child as it is dropped here.
+            return Err(TransportError::Setup(format!(
+                "cannot start `{command}`: its pipes were not set up"
+            )));
+        };
+        let pgid = i32::try_from(pid).ok().and_then(Pid::from_raw);
+        // A larger stdout pipe lets a server write a large result in a few
+        // writes instead of stalling every 64 KiB (Linux's default) until we
+        // have read: a 1 MiB result then crosses in one or two wake-ups
+        // rather than sixteen. Best effort: an unprivileged process past
+        // its pipe-memory quota keeps the default, which only costs speed.
+        if let Err(error) = rustix::pipe::fcntl_setpipe_size(&stdout, STDOUT_PIPE_SIZE) {
+            tracing::debug!(pid, %error, "cannot enlarge the stdio server's stdout pipe");
+        }
+        Ok(Launched {
+            command,
+            options,
+            pid,
+            pgid,
+            child: Some(child),
+            stdin: Some(stdin),
+            stdout: Some(stdout),
+            stderr: Some(stderr),
+        })
+    }
+
+    /// Starts the reaper, the stderr drain and the newline-delimited JSON
+    /// over stdin and stdout on `runtime`.
+    fn attach(
+        mut self,
+        runtime: &tokio::runtime::Handle,
+    ) -> Result<StdioTransport, TransportError> {
+        let (Some(child), Some(stdin), Some(stdout), Some(stderr)) = (
+            self.child.take(),
+            self.stdin.take(),
+            self.stdout.take(),
+            self.stderr.take(),
+        ) else {
+            return Err(TransportError::Setup(format!(
+                "cannot start `{}`: its pipes were not set up",
+                self.command
+            )));
+        };
+        let (command, pid, pgid) = (self.command.clone(), self.pid, self.pgid);
+        let options = &self.options;
+        let shared = Arc::new(Shared {
+            stderr: Mutex::new(Ring::new(options.stderr_tail_bytes)),
+        });
+        let (state_tx, state_rx) = watch::channel(ChildState::Running);
+        // The reaper owns the child from here on, so that an error below
+        // still leaves it reaped once the group is killed.
+        runtime.spawn(reap(child, pgid, state_tx));
+        // Non-blocking writes from any thread need the pipe itself rather
+        // than the child's `AsyncWrite` handle.
+        let pipe = match stdin
+            .into_owned_fd()
+            .and_then(tokio::net::unix::pipe::Sender::from_owned_fd)
+        {
+            Ok(pipe) => pipe,
+            Err(error) => {
+                if let Some(pgid) = pgid {
+                    signal_group(pgid, Signal::KILL);
+                }
+                return Err(TransportError::Setup(format!(
+                    "cannot set up `{command}`'s stdin: {error}"
+                )));
+            }
+        };
+
+        let mut exited = state_rx.clone();
+        // A server that exited while a process outside its group holds
+        // stdout open: stdout may stay silent for a grace, then reading
+        // stops.
+        let peer_gone = Box::pin(async move {
+            let _ = exited.wait_for(|state| !state.is_running()).await;
+            tokio::time::sleep(EXIT_DRAIN_GRACE).await;
+        });
+        let mut status = state_rx.clone();
+        let at_eof = Box::new(move || -> BoxFuture<End> {
+            Box::pin(async move { exit_end(&mut status).await })
+        });
+        let stream = NdjsonTransport::from_parts(
+            runtime,
+            Parts {
+                reader: Box::new(stdout),
+                output: Output::Direct(Arc::new(pipe)),
+                options: NdjsonOptions::new(format!("stdio server {pid}"))
+                    .max_message_size(options.max_message_size),
+                peer_gone: Some(peer_gone),
+                at_eof: Some(at_eof),
+            },
+        );
+        let stderr = runtime.spawn(drain_stderr(stderr, Arc::clone(&shared), pid));
+        tracing::debug!(pid, command = %command, "stdio server started");
+
+        Ok(StdioTransport {
+            command,
+            pid,
+            pgid,
+            close_stdin_wait: options.close_stdin_wait,
+            sigterm_wait: options.sigterm_wait,
+            stream,
+            shared,
+            child: state_rx,
+            stderr_abort: stderr.abort_handle(),
+            stderr_task: Mutex::new(Some(stderr)),
+            shutdown: OnceCell::new(),
+        })
+    }
+}
+
+impl Drop for Launched {
+    fn drop(&mut self) {
+        // Never attached (the start was abandoned): nothing will serve the
+        // process, so it goes with whatever it started.
+        if self.child.is_some()
+            && let Some(pgid) = self.pgid
+        {
+            signal_group(pgid, Signal::KILL);
+        }
+    }
+}
+
 /// The working directory to set: `None` inherits.
 fn working_directory(cwd: Option<&Path>) -> Result<Option<PathBuf>, TransportError> {
     let Some(cwd) = cwd.filter(|cwd| !cwd.as_os_str().is_empty()) else {
@@ -1012,6 +1122,38 @@ mod tests {
         assert!(transport.try_recv().is_none());
         transport.close().await.expect("close");
         assert!(matches!(transport.recv().await, Inbound::Closed(None)));
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn start_on_a_one_thread_runtime_serves_the_process_and_names_a_missing_command() {
+        // The process starts on a blocking thread and its pipes are served
+        // by the runtime's one thread.
+        let transport = StdioTransport::start(StdioOptions::new("cat"))
+            .await
+            .expect("`cat` runs");
+        transport.send(numbered(7)).await.expect("send");
+        match transport.recv().await {
+            Inbound::Frame(Frame::Single(message)) => assert_eq!(message, numbered(7)),
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(transport.pid().is_some());
+        transport.close().await.expect("close");
+        assert!(
+            transport
+                .exit_status()
+                .is_some_and(|status| status.success())
+        );
+
+        let missing = StdioTransport::start(StdioOptions::new("no-such-command-here")).await;
+        match missing {
+            Err(TransportError::Setup(text)) => {
+                assert!(
+                    text.contains("`no-such-command-here` was not found"),
+                    "{text}"
+                );
+            }
+            other => panic!("expected a setup error, got {other:?}"),
+        }
     }
 
     /// Records each call a sink gets, as the frames it was handed.

@@ -297,6 +297,30 @@ impl TransportError {
         }
     }
 
+    /// Whether no connection could be made at all (MCP "Transports": the
+    /// server could not be reached): its address refused the connection
+    /// (nothing listens there), there is no route to it (host or network
+    /// unreachable, an address not available here), or its name did not
+    /// resolve (DNS). Always an [`TransportError::Io`], whose kind and text
+    /// say which. The HTTP transports meet it once per connection attempt:
+    /// until a response has arrived, the requests after one that met it
+    /// fail with it at once instead of trying again.
+    pub fn is_unreachable(&self) -> bool {
+        use std::io::ErrorKind;
+        match self {
+            TransportError::Io(error) => {
+                matches!(
+                    error.kind(),
+                    ErrorKind::ConnectionRefused
+                        | ErrorKind::HostUnreachable
+                        | ErrorKind::NetworkUnreachable
+                        | ErrorKind::AddrNotAvailable
+                ) || error.to_string().contains("dns error")
+            }
+            _ => false,
+        }
+    }
+
     /// A copy. Errors are not `Clone` (an I/O error is not); this copies an
     /// I/O error as its kind and text, and a third-party error as its text.
     pub fn duplicate(&self) -> TransportError {

@@ -887,3 +887,67 @@ async fn try_recv_takes_what_is_queued_and_the_end_once() {
     assert!(t.try_recv().is_none());
     assert!(matches!(next(&t).await, Inbound::Closed(None)));
 }
+
+/// Counts the requests the transport builds (each one asks the auth hook
+/// for its headers just before it goes out), and adds nothing.
+#[derive(Default)]
+struct CountsRequests(std::sync::atomic::AtomicUsize);
+
+#[async_trait::async_trait]
+impl mcp_transport::AuthProvider for CountsRequests {
+    async fn authorization(&self) -> Result<Option<String>, TransportError> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(None)
+    }
+
+    async fn on_unauthorized(
+        &self,
+        _status: u16,
+        _www_authenticate: Option<&str>,
+    ) -> Result<bool, TransportError> {
+        Ok(false)
+    }
+}
+
+/// A server nobody listens on is tried once per connect: the era probe
+/// (`server/discover`) is refused, and the handshake-era `initialize` that
+/// follows it fails with that refusal at once instead of connecting again.
+/// The error keeps the kind and the operating system's words.
+#[tokio::test]
+async fn a_refused_connection_is_one_attempt_and_names_the_refusal() {
+    // A loopback port that was just free: nothing listens on it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a loopback port")
+        .port();
+    let counter = Arc::new(CountsRequests::default());
+    let mut options = HttpOptions::new(format!("http://127.0.0.1:{port}/mcp"));
+    options.auth = Some(Arc::clone(&counter) as Arc<dyn mcp_transport::AuthProvider>);
+    let transport = connect(options).await;
+    let error =
+        match mcp_transport::Client::connect(transport, mcp_transport::ClientOptions::default())
+            .await
+        {
+            Ok(_) => panic!("nothing listens on port {port}"),
+            Err(error) => error,
+        };
+    let Some(TransportError::Io(io)) = error.transport_error() else {
+        panic!("expected an I/O error, got {error:?}");
+    };
+    assert_eq!(io.kind(), std::io::ErrorKind::ConnectionRefused, "{io}");
+    assert!(
+        io.to_string().to_lowercase().contains("connection refused"),
+        "{io}"
+    );
+    assert!(
+        error
+            .transport_error()
+            .is_some_and(TransportError::is_unreachable),
+        "{error:?}"
+    );
+    assert_eq!(
+        counter.0.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "one request went out: the era probe"
+    );
+}

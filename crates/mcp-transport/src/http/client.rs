@@ -57,14 +57,15 @@ pub(crate) struct HttpClient {
     /// request goes to the same URL, and parsing it each time cost about
     /// 800 instructions per request (measured with callgrind).
     last_uri: Arc<Mutex<Option<(String, http::Uri)>>>,
-    /// The TLS failure of this client's first handshake, while no response
-    /// has arrived: a certificate or protocol refusal cannot succeed on the
-    /// next try, so every later request (the handshake-era `initialize`
-    /// after a refused era probe, say) fails with it at once instead of
-    /// shaking hands again.
-    tls_failure: Arc<Mutex<Option<TlsError>>>,
-    /// Whether any response has arrived; after one, TLS failures are not
-    /// remembered (a server may change its certificate).
+    /// Why the server could not be reached, while no response has arrived:
+    /// a refused TLS handshake (certificate or protocol), or no connection
+    /// at all ([`TransportError::is_unreachable`]: refused, no route, DNS).
+    /// Neither succeeds on the next try a moment later, so every later
+    /// request (the handshake-era `initialize` after a refused era probe,
+    /// say) fails with it at once instead of connecting again.
+    unreachable: Arc<Mutex<Option<Unreachable>>>,
+    /// Whether any response has arrived; after one, failures to connect are
+    /// not remembered (a server may restart, or change its certificate).
     answered: Arc<AtomicBool>,
 }
 
@@ -104,7 +105,7 @@ impl HttpClient {
             request_timeout: options.request_timeout,
             max_redirects: options.max_redirects,
             last_uri: Arc::new(Mutex::new(None)),
-            tls_failure: Arc::new(Mutex::new(None)),
+            unreachable: Arc::new(Mutex::new(None)),
             answered: Arc::new(AtomicBool::new(false)),
         })
     }
@@ -131,8 +132,8 @@ impl HttpClient {
         let mut retried_401 = false;
         let mut auth_retries = 0;
         let mut resends = 0;
-        if let Some(tls) = mcp_proto::sync::lock(&self.tls_failure).clone() {
-            return Err(tls_io_error(tls));
+        if let Some(unreachable) = mcp_proto::sync::lock(&self.unreachable).as_ref() {
+            return Err(unreachable.error());
         }
         loop {
             let request = self.build(&method, &url, headers, body.clone()).await?;
@@ -212,18 +213,25 @@ impl HttpClient {
     }
 
     /// The error for a request that got no response: a TLS failure in
-    /// words (and remembered while nothing has been answered), else
-    /// [`io_error`].
+    /// words, else [`io_error`]. A TLS failure, or a server that could not
+    /// be reached at all, is remembered while nothing has been answered.
     fn request_error(&self, error: &(dyn StdError + 'static), url: &Url) -> TransportError {
-        if ProxyConnector::proxy_failure(error).is_none()
+        let unreachable = if ProxyConnector::proxy_failure(error).is_none()
             && let Some(tls) = TlsError::find(error, url)
         {
-            if !self.answered.load(Ordering::Relaxed) {
-                *mcp_proto::sync::lock(&self.tls_failure) = Some(tls.clone());
+            Unreachable::Tls(tls)
+        } else {
+            let error = io_error(error);
+            if !error.is_unreachable() {
+                return error;
             }
-            return tls_io_error(tls);
+            Unreachable::NoConnection(error)
+        };
+        let error = unreachable.error();
+        if !self.answered.load(Ordering::Relaxed) {
+            *mcp_proto::sync::lock(&self.unreachable) = Some(unreachable);
         }
-        io_error(error)
+        error
     }
 
     /// Builds one request with the fixed headers, `headers`, and the auth
@@ -581,6 +589,24 @@ pub(crate) fn media_type(headers: &HeaderMap) -> Option<String> {
     let value = headers.get(CONTENT_TYPE)?.to_str().ok()?;
     let media = value.split(';').next().unwrap_or_default().trim();
     (!media.is_empty()).then(|| media.to_ascii_lowercase())
+}
+
+/// Why a server could not be reached, as remembered until it answers.
+enum Unreachable {
+    /// The TLS handshake failed.
+    Tls(TlsError),
+    /// No connection was made ([`TransportError::is_unreachable`]).
+    NoConnection(TransportError),
+}
+
+impl Unreachable {
+    /// The error a request meets: the same every time.
+    fn error(&self) -> TransportError {
+        match self {
+            Unreachable::Tls(tls) => tls_io_error(tls.clone()),
+            Unreachable::NoConnection(error) => error.duplicate(),
+        }
+    }
 }
 
 /// A TLS failure as the transport reports it: an I/O error (the
