@@ -325,6 +325,34 @@ impl RequestContext {
         self.progress
     }
 
+    /// Answers this request on an SSE stream from now on rather than with
+    /// one JSON body (Streamable HTTP, "Transports" §Sending Messages to the
+    /// Server): the stream opens at once with an event that has an id and
+    /// no data (the 2025-11-25 priming event, from which a client can
+    /// resume), and the answer ends it. A transport without response
+    /// streams (a byte stream) ignores it.
+    pub fn open_stream(&self) -> Result<(), PeerError> {
+        self.peer.send(Command::Stream {
+            id: self.id.clone(),
+            close: None,
+        })
+    }
+
+    /// SSE polling (2025-11-25 "Transports" §Resumability and Redelivery):
+    /// ends this request's SSE stream now, after an event with an id and a
+    /// `retry` field of `retry`, while the request goes on; the client
+    /// comes back after `retry` with a GET carrying `Last-Event-ID` and
+    /// receives what followed, the answer included. Opens the stream first
+    /// if it has not opened ([`RequestContext::open_stream`]). Only where
+    /// the session's protocol version has polling (2025-11-25 and later)
+    /// and the transport has response streams; elsewhere nothing happens.
+    pub fn close_stream(&self, retry: Duration) -> Result<(), PeerError> {
+        self.peer.send(Command::Stream {
+            id: self.id.clone(),
+            close: Some(retry),
+        })
+    }
+
     /// Sends `notifications/progress` for this request with the client's
     /// token ("Utilities/Progress"; `progress` must grow from one report to
     /// the next). Nothing is sent when the client asked for no progress.
@@ -366,6 +394,12 @@ pub(crate) enum Command {
     },
     /// A caller stopped waiting for a server request.
     Sweep,
+    /// A request's response stream: opened, or closed for polling with
+    /// this `retry`.
+    Stream {
+        id: RequestId,
+        close: Option<Duration>,
+    },
 }
 
 fn encode_params<P: Serialize + ?Sized>(params: Option<&P>) -> Result<Option<RawJson>, PeerError> {
@@ -618,6 +652,14 @@ pub(crate) trait Outlet {
     fn ended(&mut self, id: &RequestId) {
         let _ = id;
     }
+
+    /// The handler of request `id` asked for its response stream to open
+    /// now, or to close for polling with `close`'s retry
+    /// ([`RequestContext::open_stream`], [`RequestContext::close_stream`]).
+    /// Nothing by default: a byte stream has no response streams.
+    fn stream(&mut self, id: &RequestId, close: Option<Duration>) {
+        let _ = (id, close);
+    }
 }
 
 /// A request's answer from the handler, or nothing when it was cancelled.
@@ -678,6 +720,15 @@ impl<O: Outlet> Connection<O> {
         self.pump(None);
     }
 
+    /// Feeds a batch the client sent (2025-03-26 "Base Protocol"
+    /// §Batching); the session answers it with one batch.
+    #[cfg(feature = "http")]
+    pub(crate) fn batch(&mut self, messages: Vec<Message>) {
+        self.session
+            .handle_frame(Instant::now().into_std(), Frame::Batch(messages));
+        self.pump(None);
+    }
+
     /// Settles the server's requests whose deadline passed.
     #[cfg(feature = "http")]
     pub(crate) fn timeout(&mut self) {
@@ -721,6 +772,9 @@ impl<O: Outlet> Connection<O> {
                         let _ = reply.send(Err(error.into()));
                     }
                 }
+            }
+            Command::Stream { id, close } => {
+                self.out.stream(&id, close);
             }
             Command::Sweep => {
                 let abandoned: Vec<RequestHandle> = self
