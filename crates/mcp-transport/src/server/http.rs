@@ -1292,20 +1292,29 @@ impl Routes {
     }
 
     /// A message about a request, on its stream, keeping the stream's last
-    /// place for its answer: dropped when the client reads too slowly (it
-    /// stays in the replay buffer).
+    /// place for its answer. When its client reads too slowly, progress is
+    /// not sent on it (it stays in the replay buffer) and anything else
+    /// goes to the GET stream instead, so that it is not lost.
     fn event(&mut self, id: u64, message: Message) {
+        let Some(stream) = self.streams.get(&id) else {
+            return;
+        };
+        let full = stream
+            .live
+            .as_ref()
+            .is_some_and(|live| live.capacity() <= 1);
+        if full && !is_progress(&message) {
+            return self.deliver(message);
+        }
         let event = self.next_event(id, Some(&Frame::Single(message)), None);
         let Some(stream) = self.streams.get_mut(&id) else {
             return;
         };
         if let Some(live) = &stream.live {
-            if live.capacity() > 1 {
-                if live.try_send(Out::Event(event)).is_err() {
-                    stream.live = None;
-                }
-            } else {
-                tracing::debug!("a request's stream is full: a message about it is dropped");
+            if full {
+                tracing::debug!("a request's stream is full: a progress report is not sent on it");
+            } else if live.try_send(Out::Event(event)).is_err() {
+                stream.live = None;
             }
         }
     }

@@ -221,6 +221,15 @@ impl Peer {
         method: &str,
         params: Option<&P>,
     ) -> Result<(), PeerError> {
+        self.notify_about(None, method, params)
+    }
+
+    fn notify_about<P: Serialize + ?Sized>(
+        &self,
+        about: Option<&RequestId>,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<(), PeerError> {
         if method == methods::NOTIFICATION_CANCELLED {
             return Err(PeerError::Refused(ServerError::Reserved {
                 method: method.to_owned(),
@@ -230,6 +239,7 @@ impl Peer {
         self.send(Command::Notify {
             method: method.to_owned(),
             params,
+            about: about.cloned(),
         })
     }
 
@@ -246,6 +256,16 @@ impl Peer {
         params: Option<&P>,
         timeout: Option<Duration>,
     ) -> Result<RawJson, PeerError> {
+        self.request_about(None, method, params, timeout).await
+    }
+
+    async fn request_about<P: Serialize + ?Sized>(
+        &self,
+        about: Option<&RequestId>,
+        method: &str,
+        params: Option<&P>,
+        timeout: Option<Duration>,
+    ) -> Result<RawJson, PeerError> {
         let params = encode_params(params)?;
         let (reply, answer) = oneshot::channel();
         self.send(Command::Request {
@@ -253,6 +273,7 @@ impl Peer {
             params,
             deadline: timeout.map(|timeout| Instant::now() + timeout),
             reply,
+            about: about.cloned(),
         })?;
         let mut guard = RequestGuard {
             commands: self.commands.clone(),
@@ -325,6 +346,33 @@ impl RequestContext {
         self.progress
     }
 
+    /// Sends a notification about this request (a log message while it
+    /// runs, say): as [`Peer::notify`], and over Streamable HTTP on the
+    /// request's own stream while it is open ("Transports" §Sending
+    /// Messages to the Server: messages related to the request).
+    pub fn notify<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<(), PeerError> {
+        self.peer.notify_about(Some(&self.id), method, params)
+    }
+
+    /// Sends a request to the client while answering this one (sampling,
+    /// elicitation, roots) and waits for its answer: as [`Peer::request`],
+    /// and over Streamable HTTP on this request's own stream while it is
+    /// open (the GET stream when that stream has no room).
+    pub async fn request<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+        timeout: Option<Duration>,
+    ) -> Result<RawJson, PeerError> {
+        self.peer
+            .request_about(Some(&self.id), method, params, timeout)
+            .await
+    }
+
     /// Answers this request on an SSE stream from now on rather than with
     /// one JSON body (Streamable HTTP, "Transports" §Sending Messages to the
     /// Server): the stream opens at once with an event that has an id and
@@ -385,12 +433,16 @@ pub(crate) enum Command {
     Notify {
         method: String,
         params: Option<RawJson>,
+        /// The client request it is about, if any.
+        about: Option<RequestId>,
     },
     Request {
         method: String,
         params: Option<RawJson>,
         deadline: Option<Instant>,
         reply: oneshot::Sender<Result<RawJson, PeerError>>,
+        /// The client request it is about, if any.
+        about: Option<RequestId>,
     },
     /// A caller stopped waiting for a server request.
     Sweep,
@@ -739,6 +791,7 @@ impl<O: Outlet> Connection<O> {
     pub(crate) fn command(&mut self, command: Command) {
         let about = match &command {
             Command::Progress { id, .. } => Some(id.clone()),
+            Command::Notify { about, .. } | Command::Request { about, .. } => about.clone(),
             _ => None,
         };
         match command {
@@ -753,7 +806,7 @@ impl<O: Outlet> Connection<O> {
                     .session
                     .progress(&id, progress, total, message.as_deref());
             }
-            Command::Notify { method, params } => {
+            Command::Notify { method, params, .. } => {
                 // Refused only once the session closed: nobody to tell.
                 let _ = self.session.notify(&method, params.as_ref());
             }
@@ -762,6 +815,7 @@ impl<O: Outlet> Connection<O> {
                 params,
                 deadline,
                 reply,
+                ..
             } => {
                 let deadline = deadline.map(Instant::into_std);
                 match self.session.request(&method, params.as_ref(), deadline) {

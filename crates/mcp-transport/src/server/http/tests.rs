@@ -27,7 +27,8 @@ impl Drop for Dropped {
     }
 }
 
-/// Tools: `hang` never answers (and reports when its work is dropped),
+/// Tools: `log` logs a message about its call and `ask` asks the client
+/// for its roots before answering; `hang` never answers (and reports when its work is dropped),
 /// `slow` reports progress twice and answers, `poll` closes its stream for
 /// polling and answers once the test releases it, `chatty` closes its
 /// stream and reports progress 100 times before answering, `flood` sends
@@ -80,6 +81,23 @@ impl ServerHandler for Tools {
                     context.progress(f64::from(n), None, None).unwrap();
                 }
                 "chatted".to_owned()
+            }
+            "log" => {
+                context
+                    .notify(
+                        "notifications/message",
+                        Some(&json!({"level": "info", "data": "working"})),
+                    )
+                    .unwrap();
+                "logged".to_owned()
+            }
+            "ask" => {
+                let answer = context
+                    .request("roots/list", None::<&()>, None)
+                    .await
+                    .unwrap();
+                let roots: Value = serde_json::from_str(answer.get()).unwrap();
+                roots["roots"][0]["uri"].as_str().unwrap().to_owned()
             }
             "flood" => {
                 let padding = "x".repeat(64 * 1024);
@@ -751,4 +769,74 @@ async fn batches_are_answered_in_2025_03_26_and_refused_after_it() {
     assert!(message.contains("2025-06-18"), "{message}");
     // And so has a POST without a session.
     assert_eq!(post(port, &[], &batch).await.status, 400);
+}
+
+#[tokio::test]
+async fn messages_about_a_request_go_on_its_own_stream() {
+    let served = serve(ServerOptions::default()).await;
+    let port = served.port;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {"roots": {}},
+        "clientInfo": {"name": "t", "version": "0"}}});
+    let started = post(port, &[], &init).await;
+    let id = started.header(SESSION_HEADER).to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(
+        post(port, &[(SESSION_HEADER, &id)], &initialized)
+            .await
+            .status,
+        202
+    );
+    // A log message about the call comes on the call's stream, first.
+    let logged = post(port, &[(SESSION_HEADER, &id)], &call(2, "log", None)).await;
+    assert_eq!(logged.header("content-type"), "text/event-stream");
+    let streamed = events(&logged.body);
+    assert_eq!(streamed.len(), 2, "{logged:?}");
+    let log: Value = serde_json::from_str(&streamed[0].data).unwrap();
+    assert_eq!(log["method"], "notifications/message");
+    assert_eq!(log["params"]["data"], "working");
+    // So does a request to the client; its answer, POSTed, lets the call
+    // finish on the same stream.
+    let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+    let request = http::Request::builder()
+        .method("POST")
+        .uri("/mcp")
+        .header("host", format!("127.0.0.1:{port}"))
+        .header(AUTH.0, AUTH.1)
+        .header(ACCEPT.0, ACCEPT.1)
+        .header(JSON.0, JSON.1)
+        .header(SESSION_HEADER, &id)
+        .body(Full::new(Bytes::from(call(3, "ask", None).to_string())))
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut body = response.into_body();
+    let mut buffer = String::new();
+    let asked: Value = loop {
+        let frame = within(body.frame())
+            .await
+            .expect("the stream ended")
+            .unwrap();
+        buffer.push_str(std::str::from_utf8(&frame.into_data().unwrap()).unwrap());
+        if let Some(event) = events(&buffer).into_iter().find(|e| !e.data.is_empty()) {
+            break serde_json::from_str(&event.data).unwrap();
+        }
+    };
+    assert_eq!(asked["method"], "roots/list", "{asked}");
+    let roots = json!({"jsonrpc": "2.0", "id": asked["id"],
+        "result": {"roots": [{"uri": "file:///work"}]}});
+    assert_eq!(
+        post(port, &[(SESSION_HEADER, &id)], &roots).await.status,
+        202
+    );
+    let rest = within(body.collect()).await.unwrap().to_bytes();
+    let answered = events(std::str::from_utf8(&rest).unwrap());
+    let answer: Value = serde_json::from_str(&answered.last().unwrap().data).unwrap();
+    assert_eq!(answer["id"], 3);
+    assert_eq!(answer["result"]["content"][0]["text"], "file:///work");
 }
