@@ -840,3 +840,48 @@ async fn messages_about_a_request_go_on_its_own_stream() {
     assert_eq!(answer["id"], 3);
     assert_eq!(answer["result"]["content"][0]["text"], "file:///work");
 }
+
+#[tokio::test]
+async fn a_last_event_id_the_session_does_not_keep_opens_its_stream_instead() {
+    let served = serve(ServerOptions::default()).await;
+    let port = served.port;
+    let long = "9".repeat(4096);
+    for bogus in [
+        "",
+        "x",
+        "7-",
+        "-1",
+        "18446744073709551615-0",
+        "99-1",
+        long.as_str(),
+    ] {
+        // Each opens a new session's stream, primed.
+        let id = session_at(port, "2025-11-25").await;
+        let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .unwrap();
+        let driving = tokio::spawn(connection);
+        let request = http::Request::builder()
+            .method("GET")
+            .uri("/mcp")
+            .header("host", format!("127.0.0.1:{port}"))
+            .header(AUTH.0, AUTH.1)
+            .header("accept", "text/event-stream")
+            .header(SESSION_HEADER, &id)
+            .header("last-event-id", bogus)
+            .body(Full::new(Bytes::new()))
+            .unwrap();
+        let response = sender.send_request(request).await.unwrap();
+        assert_eq!(response.status(), 200, "{bogus:?}");
+        let mut body = response.into_body();
+        let first = within(body.frame()).await.unwrap().unwrap();
+        let primed = events(std::str::from_utf8(&first.into_data().unwrap()).unwrap());
+        assert!(
+            primed[0].data.is_empty() && primed[0].id.is_some(),
+            "{bogus:?}"
+        );
+        driving.abort();
+    }
+}
