@@ -1483,17 +1483,19 @@ impl Routes {
             return;
         };
         let Ok(permit) = room else {
-            // Its client went away: what waited is the session's again.
-            let backlog = match self.streams.get_mut(&id) {
+            // Its client went away: what waited is the session's again,
+            // before anything queued since.
+            let mut backlog = match self.streams.get_mut(&id) {
                 Some(stream) => {
                     stream.live = None;
                     std::mem::take(&mut stream.backlog)
                 }
                 None => VecDeque::new(),
             };
-            for message in backlog {
-                self.queue(message);
-            }
+            backlog.append(&mut self.pending);
+            let excess = backlog.len().saturating_sub(self.pending_cap);
+            backlog.drain(..excess);
+            self.pending = backlog;
             return;
         };
         let mut permit = Some(permit);
