@@ -36,7 +36,10 @@
 //! every notification of its connection), then the answer, which ends it.
 //! [`HttpServerOptions::stream_answers`] (every request) and
 //! [`RequestContext::open_stream`] (one request) open the stream at once
-//! instead, with a priming event.
+//! instead, with a priming event (in sessions at 2025-11-25 and later).
+//! Over [`RequestContext::notify`] and [`RequestContext::request`] a
+//! handler's messages about its request go on the request's stream;
+//! [`Peer`]'s go on the GET stream.
 //!
 //! Resumability ("Transports" §Resumability and Redelivery): in a
 //! handshake-era session every SSE event has an id, `STREAM-SEQ`, unique
@@ -79,9 +82,9 @@
 //! - a session takes its client's messages through a queue of
 //!   [`HttpServerOptions::session_queue`]: a POST waits for room (backpressure);
 //! - a request's stream holds at most [`HttpServerOptions::request_stream`]
-//!   messages its client has not read: past that, further messages about
-//!   the request are not sent on it (they stay in its replay buffer; the
-//!   answer always has its place);
+//!   messages its client has not read: past that, its progress is not sent
+//!   on it (it stays in the replay buffer) and other messages about it go
+//!   to the GET stream; the answer always has its place;
 //! - the GET stream holds at most [`HttpServerOptions::event_stream`]
 //!   messages its client has not read: past that, progress reports are
 //!   dropped, and every other message (a notification, a server request)
