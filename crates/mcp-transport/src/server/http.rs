@@ -34,6 +34,33 @@
 //! A request's answer is one JSON body when it comes first, or else an SSE
 //! stream: what concerns the request (its progress; in the stateless era,
 //! every notification of its connection), then the answer, which ends it.
+//! [`HttpServerOptions::stream_answers`] (every request) and
+//! [`RequestContext::open_stream`] (one request) open the stream at once
+//! instead, with a priming event (in sessions at 2025-11-25 and later).
+//! Over [`RequestContext::notify`] and [`RequestContext::request`] a
+//! handler's messages about its request go on the request's stream;
+//! [`Peer`]'s go on the GET stream.
+//!
+//! Resumability ("Transports" §Resumability and Redelivery): in a
+//! handshake-era session every SSE event has an id, `STREAM-SEQ`, unique
+//! within the session, and each stream keeps its newest events for
+//! replay, at most [`REPLAY_EVENTS`] (64) and [`REPLAY_BYTES`] (256 KiB)
+//! (the newest event whatever its size); a session keeps its open streams
+//! and the [`RETAINED_STREAMS`] (16) that finished last. A GET whose
+//! `Last-Event-ID` names a kept stream gets that stream's kept events
+//! after the id, then the rest of the stream as it comes (a request's
+//! answer ends it); any other GET opens the session's stream. From
+//! 2025-11-25, SSE streams open with a priming event (an id, no data,
+//! [`HttpServerOptions::retry`]), and a handler may close its request's
+//! stream early with [`RequestContext::close_stream`] ("SSE polling"): an
+//! event with an id and `retry`, then the end of the response; the client
+//! comes back with GET and `Last-Event-ID`. Events older than the replay
+//! bounds are gone: a client that resumes after them gets what is kept.
+//!
+//! Batches (2025-03-26 only, "Base Protocol" §Batching): a POST of a
+//! JSON array in a session that negotiated 2025-03-26 is answered with
+//! one array once every request in it ended (202 when it holds no
+//! request); elsewhere, and without a session, 400 with -32600.
 //!
 //! Access: before anything else, the application's [`AccessPolicy`] sees
 //! each request's head ([`AccessPolicy::check_origin`], then, for the
@@ -44,7 +71,7 @@
 //!
 //! Bounds on what clients feed the server:
 //! - a request body over [`HttpServerOptions::body_limit`] (4 MiB) is refused
-//!   with 413 without being held whole; batches are refused (400);
+//!   with 413 without being held whole;
 //! - at most [`HttpServerOptions::max_sessions`] sessions are kept: the least
 //!   recently used one with nothing in flight makes room for a new one;
 //! - a session answers at most [`ServerOptions::max_in_flight`] requests
@@ -55,10 +82,17 @@
 //! - a session takes its client's messages through a queue of
 //!   [`HttpServerOptions::session_queue`]: a POST waits for room (backpressure);
 //! - a request's stream holds at most [`HttpServerOptions::request_stream`]
-//!   messages its client has not read, and the GET stream
-//!   [`HttpServerOptions::event_stream`]: past that, further progress reports and
-//!   notifications are dropped (never the request's answer, which always
-//!   has its place).
+//!   messages its client has not read: past that, its progress is not sent
+//!   on it (it stays in the replay buffer) and other messages about it go
+//!   to the GET stream; the answer always has its place;
+//! - the GET stream holds at most [`HttpServerOptions::event_stream`]
+//!   messages its client has not read: past that, progress reports are
+//!   dropped, and every other message (a notification, a server request)
+//!   waits in order for room, and with it the handlers' notifications,
+//!   progress and server requests (a [`Peer::request`] is sent only once
+//!   those before it are): backpressure rather than loss. Until a GET
+//!   stream opens (or after its client leaves without resuming it), the
+//!   newest [`HttpServerOptions::pending_events`] wait for one.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
@@ -67,6 +101,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::request::Parts;
@@ -82,6 +117,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::listener::Listener;
+#[cfg(doc)]
+use super::stream::RequestContext;
 use super::stream::{Command, Connection, Outlet, Peer, ServerHandler, next_answer, sleep_until};
 
 /// The body of every response [`HttpServer`] gives.
@@ -95,6 +132,22 @@ pub const BODY_LIMIT: usize = 4 * 1024 * 1024;
 
 /// The default of [`HttpServerOptions::max_sessions`]: 256.
 pub const MAX_SESSIONS: usize = 256;
+
+/// The most events of one SSE stream kept for a client that resumes it
+/// with `Last-Event-ID`: the newest 64 ("Transports" §Resumability and
+/// Redelivery). With [`REPLAY_BYTES`], the bound of each stream's replay
+/// buffer; the newest event is kept whatever its size.
+pub const REPLAY_EVENTS: usize = 64;
+
+/// The most bytes of one SSE stream's events kept for replay: 256 KiB
+/// (see [`REPLAY_EVENTS`]).
+pub const REPLAY_BYTES: usize = 256 * 1024;
+
+/// How many finished SSE streams a session keeps for replay beside its
+/// open ones: the 16 that finished last. A session's replay memory is so
+/// at most ([`ServerOptions::max_in_flight`] + 1 + 16) streams of
+/// [`REPLAY_BYTES`] each (plus one oversized newest event per stream).
+pub const RETAINED_STREAMS: usize = 16;
 
 /// Options of an [`HttpServer`]. Every field has a documented default.
 #[derive(Clone, Debug, derive_setters::Setters)]
@@ -117,11 +170,21 @@ pub struct HttpServerOptions {
     /// reports are dropped (its answer always has a place). Default 32.
     pub request_stream: usize,
     /// The events a session's GET stream holds unread before further ones
-    /// are dropped. Default 64.
+    /// wait (progress reports are dropped). Default 64.
     pub event_stream: usize,
     /// The newest events kept for a session whose GET stream is not open.
     /// Default 16.
     pub pending_events: usize,
+    /// Answer every request of a handshake-era session on an SSE stream
+    /// that opens at once with a priming event (an id, no data; 2025-11-25
+    /// and later), rather than with one JSON body when the answer comes
+    /// first. A handler can ask the same for one request
+    /// ([`RequestContext::open_stream`]). Default `false`.
+    pub stream_answers: bool,
+    /// The `retry` field of the priming event that opens a session's SSE
+    /// streams (2025-11-25 and later): how long a client waits before it
+    /// reconnects to a stream that ended. Default `None`: the client's own.
+    pub retry: Option<Duration>,
 }
 
 impl Default for HttpServerOptions {
@@ -135,6 +198,8 @@ impl Default for HttpServerOptions {
             request_stream: 32,
             event_stream: 64,
             pending_events: 16,
+            stream_answers: false,
+            retry: None,
         }
     }
 }
@@ -374,6 +439,8 @@ struct Inner {
 /// A handshake-era session as the table holds it.
 struct SessionEntry {
     inbound: mpsc::Sender<Inbound>,
+    /// The session's client, for the version it negotiated.
+    peer: Peer,
     last_used: Mutex<Instant>,
     in_flight: Arc<AtomicUsize>,
 }
@@ -383,19 +450,26 @@ enum Inbound {
     /// A message from the client, with the stream its answer goes to when
     /// it is a request.
     Message(Message, Option<Route>),
-    /// A GET: the stream the session's own messages go to from now on, or
-    /// `Err` through `opened` when one is already open.
-    Stream(mpsc::Sender<Bytes>, oneshot::Sender<bool>),
+    /// A batch (2025-03-26), with the stream its answer goes to when it
+    /// holds requests.
+    Batch(Vec<Message>, Option<Route>),
+    /// A GET, with its `Last-Event-ID`: the stream it resumes, or else the
+    /// stream the session's own messages go to from now on; `false`
+    /// through the sender when one is open already.
+    Stream(Route, Option<String>, oneshot::Sender<bool>),
     /// DELETE: the session ends, its requests cancelled.
     End,
 }
 
-/// What goes down a request's stream.
+/// What goes down a response's stream.
 enum Out {
-    /// A message about the request (progress, a notification).
-    Event(Message),
-    /// Its answer, the last.
-    Final(Message),
+    /// An SSE event (a message about the request, a notification, a
+    /// priming event).
+    Event(Bytes),
+    /// The stream's last event: its answer.
+    Last(Bytes),
+    /// The answer, when it comes before anything else: one JSON body.
+    Json(Frame),
 }
 
 type Route = mpsc::Sender<Out>;
@@ -547,16 +621,7 @@ impl Inner {
         };
         let message = match Frame::from_slice(&body) {
             Ok(Frame::Single(message)) => message,
-            Ok(Frame::Batch(_)) => {
-                return rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    None,
-                    ErrorObject::new(
-                        error_codes::INVALID_REQUEST,
-                        "batches are not accepted: send one message per POST",
-                    ),
-                );
-            }
+            Ok(Frame::Batch(messages)) => return self.batch(messages, &headers).await,
             Err(error) => {
                 let code = if serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_ok() {
                     error_codes::INVALID_REQUEST
@@ -588,6 +653,57 @@ impl Inner {
                 empty(StatusCode::ACCEPTED)
             }
         }
+    }
+
+    /// A batch: answered in a session that negotiated 2025-03-26 (the one
+    /// version with batches, "Base Protocol" §Batching), with one batch
+    /// (JSON, or the last event of an SSE stream when something about its
+    /// requests came first); refused with 400 and -32600 anywhere else.
+    async fn batch(&self, messages: Vec<Message>, headers: &HeaderMap) -> Response<HttpBody> {
+        let refuse = |message: String| {
+            rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                ErrorObject::new(error_codes::INVALID_REQUEST, message),
+            )
+        };
+        let session = match self.session(headers) {
+            Ok(Some(session)) => session,
+            Ok(None) => {
+                return refuse(
+                    "batches are accepted only in a session that negotiated 2025-03-26: \
+                     send one message per POST"
+                        .to_owned(),
+                );
+            }
+            Err(()) => return session_gone(None),
+        };
+        match session.peer.handshake() {
+            Some(handshake) if handshake.version.accepts_batches() => {}
+            Some(handshake) => {
+                return refuse(format!(
+                    "JSON-RPC batches exist only in protocol version 2025-03-26; this session \
+                     speaks {}",
+                    handshake.version
+                ));
+            }
+            None => return refuse("the session has not finished initialize".to_owned()),
+        }
+        if messages.is_empty() {
+            return refuse("empty batch".to_owned());
+        }
+        if !messages.iter().any(|m| matches!(m, Message::Request(_))) {
+            let _ = session.inbound.send(Inbound::Batch(messages, None)).await;
+            return empty(StatusCode::ACCEPTED);
+        }
+        answer(
+            &session.inbound,
+            |route| Inbound::Batch(messages, Some(route)),
+            None,
+            false,
+            self.options.request_stream,
+        )
+        .await
     }
 
     async fn request(
@@ -643,9 +759,11 @@ impl Inner {
                     );
                 }
             }
+            let id = request.id.clone();
             return answer(
                 &session.inbound,
-                request,
+                |route| Inbound::Message(Message::Request(request), Some(route)),
+                Some(id),
                 false,
                 self.options.request_stream,
             )
@@ -689,8 +807,16 @@ impl Inner {
                 ),
             );
         };
-        let inbound = self.start(true, Some(permit), Arc::default());
-        answer(&inbound, request, true, self.options.request_stream).await
+        let (inbound, _) = self.start(true, Some(permit), Arc::default());
+        let id = request.id.clone();
+        answer(
+            &inbound,
+            |route| Inbound::Message(Message::Request(request), Some(route)),
+            Some(id),
+            true,
+            self.options.request_stream,
+        )
+        .await
     }
 
     /// Starts a connection's task: a session of its own with the
@@ -701,30 +827,31 @@ impl Inner {
         stateless: bool,
         permit: Option<OwnedSemaphorePermit>,
         in_flight: Arc<AtomicUsize>,
-    ) -> mpsc::Sender<Inbound> {
+    ) -> (mpsc::Sender<Inbound>, Peer) {
         let (peer, commands) = Peer::channel();
         let handler = self.app.connect(peer.clone());
         let session = ServerSession::new(self.app.options());
-        let outlet = Routes {
-            routes: HashMap::new(),
-            stateless,
-            stream: None,
-            pending: VecDeque::new(),
-            pending_cap: self.options.pending_events,
-            answered: false,
-        };
-        let connection = Connection::new(session, handler, peer, outlet);
+        let outlet = Routes::new(stateless, peer.clone(), &self.options);
+        let connection = Connection::new(session, handler, peer.clone(), outlet);
         let (inbound, receiver) = mpsc::channel(self.options.session_queue.max(1));
         tokio::spawn(run(connection, receiver, commands, in_flight, permit));
-        inbound
+        (inbound, peer)
     }
 
     /// `initialize` without a session: a new session, kept when the
     /// handshake succeeds.
     async fn open_session(self: &Arc<Self>, request: RpcRequest) -> Response<HttpBody> {
         let in_flight = Arc::new(AtomicUsize::new(0));
-        let inbound = self.start(false, None, Arc::clone(&in_flight));
-        let mut response = answer(&inbound, request, false, self.options.request_stream).await;
+        let (inbound, peer) = self.start(false, None, Arc::clone(&in_flight));
+        let id = request.id.clone();
+        let mut response = answer(
+            &inbound,
+            |route| Inbound::Message(Message::Request(request), Some(route)),
+            Some(id),
+            false,
+            self.options.request_stream,
+        )
+        .await;
         if response.extensions().get::<Succeeded>().is_none() {
             let _ = inbound.send(Inbound::End).await;
             return response;
@@ -735,6 +862,7 @@ impl Inner {
         }
         let entry = Arc::new(SessionEntry {
             inbound,
+            peer,
             last_used: Mutex::new(Instant::now()),
             in_flight,
         });
@@ -760,7 +888,9 @@ impl Inner {
         response
     }
 
-    /// GET: the stream of a session's own messages.
+    /// GET: the stream of a session's own messages, or, with
+    /// `Last-Event-ID`, the rest of a stream the session still keeps
+    /// ("Transports" §Resumability and Redelivery).
     async fn get(&self, headers: &HeaderMap) -> Response<HttpBody> {
         let session = match self.session(headers) {
             Ok(Some(session)) => session,
@@ -778,11 +908,17 @@ impl Inner {
                 "Accept must list text/event-stream",
             );
         }
-        let (sender, receiver) = mpsc::channel(self.options.event_stream.max(1));
+        let last_event_id = headers
+            .get("last-event-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        // Room for a whole replay, then the stream's own bound.
+        let capacity = self.options.event_stream.max(REPLAY_EVENTS) + 2;
+        let (sender, receiver) = mpsc::channel(capacity);
         let (opened, answer) = oneshot::channel();
         if session
             .inbound
-            .send(Inbound::Stream(sender, opened))
+            .send(Inbound::Stream(sender, last_event_id, opened))
             .await
             .is_err()
             || !answer.await.unwrap_or(false)
@@ -792,7 +928,12 @@ impl Inner {
                 "this session already has its stream open",
             );
         }
-        let mut response = Response::new(EventsBody(receiver).boxed());
+        let body = SseBody {
+            first: None,
+            messages: receiver,
+            done: false,
+        };
+        let mut response = Response::new(body.boxed());
         set_event_stream(&mut response);
         response
     }
@@ -817,24 +958,22 @@ impl Inner {
 #[derive(Clone, Copy)]
 struct Succeeded;
 
-/// Sends `request` to a connection's task and answers with what comes
+/// Sends a request (or a batch) to a connection's task, built by `send`
+/// around the stream its answer goes to, and answers with what comes
 /// back: one JSON body when the answer comes first, else an SSE stream of
-/// what comes before it, then it. `modern`: a stateless-era request, whose
-/// errors get their HTTP status.
+/// what comes before it, then it. `id`: the request's, for an error when
+/// the session is gone. `modern`: a stateless-era request, whose errors
+/// get their HTTP status.
 async fn answer(
     inbound: &mpsc::Sender<Inbound>,
-    request: RpcRequest,
+    send: impl FnOnce(Route) -> Inbound,
+    id: Option<RequestId>,
     modern: bool,
     capacity: usize,
 ) -> Response<HttpBody> {
     let (route, mut messages) = mpsc::channel(capacity.max(2));
-    let id = request.id.clone();
-    if inbound
-        .send(Inbound::Message(Message::Request(request), Some(route)))
-        .await
-        .is_err()
-    {
-        return session_gone(Some(id));
+    if inbound.send(send(route)).await.is_err() {
+        return session_gone(id);
     }
     match messages.recv().await {
         // Ended without an answer (cancelled, the session deleted).
@@ -843,19 +982,19 @@ async fn answer(
             set_event_stream(&mut response);
             response
         }
-        Some(Out::Final(message)) => {
-            let status = match &message {
-                Message::Error(error) if modern => modern_status(error.error.code),
+        Some(Out::Json(frame)) => {
+            let status = match &frame {
+                Frame::Single(Message::Error(error)) if modern => modern_status(error.error.code),
                 _ => StatusCode::OK,
             };
-            let ok = matches!(message, Message::Response(_));
-            let mut response = json(status, &message);
+            let ok = matches!(frame, Frame::Single(Message::Response(_)));
+            let mut response = json(status, &frame);
             if ok {
                 response.extensions_mut().insert(Succeeded);
             }
             response
         }
-        Some(Out::Event(first)) => {
+        Some(first) => {
             let body = SseBody {
                 first: Some(first),
                 messages,
@@ -889,9 +1028,13 @@ async fn run(
             break;
         }
         let timeout = connection.session.poll_timeout();
+        // While the GET stream's client has not taken what must not be
+        // lost, the handlers' commands wait: backpressure.
+        let backlogged = connection.out.backlogged();
         tokio::select! {
             biased;
-            Some(command) = commands.recv() => connection.command(command),
+            room = room(backlogged.clone()), if backlogged.is_some() => connection.out.drain(room),
+            Some(command) = commands.recv(), if backlogged.is_none() => connection.command(command),
             Some(answered) = next_answer(&mut connection.running) => connection.answered(answered, &mut commands),
             () = sleep_until(timeout) => connection.timeout(),
             // A stateless request's client closed its stream: cancelled.
@@ -904,18 +1047,42 @@ async fn run(
                         if connection.out.routes.contains_key(&request.id) {
                             // Its answer would go to the first request's
                             // stream: refused here, the first goes on.
-                            let _ = route.try_send(Out::Final(duplicate(&request.id)));
+                            let refusal = Frame::Single(duplicate(&request.id));
+                            let _ = route.try_send(Out::Json(refusal));
                             continue;
                         }
                         if stateless {
                             watched = Some(route.clone());
                         }
-                        connection.out.routes.insert(request.id.clone(), route);
+                        let opens = request.method != methods::INITIALIZE;
+                        connection.out.request(request.id.clone(), route, opens);
                     }
                     connection.message(message);
                 }
-                Some(Inbound::Stream(stream, opened)) => {
-                    let _ = opened.send(connection.out.open_stream(stream));
+                Some(Inbound::Batch(messages, route)) => {
+                    if let Some(route) = route {
+                        let ids: Vec<RequestId> = messages
+                            .iter()
+                            .filter_map(|m| match m {
+                                Message::Request(request) => Some(request.id.clone()),
+                                _ => None,
+                            })
+                            .collect();
+                        let twice = ids.iter().enumerate().find(|(i, id)| {
+                            connection.out.routes.contains_key(id)
+                                || ids.iter().skip(i + 1).any(|other| other == *id)
+                        });
+                        if let Some((_, id)) = twice {
+                            let refusal = Message::error(None, duplicate_error(id));
+                            let _ = route.try_send(Out::Json(Frame::Single(refusal)));
+                            continue;
+                        }
+                        connection.out.batch(ids, route);
+                    }
+                    connection.batch(messages);
+                }
+                Some(Inbound::Stream(stream, last_event_id, opened)) => {
+                    let _ = opened.send(connection.out.open_get(stream, last_event_id.as_deref()));
                 }
             },
         }
@@ -924,17 +1091,26 @@ async fn run(
     in_flight.store(0, Ordering::Release);
 }
 
+/// Waits for room on `stream` (a GET stream with a backlog).
+async fn room(stream: Option<Route>) -> Result<mpsc::OwnedPermit<Out>, mpsc::error::SendError<()>> {
+    match stream {
+        Some(stream) => stream.reserve_owned().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// The answer to a request whose id is one the session still has in
 /// flight ("Base Protocol": ids are unique among a session's requests).
 fn duplicate(id: &RequestId) -> Message {
-    Message::error(
-        Some(id.clone()),
-        ErrorObject::new(
-            error_codes::INVALID_REQUEST,
-            format!(
-                "request id {} is already in flight in this session",
-                mcp_proto::text::bound(&id.to_string(), 64)
-            ),
+    Message::error(Some(id.clone()), duplicate_error(id))
+}
+
+fn duplicate_error(id: &RequestId) -> ErrorObject {
+    ErrorObject::new(
+        error_codes::INVALID_REQUEST,
+        format!(
+            "request id {} is already in flight in this session",
+            mcp_proto::text::bound(&id.to_string(), 64)
         ),
     )
 }
@@ -948,79 +1124,448 @@ async fn closed(route: Option<&Route>) {
     }
 }
 
+/// One SSE stream of a connection: a request's response or the session's
+/// GET stream. In a handshake-era session its events carry ids
+/// (`STREAM-SEQ`) and the newest are kept for a client that resumes it
+/// (at most [`REPLAY_EVENTS`] and [`REPLAY_BYTES`]).
+struct Stream {
+    /// Where its events go while a client reads it.
+    live: Option<Route>,
+    /// The response is an SSE stream (not one JSON body).
+    sse: bool,
+    /// The session's GET stream (its own messages, no answer).
+    standalone: bool,
+    /// The sequence number of its next event.
+    next: u64,
+    replay: VecDeque<(u64, Bytes)>,
+    replay_bytes: usize,
+    /// Messages that must not be lost, waiting for room on `live` (the GET
+    /// stream only).
+    backlog: VecDeque<Message>,
+    /// Its last event (the answer) was sent.
+    done: bool,
+}
+
+impl Stream {
+    fn remember(&mut self, seq: u64, event: Bytes) {
+        self.replay_bytes += event.len();
+        self.replay.push_back((seq, event));
+        while self.replay.len() > 1
+            && (self.replay.len() > REPLAY_EVENTS || self.replay_bytes > REPLAY_BYTES)
+        {
+            if let Some((_, old)) = self.replay.pop_front() {
+                self.replay_bytes -= old.len();
+            }
+        }
+    }
+}
+
 /// Where one HTTP connection's outgoing messages go: an answer to the
 /// stream of its request, a request's progress to the same, anything else
 /// to the GET stream (or, until it opens, a short queue); in a stateless
 /// connection everything to its one request's stream.
 struct Routes {
-    routes: HashMap<RequestId, Route>,
+    /// The stream of each request in flight (a batch's requests share one).
+    routes: HashMap<RequestId, u64>,
+    streams: HashMap<u64, Stream>,
+    next_stream: u64,
+    /// Finished streams kept for replay, oldest first.
+    finished: VecDeque<u64>,
+    /// The session's GET stream.
+    get: Option<u64>,
     stateless: bool,
-    stream: Option<mpsc::Sender<Bytes>>,
-    pending: VecDeque<Bytes>,
+    /// The session's client, for the version it negotiated.
+    peer: Peer,
+    stream_answers: bool,
+    retry: Option<Duration>,
+    /// The session's messages while no GET stream is open.
+    pending: VecDeque<Message>,
     pending_cap: usize,
     /// A stateless connection's request was answered.
     answered: bool,
 }
 
 impl Routes {
-    /// A GET stream opens: `false` when one is open already.
-    fn open_stream(&mut self, stream: mpsc::Sender<Bytes>) -> bool {
-        if self.stream.as_ref().is_some_and(|open| !open.is_closed()) {
+    fn new(stateless: bool, peer: Peer, options: &HttpServerOptions) -> Self {
+        Routes {
+            routes: HashMap::new(),
+            streams: HashMap::new(),
+            next_stream: 1,
+            finished: VecDeque::new(),
+            get: None,
+            stateless,
+            peer,
+            stream_answers: options.stream_answers,
+            retry: options.retry,
+            pending: VecDeque::new(),
+            pending_cap: options.pending_events,
+            answered: false,
+        }
+    }
+
+    /// Whether the session's version has priming events and polling
+    /// (2025-11-25 and later).
+    fn polling(&self) -> bool {
+        !self.stateless
+            && self
+                .peer
+                .handshake()
+                .is_some_and(|handshake| handshake.version.has_sse_polling())
+    }
+
+    fn open(&mut self, live: Option<Route>, standalone: bool) -> u64 {
+        let id = self.next_stream;
+        self.next_stream += 1;
+        self.streams.insert(
+            id,
+            Stream {
+                live,
+                sse: false,
+                standalone,
+                next: 1,
+                replay: VecDeque::new(),
+                replay_bytes: 0,
+                backlog: VecDeque::new(),
+                done: false,
+            },
+        );
+        id
+    }
+
+    /// A request arrives with the stream its answer goes to; `opens`: it
+    /// may open as an SSE stream at once ([`HttpServerOptions::stream_answers`]).
+    fn request(&mut self, id: RequestId, route: Route, opens: bool) {
+        let stream = self.open(Some(route), false);
+        self.routes.insert(id, stream);
+        if opens && self.stream_answers {
+            self.prime(stream, None);
+        }
+    }
+
+    /// A batch's requests arrive with the stream their answer goes to.
+    fn batch(&mut self, ids: Vec<RequestId>, route: Route) {
+        let stream = self.open(Some(route), false);
+        for id in ids {
+            self.routes.insert(id, stream);
+        }
+    }
+
+    /// Stream `id`'s next event: `data` (none for a priming event) with an
+    /// id in a session, kept for replay.
+    fn next_event(&mut self, id: u64, data: Option<&Frame>, retry: Option<Duration>) -> Bytes {
+        let resumable = !self.stateless;
+        let Some(stream) = self.streams.get_mut(&id) else {
+            return sse_frame(None, retry, data);
+        };
+        stream.sse = true;
+        if !resumable {
+            return sse_frame(None, retry, data);
+        }
+        let seq = stream.next;
+        stream.next += 1;
+        let event = sse_frame(Some(&format!("{id}-{seq}")), retry, data);
+        if data.is_some() {
+            stream.remember(seq, event.clone());
+        }
+        event
+    }
+
+    /// Opens stream `id` as SSE now, with a priming event (2025-11-25 and
+    /// later), unless it is open already.
+    fn prime(&mut self, id: u64, retry: Option<Duration>) {
+        if !self.polling() || self.streams.get(&id).is_none_or(|s| s.sse || s.done) {
+            return;
+        }
+        let event = self.next_event(id, None, retry.or(self.retry));
+        if let Some(live) = self.streams.get(&id).and_then(|s| s.live.as_ref()) {
+            let _ = live.try_send(Out::Event(event));
+        }
+    }
+
+    /// SSE polling: ends stream `id`'s response now, after an event with
+    /// an id and `retry`; what follows waits for a GET with `Last-Event-ID`.
+    fn close(&mut self, id: u64, retry: Duration) {
+        if !self.polling() || self.streams.get(&id).is_none_or(|s| s.done) {
+            return;
+        }
+        let event = self.next_event(id, None, Some(retry));
+        if let Some(live) = self.streams.get_mut(&id).and_then(|s| s.live.take()) {
+            let _ = live.try_send(Out::Event(event));
+        }
+    }
+
+    /// A message about a request, on its stream, keeping the stream's last
+    /// place for its answer. When its client reads too slowly, progress is
+    /// not sent on it (it stays in the replay buffer) and anything else
+    /// goes to the GET stream instead, so that it is not lost.
+    fn event(&mut self, id: u64, message: Message) {
+        let Some(stream) = self.streams.get(&id) else {
+            return;
+        };
+        let full = stream
+            .live
+            .as_ref()
+            .is_some_and(|live| live.capacity() <= 1);
+        if full && !is_progress(&message) {
+            return self.deliver(message);
+        }
+        let event = self.next_event(id, Some(&Frame::Single(message)), None);
+        let Some(stream) = self.streams.get_mut(&id) else {
+            return;
+        };
+        if let Some(live) = &stream.live {
+            if full {
+                tracing::debug!("a request's stream is full: a progress report is not sent on it");
+            } else if live.try_send(Out::Event(event)).is_err() {
+                stream.live = None;
+            }
+        }
+    }
+
+    /// The answer on stream `id`: its one JSON body when nothing came
+    /// before it, else its last event.
+    fn finish(&mut self, id: u64, frame: Frame) {
+        let Some(stream) = self.streams.get_mut(&id) else {
+            return;
+        };
+        if !stream.sse {
+            if let Some(live) = stream.live.take() {
+                let _ = live.try_send(Out::Json(frame));
+            }
+            self.streams.remove(&id);
+            return;
+        }
+        let event = self.next_event(id, Some(&frame), None);
+        let Some(stream) = self.streams.get_mut(&id) else {
+            return;
+        };
+        stream.done = true;
+        if let Some(live) = stream.live.take() {
+            // The last place was kept for it.
+            let _ = live.try_send(Out::Last(event));
+        }
+        self.retire(id);
+    }
+
+    /// Keeps finished stream `id` for replay, forgetting the oldest beyond
+    /// [`RETAINED_STREAMS`].
+    fn retire(&mut self, id: u64) {
+        if self.stateless {
+            self.streams.remove(&id);
+            return;
+        }
+        self.finished.push_back(id);
+        while self.finished.len() > RETAINED_STREAMS {
+            if let Some(old) = self.finished.pop_front() {
+                self.streams.remove(&old);
+            }
+        }
+    }
+
+    fn get_is_live(&self) -> bool {
+        self.get
+            .and_then(|id| self.streams.get(&id))
+            .and_then(|stream| stream.live.as_ref())
+            .is_some_and(|live| !live.is_closed())
+    }
+
+    /// A GET: resumes the stream `last_event_id` names when the session
+    /// still keeps it, else opens the GET stream; `false` when one is open
+    /// already.
+    fn open_get(&mut self, live: Route, last_event_id: Option<&str>) -> bool {
+        if let Some((id, seq)) = last_event_id.and_then(parse_event_id)
+            && self.streams.contains_key(&id)
+        {
+            self.resume(id, seq, live);
+            return true;
+        }
+        if self.get_is_live() {
             return false;
         }
-        for event in self.pending.drain(..) {
-            // A new stream has room for what was queued (at most its size).
-            let _ = stream.try_send(event);
+        if let Some(old) = self.get.take()
+            && let Some(stream) = self.streams.get_mut(&old)
+        {
+            stream.done = true;
+            self.retire(old);
         }
-        self.stream = Some(stream);
+        let id = self.open(Some(live), true);
+        self.get = Some(id);
+        if self.polling() {
+            let event = self.next_event(id, None, self.retry);
+            if let Some(live) = self.streams.get(&id).and_then(|s| s.live.as_ref()) {
+                let _ = live.try_send(Out::Event(event));
+            }
+        }
+        self.flush_pending();
         true
     }
 
-    /// A message for the session as a whole.
-    fn deliver(&mut self, message: &Message) {
-        let event = sse_event(message);
-        if let Some(stream) = &self.stream {
-            match stream.try_send(event) {
-                Ok(()) => {}
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    tracing::debug!("a client's event stream is full: an event is dropped");
-                }
-                Err(mpsc::error::TrySendError::Closed(event)) => {
-                    self.stream = None;
-                    self.queue(event);
-                }
-            }
-        } else {
-            self.queue(event);
+    /// Replays stream `id`'s kept events after `seq` to `live`, which then
+    /// carries the stream on unless it finished.
+    fn resume(&mut self, id: u64, seq: u64, live: Route) {
+        let Some(stream) = self.streams.get_mut(&id) else {
+            return;
+        };
+        for (_, event) in stream.replay.iter().filter(|(s, _)| *s > seq) {
+            let _ = live.try_send(Out::Event(event.clone()));
+        }
+        if stream.done {
+            // The reader's body ends after the replay.
+            return;
+        }
+        stream.sse = true;
+        stream.live = Some(live);
+        if stream.standalone {
+            self.get = Some(id);
+            self.flush_pending();
         }
     }
 
-    fn queue(&mut self, event: Bytes) {
+    fn flush_pending(&mut self) {
+        for message in std::mem::take(&mut self.pending) {
+            self.deliver(message);
+        }
+    }
+
+    /// A message for the session as a whole, on the GET stream. When its
+    /// client reads too slowly, progress is dropped and anything else waits
+    /// in the stream's backlog (and the handlers with it); with no GET
+    /// stream open, it waits among the newest
+    /// [`HttpServerOptions::pending_events`].
+    fn deliver(&mut self, message: Message) {
+        let Some(id) = self.get.filter(|_| self.get_is_live()) else {
+            self.queue(message);
+            return;
+        };
+        let Some(stream) = self.streams.get_mut(&id) else {
+            return;
+        };
+        let droppable = is_progress(&message);
+        if !stream.backlog.is_empty() {
+            if !droppable {
+                stream.backlog.push_back(message);
+            }
+            return;
+        }
+        let Some(live) = stream.live.clone() else {
+            return self.queue(message);
+        };
+        match live.try_reserve() {
+            Ok(permit) => {
+                let event = self.next_event(id, Some(&Frame::Single(message)), None);
+                permit.send(Out::Event(event));
+            }
+            Err(mpsc::error::TrySendError::Full(())) => {
+                if droppable {
+                    tracing::debug!(
+                        "a client's event stream is full: a progress report is dropped"
+                    );
+                } else {
+                    stream.backlog.push_back(message);
+                }
+            }
+            Err(mpsc::error::TrySendError::Closed(())) => {
+                stream.live = None;
+                self.queue(message);
+            }
+        }
+    }
+
+    /// The GET stream when messages wait for room on it.
+    fn backlogged(&self) -> Option<Route> {
+        let stream = self.streams.get(&self.get?)?;
+        if stream.backlog.is_empty() {
+            return None;
+        }
+        stream.live.clone()
+    }
+
+    /// Room on the GET stream (or its end): sends what waits for it.
+    fn drain(&mut self, room: Result<mpsc::OwnedPermit<Out>, mpsc::error::SendError<()>>) {
+        let Some(id) = self.get else {
+            return;
+        };
+        let Ok(permit) = room else {
+            // Its client went away: what waited is the session's again,
+            // before anything queued since.
+            let mut backlog = match self.streams.get_mut(&id) {
+                Some(stream) => {
+                    stream.live = None;
+                    std::mem::take(&mut stream.backlog)
+                }
+                None => VecDeque::new(),
+            };
+            backlog.append(&mut self.pending);
+            let excess = backlog.len().saturating_sub(self.pending_cap);
+            backlog.drain(..excess);
+            self.pending = backlog;
+            return;
+        };
+        let mut permit = Some(permit);
+        loop {
+            let Some(stream) = self.streams.get_mut(&id) else {
+                return;
+            };
+            if stream.backlog.is_empty() {
+                return;
+            }
+            let place = match permit.take() {
+                Some(place) => place,
+                None => match stream.live.clone().map(mpsc::Sender::try_reserve_owned) {
+                    Some(Ok(place)) => place,
+                    // No more room: the rest waits for the next.
+                    _ => return,
+                },
+            };
+            let Some(message) = stream.backlog.pop_front() else {
+                return;
+            };
+            let event = self.next_event(id, Some(&Frame::Single(message)), None);
+            place.send(Out::Event(event));
+        }
+    }
+
+    fn queue(&mut self, message: Message) {
         if self.pending_cap == 0 {
             return;
         }
         if self.pending.len() >= self.pending_cap {
             self.pending.pop_front();
         }
-        self.pending.push_back(event);
+        self.pending.push_back(message);
     }
 }
 
-/// Sends one message about a request, keeping the stream's last place for
-/// its answer.
-fn event(route: &Route, message: Message) {
-    if route.capacity() > 1 {
-        let _ = route.try_send(Out::Event(message));
-    } else {
-        tracing::debug!("a request's stream is full: a progress report is dropped");
-    }
+/// Whether `message` is a progress report (which may be dropped).
+fn is_progress(message: &Message) -> bool {
+    matches!(message, Message::Notification(n) if n.method == methods::NOTIFICATION_PROGRESS)
+}
+
+/// `STREAM-SEQ`, as the server's event ids are written.
+fn parse_event_id(id: &str) -> Option<(u64, u64)> {
+    let (stream, seq) = id.trim().split_once('-')?;
+    Some((stream.parse().ok()?, seq.parse().ok()?))
 }
 
 impl Outlet for Routes {
     fn transmit(&mut self, frame: Frame, about: Option<&RequestId>) {
-        // Batches are refused before they reach the session.
-        let Frame::Single(message) = frame else {
-            return;
+        let message = match frame {
+            Frame::Single(message) => message,
+            Frame::Batch(replies) => {
+                // A batch's answer: its requests share one stream.
+                let mut stream = None;
+                for reply in &replies {
+                    if let Some(id) = reply.id()
+                        && let Some(found) = self.routes.remove(id)
+                    {
+                        stream = Some(found);
+                    }
+                }
+                if let Some(stream) = stream {
+                    self.finish(stream, Frame::Batch(replies));
+                }
+                return;
+            }
         };
         let answered = match &message {
             Message::Response(response) => Some(response.id.clone()),
@@ -1028,39 +1573,54 @@ impl Outlet for Routes {
             _ => None,
         };
         if let Some(id) = answered {
-            if let Some(route) = self.routes.remove(&id) {
-                // The last place was kept for it.
-                let _ = route.try_send(Out::Final(message));
+            if let Some(stream) = self.routes.remove(&id) {
+                self.finish(stream, Frame::Single(message));
             }
             if self.stateless {
                 self.answered = true;
             }
             return;
         }
-        if let Some(route) = about.and_then(|id| self.routes.get(id)) {
-            return event(route, message);
+        if let Some(&stream) = about.and_then(|id| self.routes.get(id)) {
+            return self.event(stream, message);
         }
         if self.stateless {
-            if let Some(route) = self.routes.values().next() {
-                event(route, message);
+            if let Some(&stream) = self.routes.values().next() {
+                self.event(stream, message);
             }
             return;
         }
-        self.deliver(&message);
+        self.deliver(message);
     }
 
     fn ended(&mut self, id: &RequestId) {
-        // Its stream ends without an answer.
-        self.routes.remove(id);
+        // Its stream ends without an answer (unless a batch's other
+        // requests still go on it).
+        if let Some(stream) = self.routes.remove(id)
+            && !self.routes.values().any(|other| *other == stream)
+        {
+            self.streams.remove(&stream);
+        }
         if self.stateless {
             self.answered = true;
         }
     }
+
+    fn stream(&mut self, id: &RequestId, close: Option<Duration>) {
+        let Some(&stream) = self.routes.get(id) else {
+            return;
+        };
+        match close {
+            None => self.prime(stream, None),
+            Some(retry) => self.close(stream, retry),
+        }
+    }
 }
 
-/// A request's SSE stream: what came before the answer, then the answer.
+/// A response's SSE stream: its events until the last, or until the
+/// connection's task lets it go.
 struct SseBody {
-    first: Option<Message>,
+    first: Option<Out>,
     messages: mpsc::Receiver<Out>,
     done: bool,
 }
@@ -1076,14 +1636,10 @@ impl Body for SseBody {
         if self.done {
             return Poll::Ready(None);
         }
-        let message = match self.first.take() {
-            Some(message) => message,
+        let out = match self.first.take() {
+            Some(out) => out,
             None => match self.messages.poll_recv(cx) {
-                Poll::Ready(Some(Out::Event(message))) => message,
-                Poll::Ready(Some(Out::Final(message))) => {
-                    self.done = true;
-                    message
-                }
+                Poll::Ready(Some(out)) => out,
                 Poll::Ready(None) => {
                     self.done = true;
                     return Poll::Ready(None);
@@ -1091,24 +1647,18 @@ impl Body for SseBody {
                 Poll::Pending => return Poll::Pending,
             },
         };
-        Poll::Ready(Some(Ok(BodyFrame::data(sse_event(&message)))))
-    }
-}
-
-/// A session's GET stream: ready-made events.
-struct EventsBody(mpsc::Receiver<Bytes>);
-
-impl Body for EventsBody {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<BodyFrame<Bytes>, Infallible>>> {
-        self.0
-            .poll_recv(cx)
-            .map(|event| event.map(|bytes| Ok(BodyFrame::data(bytes))))
+        let event = match out {
+            Out::Event(event) => event,
+            Out::Last(event) => {
+                self.done = true;
+                event
+            }
+            Out::Json(frame) => {
+                self.done = true;
+                sse_frame(None, None, Some(&frame))
+            }
+        };
+        Poll::Ready(Some(Ok(BodyFrame::data(event))))
     }
 }
 
@@ -1234,23 +1784,50 @@ fn accepts_both(headers: &HeaderMap) -> bool {
     has("application/json") && has("text/event-stream")
 }
 
-/// One SSE event carrying `message`.
-fn sse_event(message: &Message) -> Bytes {
+/// One SSE event: `id` and `retry` when given, and `data` (nothing for a
+/// priming event, which has an empty `data` field).
+fn sse_frame(id: Option<&str>, retry: Option<Duration>, data: Option<&Frame>) -> Bytes {
     let mut line = Vec::new();
-    encode_line(message, &mut line);
+    if let Some(frame) = data {
+        encode_frame_line(frame, &mut line);
+    }
     if line.last() == Some(&b'\n') {
         line.pop();
     }
-    let mut event = Vec::with_capacity(line.len() + 24);
-    event.extend_from_slice(b"event: message\ndata: ");
+    let mut event = Vec::with_capacity(line.len() + 64);
+    if data.is_some() {
+        event.extend_from_slice(b"event: message\n");
+    }
+    if let Some(id) = id {
+        event.extend_from_slice(b"id: ");
+        event.extend_from_slice(id.as_bytes());
+        event.push(b'\n');
+    }
+    if let Some(retry) = retry {
+        event.extend_from_slice(format!("retry: {}\n", retry.as_millis()).as_bytes());
+    }
+    event.extend_from_slice(b"data: ");
     event.extend_from_slice(&line);
     event.extend_from_slice(b"\n\n");
     Bytes::from(event)
 }
 
-fn json(status: StatusCode, message: &Message) -> Response<HttpBody> {
+/// Appends `frame` as one line (see [`encode_line`]; a batch without a
+/// one-line form is dropped).
+fn encode_frame_line(frame: &Frame, out: &mut Vec<u8>) {
+    match frame {
+        Frame::Single(message) => encode_line(message, out),
+        Frame::Batch(_) => {
+            if mcp_proto::codec::ndjson::encode_frame(frame, out).is_err() {
+                tracing::warn!("dropping a batch answer with no one-line form");
+            }
+        }
+    }
+}
+
+fn json(status: StatusCode, frame: &Frame) -> Response<HttpBody> {
     let mut body = Vec::new();
-    encode_line(message, &mut body);
+    encode_frame_line(frame, &mut body);
     let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
     *response.status_mut() = status;
     response.headers_mut().insert(
@@ -1278,7 +1855,7 @@ fn encode_line(message: &Message, out: &mut Vec<u8>) {
 }
 
 fn rpc_error(status: StatusCode, id: Option<RequestId>, error: ErrorObject) -> Response<HttpBody> {
-    json(status, &Message::error(id, error))
+    json(status, &Frame::Single(Message::error(id, error)))
 }
 
 /// 404 for a session that is not there: the client starts a new one

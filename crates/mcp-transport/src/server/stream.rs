@@ -221,6 +221,15 @@ impl Peer {
         method: &str,
         params: Option<&P>,
     ) -> Result<(), PeerError> {
+        self.notify_about(None, method, params)
+    }
+
+    fn notify_about<P: Serialize + ?Sized>(
+        &self,
+        about: Option<&RequestId>,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<(), PeerError> {
         if method == methods::NOTIFICATION_CANCELLED {
             return Err(PeerError::Refused(ServerError::Reserved {
                 method: method.to_owned(),
@@ -230,6 +239,7 @@ impl Peer {
         self.send(Command::Notify {
             method: method.to_owned(),
             params,
+            about: about.cloned(),
         })
     }
 
@@ -246,6 +256,16 @@ impl Peer {
         params: Option<&P>,
         timeout: Option<Duration>,
     ) -> Result<RawJson, PeerError> {
+        self.request_about(None, method, params, timeout).await
+    }
+
+    async fn request_about<P: Serialize + ?Sized>(
+        &self,
+        about: Option<&RequestId>,
+        method: &str,
+        params: Option<&P>,
+        timeout: Option<Duration>,
+    ) -> Result<RawJson, PeerError> {
         let params = encode_params(params)?;
         let (reply, answer) = oneshot::channel();
         self.send(Command::Request {
@@ -253,6 +273,7 @@ impl Peer {
             params,
             deadline: timeout.map(|timeout| Instant::now() + timeout),
             reply,
+            about: about.cloned(),
         })?;
         let mut guard = RequestGuard {
             commands: self.commands.clone(),
@@ -325,6 +346,61 @@ impl RequestContext {
         self.progress
     }
 
+    /// Sends a notification about this request (a log message while it
+    /// runs, say): as [`Peer::notify`], and over Streamable HTTP on the
+    /// request's own stream while it is open ("Transports" §Sending
+    /// Messages to the Server: messages related to the request).
+    pub fn notify<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<(), PeerError> {
+        self.peer.notify_about(Some(&self.id), method, params)
+    }
+
+    /// Sends a request to the client while answering this one (sampling,
+    /// elicitation, roots) and waits for its answer: as [`Peer::request`],
+    /// and over Streamable HTTP on this request's own stream while it is
+    /// open (the GET stream when that stream has no room).
+    pub async fn request<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+        timeout: Option<Duration>,
+    ) -> Result<RawJson, PeerError> {
+        self.peer
+            .request_about(Some(&self.id), method, params, timeout)
+            .await
+    }
+
+    /// Answers this request on an SSE stream from now on rather than with
+    /// one JSON body (Streamable HTTP, "Transports" §Sending Messages to the
+    /// Server): the stream opens at once with an event that has an id and
+    /// no data (the 2025-11-25 priming event, from which a client can
+    /// resume), and the answer ends it. A transport without response
+    /// streams (a byte stream) ignores it.
+    pub fn open_stream(&self) -> Result<(), PeerError> {
+        self.peer.send(Command::Stream {
+            id: self.id.clone(),
+            close: None,
+        })
+    }
+
+    /// SSE polling (2025-11-25 "Transports" §Resumability and Redelivery):
+    /// ends this request's SSE stream now, after an event with an id and a
+    /// `retry` field of `retry`, while the request goes on; the client
+    /// comes back after `retry` with a GET carrying `Last-Event-ID` and
+    /// receives what followed, the answer included. Opens the stream first
+    /// if it has not opened ([`RequestContext::open_stream`]). Only where
+    /// the session's protocol version has polling (2025-11-25 and later)
+    /// and the transport has response streams; elsewhere nothing happens.
+    pub fn close_stream(&self, retry: Duration) -> Result<(), PeerError> {
+        self.peer.send(Command::Stream {
+            id: self.id.clone(),
+            close: Some(retry),
+        })
+    }
+
     /// Sends `notifications/progress` for this request with the client's
     /// token ("Utilities/Progress"; `progress` must grow from one report to
     /// the next). Nothing is sent when the client asked for no progress.
@@ -357,15 +433,25 @@ pub(crate) enum Command {
     Notify {
         method: String,
         params: Option<RawJson>,
+        /// The client request it is about, if any.
+        about: Option<RequestId>,
     },
     Request {
         method: String,
         params: Option<RawJson>,
         deadline: Option<Instant>,
         reply: oneshot::Sender<Result<RawJson, PeerError>>,
+        /// The client request it is about, if any.
+        about: Option<RequestId>,
     },
     /// A caller stopped waiting for a server request.
     Sweep,
+    /// A request's response stream: opened, or closed for polling with
+    /// this `retry`.
+    Stream {
+        id: RequestId,
+        close: Option<Duration>,
+    },
 }
 
 fn encode_params<P: Serialize + ?Sized>(params: Option<&P>) -> Result<Option<RawJson>, PeerError> {
@@ -618,6 +704,14 @@ pub(crate) trait Outlet {
     fn ended(&mut self, id: &RequestId) {
         let _ = id;
     }
+
+    /// The handler of request `id` asked for its response stream to open
+    /// now, or to close for polling with `close`'s retry
+    /// ([`RequestContext::open_stream`], [`RequestContext::close_stream`]).
+    /// Nothing by default: a byte stream has no response streams.
+    fn stream(&mut self, id: &RequestId, close: Option<Duration>) {
+        let _ = (id, close);
+    }
 }
 
 /// A request's answer from the handler, or nothing when it was cancelled.
@@ -678,6 +772,15 @@ impl<O: Outlet> Connection<O> {
         self.pump(None);
     }
 
+    /// Feeds a batch the client sent (2025-03-26 "Base Protocol"
+    /// §Batching); the session answers it with one batch.
+    #[cfg(feature = "http")]
+    pub(crate) fn batch(&mut self, messages: Vec<Message>) {
+        self.session
+            .handle_frame(Instant::now().into_std(), Frame::Batch(messages));
+        self.pump(None);
+    }
+
     /// Settles the server's requests whose deadline passed.
     #[cfg(feature = "http")]
     pub(crate) fn timeout(&mut self) {
@@ -688,6 +791,7 @@ impl<O: Outlet> Connection<O> {
     pub(crate) fn command(&mut self, command: Command) {
         let about = match &command {
             Command::Progress { id, .. } => Some(id.clone()),
+            Command::Notify { about, .. } | Command::Request { about, .. } => about.clone(),
             _ => None,
         };
         match command {
@@ -702,7 +806,7 @@ impl<O: Outlet> Connection<O> {
                     .session
                     .progress(&id, progress, total, message.as_deref());
             }
-            Command::Notify { method, params } => {
+            Command::Notify { method, params, .. } => {
                 // Refused only once the session closed: nobody to tell.
                 let _ = self.session.notify(&method, params.as_ref());
             }
@@ -711,6 +815,7 @@ impl<O: Outlet> Connection<O> {
                 params,
                 deadline,
                 reply,
+                ..
             } => {
                 let deadline = deadline.map(Instant::into_std);
                 match self.session.request(&method, params.as_ref(), deadline) {
@@ -721,6 +826,9 @@ impl<O: Outlet> Connection<O> {
                         let _ = reply.send(Err(error.into()));
                     }
                 }
+            }
+            Command::Stream { id, close } => {
+                self.out.stream(&id, close);
             }
             Command::Sweep => {
                 let abandoned: Vec<RequestHandle> = self

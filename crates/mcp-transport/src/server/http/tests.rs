@@ -27,12 +27,17 @@ impl Drop for Dropped {
     }
 }
 
-/// Tools: `hang` never answers (and reports when its work is dropped),
-/// `slow` reports progress twice and answers, anything else echoes its
-/// `text` argument.
+/// Tools: `log` logs a message about its call and `ask` asks the client
+/// for its roots before answering; `hang` never answers (and reports when its work is dropped),
+/// `slow` reports progress twice and answers, `poll` closes its stream for
+/// polling and answers once the test releases it, `chatty` closes its
+/// stream and reports progress 100 times before answering, `flood` sends
+/// 200 notifications of 64 KiB to the session's stream, anything else
+/// echoes its `text` argument.
 struct Tools {
     started: mpsc::UnboundedSender<String>,
     dropped: mpsc::UnboundedSender<String>,
+    release: Arc<tokio::sync::Notify>,
 }
 
 #[async_trait]
@@ -60,6 +65,53 @@ impl ServerHandler for Tools {
                 context.progress(2.0, Some(2.0), None).unwrap();
                 "done".to_owned()
             }
+            "poll" => {
+                context
+                    .close_stream(std::time::Duration::from_millis(50))
+                    .unwrap();
+                let _ = self.started.send(context.id().to_string());
+                self.release.notified().await;
+                "polled".to_owned()
+            }
+            "chatty" => {
+                context
+                    .close_stream(std::time::Duration::from_millis(50))
+                    .unwrap();
+                for n in 1..=100 {
+                    context.progress(f64::from(n), None, None).unwrap();
+                }
+                "chatted".to_owned()
+            }
+            "log" => {
+                context
+                    .notify(
+                        "notifications/message",
+                        Some(&json!({"level": "info", "data": "working"})),
+                    )
+                    .unwrap();
+                "logged".to_owned()
+            }
+            "ask" => {
+                let answer = context
+                    .request("roots/list", None::<&()>, None)
+                    .await
+                    .unwrap();
+                let roots: Value = serde_json::from_str(answer.get()).unwrap();
+                roots["roots"][0]["uri"].as_str().unwrap().to_owned()
+            }
+            "flood" => {
+                let padding = "x".repeat(64 * 1024);
+                for n in 0..200 {
+                    context
+                        .peer()
+                        .notify(
+                            "notifications/message",
+                            Some(&json!({"level": "info", "data": {"n": n, "pad": padding}})),
+                        )
+                        .unwrap();
+                }
+                "flooded".to_owned()
+            }
             _ => params["arguments"]["text"]
                 .as_str()
                 .unwrap_or_default()
@@ -85,13 +137,22 @@ impl Drop for Served {
 const TOKEN: &str = "0123456789abcdef0123456789abcdef";
 
 async fn serve(session: ServerOptions) -> Served {
+    serve_with(session, HttpServerOptions::default()).await.0
+}
+
+async fn serve_with(
+    session: ServerOptions,
+    options: HttpServerOptions,
+) -> (Served, Arc<tokio::sync::Notify>) {
     let tcp = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
     let port = tcp.local_addr().unwrap().port();
     let (started_tx, started) = mpsc::unbounded_channel();
     let (dropped_tx, dropped) = mpsc::unbounded_channel();
+    let release = Arc::new(tokio::sync::Notify::new());
     let handler: Arc<dyn ServerHandler> = Arc::new(Tools {
         started: started_tx,
         dropped: dropped_tx,
+        release: Arc::clone(&release),
     });
     let session = session.capabilities(ServerCapabilities {
         tools: Some(Default::default()),
@@ -100,16 +161,17 @@ async fn serve(session: ServerOptions) -> Served {
     let server = HttpServer::new(
         Arc::new((session, handler)),
         Arc::new(LoopbackPolicy::new(port).bearer_token(TOKEN, "test")),
-        HttpServerOptions::default(),
+        options,
     );
     let listener = Listener::new(tcp, ListenerOptions::default().max_connections(Some(64)));
     let server = tokio::spawn(server.serve(listener));
-    Served {
+    let served = Served {
         port,
         started,
         dropped,
         server,
-    }
+    };
+    (served, release)
 }
 
 /// What came back: status, headers, body.
@@ -177,12 +239,17 @@ async fn post(port: u16, extra: &[(&str, &str)], body: &Value) -> Answer {
 
 /// A handshake-era session, initialized: its id.
 async fn session(port: u16) -> String {
+    session_at(port, "2025-06-18").await
+}
+
+/// A handshake-era session at `version`, initialized: its id.
+async fn session_at(port: u16, version: &str) -> String {
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
+        "protocolVersion": version, "capabilities": {},
         "clientInfo": {"name": "t", "version": "0"}}});
     let started = post(port, &[], &init).await;
     assert_eq!(started.status, 200, "{started:?}");
-    assert_eq!(started.json()["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(started.json()["result"]["protocolVersion"], version);
     let id = started.header(SESSION_HEADER).to_owned();
     assert_eq!(id.len(), 32, "{started:?}");
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
@@ -457,4 +524,364 @@ async fn requests_above_the_in_flight_cap_are_refused_with_a_stable_error() {
     assert_eq!(served.dropped.recv().await.as_deref(), Some("2"));
     let answered = post(port, &[(SESSION_HEADER, &id)], &call(4, "again", None)).await;
     assert_eq!(answered.json()["result"]["content"][0]["text"], "again");
+}
+
+/// `future`, failing the test when it has not finished within 30 s (a
+/// stream whose events were dropped would otherwise wait forever).
+async fn within<F: std::future::Future>(future: F) -> F::Output {
+    tokio::time::timeout(std::time::Duration::from_secs(30), future)
+        .await
+        .expect("no answer within 30 s: an event was lost")
+}
+
+/// One SSE event as the tests read it: its id, retry and data fields.
+#[derive(Debug, Default)]
+struct Event {
+    id: Option<String>,
+    retry: Option<String>,
+    data: String,
+}
+
+fn events(body: &str) -> Vec<Event> {
+    body.split("\n\n")
+        .filter(|block| !block.trim().is_empty())
+        .map(|block| {
+            let mut event = Event::default();
+            for line in block.lines() {
+                if let Some(id) = line.strip_prefix("id: ") {
+                    event.id = Some(id.to_owned());
+                } else if let Some(retry) = line.strip_prefix("retry: ") {
+                    event.retry = Some(retry.to_owned());
+                } else if let Some(data) = line.strip_prefix("data: ") {
+                    event.data = data.to_owned();
+                }
+            }
+            event
+        })
+        .collect()
+}
+
+fn resume(id: &str, last_event_id: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("authorization", AUTH.1.to_owned()),
+        ("accept", "text/event-stream".to_owned()),
+        (SESSION_HEADER, id.to_owned()),
+        ("last-event-id", last_event_id.to_owned()),
+    ]
+}
+
+async fn get_resumed(port: u16, id: &str, last_event_id: &str) -> Answer {
+    let headers = resume(id, last_event_id);
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    send(port, "GET", &headers, "").await
+}
+
+#[tokio::test]
+async fn a_stream_closed_for_polling_is_resumed_by_get_with_last_event_id() {
+    let (mut served, release) =
+        serve_with(ServerOptions::default(), HttpServerOptions::default()).await;
+    let port = served.port;
+    let id = session_at(port, "2025-11-25").await;
+    // The POST's stream opens with a priming event (an id, a retry, no
+    // data) and ends there, while the call goes on.
+    let closed = post(port, &[(SESSION_HEADER, &id)], &call(2, "poll", None)).await;
+    assert_eq!(closed.status, 200, "{closed:?}");
+    assert_eq!(closed.header("content-type"), "text/event-stream");
+    let primed = events(&closed.body);
+    assert_eq!(primed.len(), 1, "{closed:?}");
+    assert_eq!(primed[0].retry.as_deref(), Some("50"), "{closed:?}");
+    assert!(primed[0].data.is_empty(), "{closed:?}");
+    let last = primed[0].id.clone().expect("the priming event has an id");
+    assert_eq!(served.started.recv().await.as_deref(), Some("2"));
+    // The client comes back with the priming event's id: the answer
+    // arrives on that GET once the call ends, and ends it.
+    let resumed = {
+        let (id, last) = (id.clone(), last.clone());
+        tokio::spawn(async move { get_resumed(port, &id, &last).await })
+    };
+    release.notify_one();
+    let resumed = within(resumed).await.unwrap();
+    assert_eq!(resumed.status, 200, "{resumed:?}");
+    let answered = events(&resumed.body);
+    assert_eq!(answered.len(), 1, "{resumed:?}");
+    let answer: Value = serde_json::from_str(&answered[0].data).unwrap();
+    assert_eq!(answer["id"], 2);
+    assert_eq!(answer["result"]["content"][0]["text"], "polled");
+    // The finished stream is kept: the same id replays the answer.
+    let again = get_resumed(port, &id, &last).await;
+    let replayed = events(&again.body);
+    assert_eq!(replayed.len(), 1, "{again:?}");
+    assert_eq!(replayed[0].id, answered[0].id);
+    // An id after the answer replays nothing; the stream has ended.
+    let after = get_resumed(port, &id, answered[0].id.as_deref().unwrap()).await;
+    assert!(events(&after.body).is_empty(), "{after:?}");
+}
+
+#[tokio::test]
+async fn a_replay_keeps_the_newest_events_of_the_stream() {
+    let served = serve(ServerOptions::default()).await;
+    let port = served.port;
+    let id = session_at(port, "2025-11-25").await;
+    let call = call(2, "chatty", Some(json!({"progressToken": "p"})));
+    let closed = post(port, &[(SESSION_HEADER, &id)], &call).await;
+    let primed = events(&closed.body);
+    assert_eq!(primed.len(), 1, "{closed:?}");
+    let last = primed[0].id.clone().unwrap();
+    // 100 progress reports and the answer followed; the newest
+    // REPLAY_EVENTS of them are replayed, the answer last.
+    let resumed = get_resumed(port, &id, &last).await;
+    let replayed = events(&resumed.body);
+    assert_eq!(replayed.len(), REPLAY_EVENTS, "{resumed:?}");
+    let first: Value = serde_json::from_str(&replayed[0].data).unwrap();
+    assert_eq!(
+        first["params"]["progress"],
+        f64::from(101 - u32::try_from(REPLAY_EVENTS).unwrap() + 1)
+    );
+    let answer: Value = serde_json::from_str(&replayed[REPLAY_EVENTS - 1].data).unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "chatted");
+}
+
+#[tokio::test]
+async fn answers_open_as_streams_with_a_priming_event_when_asked() {
+    let options = HttpServerOptions::default()
+        .stream_answers(true)
+        .retry(Some(std::time::Duration::from_millis(250)));
+    let (served, _) = serve_with(ServerOptions::default(), options).await;
+    let port = served.port;
+    let id = session_at(port, "2025-11-25").await;
+    let echoed = post(port, &[(SESSION_HEADER, &id)], &call(2, "hello", None)).await;
+    assert_eq!(echoed.header("content-type"), "text/event-stream");
+    let streamed = events(&echoed.body);
+    assert_eq!(streamed.len(), 2, "{echoed:?}");
+    assert_eq!(streamed[0].retry.as_deref(), Some("250"));
+    assert!(streamed[0].data.is_empty() && streamed[0].id.is_some());
+    let answer: Value = serde_json::from_str(&streamed[1].data).unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "hello");
+    // An earlier version gets no priming event: the answer comes as JSON.
+    let older = session_at(port, "2025-06-18").await;
+    let plain = post(port, &[(SESSION_HEADER, &older)], &call(3, "hello", None)).await;
+    assert_eq!(
+        plain.header("content-type"),
+        "application/json",
+        "{plain:?}"
+    );
+}
+
+#[tokio::test]
+async fn notifications_wait_for_a_slow_event_stream_rather_than_being_dropped() {
+    let served = serve(ServerOptions::default()).await;
+    let port = served.port;
+    let id = session(port).await;
+    // The GET stream opens, and its client does not read it for now.
+    let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+    let request = http::Request::builder()
+        .method("GET")
+        .uri("/mcp")
+        .header("host", format!("127.0.0.1:{port}"))
+        .header(AUTH.0, AUTH.1)
+        .header("accept", "text/event-stream")
+        .header(SESSION_HEADER, &id)
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    assert_eq!(response.status(), 200);
+    // 12.5 MiB of notifications: more than the stream's queue and the
+    // sockets' buffers hold.
+    let flooded = post(port, &[(SESSION_HEADER, &id)], &call(2, "flood", None)).await;
+    assert_eq!(flooded.json()["result"]["content"][0]["text"], "flooded");
+    // Every one arrives, in order, once the client reads.
+    let mut body = response.into_body();
+    let mut buffer = String::new();
+    let mut seen = Vec::new();
+    while seen.len() < 200 {
+        let frame = within(body.frame())
+            .await
+            .expect("the stream ended early")
+            .unwrap();
+        if let Ok(data) = frame.into_data() {
+            buffer.push_str(std::str::from_utf8(&data).unwrap());
+        }
+        while let Some(end) = buffer.find("\n\n") {
+            let block: String = buffer.drain(..end + 2).collect();
+            for event in events(&block) {
+                let message: Value = serde_json::from_str(&event.data).unwrap();
+                seen.push(message["params"]["data"]["n"].as_u64().unwrap());
+            }
+        }
+    }
+    assert_eq!(seen, (0..200).collect::<Vec<u64>>());
+}
+
+#[tokio::test]
+async fn batches_are_answered_in_2025_03_26_and_refused_after_it() {
+    let served = serve(ServerOptions::default()).await;
+    let port = served.port;
+    let id = session_at(port, "2025-03-26").await;
+    let batch = json!([
+        call(2, "a", None),
+        {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+        call(3, "b", None),
+    ]);
+    let answered = post(port, &[(SESSION_HEADER, &id)], &batch).await;
+    assert_eq!(answered.status, 200, "{answered:?}");
+    assert_eq!(answered.header("content-type"), "application/json");
+    let replies = answered.json();
+    let mut texts: Vec<(u64, String)> = replies
+        .as_array()
+        .expect("a batch answers with a batch")
+        .iter()
+        .map(|reply| {
+            (
+                reply["id"].as_u64().unwrap(),
+                reply["result"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    texts.sort();
+    assert_eq!(texts, [(2, "a".to_owned()), (3, "b".to_owned())]);
+    // Notifications alone: accepted, nothing to answer.
+    let quiet = json!([{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}]);
+    assert_eq!(
+        post(port, &[(SESSION_HEADER, &id)], &quiet).await.status,
+        202
+    );
+    // The same id twice: the batch is refused whole.
+    let twice = json!([call(4, "a", None), call(4, "b", None)]);
+    let refused = post(port, &[(SESSION_HEADER, &id)], &twice).await;
+    assert_eq!(refused.json()["error"]["code"], -32600, "{refused:?}");
+    // Later versions have no batches: 400 with -32600 naming the version.
+    let later = session(port).await;
+    let refused = post(port, &[(SESSION_HEADER, &later)], &batch).await;
+    assert_eq!(refused.status, 400, "{refused:?}");
+    assert_eq!(refused.json()["error"]["code"], -32600);
+    let message = refused.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(message.contains("2025-06-18"), "{message}");
+    // And so has a POST without a session.
+    assert_eq!(post(port, &[], &batch).await.status, 400);
+}
+
+#[tokio::test]
+async fn messages_about_a_request_go_on_its_own_stream() {
+    let served = serve(ServerOptions::default()).await;
+    let port = served.port;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {"roots": {}},
+        "clientInfo": {"name": "t", "version": "0"}}});
+    let started = post(port, &[], &init).await;
+    let id = started.header(SESSION_HEADER).to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(
+        post(port, &[(SESSION_HEADER, &id)], &initialized)
+            .await
+            .status,
+        202
+    );
+    // A log message about the call comes on the call's stream, first.
+    let logged = post(port, &[(SESSION_HEADER, &id)], &call(2, "log", None)).await;
+    assert_eq!(logged.header("content-type"), "text/event-stream");
+    let streamed = events(&logged.body);
+    assert_eq!(streamed.len(), 2, "{logged:?}");
+    let log: Value = serde_json::from_str(&streamed[0].data).unwrap();
+    assert_eq!(log["method"], "notifications/message");
+    assert_eq!(log["params"]["data"], "working");
+    // So does a request to the client; its answer, POSTed, lets the call
+    // finish on the same stream.
+    let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+    let request = http::Request::builder()
+        .method("POST")
+        .uri("/mcp")
+        .header("host", format!("127.0.0.1:{port}"))
+        .header(AUTH.0, AUTH.1)
+        .header(ACCEPT.0, ACCEPT.1)
+        .header(JSON.0, JSON.1)
+        .header(SESSION_HEADER, &id)
+        .body(Full::new(Bytes::from(call(3, "ask", None).to_string())))
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut body = response.into_body();
+    let mut buffer = String::new();
+    let asked: Value = loop {
+        let frame = within(body.frame())
+            .await
+            .expect("the stream ended")
+            .unwrap();
+        buffer.push_str(std::str::from_utf8(&frame.into_data().unwrap()).unwrap());
+        if let Some(event) = events(&buffer).into_iter().find(|e| !e.data.is_empty()) {
+            break serde_json::from_str(&event.data).unwrap();
+        }
+    };
+    assert_eq!(asked["method"], "roots/list", "{asked}");
+    let roots = json!({"jsonrpc": "2.0", "id": asked["id"],
+        "result": {"roots": [{"uri": "file:///work"}]}});
+    assert_eq!(
+        post(port, &[(SESSION_HEADER, &id)], &roots).await.status,
+        202
+    );
+    let rest = within(body.collect()).await.unwrap().to_bytes();
+    let answered = events(std::str::from_utf8(&rest).unwrap());
+    let answer: Value = serde_json::from_str(&answered.last().unwrap().data).unwrap();
+    assert_eq!(answer["id"], 3);
+    assert_eq!(answer["result"]["content"][0]["text"], "file:///work");
+}
+
+#[tokio::test]
+async fn a_last_event_id_the_session_does_not_keep_opens_its_stream_instead() {
+    let served = serve(ServerOptions::default()).await;
+    let port = served.port;
+    let long = "9".repeat(4096);
+    for bogus in [
+        "",
+        "x",
+        "7-",
+        "-1",
+        "18446744073709551615-0",
+        "99-1",
+        long.as_str(),
+    ] {
+        // Each opens a new session's stream, primed.
+        let id = session_at(port, "2025-11-25").await;
+        let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .unwrap();
+        let driving = tokio::spawn(connection);
+        let request = http::Request::builder()
+            .method("GET")
+            .uri("/mcp")
+            .header("host", format!("127.0.0.1:{port}"))
+            .header(AUTH.0, AUTH.1)
+            .header("accept", "text/event-stream")
+            .header(SESSION_HEADER, &id)
+            .header("last-event-id", bogus)
+            .body(Full::new(Bytes::new()))
+            .unwrap();
+        let response = sender.send_request(request).await.unwrap();
+        assert_eq!(response.status(), 200, "{bogus:?}");
+        let mut body = response.into_body();
+        let first = within(body.frame()).await.unwrap().unwrap();
+        let primed = events(std::str::from_utf8(&first.into_data().unwrap()).unwrap());
+        assert!(
+            primed[0].data.is_empty() && primed[0].id.is_some(),
+            "{bogus:?}"
+        );
+        driving.abort();
+    }
 }
