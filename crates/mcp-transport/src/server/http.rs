@@ -2,7 +2,9 @@
 //!
 //! [`HttpServer`] answers the requests of one endpoint
 //! ([`HttpServerOptions::endpoint`], `/mcp` by default), served by the bounded
-//! accept loop ([`Listener`]) or by a host's own ([`HttpServer::handle`]):
+//! accept loop ([`Listener`]) or by a host's own ([`HttpServer::handle`], or
+//! the server as a hyper `Service`), which may wrap it; a host may end a
+//! session itself ([`HttpServer::end_session`]):
 //!
 //! - **Handshake era** (2024-11-05 to 2025-11-25): a POST of `initialize`
 //!   without a session starts one, a [`ServerSession`] of its own with the
@@ -509,7 +511,24 @@ impl HttpServer {
         self.inner.lock().len()
     }
 
-    /// Answers one HTTP request, for a host that runs its own accept loop.
+    /// Ends the handshake-era session `id` from the server's side
+    /// ("Transports" §Session Management: a server may end a session at any
+    /// time, and then answers requests naming it with 404, so that the
+    /// client initializes again): as on DELETE, its requests in flight are
+    /// cancelled (their handlers' futures dropped) and not answered, and its
+    /// streams end. For a host that expires sessions (idle, revoked
+    /// credentials). False when no session `id` is open.
+    pub async fn end_session(&self, id: &str) -> bool {
+        self.inner.end(id).await
+    }
+
+    /// Answers one HTTP request, for a host that runs its own accept loop
+    /// or router: the request's path, policy, session and body are all
+    /// checked here, as [`HttpServer::serve`] does. A host that wants to
+    /// answer some requests itself, or to change a response, wraps this
+    /// call; [`HttpServer`] is also a hyper
+    /// [`Service`](hyper::service::Service) doing the same, for
+    /// `hyper::server::conn::http1::Builder::serve_connection`.
     pub async fn handle<B>(&self, request: Request<B>) -> Response<HttpBody>
     where
         B: Body + Send,
@@ -528,6 +547,25 @@ impl HttpServer {
         );
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         response
+    }
+}
+
+/// The same as [`HttpServer::handle`], as a hyper service: a host serves a
+/// connection with a clone of the server (`serve_connection(io, server)`).
+impl<B> hyper::service::Service<Request<B>> for HttpServer
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = Response<HttpBody>;
+    type Error = Infallible;
+    type Future =
+        Pin<Box<dyn std::future::Future<Output = Result<Response<HttpBody>, Infallible>> + Send>>;
+
+    fn call(&self, request: Request<B>) -> Self::Future {
+        let server = self.clone();
+        Box::pin(async move { Ok(server.handle(request).await) })
     }
 }
 
@@ -943,13 +981,22 @@ impl Inner {
         let Some(id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
             return no_session_stream();
         };
+        if self.end(id).await {
+            empty(StatusCode::OK)
+        } else {
+            text(StatusCode::NOT_FOUND, "session not found")
+        }
+    }
+
+    /// Ends session `id`, cancelling its requests; false if it is not open.
+    async fn end(&self, id: &str) -> bool {
         let removed = self.lock().remove(id);
         match removed {
             Some(session) => {
                 let _ = session.inbound.send(Inbound::End).await;
-                empty(StatusCode::OK)
+                true
             }
-            None => text(StatusCode::NOT_FOUND, "session not found"),
+            None => false,
         }
     }
 }

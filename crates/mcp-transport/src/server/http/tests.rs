@@ -1,4 +1,4 @@
-//! The Streamable HTTP server on a real loopback listener, driven by hyper's client: sessions, DELETE cancelling a call in flight, the stateless era, the loopback policy, the in-flight cap, SSE progress and the security headers.
+//! The Streamable HTTP server on a real loopback listener, driven by hyper's client: sessions, DELETE cancelling a call in flight, the stateless era, the loopback policy, the in-flight cap, SSE progress, the security headers, and a host serving through its own accept loop and ending a session.
 
 use std::sync::Arc;
 
@@ -884,4 +884,99 @@ async fn a_last_event_id_the_session_does_not_keep_opens_its_stream_instead() {
         );
         driving.abort();
     }
+}
+
+/// A host's own accept loop: each connection served by hyper with a
+/// wrapper around the server (`/teapot` answered by the host itself, the
+/// rest delegated to the server as a hyper service), for a session the
+/// host then ends.
+#[tokio::test]
+async fn a_host_serves_through_its_own_loop_and_ends_a_session() {
+    use hyper::service::Service as _;
+
+    let tcp = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let (started_tx, mut started) = mpsc::unbounded_channel();
+    let (dropped_tx, mut dropped) = mpsc::unbounded_channel();
+    let handler: Arc<dyn ServerHandler> = Arc::new(Tools {
+        started: started_tx,
+        dropped: dropped_tx,
+        release: Arc::new(tokio::sync::Notify::new()),
+    });
+    let options = ServerOptions::default().capabilities(ServerCapabilities {
+        tools: Some(Default::default()),
+        ..ServerCapabilities::default()
+    });
+    let server = HttpServer::new(
+        Arc::new((options, handler)),
+        Arc::new(LoopbackPolicy::new(port).bearer_token(TOKEN, "test")),
+        HttpServerOptions::default(),
+    );
+    let host = {
+        let server = server.clone();
+        tokio::spawn(async move {
+            loop {
+                let (stream, _) = tcp.accept().await.unwrap();
+                let server = server.clone();
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |request: Request<_>| {
+                        let server = server.clone();
+                        async move {
+                            if request.uri().path() == "/teapot" {
+                                return Ok::<_, Infallible>(text(
+                                    StatusCode::IM_A_TEAPOT,
+                                    "the host's own",
+                                ));
+                            }
+                            server.call(request).await
+                        }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        })
+    };
+
+    let id = session(port).await;
+    assert_eq!(server.sessions(), 1);
+    let echoed = post(port, &[(SESSION_HEADER, &id)], &call(2, "hello", None)).await;
+    assert_eq!(echoed.status, 200, "{echoed:?}");
+    assert_secure(&echoed);
+    assert_eq!(echoed.json()["result"]["content"][0]["text"], "hello");
+
+    let waiting = {
+        let id = id.clone();
+        tokio::spawn(
+            async move { post(port, &[(SESSION_HEADER, &id)], &call(3, "hang", None)).await },
+        )
+    };
+    assert_eq!(started.recv().await.as_deref(), Some("3"));
+    assert!(server.end_session(&id).await);
+    assert!(!server.end_session(&id).await, "the session ended once");
+    assert_eq!(server.sessions(), 0);
+    // Its call was cancelled and not answered; the session is unknown now.
+    assert_eq!(dropped.recv().await.as_deref(), Some("3"));
+    let answered = waiting.await.unwrap();
+    assert!(answered.body.is_empty(), "{answered:?}");
+    let gone = post(port, &[(SESSION_HEADER, &id)], &call(4, "hello", None)).await;
+    assert_eq!(gone.status, 404, "{gone:?}");
+
+    let teapot = {
+        let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .unwrap();
+        tokio::spawn(connection);
+        let request = http::Request::builder()
+            .uri("/teapot")
+            .header("host", format!("127.0.0.1:{port}"))
+            .body(Full::new(Bytes::new()))
+            .unwrap();
+        sender.send_request(request).await.unwrap().status()
+    };
+    assert_eq!(teapot, StatusCode::IM_A_TEAPOT);
+    host.abort();
 }
