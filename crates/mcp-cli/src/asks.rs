@@ -2,7 +2,9 @@
 //!
 //! mcpctl declares `roots`, `sampling` and `elicitation` (form and URL
 //! modes) on every connection it makes for a person, so a server shows the
-//! tools that need them. Questions are asked on stderr and answered on
+//! tools that need them; at a terminal also `sampling.tools` (MCP
+//! 2025-11-25, "Client/Sampling" §Tools in Sampling), since the person
+//! there may answer with a tool use. Questions are asked on stderr and answered on
 //! stdin, one at a time, and only when both are a terminal and the run is
 //! not `--json`; otherwise each is declined at once with a line on stderr
 //! saying why, so a script or CI never hangs on a question.
@@ -16,9 +18,13 @@
 //! - URL elicitation: the URL is printed (escaped, never opened or
 //!   fetched) and mcpctl waits for Enter.
 //! - Sampling (MCP "Client/Sampling"): there is no model here. The request
-//!   is shown (system prompt, messages, preferences, tools), a page at a
+//!   is shown (system prompt, messages with their tool uses and results,
+//!   preferences, the tools offered and the tool choice), a page at a
 //!   time when it is longer than the terminal, with its size; the person
-//!   types the reply or declines.
+//!   types the reply, or uses one of the offered tools with a first line
+//!   `/tool NAME {JSON input}` (a `tool_use` block, stop reason `toolUse`;
+//!   refused when the tool choice is `none`, required when it is
+//!   `required`), or declines.
 //! - Roots (MCP "Client/Roots"): the `--root DIR` directories, else the
 //!   current directory.
 //!
@@ -37,7 +43,7 @@ use mcp_proto::types::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
     ElicitFormParams, ElicitRequestParams, ElicitResult, ElicitUrlParams, ElicitationCapability,
     JsonObject, ListRootsResult, Role, Root, RootsCapability, SamplingCapability, SamplingContent,
-    SamplingMessageContent, StopReason, TextContent,
+    SamplingMessageContent, StopReason, TextContent, ToolChoiceMode, ToolUseContent,
 };
 use mcp_transport::ClientHandler;
 use serde_json::Value;
@@ -160,8 +166,9 @@ pub(crate) fn roots(dirs: &[PathBuf]) -> Vec<Root> {
 }
 
 /// The capabilities mcpctl declares wherever a person answers: `roots`,
-/// `sampling` and `elicitation` in form and URL modes.
-pub(crate) fn capabilities() -> ClientCapabilities {
+/// `sampling` (with `tools` when `sampling_tools`: the person can answer
+/// with a tool use) and `elicitation` in form and URL modes.
+pub(crate) fn capabilities(sampling_tools: bool) -> ClientCapabilities {
     let elicitation = ElicitationCapability {
         form: Some(JsonObject::new()),
         url: Some(JsonObject::new()),
@@ -169,7 +176,10 @@ pub(crate) fn capabilities() -> ClientCapabilities {
     };
     ClientCapabilities {
         roots: Some(RootsCapability::default()),
-        sampling: Some(SamplingCapability::default()),
+        sampling: Some(SamplingCapability {
+            tools: sampling_tools.then(JsonObject::new),
+            ..Default::default()
+        }),
         elicitation: Some(elicitation),
         ..Default::default()
     }
@@ -196,7 +206,7 @@ fn root(dir: &std::path::Path) -> Result<Root, String> {
 #[async_trait]
 impl ClientHandler for TerminalAsks {
     fn capabilities(&self) -> ClientCapabilities {
-        capabilities()
+        capabilities(true)
     }
 
     async fn list_roots(&self) -> Result<ListRootsResult, ErrorObject> {
@@ -842,6 +852,37 @@ pub(crate) fn describe(params: &CreateMessageRequestParams) -> String {
         for content in message.content.blocks() {
             let shown = match content {
                 SamplingContent::Text(t) => block(&t.text).into_owned(),
+                SamplingContent::ToolUse(used) => format!(
+                    "[uses tool {} (id {}) with {}]",
+                    shown(&used.name, 200),
+                    shown(&used.id, 200),
+                    shown(&Value::Object(used.input.clone()).to_string(), 2000)
+                ),
+                SamplingContent::ToolResult(result) => {
+                    let texts: Vec<String> = result
+                        .content
+                        .iter()
+                        .map(|block| match block {
+                            mcp_proto::types::ContentBlock::Text(t) => block_text(&t.text),
+                            other => {
+                                let value = serde_json::to_value(other).unwrap_or_default();
+                                let kind =
+                                    value.get("type").and_then(Value::as_str).unwrap_or("block");
+                                format!("[{} block]", line(kind))
+                            }
+                        })
+                        .collect();
+                    format!(
+                        "[result of tool use {}{}]\n{}",
+                        shown(&result.tool_use_id, 200),
+                        if result.is_error == Some(true) {
+                            ", an error"
+                        } else {
+                            ""
+                        },
+                        texts.join("\n")
+                    )
+                }
                 other => {
                     let value = serde_json::to_value(other).unwrap_or_default();
                     let kind = value.get("type").and_then(Value::as_str).unwrap_or("block");
@@ -896,9 +937,83 @@ pub(crate) fn describe(params: &CreateMessageRequestParams) -> String {
                 shown(&tool.name, 200),
                 shown(&crate::output::one_line(description, 100), 400)
             ));
+            let input = tool
+                .input_schema
+                .to_object()
+                .and_then(|schema| match schema.get("properties") {
+                    Some(Value::Object(properties)) => {
+                        Some(properties.keys().map(|k| shown(k, 80)).collect::<Vec<_>>())
+                    }
+                    _ => None,
+                })
+                .unwrap_or_default();
+            if !input.is_empty() {
+                text.push_str(&format!("    input: {}\n", input.join(", ")));
+            }
         }
     }
+    if params.tools.is_some() || params.tool_choice.is_some() {
+        text.push_str(&format!(
+            "tool choice: {}\n",
+            match tool_choice(params) {
+                ToolChoiceMode::Required => "required (the reply must use a tool)",
+                ToolChoiceMode::None => "none (the reply must not use a tool)",
+                _ => "auto (the reply may use a tool)",
+            }
+        ));
+    }
     text
+}
+
+/// A server's text that may span lines, escaped and cut to [`SHOWN_TEXT`].
+fn block_text(text_: &str) -> String {
+    block(&text::bound(text_, SHOWN_TEXT)).into_owned()
+}
+
+/// The request's tool choice: `auto` unless it says otherwise (MCP
+/// 2025-11-25 "Client/Sampling" §Tools in Sampling); an unknown mode is
+/// read as `auto`.
+fn tool_choice(params: &CreateMessageRequestParams) -> ToolChoiceMode {
+    match params.tool_choice.as_ref().and_then(|c| c.mode.clone()) {
+        Some(ToolChoiceMode::Required) => ToolChoiceMode::Required,
+        Some(ToolChoiceMode::None) => ToolChoiceMode::None,
+        _ => ToolChoiceMode::Auto,
+    }
+}
+
+/// The tool use a person typed as `/tool NAME {JSON input}`: one of the
+/// offered tools, with a JSON object (or nothing, `{}`) as its input.
+fn typed_tool_use(
+    params: &CreateMessageRequestParams,
+    rest: &str,
+) -> Result<ToolUseContent, String> {
+    static USES: AtomicU64 = AtomicU64::new(1);
+    let rest = rest.trim();
+    let (name, input) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let offered = params.tools.as_deref().unwrap_or_default();
+    if !offered.iter().any(|tool| tool.name == name) {
+        let names: Vec<String> = offered.iter().map(|t| shown(&t.name, 80)).collect();
+        return Err(format!(
+            "`{}` is not one of the offered tools ({})",
+            shown(name, 80),
+            names.join(", ")
+        ));
+    }
+    let input = match input.trim() {
+        "" => JsonObject::new(),
+        text => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(input)) => input,
+            Ok(_) => return Err("the input must be a JSON object".into()),
+            Err(e) => return Err(format!("the input is not JSON: {e}")),
+        },
+    };
+    Ok(ToolUseContent {
+        id: format!("mcpctl-use-{}", USES.fetch_add(1, Ordering::Relaxed)),
+        name: name.to_owned(),
+        input,
+        meta: None,
+        extra: JsonObject::new(),
+    })
 }
 
 /// Shows a sampling request a page at a time and reads the person's reply.
@@ -936,15 +1051,48 @@ fn sample(
             }
         }
     }
+    let choice = tool_choice(params);
+    let tools =
+        params.tools.as_ref().is_some_and(|t| !t.is_empty()) && choice != ToolChoiceMode::None;
     terminal.say(
         "mcpctl has no model: type the reply yourself, ending with an empty line \
          (or [d]ecline with a first line of just `d`):\n",
     );
+    if tools {
+        terminal.say(if choice == ToolChoiceMode::Required {
+            "The reply must use a tool: a first line `/tool NAME {JSON input}` uses one.\n"
+        } else {
+            "A first line `/tool NAME {JSON input}` uses one of the tools instead.\n"
+        });
+    }
     let mut reply: Vec<String> = Vec::new();
     while let Some(answer) = terminal.ask(if reply.is_empty() { "> " } else { "| " }) {
         if reply.is_empty() && matches!(answer.trim(), "d" | "decline") {
             terminal.say("declined\n");
             return Err(rejected());
+        }
+        if reply.is_empty()
+            && let Some(rest) = answer.trim_start().strip_prefix("/tool")
+            && (rest.is_empty() || rest.starts_with(char::is_whitespace))
+        {
+            if !tools {
+                terminal.say("this request offers no tool to use; type a reply, or d\n");
+                continue;
+            }
+            match typed_tool_use(params, rest) {
+                Ok(used) => {
+                    terminal.say("sent\n");
+                    return Ok(tool_use_reply(used));
+                }
+                Err(why) => {
+                    terminal.say(&format!("{why}; try again, or d\n"));
+                    continue;
+                }
+            }
+        }
+        if reply.is_empty() && choice == ToolChoiceMode::Required && tools && !answer.is_empty() {
+            terminal.say("this request requires a tool use: `/tool NAME {JSON input}`, or d\n");
+            continue;
         }
         if answer.is_empty() {
             if reply.is_empty() {
@@ -960,6 +1108,19 @@ fn sample(
     }
     terminal.say("sent\n");
     Ok(typed_reply(reply.join("\n")))
+}
+
+/// A sampling answer in which the person used a tool (its `model` says
+/// a person answered; stop reason `toolUse`).
+fn tool_use_reply(used: ToolUseContent) -> CreateMessageResult {
+    CreateMessageResult {
+        role: Role::Assistant,
+        content: SamplingMessageContent::One(SamplingContent::ToolUse(used)),
+        model: TYPED_MODEL.into(),
+        stop_reason: Some(StopReason::ToolUse),
+        meta: None,
+        extra: JsonObject::new(),
+    }
 }
 
 /// A sampling answer whose text a person typed (its `model` says so).
@@ -1183,6 +1344,90 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&result.content).unwrap(),
             json!({"type": "text", "text": "hello\nthere"})
+        );
+    }
+
+    /// `sample` on `params` with `input` typed: what was shown, and the answer.
+    fn sampled(
+        params: &CreateMessageRequestParams,
+        input: &str,
+    ) -> (String, Result<CreateMessageResult, ErrorObject>) {
+        let mut shown = Vec::new();
+        let result = {
+            let mut terminal = Terminal {
+                input: Box::new(input.as_bytes()),
+                output: Box::new(&mut shown),
+            };
+            sample(&mut terminal, params, 100)
+        };
+        (String::from_utf8(shown).unwrap(), result)
+    }
+
+    fn with_tools(choice: &str) -> CreateMessageRequestParams {
+        serde_json::from_value(json!({
+            "messages": [
+                {"role": "user", "content": {"type": "text", "text": "Weather in Paris?"}},
+                {"role": "assistant", "content": {"type": "tool_use", "id": "u1", "name": "weather",
+                    "input": {"city": "Lyon"}}},
+                {"role": "user", "content": {"type": "tool_result", "toolUseId": "u1",
+                    "content": [{"type": "text", "text": "rain \u{1b}[2J in Lyon"}]}}
+            ],
+            "maxTokens": 50,
+            "tools": [{"name": "weather", "description": "The weather in a city",
+                "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}],
+            "toolChoice": {"mode": choice}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_terminal_declares_tool_use_in_sampling_and_the_page_does_not() {
+        let terminal = serde_json::to_value(capabilities(true)).unwrap();
+        assert_eq!(terminal["sampling"], json!({"tools": {}}));
+        let page = serde_json::to_value(capabilities(false)).unwrap();
+        assert_eq!(page["sampling"], json!({}));
+    }
+
+    #[test]
+    fn a_sampling_request_with_tools_shows_them_and_a_person_may_use_one() {
+        let params = with_tools("required");
+        // A text reply is refused while a tool use is required, an unknown
+        // tool and a malformed input are asked again.
+        let (shown, result) = sampled(
+            &params,
+            "it rains\n/tool umbrella {}\n/tool weather [1]\n/tool weather {\"city\": \"Paris\"}\n",
+        );
+        for expected in [
+            "tools the model may use (1):",
+            "weather  The weather in a city",
+            "input: city",
+            "tool choice: required (the reply must use a tool)",
+            "[uses tool weather (id u1) with {\"city\":\"Lyon\"}]",
+            "[result of tool use u1]",
+            "this request requires a tool use",
+            "`umbrella` is not one of the offered tools (weather)",
+            "the input must be a JSON object",
+        ] {
+            assert!(shown.contains(expected), "{expected:?} in {shown}");
+        }
+        assert!(!shown.contains('\u{1b}'), "escaped: {shown}");
+        let result = result.unwrap();
+        assert_eq!(result.stop_reason, Some(StopReason::ToolUse));
+        let content = serde_json::to_value(&result.content).unwrap();
+        assert_eq!(content["type"], "tool_use");
+        assert_eq!(content["name"], "weather");
+        assert_eq!(content["input"], json!({"city": "Paris"}));
+        assert!(content["id"].as_str().unwrap().starts_with("mcpctl-use-"));
+
+        // `auto`: text is a reply; `none`: no tool may be used.
+        let (_, auto) = sampled(&with_tools("auto"), "sunny\n\n");
+        assert_eq!(auto.unwrap().stop_reason, Some(StopReason::EndTurn));
+        let (shown, none) = sampled(&with_tools("none"), "/tool weather\ncloudy\n\n");
+        assert!(shown.contains("tool choice: none"), "{shown}");
+        assert!(shown.contains("offers no tool to use"), "{shown}");
+        assert_eq!(
+            serde_json::to_value(&none.unwrap().content).unwrap(),
+            json!({"type": "text", "text": "cloudy"})
         );
     }
 }

@@ -440,7 +440,8 @@ fn block(text_: &str, max: usize) -> String {
 #[async_trait]
 impl ClientHandler for PageAsks {
     fn capabilities(&self) -> ClientCapabilities {
-        asks::capabilities()
+        // The page's reply is text: no tool use in sampling.
+        asks::capabilities(false)
     }
 
     async fn list_roots(&self) -> Result<ListRootsResult, ErrorObject> {
