@@ -16,7 +16,11 @@
 //!   is asked with its type, choices, default (an empty answer keeps it)
 //!   and whether it is required.
 //! - URL elicitation: the URL is printed (escaped, never opened or
-//!   fetched) and mcpctl waits for Enter.
+//!   fetched) and mcpctl waits for Enter. When the server says the page's
+//!   flow is done (`notifications/elicitation/complete` for its
+//!   elicitation id, MCP 2025-11-25), mcpctl says so and stops waiting
+//!   (answering `accept`); one that arrives after the answer is printed
+//!   as a line on stderr; unknown ids are ignored.
 //! - Sampling (MCP "Client/Sampling"): there is no model here. The request
 //!   is shown (system prompt, messages with their tool uses and results,
 //!   preferences, the tools offered and the tool choice), a page at a
@@ -31,6 +35,7 @@
 //! Everything a server sent is escaped before it is shown
 //! ([`crate::output::line`], [`crate::output::block`]) and bounded.
 
+use std::collections::VecDeque;
 use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -42,8 +47,9 @@ use mcp_proto::text;
 use mcp_proto::types::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
     ElicitFormParams, ElicitRequestParams, ElicitResult, ElicitUrlParams, ElicitationCapability,
-    JsonObject, ListRootsResult, Role, Root, RootsCapability, SamplingCapability, SamplingContent,
-    SamplingMessageContent, StopReason, TextContent, ToolChoiceMode, ToolUseContent,
+    ElicitationCompleteNotificationParams, JsonObject, ListRootsResult, Role, Root,
+    RootsCapability, SamplingCapability, SamplingContent, SamplingMessageContent, StopReason,
+    TextContent, ToolChoiceMode, ToolUseContent,
 };
 use mcp_transport::ClientHandler;
 use serde_json::Value;
@@ -97,6 +103,149 @@ pub(crate) struct TerminalAsks {
     interactive: bool,
     /// Serializes questions: two must never interleave.
     asking: Mutex<()>,
+    /// What the server said of URL-mode elicitations' completion.
+    completions: Arc<std::sync::Mutex<Completions>>,
+}
+
+/// The most elicitation ids [`Completions`] keeps of each kind.
+const COMPLETIONS_KEPT: usize = 32;
+
+/// `notifications/elicitation/complete` as the terminal uses it: the URL
+/// elicitation being waited on (its id and what wakes the wait), the ids
+/// completed before their question came up, and those answered already.
+#[derive(Debug, Default)]
+struct Completions {
+    waiting: Option<(String, Option<Waker>)>,
+    /// Completed and not waited on yet (the question may be queued).
+    done: VecDeque<String>,
+    /// URL elicitations answered on this terminal.
+    answered: VecDeque<String>,
+}
+
+/// Keeps `id` at the back of `ids`, at most [`COMPLETIONS_KEPT`] ids.
+fn keep(ids: &mut VecDeque<String>, id: String) {
+    if ids.len() >= COMPLETIONS_KEPT {
+        ids.pop_front();
+    }
+    ids.push_back(id);
+}
+
+impl Completions {
+    /// The question about `id` is on the terminal now: whether the server
+    /// already said it is done, else where the wait's wake-up goes.
+    fn wait_for(&mut self, id: &str) -> Result<Option<Wake>, ()> {
+        if let Some(at) = self.done.iter().position(|done| done == id) {
+            self.done.remove(at);
+            return Err(());
+        }
+        let (waker, wake) = match wake_pair() {
+            Some((waker, wake)) => (Some(waker), Some(wake)),
+            None => (None, None),
+        };
+        self.waiting = Some((id.to_owned(), waker));
+        Ok(wake)
+    }
+
+    /// The question about `id` was answered.
+    fn answered(&mut self, id: &str) {
+        if self
+            .waiting
+            .as_ref()
+            .is_some_and(|(waiting, _)| waiting == id)
+        {
+            self.waiting = None;
+        }
+        keep(&mut self.answered, id.to_owned());
+    }
+
+    /// The server says `id` is done. Returns whether it was answered here
+    /// already (the person should hear of it).
+    fn complete(&mut self, id: String) -> bool {
+        if let Some((waiting, waker)) = &self.waiting
+            && *waiting == id
+        {
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+            return false;
+        }
+        if self.answered.contains(&id) {
+            return true;
+        }
+        keep(&mut self.done, id);
+        false
+    }
+}
+
+/// The end of a pipe that wakes a [`Wake`].
+#[derive(Debug)]
+struct Waker(#[cfg(unix)] std::os::fd::OwnedFd);
+
+impl Waker {
+    fn wake(&self) {
+        #[cfg(unix)]
+        {
+            // One byte into an empty pipe never blocks.
+            let _ = rustix::io::write(&self.0, b"!");
+        }
+    }
+}
+
+/// Lets a wait for the terminal's input end early: input to read, or a
+/// byte on the pipe's other end ([`Waker`]).
+struct Wake {
+    #[cfg(unix)]
+    watched: Box<dyn std::os::fd::AsFd + Send>,
+    #[cfg(unix)]
+    signal: std::os::fd::OwnedFd,
+}
+
+/// Whether a [`Wake`] saw input or its waker.
+#[derive(Debug, PartialEq)]
+enum Woke {
+    Input,
+    Waker,
+}
+
+impl Wake {
+    /// Waits until the watched input can be read or the waker woke it.
+    fn wait(&self) -> Woke {
+        #[cfg(unix)]
+        loop {
+            use rustix::event::{PollFd, PollFlags, poll};
+            let watched = self.watched.as_fd();
+            let mut fds = [
+                PollFd::new(&self.signal, PollFlags::IN),
+                PollFd::new(&watched, PollFlags::IN),
+            ];
+            match poll(&mut fds, None) {
+                Ok(_) if !fds[0].revents().is_empty() => return Woke::Waker,
+                Ok(_) if !fds[1].revents().is_empty() => return Woke::Input,
+                Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                // Unable to wait for both: read as before.
+                Err(_) => return Woke::Input,
+            }
+        }
+        #[cfg(not(unix))]
+        Woke::Input
+    }
+}
+
+/// A pipe for waking a wait on stdin; `None` where there is none.
+fn wake_pair() -> Option<(Waker, Wake)> {
+    #[cfg(unix)]
+    {
+        let (read, write) = rustix::pipe::pipe().ok()?;
+        Some((
+            Waker(write),
+            Wake {
+                watched: Box::new(io::stdin()),
+                signal: read,
+            },
+        ))
+    }
+    #[cfg(not(unix))]
+    None
 }
 
 impl TerminalAsks {
@@ -107,6 +256,7 @@ impl TerminalAsks {
             roots: roots(&options.roots),
             interactive: options.interactive,
             asking: Mutex::new(()),
+            completions: Arc::default(),
         })
     }
 
@@ -249,14 +399,42 @@ impl ClientHandler for TerminalAsks {
                 .await
             }
             (ElicitRequestParams::Url(url), _) => {
-                self.one_at_a_time(cancel, move || {
-                    let mut terminal = Terminal::stdio();
-                    visit(&mut terminal, &url)
-                })
-                .await
+                let completions = Arc::clone(&self.completions);
+                let id = url.elicitation_id.clone();
+                let answer = self
+                    .one_at_a_time(cancel, move || {
+                        let waiting = lock(&completions).wait_for(&url.elicitation_id);
+                        let mut terminal = Terminal::stdio();
+                        match waiting {
+                            Ok(wake) => {
+                                terminal.wake = wake;
+                                visit(&mut terminal, &url)
+                            }
+                            Err(()) => {
+                                visited(&mut terminal, &url);
+                                terminal.say(
+                                    "The server says this is done already: nothing to open.\n",
+                                );
+                                ElicitResult::new(ElicitAction::Accept)
+                            }
+                        }
+                    })
+                    .await;
+                lock(&self.completions).answered(&id);
+                answer
             }
             (ElicitRequestParams::Form(_), None) => cancel,
         })
+    }
+
+    fn elicitation_complete(&self, params: ElicitationCompleteNotificationParams) {
+        let id = params.elicitation_id;
+        let shown_id = shown(&id, 200);
+        if lock(&self.completions).complete(id) && self.interactive && !asking() {
+            eprintln!(
+                "mcpctl: the server says the page you were asked to open is done ({shown_id})"
+            );
+        }
     }
 
     async fn create_message(
@@ -277,6 +455,12 @@ impl ClientHandler for TerminalAsks {
         })
         .await
     }
+}
+
+fn lock(completions: &std::sync::Mutex<Completions>) -> std::sync::MutexGuard<'_, Completions> {
+    completions
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The answer to a sampling request the person declined (the spec's
@@ -306,6 +490,16 @@ fn terminal_rows() -> usize {
 pub(crate) struct Terminal<'a> {
     input: Box<dyn BufRead + 'a>,
     output: Box<dyn Write + 'a>,
+    /// What may end a wait for input early (a URL elicitation's completion).
+    wake: Option<Wake>,
+}
+
+/// What [`Terminal::ask_or_woken`] got.
+#[derive(Debug, PartialEq)]
+enum Asked {
+    Line(String),
+    End,
+    Woken,
 }
 
 impl<'a> Terminal<'a> {
@@ -313,6 +507,7 @@ impl<'a> Terminal<'a> {
         Terminal {
             input: Box::new(io::stdin().lock()),
             output: Box::new(io::stderr()),
+            wake: None,
         }
     }
 
@@ -326,6 +521,27 @@ impl<'a> Terminal<'a> {
     /// at the end of input.
     fn ask(&mut self, prompt: &str) -> Option<String> {
         self.say(prompt);
+        self.read_line()
+    }
+
+    /// As [`Terminal::ask`], except that the wait ends early, with
+    /// [`Asked::Woken`], when the terminal's [`Wake`] is woken first.
+    fn ask_or_woken(&mut self, prompt: &str) -> Asked {
+        self.say(prompt);
+        if let Some(wake) = &self.wake
+            && wake.wait() == Woke::Waker
+        {
+            self.say("\n");
+            return Asked::Woken;
+        }
+        match self.read_line() {
+            Some(line) => Asked::Line(line),
+            None => Asked::End,
+        }
+    }
+
+    /// One line of input without its line break; `None` at the end.
+    fn read_line(&mut self) -> Option<String> {
         let mut answer = String::new();
         match self.input.read_line(&mut answer) {
             Ok(0) | Err(_) => {
@@ -798,8 +1014,9 @@ fn fill_in(terminal: &mut Terminal<'_>, message: &str, fields: &[Field]) -> Elic
     result
 }
 
-/// Asks the person to open a URL: shown in full (escaped), never opened.
-fn visit(terminal: &mut Terminal<'_>, url: &ElicitUrlParams) -> ElicitResult {
+/// Shows the page a URL elicitation asks the person to open: its message,
+/// its site and the URL in full, escaped; never opened or fetched.
+fn visited(terminal: &mut Terminal<'_>, url: &ElicitUrlParams) {
     let host = url::Url::parse(&url.url)
         .ok()
         .and_then(|u| u.host_str().map(str::to_owned))
@@ -810,13 +1027,24 @@ fn visit(terminal: &mut Terminal<'_>, url: &ElicitUrlParams) -> ElicitResult {
         shown(&host, 256),
         shown(&url.url, SHOWN_TEXT),
     ));
+}
+
+/// Asks the person to open a URL ([`visited`]) and waits for Enter, or for
+/// the server to say the page's flow is done (the terminal's [`Wake`]).
+fn visit(terminal: &mut Terminal<'_>, url: &ElicitUrlParams) -> ElicitResult {
+    visited(terminal, url);
     loop {
-        match terminal
-            .ask("Open it in your browser, then press Enter ([d]ecline, [c]ancel): ")
-            .as_deref()
-            .map(|a| a.trim().to_ascii_lowercase())
-            .as_deref()
-        {
+        let answer = terminal
+            .ask_or_woken("Open it in your browser, then press Enter ([d]ecline, [c]ancel): ");
+        let answer = match answer {
+            Asked::Woken => {
+                terminal.say("The server says this is done.\n");
+                return ElicitResult::new(ElicitAction::Accept);
+            }
+            Asked::End => None,
+            Asked::Line(line) => Some(line.trim().to_ascii_lowercase()),
+        };
+        match answer.as_deref() {
             Some("" | "y" | "yes" | "o" | "ok") => {
                 terminal.say("sent\n");
                 return ElicitResult::new(ElicitAction::Accept);
@@ -1228,6 +1456,7 @@ mod tests {
             let mut terminal = Terminal {
                 input: Box::new(typed.as_bytes()),
                 output: Box::new(&mut shown),
+                wake: None,
             };
             fill_in(&mut terminal, "Tell me", fields)
         };
@@ -1323,6 +1552,7 @@ mod tests {
             let mut terminal = Terminal {
                 input: Box::new("s\nhello\nthere\n\n".as_bytes()),
                 output: Box::new(&mut shown),
+                wake: None,
             };
             sample(&mut terminal, &params, 14)
         };
@@ -1357,6 +1587,7 @@ mod tests {
             let mut terminal = Terminal {
                 input: Box::new(input.as_bytes()),
                 output: Box::new(&mut shown),
+                wake: None,
             };
             sample(&mut terminal, params, 100)
         };
@@ -1428,6 +1659,66 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&none.unwrap().content).unwrap(),
             json!({"type": "text", "text": "cloudy"})
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_url_question_stops_waiting_when_the_server_says_it_is_done() {
+        let url: ElicitUrlParams = serde_json::from_value(json!({
+            "mode": "url", "message": "Sign in", "elicitationId": "e-1",
+            "url": "https://login.example.org/start"
+        }))
+        .unwrap();
+        // Stdin stays silent (its writer open, nothing written): only the
+        // waker can end the wait, from another thread, whenever it runs.
+        let (stdin, _silent) = rustix::pipe::pipe().unwrap();
+        let (signal, waker) = rustix::pipe::pipe().unwrap();
+        let waker = Waker(waker);
+        let woken = std::thread::spawn(move || waker.wake());
+        let mut shown = Vec::new();
+        let result = {
+            let mut terminal = Terminal {
+                input: Box::new(io::empty()),
+                output: Box::new(&mut shown),
+                wake: Some(Wake {
+                    watched: Box::new(stdin),
+                    signal,
+                }),
+            };
+            visit(&mut terminal, &url)
+        };
+        woken.join().unwrap();
+        let shown = String::from_utf8(shown).unwrap();
+        assert_eq!(result.action, ElicitAction::Accept);
+        assert!(shown.contains("site: login.example.org"), "{shown}");
+        assert!(
+            shown.ends_with("The server says this is done.\n"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn completions_are_matched_to_the_question_by_id_and_bounded() {
+        let mut completions = Completions::default();
+        // Before its question came up: the question finds it done.
+        assert!(!completions.complete("early".into()));
+        assert!(completions.wait_for("early").is_err());
+        // Waited on: not kept as done; answered: the person hears of a late one.
+        assert!(completions.wait_for("e-2").is_ok());
+        assert!(!completions.complete("e-2".into()));
+        assert!(completions.done.is_empty());
+        completions.answered("e-2");
+        assert!(completions.waiting.is_none());
+        assert!(completions.complete("e-2".into()), "answered here: said");
+        // Unknown ids are kept only as the most recent few.
+        for n in 0..100 {
+            assert!(!completions.complete(format!("unknown-{n}")));
+        }
+        assert_eq!(completions.done.len(), COMPLETIONS_KEPT);
+        assert_eq!(
+            completions.done.back().map(String::as_str),
+            Some("unknown-99")
         );
     }
 }

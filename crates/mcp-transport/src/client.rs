@@ -44,10 +44,11 @@ use mcp_proto::session::{
 use mcp_proto::text;
 use mcp_proto::types::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, CreateMessageRequestParams,
-    CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, EmptyResult,
-    InputRequiredResult, JsonObject, ListRootsResult, ListToolsResult,
-    LoggingMessageNotificationParams, PaginatedRequestParams, ProgressNotificationParams,
-    ResourceUpdatedNotificationParams, ResultType, fill_elicitation_defaults,
+    CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult,
+    ElicitationCompleteNotificationParams, EmptyResult, InputRequiredResult, JsonObject,
+    ListRootsResult, ListToolsResult, LoggingMessageNotificationParams, PaginatedRequestParams,
+    ProgressNotificationParams, ResourceUpdatedNotificationParams, ResultType,
+    fill_elicitation_defaults,
 };
 use mcp_proto::{Era, Frame, Message};
 use serde::Serialize;
@@ -158,6 +159,20 @@ pub trait ClientHandler: Send + Sync + 'static {
     async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ErrorObject> {
         let _ = params;
         Err(ErrorObject::method_not_found(methods::ELICITATION_CREATE))
+    }
+
+    /// `notifications/elicitation/complete` (MCP 2025-11-25
+    /// "Client/Elicitation", URL mode): the server says the out-of-band
+    /// flow of the URL-mode elicitation `params.elicitation_id` finished,
+    /// whether or not the handler's [`elicit`](ClientHandler::elicit) for
+    /// it has answered yet (a host still waiting for the person may stop
+    /// waiting). An id the handler does not know is to be ignored. Called
+    /// on the connection's driver as the notification arrives, before the
+    /// requests and notifications that follow it: it must return at once
+    /// (hand the news to a task, set a flag); it must not block or wait.
+    /// Default: nothing.
+    fn elicitation_complete(&self, params: ElicitationCompleteNotificationParams) {
+        let _ = params;
     }
 
     /// Any other request the session let through (for example `tasks/*`
@@ -1624,6 +1639,18 @@ fn pump(shared: &Arc<Shared>, inner: &mut Inner) {
                 }
             }
             Event::Notification(notification) => {
+                if notification.method == methods::NOTIFICATION_ELICITATION_COMPLETE
+                    && let Some(handler) = &shared.handler
+                {
+                    match notification
+                        .params
+                        .as_ref()
+                        .map(RawJson::decode::<ElicitationCompleteNotificationParams>)
+                    {
+                        Some(Ok(params)) => handler.elicitation_complete(params),
+                        _ => tracing::debug!("a malformed notifications/elicitation/complete"),
+                    }
+                }
                 let decoded = decode_notification(notification);
                 if let Some(tx) = &inner.notifications_tx
                     && let Err(mpsc::error::TrySendError::Full(dropped)) = tx.try_send(decoded)

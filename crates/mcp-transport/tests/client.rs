@@ -8,9 +8,10 @@ use mcp_proto::jsonrpc::ErrorObject;
 use mcp_proto::session::SessionOptions;
 use mcp_proto::types::{
     CallToolRequestParams, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult,
-    ElicitAction, ElicitRequestParams, ElicitResult, ElicitationCapability, JsonObject,
-    ListRootsResult, Role, Root, RootsCapability, SamplingCapability, SamplingContent,
-    SamplingMessageContent, StopReason, ToolChoiceMode, ToolUseContent,
+    ElicitAction, ElicitRequestParams, ElicitResult, ElicitationCapability,
+    ElicitationCompleteNotificationParams, JsonObject, ListRootsResult, Role, Root,
+    RootsCapability, SamplingCapability, SamplingContent, SamplingMessageContent, StopReason,
+    ToolChoiceMode, ToolUseContent,
 };
 use mcp_transport::scripted::Peer;
 use mcp_transport::{
@@ -849,4 +850,60 @@ async fn sampling_with_tools_is_refused_without_the_capability_in_both_eras() {
     };
     assert!(reason.contains("sampling with tools requires"), "{reason}");
     assert_eq!(handler.seen(), 0);
+}
+
+// --- URL-mode elicitation's completion (2025-11-25) ---------------------------
+
+/// Notes the elicitation ids the server said are complete, and answers
+/// `roots/list` (by which the test knows what came before was handled).
+#[derive(Default)]
+struct CompletionWatcher(std::sync::Mutex<Vec<String>>);
+
+#[async_trait]
+impl ClientHandler for CompletionWatcher {
+    fn capabilities(&self) -> ClientCapabilities {
+        Declaring.capabilities()
+    }
+
+    async fn list_roots(&self) -> Result<ListRootsResult, ErrorObject> {
+        Host.list_roots().await
+    }
+
+    fn elicitation_complete(&self, params: ElicitationCompleteNotificationParams) {
+        self.0.lock().unwrap().push(params.elicitation_id);
+    }
+}
+
+#[tokio::test]
+async fn the_handler_hears_that_a_url_elicitation_completed() {
+    let handler = Arc::new(CompletionWatcher::default());
+    let options = ClientOptions::default().handler(Some(handler.clone()));
+    let (client, server) = connected(options, tools()).await;
+    let mut notifications = client.take_notifications().unwrap();
+    for params in [json!({"elicitationId": "e-1"}), json!({"elicitation": 3})] {
+        server
+            .send(
+                json!({"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
+                "params": params}),
+            )
+            .await;
+    }
+    server
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "roots/list"}))
+        .await;
+    assert_eq!(server.next().await["id"], 1);
+    assert_eq!(
+        *handler.0.lock().unwrap(),
+        ["e-1"],
+        "the well-formed one, once; the malformed one is not passed on"
+    );
+    // Hosts reading the notifications still see both.
+    for _ in 0..2 {
+        let notification = notifications.recv().await.unwrap();
+        assert!(
+            matches!(&notification, ServerNotification::Other(n)
+                if n.method == "notifications/elicitation/complete"),
+            "{notification:?}"
+        );
+    }
 }
