@@ -5,6 +5,9 @@
   and returns the action the client answered;
 - tool `visit`: a URL-mode elicitation whose message and URL carry
   terminal escapes; returns the action;
+- tool `visit_done`: a URL-mode elicitation (id `e-2`) that the server
+  itself says is complete (`notifications/elicitation/complete`) while it
+  waits for the answer; returns the action;
 - tool `hostile`: an `error` log message and a form elicitation whose
   message, field title and logger carry HTML and script; returns the
   action and the content;
@@ -36,6 +39,7 @@ async def list_tools() -> list[types.Tool]:
     return [
         types.Tool(name="bad_form", description="Asks with a malformed form", inputSchema=empty),
         types.Tool(name="visit", description="Asks to open a URL", inputSchema=empty),
+        types.Tool(name="visit_done", description="Asks to open a URL, then says it is done", inputSchema=empty),
         types.Tool(name="hostile", description="Logs and asks with markup", inputSchema=empty),
     ]
 
@@ -57,6 +61,18 @@ async def call_tool(name: str, arguments: dict) -> list[types.TextContent]:
     session = server.request_context.session
     if name == "hostile":
         return await hostile(session)
+    if name == "visit_done":
+        answered = {}
+
+        async def ask():
+            answered["result"] = await session.elicit_url(
+                "Pay for the order", "https://pay.example.org/checkout", "e-2"
+            )
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            await session.send_elicit_complete("e-2")
+        return [types.TextContent(type="text", text=f"action: {answered['result'].action}")]
     if name == "bad_form":
         result = await session.elicit(
             "Where do you live?",

@@ -1,4 +1,4 @@
-//! `mcp-manager` keeping real fixture servers honest: a `list_changed` storm, a failed refresh, a killed server, reconnect on and off, disable during connect, an expired HTTP session, and pagination.
+//! `mcp-manager` keeping real fixture servers honest: a `list_changed` storm, a failed refresh, a killed server, reconnect on and off, the log level and subscriptions asked again of a new process, disable during connect, an expired HTTP session, and pagination.
 //!
 //! Every wait is on a real event (a status, a catalog swap, a process
 //! exit), bounded by [`DEADLINE`], which only a failure reaches.
@@ -10,7 +10,7 @@ use mcp_config::{HttpConfig, ServerConfig, StdioConfig, Store, TransportConfig};
 use mcp_manager::{
     ErrorCode, ManagerEvent, ManagerOptions, McpManager, ReconnectPolicy, ServerStatus, StartupMode,
 };
-use mcp_proto::types::JsonObject;
+use mcp_proto::types::{JsonObject, LoggingLevel};
 use serde_json::json;
 use tokio::sync::broadcast;
 use tokio::time::Instant;
@@ -508,4 +508,116 @@ async fn disconnect_and_close_wait_for_a_connection_that_is_still_closing() {
         );
         manager.close().await;
     }
+}
+
+/// The `(pid, detail)` of every `event` line in a fixture's event log.
+fn logged(file: &Path, event: &str) -> Vec<(i32, serde_json::Value)> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.splitn(4, ' ');
+            (fields.next() == Some(event)).then(|| {
+                let _nanos = fields.next();
+                let pid = fields.next().and_then(|p| p.parse().ok()).expect("a pid");
+                let detail = fields.next().map_or(serde_json::Value::Null, |d| {
+                    serde_json::from_str(d).expect("JSON")
+                });
+                (pid, detail)
+            })
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_server_process_is_asked_again_for_the_log_level_and_subscriptions() {
+    let dir = tempfile::tempdir().expect("a scratch dir");
+    let (log, pid_file) = (dir.path().join("events.log"), dir.path().join("pids"));
+    let (log_arg, pid_arg) = (log.display().to_string(), pid_file.display().to_string());
+    let config = fixture(
+        "keeps",
+        &[
+            "--reference-catalog",
+            "--event-log",
+            &log_arg,
+            "--pid-file",
+            &pid_arg,
+        ],
+    );
+    let options = ManagerOptions::default()
+        .reconnect(ReconnectPolicy::on().initial_delay(Duration::from_millis(50)))
+        .max_subscriptions(2);
+    let manager = McpManager::new(options);
+    manager.connect_servers([config]).await;
+    let handle = manager
+        .wait_ready("keeps", Instant::now() + DEADLINE)
+        .await
+        .expect("ready")
+        .server;
+    handle
+        .set_logging_level(LoggingLevel::Debug)
+        .await
+        .expect("setLevel");
+    for uri in ["test://a", "test://b"] {
+        handle.subscribe_resource(uri).await.expect("subscribe");
+    }
+    // The third is past the bound: refused before it is sent.
+    let refused = handle.subscribe_resource("test://c").await.unwrap_err();
+    assert_eq!(refused.code(), "too_many_subscriptions", "{refused}");
+    handle
+        .unsubscribe_resource("test://b")
+        .await
+        .expect("unsubscribe");
+    assert_eq!(manager.logging_level("keeps"), Some(LoggingLevel::Debug));
+    assert_eq!(manager.subscribed_resources("keeps"), ["test://a"]);
+    let first = pids(&pid_file);
+    assert_eq!(first.len(), 1, "{first:?}");
+    let subscribed = |pid: i32| -> Vec<serde_json::Value> {
+        logged(&log, "subscribe")
+            .into_iter()
+            .filter(|(p, _)| *p == pid)
+            .map(|(_, detail)| detail["uri"].clone())
+            .collect()
+    };
+    let levels = |pid: i32| -> Vec<serde_json::Value> {
+        logged(&log, "set-level")
+            .into_iter()
+            .filter(|(p, _)| *p == pid)
+            .map(|(_, detail)| detail["level"].clone())
+            .collect()
+    };
+    assert_eq!(subscribed(first[0]), [json!("test://a"), json!("test://b")]);
+
+    // Killed: the manager reconnects, and the new process is asked for
+    // both before the server is reported ready.
+    let pid = rustix::process::Pid::from_raw(first[0]).expect("a pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::KILL).expect("kill the server");
+    until(&manager, "keeps", |s| s.error().is_some()).await;
+    manager
+        .wait_ready("keeps", Instant::now() + DEADLINE)
+        .await
+        .expect("reconnected");
+    let second = pids(&pid_file);
+    assert_eq!(second.len(), 2, "{second:?}");
+    assert_eq!(levels(second[1]), [json!("debug")]);
+    assert_eq!(subscribed(second[1]), [json!("test://a")]);
+
+    // A restart (Retry) is a new process too.
+    manager.retry("keeps").expect("retry");
+    let connected = manager
+        .wait_ready("keeps", Instant::now() + DEADLINE)
+        .await
+        .expect("restarted");
+    let third = pids(&pid_file);
+    assert_eq!(third.len(), 3, "{third:?}");
+    assert_eq!(levels(third[2]), [json!("debug")]);
+    assert_eq!(subscribed(third[2]), [json!("test://a")]);
+    // The remembered state is the host's to change on the new connection.
+    connected
+        .server
+        .unsubscribe_resource("test://a")
+        .await
+        .expect("unsubscribe");
+    assert!(manager.subscribed_resources("keeps").is_empty());
+    manager.close().await;
 }

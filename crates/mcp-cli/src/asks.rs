@@ -2,7 +2,9 @@
 //!
 //! mcpctl declares `roots`, `sampling` and `elicitation` (form and URL
 //! modes) on every connection it makes for a person, so a server shows the
-//! tools that need them. Questions are asked on stderr and answered on
+//! tools that need them; at a terminal also `sampling.tools` (MCP
+//! 2025-11-25, "Client/Sampling" §Tools in Sampling), since the person
+//! there may answer with a tool use. Questions are asked on stderr and answered on
 //! stdin, one at a time, and only when both are a terminal and the run is
 //! not `--json`; otherwise each is declined at once with a line on stderr
 //! saying why, so a script or CI never hangs on a question.
@@ -14,17 +16,26 @@
 //!   is asked with its type, choices, default (an empty answer keeps it)
 //!   and whether it is required.
 //! - URL elicitation: the URL is printed (escaped, never opened or
-//!   fetched) and mcpctl waits for Enter.
+//!   fetched) and mcpctl waits for Enter. When the server says the page's
+//!   flow is done (`notifications/elicitation/complete` for its
+//!   elicitation id, MCP 2025-11-25), mcpctl says so and stops waiting
+//!   (answering `accept`); one that arrives after the answer is printed
+//!   as a line on stderr; unknown ids are ignored.
 //! - Sampling (MCP "Client/Sampling"): there is no model here. The request
-//!   is shown (system prompt, messages, preferences, tools), a page at a
+//!   is shown (system prompt, messages with their tool uses and results,
+//!   preferences, the tools offered and the tool choice), a page at a
 //!   time when it is longer than the terminal, with its size; the person
-//!   types the reply or declines.
+//!   types the reply, or uses one of the offered tools with a first line
+//!   `/tool NAME {JSON input}` (a `tool_use` block, stop reason `toolUse`;
+//!   refused when the tool choice is `none`, required when it is
+//!   `required`), or declines.
 //! - Roots (MCP "Client/Roots"): the `--root DIR` directories, else the
 //!   current directory.
 //!
 //! Everything a server sent is escaped before it is shown
 //! ([`crate::output::line`], [`crate::output::block`]) and bounded.
 
+use std::collections::VecDeque;
 use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -36,8 +47,9 @@ use mcp_proto::text;
 use mcp_proto::types::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
     ElicitFormParams, ElicitRequestParams, ElicitResult, ElicitUrlParams, ElicitationCapability,
-    JsonObject, ListRootsResult, Role, Root, RootsCapability, SamplingCapability, SamplingContent,
-    SamplingMessageContent, StopReason, TextContent,
+    ElicitationCompleteNotificationParams, JsonObject, ListRootsResult, Role, Root,
+    RootsCapability, SamplingCapability, SamplingContent, SamplingMessageContent, StopReason,
+    TextContent, ToolChoiceMode, ToolUseContent,
 };
 use mcp_transport::ClientHandler;
 use serde_json::Value;
@@ -91,6 +103,149 @@ pub(crate) struct TerminalAsks {
     interactive: bool,
     /// Serializes questions: two must never interleave.
     asking: Mutex<()>,
+    /// What the server said of URL-mode elicitations' completion.
+    completions: Arc<std::sync::Mutex<Completions>>,
+}
+
+/// The most elicitation ids [`Completions`] keeps of each kind.
+const COMPLETIONS_KEPT: usize = 32;
+
+/// `notifications/elicitation/complete` as the terminal uses it: the URL
+/// elicitation being waited on (its id and what wakes the wait), the ids
+/// completed before their question came up, and those answered already.
+#[derive(Debug, Default)]
+struct Completions {
+    waiting: Option<(String, Option<Waker>)>,
+    /// Completed and not waited on yet (the question may be queued).
+    done: VecDeque<String>,
+    /// URL elicitations answered on this terminal.
+    answered: VecDeque<String>,
+}
+
+/// Keeps `id` at the back of `ids`, at most [`COMPLETIONS_KEPT`] ids.
+fn keep(ids: &mut VecDeque<String>, id: String) {
+    if ids.len() >= COMPLETIONS_KEPT {
+        ids.pop_front();
+    }
+    ids.push_back(id);
+}
+
+impl Completions {
+    /// The question about `id` is on the terminal now: whether the server
+    /// already said it is done, else where the wait's wake-up goes.
+    fn wait_for(&mut self, id: &str) -> Result<Option<Wake>, ()> {
+        if let Some(at) = self.done.iter().position(|done| done == id) {
+            self.done.remove(at);
+            return Err(());
+        }
+        let (waker, wake) = match wake_pair() {
+            Some((waker, wake)) => (Some(waker), Some(wake)),
+            None => (None, None),
+        };
+        self.waiting = Some((id.to_owned(), waker));
+        Ok(wake)
+    }
+
+    /// The question about `id` was answered.
+    fn answered(&mut self, id: &str) {
+        if self
+            .waiting
+            .as_ref()
+            .is_some_and(|(waiting, _)| waiting == id)
+        {
+            self.waiting = None;
+        }
+        keep(&mut self.answered, id.to_owned());
+    }
+
+    /// The server says `id` is done. Returns whether it was answered here
+    /// already (the person should hear of it).
+    fn complete(&mut self, id: String) -> bool {
+        if let Some((waiting, waker)) = &self.waiting
+            && *waiting == id
+        {
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+            return false;
+        }
+        if self.answered.contains(&id) {
+            return true;
+        }
+        keep(&mut self.done, id);
+        false
+    }
+}
+
+/// The end of a pipe that wakes a [`Wake`].
+#[derive(Debug)]
+struct Waker(#[cfg(unix)] std::os::fd::OwnedFd);
+
+impl Waker {
+    fn wake(&self) {
+        #[cfg(unix)]
+        {
+            // One byte into an empty pipe never blocks.
+            let _ = rustix::io::write(&self.0, b"!");
+        }
+    }
+}
+
+/// Lets a wait for the terminal's input end early: input to read, or a
+/// byte on the pipe's other end ([`Waker`]).
+struct Wake {
+    #[cfg(unix)]
+    watched: Box<dyn std::os::fd::AsFd + Send>,
+    #[cfg(unix)]
+    signal: std::os::fd::OwnedFd,
+}
+
+/// Whether a [`Wake`] saw input or its waker.
+#[derive(Debug, PartialEq)]
+enum Woke {
+    Input,
+    Waker,
+}
+
+impl Wake {
+    /// Waits until the watched input can be read or the waker woke it.
+    fn wait(&self) -> Woke {
+        #[cfg(unix)]
+        loop {
+            use rustix::event::{PollFd, PollFlags, poll};
+            let watched = self.watched.as_fd();
+            let mut fds = [
+                PollFd::new(&self.signal, PollFlags::IN),
+                PollFd::new(&watched, PollFlags::IN),
+            ];
+            match poll(&mut fds, None) {
+                Ok(_) if !fds[0].revents().is_empty() => return Woke::Waker,
+                Ok(_) if !fds[1].revents().is_empty() => return Woke::Input,
+                Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                // Unable to wait for both: read as before.
+                Err(_) => return Woke::Input,
+            }
+        }
+        #[cfg(not(unix))]
+        Woke::Input
+    }
+}
+
+/// A pipe for waking a wait on stdin; `None` where there is none.
+fn wake_pair() -> Option<(Waker, Wake)> {
+    #[cfg(unix)]
+    {
+        let (read, write) = rustix::pipe::pipe().ok()?;
+        Some((
+            Waker(write),
+            Wake {
+                watched: Box::new(io::stdin()),
+                signal: read,
+            },
+        ))
+    }
+    #[cfg(not(unix))]
+    None
 }
 
 impl TerminalAsks {
@@ -101,6 +256,7 @@ impl TerminalAsks {
             roots: roots(&options.roots),
             interactive: options.interactive,
             asking: Mutex::new(()),
+            completions: Arc::default(),
         })
     }
 
@@ -160,8 +316,9 @@ pub(crate) fn roots(dirs: &[PathBuf]) -> Vec<Root> {
 }
 
 /// The capabilities mcpctl declares wherever a person answers: `roots`,
-/// `sampling` and `elicitation` in form and URL modes.
-pub(crate) fn capabilities() -> ClientCapabilities {
+/// `sampling` (with `tools` when `sampling_tools`: the person can answer
+/// with a tool use) and `elicitation` in form and URL modes.
+pub(crate) fn capabilities(sampling_tools: bool) -> ClientCapabilities {
     let elicitation = ElicitationCapability {
         form: Some(JsonObject::new()),
         url: Some(JsonObject::new()),
@@ -169,7 +326,10 @@ pub(crate) fn capabilities() -> ClientCapabilities {
     };
     ClientCapabilities {
         roots: Some(RootsCapability::default()),
-        sampling: Some(SamplingCapability::default()),
+        sampling: Some(SamplingCapability {
+            tools: sampling_tools.then(JsonObject::new),
+            ..Default::default()
+        }),
         elicitation: Some(elicitation),
         ..Default::default()
     }
@@ -196,7 +356,7 @@ fn root(dir: &std::path::Path) -> Result<Root, String> {
 #[async_trait]
 impl ClientHandler for TerminalAsks {
     fn capabilities(&self) -> ClientCapabilities {
-        capabilities()
+        capabilities(true)
     }
 
     async fn list_roots(&self) -> Result<ListRootsResult, ErrorObject> {
@@ -239,14 +399,42 @@ impl ClientHandler for TerminalAsks {
                 .await
             }
             (ElicitRequestParams::Url(url), _) => {
-                self.one_at_a_time(cancel, move || {
-                    let mut terminal = Terminal::stdio();
-                    visit(&mut terminal, &url)
-                })
-                .await
+                let completions = Arc::clone(&self.completions);
+                let id = url.elicitation_id.clone();
+                let answer = self
+                    .one_at_a_time(cancel, move || {
+                        let waiting = lock(&completions).wait_for(&url.elicitation_id);
+                        let mut terminal = Terminal::stdio();
+                        match waiting {
+                            Ok(wake) => {
+                                terminal.wake = wake;
+                                visit(&mut terminal, &url)
+                            }
+                            Err(()) => {
+                                visited(&mut terminal, &url);
+                                terminal.say(
+                                    "The server says this is done already: nothing to open.\n",
+                                );
+                                ElicitResult::new(ElicitAction::Accept)
+                            }
+                        }
+                    })
+                    .await;
+                lock(&self.completions).answered(&id);
+                answer
             }
             (ElicitRequestParams::Form(_), None) => cancel,
         })
+    }
+
+    fn elicitation_complete(&self, params: ElicitationCompleteNotificationParams) {
+        let id = params.elicitation_id;
+        let shown_id = shown(&id, 200);
+        if lock(&self.completions).complete(id) && self.interactive && !asking() {
+            eprintln!(
+                "mcpctl: the server says the page you were asked to open is done ({shown_id})"
+            );
+        }
     }
 
     async fn create_message(
@@ -267,6 +455,12 @@ impl ClientHandler for TerminalAsks {
         })
         .await
     }
+}
+
+fn lock(completions: &std::sync::Mutex<Completions>) -> std::sync::MutexGuard<'_, Completions> {
+    completions
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The answer to a sampling request the person declined (the spec's
@@ -296,6 +490,16 @@ fn terminal_rows() -> usize {
 pub(crate) struct Terminal<'a> {
     input: Box<dyn BufRead + 'a>,
     output: Box<dyn Write + 'a>,
+    /// What may end a wait for input early (a URL elicitation's completion).
+    wake: Option<Wake>,
+}
+
+/// What [`Terminal::ask_or_woken`] got.
+#[derive(Debug, PartialEq)]
+enum Asked {
+    Line(String),
+    End,
+    Woken,
 }
 
 impl<'a> Terminal<'a> {
@@ -303,6 +507,7 @@ impl<'a> Terminal<'a> {
         Terminal {
             input: Box::new(io::stdin().lock()),
             output: Box::new(io::stderr()),
+            wake: None,
         }
     }
 
@@ -316,6 +521,27 @@ impl<'a> Terminal<'a> {
     /// at the end of input.
     fn ask(&mut self, prompt: &str) -> Option<String> {
         self.say(prompt);
+        self.read_line()
+    }
+
+    /// As [`Terminal::ask`], except that the wait ends early, with
+    /// [`Asked::Woken`], when the terminal's [`Wake`] is woken first.
+    fn ask_or_woken(&mut self, prompt: &str) -> Asked {
+        self.say(prompt);
+        if let Some(wake) = &self.wake
+            && wake.wait() == Woke::Waker
+        {
+            self.say("\n");
+            return Asked::Woken;
+        }
+        match self.read_line() {
+            Some(line) => Asked::Line(line),
+            None => Asked::End,
+        }
+    }
+
+    /// One line of input without its line break; `None` at the end.
+    fn read_line(&mut self) -> Option<String> {
         let mut answer = String::new();
         match self.input.read_line(&mut answer) {
             Ok(0) | Err(_) => {
@@ -788,8 +1014,9 @@ fn fill_in(terminal: &mut Terminal<'_>, message: &str, fields: &[Field]) -> Elic
     result
 }
 
-/// Asks the person to open a URL: shown in full (escaped), never opened.
-fn visit(terminal: &mut Terminal<'_>, url: &ElicitUrlParams) -> ElicitResult {
+/// Shows the page a URL elicitation asks the person to open: its message,
+/// its site and the URL in full, escaped; never opened or fetched.
+fn visited(terminal: &mut Terminal<'_>, url: &ElicitUrlParams) {
     let host = url::Url::parse(&url.url)
         .ok()
         .and_then(|u| u.host_str().map(str::to_owned))
@@ -800,13 +1027,24 @@ fn visit(terminal: &mut Terminal<'_>, url: &ElicitUrlParams) -> ElicitResult {
         shown(&host, 256),
         shown(&url.url, SHOWN_TEXT),
     ));
+}
+
+/// Asks the person to open a URL ([`visited`]) and waits for Enter, or for
+/// the server to say the page's flow is done (the terminal's [`Wake`]).
+fn visit(terminal: &mut Terminal<'_>, url: &ElicitUrlParams) -> ElicitResult {
+    visited(terminal, url);
     loop {
-        match terminal
-            .ask("Open it in your browser, then press Enter ([d]ecline, [c]ancel): ")
-            .as_deref()
-            .map(|a| a.trim().to_ascii_lowercase())
-            .as_deref()
-        {
+        let answer = terminal
+            .ask_or_woken("Open it in your browser, then press Enter ([d]ecline, [c]ancel): ");
+        let answer = match answer {
+            Asked::Woken => {
+                terminal.say("The server says this is done.\n");
+                return ElicitResult::new(ElicitAction::Accept);
+            }
+            Asked::End => None,
+            Asked::Line(line) => Some(line.trim().to_ascii_lowercase()),
+        };
+        match answer.as_deref() {
             Some("" | "y" | "yes" | "o" | "ok") => {
                 terminal.say("sent\n");
                 return ElicitResult::new(ElicitAction::Accept);
@@ -842,6 +1080,37 @@ pub(crate) fn describe(params: &CreateMessageRequestParams) -> String {
         for content in message.content.blocks() {
             let shown = match content {
                 SamplingContent::Text(t) => block(&t.text).into_owned(),
+                SamplingContent::ToolUse(used) => format!(
+                    "[uses tool {} (id {}) with {}]",
+                    shown(&used.name, 200),
+                    shown(&used.id, 200),
+                    shown(&Value::Object(used.input.clone()).to_string(), 2000)
+                ),
+                SamplingContent::ToolResult(result) => {
+                    let texts: Vec<String> = result
+                        .content
+                        .iter()
+                        .map(|block| match block {
+                            mcp_proto::types::ContentBlock::Text(t) => block_text(&t.text),
+                            other => {
+                                let value = serde_json::to_value(other).unwrap_or_default();
+                                let kind =
+                                    value.get("type").and_then(Value::as_str).unwrap_or("block");
+                                format!("[{} block]", line(kind))
+                            }
+                        })
+                        .collect();
+                    format!(
+                        "[result of tool use {}{}]\n{}",
+                        shown(&result.tool_use_id, 200),
+                        if result.is_error == Some(true) {
+                            ", an error"
+                        } else {
+                            ""
+                        },
+                        texts.join("\n")
+                    )
+                }
                 other => {
                     let value = serde_json::to_value(other).unwrap_or_default();
                     let kind = value.get("type").and_then(Value::as_str).unwrap_or("block");
@@ -896,9 +1165,83 @@ pub(crate) fn describe(params: &CreateMessageRequestParams) -> String {
                 shown(&tool.name, 200),
                 shown(&crate::output::one_line(description, 100), 400)
             ));
+            let input = tool
+                .input_schema
+                .to_object()
+                .and_then(|schema| match schema.get("properties") {
+                    Some(Value::Object(properties)) => {
+                        Some(properties.keys().map(|k| shown(k, 80)).collect::<Vec<_>>())
+                    }
+                    _ => None,
+                })
+                .unwrap_or_default();
+            if !input.is_empty() {
+                text.push_str(&format!("    input: {}\n", input.join(", ")));
+            }
         }
     }
+    if params.tools.is_some() || params.tool_choice.is_some() {
+        text.push_str(&format!(
+            "tool choice: {}\n",
+            match tool_choice(params) {
+                ToolChoiceMode::Required => "required (the reply must use a tool)",
+                ToolChoiceMode::None => "none (the reply must not use a tool)",
+                _ => "auto (the reply may use a tool)",
+            }
+        ));
+    }
     text
+}
+
+/// A server's text that may span lines, escaped and cut to [`SHOWN_TEXT`].
+fn block_text(text_: &str) -> String {
+    block(&text::bound(text_, SHOWN_TEXT)).into_owned()
+}
+
+/// The request's tool choice: `auto` unless it says otherwise (MCP
+/// 2025-11-25 "Client/Sampling" §Tools in Sampling); an unknown mode is
+/// read as `auto`.
+fn tool_choice(params: &CreateMessageRequestParams) -> ToolChoiceMode {
+    match params.tool_choice.as_ref().and_then(|c| c.mode.clone()) {
+        Some(ToolChoiceMode::Required) => ToolChoiceMode::Required,
+        Some(ToolChoiceMode::None) => ToolChoiceMode::None,
+        _ => ToolChoiceMode::Auto,
+    }
+}
+
+/// The tool use a person typed as `/tool NAME {JSON input}`: one of the
+/// offered tools, with a JSON object (or nothing, `{}`) as its input.
+fn typed_tool_use(
+    params: &CreateMessageRequestParams,
+    rest: &str,
+) -> Result<ToolUseContent, String> {
+    static USES: AtomicU64 = AtomicU64::new(1);
+    let rest = rest.trim();
+    let (name, input) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let offered = params.tools.as_deref().unwrap_or_default();
+    if !offered.iter().any(|tool| tool.name == name) {
+        let names: Vec<String> = offered.iter().map(|t| shown(&t.name, 80)).collect();
+        return Err(format!(
+            "`{}` is not one of the offered tools ({})",
+            shown(name, 80),
+            names.join(", ")
+        ));
+    }
+    let input = match input.trim() {
+        "" => JsonObject::new(),
+        text => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(input)) => input,
+            Ok(_) => return Err("the input must be a JSON object".into()),
+            Err(e) => return Err(format!("the input is not JSON: {e}")),
+        },
+    };
+    Ok(ToolUseContent {
+        id: format!("mcpctl-use-{}", USES.fetch_add(1, Ordering::Relaxed)),
+        name: name.to_owned(),
+        input,
+        meta: None,
+        extra: JsonObject::new(),
+    })
 }
 
 /// Shows a sampling request a page at a time and reads the person's reply.
@@ -936,15 +1279,48 @@ fn sample(
             }
         }
     }
+    let choice = tool_choice(params);
+    let tools =
+        params.tools.as_ref().is_some_and(|t| !t.is_empty()) && choice != ToolChoiceMode::None;
     terminal.say(
         "mcpctl has no model: type the reply yourself, ending with an empty line \
          (or [d]ecline with a first line of just `d`):\n",
     );
+    if tools {
+        terminal.say(if choice == ToolChoiceMode::Required {
+            "The reply must use a tool: a first line `/tool NAME {JSON input}` uses one.\n"
+        } else {
+            "A first line `/tool NAME {JSON input}` uses one of the tools instead.\n"
+        });
+    }
     let mut reply: Vec<String> = Vec::new();
     while let Some(answer) = terminal.ask(if reply.is_empty() { "> " } else { "| " }) {
         if reply.is_empty() && matches!(answer.trim(), "d" | "decline") {
             terminal.say("declined\n");
             return Err(rejected());
+        }
+        if reply.is_empty()
+            && let Some(rest) = answer.trim_start().strip_prefix("/tool")
+            && (rest.is_empty() || rest.starts_with(char::is_whitespace))
+        {
+            if !tools {
+                terminal.say("this request offers no tool to use; type a reply, or d\n");
+                continue;
+            }
+            match typed_tool_use(params, rest) {
+                Ok(used) => {
+                    terminal.say("sent\n");
+                    return Ok(tool_use_reply(used));
+                }
+                Err(why) => {
+                    terminal.say(&format!("{why}; try again, or d\n"));
+                    continue;
+                }
+            }
+        }
+        if reply.is_empty() && choice == ToolChoiceMode::Required && tools && !answer.is_empty() {
+            terminal.say("this request requires a tool use: `/tool NAME {JSON input}`, or d\n");
+            continue;
         }
         if answer.is_empty() {
             if reply.is_empty() {
@@ -960,6 +1336,19 @@ fn sample(
     }
     terminal.say("sent\n");
     Ok(typed_reply(reply.join("\n")))
+}
+
+/// A sampling answer in which the person used a tool (its `model` says
+/// a person answered; stop reason `toolUse`).
+fn tool_use_reply(used: ToolUseContent) -> CreateMessageResult {
+    CreateMessageResult {
+        role: Role::Assistant,
+        content: SamplingMessageContent::One(SamplingContent::ToolUse(used)),
+        model: TYPED_MODEL.into(),
+        stop_reason: Some(StopReason::ToolUse),
+        meta: None,
+        extra: JsonObject::new(),
+    }
 }
 
 /// A sampling answer whose text a person typed (its `model` says so).
@@ -1067,6 +1456,7 @@ mod tests {
             let mut terminal = Terminal {
                 input: Box::new(typed.as_bytes()),
                 output: Box::new(&mut shown),
+                wake: None,
             };
             fill_in(&mut terminal, "Tell me", fields)
         };
@@ -1162,6 +1552,7 @@ mod tests {
             let mut terminal = Terminal {
                 input: Box::new("s\nhello\nthere\n\n".as_bytes()),
                 output: Box::new(&mut shown),
+                wake: None,
             };
             sample(&mut terminal, &params, 14)
         };
@@ -1183,6 +1574,151 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&result.content).unwrap(),
             json!({"type": "text", "text": "hello\nthere"})
+        );
+    }
+
+    /// `sample` on `params` with `input` typed: what was shown, and the answer.
+    fn sampled(
+        params: &CreateMessageRequestParams,
+        input: &str,
+    ) -> (String, Result<CreateMessageResult, ErrorObject>) {
+        let mut shown = Vec::new();
+        let result = {
+            let mut terminal = Terminal {
+                input: Box::new(input.as_bytes()),
+                output: Box::new(&mut shown),
+                wake: None,
+            };
+            sample(&mut terminal, params, 100)
+        };
+        (String::from_utf8(shown).unwrap(), result)
+    }
+
+    fn with_tools(choice: &str) -> CreateMessageRequestParams {
+        serde_json::from_value(json!({
+            "messages": [
+                {"role": "user", "content": {"type": "text", "text": "Weather in Paris?"}},
+                {"role": "assistant", "content": {"type": "tool_use", "id": "u1", "name": "weather",
+                    "input": {"city": "Lyon"}}},
+                {"role": "user", "content": {"type": "tool_result", "toolUseId": "u1",
+                    "content": [{"type": "text", "text": "rain \u{1b}[2J in Lyon"}]}}
+            ],
+            "maxTokens": 50,
+            "tools": [{"name": "weather", "description": "The weather in a city",
+                "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}],
+            "toolChoice": {"mode": choice}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_terminal_declares_tool_use_in_sampling_and_the_page_does_not() {
+        let terminal = serde_json::to_value(capabilities(true)).unwrap();
+        assert_eq!(terminal["sampling"], json!({"tools": {}}));
+        let page = serde_json::to_value(capabilities(false)).unwrap();
+        assert_eq!(page["sampling"], json!({}));
+    }
+
+    #[test]
+    fn a_sampling_request_with_tools_shows_them_and_a_person_may_use_one() {
+        let params = with_tools("required");
+        // A text reply is refused while a tool use is required, an unknown
+        // tool and a malformed input are asked again.
+        let (shown, result) = sampled(
+            &params,
+            "it rains\n/tool umbrella {}\n/tool weather [1]\n/tool weather {\"city\": \"Paris\"}\n",
+        );
+        for expected in [
+            "tools the model may use (1):",
+            "weather  The weather in a city",
+            "input: city",
+            "tool choice: required (the reply must use a tool)",
+            "[uses tool weather (id u1) with {\"city\":\"Lyon\"}]",
+            "[result of tool use u1]",
+            "this request requires a tool use",
+            "`umbrella` is not one of the offered tools (weather)",
+            "the input must be a JSON object",
+        ] {
+            assert!(shown.contains(expected), "{expected:?} in {shown}");
+        }
+        assert!(!shown.contains('\u{1b}'), "escaped: {shown}");
+        let result = result.unwrap();
+        assert_eq!(result.stop_reason, Some(StopReason::ToolUse));
+        let content = serde_json::to_value(&result.content).unwrap();
+        assert_eq!(content["type"], "tool_use");
+        assert_eq!(content["name"], "weather");
+        assert_eq!(content["input"], json!({"city": "Paris"}));
+        assert!(content["id"].as_str().unwrap().starts_with("mcpctl-use-"));
+
+        // `auto`: text is a reply; `none`: no tool may be used.
+        let (_, auto) = sampled(&with_tools("auto"), "sunny\n\n");
+        assert_eq!(auto.unwrap().stop_reason, Some(StopReason::EndTurn));
+        let (shown, none) = sampled(&with_tools("none"), "/tool weather\ncloudy\n\n");
+        assert!(shown.contains("tool choice: none"), "{shown}");
+        assert!(shown.contains("offers no tool to use"), "{shown}");
+        assert_eq!(
+            serde_json::to_value(&none.unwrap().content).unwrap(),
+            json!({"type": "text", "text": "cloudy"})
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_url_question_stops_waiting_when_the_server_says_it_is_done() {
+        let url: ElicitUrlParams = serde_json::from_value(json!({
+            "mode": "url", "message": "Sign in", "elicitationId": "e-1",
+            "url": "https://login.example.org/start"
+        }))
+        .unwrap();
+        // Stdin stays silent (its writer open, nothing written): only the
+        // waker can end the wait, from another thread, whenever it runs.
+        let (stdin, _silent) = rustix::pipe::pipe().unwrap();
+        let (signal, waker) = rustix::pipe::pipe().unwrap();
+        let waker = Waker(waker);
+        let woken = std::thread::spawn(move || waker.wake());
+        let mut shown = Vec::new();
+        let result = {
+            let mut terminal = Terminal {
+                input: Box::new(io::empty()),
+                output: Box::new(&mut shown),
+                wake: Some(Wake {
+                    watched: Box::new(stdin),
+                    signal,
+                }),
+            };
+            visit(&mut terminal, &url)
+        };
+        woken.join().unwrap();
+        let shown = String::from_utf8(shown).unwrap();
+        assert_eq!(result.action, ElicitAction::Accept);
+        assert!(shown.contains("site: login.example.org"), "{shown}");
+        assert!(
+            shown.ends_with("The server says this is done.\n"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn completions_are_matched_to_the_question_by_id_and_bounded() {
+        let mut completions = Completions::default();
+        // Before its question came up: the question finds it done.
+        assert!(!completions.complete("early".into()));
+        assert!(completions.wait_for("early").is_err());
+        // Waited on: not kept as done; answered: the person hears of a late one.
+        assert!(completions.wait_for("e-2").is_ok());
+        assert!(!completions.complete("e-2".into()));
+        assert!(completions.done.is_empty());
+        completions.answered("e-2");
+        assert!(completions.waiting.is_none());
+        assert!(completions.complete("e-2".into()), "answered here: said");
+        // Unknown ids are kept only as the most recent few.
+        for n in 0..100 {
+            assert!(!completions.complete(format!("unknown-{n}")));
+        }
+        assert_eq!(completions.done.len(), COMPLETIONS_KEPT);
+        assert_eq!(
+            completions.done.back().map(String::as_str),
+            Some("unknown-99")
         );
     }
 }

@@ -184,10 +184,17 @@ pub(crate) fn server(
 
 /// The error for a request through a server handle: refused before it was
 /// sent because the server's connection was replaced or closed
-/// (`stale_handle`, exit 3), or as [`request_error`] says.
+/// (`stale_handle`, exit 3) or because the server has as many
+/// subscriptions as the manager keeps (`too_many_subscriptions`, exit 2),
+/// or as [`request_error`] says.
 pub(crate) fn handle_error(id: &str, what: &str, error: &HandleError) -> CliError {
     match error {
         HandleError::Request(error) => request_error(id, what, error),
+        HandleError::TooManySubscriptions { .. } => {
+            CliError::usage(format!("cannot {what}: {}", line(&error.to_string())))
+                .code(error.code())
+                .server(id)
+        }
         stale => stale_handle(id, what, stale),
     }
 }

@@ -378,6 +378,21 @@ fn a_url_elicitation_shows_the_url_escaped_and_waits_for_enter() {
 }
 
 #[test]
+fn a_url_elicitation_the_server_says_is_done_stops_waiting_for_enter() {
+    // The server sends `notifications/elicitation/complete` for the
+    // elicitation while it waits for the answer; nobody presses Enter.
+    let env = Env::new();
+    let config = asking(&env);
+    let session = on_terminal(&env, &config, &["call", "ask", "visit_done"]);
+    session.expect("A server asks you to open a page:");
+    session.expect("site: pay.example.org");
+    session.expect("The server says this is done");
+    let (code, stdout, screen) = session.finish();
+    assert_eq!(code, 0, "{screen}");
+    assert_eq!(stdout.trim(), "action: accept", "{screen}");
+}
+
+#[test]
 fn logs_asks_for_the_level_and_prints_each_message_escaped() {
     let env = Env::new();
     let config = asking(&env);

@@ -97,6 +97,9 @@ pub(crate) struct Entry {
     /// Whether the current connection attempt is the server's first start
     /// on this machine (see [`crate::ServerInfo::first_start`]).
     pub(crate) first_start: bool,
+    /// The log level and subscriptions asked of every new connection
+    /// (`interest.rs`); kept for as long as the entry.
+    pub(crate) interest: crate::interest::Interest,
 }
 
 impl Entry {
@@ -447,6 +450,7 @@ impl Core {
             last_used: Instant::now(),
             deferred: None,
             first_start: false,
+            interest: crate::interest::Interest::default(),
         });
         if created {
             self.emit(ManagerEvent::ServerAdded { id: id.clone() });

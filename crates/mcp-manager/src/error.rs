@@ -697,17 +697,32 @@ pub enum HandleError<E = ClientError> {
         /// The server's id.
         id: String,
     },
+    /// `resources/subscribe` refused before it was sent: the server already
+    /// has [`ManagerOptions::max_subscriptions`](crate::ManagerOptions::max_subscriptions)
+    /// subscriptions, the most the manager keeps and asks for again after
+    /// a reconnect. Unsubscribe from one first.
+    #[error(
+        "server `{id}` already has {limit} resource subscriptions, the most kept; unsubscribe from one first"
+    )]
+    TooManySubscriptions {
+        /// The server's id.
+        id: String,
+        /// The limit.
+        limit: usize,
+    },
     /// The request went out on the current connection and failed there.
     #[error(transparent)]
     Request(#[from] E),
 }
 
 impl<E> HandleError<E> {
-    /// The stable code: `stale_handle`, or `request_failed` when the
-    /// connection's own error (in [`HandleError::request_error`]) says why.
+    /// The stable code: `stale_handle`, `too_many_subscriptions`, or
+    /// `request_failed` when the connection's own error (in
+    /// [`HandleError::request_error`]) says why.
     pub fn code(&self) -> &'static str {
         match self {
             HandleError::Stale { .. } => "stale_handle",
+            HandleError::TooManySubscriptions { .. } => "too_many_subscriptions",
             HandleError::Request(_) => "request_failed",
         }
     }
@@ -720,7 +735,7 @@ impl<E> HandleError<E> {
     /// The connection's own error, when the request was sent.
     pub fn request_error(&self) -> Option<&E> {
         match self {
-            HandleError::Stale { .. } => None,
+            HandleError::Stale { .. } | HandleError::TooManySubscriptions { .. } => None,
             HandleError::Request(error) => Some(error),
         }
     }

@@ -13,7 +13,9 @@
 //! in flight alone, and the idle period starts again when the call ends.
 //!
 //! The typed requests delegate to [`mcp_transport::Client`]'s, which keep
-//! every protocol rule; the handle adds only the binding and the use.
+//! every protocol rule; the handle adds the binding and the use, and
+//! records the log level and resource subscriptions the server accepted,
+//! which the manager asks of every later connection (`interest.rs`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -30,6 +32,7 @@ use tokio::time::Instant;
 
 use crate::core::{Calls, Core, Entry};
 use crate::error::HandleError;
+use crate::interest::Interest;
 
 /// A connected server as the manager hands it out: the connection current
 /// when the handle was taken, used through typed requests that keep the
@@ -279,26 +282,76 @@ impl ServerHandle {
     /// the server sends `notifications/resources/updated` for `uri`, which
     /// the manager delivers as [`ManagerEvent::ResourceUpdated`](crate::ManagerEvent::ResourceUpdated).
     /// Refused locally when the server did not declare
-    /// `resources.subscribe`. A subscription lasts as long as the
-    /// connection; subscribe again on a new handle after a reconnect.
+    /// `resources.subscribe`. Once the server accepts it, the manager
+    /// remembers the subscription and asks every later connection of the
+    /// server for it again (after a restart, a reconnect, a new session)
+    /// before reporting the server `ready`, until
+    /// [`ServerHandle::unsubscribe_resource`] or the server's removal; at
+    /// most [`ManagerOptions::max_subscriptions`](crate::ManagerOptions::max_subscriptions)
+    /// per server, beyond which a new URI is refused before it is sent
+    /// ([`HandleError::TooManySubscriptions`]). An unmanaged handle
+    /// remembers nothing.
     pub async fn subscribe_resource(&self, uri: &str) -> Result<(), HandleError> {
         let _call = self.begin()?;
-        Ok(self.client.subscribe_resource(uri).await?)
+        let limit = self.subscription_limit();
+        if self.remember(|interest| {
+            interest.subscriptions.len() >= limit && !interest.subscriptions.contains(uri)
+        }) == Some(true)
+        {
+            return Err(HandleError::TooManySubscriptions {
+                id: self.id.to_string(),
+                limit,
+            });
+        }
+        self.client.subscribe_resource(uri).await?;
+        self.remember(|interest| {
+            // Subscriptions that raced past the check still end at the limit.
+            if interest.subscriptions.len() < limit {
+                interest.subscriptions.insert(uri.to_owned());
+            }
+        });
+        Ok(())
     }
 
-    /// `resources/unsubscribe`: ends a [`ServerHandle::subscribe_resource`].
+    /// `resources/unsubscribe`: ends a [`ServerHandle::subscribe_resource`];
+    /// once the server accepts it, later connections are no longer asked
+    /// for it.
     pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), HandleError> {
         let _call = self.begin()?;
-        Ok(self.client.unsubscribe_resource(uri).await?)
+        self.client.unsubscribe_resource(uri).await?;
+        self.remember(|interest| interest.subscriptions.remove(uri));
+        Ok(())
     }
 
     /// `logging/setLevel` (MCP "Server/Utilities/Logging"): the least
     /// severe `notifications/message` the server should send from now on,
     /// delivered as [`ManagerEvent::Log`](crate::ManagerEvent::Log).
-    /// Refused locally when the server did not declare `logging`.
+    /// Refused locally when the server did not declare `logging`. Once the
+    /// server accepts it, the manager remembers the level and sets it again
+    /// on every later connection of the server (after a restart, a
+    /// reconnect, a new session) before reporting the server `ready`. An
+    /// unmanaged handle remembers nothing.
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), HandleError> {
         let _call = self.begin()?;
-        Ok(self.client.set_logging_level(level).await?)
+        self.client.set_logging_level(level).await?;
+        self.remember(|interest| interest.level = Some(level));
+        Ok(())
+    }
+
+    /// Runs `f` on what the manager remembers for this server (its entry's
+    /// [`Interest`]); `None` for an unmanaged handle or a removed server.
+    fn remember<R>(&self, f: impl FnOnce(&mut Interest) -> R) -> Option<R> {
+        let binding = self.binding.as_ref()?;
+        let mut state = binding.core.lock();
+        let entry = state.entries.get_mut(&*self.id)?;
+        Some(f(&mut entry.interest))
+    }
+
+    /// The most subscriptions remembered per server.
+    fn subscription_limit(&self) -> usize {
+        self.binding
+            .as_ref()
+            .map_or(usize::MAX, |binding| binding.core.options.max_subscriptions)
     }
 
     /// One page of `prompts/list` (MCP "Server/Prompts", "Listing Prompts").

@@ -20,6 +20,8 @@
 //!   `handle`: [`ServerHandle`], a connected server's connection as the
 //!   manager hands it out, bound to that connection and keeping the idle
 //!   clock;
+//!   `interest`: the log level and resource subscriptions each server was
+//!   asked for, asked again of every new connection;
 //!   `configure`: its store-backed half (load the persisted servers, list,
 //!   save, create, enable, remove: [`ServerListing`], [`SaveReport`]).
 //! - `core`: the entries, generations and the rules that start and stop
@@ -49,6 +51,7 @@ mod error;
 mod events;
 mod factory;
 mod handle;
+mod interest;
 mod lease;
 mod manager;
 mod options;

@@ -442,6 +442,27 @@ impl McpManager {
         Some(handle)
     }
 
+    /// The log level last set on server `id` through a
+    /// [`ServerHandle::set_logging_level`] the server accepted, which every
+    /// new connection of it is asked for again; `None` when none was set or
+    /// the server is unknown.
+    pub fn logging_level(&self, id: &str) -> Option<mcp_proto::types::LoggingLevel> {
+        self.core().lock().entries.get(id)?.interest.level
+    }
+
+    /// The resources of server `id` subscribed to through
+    /// [`ServerHandle::subscribe_resource`] and not unsubscribed from, in
+    /// URI order, which every new connection of it is asked for again;
+    /// empty for an unknown server.
+    pub fn subscribed_resources(&self, id: &str) -> Vec<String> {
+        self.core()
+            .lock()
+            .entries
+            .get(id)
+            .map(|entry| entry.interest.subscriptions.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
     /// Whether server `id` is stopped and the next
     /// [`wait_ready`](McpManager::wait_ready) starts it: `idle` (lazy start
     /// or the idle timeout), or failed without a scheduled reconnect under

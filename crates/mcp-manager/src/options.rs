@@ -96,6 +96,13 @@ pub struct ManagerOptions {
     /// How many events a slow [`events`](crate::McpManager::events)
     /// receiver may fall behind before it misses some. Default 1024.
     pub event_capacity: usize,
+    /// The most resources of one server the manager keeps subscribed
+    /// through [`ServerHandle::subscribe_resource`](crate::ServerHandle::subscribe_resource)
+    /// and asks for again on every new connection; a subscription beyond
+    /// it is refused before it is sent
+    /// ([`HandleError::TooManySubscriptions`](crate::HandleError::TooManySubscriptions)).
+    /// Default 256.
+    pub max_subscriptions: usize,
 }
 
 impl Default for ManagerOptions {
@@ -120,6 +127,7 @@ impl Default for ManagerOptions {
             restart: RestartPolicy::default(),
             client: ClientOptions::default(),
             event_capacity: 1024,
+            max_subscriptions: 256,
         }
     }
 }

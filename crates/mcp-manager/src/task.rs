@@ -5,7 +5,9 @@
 //! set up at once), builds the transport through the factory, initializes,
 //! lists what the server declared, publishes the catalog, then serves: it
 //! follows the server's notifications (a `list_changed` starts a refresh on
-//! the same connection), the idle timer and the connection's end. Because a
+//! the same connection), the idle timer and the connection's end. Every
+//! new connection is asked for the log level and subscriptions the host
+//! set on earlier ones (`interest.rs`) before the server is `ready`. Because a
 //! single task owns the connection, two catalog swaps of one server can
 //! never run at once, and notifications that arrive during a refresh wait
 //! in the channel and coalesce into one more pass.
@@ -103,6 +105,19 @@ pub(crate) async fn run(lease: Lease, mut plan: Plan) {
             }
             Attempt::Connected(connected) => {
                 let (conn, catalog) = *connected;
+                // A new connection has forgotten what the host asked of the
+                // last one: asked again before anyone sees `ready`.
+                let Some(interest) = lease.apply(|_, entry| entry.interest.clone()) else {
+                    return;
+                };
+                crate::interest::reapply(
+                    id,
+                    conn.client(),
+                    &conn.negotiated,
+                    interest,
+                    lease.core().options.list_page_timeout,
+                )
+                .await;
                 if !conn.publish(&lease, catalog, true) {
                     return;
                 }

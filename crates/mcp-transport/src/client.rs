@@ -44,10 +44,11 @@ use mcp_proto::session::{
 use mcp_proto::text;
 use mcp_proto::types::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, CreateMessageRequestParams,
-    CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, EmptyResult,
-    InputRequiredResult, JsonObject, ListRootsResult, ListToolsResult,
-    LoggingMessageNotificationParams, PaginatedRequestParams, ProgressNotificationParams,
-    ResourceUpdatedNotificationParams, ResultType, fill_elicitation_defaults,
+    CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult,
+    ElicitationCompleteNotificationParams, EmptyResult, InputRequiredResult, JsonObject,
+    ListRootsResult, ListToolsResult, LoggingMessageNotificationParams, PaginatedRequestParams,
+    ProgressNotificationParams, ResourceUpdatedNotificationParams, ResultType,
+    fill_elicitation_defaults,
 };
 use mcp_proto::{Era, Frame, Message};
 use serde::Serialize;
@@ -120,6 +121,17 @@ pub trait ClientHandler: Send + Sync + 'static {
     /// its `form` and `url` modes). [`Client::new`] declares each one the
     /// session options leave unset, so a server sees exactly what the host
     /// can answer. Default: none.
+    ///
+    /// Tool use in sampling (MCP 2025-11-25 "Client/Sampling", §Tools in
+    /// Sampling) is a capability of its own: a handler whose
+    /// [`create_message`](ClientHandler::create_message) can offer the
+    /// request's `tools` to its model, honour `toolChoice` and answer with
+    /// `tool_use` blocks (stop reason `toolUse`), then take the
+    /// `tool_result` blocks of the next request, declares it with
+    /// `sampling.tools` (`SamplingCapability { tools: Some(JsonObject::new()), .. }`,
+    /// on the wire `"sampling": {"tools": {}}`). Without it a server may not
+    /// send `tools` or `toolChoice`, and a request that does is answered
+    /// with -32602 before the handler sees it, in either era.
     fn capabilities(&self) -> ClientCapabilities {
         ClientCapabilities::default()
     }
@@ -129,7 +141,10 @@ pub trait ClientHandler: Send + Sync + 'static {
         Err(ErrorObject::method_not_found(methods::ROOTS_LIST))
     }
 
-    /// `sampling/createMessage`.
+    /// `sampling/createMessage` (MCP "Client/Sampling"). `params.tools` and
+    /// `params.tool_choice` are present only when
+    /// [`capabilities`](ClientHandler::capabilities) declared
+    /// `sampling.tools`.
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
@@ -144,6 +159,20 @@ pub trait ClientHandler: Send + Sync + 'static {
     async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ErrorObject> {
         let _ = params;
         Err(ErrorObject::method_not_found(methods::ELICITATION_CREATE))
+    }
+
+    /// `notifications/elicitation/complete` (MCP 2025-11-25
+    /// "Client/Elicitation", URL mode): the server says the out-of-band
+    /// flow of the URL-mode elicitation `params.elicitation_id` finished,
+    /// whether or not the handler's [`elicit`](ClientHandler::elicit) for
+    /// it has answered yet (a host still waiting for the person may stop
+    /// waiting). An id the handler does not know is to be ignored. Called
+    /// on the connection's driver as the notification arrives, before the
+    /// requests and notifications that follow it: it must return at once
+    /// (hand the news to a task, set a flag); it must not block or wait.
+    /// Default: nothing.
+    fn elicitation_complete(&self, params: ElicitationCompleteNotificationParams) {
+        let _ = params;
     }
 
     /// Any other request the session let through (for example `tasks/*`
@@ -372,6 +401,9 @@ struct Shared {
     transport: Arc<dyn Transport>,
     handler: Option<Arc<dyn ClientHandler>>,
     fill_elicitation_defaults: bool,
+    /// The client declared `sampling.tools` (2025-11-25): a sampling
+    /// request may carry `tools` and `toolChoice`.
+    sampling_tools: bool,
     max_input_rounds: u32,
     /// Tools whose `Mcp-Param-*` headers the transport was told.
     header_tools: Mutex<std::collections::HashSet<String>>,
@@ -502,6 +534,11 @@ impl Client {
         if let Some(handler) = &options.handler {
             declare(&mut session.capabilities, handler.capabilities());
         }
+        let sampling_tools = session
+            .capabilities
+            .sampling
+            .as_ref()
+            .is_some_and(|sampling| sampling.tools.is_some());
         let shared = Arc::new(Shared {
             inner: Mutex::new(Inner {
                 session: ClientSession::new(session),
@@ -523,6 +560,7 @@ impl Client {
             transport: Arc::new(transport),
             handler: options.handler,
             fill_elicitation_defaults: options.fill_elicitation_defaults,
+            sampling_tools,
             max_input_rounds: options.max_input_rounds,
             header_tools: Mutex::new(std::collections::HashSet::new()),
             request_timeout,
@@ -936,7 +974,7 @@ impl Client {
                 handler.as_ref(),
                 &request.method,
                 request.params,
-                self.shared.fill_elicitation_defaults,
+                Answering::of(&self.shared),
             )
             .await
             .map_err(|e| {
@@ -1601,6 +1639,18 @@ fn pump(shared: &Arc<Shared>, inner: &mut Inner) {
                 }
             }
             Event::Notification(notification) => {
+                if notification.method == methods::NOTIFICATION_ELICITATION_COMPLETE
+                    && let Some(handler) = &shared.handler
+                {
+                    match notification
+                        .params
+                        .as_ref()
+                        .map(RawJson::decode::<ElicitationCompleteNotificationParams>)
+                    {
+                        Some(Ok(params)) => handler.elicitation_complete(params),
+                        _ => tracing::debug!("a malformed notifications/elicitation/complete"),
+                    }
+                }
                 let decoded = decode_notification(notification);
                 if let Some(tx) = &inner.notifications_tx
                     && let Err(mpsc::error::TrySendError::Full(dropped)) = tx.try_send(decoded)
@@ -1798,10 +1848,10 @@ fn dispatch_server_request(shared: &Arc<Shared>, inner: &mut Inner, request: Ser
     };
     let id = request.id.clone();
     let task_shared = shared.clone();
-    let fill_defaults = shared.fill_elicitation_defaults;
+    let answering = Answering::of(shared);
     let task = tokio::spawn(async move {
         let ServerRequest { id, method, params } = request;
-        let result = answer(handler.as_ref(), &method, params, fill_defaults).await;
+        let result = answer(handler.as_ref(), &method, params, answering).await;
         let mut inner = task_shared.lock();
         inner.server_tasks.remove(&id);
         match result {
@@ -1819,11 +1869,31 @@ fn dispatch_server_request(shared: &Arc<Shared>, inner: &mut Inner, request: Ser
     inner.server_tasks.insert(id, task.abort_handle());
 }
 
+/// What the client's options say about answering the server's requests.
+#[derive(Clone, Copy)]
+struct Answering {
+    /// Fill an accepted form's defaults in (SEP-1034).
+    fill_defaults: bool,
+    /// `sampling.tools` was declared.
+    sampling_tools: bool,
+}
+
+impl Answering {
+    fn of(shared: &Shared) -> Answering {
+        Answering {
+            fill_defaults: shared.fill_elicitation_defaults,
+            sampling_tools: shared.sampling_tools,
+        }
+    }
+}
+
+/// Answers one server request (or one input request of a stateless-era
+/// round) through `handler`.
 async fn answer(
     handler: &dyn ClientHandler,
     method: &str,
     params: Option<RawJson>,
-    fill_defaults: bool,
+    answering: Answering,
 ) -> Result<Box<RawValue>, ErrorObject> {
     fn encode<T: Serialize>(value: &T) -> Result<Box<RawValue>, ErrorObject> {
         mcp_proto::jsonrpc::to_raw(value).map_err(|e| {
@@ -1842,6 +1912,17 @@ async fn answer(
         methods::ROOTS_LIST => encode(&handler.list_roots().await?),
         methods::SAMPLING_CREATE_MESSAGE => {
             let params: CreateMessageRequestParams = decode(params.as_ref())?;
+            // MCP 2025-11-25 "Client/Sampling" §Tools in Sampling: a server
+            // sends `tools` only to a client that declared `sampling.tools`,
+            // which MUST answer any other with an error. The handshake
+            // era's session refuses it before it gets here; this covers a
+            // stateless-era input round too.
+            if (params.tools.is_some() || params.tool_choice.is_some()) && !answering.sampling_tools
+            {
+                return Err(ErrorObject::invalid_params(
+                    "sampling with tools requires the client capability sampling.tools",
+                ));
+            }
             encode(&handler.create_message(params).await?)
         }
         methods::ELICITATION_CREATE => {
@@ -1853,7 +1934,7 @@ async fn answer(
             let mut result = handler.elicit(params).await?;
             // SEP-1034 (2025-11-25): an accepted form carries the schema's
             // defaults for every field the user left out.
-            if fill_defaults
+            if answering.fill_defaults
                 && result.action == ElicitAction::Accept
                 && let Some(schema) = schema
             {

@@ -1,4 +1,4 @@
-//! The async client over the in-memory transport, against a server the test drives one message at a time.
+//! The async client over the in-memory transport, against a server the test drives one message at a time: the handshake, calls, the handler of server requests (tool use in sampling among them) and the stateless era's input rounds.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,8 +7,11 @@ use async_trait::async_trait;
 use mcp_proto::jsonrpc::ErrorObject;
 use mcp_proto::session::SessionOptions;
 use mcp_proto::types::{
-    CallToolRequestParams, ClientCapabilities, ElicitAction, ElicitRequestParams, ElicitResult,
-    ElicitationCapability, JsonObject, ListRootsResult, Root, RootsCapability,
+    CallToolRequestParams, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult,
+    ElicitAction, ElicitRequestParams, ElicitResult, ElicitationCapability,
+    ElicitationCompleteNotificationParams, JsonObject, ListRootsResult, Role, Root,
+    RootsCapability, SamplingCapability, SamplingContent, SamplingMessageContent, StopReason,
+    ToolChoiceMode, ToolUseContent,
 };
 use mcp_transport::scripted::Peer;
 use mcp_transport::{
@@ -694,4 +697,213 @@ async fn the_driver_returns_why_the_connection_ended() {
         client.closed_reason().map(|error| error.to_string()),
         Some(reason.to_string())
     );
+}
+
+// --- tool use in sampling (2025-11-25) ---------------------------------------
+
+/// A host whose model may use tools in sampling, and says so when `tools`
+/// is set: it answers every request with a `tool_use` of the first tool
+/// offered, counting the requests it saw.
+struct ToolSampler {
+    tools: bool,
+    seen: std::sync::atomic::AtomicUsize,
+}
+
+impl ToolSampler {
+    fn new(tools: bool) -> Arc<ToolSampler> {
+        Arc::new(ToolSampler {
+            tools,
+            seen: Default::default(),
+        })
+    }
+
+    fn seen(&self) -> usize {
+        self.seen.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+#[async_trait]
+impl ClientHandler for ToolSampler {
+    fn capabilities(&self) -> ClientCapabilities {
+        ClientCapabilities {
+            sampling: Some(SamplingCapability {
+                tools: self.tools.then(JsonObject::new),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ErrorObject> {
+        self.seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let tool = params.tools.as_ref().and_then(|tools| tools.first());
+        assert_eq!(
+            params.tool_choice.and_then(|choice| choice.mode),
+            Some(ToolChoiceMode::Required)
+        );
+        let tool = tool.expect("the offered tools reach the handler");
+        Ok(CreateMessageResult {
+            role: Role::Assistant,
+            content: SamplingMessageContent::One(SamplingContent::ToolUse(ToolUseContent {
+                id: "use-1".into(),
+                name: tool.name.clone(),
+                input: serde_json::from_value(json!({"city": "Paris"})).unwrap(),
+                meta: None,
+                extra: JsonObject::new(),
+            })),
+            model: "tool-model".into(),
+            stop_reason: Some(StopReason::ToolUse),
+            meta: None,
+            extra: JsonObject::new(),
+        })
+    }
+}
+
+/// A `sampling/createMessage` offering the `weather` tool, a use required.
+fn sampling_with_tools() -> Value {
+    json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": "Weather in Paris?"}}],
+        "maxTokens": 100,
+        "tools": [{"name": "weather", "inputSchema": {"type": "object",
+            "properties": {"city": {"type": "string"}}}}],
+        "toolChoice": {"mode": "required"}
+    })
+}
+
+#[tokio::test]
+async fn a_handler_that_declares_sampling_tools_gets_the_tools_and_answers_with_a_tool_use() {
+    let handler = ToolSampler::new(true);
+    let (client_end, server) = Peer::pair();
+    let options = ClientOptions::default().handler(Some(handler.clone()));
+    let (client, driver) = Client::new(client_end, options);
+    tokio::spawn(driver.run());
+    let handshake = tokio::spawn({
+        let client = client.clone();
+        async move { client.initialize().await }
+    });
+    server.refuse_probe().await;
+    let init = server.expect("initialize").await;
+    assert_eq!(
+        init["params"]["capabilities"],
+        json!({"sampling": {"tools": {}}})
+    );
+    server
+        .respond(&init, mcp_transport::scripted::initialize_result(tools()))
+        .await;
+    server.expect("notifications/initialized").await;
+    handshake.await.unwrap().unwrap();
+
+    server
+        .send(
+            json!({"jsonrpc": "2.0", "id": 7, "method": "sampling/createMessage",
+            "params": sampling_with_tools()}),
+        )
+        .await;
+    let answer = server.next().await;
+    assert_eq!(answer["id"], 7, "{answer}");
+    assert_eq!(
+        answer["result"],
+        json!({"role": "assistant", "model": "tool-model", "stopReason": "toolUse",
+            "content": {"type": "tool_use", "id": "use-1", "name": "weather",
+                "input": {"city": "Paris"}}})
+    );
+    assert_eq!(handler.seen(), 1);
+}
+
+#[tokio::test]
+async fn sampling_with_tools_is_refused_without_the_capability_in_both_eras() {
+    // The handshake era: the session answers -32602; the handler never sees it.
+    let handler = ToolSampler::new(false);
+    let options = ClientOptions::default().handler(Some(handler.clone()));
+    let (_client, server) = connected(options, tools()).await;
+    server
+        .send(
+            json!({"jsonrpc": "2.0", "id": 8, "method": "sampling/createMessage",
+            "params": sampling_with_tools()}),
+        )
+        .await;
+    let answer = server.next().await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert_eq!(handler.seen(), 0);
+
+    // The stateless era: an input round asking for it is not given.
+    let options = ClientOptions::default().handler(Some(handler.clone()));
+    let (client, server) = modern(options, json!({"tools": {}})).await;
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("ask_model", None).await }
+    });
+    let request = server.next().await;
+    server
+        .respond(
+            &request,
+            json!({"resultType": "input_required", "inputRequests": {
+                "m": {"method": "sampling/createMessage", "params": sampling_with_tools()}}}),
+        )
+        .await;
+    let error = call.await.unwrap().unwrap_err();
+    let ClientError::InputNotGiven { reason, .. } = &error else {
+        panic!("{error:?}");
+    };
+    assert!(reason.contains("sampling with tools requires"), "{reason}");
+    assert_eq!(handler.seen(), 0);
+}
+
+// --- URL-mode elicitation's completion (2025-11-25) ---------------------------
+
+/// Notes the elicitation ids the server said are complete, and answers
+/// `roots/list` (by which the test knows what came before was handled).
+#[derive(Default)]
+struct CompletionWatcher(std::sync::Mutex<Vec<String>>);
+
+#[async_trait]
+impl ClientHandler for CompletionWatcher {
+    fn capabilities(&self) -> ClientCapabilities {
+        Declaring.capabilities()
+    }
+
+    async fn list_roots(&self) -> Result<ListRootsResult, ErrorObject> {
+        Host.list_roots().await
+    }
+
+    fn elicitation_complete(&self, params: ElicitationCompleteNotificationParams) {
+        self.0.lock().unwrap().push(params.elicitation_id);
+    }
+}
+
+#[tokio::test]
+async fn the_handler_hears_that_a_url_elicitation_completed() {
+    let handler = Arc::new(CompletionWatcher::default());
+    let options = ClientOptions::default().handler(Some(handler.clone()));
+    let (client, server) = connected(options, tools()).await;
+    let mut notifications = client.take_notifications().unwrap();
+    for params in [json!({"elicitationId": "e-1"}), json!({"elicitation": 3})] {
+        server
+            .send(
+                json!({"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
+                "params": params}),
+            )
+            .await;
+    }
+    server
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "roots/list"}))
+        .await;
+    assert_eq!(server.next().await["id"], 1);
+    assert_eq!(
+        *handler.0.lock().unwrap(),
+        ["e-1"],
+        "the well-formed one, once; the malformed one is not passed on"
+    );
+    // Hosts reading the notifications still see both.
+    for _ in 0..2 {
+        let notification = notifications.recv().await.unwrap();
+        assert!(
+            matches!(&notification, ServerNotification::Other(n)
+                if n.method == "notifications/elicitation/complete"),
+            "{notification:?}"
+        );
+    }
 }

@@ -239,7 +239,7 @@ pub(crate) async fn listing(app: &App) -> Value {
             );
             object.insert(
                 "logLevel".into(),
-                json!(app.live.level(id).map(|level| level.as_str())),
+                json!(app.manager.logging_level(id).map(|level| level.as_str())),
             );
             value
         })

@@ -2,7 +2,8 @@
 //!
 //! The settings page's connections declare `roots`, `sampling` and
 //! `elicitation` (form and URL modes) as mcpctl does on a terminal
-//! ([`crate::asks::capabilities`]); the checks of a form's schema, the
+//! ([`crate::asks::capabilities`]), except tool use in sampling
+//! (`sampling.tools`): the page's reply is text; the checks of a form's schema, the
 //! description of a sampling request and the typed reply are
 //! [`crate::asks`]'s, shared with the terminal.
 //!
@@ -440,7 +441,8 @@ fn block(text_: &str, max: usize) -> String {
 #[async_trait]
 impl ClientHandler for PageAsks {
     fn capabilities(&self) -> ClientCapabilities {
-        asks::capabilities()
+        // The page's reply is text: no tool use in sampling.
+        asks::capabilities(false)
     }
 
     async fn list_roots(&self) -> Result<ListRootsResult, ErrorObject> {

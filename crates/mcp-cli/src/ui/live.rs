@@ -10,9 +10,11 @@
 //! (`event: logs`) and each new line as it comes (`event: log`).
 //!
 //! The level chosen for a server (`logging/setLevel`) and the resources
-//! subscribed to (`resources/subscribe`) are remembered and asked again
-//! of a new connection of the same server, so a reconnect keeps what the
-//! page shows.
+//! subscribed to (`resources/subscribe`) are asked through the manager's
+//! server handle, and the manager remembers them and asks every new
+//! connection of the server for them again (`McpManager::logging_level`,
+//! `McpManager::subscribed_resources`), so a reconnect keeps what the page
+//! shows.
 //!
 //! | method | path | what |
 //! |---|---|---|
@@ -20,12 +22,12 @@
 //! | POST | `/api/servers/{id}/subscribe` | `{"uri": URI}`: `resources/subscribe` |
 //! | POST | `/api/servers/{id}/unsubscribe` | `{"uri": URI}`: `resources/unsubscribe` |
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use http::StatusCode;
-use mcp_manager::{ManagerEvent, McpManager, ServerStatus};
+use mcp_manager::{HandleError, ManagerEvent, McpManager};
 use mcp_proto::text;
 use mcp_proto::types::LoggingLevel;
 use serde_json::{Value, json};
@@ -40,10 +42,7 @@ pub(crate) const LINES_KEPT: usize = 200;
 /// The most bytes of one line's server text.
 pub(crate) const LINE_TEXT: usize = 2000;
 
-/// The most subscriptions the page keeps per server.
-const SUBSCRIPTIONS: usize = 100;
-
-/// The feeds, the levels and the subscriptions.
+/// The feeds.
 #[derive(Debug)]
 pub(crate) struct Live {
     state: Mutex<State>,
@@ -54,8 +53,6 @@ pub(crate) struct Live {
 struct State {
     seq: u64,
     lines: HashMap<String, VecDeque<Value>>,
-    levels: HashMap<String, LoggingLevel>,
-    subscriptions: HashMap<String, BTreeSet<String>>,
 }
 
 impl Live {
@@ -90,20 +87,6 @@ impl Live {
         (Value::Object(feeds), state.seq)
     }
 
-    /// The level chosen for `id` in the page, if any.
-    pub(crate) fn level(&self, id: &str) -> Option<LoggingLevel> {
-        self.lock().levels.get(id).copied()
-    }
-
-    /// The resources of `id` subscribed to from the page.
-    pub(crate) fn subscribed(&self, id: &str) -> Vec<String> {
-        self.lock()
-            .subscriptions
-            .get(id)
-            .map(|uris| uris.iter().cloned().collect())
-            .unwrap_or_default()
-    }
-
     /// Adds a line to `id`'s feed and sends it to every page.
     fn push(&self, id: &str, mut line: Value) {
         let line = {
@@ -124,19 +107,10 @@ impl Live {
         let _ = self.feed.send(line);
     }
 
-    /// Follows `manager`'s `events` until it closes: log messages and
-    /// resource updates into the feeds; a server connected again is asked
-    /// for its level and subscriptions again; a removed server's feed,
-    /// level and subscriptions are forgotten.
-    pub(crate) async fn follow(
-        self: Arc<Self>,
-        manager: McpManager,
-        mut events: broadcast::Receiver<ManagerEvent>,
-    ) {
-        // Each server's last status: `ready` after anything but `ready` or
-        // `refreshing` (the same connection listing again) is a new
-        // connection.
-        let mut last: HashMap<String, &'static str> = HashMap::new();
+    /// Follows the manager's `events` until it closes: log messages and
+    /// resource updates into the feeds; a removed server's feed is
+    /// forgotten.
+    pub(crate) async fn follow(self: Arc<Self>, mut events: broadcast::Receiver<ManagerEvent>) {
         loop {
             match events.recv().await {
                 Ok(ManagerEvent::Log {
@@ -161,50 +135,12 @@ impl Live {
                         "uri": crate::output::line(&text::bound(&uri, LINE_TEXT)),
                     }),
                 ),
-                Ok(ManagerEvent::StatusChanged { id, status, .. }) => {
-                    let before = last.insert(id.clone(), status.as_str());
-                    if status == ServerStatus::Ready
-                        && before.is_some_and(|before| !matches!(before, "ready" | "refreshing"))
-                    {
-                        let live = Arc::clone(&self);
-                        let manager = manager.clone();
-                        tokio::spawn(async move { live.reapply(&manager, &id).await });
-                    }
-                }
                 Ok(ManagerEvent::ServerRemoved { id }) => {
-                    last.remove(&id);
-                    let mut state = self.lock();
-                    state.lines.remove(&id);
-                    state.levels.remove(&id);
-                    state.subscriptions.remove(&id);
+                    self.lock().lines.remove(&id);
                 }
                 Ok(_) | Err(RecvError::Lagged(_)) => {}
                 Err(RecvError::Closed) => return,
             }
-        }
-    }
-
-    /// Asks a new connection of `id` for the page's level and
-    /// subscriptions.
-    async fn reapply(&self, manager: &McpManager, id: &str) {
-        let (level, uris) = {
-            let state = self.lock();
-            (
-                state.levels.get(id).copied(),
-                state.subscriptions.get(id).cloned().unwrap_or_default(),
-            )
-        };
-        if level.is_none() && uris.is_empty() {
-            return;
-        }
-        let Some(handle) = manager.server(id) else {
-            return;
-        };
-        if let Some(level) = level {
-            let _ = handle.set_logging_level(level).await;
-        }
-        for uri in uris {
-            let _ = handle.subscribe_resource(&uri).await;
         }
     }
 
@@ -228,11 +164,7 @@ impl Live {
             return not_ready(id);
         };
         match handle.set_logging_level(level).await {
-            Ok(()) => {
-                let mut state = self.lock();
-                state.levels.insert(id.to_owned(), level);
-                json(StatusCode::OK, &json!({"level": level.as_str()}))
-            }
+            Ok(()) => json(StatusCode::OK, &json!({"level": level.as_str()})),
             Err(failure) => refused(&failure),
         }
     }
@@ -251,16 +183,6 @@ impl Live {
         else {
             return super::api::bad_request("send {\"uri\": URI}");
         };
-        if subscribe && self.lock().subscriptions.get(id).map_or(0, BTreeSet::len) >= SUBSCRIPTIONS
-        {
-            return error(
-                StatusCode::CONFLICT,
-                "too_many_subscriptions",
-                &format!(
-                    "the page follows at most {SUBSCRIPTIONS} resources of one server; unsubscribe from one first"
-                ),
-            );
-        }
         let Some(handle) = manager.server(id) else {
             return not_ready(id);
         };
@@ -270,19 +192,15 @@ impl Live {
             handle.unsubscribe_resource(&uri).await
         };
         match result {
-            Ok(()) => {
-                let mut state = self.lock();
-                let uris = state.subscriptions.entry(id.to_owned()).or_default();
-                if subscribe {
-                    uris.insert(uri.clone());
-                } else {
-                    uris.remove(&uri);
-                }
-                json(
-                    StatusCode::OK,
-                    &json!({"uri": uri, "subscribed": subscribe}),
-                )
-            }
+            Ok(()) => json(
+                StatusCode::OK,
+                &json!({"uri": uri, "subscribed": subscribe}),
+            ),
+            Err(failure @ HandleError::TooManySubscriptions { .. }) => error(
+                StatusCode::CONFLICT,
+                failure.code(),
+                &crate::output::line(&failure.to_string()),
+            ),
             Err(failure) => refused(&failure),
         }
     }
@@ -302,7 +220,7 @@ fn not_ready(id: &str) -> http::Response<ResponseBody> {
     )
 }
 
-fn refused(failure: &mcp_manager::HandleError) -> http::Response<ResponseBody> {
+fn refused(failure: &HandleError) -> http::Response<ResponseBody> {
     error(
         StatusCode::BAD_GATEWAY,
         "refused",

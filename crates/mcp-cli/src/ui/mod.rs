@@ -161,7 +161,7 @@ pub(crate) async fn run(args: UiArgs, sources: &SourceOptions) -> Result<Exit, C
     // Followed from before the first connection was made: no log line of
     // a starting server is missed.
     let events = runtime.take_events().unwrap_or_else(|| manager.events());
-    let follow = tokio::spawn(Arc::clone(&live).follow(manager.clone(), events));
+    let follow = tokio::spawn(Arc::clone(&live).follow(events));
     // Ctrl-C is how the page is stopped: the servers are closed below.
     let claim = crate::interrupt::claim();
 

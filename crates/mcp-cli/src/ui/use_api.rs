@@ -117,7 +117,7 @@ pub(crate) async fn offers(app: &App, id: &str) -> http::Response<ResponseBody> 
         "templates": templates,
         "prompts": prompts,
         "subscribe": subscribe,
-        "subscribed": app.live.subscribed(id),
+        "subscribed": app.manager.subscribed_resources(id),
     }))
 }
 

@@ -121,7 +121,9 @@ Hostile text (what a terminal or a model must not take raw):
 Observation:
   --pid-file FILE              append the process id and a newline to FILE at startup.
   --event-log FILE             append `EVENT UNIX_NANOS PID` lines to FILE, one write each:
-                               initialize-start, initialize-end, tools-list; and for the
+                               initialize-start, initialize-end, tools-list; with JSON,
+                               set-level {level}, and with --reference-catalog,
+                               subscribe {uri} and unsubscribe {uri}; and for the
                                modern era `EVENT UNIX_NANOS PID JSON` lines: modern-request
                                {id,method,meta}, mrtr-round {id,tool,round,requestStateMatched},
                                cancelled {requestId,inFlight}, listen-start {id,accepted},

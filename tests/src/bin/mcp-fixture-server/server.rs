@@ -721,6 +721,16 @@ impl Server {
             methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE
                 if options.reference_catalog =>
             {
+                let event = if request.method == methods::RESOURCES_SUBSCRIBE {
+                    "subscribe"
+                } else {
+                    "unsubscribe"
+                };
+                eventlog::record_with(
+                    options.event_log.as_deref(),
+                    event,
+                    &json!({"uri": params.get("uri")}),
+                );
                 Ok(json!({}))
             }
             methods::LOGGING_SET_LEVEL => self.set_level(id, &params),
@@ -1159,9 +1169,9 @@ impl Server {
         }))
     }
 
-    /// `logging/setLevel`: records nothing, but confirms with one
-    /// `notifications/message` at the level asked for, so that the client
-    /// always lets it through.
+    /// `logging/setLevel`: notes the level in the event log (`set-level`)
+    /// and confirms with one `notifications/message` at the level asked
+    /// for, so that the client always lets it through.
     fn set_level(self: &Arc<Self>, id: RequestId, params: &Value) -> Result<Value, ErrorObject> {
         const LEVELS: [&str; 8] = [
             "debug",
@@ -1178,6 +1188,11 @@ impl Server {
             .and_then(Value::as_str)
             .filter(|level| LEVELS.contains(level))
             .ok_or_else(|| ErrorObject::invalid_params("`level` must be a syslog level name"))?;
+        eventlog::record_with(
+            self.fixture.options.event_log.as_deref(),
+            "set-level",
+            &json!({"level": level}),
+        );
         self.notify(
             Route::Related(id),
             methods::NOTIFICATION_MESSAGE,
