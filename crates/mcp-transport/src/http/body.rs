@@ -23,9 +23,9 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use mcp_proto::Frame;
 use mcp_proto::codec::SseDecoder;
+use mcp_proto::sync::lock;
 
 use super::client::{content_length, io_error};
-use super::shared::lock;
 use crate::transport::TransportError;
 
 /// How many body buffers a transport keeps for reuse: responses read at

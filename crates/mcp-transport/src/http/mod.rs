@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod auth;
-mod body;
+pub(crate) mod body;
 mod ca_env;
 mod client;
 mod engine;
