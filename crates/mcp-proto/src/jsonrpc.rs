@@ -940,7 +940,17 @@ impl Frame {
     /// the frame's, and a large result stays in it rather than being copied
     /// out.
     pub fn from_string(text: String) -> Result<Frame, serde_json::Error> {
-        let text = Arc::new(text);
+        Self::from_shared(Arc::new(text))
+    }
+
+    /// Decodes one frame from JSON text shared with the caller, as
+    /// [`Frame::from_string`] does: payloads refer into `text` rather than
+    /// being copied out of it. A caller that keeps a clone of `text` gets
+    /// the buffer back for the next message once the frame and the payloads
+    /// taken from it are dropped ([`Arc::get_mut`] succeeds again): an HTTP
+    /// transport reads every response body into the same allocation that
+    /// way instead of allocating and freeing a large result's size per call.
+    pub fn from_shared(text: Arc<String>) -> Result<Frame, serde_json::Error> {
         Self::decode(
             text.as_bytes(),
             |_| serde_json::from_str(&text),

@@ -7,6 +7,7 @@
 use mcp_proto::codec::SseDecoder;
 use mcp_proto::{Frame, RequestId};
 
+use crate::http::body::BodyBuffers;
 use crate::http::events::{SseItem, answers, decoded_item, event_frame};
 
 /// What reading one Streamable HTTP response's SSE body yielded (MCP
@@ -42,6 +43,7 @@ pub fn read_sse_response<'a>(
     id: &RequestId,
 ) -> SseResponse {
     let mut decoder = SseDecoder::with_max_event_size(max_event_size);
+    let bodies = BodyBuffers::default();
     let mut chunks = chunks.into_iter();
     let mut ended = false;
     let mut out = SseResponse {
@@ -56,10 +58,12 @@ pub fn read_sse_response<'a>(
         match decoded_item(&mut decoder, ended) {
             Some(SseItem::Event(event)) => {
                 out.events += 1;
-                if let Some(frame) = event_frame(event) {
+                if let Some(frame) = event_frame(event, &bodies) {
                     out.answered |= answers(&frame, id);
                     out.frames.push(frame);
                 }
+                // As a stream that carries every response recycles them.
+                bodies.recycle(&mut decoder);
             }
             Some(SseItem::TooLarge(limit)) => {
                 out.too_large = Some(limit);

@@ -778,6 +778,55 @@ async fn a_1_mib_result_decodes_whole_as_json_and_as_sse_however_the_body_is_cut
     close_and_expect_nothing_else(&t).await;
 }
 
+/// Where a response's result lies in memory.
+fn result_address(message: &Message) -> usize {
+    let Message::Response(response) = message else {
+        panic!("expected a response, got {message:?}");
+    };
+    response.result.get().as_ptr() as usize
+}
+
+#[tokio::test]
+async fn a_released_large_result_leaves_its_buffer_to_the_next_body_and_a_held_one_keeps_it() {
+    // Ids 2 to 4: JSON bodies with `Content-Length`; 5 and 6: SSE events.
+    let server = TestServer::start(|r| async move {
+        if !r.is_post_of("tools/call") {
+            return basic(&r);
+        }
+        let id = r.rpc_id().as_i64().unwrap();
+        let (_, response) = big_response(id);
+        if id <= 4 {
+            return Reply::json(response);
+        }
+        let (reply, w) = Reply::sse();
+        w.raw_bytes(format!("data: {response}\n\n").into_bytes());
+        reply
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    let call = async |id: i64| {
+        t.send(request(id, "tools/call")).await.unwrap();
+        let message = next_message(&t).await;
+        assert_eq!(result_text(&message), big_response(id).0, "{id}");
+        message
+    };
+    // Released before the next call: the next body is read where it lay.
+    let first = result_address(&call(2).await);
+    let held = call(3).await;
+    assert_eq!(result_address(&held), first);
+    // Still held by its reader: the next body goes elsewhere, and the
+    // held result is intact.
+    let other = call(4).await;
+    assert_ne!(result_address(&other), first);
+    assert_eq!(result_text(&held), big_response(3).0);
+    drop((held, other));
+    // The same for SSE events' data.
+    let event = result_address(&call(5).await);
+    assert_eq!(result_address(&call(6).await), event);
+    close_and_expect_nothing_else(&t).await;
+}
+
 #[tokio::test]
 async fn close_deletes_the_session_and_tolerates_405() {
     let server = TestServer::start(|r| async move {

@@ -33,6 +33,11 @@ pub const DEFAULT_MAX_EVENT_SIZE: usize = 64 * 1024 * 1024;
 /// Ids longer than this are ignored (see the module documentation).
 const MAX_ID_LEN: usize = 4096;
 
+/// A `data` line still incomplete at this length has its value moved into
+/// the event's data as it arrives, rather than held in the input until its
+/// line ending (see [`SseDecoder::stream_data`]).
+const STREAM_AFTER: usize = 4096;
+
 /// One dispatched event.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SseEvent {
@@ -81,6 +86,11 @@ pub struct SseDecoder {
     skipping: bool,
     /// The last line ended in CR, so an LF next completes that line ending.
     after_cr: bool,
+    /// The line at the start of the input goes on a `data` line whose
+    /// field name and value so far are consumed: the value is already in
+    /// the event's data, and this many bytes of the line before it (its
+    /// `data:` and the optional space) count toward the size limit with it.
+    streaming: Option<usize>,
     /// The start of the stream has been checked for a byte order mark.
     bom_checked: bool,
     fields: Fields,
@@ -99,6 +109,7 @@ impl SseDecoder {
             input: Input::default(),
             skipping: false,
             after_cr: false,
+            streaming: None,
             bom_checked: false,
             fields: Fields::default(),
             limit,
@@ -117,7 +128,33 @@ impl SseDecoder {
                 None => return,
             }
         }
+        if self.streaming.is_some() && self.input.len() == 0 {
+            bytes = self.stream_pushed(bytes);
+        }
         self.input.push(bytes);
+    }
+
+    /// [`SseDecoder::stream_data`] for bytes just pushed while a `data`
+    /// line is being moved and the input holds nothing: the value up to
+    /// the line ending (or the end of `bytes`) goes straight into the
+    /// event's data, without passing through the input, when it fits the
+    /// limit; its whole UTF-8 characters, that is. Returns the bytes left
+    /// for the input.
+    fn stream_pushed<'a>(&mut self, bytes: &'a [u8]) -> &'a [u8] {
+        let end = memchr2(b'\n', b'\r', bytes).unwrap_or(bytes.len());
+        let value = bytes.get(..end).unwrap_or_default();
+        let consumed = self.streaming.unwrap_or(0);
+        if self.fields.held() + consumed + value.len() > self.limit {
+            return bytes;
+        }
+        let valid = match str::from_utf8(value) {
+            Ok(_) => value.len(),
+            Err(error) => error.valid_up_to(),
+        };
+        if let Ok(text) = str::from_utf8(value.get(..valid).unwrap_or_default()) {
+            self.fields.data.push_str(text);
+        }
+        bytes.get(valid..).unwrap_or_default()
     }
 
     /// Pops the next event, or an error for an event that was refused:
@@ -154,12 +191,17 @@ impl SseDecoder {
                 return self.check_partial_line();
             };
             let skipped = mem::take(&mut self.skipping);
+            let streamed = self.streaming.take();
             let (line, terminator) = self.input.take_line(end);
             self.after_cr = terminator == Some(b'\r');
             if skipped {
                 continue;
             }
-            if let Some(item) = self.fields.line(line, self.limit) {
+            let item = match streamed {
+                Some(prefix) => self.fields.data_end(prefix, line, self.limit),
+                None => self.fields.line(line, self.limit),
+            };
+            if let Some(item) = item {
                 return Some(item);
             }
         }
@@ -180,6 +222,7 @@ impl SseDecoder {
         }
         self.input.reset();
         self.skipping = false;
+        self.streaming = None;
         self.after_cr = false;
         self.bom_checked = false;
         self.fields.end_of_stream();
@@ -191,6 +234,20 @@ impl SseDecoder {
     pub fn last_event_id(&self) -> Option<&str> {
         let id = self.fields.last_event_id.as_str();
         (!id.is_empty()).then_some(id)
+    }
+
+    /// Gives the decoder a buffer to collect the next event's data in: the
+    /// data of an earlier event that is no longer needed (its text, once
+    /// decoded), emptied here. A stream of large events then fills one
+    /// allocation again and again instead of growing a new one, by
+    /// doubling, for each event. The buffer is dropped instead when the
+    /// decoder already holds data of the event being read, or a buffer at
+    /// least as large.
+    pub fn recycle(&mut self, mut buffer: String) {
+        if self.fields.data.is_empty() && buffer.capacity() > self.fields.data.capacity() {
+            buffer.clear();
+            self.fields.data = buffer;
+        }
     }
 
     /// The latest valid `retry` field, in milliseconds. Values beyond
@@ -209,22 +266,63 @@ impl SseDecoder {
     }
 
     /// Handles the incomplete line at the end of the input: a comment or a
-    /// line that cannot fit is dropped now rather than buffered to its end.
+    /// line that cannot fit is dropped now rather than buffered to its end;
+    /// a long `data` line's value so far is moved into the event's data.
     fn check_partial_line(&mut self) -> Option<Result<SseEvent, SseError>> {
         let partial = self.input.unconsumed();
         let &first = partial.first()?;
-        let comment = first == b':';
-        let too_large = self.fields.held() + partial.len() > self.limit;
+        let comment = self.streaming.is_none() && first == b':';
+        let consumed = self.streaming.unwrap_or(0);
+        let too_large = self.fields.held() + consumed + partial.len() > self.limit;
         if !(self.skipping || comment || too_large) {
+            self.stream_data();
             return None;
         }
         let report = !self.skipping && !comment;
         self.input.discard_unconsumed();
         self.skipping = true;
+        self.streaming = None;
         if report {
             return self.fields.fail(SseError::TooLarge { limit: self.limit });
         }
         None
+    }
+
+    /// Moves the value of the incomplete `data` line at the start of the
+    /// input into the event's data, once the line is [`STREAM_AFTER`] bytes
+    /// long: a large message is then copied once, from the pushed bytes to
+    /// the text that becomes the frame's, instead of being held in the
+    /// input (grown by doubling to the line's size) and copied again at
+    /// its line ending. Only whole UTF-8 characters are moved; a character
+    /// cut by the end of the input waits for the next push, and bytes that
+    /// are not UTF-8 stay in the input for the line's end to refuse. The
+    /// events, errors and limits are those of reading the line whole.
+    fn stream_data(&mut self) {
+        if self.skipping || self.fields.failed {
+            return;
+        }
+        let partial = self.input.unconsumed();
+        let start = match self.streaming {
+            Some(_) => 0,
+            None if partial.len() < STREAM_AFTER => return,
+            None => match partial.strip_prefix(b"data:") {
+                Some(value) if value.first() == Some(&b' ') => 6,
+                Some(_) => 5,
+                None => return,
+            },
+        };
+        let value = partial.get(start..).unwrap_or_default();
+        let valid = match str::from_utf8(value) {
+            Ok(_) => value.len(),
+            Err(error) => error.valid_up_to(),
+        };
+        if let Ok(text) = str::from_utf8(value.get(..valid).unwrap_or_default()) {
+            self.fields.data.push_str(text);
+        }
+        self.input.skip(start + valid);
+        if self.streaming.is_none() {
+            self.streaming = Some(start);
+        }
     }
 }
 
@@ -406,6 +504,33 @@ impl Fields {
             _ => {}
         }
         None
+    }
+
+    /// The end of a `data` line whose value so far was moved into the data
+    /// buffer ([`SseDecoder::stream_data`]): `rest` is the remainder of the
+    /// value, and `prefix` the bytes of the line before the value, so that
+    /// the size limit and UTF-8 check are those of [`Fields::line`].
+    fn data_end(
+        &mut self,
+        prefix: usize,
+        rest: &[u8],
+        limit: usize,
+    ) -> Option<Result<SseEvent, SseError>> {
+        if self.failed {
+            return None;
+        }
+        if self.held() + prefix + rest.len() > limit {
+            return self.fail(SseError::TooLarge { limit });
+        }
+        match str::from_utf8(rest) {
+            Ok(rest) => {
+                self.data.reserve(rest.len() + 1);
+                self.data.push_str(rest);
+                self.data.push('\n');
+                None
+            }
+            Err(_) => self.fail(SseError::InvalidUtf8),
+        }
     }
 
     /// §9.2.6 "dispatch the event", at a blank line.
@@ -789,6 +914,85 @@ mod tests {
             decode_chunks(&[&e_acute[..7], &e_acute[7..]]),
             [r#"message "é""#]
         );
+    }
+
+    #[test]
+    fn long_data_lines_moved_as_they_arrive_decode_as_when_read_whole() {
+        // `run_with_limit` checks every case pushed whole, byte by byte and
+        // in the chunks given: only the first moves nothing early.
+        let long = "é:x".repeat(STREAM_AFTER);
+        let run = |limit: usize, stream: &str| {
+            let bytes = stream.as_bytes();
+            let chunks: Vec<&[u8]> = bytes.chunks(STREAM_AFTER + 3).collect();
+            run_with_limit(limit, &chunks).1
+        };
+        let message = |data: &str| format!("message {data:?}");
+        // With and without the space; a value that goes on with a colon.
+        for line in [format!("data: {long}"), format!("data:{long}")] {
+            let stream = format!("{line}\ndata: :{long}\n\ndata: ok\n\n");
+            assert_eq!(
+                run(DEFAULT_MAX_EVENT_SIZE, &stream),
+                [message(&format!("{long}\n:{long}")), message("ok")]
+            );
+        }
+        // The limit counts the line's `data: ` too, to the byte.
+        let exact = format!("data: {long}\n\n");
+        let fits = exact.len() - 2;
+        assert_eq!(run(fits, &exact), [message(&long)]);
+        assert_eq!(
+            run(fits - 1, &format!("{exact}data: ok\n\n")),
+            [
+                format!("error: event exceeds the size limit of {} bytes", fits - 1),
+                message("ok")
+            ]
+        );
+        // Bytes that are not UTF-8, early or late in a long line.
+        let invalid = "error: event field is not valid UTF-8";
+        for at in [10, long.len() - 2] {
+            let mut bad = format!("data: {long}\n\ndata: ok\n\n").into_bytes();
+            bad[6 + at] = 0xff;
+            let chunks: Vec<&[u8]> = bad.chunks(STREAM_AFTER + 3).collect();
+            assert_eq!(
+                run_with_limit(DEFAULT_MAX_EVENT_SIZE, &chunks).1,
+                [invalid.to_owned(), message("ok")]
+            );
+        }
+        // A refused block's long data line is dropped; other long fields
+        // are read whole.
+        let refused = format!("event: ?\ndata: {long}\n\nevent: {long}\ndata: ok\n\n");
+        let mut refused = refused.into_bytes();
+        refused[7] = 0xff;
+        assert_eq!(
+            run_with_limit(DEFAULT_MAX_EVENT_SIZE, &[&refused]).1,
+            [invalid.to_owned(), format!("{long} \"ok\"")]
+        );
+        // The end of the stream discards a long line cut short.
+        assert_eq!(
+            run(DEFAULT_MAX_EVENT_SIZE, &format!("data: ok\n\ndata: {long}")),
+            [message("ok")]
+        );
+    }
+
+    #[test]
+    fn a_recycled_buffer_collects_the_next_events_data() {
+        let mut decoder = SseDecoder::new();
+        decoder.push(b"data: first\n\n");
+        let first = decoder.next_event().unwrap().unwrap().data;
+        let mut buffer = String::with_capacity(4096);
+        buffer.push_str("left over");
+        let at = buffer.as_ptr();
+        decoder.recycle(buffer);
+        decoder.push(b"data: second\n\n");
+        let second = decoder.next_event().unwrap().unwrap().data;
+        assert_eq!(second, "second");
+        assert_eq!(second.as_ptr(), at);
+        // Not while an event's data is being collected.
+        decoder.push(b"data: a\n");
+        assert_eq!(decoder.next_event(), None);
+        decoder.recycle(String::with_capacity(1 << 16));
+        decoder.push(b"data: b\n\n");
+        assert_eq!(decoder.next_event().unwrap().unwrap().data, "a\nb");
+        drop(first);
     }
 
     #[test]

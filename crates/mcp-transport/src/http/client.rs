@@ -757,7 +757,7 @@ fn is_auth_challenge(response: &Response<Incoming>) -> bool {
     }
 }
 
-fn content_length(headers: &HeaderMap) -> Option<u64> {
+pub(crate) fn content_length(headers: &HeaderMap) -> Option<u64> {
     headers
         .get(http::header::CONTENT_LENGTH)?
         .to_str()

@@ -111,6 +111,7 @@ impl HttpTransport {
             closed: AtomicBool::new(false),
             inflight: Mutex::new(HashMap::new()),
             tool_headers: Mutex::new(HashMap::new()),
+            bodies: Default::default(),
         });
         let transport = HttpTransport {
             shared,

@@ -5,6 +5,7 @@ use hyper::body::Incoming;
 use mcp_proto::Frame;
 use mcp_proto::codec::{SseDecoder, SseError, SseEvent};
 
+use super::body::BodyBuffers;
 use super::client::io_error;
 use crate::transport::TransportError;
 
@@ -85,13 +86,14 @@ pub(crate) fn decoded_item(decoder: &mut SseDecoder, ended: bool) -> Option<SseI
 
 /// The JSON-RPC frame an event carries, if it carries one. The event's
 /// data becomes the frame's text: a large result is neither copied out of
-/// it nor checked for UTF-8 a second time.
+/// it nor checked for UTF-8 a second time, and its allocation goes back to
+/// `bodies` for reuse once the frame is released.
 ///
 /// MCP "Transports" §Streamable HTTP: messages travel as events of type
 /// `message` (the default); events with empty data are 2025-11-25 priming
 /// events whose only purpose is their id, and must not be parsed as JSON.
 /// Other event types, and data that is not JSON-RPC, are skipped and logged.
-pub(crate) fn event_frame(event: SseEvent) -> Option<Frame> {
+pub(crate) fn event_frame(event: SseEvent, bodies: &BodyBuffers) -> Option<Frame> {
     if event.data.is_empty() {
         return None;
     }
@@ -100,7 +102,7 @@ pub(crate) fn event_frame(event: SseEvent) -> Option<Frame> {
         return None;
     }
     let len = event.data.len();
-    match Frame::from_string(event.data) {
+    match bodies.event_frame(event.data) {
         Ok(frame) => Some(frame),
         Err(error) => {
             tracing::warn!(

@@ -157,7 +157,7 @@ async fn wait_for_endpoint(
                 return endpoint_url(&shared.url, &event.data);
             }
             SseItem::Event(event) => {
-                if let Some(frame) = event_frame(event) {
+                if let Some(frame) = event_frame(event, &shared.bodies) {
                     shared.push_frame(frame);
                 }
             }
@@ -202,9 +202,12 @@ async fn read(shared: &Shared, mut stream: SseBody, mut decoder: SseDecoder) {
                 tracing::debug!("ignoring a repeated `endpoint` event");
             }
             SseItem::Event(event) => {
-                if let Some(frame) = event_frame(event) {
+                if let Some(frame) = event_frame(event, &shared.bodies) {
                     shared.push_frame(frame);
                 }
+                // Every response arrives on this stream: an earlier one's
+                // data, once decoded, collects the next.
+                shared.bodies.recycle(&mut decoder);
             }
             SseItem::End => {
                 shared.finish(None);

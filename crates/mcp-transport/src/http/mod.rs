@@ -9,6 +9,8 @@
 //! Module map:
 //! - `client`: the hyper client (keep-alive pool, rustls, fixed headers,
 //!   redirects, auth retries, body limits).
+//! - `body`: reading a JSON body into a buffer reused from one response
+//!   to the next.
 //! - `events`: reading an SSE response body through `mcp_proto`'s decoder.
 //! - `engine`: the transport object, its background tasks and inbound queue.
 //! - `streamable`: Streamable HTTP's POST, GET stream, resumption, DELETE.
@@ -26,6 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod auth;
+pub(crate) mod body;
 mod ca_env;
 mod client;
 mod engine;

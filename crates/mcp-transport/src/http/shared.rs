@@ -18,6 +18,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::{AbortHandle, JoinSet};
 use url::Url;
 
+use super::body::BodyBuffers;
 use super::client::HttpClient;
 use crate::transport::{Inbound, TransportError};
 
@@ -139,6 +140,8 @@ pub(crate) struct Shared {
     pub(super) inflight: Mutex<HashMap<RequestId, AbortHandle>>,
     /// Stateless era: the `Mcp-Param-*` headers of each tool that has any.
     pub(super) tool_headers: Mutex<HashMap<String, mcp_proto::headers::ToolParamHeaders>>,
+    /// The buffers JSON response bodies are read into, reused.
+    pub(crate) bodies: BodyBuffers,
 }
 
 /// The longest a message waits for the GET stream to be opened (see

@@ -174,9 +174,13 @@ async fn modern_refusal(shared: &Shared, out: &Outgoing, response: http::Respons
 
 /// A JSON body: one message or a batch.
 async fn json_response(shared: &Shared, out: &Outgoing, response: http::Response<Incoming>) {
-    match read_body(response, shared.limits.max_message_size).await {
+    match shared
+        .bodies
+        .read_frame(response, shared.limits.max_message_size)
+        .await
+    {
         // Handed over whole: a large result is decoded where it lies.
-        Ok(body) => match Frame::from_vec(Vec::from(body)) {
+        Ok(frame) => match frame {
             Ok(frame) => shared.push_frame(frame),
             Err(error) => shared.report(
                 out,
@@ -193,6 +197,8 @@ async fn json_response(shared: &Shared, out: &Outgoing, response: http::Response
 /// first, resume it by GET with `Last-Event-ID` after `retry`.
 async fn post_stream(shared: &Arc<Shared>, out: Outgoing, body: Incoming, probe: bool) {
     let mut decoder = SseDecoder::with_max_event_size(shared.limits.max_message_size);
+    // The data of an earlier response, once decoded, collects this one's.
+    shared.bodies.recycle(&mut decoder);
     let mut body = Some(SseBody::new(body));
     let mut undecided = probe;
     let mut answered = false;
@@ -216,7 +222,7 @@ async fn post_stream(shared: &Arc<Shared>, out: Outgoing, body: Incoming, probe:
                         }
                         shared.set_mode(Mode::Streamable);
                     }
-                    if let Some(frame) = event_frame(event) {
+                    if let Some(frame) = event_frame(event, &shared.bodies) {
                         if let Some(id) = &out.id
                             && answers(&frame, id)
                         {
@@ -324,7 +330,7 @@ pub(crate) async fn listen(shared: &Arc<Shared>, generation: u64) {
                     match stream.next(&mut decoder).await {
                         SseItem::Event(event) => {
                             attempts = 0;
-                            if let Some(frame) = event_frame(event) {
+                            if let Some(frame) = event_frame(event, &shared.bodies) {
                                 shared.push_frame(frame);
                             }
                         }
