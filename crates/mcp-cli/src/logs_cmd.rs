@@ -1,4 +1,4 @@
-//! `mcpctl logs`: the log messages servers send (`notifications/message`, MCP "Server/Utilities/Logging"), and how `watch --follow` shows them and resource updates.
+//! `mcpctl logs`: the log messages servers send (`notifications/message`, MCP "Server/Utilities/Logging"), and how `watch --follow` shows them, resource updates and URL elicitations' completions.
 //!
 //! `mcpctl logs [SERVER]` connects the servers (all, or SERVER), asks each
 //! that declares `logging` for `--level` and above (`logging/setLevel`)
@@ -61,10 +61,22 @@ pub(crate) enum Streamed<'a> {
         /// The resource's URI.
         uri: &'a str,
     },
+    /// A server says a URL-mode elicitation's flow finished
+    /// (`notifications/elicitation/complete`, MCP 2025-11-25
+    /// "Client/Elicitation").
+    ElicitationComplete {
+        /// Milliseconds since the run started.
+        t_ms: u128,
+        /// The server.
+        id: &'a str,
+        /// The elicitation's id, as the manager bounds it.
+        elicitation_id: &'a str,
+    },
 }
 
 impl<'a> Streamed<'a> {
-    /// The log message or resource update `event` is, if it is one.
+    /// The log message, resource update or elicitation's completion
+    /// `event` is, if it is one.
     pub(crate) fn of(event: &'a ManagerEvent, elapsed: Duration) -> Option<Self> {
         let t_ms = elapsed.as_millis();
         match event {
@@ -82,6 +94,13 @@ impl<'a> Streamed<'a> {
             }),
             ManagerEvent::ResourceUpdated { id, uri } => {
                 Some(Streamed::ResourceUpdated { t_ms, id, uri })
+            }
+            ManagerEvent::ElicitationComplete { id, elicitation_id } => {
+                Some(Streamed::ElicitationComplete {
+                    t_ms,
+                    id,
+                    elicitation_id,
+                })
             }
             _ => None,
         }
@@ -121,6 +140,13 @@ impl<'a> Streamed<'a> {
                 "{} resource updated: {}",
                 line(id),
                 line(&text::bound(uri, LOG_TEXT))
+            ),
+            Streamed::ElicitationComplete {
+                id, elicitation_id, ..
+            } => format!(
+                "{} elicitation complete: {}",
+                line(id),
+                line(elicitation_id)
             ),
         }
     }
