@@ -277,3 +277,37 @@ async fn set_level(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_elicitations_completion_is_one_escaped_line_or_one_json_line() {
+        let event = ManagerEvent::ElicitationComplete {
+            id: "ask".into(),
+            elicitation_id: "e-1\u{1b}[2J\nnext".into(),
+        };
+        let shown = Streamed::of(&event, Duration::from_millis(7)).expect("streamed");
+        let plain = Output {
+            json: false,
+            color: false,
+            color_stderr: false,
+            progress: false,
+        };
+        assert_eq!(
+            shown.render(&plain),
+            "ask elicitation complete: e-1\\x1b[2J\\nnext"
+        );
+        let json = Output {
+            json: true,
+            ..plain
+        };
+        let line: Value = serde_json::from_str(&shown.render(&json)).unwrap();
+        assert_eq!(
+            line,
+            serde_json::json!({"t_ms": 7, "event": "elicitation_complete", "id": "ask",
+                "elicitation_id": "e-1\u{1b}[2J\nnext"})
+        );
+    }
+}
