@@ -1,6 +1,8 @@
 """A server (Python `mcp` 1.x, low-level API) that asks back and talks back, for mcpctl's tests.
 
-- `tools/list`: answered after an `info` log message, `tools listed`;
+- `tools/list`: answered after an `info` log message, `tools listed`, and
+  a `notifications/elicitation/complete` for `e-listed`, an elicitation
+  the client never saw (a client ignores it; `watch --follow` shows it);
 - tool `bad_form`: elicits with a malformed form (a nested object property)
   and returns the action the client answered;
 - tool `visit`: a URL-mode elicitation whose message and URL carry
@@ -35,6 +37,7 @@ async def list_tools() -> list[types.Tool]:
     await server.request_context.session.send_log_message(
         level="info", data="tools listed", logger="asking"
     )
+    await server.request_context.session.send_elicit_complete("e-listed")
     empty = {"type": "object", "properties": {}}
     return [
         types.Tool(name="bad_form", description="Asks with a malformed form", inputSchema=empty),

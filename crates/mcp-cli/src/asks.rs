@@ -107,19 +107,21 @@ pub(crate) struct TerminalAsks {
     completions: Arc<std::sync::Mutex<Completions>>,
 }
 
-/// The most elicitation ids [`Completions`] keeps of each kind.
-const COMPLETIONS_KEPT: usize = 32;
+/// The most elicitation ids [`CompletionMemory`] keeps of each kind.
+pub(crate) const COMPLETIONS_KEPT: usize = 32;
 
-/// `notifications/elicitation/complete` as the terminal uses it: the URL
-/// elicitation being waited on (its id and what wakes the wait), the ids
-/// completed before their question came up, and those answered already.
+/// What the terminal and the page remember of
+/// `notifications/elicitation/complete` (MCP 2025-11-25
+/// "Client/Elicitation", URL mode) beside the questions open now: the
+/// ids the server said were done before their question came up, and the
+/// URL questions that ended already; the last [`COMPLETIONS_KEPT`] of
+/// each.
 #[derive(Debug, Default)]
-struct Completions {
-    waiting: Option<(String, Option<Waker>)>,
-    /// Completed and not waited on yet (the question may be queued).
-    done: VecDeque<String>,
-    /// URL elicitations answered on this terminal.
-    answered: VecDeque<String>,
+pub(crate) struct CompletionMemory {
+    /// Completed before their question came up (it may be queued).
+    early: VecDeque<String>,
+    /// URL questions that ended here (answered, declined, withdrawn).
+    ended: VecDeque<String>,
 }
 
 /// Keeps `id` at the back of `ids`, at most [`COMPLETIONS_KEPT`] ids.
@@ -130,12 +132,51 @@ fn keep(ids: &mut VecDeque<String>, id: String) {
     ids.push_back(id);
 }
 
+impl CompletionMemory {
+    /// The question about `id` comes up: whether the server said it is
+    /// done already (then it is forgotten, as the question takes it).
+    pub(crate) fn take_early(&mut self, id: &str) -> bool {
+        match self.early.iter().position(|early| early == id) {
+            Some(at) => {
+                self.early.remove(at);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The question about `id` ended, however.
+    pub(crate) fn ended(&mut self, id: &str) {
+        keep(&mut self.ended, id.to_owned());
+    }
+
+    /// The server says `id` is done, and no open question is about it.
+    /// Returns whether its question ended already; otherwise `id` is
+    /// remembered for a question still to come (unknown ids too: they
+    /// fall out after [`COMPLETIONS_KEPT`] more).
+    pub(crate) fn not_open(&mut self, id: String) -> bool {
+        if self.ended.contains(&id) {
+            return true;
+        }
+        keep(&mut self.early, id);
+        false
+    }
+}
+
+/// `notifications/elicitation/complete` as the terminal uses it: the URL
+/// elicitation being waited on (its id and what wakes the wait), and the
+/// [`CompletionMemory`].
+#[derive(Debug, Default)]
+struct Completions {
+    waiting: Option<(String, Option<Waker>)>,
+    memory: CompletionMemory,
+}
+
 impl Completions {
     /// The question about `id` is on the terminal now: whether the server
     /// already said it is done, else where the wait's wake-up goes.
     fn wait_for(&mut self, id: &str) -> Result<Option<Wake>, ()> {
-        if let Some(at) = self.done.iter().position(|done| done == id) {
-            self.done.remove(at);
+        if self.memory.take_early(id) {
             return Err(());
         }
         let (waker, wake) = match wake_pair() {
@@ -155,7 +196,7 @@ impl Completions {
         {
             self.waiting = None;
         }
-        keep(&mut self.answered, id.to_owned());
+        self.memory.ended(id);
     }
 
     /// The server says `id` is done. Returns whether it was answered here
@@ -169,11 +210,7 @@ impl Completions {
             }
             return false;
         }
-        if self.answered.contains(&id) {
-            return true;
-        }
-        keep(&mut self.done, id);
-        false
+        self.memory.not_open(id)
     }
 }
 
@@ -1707,7 +1744,7 @@ mod tests {
         // Waited on: not kept as done; answered: the person hears of a late one.
         assert!(completions.wait_for("e-2").is_ok());
         assert!(!completions.complete("e-2".into()));
-        assert!(completions.done.is_empty());
+        assert!(completions.memory.early.is_empty());
         completions.answered("e-2");
         assert!(completions.waiting.is_none());
         assert!(completions.complete("e-2".into()), "answered here: said");
@@ -1715,9 +1752,9 @@ mod tests {
         for n in 0..100 {
             assert!(!completions.complete(format!("unknown-{n}")));
         }
-        assert_eq!(completions.done.len(), COMPLETIONS_KEPT);
+        assert_eq!(completions.memory.early.len(), COMPLETIONS_KEPT);
         assert_eq!(
-            completions.done.back().map(String::as_str),
+            completions.memory.early.back().map(String::as_str),
             Some("unknown-99")
         );
     }

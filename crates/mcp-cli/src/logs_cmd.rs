@@ -1,4 +1,4 @@
-//! `mcpctl logs`: the log messages servers send (`notifications/message`, MCP "Server/Utilities/Logging"), and how `watch --follow` shows them and resource updates.
+//! `mcpctl logs`: the log messages servers send (`notifications/message`, MCP "Server/Utilities/Logging"), and how `watch --follow` shows them, resource updates and URL elicitations' completions.
 //!
 //! `mcpctl logs [SERVER]` connects the servers (all, or SERVER), asks each
 //! that declares `logging` for `--level` and above (`logging/setLevel`)
@@ -61,10 +61,22 @@ pub(crate) enum Streamed<'a> {
         /// The resource's URI.
         uri: &'a str,
     },
+    /// A server says a URL-mode elicitation's flow finished
+    /// (`notifications/elicitation/complete`, MCP 2025-11-25
+    /// "Client/Elicitation").
+    ElicitationComplete {
+        /// Milliseconds since the run started.
+        t_ms: u128,
+        /// The server.
+        id: &'a str,
+        /// The elicitation's id, as the manager bounds it.
+        elicitation_id: &'a str,
+    },
 }
 
 impl<'a> Streamed<'a> {
-    /// The log message or resource update `event` is, if it is one.
+    /// The log message, resource update or elicitation's completion
+    /// `event` is, if it is one.
     pub(crate) fn of(event: &'a ManagerEvent, elapsed: Duration) -> Option<Self> {
         let t_ms = elapsed.as_millis();
         match event {
@@ -82,6 +94,13 @@ impl<'a> Streamed<'a> {
             }),
             ManagerEvent::ResourceUpdated { id, uri } => {
                 Some(Streamed::ResourceUpdated { t_ms, id, uri })
+            }
+            ManagerEvent::ElicitationComplete { id, elicitation_id } => {
+                Some(Streamed::ElicitationComplete {
+                    t_ms,
+                    id,
+                    elicitation_id,
+                })
             }
             _ => None,
         }
@@ -121,6 +140,13 @@ impl<'a> Streamed<'a> {
                 "{} resource updated: {}",
                 line(id),
                 line(&text::bound(uri, LOG_TEXT))
+            ),
+            Streamed::ElicitationComplete {
+                id, elicitation_id, ..
+            } => format!(
+                "{} elicitation complete: {}",
+                line(id),
+                line(elicitation_id)
             ),
         }
     }
@@ -249,5 +275,39 @@ async fn set_level(
             eprintln!("mcpctl: note: {error}");
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_elicitations_completion_is_one_escaped_line_or_one_json_line() {
+        let event = ManagerEvent::ElicitationComplete {
+            id: "ask".into(),
+            elicitation_id: "e-1\u{1b}[2J\nnext".into(),
+        };
+        let shown = Streamed::of(&event, Duration::from_millis(7)).expect("streamed");
+        let plain = Output {
+            json: false,
+            color: false,
+            color_stderr: false,
+            progress: false,
+        };
+        assert_eq!(
+            shown.render(&plain),
+            "ask elicitation complete: e-1\\x1b[2J\\nnext"
+        );
+        let json = Output {
+            json: true,
+            ..plain
+        };
+        let line: Value = serde_json::from_str(&shown.render(&json)).unwrap();
+        assert_eq!(
+            line,
+            serde_json::json!({"t_ms": 7, "event": "elicitation_complete", "id": "ask",
+                "elicitation_id": "e-1\u{1b}[2J\nnext"})
+        );
     }
 }

@@ -13,8 +13,10 @@
 //! (`"reconnect"`), and a new tool list (`"tools_changed"`, with the tool
 //! names `added`, `removed` and `changed`, the last those whose definition
 //! changed), a server's log message (`"log"`, with `level`, `logger` and
-//! `data`) and a subscribed resource's change (`"resource_updated"`, with
-//! `uri`; see [`crate::logs_cmd`]). With `--json` each event is one compact JSON line on stdout
+//! `data`), a subscribed resource's change (`"resource_updated"`, with
+//! `uri`) and a URL elicitation the server says is done
+//! (`"elicitation_complete"`, with `elicitation_id`; see
+//! [`crate::logs_cmd`]). With `--json` each event is one compact JSON line on stdout
 //! (NDJSON), flushed at once; without, one human line each (on a terminal
 //! too: nothing is redrawn). It ends only with Ctrl-C: the servers are
 //! closed, every process this run started is gone, exit 130.

@@ -491,7 +491,7 @@ fn read_follow_prints_the_resource_again_after_each_update_until_ctrl_c() {
 }
 
 #[test]
-fn watch_follow_json_carries_log_events() {
+fn watch_follow_json_carries_log_and_elicitation_complete_events() {
     let env = Env::new();
     let config = asking(&env);
     let args = [
@@ -508,20 +508,30 @@ fn watch_follow_json_carries_log_events() {
     let stderr = support::read_all(child.stderr.take().expect("piped stderr"));
     let lines = support::lines_of(child.stdout.take().expect("piped stdout"));
     let mut seen = Vec::new();
-    let log = loop {
+    let mut next = |kind: &str| loop {
         let line = lines
             .recv_timeout(Duration::from_secs(30))
             .unwrap_or_else(|e| panic!("{e:?}; saw {seen:#?}"));
         let event: Value = serde_json::from_str(&line).expect("a JSON line");
         seen.push(event.clone());
-        if event["event"] == "log" {
+        if event["event"] == kind {
             break event;
         }
     };
+    let log = next("log");
     assert_eq!(log["id"], "ask");
     assert_eq!(log["level"], "info");
     assert_eq!(log["data"], "tools listed");
     assert!(log["t_ms"].is_u64(), "{log}");
+    // The server says an elicitation this client never saw is done: no
+    // question to end, but an event all the same, shaped as the others.
+    let done = next("elicitation_complete");
+    let mut keys: Vec<&String> = done.as_object().unwrap().keys().collect();
+    keys.sort();
+    assert_eq!(keys, ["elicitation_id", "event", "id", "t_ms"], "{done}");
+    assert_eq!(done["id"], "ask");
+    assert_eq!(done["elicitation_id"], "e-listed");
+    assert!(done["t_ms"].as_u64() >= log["t_ms"].as_u64(), "{done}");
     kill_process(Pid::from_raw(pid).unwrap(), Signal::INT).expect("Ctrl-C is sent");
     assert_eq!(child.wait().unwrap().code(), Some(130));
     std::mem::forget(guard);

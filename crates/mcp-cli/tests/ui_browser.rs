@@ -1,4 +1,4 @@
-//! `mcpctl ui` in real headless Chromium: a person adds a server and sees its tools, sees a broken command fail in the form, toggles, edits with a kept secret and deletes with confirmation; answers what servers ask back during a Try (a form, a sampling request, a URL); follows their log messages and resource updates; and sees hostile server text as text.
+//! `mcpctl ui` in real headless Chromium: a person adds a server and sees its tools, sees a broken command fail in the form, toggles, edits with a kept secret and deletes with confirmation; answers what servers ask back during a Try (a form, a sampling request, a URL, and a URL the server says is done); follows their log messages and resource updates; and sees hostile server text as text.
 //!
 //! Chromium comes from Debian (`apt-get install chromium chromium-driver`);
 //! without it these tests fail with that command. Waits are bounded
@@ -611,6 +611,30 @@ fn a_person_answers_a_form_a_sampling_request_and_a_url_in_the_page() {
     );
     page.click(&format!("{CARD} button.ask-send"));
     try_result(&mut page, "ask", "visit", "action: accept");
+
+    // The server says the page is done while it waits: nobody presses
+    // Done, the question ends answered `accept`, and the page says why
+    // without a reload.
+    open_tool(&mut page, "ask", "visit_done");
+    page.click("li.server[data-id=\"ask\"] [data-tool=\"visit_done\"] button.run");
+    try_result(&mut page, "ask", "visit_done", "action: accept");
+    page.wait_for(
+        "document.querySelector('#ask-ended li[data-outcome]') !== null",
+        "the ended question",
+    );
+    let ended = page.eval("document.querySelector('#ask-ended').innerText");
+    let ended = ended.as_str().unwrap();
+    assert!(
+        ended.contains(
+            "page to open (ask · while trying visit_done): the server says this is done: answered accept"
+        ),
+        "{ended}"
+    );
+    assert_eq!(
+        page.eval(&format!("document.querySelectorAll('{CARD}').length")),
+        0,
+        "no question left open"
+    );
 
     // Roots are the `--root` directory.
     open_tool(&mut page, "ev", "get-roots-list");

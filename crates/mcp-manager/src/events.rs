@@ -1,4 +1,4 @@
-//! Manager events: status changes, catalog swaps and revocations, servers' log messages and resource updates, for a UI or the tool bridge to follow.
+//! Manager events: status changes, catalog swaps and revocations, servers' log messages, resource updates and URL elicitations' completions, for a UI or the tool bridge to follow.
 
 use mcp_proto::types::LoggingLevel;
 
@@ -80,7 +80,28 @@ pub enum ManagerEvent {
         /// The resource's URI, as the server sent it.
         uri: String,
     },
+    /// A server says the out-of-band flow of a URL-mode elicitation
+    /// finished (`notifications/elicitation/complete`, MCP 2025-11-25
+    /// "Client/Elicitation", URL mode). It may name an elicitation this
+    /// host never saw or answered already; the connection's
+    /// [`ClientHandler`](mcp_transport::ClientHandler) heard it first
+    /// ([`elicitation_complete`](mcp_transport::ClientHandler::elicitation_complete)).
+    /// A notification whose params do not parse is no event.
+    ElicitationComplete {
+        /// The server.
+        id: String,
+        /// The elicitation's id, as the server sent it (unchecked: sanitise
+        /// it before it reaches a terminal), cut to
+        /// [`ELICITATION_ID_LIMIT`] bytes with a marker when longer
+        /// ([`mcp_proto::text::bound`]).
+        elicitation_id: String,
+    },
 }
+
+/// The most bytes of an elicitation id a
+/// [`ManagerEvent::ElicitationComplete`] carries before its cut marker:
+/// 256.
+pub const ELICITATION_ID_LIMIT: usize = 256;
 
 impl ManagerEvent {
     /// The server the event is about.
@@ -93,7 +114,8 @@ impl ManagerEvent {
             | ManagerEvent::ServerAdded { id }
             | ManagerEvent::ServerRemoved { id }
             | ManagerEvent::Log { id, .. }
-            | ManagerEvent::ResourceUpdated { id, .. } => id,
+            | ManagerEvent::ResourceUpdated { id, .. }
+            | ManagerEvent::ElicitationComplete { id, .. } => id,
         }
     }
 }

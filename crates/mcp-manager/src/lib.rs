@@ -70,7 +70,7 @@ pub use cache::{CachedTools, JsonFileToolCache, MemoryToolCache, ToolCache};
 pub use catalog::{Catalog, LifetimeId};
 pub use configure::{SaveReport, ServerListing};
 pub use error::{ErrorCode, HandleError, ManagerError, RetryState, ServerError, WaitError};
-pub use events::ManagerEvent;
+pub use events::{ELICITATION_ID_LIMIT, ManagerEvent};
 pub use factory::{ConnectError, DefaultTransportFactory, TransportFactory};
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]

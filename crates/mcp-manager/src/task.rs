@@ -21,9 +21,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_config::{ResolvedTransport, TransportKind};
-use mcp_proto::EraPolicy;
 use mcp_proto::session::{HandshakeError, Negotiated};
 use mcp_proto::text;
+use mcp_proto::types::ElicitationCompleteNotificationParams;
+use mcp_proto::{EraPolicy, RawJson, methods};
 use mcp_transport::{Client, ClientError, ServerNotification, TransportError};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until, timeout, timeout_at};
@@ -32,7 +33,7 @@ use crate::catalog::{self, Catalog, Kinds, ListError, ListLimits, Listed};
 use crate::closing::Owned;
 use crate::core::{Core, Plan};
 use crate::error::{ErrorCode, ServerError, server_text};
-use crate::events::ManagerEvent;
+use crate::events::{ELICITATION_ID_LIMIT, ManagerEvent};
 use crate::lease::Lease;
 use crate::status::ServerStatus;
 
@@ -680,8 +681,9 @@ async fn serve(lease: &Lease, plan: &Plan, conn: &mut Conn) -> End {
 }
 
 /// Handles one notification: list changes mark what to refresh (and the
-/// status `refreshing`), log messages and resource updates become events. Returns false when
-/// the generation has ended.
+/// status `refreshing`), log messages, resource updates and URL
+/// elicitations' completions become events. Returns false when the
+/// generation has ended.
 fn note(lease: &Lease, pending: &mut Kinds, notification: ServerNotification) -> bool {
     let before = *pending;
     match notification {
@@ -703,6 +705,26 @@ fn note(lease: &Lease, pending: &mut Kinds, notification: ServerNotification) ->
                 id: lease.id().to_owned(),
                 uri: update.uri,
             });
+            return true;
+        }
+        ServerNotification::Other(other)
+            if other.method == methods::NOTIFICATION_ELICITATION_COMPLETE =>
+        {
+            match other
+                .params
+                .as_ref()
+                .map(RawJson::decode::<ElicitationCompleteNotificationParams>)
+            {
+                Some(Ok(params)) => lease.core().emit(ManagerEvent::ElicitationComplete {
+                    id: lease.id().to_owned(),
+                    elicitation_id: text::bound(&params.elicitation_id, ELICITATION_ID_LIMIT)
+                        .into_owned(),
+                }),
+                _ => tracing::debug!(
+                    server = lease.id(),
+                    "a notifications/elicitation/complete without an elicitationId"
+                ),
+            }
             return true;
         }
         other => {

@@ -15,6 +15,15 @@
 //!   is no model). It waits for the person's answer,
 //!   `POST /api/asks/{id}`, at most [`ANSWER_WITHIN`]; unanswered, it
 //!   is declined and the page says so.
+//! - A URL elicitation's question ends, answered `accept`, when the
+//!   server says its flow is done (`notifications/elicitation/complete`
+//!   naming its elicitation id, MCP 2025-11-25 "Client/Elicitation"):
+//!   the page shows it ended, "the server says this is done". A
+//!   completion that comes before its question is remembered (the last
+//!   [`asks::COMPLETIONS_KEPT`], as on the terminal:
+//!   [`asks::CompletionMemory`]) and ends the question as it comes; one
+//!   for a question answered already, or for an id never asked, changes
+//!   nothing.
 //! - A question asked while no page is open is declined at once, with a
 //!   line on stderr; so is a form whose schema is malformed (the line
 //!   and the page name what is malformed), and one past [`OPEN_LIMIT`]
@@ -43,14 +52,15 @@ use mcp_proto::jsonrpc::ErrorObject;
 use mcp_proto::text;
 use mcp_proto::types::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
-    ElicitRequestParams, ElicitResult, ListRootsResult, Root,
+    ElicitRequestParams, ElicitResult, ElicitationCompleteNotificationParams, ListRootsResult,
+    Root,
 };
 use mcp_transport::ClientHandler;
 use serde_json::{Value, json};
 use tokio::sync::{oneshot, watch};
 
 use super::response::{ResponseBody, json};
-use crate::asks::{self, Field};
+use crate::asks::{self, CompletionMemory, Field};
 
 /// How long a question waits for the person before it is declined.
 pub(crate) const ANSWER_WITHIN: Duration = Duration::from_secs(300);
@@ -67,6 +77,12 @@ const MESSAGE_TEXT: usize = 4096;
 
 /// The most bytes of a sampling request shown in all.
 const REQUEST_TEXT: usize = 256 * 1024;
+
+/// The outcome of a URL question the server said was done.
+const SERVER_DONE: &str = "the server says this is done: answered accept";
+
+/// The outcome of a question the person answered.
+const ANSWERED: &str = "answered";
 
 /// The page's answers to server requests (see the module documentation).
 #[derive(Debug)]
@@ -88,6 +104,8 @@ struct State {
     trys: Vec<Try>,
     open: Vec<Open>,
     ended: VecDeque<Value>,
+    /// URL elicitations' completions that matched no open question.
+    completions: CompletionMemory,
 }
 
 /// A tool call from the page, running.
@@ -108,8 +126,10 @@ struct Open {
     shown: Value,
     /// The form's fields, to check a filled-in form against.
     fields: Option<Vec<Field>>,
-    /// Where the answer goes.
-    answer: Option<oneshot::Sender<Answer>>,
+    /// A URL elicitation's id, as the server sent it.
+    elicitation: Option<String>,
+    /// Where the answer goes, with the outcome the page shows.
+    answer: Option<oneshot::Sender<(Answer, &'static str)>>,
 }
 
 /// What the person answered.
@@ -190,13 +210,16 @@ impl PageAsks {
 
     /// Puts a question before the page and waits for the answer; `None`
     /// when it was declined without the person (the reason is on stderr
-    /// and in the page) or nobody answered in time.
+    /// and in the page) or nobody answered in time. A URL elicitation
+    /// (`elicitation`, its id) the server said was done already is
+    /// answered `accept` at once.
     async fn ask(
         &self,
         kind: &str,
         mut shown: Value,
         fields: Option<Vec<Field>>,
         summary: &str,
+        elicitation: Option<String>,
     ) -> Option<Answer> {
         let (sender, receiver) = oneshot::channel();
         let id = {
@@ -235,16 +258,29 @@ impl PageAsks {
                     ),
                 };
                 eprintln!("mcpctl ui: declined a server's question ({summary}): {line}");
+                if let Some(elicitation) = &elicitation {
+                    state.completions.ended(elicitation);
+                }
                 end(&mut state, shown, &outcome);
                 drop(state);
                 self.bump();
                 return None;
+            }
+            if let Some(elicitation) = &elicitation
+                && state.completions.take_early(elicitation)
+            {
+                state.completions.ended(elicitation);
+                end(&mut state, shown, SERVER_DONE);
+                drop(state);
+                self.bump();
+                return Some(Answer::Elicit(ElicitResult::new(ElicitAction::Accept)));
             }
             state.open.push(Open {
                 id,
                 during,
                 shown,
                 fields,
+                elicitation,
                 answer: Some(sender),
             });
             id
@@ -258,8 +294,8 @@ impl PageAsks {
             outcome: "withdrawn by the server",
         };
         match tokio::time::timeout(self.within, receiver).await {
-            Ok(Ok(answer)) => {
-                guard.outcome = "answered";
+            Ok(Ok((answer, outcome))) => {
+                guard.outcome = outcome;
                 Some(answer)
             }
             Ok(Err(_)) => None,
@@ -342,10 +378,31 @@ impl PageAsks {
             }
         };
         if let Some(sender) = open.answer.take() {
-            let _ = sender.send(answer);
+            let _ = sender.send((answer, ANSWERED));
         }
         drop(state);
         json(StatusCode::OK, &json!({"ok": true}))
+    }
+
+    /// The server says the URL elicitation `id` is done: its open
+    /// question, unless the person answered it first, is answered
+    /// `accept`; with none open, [`CompletionMemory::not_open`] decides.
+    /// Returns at once (it runs on the connection's driver).
+    fn complete(&self, id: String) {
+        let mut state = self.lock();
+        if let Some(open) = state
+            .open
+            .iter_mut()
+            .find(|open| open.elicitation.as_deref() == Some(id.as_str()))
+        {
+            // Answered by the person already: theirs stands.
+            if let Some(sender) = open.answer.take() {
+                let accept = Answer::Elicit(ElicitResult::new(ElicitAction::Accept));
+                let _ = sender.send((accept, SERVER_DONE));
+            }
+            return;
+        }
+        let _ = state.completions.not_open(id);
     }
 }
 
@@ -390,6 +447,9 @@ impl Drop for Ending<'_> {
             let mut state = self.asks.lock();
             if let Some(at) = state.open.iter().position(|o| o.id == self.id) {
                 let open = state.open.remove(at);
+                if let Some(elicitation) = &open.elicitation {
+                    state.completions.ended(elicitation);
+                }
                 end(&mut state, open.shown, self.outcome);
             }
         }
@@ -454,6 +514,10 @@ impl ClientHandler for PageAsks {
 
     async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ErrorObject> {
         let summary = asks::shown(params.message(), 200);
+        let elicitation = match &params {
+            ElicitRequestParams::Url(url) => Some(url.elicitation_id.clone()),
+            ElicitRequestParams::Form(_) => None,
+        };
         let (kind, shown, fields) = match &params {
             ElicitRequestParams::Form(form) => match asks::fields(form) {
                 Ok(fields) => (
@@ -506,10 +570,14 @@ impl ClientHandler for PageAsks {
                 )
             }
         };
-        match self.ask(kind, shown, fields, &summary).await {
+        match self.ask(kind, shown, fields, &summary, elicitation).await {
             Some(Answer::Elicit(result)) => Ok(result),
             _ => Ok(ElicitResult::new(ElicitAction::Decline)),
         }
+    }
+
+    fn elicitation_complete(&self, params: ElicitationCompleteNotificationParams) {
+        self.complete(params.elicitation_id);
     }
 
     async fn create_message(
@@ -522,7 +590,7 @@ impl ClientHandler for PageAsks {
             "size": full.len(),
         });
         match self
-            .ask("sampling", shown, None, "a sampling request")
+            .ask("sampling", shown, None, "a sampling request", None)
             .await
         {
             Some(Answer::Sample(result)) => *result,
@@ -545,6 +613,102 @@ mod tests {
         }))
         .unwrap();
         ElicitRequestParams::Form(form)
+    }
+
+    fn url(id: &str) -> ElicitRequestParams {
+        ElicitRequestParams::Url(
+            serde_json::from_value(json!({
+                "mode": "url", "message": "Pay", "elicitationId": id,
+                "url": "https://pay.example.org/checkout"
+            }))
+            .unwrap(),
+        )
+    }
+
+    fn done(asks: &PageAsks, id: &str) {
+        asks.elicitation_complete(serde_json::from_value(json!({"elicitationId": id})).unwrap());
+    }
+
+    fn outcomes(asks: &PageAsks) -> Vec<String> {
+        asks.snapshot()["ended"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| q["outcome"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// Starts asking `params` and waits until the question is open.
+    async fn asking(
+        asks: &Arc<PageAsks>,
+        params: ElicitRequestParams,
+    ) -> tokio::task::JoinHandle<Result<ElicitResult, ErrorObject>> {
+        let before = open_ids(asks).len();
+        let mut changes = asks.watch();
+        let task = tokio::spawn({
+            let asks = Arc::clone(asks);
+            async move { asks.elicit(params).await }
+        });
+        while open_ids(asks).len() == before {
+            changes.changed().await.unwrap();
+        }
+        task
+    }
+
+    #[tokio::test]
+    async fn a_url_question_ends_answered_when_the_server_says_it_is_done() {
+        let asks = PageAsks::new(Vec::new());
+        let _page = asks.page();
+        let other = asking(&asks, url("e-other")).await;
+        let waiting = asking(&asks, url("e-1")).await;
+        let mut changes = asks.watch();
+        changes.mark_unchanged();
+        // An id no question has changes nothing.
+        done(&asks, "e-unknown");
+        assert_eq!(open_ids(&asks), vec![1, 2]);
+        done(&asks, "e-1");
+        let result = waiting.await.unwrap().unwrap();
+        assert_eq!(result.action, ElicitAction::Accept);
+        assert!(changes.has_changed().unwrap(), "the page is told");
+        assert_eq!(open_ids(&asks), vec![1], "the other question stays");
+        assert_eq!(outcomes(&asks), [SERVER_DONE]);
+        // Said again after it ended: nothing more.
+        done(&asks, "e-1");
+        assert_eq!(outcomes(&asks), [SERVER_DONE]);
+        assert_eq!(open_ids(&asks), vec![1]);
+        other.abort();
+    }
+
+    #[tokio::test]
+    async fn a_completion_before_its_question_ends_the_question_as_it_comes() {
+        let asks = PageAsks::new(Vec::new());
+        let _page = asks.page();
+        done(&asks, "e-early");
+        let result = asks.elicit(url("e-early")).await.unwrap();
+        assert_eq!(result.action, ElicitAction::Accept);
+        assert_eq!(outcomes(&asks), [SERVER_DONE]);
+        // Taken: the same id asked again waits for the person.
+        let again = asking(&asks, url("e-early")).await;
+        assert_eq!(open_ids(&asks), vec![2]);
+        again.abort();
+    }
+
+    #[tokio::test]
+    async fn the_persons_answer_stands_against_a_later_completion() {
+        let asks = PageAsks::new(Vec::new());
+        let _page = asks.page();
+        let waiting = asking(&asks, url("e-1")).await;
+        let ok = asks.answer("1", br#"{"action":"decline"}"#);
+        assert_eq!(ok.status(), StatusCode::OK);
+        done(&asks, "e-1");
+        let result = waiting.await.unwrap().unwrap();
+        assert_eq!(result.action, ElicitAction::Decline);
+        assert_eq!(outcomes(&asks), [ANSWERED]);
+        // Not remembered as early: the id asked again is not done.
+        done(&asks, "e-1");
+        let again = asking(&asks, url("e-1")).await;
+        assert_eq!(open_ids(&asks), vec![2]);
+        again.abort();
     }
 
     fn open_ids(asks: &PageAsks) -> Vec<u64> {

@@ -226,10 +226,15 @@ async fn events(app: &Arc<App>) -> Response<ResponseBody> {
             (send_listing, send_asks, send_logs) = (false, false, false);
             // Wait for the next change (the manager's, or one the page
             // made outside it); a lagged receiver only means "look again".
-            // Log lines and resource updates are the feed's, not the list's.
+            // Log lines and resource updates are the feed's, not the list's; an
+            // elicitation's completion is the questions' (`PageAsks`).
             tokio::select! {
                 event = events.recv() => match event {
-                    Ok(ManagerEvent::Log { .. } | ManagerEvent::ResourceUpdated { .. }) => {}
+                    Ok(
+                        ManagerEvent::Log { .. }
+                        | ManagerEvent::ResourceUpdated { .. }
+                        | ManagerEvent::ElicitationComplete { .. },
+                    ) => {}
                     Ok(_) | Err(RecvError::Lagged(_)) => send_listing = true,
                     Err(RecvError::Closed) => return,
                 },

@@ -287,6 +287,49 @@ async fn during_a_refresh_the_old_catalog_stays_current_and_in_snapshots() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_url_elicitations_completion_becomes_an_event_with_its_id_bounded() {
+    let fake = Fake::new();
+    let manager = manager(&fake, ManagerOptions::default());
+    manager.connect_servers([stdio("a")]).await;
+    let mut events = manager.events();
+    // In order: malformed params (no elicitationId) are no event; then an
+    // ordinary id; then one past the limit.
+    let long = "é".repeat(crate::ELICITATION_ID_LIMIT);
+    for params in [
+        serde_json::json!({"id": "e-0"}),
+        serde_json::json!({"elicitationId": "e-1"}),
+        serde_json::json!({"elicitationId": long}),
+    ] {
+        fake.control(
+            "a",
+            Control::NotifyWith(methods::NOTIFICATION_ELICITATION_COMPLETE, params),
+        );
+    }
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        let event = tokio::time::timeout(Duration::from_secs(5), events.recv())
+            .await
+            .expect("an event within 5 s")
+            .unwrap();
+        if let ManagerEvent::ElicitationComplete { id, elicitation_id } = event {
+            assert_eq!(id, "a");
+            seen.push(elicitation_id);
+        }
+    }
+    assert_eq!(seen[0], "e-1");
+    assert_eq!(
+        seen[1],
+        format!(
+            "{}… [{} more bytes]",
+            "é".repeat(crate::ELICITATION_ID_LIMIT / 2),
+            crate::ELICITATION_ID_LIMIT
+        ),
+        "cut at the limit, marked"
+    );
+    assert_eq!(manager.status("a").unwrap().as_str(), "ready", "no refresh");
+}
+
+#[tokio::test(start_paused = true)]
 async fn log_messages_and_resource_updates_become_events_of_their_server() {
     let fake = Fake::new();
     let manager = manager(&fake, ManagerOptions::default());
