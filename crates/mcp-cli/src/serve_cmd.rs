@@ -3,7 +3,10 @@
 //! The servers are discovered and connected as for `mcpctl tools` (nobody
 //! is asked anything: stdin carries the protocol), and served through
 //! mcp-toolbridge's [`Gateway`]: each tool under its model name
-//! (`mcp_<server>_<tool>`; `--names plain`: `<server>__<tool>`), calls dispatched with the `--preset` rules (a
+//! (`mcp_<server>_<tool>`; `--names plain`: `<server>__<tool>`; `--names
+//! keep`: each server's own names for tools, prompts, resources and
+//! templates, refused at start when two servers share one), calls
+//! dispatched with the `--preset` rules (a
 //! call that needs approval is refused, since there is no terminal to ask
 //! on), progress and cancellation passed through, and
 //! `notifications/tools/list_changed` when a server's tools change. The
@@ -116,8 +119,15 @@ pub(crate) async fn run(
             .naming(match names {
                 Names::Model => ToolNaming::Model,
                 Names::Plain => ToolNaming::Plain,
+                Names::Keep => ToolNaming::Keep,
             }),
     );
+    // Kept names two servers share cannot be served: refused before a
+    // client connects, naming both servers and the name.
+    if let Err(collision) = gateway.check_names().await {
+        runtime.close().await;
+        return Err(CliError::usage(format!("--names keep: {collision}")));
+    }
     if let Listen::Background = listen {
         crate::interrupt::register(&runtime.manager);
         let claim = crate::interrupt::claim();

@@ -292,7 +292,10 @@ impl Inner {
                 reason: backend.availability(server).describe(),
             });
         };
-        let params = CallToolRequestParams::new(resolved.tool().name.clone(), Some(arguments));
+        let mut params = CallToolRequestParams::new(resolved.tool().name.clone(), Some(arguments));
+        if let Some(passthrough) = &call.passthrough {
+            params.meta.clone_from(&passthrough.meta);
+        }
         let timeout = backend.call_timeout(server).or(self.options.call_timeout);
         let mut options = CallOptions::default().timeout(timeout);
         // Progress asked for: each report restarts the deadline, within
@@ -327,6 +330,15 @@ impl Inner {
                     if let Some((sink, rx)) = &mut progress {
                         while let Ok(params) = rx.try_recv() {
                             let _ = sink.send(crate::tool::CallProgress::from_params(&params));
+                        }
+                    }
+                    if let Some(passthrough) = &call.passthrough {
+                        match &answer {
+                            Ok(result) => passthrough.keep(Ok(result.clone())),
+                            Err(HandleError::Request(ClientError::Rpc(error))) => {
+                                passthrough.keep(Err(error.clone()));
+                            }
+                            Err(_) => {}
                         }
                     }
                     return match answer {
