@@ -334,6 +334,23 @@ impl mcp_transport::server::HttpApp for Gateway {
             connection: self.connect_reply(Reply::Peer(peer)),
         })
     }
+
+    /// The annotations of the input schema the gateway lists for `tool`
+    /// (the server's own with kept names): what a 2026-07-28 call's
+    /// `Mcp-Param-*` headers must mirror. A tool whose annotations are
+    /// invalid has none checked here: the client leaves it out.
+    fn tool_param_headers(&self, tool: &str) -> Option<mcp_proto::headers::ToolParamHeaders> {
+        let tools = self.session.tools();
+        let found = self.options.naming.find(&tools, tool).ok()??;
+        let schema = match self.options.naming {
+            ToolNaming::Keep => tools
+                .declaration(found.name())
+                .map(|declared| declared.input_schema.to_value()),
+            _ => Some(found.input_schema().to_value()),
+        }?;
+        let headers = mcp_proto::headers::tool_param_headers(schema.as_object()?).ok()?;
+        (!headers.is_empty()).then_some(headers)
+    }
 }
 
 /// One client's connection to a [`Gateway`]: what the client's era makes
