@@ -8,7 +8,9 @@
 //! templates, refused at start when two servers share one), calls
 //! dispatched with the `--preset` rules (a
 //! call that needs approval is refused, since there is no terminal to ask
-//! on), progress and cancellation passed through, and
+//! on), progress and cancellation passed through, a server's elicitation,
+//! sampling and `roots/list` passed to the client whose call caused it
+//! (mcp-toolbridge's `GatewayAsks`), and
 //! `notifications/tools/list_changed` when a server's tools change. The
 //! answer to `initialize` waits until every server has settled (each within
 //! its own connection deadlines), so the first `tools/list` has every
@@ -107,6 +109,13 @@ pub(crate) async fn run(
         ),
         _ => None,
     };
+    // The servers' questions (elicitation, sampling, roots) go to the
+    // gateway's client whose call caused them.
+    let asks = mcp_toolbridge::GatewayAsks::new();
+    let sources = &SourceOptions {
+        gateway_asks: Some(asks.clone()),
+        ..sources.clone()
+    };
     let runtime = Runtime::start_with(sources, Select::All, cache).await?;
     runtime.settle(output).await;
     let mut session = SessionOptions::default();
@@ -116,6 +125,7 @@ pub(crate) async fn run(
         session,
         GatewayOptions::default()
             .server_info(crate::runtime::client_info())
+            .asks(asks)
             .naming(match names {
                 Names::Model => ToolNaming::Model,
                 Names::Plain => ToolNaming::Plain,

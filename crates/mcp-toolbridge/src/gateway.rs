@@ -100,11 +100,13 @@ use crate::result::{ContentMode, ToolOutcome};
 use crate::session::{McpSession, SessionOptions, ToolSet};
 use crate::tool::{ModelTool, ToolCall};
 
+mod asks;
 mod forward;
 mod keep;
 mod relay;
 pub mod report;
 
+pub use asks::GatewayAsks;
 pub use keep::NameCollision;
 
 /// How the gateway presents itself.
@@ -116,6 +118,12 @@ pub struct GatewayOptions {
     pub server_info: Implementation,
     /// What the tools are called. Default [`ToolNaming::Model`].
     pub naming: ToolNaming,
+    /// The manager's handler of the servers' requests (elicitation,
+    /// sampling, roots), through which the gateway passes each one to the
+    /// client whose call caused it ([`GatewayAsks`]). Default none: the
+    /// manager's own handler, if any, answers them.
+    #[setters(strip_option)]
+    pub asks: Option<Arc<GatewayAsks>>,
 }
 
 impl Default for GatewayOptions {
@@ -123,6 +131,7 @@ impl Default for GatewayOptions {
         GatewayOptions {
             server_info: Implementation::new("mcp-gateway", env!("CARGO_PKG_VERSION")),
             naming: ToolNaming::Model,
+            asks: None,
         }
     }
 }
@@ -939,6 +948,20 @@ impl ServerHandler for Served {
         };
         let modern = request.era() == Era::Modern;
         let params = request.params.as_ref().map_or("{}", |raw| raw.get());
+        // A call, prompt or read may make its server ask back: this
+        // client answers while it waits (a handshake-era one; the
+        // stateless era has no server-to-client requests).
+        let _waiting = match (&inner.gateway.options.asks, modern) {
+            (Some(asks), false)
+                if matches!(
+                    request.method.as_str(),
+                    methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
+                ) =>
+            {
+                Some(asks.waiting(inner.number, context.peer().clone()))
+            }
+            _ => None,
+        };
         if request.method == methods::TOOLS_CALL {
             // Called on this task: the call ends with the request (its
             // future dropped, its token cancelled by `_ended`).
