@@ -4,7 +4,8 @@
 //! newline-delimited JSON (MCP "Transports" §stdio) with the tools of a
 //! [`McpSession`] of its own: each tool under its model name
 //! (`mcp_<server>_<tool>`, see [`crate::names`]; or `<server>__<tool>`
-//! with [`ToolNaming::Plain`]), its description and input
+//! with [`ToolNaming::Plain`]; each server's own name, with its whole
+//! declaration, with [`ToolNaming::Keep`]), its description and input
 //! schema as the bridge declares them, and every call dispatched through
 //! the session, so argument validation, the permission preset and
 //! approvals, deadlines and result handling are the bridge's. A server
@@ -31,8 +32,9 @@
 //! - `resources/list`, `resources/templates/list`, `resources/read`,
 //!   `prompts/list`, `prompts/get` and `completion/complete`: every
 //!   usable server's, named as tools are (`mcp_<server>_<name>`, with a
-//!   hash where two would share a name), each read or got from the
-//!   server it came from (see `forward`).
+//!   hash where two would share a name; their own names with
+//!   [`ToolNaming::Keep`]), each read or got from the server it came from
+//!   (see `forward`).
 //! - In 2026-07-28, results say `resultType: "complete"` and lists
 //!   `ttlMs: 0` with `cacheScope: "private"` (they follow the servers'
 //!   catalogs and the session's rules); there is no `ping`, and a request
@@ -46,6 +48,19 @@
 //!   (tools, prompts and resources lists; not single resources' updates),
 //!   every message carrying the request's id as its subscription id, until
 //!   it cancels the request or closes its HTTP stream.
+//! - `logging/setLevel` and `resources/subscribe`/`unsubscribe`, declared
+//!   (`logging`, `resources.subscribe`) when a usable server declares
+//!   them, each client's own: its level filters the `notifications/message`
+//!   it gets, and it gets `notifications/resources/updated` for the URIs it
+//!   subscribed to (see `relay`).
+//! - A server's `elicitation/create`, `sampling/createMessage` and
+//!   `roots/list` reach the handshake-era client whose call, prompt or read
+//!   is waiting on it, when the host gave the manager the gateway's
+//!   [`GatewayAsks`] (see [`GatewayOptions::asks`]); otherwise, or with no
+//!   such client, the server gets -32601.
+//! - With [`ToolNaming::Keep`], a call's result or JSON-RPC error is the
+//!   server's as it came, `_meta` and error `data` included, and the
+//!   client's own request `_meta` keys (not the protocol's) are forwarded.
 //! - An unknown tool is a JSON-RPC error (-32602, "Server/Tools" §Error
 //!   Handling); a tool that fails, is refused by the permission rules or
 //!   gets invalid arguments is a result with `isError: true` and the
