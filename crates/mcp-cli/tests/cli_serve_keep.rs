@@ -1,4 +1,4 @@
-//! `mcpctl serve --names keep`, the transparent gateway: a client (this workspace's, over stdio) sees the fixture server's own names, sets its log level and subscribes to a resource through the gateway, and answers the fixture's elicitation, sampling and `roots/list`; two servers sharing a name are refused at start, naming both.
+//! `mcpctl serve --names keep`, the transparent gateway: a client (this workspace's, over stdio) sees the fixture server's own names, sets its log level and gets the server's log messages, subscribes to a resource through the gateway, and answers the fixture's elicitation, sampling and `roots/list`; two servers sharing a name are refused at start, naming both.
 
 mod support;
 
@@ -111,6 +111,7 @@ fn a_client_of_the_kept_gateway_sees_the_servers_names_and_answers_its_questions
         // 2026-07-28 era's input rounds are not relayed yet).
         options.session.era = mcp_proto::EraPolicy::Legacy;
         let (client, driver) = Client::new(transport, options);
+        let mut notifications = client.take_notifications().expect("the notifications");
         tokio::spawn(driver.run());
         client.initialize().await.expect("initialize");
         let declared = client
@@ -160,9 +161,26 @@ fn a_client_of_the_kept_gateway_sees_the_servers_names_and_answers_its_questions
         }
 
         client
-            .set_logging_level(LoggingLevel::Warning)
+            .set_logging_level(LoggingLevel::Info)
             .await
             .expect("logging/setLevel through the gateway");
+        // The server's log messages at the client's level reach it.
+        client
+            .call_tool("test_tool_with_logging", None)
+            .await
+            .expect("a call that logs");
+        let mut logged = 0;
+        while logged < 3 {
+            let next =
+                tokio::time::timeout(std::time::Duration::from_secs(10), notifications.recv())
+                    .await
+                    .expect("the server's three log messages within 10 s")
+                    .expect("the notifications go on");
+            if let mcp_transport::ServerNotification::LogMessage(message) = next {
+                assert_eq!(message.level, LoggingLevel::Info);
+                logged += 1;
+            }
+        }
         client
             .subscribe_resource("fixture://readme")
             .await
