@@ -35,8 +35,8 @@
 //!   hash where two would share a name; their own names with
 //!   [`ToolNaming::Keep`]), each read or got from the server it came from
 //!   (see `forward`).
-//! - In 2026-07-28, results say `resultType: "complete"` and lists
-//!   `ttlMs: 0` with `cacheScope: "private"` (they follow the servers'
+//! - In 2026-07-28, results say `resultType: "complete"` and lists (and
+//!   `server/discover`) `ttlMs: 0` with `cacheScope: "private"` (they follow the servers'
 //!   catalogs and the session's rules); there is no `ping`, and a request
 //!   whose `_meta` lacks the client's capabilities is invalid (-32602).
 //! - `notifications/tools/list_changed` (and the prompts' and resources'
@@ -323,6 +323,10 @@ impl Gateway {
             // session served the stream: `tools/call` arguments may be
             // large (an image, a document).
             .max_message_size(ndjson::DEFAULT_MAX_MESSAGE_SIZE)
+            // As the lists': what the gateway offers follows its servers
+            // and its session's rules, for this client.
+            .discover_ttl_ms(0)
+            .discover_cache_scope(types::CacheScope::Private)
     }
 
     fn connect_reply(&self, notifications: Reply) -> GatewayConnection {
@@ -1586,6 +1590,8 @@ mod tests {
             "mcp-gateway"
         );
         assert!(result["capabilities"]["tools"].is_object(), "{discover}");
+        assert_eq!(result["ttlMs"], 0, "{discover}");
+        assert_eq!(result["cacheScope"], "private", "{discover}");
         let list = client
             .request(2, "tools/list", json!({"_meta": modern_meta("2026-07-28")}))
             .await;
