@@ -1898,6 +1898,11 @@ mod keep_tests {
                     })
                 },
             )
+            .tool(
+                json!({"name": "needs", "inputSchema": {"type": "object",
+                       "properties": {"x": {"type": "string"}}, "required": ["x"]}}),
+                |_| Reply::result(json!({"content": []})),
+            )
             .on("prompts/list", |_| {
                 Reply::result(json!({"prompts": [{"name": "greet"}]}))
             })
@@ -1920,12 +1925,21 @@ mod keep_tests {
                 request(3, "tools/call", json!({"name": "broken", "arguments": {}})),
                 request(4, "prompts/list", json!({})),
                 request(5, "prompts/get", json!({"name": "greet"})),
+                request(6, "tools/call", json!({"name": "needs", "arguments": {}})),
             ],
         )
         .await;
         let tools = answers[1]["result"]["tools"].as_array().unwrap();
         let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-        assert_eq!(names, ["broken", "echo"], "{}", answers[1]);
+        assert_eq!(names, ["broken", "echo", "needs"], "{}", answers[1]);
+        // Arguments the schema refuses: nothing sent, and the text names
+        // the tool as the client knows it.
+        let refused = answers[6]["result"]["content"][0]["text"].as_str().unwrap();
+        assert_eq!(answers[6]["result"]["isError"], true, "{}", answers[6]);
+        assert!(
+            refused.contains("needs") && !refused.contains("mcp_"),
+            "{refused}"
+        );
         assert_eq!(tools[1]["title"], "Echo");
         assert_eq!(tools[1]["annotations"]["readOnlyHint"], true);
         assert_eq!(answers[2]["result"]["content"][0]["text"], "hi");

@@ -106,6 +106,8 @@ impl Inner {
         let schema = cell.get_or_init(|| ArgumentSchema::compile(&tool.input_schema));
         let label = match target {
             Target::Named { server, tool } => format!("{tool} of server {server}"),
+            // A gateway's client knows the tool by the server's own name.
+            _ if call.passthrough.is_some() => tool.name.clone(),
             _ => target.via().to_owned(),
         };
         let arguments = match schema.check(&label, &call.arguments) {
