@@ -430,7 +430,7 @@ pub(crate) enum Command {
         /// The background gateway's own role (started by --daemon)
         #[arg(long, hide = true, conflicts_with_all = ["http", "daemon", "stop"])]
         in_background: bool,
-        /// Tool names: `model` (mcp_SERVER_TOOL, fit for every model provider) or `plain` (SERVER__TOOL, the servers' own names)
+        /// Tool names: `model` (mcp_SERVER_TOOL, fit for every model provider), `plain` (SERVER__TOOL) or `keep` (every server's own names for tools, prompts, resources and templates, results and errors passed on as they came; refused when two servers share a name)
         #[arg(long, value_enum, value_name = "NAMES", default_value_t = Names::Model)]
         names: Names,
     },
@@ -822,6 +822,8 @@ pub(crate) enum Names {
     Model,
     /// `SERVER__TOOL`: each server's id and its own tool name.
     Plain,
+    /// Each server's own names for tools, prompts, resources and templates, unchanged (a transparent gateway); two servers sharing a name are refused.
+    Keep,
 }
 
 /// The shells whose scripts ask `mcpctl __complete` for dynamic words.

@@ -359,6 +359,7 @@ fn completion_sources(top: &clap::ArgMatches, sub: &clap::ArgMatches) -> SourceO
         timeout: Some(timeout.unwrap_or(COMPLETION_WAIT)),
         // Listings see what a person's run sees; nothing is asked.
         asks: Some(crate::asks::AskOptions::default()),
+        gateway_asks: None,
     }
 }
 

@@ -148,6 +148,7 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
         no_host_configs: global.no_host_configs,
         timeout: global.timeout,
         asks,
+        gateway_asks: None,
     };
     match cli.command {
         Command::Completions { shell } => completions::completions(shell),

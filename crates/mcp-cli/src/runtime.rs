@@ -158,6 +158,10 @@ impl Runtime {
                 crate::asks::TerminalAsks::new(asks);
             manager_options.client.handler = Some(handler);
         }
+        if let Some(asks) = &options.gateway_asks {
+            let handler: std::sync::Arc<dyn mcp_transport::ClientHandler> = asks.clone();
+            manager_options.client.handler = Some(handler);
+        }
         manager_options.lazy = lazy_cache.is_some();
         if let Some(timeout) = options.timeout {
             // `--timeout`: each server's own `timeout` is overridden in

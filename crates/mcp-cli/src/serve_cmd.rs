@@ -3,9 +3,14 @@
 //! The servers are discovered and connected as for `mcpctl tools` (nobody
 //! is asked anything: stdin carries the protocol), and served through
 //! mcp-toolbridge's [`Gateway`]: each tool under its model name
-//! (`mcp_<server>_<tool>`; `--names plain`: `<server>__<tool>`), calls dispatched with the `--preset` rules (a
+//! (`mcp_<server>_<tool>`; `--names plain`: `<server>__<tool>`; `--names
+//! keep`: each server's own names for tools, prompts, resources and
+//! templates, refused at start when two servers share one), calls
+//! dispatched with the `--preset` rules (a
 //! call that needs approval is refused, since there is no terminal to ask
-//! on), progress and cancellation passed through, and
+//! on), progress and cancellation passed through, a server's elicitation,
+//! sampling and `roots/list` passed to the client whose call caused it
+//! (mcp-toolbridge's `GatewayAsks`), and
 //! `notifications/tools/list_changed` when a server's tools change. The
 //! answer to `initialize` waits until every server has settled (each within
 //! its own connection deadlines), so the first `tools/list` has every
@@ -104,6 +109,13 @@ pub(crate) async fn run(
         ),
         _ => None,
     };
+    // The servers' questions (elicitation, sampling, roots) go to the
+    // gateway's client whose call caused them.
+    let asks = mcp_toolbridge::GatewayAsks::new();
+    let sources = &SourceOptions {
+        gateway_asks: Some(asks.clone()),
+        ..sources.clone()
+    };
     let runtime = Runtime::start_with(sources, Select::All, cache).await?;
     runtime.settle(output).await;
     let mut session = SessionOptions::default();
@@ -113,11 +125,19 @@ pub(crate) async fn run(
         session,
         GatewayOptions::default()
             .server_info(crate::runtime::client_info())
+            .asks(asks)
             .naming(match names {
                 Names::Model => ToolNaming::Model,
                 Names::Plain => ToolNaming::Plain,
+                Names::Keep => ToolNaming::Keep,
             }),
     );
+    // Kept names two servers share cannot be served: refused before a
+    // client connects, naming both servers and the name.
+    if let Err(collision) = gateway.check_names().await {
+        runtime.close().await;
+        return Err(CliError::usage(format!("--names keep: {collision}")));
+    }
     if let Listen::Background = listen {
         crate::interrupt::register(&runtime.manager);
         let claim = crate::interrupt::claim();

@@ -67,6 +67,9 @@ pub(crate) struct SourceOptions {
     /// How servers' questions (elicitation, sampling) and `roots/list` are
     /// answered; `None` declares none of them, so servers ask nothing.
     pub(crate) asks: Option<crate::asks::AskOptions>,
+    /// `serve`: the gateway's clients answer servers' questions
+    /// (elicitation, sampling, roots) instead, through this handler.
+    pub(crate) gateway_asks: Option<std::sync::Arc<mcp_toolbridge::GatewayAsks>>,
 }
 
 /// The sources this run reads, ready to discover.

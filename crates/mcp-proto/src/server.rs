@@ -86,7 +86,7 @@ use crate::methods;
 use crate::session::IdBuildHasher;
 use crate::text;
 use crate::types::{
-    CancelledNotificationParams, ClientCapabilities, DiscoverResult, Implementation,
+    CacheScope, CancelledNotificationParams, ClientCapabilities, DiscoverResult, Implementation,
     InitializeRequestParams, InitializeResult, JsonObject, Meta, ProgressNotificationParams,
     ProgressToken, ServerCapabilities, meta,
 };
@@ -138,6 +138,15 @@ pub struct ServerOptions {
     /// Turned off only by a test server that checks how clients answer a
     /// request they did not ask for. Default: true.
     pub enforce_client_capabilities: bool,
+    /// How long a client may cache the `server/discover` answer
+    /// (`ttlMs`, 2026-07-28 "Caching"), in milliseconds. Default: none
+    /// (the field is left out).
+    #[setters(strip_option)]
+    pub discover_ttl_ms: Option<u64>,
+    /// Who may share a cached `server/discover` answer (`cacheScope`,
+    /// 2026-07-28 "Caching"). Default: none (the field is left out).
+    #[setters(strip_option)]
+    pub discover_cache_scope: Option<CacheScope>,
 }
 
 impl Default for ServerOptions {
@@ -152,6 +161,8 @@ impl Default for ServerOptions {
             extra_methods: Vec::new(),
             answer_discover: true,
             enforce_client_capabilities: true,
+            discover_ttl_ms: None,
+            discover_cache_scope: None,
         }
     }
 }
@@ -1163,6 +1174,8 @@ impl ServerSession {
             capabilities: self.options.capabilities.clone(),
             instructions: self.options.instructions.clone(),
             meta: Some(Meta::from(server_meta)),
+            ttl_ms: self.options.discover_ttl_ms.map(Into::into),
+            cache_scope: self.options.discover_cache_scope.clone(),
             ..DiscoverResult::default()
         };
         let message = match Message::response(id.clone(), &result) {

@@ -4,7 +4,8 @@
 //! newline-delimited JSON (MCP "Transports" §stdio) with the tools of a
 //! [`McpSession`] of its own: each tool under its model name
 //! (`mcp_<server>_<tool>`, see [`crate::names`]; or `<server>__<tool>`
-//! with [`ToolNaming::Plain`]), its description and input
+//! with [`ToolNaming::Plain`]; each server's own name, with its whole
+//! declaration, with [`ToolNaming::Keep`]), its description and input
 //! schema as the bridge declares them, and every call dispatched through
 //! the session, so argument validation, the permission preset and
 //! approvals, deadlines and result handling are the bridge's. A server
@@ -31,10 +32,11 @@
 //! - `resources/list`, `resources/templates/list`, `resources/read`,
 //!   `prompts/list`, `prompts/get` and `completion/complete`: every
 //!   usable server's, named as tools are (`mcp_<server>_<name>`, with a
-//!   hash where two would share a name), each read or got from the
-//!   server it came from (see `forward`).
-//! - In 2026-07-28, results say `resultType: "complete"` and lists
-//!   `ttlMs: 0` with `cacheScope: "private"` (they follow the servers'
+//!   hash where two would share a name; their own names with
+//!   [`ToolNaming::Keep`]), each read or got from the server it came from
+//!   (see `forward`).
+//! - In 2026-07-28, results say `resultType: "complete"` and lists (and
+//!   `server/discover`) `ttlMs: 0` with `cacheScope: "private"` (they follow the servers'
 //!   catalogs and the session's rules); there is no `ping`, and a request
 //!   whose `_meta` lacks the client's capabilities is invalid (-32602).
 //! - `notifications/tools/list_changed` (and the prompts' and resources'
@@ -46,6 +48,19 @@
 //!   (tools, prompts and resources lists; not single resources' updates),
 //!   every message carrying the request's id as its subscription id, until
 //!   it cancels the request or closes its HTTP stream.
+//! - `logging/setLevel` and `resources/subscribe`/`unsubscribe`, declared
+//!   (`logging`, `resources.subscribe`) when a usable server declares
+//!   them, each client's own: its level filters the `notifications/message`
+//!   it gets, and it gets `notifications/resources/updated` for the URIs it
+//!   subscribed to (see `relay`).
+//! - A server's `elicitation/create`, `sampling/createMessage` and
+//!   `roots/list` reach the handshake-era client whose call, prompt or read
+//!   is waiting on it, when the host gave the manager the gateway's
+//!   [`GatewayAsks`] (see [`GatewayOptions::asks`]); otherwise, or with no
+//!   such client, the server gets -32601.
+//! - With [`ToolNaming::Keep`], a call's result or JSON-RPC error is the
+//!   server's as it came, `_meta` and error `data` included, and the
+//!   client's own request `_meta` keys (not the protocol's) are forwarded.
 //! - An unknown tool is a JSON-RPC error (-32602, "Server/Tools" §Error
 //!   Handling); a tool that fails, is refused by the permission rules or
 //!   gets invalid arguments is a result with `isError: true` and the
@@ -100,8 +115,14 @@ use crate::result::{ContentMode, ToolOutcome};
 use crate::session::{McpSession, SessionOptions, ToolSet};
 use crate::tool::{ModelTool, ToolCall};
 
+mod asks;
 mod forward;
+mod keep;
+mod relay;
 pub mod report;
+
+pub use asks::GatewayAsks;
+pub use keep::NameCollision;
 
 /// How the gateway presents itself.
 #[derive(Clone, Debug, derive_setters::Setters)]
@@ -112,6 +133,12 @@ pub struct GatewayOptions {
     pub server_info: Implementation,
     /// What the tools are called. Default [`ToolNaming::Model`].
     pub naming: ToolNaming,
+    /// The manager's handler of the servers' requests (elicitation,
+    /// sampling, roots), through which the gateway passes each one to the
+    /// client whose call caused it ([`GatewayAsks`]). Default none: the
+    /// manager's own handler, if any, answers them.
+    #[setters(strip_option)]
+    pub asks: Option<Arc<GatewayAsks>>,
 }
 
 impl Default for GatewayOptions {
@@ -119,6 +146,7 @@ impl Default for GatewayOptions {
         GatewayOptions {
             server_info: Implementation::new("mcp-gateway", env!("CARGO_PKG_VERSION")),
             naming: ToolNaming::Model,
+            asks: None,
         }
     }
 }
@@ -135,6 +163,15 @@ pub enum ToolNaming {
     /// are, for a client that is not a model's (a person's tool, a test
     /// harness) and wants the names it knows.
     Plain,
+    /// Every server's own names, unchanged: tools, prompts, resources and
+    /// resource templates as the servers list them, and each tool's call
+    /// answered with the server's result or JSON-RPC error as it came
+    /// (`_meta` and error `data` included): a transparent gateway, for a
+    /// host that puts it between itself and one server (or several whose
+    /// names do not meet). A name two servers share is refused: the
+    /// listing of its kind, and a request naming it, are an error naming
+    /// both servers and the name (see [`NameCollision`]).
+    Keep,
 }
 
 impl ToolNaming {
@@ -142,13 +179,19 @@ impl ToolNaming {
     fn served(self, tools: &ToolSet, model_name: &str) -> String {
         match (self, tools.resolve(model_name)) {
             (ToolNaming::Plain, Some((server, tool))) => format!("{server}__{tool}"),
+            (ToolNaming::Keep, Some((_, tool))) => tool.to_owned(),
             _ => model_name.to_owned(),
         }
     }
 
-    /// The tool served under `name`.
-    fn find(self, tools: &ToolSet, name: &str) -> Option<Arc<dyn crate::tool::ModelTool>> {
-        match self {
+    /// The tool served under `name`: `Ok(None)` when there is none, an
+    /// error when, with kept names, two servers offer it.
+    fn find(
+        self,
+        tools: &ToolSet,
+        name: &str,
+    ) -> Result<Option<Arc<dyn crate::tool::ModelTool>>, NameCollision> {
+        Ok(match self {
             ToolNaming::Model => tools.get(name).cloned(),
             ToolNaming::Plain => tools
                 .tools()
@@ -161,8 +204,26 @@ impl ToolNaming {
                     None => tool.name() == name,
                 })
                 .cloned(),
-        }
+            ToolNaming::Keep => {
+                let Some(server) = keep::owner("tool", raw_names(tools), name)? else {
+                    return Ok(None);
+                };
+                tools
+                    .tools()
+                    .iter()
+                    .find(|tool| tools.resolve(tool.name()) == Some((server, name)))
+                    .cloned()
+            }
+        })
     }
+}
+
+/// Every bound tool's `(server, raw name)`.
+fn raw_names(tools: &ToolSet) -> impl Iterator<Item = (&str, &str)> {
+    tools
+        .tools()
+        .iter()
+        .filter_map(|tool| tools.resolve(tool.name()))
 }
 
 /// A manager's tools served as one MCP server (see the module docs).
@@ -172,6 +233,9 @@ pub struct Gateway {
     manager: McpManager,
     session: McpSession,
     options: Arc<GatewayOptions>,
+    /// What the clients asked of the servers together (log levels,
+    /// resource subscriptions).
+    relays: Arc<relay::Relays>,
 }
 
 impl Gateway {
@@ -189,12 +253,29 @@ impl Gateway {
             manager: manager.clone(),
             session: McpSession::new(manager, session),
             options: Arc::new(options),
+            relays: Arc::default(),
         }
     }
 
     /// The session calls go through (its preset, approval handler, grants).
     pub fn session(&self) -> &McpSession {
         &self.session
+    }
+
+    /// With kept names ([`ToolNaming::Keep`]): the first name two usable
+    /// servers share (a tool, a prompt, a resource URI or a resource
+    /// template), which the gateway would refuse to list; `Ok` when there
+    /// is none or names are not kept. A host checks it before serving, to
+    /// refuse a configuration it cannot serve whole.
+    pub async fn check_names(&self) -> Result<(), NameCollision> {
+        if self.options.naming != ToolNaming::Keep {
+            return Ok(());
+        }
+        let tools = self.session.bind();
+        match forward::kept_name_collision(self, raw_names(&tools)).await {
+            Some(collision) => Err(collision),
+            None => Ok(()),
+        }
     }
 
     /// Serves one client on `reader`/`writer` in newline-delimited JSON
@@ -224,20 +305,33 @@ impl Gateway {
     /// every version of both eras, and as instructions the session's prompt
     /// section (which servers are there and what they are for) as it is
     /// when the client connects.
+    /// What the gateway declares: what it serves itself, and logging and
+    /// resource subscriptions when a usable server offers them.
+    fn capabilities(&self) -> ServerCapabilities {
+        let mut declared = capabilities();
+        relay::add_capabilities(self, &mut declared);
+        declared
+    }
+
     fn server_options(&self) -> ServerOptions {
         let section = self.session.bind().prompt_section().to_owned();
         ServerOptions::default()
             .server_info(self.options.server_info.clone())
-            .capabilities(capabilities())
+            .capabilities(self.capabilities())
             .instructions((!section.is_empty()).then_some(section))
             // A line as long as the codec's own limit, as before the
             // session served the stream: `tools/call` arguments may be
             // large (an image, a document).
             .max_message_size(ndjson::DEFAULT_MAX_MESSAGE_SIZE)
+            // As the lists': what the gateway offers follows its servers
+            // and its session's rules, for this client.
+            .discover_ttl_ms(0)
+            .discover_cache_scope(types::CacheScope::Private)
     }
 
     fn connect_reply(&self, notifications: Reply) -> GatewayConnection {
         let inner = Arc::new(Connection {
+            number: self.relays.connection(),
             gateway: self.clone(),
             notify: notifications,
             state: Mutex::new(ConnState::default()),
@@ -268,6 +362,23 @@ impl mcp_transport::server::HttpApp for Gateway {
             connection: self.connect_reply(Reply::Peer(peer)),
         })
     }
+
+    /// The annotations of the input schema the gateway lists for `tool`
+    /// (the server's own with kept names): what a 2026-07-28 call's
+    /// `Mcp-Param-*` headers must mirror. A tool whose annotations are
+    /// invalid has none checked here: the client leaves it out.
+    fn tool_param_headers(&self, tool: &str) -> Option<mcp_proto::headers::ToolParamHeaders> {
+        let tools = self.session.tools();
+        let found = self.options.naming.find(&tools, tool).ok()??;
+        let schema = match self.options.naming {
+            ToolNaming::Keep => tools
+                .declaration(found.name())
+                .map(|declared| declared.input_schema.to_value()),
+            _ => Some(found.input_schema().to_value()),
+        }?;
+        let headers = mcp_proto::headers::tool_param_headers(schema.as_object()?).ok()?;
+        (!headers.is_empty()).then_some(headers)
+    }
 }
 
 /// One client's connection to a [`Gateway`]: what the client's era makes
@@ -290,6 +401,8 @@ impl Drop for GatewayConnection {
 
 /// One client's connection.
 struct Connection {
+    /// This connection's number among the gateway's.
+    number: u64,
     gateway: Gateway,
     /// Where connection-wide notifications go.
     notify: Reply,
@@ -308,6 +421,10 @@ struct ConnState {
     calls: HashMap<RequestId, CancelToken>,
     /// The tools (name and schema) the client last listed.
     listed: Option<Vec<(String, JsonText)>>,
+    /// The client's `logging/setLevel`, if it sent one.
+    log_level: Option<types::LoggingLevel>,
+    /// The resources the client subscribed to (`resources/subscribe`).
+    resource_subscriptions: std::collections::HashSet<String>,
     /// The prompts (names) the client last listed.
     listed_prompts: Option<Vec<String>>,
     /// The resources (URIs) the client last listed.
@@ -372,8 +489,8 @@ impl Connection {
             methods::PROMPTS_LIST => {
                 first_page(params, method)?;
                 let servers = forward::usable(&self.gateway);
-                let mut result =
-                    forward::list_prompts(&servers, forward::name_options(&self.gateway));
+                let mut result = forward::list_prompts(&servers, forward::naming(&self.gateway))
+                    .map_err(|collision| collision.to_error())?;
                 if modern {
                     uncacheable!(result);
                 } else {
@@ -384,8 +501,8 @@ impl Connection {
             methods::RESOURCES_LIST => {
                 first_page(params, method)?;
                 let servers = forward::usable(&self.gateway);
-                let mut result =
-                    forward::list_resources(&servers, forward::name_options(&self.gateway));
+                let mut result = forward::list_resources(&servers, forward::naming(&self.gateway))
+                    .map_err(|collision| collision.to_error())?;
                 if modern {
                     uncacheable!(result);
                 } else {
@@ -399,22 +516,20 @@ impl Connection {
                 self.spawn_answer(id, reply, modern, true, async move {
                     let servers = forward::usable(&gateway);
                     let templates = forward::templates(&gateway, &servers).await;
-                    serde_json::to_value(forward::list_templates(
-                        templates,
-                        forward::name_options(&gateway),
-                    ))
-                    .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))
+                    let listed = forward::list_templates(templates, forward::naming(&gateway))
+                        .map_err(|collision| collision.to_error())?;
+                    serde_json::to_value(listed)
+                        .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))
                 });
                 Ok(())
             }
             methods::PROMPTS_GET => {
                 let params: types::GetPromptRequestParams = decode(params, methods::PROMPTS_GET)?;
                 let servers = forward::usable(&self.gateway);
-                let Some((server, name)) = forward::prompt_target(
-                    &servers,
-                    forward::name_options(&self.gateway),
-                    &params.name,
-                ) else {
+                let Some((server, name)) =
+                    forward::prompt_target(&servers, forward::naming(&self.gateway), &params.name)
+                        .map_err(|collision| collision.to_error())?
+                else {
                     return Err(ErrorObject::invalid_params(format!(
                         "unknown prompt: {}",
                         mcp_proto::text::bound(&params.name, 128)
@@ -437,17 +552,58 @@ impl Connection {
                 // A read is cacheable in 2026-07-28 ("Caching"): not here,
                 // where it follows the server's current content.
                 self.spawn_answer(id, reply, modern, true, async move {
-                    let servers = forward::usable(&gateway);
-                    let server = match forward::listed_resource(&servers, &params.uri) {
-                        Some(server) => server,
-                        None => {
-                            let templates = forward::templates(&gateway, &servers).await;
-                            forward::template_target(&templates, &params.uri)
-                                .ok_or_else(|| forward::resource_not_found(&params.uri, modern))?
-                        }
-                    };
+                    let server =
+                        forward::resource_server(&gateway, &params.uri, modern, false).await?;
                     let upstream = forward::Upstream::of(&gateway, &server)?;
                     forward::read_resource(upstream, params).await
+                });
+                Ok(())
+            }
+            methods::LOGGING_SET_LEVEL => {
+                let params: types::SetLevelRequestParams =
+                    decode(params, methods::LOGGING_SET_LEVEL)?;
+                let connection = Arc::clone(self);
+                self.spawn_answer(id, reply, modern, false, async move {
+                    relay::set_level(&connection.gateway, connection.number, params.level).await?;
+                    connection.lock().log_level = Some(params.level);
+                    Ok(Value::Object(Default::default()))
+                });
+                Ok(())
+            }
+            methods::RESOURCES_SUBSCRIBE => {
+                let params: types::SubscribeRequestParams =
+                    decode(params, methods::RESOURCES_SUBSCRIBE)?;
+                let connection = Arc::clone(self);
+                self.spawn_answer(id, reply, modern, false, async move {
+                    if !connection
+                        .lock()
+                        .resource_subscriptions
+                        .contains(&params.uri)
+                    {
+                        relay::subscribe(&connection.gateway, &params.uri, modern).await?;
+                        let fresh = connection
+                            .lock()
+                            .resource_subscriptions
+                            .insert(params.uri.clone());
+                        if !fresh {
+                            // Subscribed twice at once: one hold is enough.
+                            relay::unsubscribe(&connection.gateway, &params.uri).await?;
+                        }
+                    }
+                    Ok(Value::Object(Default::default()))
+                });
+                Ok(())
+            }
+            methods::RESOURCES_UNSUBSCRIBE => {
+                let params: types::UnsubscribeRequestParams =
+                    decode(params, methods::RESOURCES_UNSUBSCRIBE)?;
+                let connection = Arc::clone(self);
+                self.spawn_answer(id, reply, modern, false, async move {
+                    let held = connection.lock().resource_subscriptions.remove(&params.uri);
+                    if held {
+                        relay::unsubscribe(&connection.gateway, &params.uri).await?;
+                    }
+                    Ok(Value::Object(Default::default()))
                 });
                 Ok(())
             }
@@ -470,6 +626,11 @@ impl Connection {
                 first_page(params, method)?;
                 let tools = self.tools();
                 let naming = self.gateway.options.naming;
+                if naming == ToolNaming::Keep
+                    && let Some(collision) = keep::collision("tool", raw_names(&tools))
+                {
+                    return Err(collision.to_error());
+                }
                 let listed = listing(&tools, naming);
                 let mut result = ListToolsResult {
                     tools: declared(&tools, naming),
@@ -503,7 +664,13 @@ impl Connection {
     fn prepare_call(&self, id: &RequestId, params: &str) -> Result<Prepared, ErrorObject> {
         let call: CallToolRequestParams = decode(params, methods::TOOLS_CALL)?;
         let tools = self.tools();
-        let Some(tool) = self.gateway.options.naming.find(&tools, &call.name) else {
+        let found = self
+            .gateway
+            .options
+            .naming
+            .find(&tools, &call.name)
+            .map_err(|collision| collision.to_error())?;
+        let Some(tool) = found else {
             return Err(ErrorObject::invalid_params(format!(
                 "unknown tool: {}",
                 mcp_proto::text::bound(&call.name, 128)
@@ -514,10 +681,18 @@ impl Connection {
         let arguments = call
             .arguments
             .map_or(Value::Object(Default::default()), Value::Object);
-        let tool_call = ToolCall::new(id.to_string(), arguments).with_cancel(cancel);
+        let mut tool_call = ToolCall::new(id.to_string(), arguments).with_cancel(cancel);
+        let passthrough = (self.gateway.options.naming == ToolNaming::Keep).then(|| {
+            Arc::new(crate::tool::Passthrough {
+                meta: forward::forwarded_meta(call.meta.as_ref()),
+                ..Default::default()
+            })
+        });
+        tool_call.passthrough.clone_from(&passthrough);
         Ok(Prepared {
             tool,
             call: tool_call,
+            passthrough,
         })
     }
 
@@ -631,6 +806,35 @@ impl Connection {
         }
     }
 
+    /// A server's `notifications/message`, passed on when the client's
+    /// level lets it through.
+    fn on_log(&self, level: types::LoggingLevel, logger: Option<&str>, data: &Value) {
+        if !relay::reaches(self.lock().log_level, level) {
+            return;
+        }
+        let mut params = serde_json::json!({"level": level, "data": data});
+        if let Some(logger) = logger {
+            params["logger"] = logger.into();
+        }
+        if let Ok(message) = Message::notification(methods::NOTIFICATION_MESSAGE, Some(&params)) {
+            send(&self.notify, message);
+        }
+    }
+
+    /// A server's `notifications/resources/updated`, passed on when the
+    /// client subscribed to the URI.
+    fn on_updated(&self, uri: &str) {
+        if !self.lock().resource_subscriptions.contains(uri) {
+            return;
+        }
+        let params = serde_json::json!({"uri": uri});
+        if let Ok(message) =
+            Message::notification(methods::NOTIFICATION_RESOURCES_UPDATED, Some(&params))
+        {
+            send(&self.notify, message);
+        }
+    }
+
     fn notify_changed(&self, method: &str) {
         if let Ok(message) = Message::notification(method, None::<&Value>) {
             send(&self.notify, message);
@@ -683,13 +887,18 @@ impl Connection {
         });
     }
 
-    /// The client is gone: every call it left is cancelled.
+    /// The client is gone: every call it left is cancelled, its log level
+    /// and resource subscriptions given up.
     fn cancel_all(&self) {
-        let calls: Vec<CancelToken> = {
+        let (calls, uris): (Vec<CancelToken>, Vec<String>) = {
             let mut state = self.lock();
             state.subscriptions.clear();
-            state.calls.drain().map(|(_, token)| token).collect()
+            (
+                state.calls.drain().map(|(_, token)| token).collect(),
+                state.resource_subscriptions.drain().collect(),
+            )
         };
+        relay::forget(&self.gateway, self.number, uris);
         for token in calls {
             token.cancel();
         }
@@ -758,10 +967,28 @@ impl ServerHandler for Served {
         };
         let modern = request.era() == Era::Modern;
         let params = request.params.as_ref().map_or("{}", |raw| raw.get());
+        // A call, prompt or read may make its server ask back: this
+        // client answers while it waits (a handshake-era one; the
+        // stateless era has no server-to-client requests).
+        let _waiting = match (&inner.gateway.options.asks, modern) {
+            (Some(asks), false)
+                if matches!(
+                    request.method.as_str(),
+                    methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
+                ) =>
+            {
+                Some(asks.waiting(inner.number, context.peer().clone()))
+            }
+            _ => None,
+        };
         if request.method == methods::TOOLS_CALL {
             // Called on this task: the call ends with the request (its
             // future dropped, its token cancelled by `_ended`).
-            let Prepared { tool, call, .. } = inner.prepare_call(&request.id, params)?;
+            let Prepared {
+                tool,
+                call,
+                passthrough,
+            } = inner.prepare_call(&request.id, params)?;
             let outcome = if context.wants_progress() {
                 let (sink, mut reports) = mpsc::unbounded_channel();
                 let calling = tool.call(call.with_progress(sink));
@@ -787,7 +1014,12 @@ impl ServerHandler for Served {
                     "the call was cancelled",
                 ));
             }
-            let mut result = call_result(&outcome);
+            let mut result = match passthrough.as_ref().and_then(|p| p.take()) {
+                // With kept names the server's answer goes back as it came.
+                Some(Ok(result)) => result,
+                Some(Err(error)) => return Err(forward::passed_on(error)),
+                None => call_result(&outcome),
+            };
             if modern {
                 result.result_type = Some(types::ResultType::Complete);
             }
@@ -826,6 +1058,8 @@ impl ServerHandler for Served {
 struct Prepared {
     tool: Arc<dyn ModelTool>,
     call: ToolCall,
+    /// With kept names: where the server's own answer is kept.
+    passthrough: Option<Arc<crate::tool::Passthrough>>,
 }
 
 /// Passes a call's progress report on to the client.
@@ -872,6 +1106,25 @@ async fn watch_catalogs(
 ) {
     loop {
         let relevant = match events.recv().await {
+            Ok(ManagerEvent::Log {
+                level,
+                logger,
+                data,
+                ..
+            }) => {
+                let Some(connection) = connection.upgrade() else {
+                    return;
+                };
+                connection.on_log(level, logger.as_deref(), &data);
+                continue;
+            }
+            Ok(ManagerEvent::ResourceUpdated { uri, .. }) => {
+                let Some(connection) = connection.upgrade() else {
+                    return;
+                };
+                connection.on_updated(&uri);
+                continue;
+            }
             Ok(
                 ManagerEvent::CatalogSwapped { .. }
                 | ManagerEvent::CatalogRevoked { .. }
@@ -897,6 +1150,11 @@ fn declared(tools: &ToolSet, naming: ToolNaming) -> Vec<Tool> {
         .tools()
         .iter()
         .map(|tool| {
+            if naming == ToolNaming::Keep
+                && let Some(declaration) = tools.declaration(tool.name())
+            {
+                return declaration.clone();
+            }
             let mut declared = Tool::new(naming.served(tools, tool.name()));
             declared.description = Some(tool.description().to_owned());
             declared.input_schema = tool.input_schema().clone();
@@ -951,7 +1209,9 @@ fn call_result(outcome: &ToolOutcome) -> CallToolResult {
 
 /// What the gateway serves, in both eras: tools, prompts and resources
 /// with their list changes (on the connection for a handshake-era client,
-/// on `subscriptions/listen` for a 2026-07-28 one), and completions.
+/// on `subscriptions/listen` for a 2026-07-28 one), and completions; the
+/// servers add logging and resource subscriptions when one offers them
+/// ([`relay::add_capabilities`]).
 fn capabilities() -> ServerCapabilities {
     let list_changed = || ListChangedCapability {
         list_changed: Some(true),
@@ -993,11 +1253,11 @@ fn follow<T: Clone + PartialEq>(listed: &mut Option<Vec<T>>, now: &[T]) -> bool 
 
 /// The prompts' listed names.
 fn prompt_names(gateway: &Gateway, servers: &[forward::Usable]) -> Vec<String> {
-    forward::list_prompts(servers, forward::name_options(gateway))
-        .prompts
-        .into_iter()
-        .map(|p| p.name)
-        .collect()
+    match forward::list_prompts(servers, forward::naming(gateway)) {
+        Ok(listed) => listed.prompts.into_iter().map(|p| p.name).collect(),
+        // Kept names two servers share: nothing the client could list.
+        Err(_) => Vec::new(),
+    }
 }
 
 /// The resources' URIs.
@@ -1330,6 +1590,8 @@ mod tests {
             "mcp-gateway"
         );
         assert!(result["capabilities"]["tools"].is_object(), "{discover}");
+        assert_eq!(result["ttlMs"], 0, "{discover}");
+        assert_eq!(result["cacheScope"], "private", "{discover}");
         let list = client
             .request(2, "tools/list", json!({"_meta": modern_meta("2026-07-28")}))
             .await;
@@ -1531,5 +1793,200 @@ mod tests {
         let kept = connection.inner.keep(older);
         assert_eq!(kept.generation(), newer.generation());
         assert_eq!(connection.inner.tools().generation(), newer.generation());
+    }
+}
+
+#[cfg(test)]
+mod keep_tests {
+    use std::time::Duration;
+
+    use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
+    use mcp_manager::scripted::{Reply, ScriptedFactory, ScriptedServer};
+    use serde_json::json;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    use super::*;
+    use crate::PermissionPreset;
+
+    /// A gateway with kept names over scripted servers.
+    async fn kept(servers: Vec<(&str, ScriptedServer)>) -> Gateway {
+        let mut factory = ScriptedFactory::new();
+        let mut configs = Vec::new();
+        for (id, server) in servers {
+            factory = factory.server(id, server);
+            configs.push(ServerConfig::new(
+                id,
+                TransportConfig::Stdio(StdioConfig::new(id)),
+            ));
+        }
+        let manager = McpManager::builder().factory(factory).build();
+        let count = configs.len();
+        let report = manager.connect_servers(configs).await;
+        assert_eq!(report.ready.len(), count, "{report:?}");
+        let options = SessionOptions {
+            preset: PermissionPreset::FullAccess,
+            ..SessionOptions::default()
+        };
+        Gateway::new(
+            &manager,
+            options,
+            GatewayOptions::default().naming(ToolNaming::Keep),
+        )
+    }
+
+    /// Sends each request in turn over a served pipe; their answers.
+    async fn exchange(gateway: Gateway, requests: &[Value]) -> Vec<Value> {
+        let (client, end) = tokio::io::duplex(64 * 1024);
+        let (end_read, end_write) = tokio::io::split(end);
+        let serve = tokio::spawn(async move { gateway.serve(end_read, end_write).await });
+        let (read, mut write) = tokio::io::split(client);
+        let mut lines = BufReader::new(read).lines();
+        let mut answers = Vec::new();
+        for request in requests {
+            write
+                .write_all(format!("{request}\n").as_bytes())
+                .await
+                .unwrap();
+            let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+                .await
+                .expect("an answer within 10 s")
+                .unwrap()
+                .expect("an answer");
+            answers.push(serde_json::from_str(&line).unwrap());
+        }
+        write.shutdown().await.unwrap();
+        drop(write);
+        tokio::time::timeout(Duration::from_secs(10), serve)
+            .await
+            .expect("serving ends with the client's input")
+            .unwrap()
+            .unwrap();
+        answers
+    }
+
+    fn request(id: u64, method: &str, params: Value) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    }
+
+    fn initialize() -> Value {
+        request(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "0"}}),
+        )
+    }
+
+    #[tokio::test]
+    async fn kept_names_are_the_servers_own_and_answers_pass_as_they_came() {
+        let server = ScriptedServer::new()
+            .capabilities(json!({"tools": {}, "prompts": {}}))
+            .tool(
+                json!({"name": "echo", "title": "Echo", "inputSchema": {"type": "object"},
+                       "annotations": {"readOnlyHint": true}}),
+                |args| {
+                    Reply::result(json!({"content": [{"type": "text", "text": args["text"]}],
+                                         "_meta": {"example.com/trace": "t1"}}))
+                },
+            )
+            .tool(
+                json!({"name": "broken", "inputSchema": {"type": "object"}}),
+                |_| {
+                    Reply::Error(ErrorObject {
+                        data: serde_json::value::to_raw_value(&json!({"why": "on purpose"})).ok(),
+                        ..ErrorObject::new(-32099, "it broke")
+                    })
+                },
+            )
+            .tool(
+                json!({"name": "needs", "inputSchema": {"type": "object",
+                       "properties": {"x": {"type": "string"}}, "required": ["x"]}}),
+                |_| Reply::result(json!({"content": []})),
+            )
+            .on("prompts/list", |_| {
+                Reply::result(json!({"prompts": [{"name": "greet"}]}))
+            })
+            .on("prompts/get", |params| {
+                Reply::result(json!({"messages": [{"role": "user",
+                    "content": {"type": "text", "text": format!("got {}", params["name"])}}]}))
+            });
+        let gateway = kept(vec![("fx", server)]).await;
+        assert_eq!(gateway.check_names().await, Ok(()));
+        let answers = exchange(
+            gateway,
+            &[
+                initialize(),
+                request(1, "tools/list", json!({})),
+                request(
+                    2,
+                    "tools/call",
+                    json!({"name": "echo", "arguments": {"text": "hi"}}),
+                ),
+                request(3, "tools/call", json!({"name": "broken", "arguments": {}})),
+                request(4, "prompts/list", json!({})),
+                request(5, "prompts/get", json!({"name": "greet"})),
+                request(6, "tools/call", json!({"name": "needs", "arguments": {}})),
+            ],
+        )
+        .await;
+        let tools = answers[1]["result"]["tools"].as_array().unwrap();
+        let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+        assert_eq!(names, ["broken", "echo", "needs"], "{}", answers[1]);
+        // Arguments the schema refuses: nothing sent, and the text names
+        // the tool as the client knows it.
+        let refused = answers[6]["result"]["content"][0]["text"].as_str().unwrap();
+        assert_eq!(answers[6]["result"]["isError"], true, "{}", answers[6]);
+        assert!(
+            refused.contains("needs") && !refused.contains("mcp_"),
+            "{refused}"
+        );
+        assert_eq!(tools[1]["title"], "Echo");
+        assert_eq!(tools[1]["annotations"]["readOnlyHint"], true);
+        assert_eq!(answers[2]["result"]["content"][0]["text"], "hi");
+        assert_eq!(answers[2]["result"]["_meta"]["example.com/trace"], "t1");
+        assert_eq!(answers[3]["error"]["code"], -32099, "{}", answers[3]);
+        assert_eq!(answers[3]["error"]["data"]["why"], "on purpose");
+        assert_eq!(answers[4]["result"]["prompts"][0]["name"], "greet");
+        assert_eq!(
+            answers[5]["result"]["messages"][0]["content"]["text"],
+            "got \"greet\""
+        );
+    }
+
+    #[tokio::test]
+    async fn a_name_two_servers_share_is_refused_naming_both() {
+        let server = || {
+            ScriptedServer::new().tool(
+                json!({"name": "echo", "inputSchema": {"type": "object"}}),
+                |_| Reply::result(json!({"content": []})),
+            )
+        };
+        let gateway = kept(vec![("left", server()), ("right", server())]).await;
+        let collision = gateway.check_names().await.unwrap_err();
+        assert_eq!(collision.kind, "tool");
+        assert_eq!(collision.name, "echo");
+        assert_eq!(
+            (collision.first.as_str(), collision.second.as_str()),
+            ("left", "right")
+        );
+        let answers = exchange(
+            gateway,
+            &[
+                initialize(),
+                request(1, "tools/list", json!({})),
+                request(2, "tools/call", json!({"name": "echo", "arguments": {}})),
+            ],
+        )
+        .await;
+        for answer in &answers[1..] {
+            let message = answer["error"]["message"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{answer}"));
+            assert!(
+                message.contains("servers left and right") && message.contains("tool echo"),
+                "{message}"
+            );
+            assert_eq!(answer["error"]["data"]["servers"], json!(["left", "right"]));
+        }
     }
 }

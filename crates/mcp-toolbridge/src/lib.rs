@@ -88,7 +88,7 @@ pub use budget::{READ_MCP_RESULT, ResultBudget};
 pub use cancel::CancelToken;
 pub use dialect::{Declared, Fidelity, SchemaDialect, declare};
 pub use gateway::report as gateway_report;
-pub use gateway::{Gateway, GatewayOptions, ToolNaming};
+pub use gateway::{Gateway, GatewayAsks, GatewayOptions, NameCollision, ToolNaming};
 pub use names::{NameOptions, Suffix, ToolKey, ToolNames, UnusableReason, UnusableTool};
 pub use prompt::ToolAccess;
 pub use result::{

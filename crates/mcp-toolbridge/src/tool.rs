@@ -104,6 +104,44 @@ pub struct ToolCall {
     /// in all. `None` (the default): no progress is asked for and the
     /// deadline is fixed.
     pub progress: Option<ProgressSink>,
+    /// For the gateway: request `_meta` to forward and where the server's
+    /// own answer is kept as it came.
+    pub(crate) passthrough: Option<std::sync::Arc<Passthrough>>,
+}
+
+/// What a gateway call forwards beyond the arguments, and the server's
+/// answer as the server sent it (its result whole, or its JSON-RPC error
+/// with `data`), for a client that must see it unchanged.
+#[derive(Debug, Default)]
+pub(crate) struct Passthrough {
+    /// The client's request `_meta`, its protocol keys already removed.
+    pub(crate) meta: Option<mcp_proto::types::Meta>,
+    /// The server's answer, once it came.
+    pub(crate) answer:
+        std::sync::Mutex<Option<Result<mcp_proto::types::CallToolResult, mcp_proto::ErrorObject>>>,
+}
+
+impl Passthrough {
+    /// Keeps the server's answer.
+    pub(crate) fn keep(
+        &self,
+        answer: Result<mcp_proto::types::CallToolResult, mcp_proto::ErrorObject>,
+    ) {
+        *self
+            .answer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(answer);
+    }
+
+    /// The server's answer, if it came.
+    pub(crate) fn take(
+        &self,
+    ) -> Option<Result<mcp_proto::types::CallToolResult, mcp_proto::ErrorObject>> {
+        self.answer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
 }
 
 impl ToolCall {
@@ -114,6 +152,7 @@ impl ToolCall {
             arguments,
             cancel: CancelToken::new(),
             progress: None,
+            passthrough: None,
         }
     }
 

@@ -1,7 +1,9 @@
-//! The conformance runners' server scenarios, against two servers over
+//! The conformance runners' server scenarios, against three servers over
 //! Streamable HTTP: `mcpctl serve --http` (the gateway, in front of
-//! `mcpctl`'s built-in demo server) and the test fixture server
-//! (`mcp-fixture-server --transport http`) directly.
+//! `mcpctl`'s built-in demo server), the test fixture server
+//! (`mcp-fixture-server --transport http`) directly, and the gateway with
+//! kept names in front of the fixture (`mcpctl serve --http --names keep`,
+//! the fixture its one server, over stdio).
 //!
 //! The gateway runs in an empty environment (no configured servers, so the
 //! demo server is behind it) and is reached by the URL it prints for
@@ -13,11 +15,17 @@
 //! runs its whole server suite against each: the released one once, the
 //! pre-release one once per spec version (`--suite all --spec-version V`).
 //! The gateway has none of those tools (the demo server behind it has
-//! tools of its own): the scenarios that call them are known failures. A scenario
-//! passes when the runner marks it passed with at least one check.
+//! tools of its own): the scenarios that call them are known failures.
+//! The transparent gateway's fixture runs with `--reference-catalog` in the
+//! handshake era (`"era": "legacy"` in the gateway's configuration file,
+//! so the features the fixture declares only there, logging and
+//! completions, reach the gateway); its clients speak either era to the
+//! gateway. A scenario passes when the runner marks it passed with at
+//! least one check.
 //!
-//! What must pass, per server: `tests/conformance/expected-pass-server.txt`
-//! and `expected-pass-fixture-server.txt` (scenario names), and the same
+//! What must pass, per server: `tests/conformance/expected-pass-server.txt`,
+//! `expected-pass-fixture-server.txt` and
+//! `expected-pass-gateway-fixture.txt` (scenario names), and the same
 //! files in `tests/conformance-prerelease/` (`VERSION scenario` lines). For
 //! the fixture every scenario a runner runs is accounted for: a failure is
 //! either expected to pass (a regression) or listed with its reason in
@@ -46,6 +54,8 @@ enum Target {
     Gateway,
     /// `mcp-fixture-server --transport http`.
     Fixture,
+    /// `mcpctl serve --http --names keep`, the fixture behind it.
+    GatewayFixture,
 }
 
 impl Target {
@@ -54,6 +64,7 @@ impl Target {
         match self {
             Target::Gateway => "mcpctl serve --http",
             Target::Fixture => "mcp-fixture-server",
+            Target::GatewayFixture => "mcpctl serve --http --names keep (fixture behind)",
         }
     }
 
@@ -62,6 +73,7 @@ impl Target {
         match self {
             Target::Gateway => "expected-pass-server.txt",
             Target::Fixture => "expected-pass-fixture-server.txt",
+            Target::GatewayFixture => "expected-pass-gateway-fixture.txt",
         }
     }
 
@@ -69,7 +81,7 @@ impl Target {
     /// failure must be listed (the fixture only).
     fn out_of_scope_file(self) -> Option<&'static str> {
         match self {
-            Target::Gateway => None,
+            Target::Gateway | Target::GatewayFixture => None,
             Target::Fixture => Some("out-of-scope-fixture-server.txt"),
         }
     }
@@ -80,7 +92,7 @@ impl Target {
 /// failures no list accounts for).
 pub(super) fn run(root: &Path) -> anyhow::Result<usize> {
     let mut regressions = 0;
-    for target in [Target::Gateway, Target::Fixture] {
+    for target in [Target::Gateway, Target::Fixture, Target::GatewayFixture] {
         let mut server = Server::start(root, target)?;
         // The suites alone, the server's build and start left out.
         let started = Instant::now();
@@ -305,14 +317,53 @@ impl Server {
                 let fixture = super::build_bin(root, "tests", "mcp-fixture-server")?;
                 Server::fixture(&fixture)
             }
+            Target::GatewayFixture => {
+                let mcpctl = super::build_bin(root, "mcp-cli", "mcpctl")?;
+                let fixture = super::build_bin(root, "tests", "mcp-fixture-server")?;
+                let home = tempfile_dir("mcp-conformance-gateway-fixture")?;
+                let server = Server::gateway_fixture(&mcpctl, &fixture, &home);
+                if server.is_err() {
+                    let _ = std::fs::remove_dir_all(&home);
+                }
+                server
+            }
         }
     }
 
     /// `mcpctl serve --http` with `home` as its whole environment's home
     /// and data directory, at the URL-only endpoint it prints.
     fn gateway(mcpctl: &Path, home: &Path) -> anyhow::Result<Server> {
+        Server::gateway_with(mcpctl, home, &[])
+    }
+
+    /// `mcpctl serve --http --names keep` with the fixture
+    /// (`--reference-catalog`, the handshake era) as its one server, from a
+    /// configuration file in `home`.
+    fn gateway_fixture(mcpctl: &Path, fixture: &Path, home: &Path) -> anyhow::Result<Server> {
+        let config = home.join("servers.json");
+        let servers = serde_json::json!({"mcpServers": {"fixture": {
+            "command": fixture,
+            "args": ["--reference-catalog"],
+            "era": "legacy",
+        }}});
+        std::fs::write(&config, servers.to_string())
+            .with_context(|| format!("writing {}", config.display()))?;
+        let config = config.display().to_string();
+        Server::gateway_with(mcpctl, home, &["--config", &config, "--names", "keep"])
+    }
+
+    /// `mcpctl serve --http` with `extra` (`--config FILE` goes before
+    /// the command, the rest after it), as [`Server::gateway`] says.
+    fn gateway_with(mcpctl: &Path, home: &Path, extra: &[&str]) -> anyhow::Result<Server> {
+        let (global, serve) = match extra {
+            ["--config", file, rest @ ..] => (vec!["--config", *file], rest),
+            rest => (Vec::new(), rest),
+        };
         let child = Command::new(mcpctl)
-            .args(["--no-project", "--no-host-configs", "serve", "--http"])
+            .args(["--no-project", "--no-host-configs"])
+            .args(global)
+            .args(["serve", "--http"])
+            .args(serve)
             .env("HOME", home)
             .env("MCPCTL_DATA_DIR", home.join("data"))
             .env("XDG_CONFIG_HOME", home.join("config"))

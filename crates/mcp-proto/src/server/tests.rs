@@ -361,7 +361,18 @@ fn server_discover_is_answered_from_the_options() {
         result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
         "mcp-proto"
     );
+    assert!(result.get("ttlMs").is_none() && result.get("cacheScope").is_none());
     assert!(h.events().is_empty());
+
+    // The caching fields the options give are kept.
+    let cached = tools_options()
+        .discover_ttl_ms(60_000)
+        .discover_cache_scope(crate::types::CacheScope::Public);
+    let mut h = Harness::new(cached);
+    h.recv(json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": modern_meta("2026-07-28")}}));
+    let sent = h.sent();
+    assert_eq!(sent[0]["result"]["ttlMs"], 60_000);
+    assert_eq!(sent[0]["result"]["cacheScope"], "public");
 
     // A server of the handshake era only does not know the method.
     let legacy = ServerOptions::default().versions(ProtocolVersion::HANDSHAKE.to_vec());

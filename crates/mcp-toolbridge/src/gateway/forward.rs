@@ -11,8 +11,10 @@
 //!   and templates each named among their own kind);
 //!   `resources/read` goes to the server that listed the URI, or else to
 //!   the server with the resource template whose fixed beginning (the text
-//!   before its first `{`) is the longest match. A URI no server claims is
-//!   "resource not found": -32002 in the handshake era, -32602 in
+//!   before its first `{`) is the longest match, or else to the one server
+//!   that has resources, when only one has (it knows its unlisted URIs and
+//!   answers for them). A URI no server claims is "resource not found",
+//!   with the URI in `data.uri`: -32002 in the handshake era, -32602 in
 //!   2026-07-28. Templates are listed from each server on request (they are
 //!   not part of a catalog), at most [`TEMPLATE_PAGES`] pages per server.
 //!
@@ -23,8 +25,11 @@
 //! A server is usable when it is connected (ready or refreshing) and the
 //! session allows it (allowed servers, and a project's servers only from
 //! inside that project); its lists are those of its current catalog.
-//! Every forwarded request keeps the server's call deadline, and a
-//! server's error is passed on with its code (its message bounded).
+//! Every forwarded request keeps the server's call deadline and the
+//! client's own `_meta` keys (not the protocol's `io.modelcontextprotocol/*`
+//! ones, which belong to the client's connection to the gateway, nor its
+//! `progressToken`), and a server's error is passed on with its code and
+//! `data` (its message bounded).
 
 use std::sync::Arc;
 
@@ -34,12 +39,13 @@ use mcp_proto::ErrorObject;
 use mcp_proto::jsonrpc::error_codes;
 use mcp_proto::types::{
     CompleteRequestParams, GetPromptRequestParams, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, PaginatedRequestParams, Prompt, ReadResourceRequestParams, Reference,
-    Resource, ResourceTemplate,
+    ListResourcesResult, Meta, PaginatedRequestParams, Prompt, ReadResourceRequestParams,
+    Reference, Resource, ResourceTemplate,
 };
 use mcp_transport::{CallOptions, ClientError};
 
 use super::Gateway;
+use super::keep::{self, NameCollision};
 use crate::names::{NameOptions, ToolNames};
 
 /// At most this many pages of `resources/templates/list` per server.
@@ -49,6 +55,48 @@ pub(super) const TEMPLATE_PAGES: usize = 10;
 pub(super) struct Usable {
     pub(super) id: String,
     catalog: Arc<Catalog>,
+}
+
+impl Usable {
+    /// What the server declared.
+    pub(super) fn capabilities(&self) -> &mcp_proto::types::ServerCapabilities {
+        self.catalog.capabilities()
+    }
+}
+
+/// The server `uri` belongs to: the one that lists it (with kept names,
+/// the one: two are an error), else the one with the longest matching
+/// template, else the one server that has resources at all (it knows its
+/// own URIs, listed or not, and answers for them); "resource not found"
+/// in the client's era when none. `subscribing`: only servers that offer
+/// subscriptions count in the last step.
+pub(super) async fn resource_server(
+    gateway: &Gateway,
+    uri: &str,
+    modern: bool,
+    subscribing: bool,
+) -> Result<String, ErrorObject> {
+    let servers = usable(gateway);
+    let owner =
+        resource_owner(&servers, naming(gateway), uri).map_err(|collision| collision.to_error())?;
+    if let Some(server) = owner {
+        return Ok(server);
+    }
+    let templates = templates(gateway, &servers).await;
+    if let Some(server) = template_target(&templates, uri) {
+        return Ok(server);
+    }
+    let mut with_resources = servers.iter().filter(|server| {
+        server
+            .capabilities()
+            .resources
+            .as_ref()
+            .is_some_and(|r| !subscribing || r.subscribe == Some(true))
+    });
+    match (with_resources.next(), with_resources.next()) {
+        (Some(only), None) => Ok(only.id.clone()),
+        _ => Err(resource_not_found(uri, modern)),
+    }
 }
 
 /// The usable servers, in the manager's order.
@@ -80,10 +128,22 @@ fn assign<'a>(
     ToolNames::assign(pairs, options)
 }
 
-/// The naming options of the gateway's session (its length limit and
-/// suffix rule), shared with its tools.
-pub(super) fn name_options(gateway: &Gateway) -> &NameOptions {
-    &gateway.session.inner.options.names
+/// How the gateway names prompts, resources and templates.
+#[derive(Clone, Copy)]
+pub(super) enum Naming<'a> {
+    /// As tools are (`mcp_<server>_<name>`), with the session's naming
+    /// options (its length limit and suffix rule).
+    Assigned(&'a NameOptions),
+    /// The servers' own names ([`ToolNaming::Keep`](super::ToolNaming::Keep)).
+    Keep,
+}
+
+/// The gateway's naming of prompts, resources and templates.
+pub(super) fn naming(gateway: &Gateway) -> Naming<'_> {
+    match gateway.options.naming {
+        super::ToolNaming::Keep => Naming::Keep,
+        _ => Naming::Assigned(&gateway.session.inner.options.names),
+    }
 }
 
 /// Every usable server's prompts, each with its server.
@@ -107,45 +167,78 @@ fn resources(servers: &[Usable]) -> impl Iterator<Item = (&str, &Resource)> {
 }
 
 /// `prompts/list`: every usable server's prompts, under their assigned
-/// names.
-pub(super) fn list_prompts(servers: &[Usable], options: &NameOptions) -> ListPromptsResult {
-    let names = assign(
-        prompts(servers).map(|(server, p)| (server, p.name.as_str())),
-        options,
-    );
-    let prompts = prompts(servers)
-        .filter_map(|(server, prompt)| {
-            Some(Prompt {
-                name: names.name(server, &prompt.name)?.to_owned(),
-                ..prompt.clone()
-            })
-        })
-        .collect();
-    ListPromptsResult {
+/// names, or their own when kept (refused when two servers share one).
+pub(super) fn list_prompts(
+    servers: &[Usable],
+    naming: Naming<'_>,
+) -> Result<ListPromptsResult, NameCollision> {
+    let prompts = match naming {
+        Naming::Keep => {
+            if let Some(collision) = keep::collision(
+                "prompt",
+                prompts(servers).map(|(server, p)| (server, p.name.as_str())),
+            ) {
+                return Err(collision);
+            }
+            prompts(servers).map(|(_, prompt)| prompt.clone()).collect()
+        }
+        Naming::Assigned(options) => {
+            let names = assign(
+                prompts(servers).map(|(server, p)| (server, p.name.as_str())),
+                options,
+            );
+            prompts(servers)
+                .filter_map(|(server, prompt)| {
+                    Some(Prompt {
+                        name: names.name(server, &prompt.name)?.to_owned(),
+                        ..prompt.clone()
+                    })
+                })
+                .collect()
+        }
+    };
+    Ok(ListPromptsResult {
         prompts,
         ..ListPromptsResult::default()
-    }
+    })
 }
 
 /// `resources/list`: every usable server's resources, under their
-/// assigned names.
-pub(super) fn list_resources(servers: &[Usable], options: &NameOptions) -> ListResourcesResult {
-    let names = assign(
-        resources(servers).map(|(server, r)| (server, r.name.as_str())),
-        options,
-    );
-    let resources = resources(servers)
-        .filter_map(|(server, resource)| {
-            Some(Resource {
-                name: names.name(server, &resource.name)?.to_owned(),
-                ..resource.clone()
-            })
-        })
-        .collect();
-    ListResourcesResult {
+/// assigned names, or their own when kept (refused when two servers list
+/// the same URI).
+pub(super) fn list_resources(
+    servers: &[Usable],
+    naming: Naming<'_>,
+) -> Result<ListResourcesResult, NameCollision> {
+    let resources = match naming {
+        Naming::Keep => {
+            if let Some(collision) = keep::collision(
+                "resource",
+                resources(servers).map(|(server, r)| (server, r.uri.as_str())),
+            ) {
+                return Err(collision);
+            }
+            resources(servers).map(|(_, r)| r.clone()).collect()
+        }
+        Naming::Assigned(options) => {
+            let names = assign(
+                resources(servers).map(|(server, r)| (server, r.name.as_str())),
+                options,
+            );
+            resources(servers)
+                .filter_map(|(server, resource)| {
+                    Some(Resource {
+                        name: names.name(server, &resource.name)?.to_owned(),
+                        ..resource.clone()
+                    })
+                })
+                .collect()
+        }
+    };
+    Ok(ListResourcesResult {
         resources,
         ..ListResourcesResult::default()
-    }
+    })
 }
 
 /// The URIs of every usable server's resources, in listing order.
@@ -153,18 +246,33 @@ pub(super) fn resource_uris(servers: &[Usable]) -> Vec<String> {
     resources(servers).map(|(_, r)| r.uri.clone()).collect()
 }
 
-/// The server and the server's own name behind a listed prompt name.
+/// The server and the server's own name behind a listed prompt name:
+/// `Ok(None)` when no server has it, an error when, with kept names, two
+/// do.
 pub(super) fn prompt_target(
     servers: &[Usable],
-    options: &NameOptions,
+    naming: Naming<'_>,
     name: &str,
-) -> Option<(String, String)> {
-    let names = assign(
-        prompts(servers).map(|(server, p)| (server, p.name.as_str())),
-        options,
-    );
-    let key = names.resolve(name)?;
-    Some((key.server.clone(), key.tool.clone()))
+) -> Result<Option<(String, String)>, NameCollision> {
+    match naming {
+        Naming::Keep => {
+            let owner = keep::owner(
+                "prompt",
+                prompts(servers).map(|(server, p)| (server, p.name.as_str())),
+                name,
+            )?;
+            Ok(owner.map(|server| (server.to_owned(), name.to_owned())))
+        }
+        Naming::Assigned(options) => {
+            let names = assign(
+                prompts(servers).map(|(server, p)| (server, p.name.as_str())),
+                options,
+            );
+            Ok(names
+                .resolve(name)
+                .map(|key| (key.server.clone(), key.tool.clone())))
+        }
+    }
 }
 
 /// The server that listed `uri` as a resource, if one did.
@@ -180,6 +288,44 @@ pub(super) fn listed_resource(servers: &[Usable], uri: &str) -> Option<String> {
                 .any(|resource| resource.uri == uri)
         })
         .map(|server| server.id.clone())
+}
+
+/// The server to read `uri` from among those that list it: the first, or
+/// with kept names the one (an error when two list it).
+pub(super) fn resource_owner(
+    servers: &[Usable],
+    naming: Naming<'_>,
+    uri: &str,
+) -> Result<Option<String>, NameCollision> {
+    match naming {
+        Naming::Keep => Ok(keep::owner(
+            "resource",
+            resources(servers).map(|(server, r)| (server, r.uri.as_str())),
+            uri,
+        )?
+        .map(str::to_owned)),
+        Naming::Assigned(_) => Ok(listed_resource(servers, uri)),
+    }
+}
+
+/// The first name two servers share, of any kind, with kept names:
+/// tools (`tools`: the bound tools' `(server, name)`), prompts, resource
+/// URIs, then resource template URIs (listed from each server).
+pub(super) async fn kept_name_collision<'a>(
+    gateway: &Gateway,
+    tools: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Option<NameCollision> {
+    if let Some(collision) = keep::collision("tool", tools) {
+        return Some(collision);
+    }
+    let servers = usable(gateway);
+    if let Err(collision) = list_prompts(&servers, Naming::Keep) {
+        return Some(collision);
+    }
+    if let Err(collision) = list_resources(&servers, Naming::Keep) {
+        return Some(collision);
+    }
+    list_templates(templates(gateway, &servers).await, Naming::Keep).err()
 }
 
 /// What the forwarding needs of one server: its connection and deadline.
@@ -213,6 +359,7 @@ pub(super) async fn get_prompt(
     name: String,
 ) -> Result<serde_json::Value, ErrorObject> {
     params.name = name;
+    params.meta = forwarded_meta(params.meta.as_ref());
     let result = upstream
         .client
         .get_prompt_with(&params, upstream.options)
@@ -224,8 +371,9 @@ pub(super) async fn get_prompt(
 /// `resources/read` of `params.uri` on `upstream`.
 pub(super) async fn read_resource(
     upstream: Upstream,
-    params: ReadResourceRequestParams,
+    mut params: ReadResourceRequestParams,
 ) -> Result<serde_json::Value, ErrorObject> {
+    params.meta = forwarded_meta(params.meta.as_ref());
     let result = upstream
         .client
         .read_resource_with(&params, upstream.options)
@@ -270,30 +418,48 @@ pub(super) async fn templates(
     all
 }
 
-/// `resources/templates/list`: the templates, under their assigned names.
+/// `resources/templates/list`: the templates, under their assigned names,
+/// or their own when kept (refused when two servers list the same URI
+/// template).
 pub(super) fn list_templates(
     templates: Vec<(String, ResourceTemplate)>,
-    options: &NameOptions,
-) -> ListResourceTemplatesResult {
-    let names = assign(
-        templates
-            .iter()
-            .map(|(server, template)| (server.as_str(), template.name.as_str())),
-        options,
-    );
-    ListResourceTemplatesResult {
-        resource_templates: templates
-            .iter()
-            .filter_map(|(server, template)| {
-                let name = names.name(server, &template.name)?;
-                Some(ResourceTemplate {
-                    name: name.to_owned(),
-                    ..template.clone()
+    naming: Naming<'_>,
+) -> Result<ListResourceTemplatesResult, NameCollision> {
+    let resource_templates = match naming {
+        Naming::Keep => {
+            if let Some(collision) = keep::collision(
+                "resource template",
+                templates
+                    .iter()
+                    .map(|(server, t)| (server.as_str(), t.uri_template.as_str())),
+            ) {
+                return Err(collision);
+            }
+            templates.into_iter().map(|(_, t)| t).collect()
+        }
+        Naming::Assigned(options) => {
+            let names = assign(
+                templates
+                    .iter()
+                    .map(|(server, template)| (server.as_str(), template.name.as_str())),
+                options,
+            );
+            templates
+                .iter()
+                .filter_map(|(server, template)| {
+                    let name = names.name(server, &template.name)?;
+                    Some(ResourceTemplate {
+                        name: name.to_owned(),
+                        ..template.clone()
+                    })
                 })
-            })
-            .collect(),
+                .collect()
+        }
+    };
+    Ok(ListResourceTemplatesResult {
+        resource_templates,
         ..ListResourceTemplatesResult::default()
-    }
+    })
 }
 
 /// The server whose template's fixed beginning is the longest prefix of
@@ -321,7 +487,8 @@ pub(super) async fn complete(
     let servers = usable(gateway);
     let server = match &mut params.reference {
         Reference::Prompt(prompt) => {
-            let (server, name) = prompt_target(&servers, name_options(gateway), &prompt.name)
+            let (server, name) = prompt_target(&servers, naming(gateway), &prompt.name)
+                .map_err(|collision| collision.to_error())?
                 .ok_or_else(|| {
                     ErrorObject::invalid_params(format!(
                         "unknown prompt: {}",
@@ -352,6 +519,7 @@ pub(super) async fn complete(
         }
     };
     let upstream = Upstream::of(gateway, &server)?;
+    params.meta = forwarded_meta(params.meta.as_ref());
     let result = upstream
         .client
         .complete_with(&params, upstream.options)
@@ -367,23 +535,51 @@ pub(super) fn resource_not_found(uri: &str, modern: bool) -> ErrorObject {
     } else {
         error_codes::RESOURCE_NOT_FOUND
     };
-    ErrorObject::new(
-        code,
-        format!(
-            "resource not found: no server lists {}",
-            mcp_proto::text::bound(uri, 256)
-        ),
-    )
+    ErrorObject {
+        // The URI in `data`, as a server's own "not found" carries it
+        // (SEP-2164).
+        data: serde_json::value::to_raw_value(&serde_json::json!({"uri": uri})).ok(),
+        ..ErrorObject::new(
+            code,
+            format!(
+                "resource not found: no server lists {}",
+                mcp_proto::text::bound(uri, 256)
+            ),
+        )
+    }
 }
 
+/// A server's JSON-RPC error as the client gets it: its code and `data`
+/// as they came (a resource-not-found error's `data.uri`, SEP-2164), its
+/// message bounded.
+pub(super) fn passed_on(error: ErrorObject) -> ErrorObject {
+    let message = mcp_proto::text::bound(&error.message, 1024).into_owned();
+    ErrorObject { message, ..error }
+}
+
+/// The `_meta` of a client's request as it is forwarded to a server: the
+/// client's own keys, without the protocol's (`io.modelcontextprotocol/*`,
+/// the 2026-07-28 per-request envelope, which is the gateway's to write
+/// for its own connection) and without `progressToken` (the gateway asks
+/// for progress under a token of its own); `None` when nothing is left.
+pub(super) fn forwarded_meta(meta: Option<&Meta>) -> Option<Meta> {
+    let mut object = meta?.to_object();
+    object.retain(|key, _| key != "progressToken" && !key.starts_with(PROTOCOL_META_PREFIX));
+    if object.is_empty() {
+        return None;
+    }
+    Meta::from_text(serde_json::Value::Object(object).to_string()).ok()
+}
+
+/// The reserved prefix of the protocol's own `_meta` keys.
+const PROTOCOL_META_PREFIX: &str = "io.modelcontextprotocol/";
+
 /// A server's failure as the error the client gets: its own JSON-RPC error
-/// (message bounded), or an internal error saying what happened.
-fn upstream_error(error: HandleError) -> ErrorObject {
+/// (message bounded, `data` kept), or an internal error saying what
+/// happened.
+pub(super) fn upstream_error(error: HandleError) -> ErrorObject {
     match error {
-        HandleError::Request(ClientError::Rpc(error)) => {
-            let message = mcp_proto::text::bound(&error.message, 1024).into_owned();
-            ErrorObject { message, ..error }
-        }
+        HandleError::Request(ClientError::Rpc(error)) => passed_on(error),
         other => ErrorObject::new(
             error_codes::INTERNAL_ERROR,
             mcp_proto::text::bound(&other.to_string(), 512),
@@ -394,4 +590,40 @@ fn upstream_error(error: HandleError) -> ErrorObject {
 fn to_value(result: &impl serde::Serialize) -> Result<serde_json::Value, ErrorObject> {
     serde_json::to_value(result)
         .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_protocols_meta_keys_stay_with_the_clients_connection() {
+        let meta = Meta::from_text(
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":7,"example.com/trace":"t1"}"#,
+        )
+        .unwrap();
+        let forwarded = forwarded_meta(Some(&meta)).expect("the client's own key");
+        assert_eq!(forwarded.to_object().len(), 1, "{}", forwarded.as_str());
+        assert_eq!(forwarded.get("example.com/trace").unwrap(), "t1");
+        let only_protocol =
+            Meta::from_text(r#"{"io.modelcontextprotocol/clientInfo":{},"progressToken":"p"}"#)
+                .unwrap();
+        assert!(forwarded_meta(Some(&only_protocol)).is_none());
+        assert!(forwarded_meta(None).is_none());
+    }
+
+    #[test]
+    fn a_servers_error_keeps_its_code_and_data() {
+        let error = ErrorObject {
+            data: serde_json::value::to_raw_value(&serde_json::json!({"uri": "test://gone"})).ok(),
+            ..ErrorObject::new(error_codes::RESOURCE_NOT_FOUND, "x".repeat(5000))
+        };
+        let passed = passed_on(error);
+        assert_eq!(passed.code, error_codes::RESOURCE_NOT_FOUND);
+        assert!(passed.message.len() < 1100, "bounded");
+        assert_eq!(
+            passed.data_as::<serde_json::Value>().unwrap()["uri"],
+            "test://gone"
+        );
+    }
 }

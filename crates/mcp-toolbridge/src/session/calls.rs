@@ -106,6 +106,8 @@ impl Inner {
         let schema = cell.get_or_init(|| ArgumentSchema::compile(&tool.input_schema));
         let label = match target {
             Target::Named { server, tool } => format!("{tool} of server {server}"),
+            // A gateway's client knows the tool by the server's own name.
+            _ if call.passthrough.is_some() => tool.name.clone(),
             _ => target.via().to_owned(),
         };
         let arguments = match schema.check(&label, &call.arguments) {
@@ -292,7 +294,10 @@ impl Inner {
                 reason: backend.availability(server).describe(),
             });
         };
-        let params = CallToolRequestParams::new(resolved.tool().name.clone(), Some(arguments));
+        let mut params = CallToolRequestParams::new(resolved.tool().name.clone(), Some(arguments));
+        if let Some(passthrough) = &call.passthrough {
+            params.meta.clone_from(&passthrough.meta);
+        }
         let timeout = backend.call_timeout(server).or(self.options.call_timeout);
         let mut options = CallOptions::default().timeout(timeout);
         // Progress asked for: each report restarts the deadline, within
@@ -327,6 +332,15 @@ impl Inner {
                     if let Some((sink, rx)) = &mut progress {
                         while let Ok(params) = rx.try_recv() {
                             let _ = sink.send(crate::tool::CallProgress::from_params(&params));
+                        }
+                    }
+                    if let Some(passthrough) = &call.passthrough {
+                        match &answer {
+                            Ok(result) => passthrough.keep(Ok(result.clone())),
+                            Err(HandleError::Request(ClientError::Rpc(error))) => {
+                                passthrough.keep(Err(error.clone()));
+                            }
+                            Err(_) => {}
                         }
                     }
                     return match answer {

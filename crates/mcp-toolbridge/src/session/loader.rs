@@ -381,6 +381,7 @@ impl ModelTool for LoaderTool {
                     arguments,
                     cancel: call.cancel.clone(),
                     progress: call.progress.clone(),
+                    passthrough: call.passthrough.clone(),
                 };
                 self.inner.run_call(target, forwarded).await
             }

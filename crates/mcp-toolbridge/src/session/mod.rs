@@ -239,6 +239,11 @@ impl ToolSet {
         self.binding.generation
     }
 
+    /// The server's own declaration of the tool behind a model name.
+    pub(crate) fn declaration(&self, name: &str) -> Option<&mcp_proto::types::Tool> {
+        Some(self.binding.get(name)?.tool())
+    }
+
     /// The raw `(server, tool)` behind a model name.
     pub fn resolve(&self, name: &str) -> Option<(&str, &str)> {
         let bound = self.binding.get(name)?;

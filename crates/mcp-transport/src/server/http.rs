@@ -216,6 +216,18 @@ pub trait HttpApp: Send + Sync + 'static {
     /// The handler of a new connection: a handshake-era session, or one
     /// stateless-era request. `peer` is that connection's client.
     fn connect(&self, peer: Peer) -> Arc<dyn ServerHandler>;
+
+    /// The `x-mcp-header` annotations of the tool served as `tool`, which
+    /// the server checks each 2026-07-28 `tools/call`'s `Mcp-Param-*`
+    /// headers against (SEP-2243; MCP 2026-07-28 "Transports" §Streamable
+    /// HTTP, Custom Headers from Tool Parameters): a header that is
+    /// missing, extra, different from its argument or not a valid header
+    /// value is refused with 400 and -32020. Default: none, nothing
+    /// checked.
+    fn tool_param_headers(&self, tool: &str) -> Option<headers::ToolParamHeaders> {
+        let _ = tool;
+        None
+    }
 }
 
 /// The same options and handler for every connection.
@@ -829,7 +841,9 @@ impl Inner {
                 ),
             );
         }
-        if let Err(error) = check_modern_headers(headers, &request, version.as_deref()) {
+        if let Err(error) = check_modern_headers(headers, &request, version.as_deref())
+            .and_then(|()| params::check(headers, &request, self.app.as_ref()))
+        {
             return rpc_error(StatusCode::BAD_REQUEST, Some(request.id), error);
         }
         let Ok(permit) = Arc::clone(&self.stateless).try_acquire_owned() else {
@@ -1977,5 +1991,6 @@ fn empty(status: StatusCode) -> Response<HttpBody> {
     response
 }
 
+mod params;
 #[cfg(test)]
 mod tests;
