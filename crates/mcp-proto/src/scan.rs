@@ -11,6 +11,7 @@
 //! No recursion (a deeply nested value costs a counter, not stack), no
 //! panics on any input: every index is checked.
 
+use std::cell::RefCell;
 use std::ops::ControlFlow;
 
 use memchr::memchr2;
@@ -117,6 +118,57 @@ pub(crate) fn skip_value(bytes: &[u8], start: usize) -> Option<usize> {
     }
 }
 
+/// The longest `_meta` value [`skip_meta`] remembers: a result's `_meta`
+/// names the server (2026-07-28), about 130 bytes; anything much larger is
+/// not worth keeping a copy of.
+const META_MEMO_LIMIT: usize = 1024;
+
+thread_local! {
+    /// The last `_meta` object [`skip_meta`] crossed on this thread, byte
+    /// for byte (empty before the first).
+    static LAST_META: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The index just past the `_meta` value that starts at `start`, as
+/// [`skip_value`] finds it, but with work that does not grow with the
+/// value when it repeats the last one crossed on this thread.
+///
+/// In the 2026-07-28 era every result's `_meta` names the server
+/// (`io.modelcontextprotocol/serverInfo`), the same text result after
+/// result; stepping through it bracket by bracket and string by string was
+/// most of what framing a small result cost over the handshake era's
+/// (measured with callgrind: about 900 instructions of a `tools/call`
+/// echo's 21.5k for a 140-byte `_meta`). [`skip_value`]'s answer depends
+/// only on the bytes from `start` to the end it finds, so input that starts
+/// with the remembered value's bytes ends where that value ended: a
+/// comparison of bytes. Anything else is crossed with [`skip_value`], and
+/// an object of at most [`META_MEMO_LIMIT`] bytes is remembered for next
+/// time. Nothing is validated here, as elsewhere in this module.
+fn skip_meta(bytes: &[u8], start: usize) -> Option<usize> {
+    let rest = bytes.get(start..)?;
+    let repeated = LAST_META
+        .try_with(|last| {
+            let last = last.try_borrow().ok()?;
+            (!last.is_empty() && rest.starts_with(&last)).then_some(last.len())
+        })
+        .ok()
+        .flatten();
+    if let Some(len) = repeated {
+        return Some(start + len);
+    }
+    let end = skip_value(bytes, start)?;
+    let value = bytes.get(start..end)?;
+    if value.len() <= META_MEMO_LIMIT && value.first() == Some(&b'{') {
+        let _ = LAST_META.try_with(|last| {
+            if let Ok(mut last) = last.try_borrow_mut() {
+                last.clear();
+                last.extend_from_slice(value);
+            }
+        });
+    }
+    Some(end)
+}
+
 /// Steps through the members of the object that starts at `start` (a `{`)
 /// and notes where the value of its first member named `name` lies.
 ///
@@ -200,7 +252,11 @@ fn each_member(
             return None;
         }
         let value_start = skip_space(bytes, at + 1);
-        let value_end = skip_value(bytes, value_start)?;
+        let value_end = if key == b"_meta" {
+            skip_meta(bytes, value_start)?
+        } else {
+            skip_value(bytes, value_start)?
+        };
         if visit(key, (value_start, value_end)).is_break() {
             return Some(value_end);
         }
@@ -300,6 +356,36 @@ mod tests {
     }
 
     #[test]
+    fn a_repeated_meta_ends_where_it_ended_before() {
+        let meta = r#"{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}"#;
+        let result = format!(r#"{{"_meta":{meta},"content":[]}}"#);
+        let start = "{\"_meta\":".len();
+        let end = start + meta.len();
+        // Crossed, remembered, then recognised, with the same answer.
+        assert_eq!(skip_meta(result.as_bytes(), start), Some(end));
+        assert_eq!(
+            LAST_META.with(|last| last.borrow().clone()),
+            meta.as_bytes()
+        );
+        assert_eq!(skip_meta(result.as_bytes(), start), Some(end));
+        assert_eq!(
+            object_member(result.as_bytes(), 0, b"content", true),
+            Some((result.len(), Some((end + 11, end + 13))))
+        );
+        // A longer value that starts with the same text is still crossed
+        // in full: the remembered bytes end inside it, at a `}`, not at its
+        // end, so they are no prefix of it.
+        let longer = r#"{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"},"x":1}"#;
+        assert_eq!(skip_meta(longer.as_bytes(), 0), Some(longer.len()));
+        // A different value is crossed, and a truncated one has no end.
+        assert_eq!(skip_meta(br#"{"a":1} "#, 0), Some(7));
+        assert_eq!(skip_meta(br#"{"a":"#, 0), None);
+        // Scalars and arrays are crossed but not remembered.
+        assert_eq!(skip_meta(b"[1,2]", 0), Some(5));
+        assert_eq!(LAST_META.with(|last| last.borrow().clone()), br#"{"a":1}"#);
+    }
+
+    #[test]
     fn deep_nesting_costs_no_stack() {
         let deep = format!("{}{}", "[".repeat(1_000_000), "]".repeat(1_000_000));
         assert_eq!(end(&deep), Some(deep.len()));
@@ -349,6 +435,37 @@ mod tests {
         ) {
             let plain = bytes.iter().position(|&b| b == b'"' || b == b'\\');
             prop_assert_eq!(quote_or_backslash(&bytes), plain);
+        }
+
+        /// Crossing a `_meta` value with a remembered one (any earlier
+        /// value, valid JSON or not) finds the end `skip_value` finds.
+        #[test]
+        fn a_remembered_meta_changes_no_answer(
+            earlier in arb_json(),
+            value in arb_json(),
+            mangle in 0usize..4,
+            tail in prop_oneof![Just(""), Just(","), Just("}"), Just("]"), Just(" \n")],
+        ) {
+            let earlier = serde_json::to_string(&earlier).unwrap();
+            let mut text = serde_json::to_string(&value).unwrap();
+            // Sometimes the same value, sometimes cut short.
+            match mangle {
+                0 => text = earlier.clone(),
+                1 => {
+                    let mut cut = text.len() / 2;
+                    while !text.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    text.truncate(cut);
+                }
+                _ => {}
+            }
+            let framed = format!("{text}{tail}");
+            // Remember `earlier` (crossed as a `_meta` of its own first).
+            let _ = skip_meta(earlier.as_bytes(), 0);
+            let bytes = framed.as_bytes();
+            prop_assert_eq!(skip_meta(bytes, 0), skip_value(bytes, 0));
+            prop_assert_eq!(skip_meta(bytes, 0), skip_value(bytes, 0));
         }
 
         #[test]
