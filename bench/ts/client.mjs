@@ -1,66 +1,17 @@
-// ts-bench-client: the TypeScript SDK reference client that `cargo xtask bench` runs.
+// ts-bench-client: the TypeScript SDK v1 reference client that `cargo xtask bench` runs.
 //
-// It drives the same workload as every other bench client (the protocol is
-// in xtask/src/bench.rs): cold connects, sequential echoes, echoes with many
-// calls in flight, and 1 MiB results, through the SDK's `Client` with
-// `StdioClientTransport` or `StreamableHTTPClientTransport`, the way a host
-// would. It prints one JSON line of raw timings, then waits for stdin to
-// close before it exits, so that the harness can read its peak RSS.
+// It drives the workload of workload.mjs through the SDK's `Client`
+// (`@modelcontextprotocol/sdk`) with `StdioClientTransport` or
+// `StreamableHTTPClientTransport`, the way a host would, with the SDK's
+// default options (the handshake era).
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-const ECHO_TEXT = "hello";
+import { listAllTools, main } from "./workload.mjs";
 
-function parseArgs(argv) {
-  const args = {
-    transport: "stdio",
-    server: "",
-    serverArgs: [],
-    url: "",
-    connects: 20,
-    warmup: 100,
-    calls: 2000,
-    throughputCalls: 20000,
-    inflight: 32,
-    bigCalls: 50,
-    bigKib: 1024,
-  };
-  const numbers = {
-    "--connects": "connects",
-    "--warmup": "warmup",
-    "--calls": "calls",
-    "--throughput-calls": "throughputCalls",
-    "--inflight": "inflight",
-    "--big-calls": "bigCalls",
-    "--big-kib": "bigKib",
-  };
-  for (let i = 0; i < argv.length; i += 2) {
-    const flag = argv[i];
-    const value = argv[i + 1];
-    if (value === undefined) throw new Error(`${flag} needs a value`);
-    if (flag === "--transport") {
-      if (value !== "stdio" && value !== "http") throw new Error(`unknown transport ${value}`);
-      args.transport = value;
-    } else if (flag === "--server") {
-      args.server = value;
-    } else if (flag === "--server-args") {
-      args.serverArgs = value.split(/\s+/).filter((a) => a.length > 0);
-    } else if (flag === "--url") {
-      args.url = value;
-    } else if (flag in numbers) {
-      const n = Number.parseInt(value, 10);
-      if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${flag}: not a number`);
-      args[numbers[flag]] = n;
-    } else {
-      throw new Error(`unknown flag ${flag}`);
-    }
-  }
-  return args;
-}
-
-/** Connects as a host would and lists every tool, page by page. */
+/** Connects as a host would and lists every tool. */
 async function connect(args) {
   const client = new Client({ name: "ts-bench-client", version: "0.0.0" });
   const transport =
@@ -68,98 +19,15 @@ async function connect(args) {
       ? new StdioClientTransport({ command: args.server, args: args.serverArgs, stderr: "inherit" })
       : new StreamableHTTPClientTransport(new URL(args.url));
   await client.connect(transport);
-  let tools = 0;
-  let cursor;
-  do {
-    const page = await client.listTools(cursor === undefined ? undefined : { cursor });
-    tools += page.tools.length;
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  return { client, transport, tools };
-}
-
-/** Closes as a host would; over HTTP it also ends the session (DELETE). */
-async function close({ client, transport }) {
-  if (transport instanceof StreamableHTTPClientTransport) {
-    await transport.terminateSession();
-  }
-  await client.close();
-}
-
-function firstText(result) {
-  const block = result.content?.[0];
-  return block?.type === "text" ? block.text : undefined;
-}
-
-async function callEcho(client) {
-  const result = await client.callTool({ name: "echo", arguments: { text: ECHO_TEXT } });
-  const text = firstText(result);
-  if (text !== ECHO_TEXT) throw new Error(`echo returned ${JSON.stringify(text)}`);
-}
-
-const now = () => process.hrtime.bigint();
-
-async function run(args) {
-  const connectNs = [];
-  let tools = 0;
-  for (let i = 0; i < args.connects; i++) {
-    const started = now();
-    const connection = await connect(args);
-    connectNs.push(now() - started);
-    tools = connection.tools;
-    await close(connection);
-  }
-
-  const connection = await connect(args);
-  const { client } = connection;
-  for (let i = 0; i < args.warmup; i++) await callEcho(client);
-  const latencyNs = [];
-  for (let i = 0; i < args.calls; i++) {
-    const started = now();
-    await callEcho(client);
-    latencyNs.push(now() - started);
-  }
-
-  let next = 0;
-  const worker = async () => {
-    while (next++ < args.throughputCalls) await callEcho(client);
-  };
-  let started = now();
-  await Promise.all(Array.from({ length: args.inflight }, worker));
-  const throughputNs = now() - started;
-
-  let bigBytes = 0;
-  const bigNs = [];
-  for (let i = 0; i < args.bigCalls; i++) {
-    started = now();
-    const result = await client.callTool({ name: "big", arguments: { kib: args.bigKib } });
-    const text = firstText(result);
-    if (text === undefined) throw new Error("big returned no text");
-    // The fixture's text is ASCII: one UTF-16 unit per byte.
-    if (text.length !== args.bigKib * 1024) {
-      throw new Error(`big returned ${text.length} bytes, not ${args.bigKib} KiB`);
+  const tools = await listAllTools(client);
+  // Closes as a host would; over HTTP it also ends the session (DELETE).
+  const close = async () => {
+    if (transport instanceof StreamableHTTPClientTransport) {
+      await transport.terminateSession();
     }
-    bigBytes += text.length;
-    bigNs.push(now() - started);
-  }
-  await close(connection);
-
-  const list = (values) => `[${values.join(",")}]`;
-  return (
-    `{"client":"ts","transport":"${args.transport}","tools":${tools},` +
-    `"connect_ns":${list(connectNs)},"latency_ns":${list(latencyNs)},` +
-    `"throughput_calls":${args.throughputCalls},"throughput_ns":${throughputNs},` +
-    `"big_calls":${args.bigCalls},"big_bytes":${bigBytes},"big_ns":${list(bigNs)}}`
-  );
+    await client.close();
+  };
+  return { client, close, tools };
 }
 
-try {
-  const line = await run(parseArgs(process.argv.slice(2)));
-  process.stdout.write(line + "\n");
-  // The harness reads our peak RSS now, then closes stdin.
-  process.stdin.resume();
-  process.stdin.on("end", () => process.exit(0));
-} catch (error) {
-  console.error(`ts-bench-client: ${error?.stack ?? error}`);
-  process.exit(1);
-}
+await main("ts", connect);

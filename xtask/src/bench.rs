@@ -1,9 +1,9 @@
-//! `cargo xtask bench`: our MCP client side by side with rmcp, the TypeScript SDK and a raw floor.
+//! `cargo xtask bench`: our MCP client side by side with rmcp, the TypeScript SDK (v1 and v2) and a raw floor.
 //!
 //! These machines are shared and noisy, so absolute figures mean little: the
 //! bench runs every client against the same fixture server in the same run,
-//! interleaved (ours, rmcp, TypeScript, raw; ours, rmcp, ...), and reports
-//! ratios. It reports and never fails on a figure; it fails only when a
+//! interleaved (ours, modern, rmcp, ts, ts2, ts2-auto, raw; ours, ...), and
+//! reports ratios. It reports and never fails on a figure; it fails only when a
 //! client cannot run the workload.
 //!
 //! The clients (built in release mode, or installed from a lockfile):
@@ -12,7 +12,15 @@
 //!   (`MCP_BENCH_ERA=modern`) to a fixture that serves both eras, so that
 //!   the stateless era's per-call cost is timed beside the handshake era's;
 //! - `rmcp`: `bench/` (a non-member cargo project with its own lockfile);
-//! - `ts`: `bench/ts/client.mjs`, the TypeScript SDK's `Client`;
+//! - `ts`: `bench/ts/client.mjs`, the TypeScript SDK v1's `Client`
+//!   (`@modelcontextprotocol/sdk`);
+//! - `ts2`: `bench/ts/client-v2.mjs`, the TypeScript SDK v2's `Client`
+//!   (`@modelcontextprotocol/client`) with its default options (which
+//!   speak the handshake era), against the fixture that serves both eras;
+//! - `ts2-auto`: the same program with `versionNegotiation: { mode:
+//!   "auto" }` (`MCP_BENCH_TS_NEGOTIATION=auto`), which probes with
+//!   `server/discover` and so speaks the 2026-07-28 era to that fixture,
+//!   as `modern` does;
 //! - `raw`: `tests/src/bin/mcp-bench-raw.rs`, no MCP library at all.
 //!
 //! # The client protocol
@@ -39,14 +47,15 @@
 //! process of its own, so its memory is not counted. All statistics are
 //! computed here from the raw samples, the same way for every client.
 //!
-//! One HTTP fixture server serves every handshake-era HTTP run and a second
-//! one (`--era both`) the `modern` runs; each stdio connect spawns its own
+//! One HTTP fixture server serves the handshake-era-only HTTP runs (`ours`,
+//! `rmcp`, `ts`, `raw`) and a second one (`--era both`) the `modern`,
+//! `ts2` and `ts2-auto` runs; each stdio connect spawns its own
 //! fixture. The fixture offers a 212-tool catalog (`--tools 200`).
 //! Each run's stderr goes to `target/bench/logs/ROUND-TRANSPORT-CLIENT.log`
 //! (the report names the file when a run wrote any) and is shown when a run
 //! fails.
 //!
-//! `--quick` runs the same five clients over both transports once, with a
+//! `--quick` runs the same seven clients over both transports once, with a
 //! workload about a tenth of the full one: a smoke test that every client
 //! still works, not a measurement.
 //!
@@ -148,11 +157,22 @@ impl Transport {
 }
 
 /// The clients, in the order each round runs them. `ours` comes first: the
-/// ratio lines compare it with each of the others, and `modern` with it.
-const CLIENTS: [&str; 5] = ["ours", "modern", "rmcp", "ts", "raw"];
+/// ratio lines compare it with each of the others (see [`RATIOS`]).
+const CLIENTS: [&str; 7] = ["ours", "modern", "rmcp", "ts", "ts2", "ts2-auto", "raw"];
 
-/// The clients `ours` is compared with, one ratio line each.
-const OTHERS: [&str; 3] = ["rmcp", "ts", "raw"];
+/// The ratio lines, `mine / other`: ours against every other client in the
+/// handshake era, each era of ours against the other, ours in the
+/// 2026-07-28 era against the TypeScript v2 client in that era, and the
+/// TypeScript v2 client against v1.
+const RATIOS: [(&str, &str); 7] = [
+    ("ours", "rmcp"),
+    ("ours", "ts"),
+    ("ours", "ts2"),
+    ("ours", "raw"),
+    ("modern", "ours"),
+    ("modern", "ts2-auto"),
+    ("ts2", "ts"),
+];
 
 /// How to start one client program.
 struct ClientProgram {
@@ -160,24 +180,26 @@ struct ClientProgram {
     program: PathBuf,
     /// Arguments before the protocol's (the script, for node).
     prefix: Vec<String>,
-    /// Our client told to speak the 2026-07-28 era, against a fixture that
-    /// serves both; its result line names it `ours`.
+    /// Environment variables that pick the client's options (the era).
+    env: Vec<(&'static str, &'static str)>,
+    /// Whether it runs against the fixture that serves both eras rather
+    /// than the handshake era alone.
+    both_eras: bool,
+    /// The name the program prints in its result line.
+    reports_as: &'static str,
+    /// Whether it speaks the 2026-07-28 era (where `--instructions`
+    /// counts it, it counts ours in that era as an operation of its own).
     modern: bool,
 }
 
 impl ClientProgram {
     /// The fixture's arguments (and the HTTP fixture's) for this client.
     fn fixture_args(&self) -> String {
-        if self.modern {
+        if self.both_eras {
             modern_fixture_args(FIXTURE_TOOLS)
         } else {
             fixture_args(FIXTURE_TOOLS)
         }
-    }
-
-    /// The name the program prints in its result line.
-    fn reports_as(&self) -> &'static str {
-        if self.modern { "ours" } else { self.name }
     }
 }
 
@@ -288,7 +310,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
 }
 
 /// Builds the fixture and our programs, the rmcp program, and installs the
-/// TypeScript SDK; returns the clients in [`CLIENTS`] order.
+/// TypeScript SDKs; returns the clients in [`CLIENTS`] order.
 fn build(root: &Path) -> anyhow::Result<Vec<ClientProgram>> {
     let target = target_dir(root);
     let bench_target = target.join("bench");
@@ -346,37 +368,48 @@ fn build(root: &Path) -> anyhow::Result<Vec<ClientProgram>> {
     if !status.success() {
         bail!("`npm ci` in {} failed ({status})", ts.display());
     }
+    let ours = target.join("release/mcp-bench-client");
+    let script = |name: &str| vec![ts.join(name).to_string_lossy().into_owned()];
+    let client = |name, program: &Path, prefix| ClientProgram {
+        name,
+        program: program.to_path_buf(),
+        prefix,
+        env: Vec::new(),
+        both_eras: false,
+        reports_as: name,
+        modern: false,
+    };
     Ok(vec![
         ClientProgram {
-            name: "ours",
-            program: target.join("release/mcp-bench-client"),
-            prefix: Vec::new(),
-            modern: false,
+            env: vec![("MCP_BENCH_ERA", "auto")],
+            ..client("ours", &ours, Vec::new())
         },
         ClientProgram {
-            name: "modern",
-            program: target.join("release/mcp-bench-client"),
-            prefix: Vec::new(),
+            env: vec![("MCP_BENCH_ERA", "modern")],
+            both_eras: true,
+            reports_as: "ours",
             modern: true,
+            ..client("modern", &ours, Vec::new())
+        },
+        client(
+            "rmcp",
+            &target.join("bench/release/rmcp-bench-client"),
+            Vec::new(),
+        ),
+        client("ts", Path::new("node"), script("client.mjs")),
+        ClientProgram {
+            env: vec![("MCP_BENCH_TS_NEGOTIATION", "default")],
+            both_eras: true,
+            ..client("ts2", Path::new("node"), script("client-v2.mjs"))
         },
         ClientProgram {
-            name: "rmcp",
-            program: target.join("bench/release/rmcp-bench-client"),
-            prefix: Vec::new(),
-            modern: false,
+            env: vec![("MCP_BENCH_TS_NEGOTIATION", "auto")],
+            both_eras: true,
+            reports_as: "ts2",
+            modern: true,
+            ..client("ts2-auto", Path::new("node"), script("client-v2.mjs"))
         },
-        ClientProgram {
-            name: "ts",
-            program: PathBuf::from("node"),
-            prefix: vec![ts.join("client.mjs").to_string_lossy().into_owned()],
-            modern: false,
-        },
-        ClientProgram {
-            name: "raw",
-            program: target.join("release/mcp-bench-raw"),
-            prefix: Vec::new(),
-            modern: false,
-        },
+        client("raw", &target.join("release/mcp-bench-raw"), Vec::new()),
     ])
 }
 
@@ -458,7 +491,7 @@ fn run_rounds(
     for round in 1..=workload.rounds {
         for transport in Transport::ALL {
             for client in clients {
-                let url = if client.modern {
+                let url = if client.both_eras {
                     urls.modern
                 } else {
                     urls.legacy
@@ -471,7 +504,7 @@ fn run_rounds(
                 let (figures, error) = match outcome {
                     Ok(figures) => {
                         eprintln!(
-                            "round {round}/{} {:5} {:6}: {} ({seconds:.1} s){}",
+                            "round {round}/{} {:5} {:8}: {} ({seconds:.1} s){}",
                             workload.rounds,
                             transport.name(),
                             client.name,
@@ -482,7 +515,7 @@ fn run_rounds(
                     }
                     Err(error) => {
                         eprintln!(
-                            "round {round}/{} {:5} {:6}: FAILED after {seconds:.1} s: {error:#}\n{}",
+                            "round {round}/{} {:5} {:8}: FAILED after {seconds:.1} s: {error:#}\n{}",
                             workload.rounds,
                             transport.name(),
                             client.name,
@@ -559,10 +592,7 @@ fn run_client(
     let mut command = Command::new(&client.program);
     command
         .args(&client.prefix)
-        .env(
-            "MCP_BENCH_ERA",
-            if client.modern { "modern" } else { "auto" },
-        )
+        .envs(client.env.iter().copied())
         .args(["--transport", transport.name()])
         .args(target)
         .args(["--connects", &w.connects.to_string()])
@@ -605,7 +635,7 @@ fn run_client(
         bail!("the client did not exit cleanly ({status:?})");
     }
     let sample = json::parse(line.trim()).context("the client's result line")?;
-    figures(&sample, client.reports_as(), transport, rss_kib)
+    figures(&sample, client.reports_as, transport, rss_kib)
 }
 
 /// A running client program; killed if the run is abandoned.
@@ -735,7 +765,9 @@ fn report(results: &[RunResult], workload: &Workload) -> String {
         "\nMCP client bench: {} round(s); connect = median of {} (spawn/setup + initialize + \
          {}-tool tools/list); p50/p99 of {} sequential echoes; throughput = {} echoes, {} in \
          flight; {} x {} KiB results (MB/s of the median call); peak RSS = VmHWM of the client process. \
-         `modern` is ours speaking 2026-07-28 to a fixture serving both eras. \
+         `modern` is ours speaking 2026-07-28 to a fixture serving both eras; `ts2` is the \
+         TypeScript SDK v2 client with its defaults (the handshake era) and `ts2-auto` with its \
+         `auto` negotiation (2026-07-28), both against that fixture. \
          Each cell is the median over the rounds.\n",
         w.rounds, w.connects, 212, w.calls, w.throughput_calls, w.inflight, w.big_calls, w.big_kib
     );
@@ -744,14 +776,14 @@ fn report(results: &[RunResult], workload: &Workload) -> String {
             "--quick: a smoke run that checks every client works; its figures measure nothing.\n\n",
         );
     }
-    let _ = write!(out, "{:<9} {:<6}", "transport", "client");
+    let _ = write!(out, "{:<9} {:<8}", "transport", "client");
     for (name, unit, _, _) in METRICS {
         let _ = write!(out, " {:>18}", format!("{name} {unit}"));
     }
     out.push('\n');
     for transport in Transport::ALL {
         for client in CLIENTS {
-            let _ = write!(out, "{:<9} {:<6}", transport.name(), client);
+            let _ = write!(out, "{:<9} {:<8}", transport.name(), client);
             let runs: Vec<&RunResult> = results
                 .iter()
                 .filter(|r| r.transport == transport && r.client == client && r.error.is_none())
@@ -772,8 +804,7 @@ fn report(results: &[RunResult], workload: &Workload) -> String {
     out.push('\n');
     let mut ratios = Vec::new();
     for transport in Transport::ALL {
-        let pairs = OTHERS.map(|other| ("ours", other));
-        for (mine, other) in pairs.into_iter().chain([("modern", "ours")]) {
+        for (mine, other) in RATIOS {
             let _ = write!(out, "{} {mine} / {other}:", transport.name());
             for (index, (name, _, higher_is_better, read)) in METRICS.iter().enumerate() {
                 let ratio = round_ratio(results, transport, mine, other, *read);
@@ -1202,8 +1233,28 @@ mod tests {
             },
             error: None,
         };
-        let results = [run("ours", 70.0), run("modern", 84.0), run("raw", 70.0)];
+        let results = [
+            run("ours", 70.0),
+            run("modern", 84.0),
+            run("ts", 100.0),
+            run("ts2", 150.0),
+            run("ts2-auto", 210.0),
+            run("raw", 70.0),
+        ];
         let text = report(&results, &FULL);
+        assert!(text.contains("stdio     ts2-auto"), "{text}");
+        assert!(
+            text.contains("stdio ts2 / ts: connect n/a (lower is better), p50 1.50x"),
+            "{text}"
+        );
+        assert!(
+            text.contains("stdio modern / ts2-auto: connect n/a (lower is better), p50 0.40x"),
+            "{text}"
+        );
+        assert!(
+            text.contains("stdio ours / ts2: connect n/a (lower is better), p50 0.47x"),
+            "{text}"
+        );
         assert!(text.contains("stdio     modern"), "{text}");
         assert!(text.contains("stdio modern / ours: connect n/a"), "{text}");
         assert!(text.contains("p50 1.20x (lower is better)"), "{text}");

@@ -154,7 +154,48 @@ pub struct Response {
 /// built here ([`RawJson::encode`], [`RawJson::from_text`], or from a
 /// [`RawValue`]) are valid JSON. Cloning shares the text.
 #[derive(Clone)]
-pub struct RawJson(Repr, ResultTypeAt);
+pub struct RawJson(Repr, Noted);
+
+/// What framing learnt of a result while finding where it ends. Offsets
+/// are `u32` (a result that does not fit gets no note), so that a message
+/// stays as small as it was without the note of its `_meta`: it is moved
+/// from the reader to its request several times (measured with callgrind:
+/// `usize` offsets cost about 500 instructions of copying per echo call).
+#[derive(Clone, Copy, Debug)]
+struct Noted {
+    result_type: ResultTypeAt,
+    /// Its one top-level `_meta` object.
+    meta: Option<MetaAt>,
+}
+
+/// [`scan::MetaCut`] as offsets into [`RawJson::get`].
+#[derive(Clone, Copy, Debug)]
+struct MetaAt {
+    value_start: u32,
+    /// Never zero (the value follows the object's `{` and the key), which
+    /// keeps `Option<MetaAt>` the size of `MetaAt`.
+    value_end: std::num::NonZeroU32,
+    cut_start: u32,
+    cut_end: u32,
+}
+
+impl Noted {
+    /// Nothing noted: a payload built here, or not a result.
+    const NOTHING: Noted = Noted {
+        result_type: ResultTypeAt::Unknown,
+        meta: None,
+    };
+}
+
+/// The most text [`RawJson::decode_result`] copies to leave a result's
+/// `_meta` out of what serde reads: past it the copy would cost more than
+/// reading the `_meta` does.
+const LIFT_LIMIT: usize = 8 * 1024;
+
+thread_local! {
+    /// Where [`RawJson::decode_result`] writes a result without its `_meta`.
+    static WITHOUT_META: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
 
 /// What framing learnt of a result's top-level `resultType` member while
 /// finding where the result ends, so that reading it costs no second scan.
@@ -165,7 +206,7 @@ enum ResultTypeAt {
     /// The result is an object without one.
     Absent,
     /// The member's value, as a range of [`RawJson::get`].
-    At(usize, usize),
+    At(u32, u32),
 }
 
 #[derive(Clone)]
@@ -219,8 +260,62 @@ impl RawJson {
                 start: 0,
                 end,
             },
-            ResultTypeAt::Unknown,
+            Noted::NOTHING,
         )
+    }
+
+    /// Decodes a result into `T` as [`RawJson::decode`] does, but when
+    /// framing noted the result's one top-level `_meta` object (every
+    /// 2026-07-28 result has one, naming the server), serde reads the
+    /// result without it and `T` takes the `_meta` apart ([`LiftsMeta`]):
+    /// checked once per thread while it stays the same text, instead of
+    /// read through and copied on every call. The outcome is the same as
+    /// [`RawJson::decode`]'s, errors included (a result that does not
+    /// decode is decoded again whole, for the error's position).
+    ///
+    /// [`LiftsMeta`]: crate::types::LiftsMeta
+    pub fn decode_result<T: crate::types::LiftsMeta>(&self) -> Result<T, serde_json::Error> {
+        if let Some(decoded) = self.decode_lifted() {
+            return Ok(decoded);
+        }
+        self.decode()
+    }
+
+    /// [`RawJson::decode_result`]'s way, or `None` for the usual one.
+    fn decode_lifted<T: crate::types::LiftsMeta>(&self) -> Option<T> {
+        let at = self.1.meta?;
+        let value = at.value_start as usize..at.value_end.get() as usize;
+        let (cut_start, cut_end) = (at.cut_start as usize, at.cut_end as usize);
+        let text = self.get();
+        let rest = text.len().checked_sub(cut_end.checked_sub(cut_start)?)?;
+        if rest > LIFT_LIMIT {
+            return None;
+        }
+        let meta = crate::types::meta::checked(text.get(value)?)?;
+        let (before, after) = (text.get(..cut_start)?, text.get(cut_end..)?);
+        // The text without the `_meta` is written into a buffer the thread
+        // keeps (of at most twice `LIFT_LIMIT` bytes), not a new one per result; a
+        // decode nested in this one finds it taken and makes its own.
+        let mut without = WITHOUT_META
+            .try_with(|buffer| buffer.try_borrow_mut().map(|mut b| std::mem::take(&mut *b)))
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        without.clear();
+        without.push_str(before);
+        without.push_str(after);
+        let (decoded, taken) = crate::types::meta::decode_lifted::<T>(meta, &without);
+        if without.capacity() <= 2 * LIFT_LIMIT {
+            let _ = WITHOUT_META.try_with(|buffer| {
+                if let Ok(mut buffer) = buffer.try_borrow_mut() {
+                    *buffer = without;
+                }
+            });
+        }
+        match decoded {
+            Ok(decoded) if taken => Some(decoded),
+            _ => None,
+        }
     }
 
     /// The result's `resultType` (2026-07-28 "Result"): what framing noted
@@ -229,20 +324,41 @@ impl RawJson {
     /// result without the member is `complete`.
     pub fn result_type(&self) -> Result<crate::types::ResultType, serde_json::Error> {
         let text = self.get();
-        let member = match self.1 {
+        let member = match self.1.result_type {
             ResultTypeAt::Unknown => return crate::types::ResultType::peek_str(text),
             ResultTypeAt::Absent => Some(None),
-            ResultTypeAt::At(start, end) => Some(text.get(start..end)),
+            // `u32` to `usize` loses nothing on the targets Rust supports
+            // with `std` here (16-bit ones have no tokio or serde_json use).
+            ResultTypeAt::At(start, end) => Some(text.get(start as usize..end as usize)),
         };
         crate::types::ResultType::from_member(text, member)
     }
 
-    /// The same result, with what framing found of its `resultType` at
-    /// `at` (a range of the whole frame that starts at `offset`).
-    fn noting(mut self, offset: usize, member: Option<(usize, usize)>) -> RawJson {
-        self.1 = match member {
-            None => ResultTypeAt::Absent,
-            Some((start, end)) => ResultTypeAt::At(start - offset, end - offset),
+    /// The same result, with what framing found of its `resultType` and
+    /// its `_meta` (ranges of the whole frame, in which the result starts
+    /// at `offset`).
+    fn noting(
+        mut self,
+        offset: usize,
+        member: Option<(usize, usize)>,
+        meta: Option<scan::MetaCut>,
+    ) -> RawJson {
+        let shift = |at: usize| u32::try_from(at.checked_sub(offset)?).ok();
+        let result_type = match member {
+            None => Some(ResultTypeAt::Absent),
+            Some((start, end)) => (|| Some(ResultTypeAt::At(shift(start)?, shift(end)?)))(),
+        };
+        let meta = meta.and_then(|m| {
+            Some(MetaAt {
+                value_start: shift(m.value.0)?,
+                value_end: std::num::NonZeroU32::new(shift(m.value.1)?)?,
+                cut_start: shift(m.cut.0)?,
+                cut_end: shift(m.cut.1)?,
+            })
+        });
+        self.1 = Noted {
+            result_type: result_type.unwrap_or(ResultTypeAt::Unknown),
+            meta,
         };
         self
     }
@@ -254,7 +370,7 @@ impl RawJson {
 
     /// Text whose extent framing found: not checked here.
     fn delimited(text: &str) -> RawJson {
-        RawJson(Repr::Own(Arc::from(text)), ResultTypeAt::Unknown)
+        RawJson(Repr::Own(Arc::from(text)), Noted::NOTHING)
     }
 
     /// `range` of a frame handed over whole, whose extent framing found:
@@ -266,7 +382,7 @@ impl RawJson {
                 start: range.start,
                 end: range.end,
             },
-            ResultTypeAt::Unknown,
+            Noted::NOTHING,
         )
     }
 }
@@ -797,11 +913,11 @@ fn split_message(text: &str, shared: Option<&Arc<String>>) -> Option<Message> {
         // A result object is stepped through member by member (about what
         // skipping it costs), noting its `resultType` on the way.
         let scanned = match key {
-            "result" => scan::object_member(bytes, at, b"resultType", true),
+            "result" => scan::result_members(bytes, at),
             _ => None,
         };
         let (value_end, result_type) = match scanned {
-            Some((end, member)) => (end, Some(member)),
+            Some((end, member, meta)) => (end, Some((member, meta))),
             None => (scan::skip_value(bytes, at)?, None),
         };
         let value = text.get(at..value_end)?;
@@ -836,7 +952,7 @@ fn split_message(text: &str, shared: Option<&Arc<String>>) -> Option<Message> {
                     None => RawJson::delimited(value),
                 };
                 members.result = Some(match result_type {
-                    Some(member) => result.noting(at, member),
+                    Some((member, meta)) => result.noting(at, member, meta),
                     None => result,
                 });
             }
@@ -987,6 +1103,7 @@ impl Serialize for Frame {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::Meta;
 
     fn decode(s: &str) -> Result<Message, serde_json::Error> {
         serde_json::from_str(s)
@@ -1194,6 +1311,101 @@ mod tests {
         };
         assert_eq!(response.id, RequestId::Number(9));
         assert!(response.result.decode::<serde_json::Value>().is_err());
+    }
+
+    /// The result of a response frame, framed from borrowed bytes or from
+    /// text handed over whole.
+    fn results_of(frame: &str) -> [RawJson; 2] {
+        let result = |frame: Frame| match frame {
+            Frame::Single(Message::Response(response)) => response.result,
+            other => panic!("{other:?}"),
+        };
+        [
+            result(Frame::from_slice(frame.as_bytes()).unwrap()),
+            result(Frame::from_string(frame.to_owned()).unwrap()),
+        ]
+    }
+
+    #[test]
+    fn a_result_decoded_with_its_meta_apart_equals_the_whole_decode() {
+        use crate::types::CallToolResult;
+        let info = r#"{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}"#;
+        let big = "x".repeat(LIFT_LIMIT);
+        let frames = [
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"_meta":{info},"content":[{{"type":"text","text":"hi"}}],"resultType":"complete"}}}}"#
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{ "content" : [] , "_meta" : {info} }}}}"#
+            ),
+            r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":{"other":[1,2]},"content":[]}}"#.to_owned(),
+            // Too large to copy: decoded whole, with the same outcome.
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"_meta":{info},"content":[{{"type":"text","text":"{big}"}}]}}}}"#
+            ),
+            // No `_meta`, and one that is nested only.
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a","_meta":{"b":1}}]}}"#.to_owned(),
+        ];
+        for frame in &frames {
+            for result in results_of(frame) {
+                let whole: CallToolResult = result.decode().unwrap();
+                // Twice: the second time the `_meta` is the one checked before.
+                for _ in 0..2 {
+                    let apart: CallToolResult = result.decode_result().unwrap();
+                    assert_eq!(apart, whole, "{frame}");
+                    assert_eq!(
+                        apart.meta.as_ref().map(Meta::as_str),
+                        whole.meta.as_ref().map(Meta::as_str)
+                    );
+                }
+            }
+        }
+        let [result, _] = results_of(&frames[0]);
+        let apart: CallToolResult = result.decode_result().unwrap();
+        assert_eq!(apart.meta.unwrap().as_str(), info);
+        // Decoding the same type from other text takes no `_meta` left over.
+        let plain: CallToolResult = serde_json::from_str(r#"{"content":[]}"#).unwrap();
+        assert_eq!(plain.meta, None);
+    }
+
+    #[test]
+    fn a_bad_result_fails_apart_as_it_fails_whole() {
+        use crate::types::CallToolResult;
+        for frame in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":{"a":1},"content":"no"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":{"a":1}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":{"a":tru},"content":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":[1],"content":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":{},"_meta":{},"content":[]}}"#,
+        ] {
+            for result in results_of(frame) {
+                let whole = result.decode::<CallToolResult>().unwrap_err().to_string();
+                let apart = result
+                    .decode_result::<CallToolResult>()
+                    .unwrap_err()
+                    .to_string();
+                assert_eq!(apart, whole, "{frame}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_nested_result_never_takes_the_outer_meta() {
+        use crate::types::{CallToolResult, LiftsMeta};
+        #[derive(Debug, serde::Deserialize)]
+        struct Outer {
+            inner: CallToolResult,
+            #[serde(rename = "_meta")]
+            meta: Option<Meta>,
+        }
+        impl LiftsMeta for Outer {}
+        let frame =
+            r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":{"outer":1},"inner":{"content":[]}}}"#;
+        for result in results_of(frame) {
+            let outer: Outer = result.decode_result().unwrap();
+            assert_eq!(outer.meta.unwrap().as_str(), r#"{"outer":1}"#);
+            assert_eq!(outer.inner.meta, None);
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! No recursion (a deeply nested value costs a counter, not stack), no
 //! panics on any input: every index is checked.
 
+use std::cell::RefCell;
 use std::ops::ControlFlow;
 
 use memchr::memchr2;
@@ -117,6 +118,69 @@ pub(crate) fn skip_value(bytes: &[u8], start: usize) -> Option<usize> {
     }
 }
 
+/// The longest `_meta` value [`skip_meta`] remembers: a result's `_meta`
+/// names the server (2026-07-28), about 130 bytes; anything much larger is
+/// not worth keeping a copy of.
+const META_MEMO_LIMIT: usize = 1024;
+
+thread_local! {
+    /// The last two distinct `_meta` objects [`skip_meta`] crossed on this
+    /// thread, byte for byte, the most recent first (empty before any):
+    /// two, because a client over Streamable HTTP crosses its own request
+    /// envelope (to mirror a header) between the results' `_meta`s, and
+    /// one slot would hold each only until the other replaced it.
+    static LAST_METAS: RefCell<[Vec<u8>; 2]> = const { RefCell::new([Vec::new(), Vec::new()]) };
+}
+
+/// The index just past the `_meta` value that starts at `start`, as
+/// [`skip_value`] finds it, but with work that does not grow with the
+/// value when it repeats one of the last two crossed on this thread.
+///
+/// In the 2026-07-28 era every result's `_meta` names the server
+/// (`io.modelcontextprotocol/serverInfo`), the same text result after
+/// result, and every request's `_meta` carries the client's version,
+/// capabilities and name, the same text request after request; stepping
+/// through them bracket by bracket and string by string was most of what
+/// framing a small result cost over the handshake era's (measured with
+/// callgrind: about 900 instructions of a `tools/call` echo's 21.5k for a
+/// 140-byte `_meta`). [`skip_value`]'s answer depends only on the bytes
+/// from `start` to the end it finds, so input that starts with a
+/// remembered value's bytes ends where that value ended: a comparison of
+/// bytes. Anything else is crossed with [`skip_value`], and an object of
+/// at most [`META_MEMO_LIMIT`] bytes is remembered for next time. Nothing
+/// is validated here, as elsewhere in this module.
+fn skip_meta(bytes: &[u8], start: usize) -> Option<usize> {
+    let rest = bytes.get(start..)?;
+    let repeated = LAST_METAS
+        .try_with(|last| {
+            let mut last = last.try_borrow_mut().ok()?;
+            let hit = last
+                .iter()
+                .position(|meta| !meta.is_empty() && rest.starts_with(meta))?;
+            // The one just met goes first.
+            last.swap(0, hit);
+            Some(last[0].len())
+        })
+        .ok()
+        .flatten();
+    if let Some(len) = repeated {
+        return Some(start + len);
+    }
+    let end = skip_value(bytes, start)?;
+    let value = bytes.get(start..end)?;
+    if value.len() <= META_MEMO_LIMIT && value.first() == Some(&b'{') {
+        let _ = LAST_METAS.try_with(|last| {
+            if let Ok(mut last) = last.try_borrow_mut() {
+                // The older one makes room, its buffer reused.
+                last.swap(0, 1);
+                last[0].clear();
+                last[0].extend_from_slice(value);
+            }
+        });
+    }
+    Some(end)
+}
+
 /// Steps through the members of the object that starts at `start` (a `{`)
 /// and notes where the value of its first member named `name` lies.
 ///
@@ -132,7 +196,7 @@ pub(crate) fn object_member(
     to_end: bool,
 ) -> Option<(usize, Option<(usize, usize)>)> {
     let mut member = None;
-    let end = each_member(bytes, start, |key, value| {
+    let end = each_member(bytes, start, |key, _, value| {
         if member.is_none() && key == name {
             member = Some(value);
             if !to_end {
@@ -156,7 +220,7 @@ pub(crate) fn sole_member(
 ) -> Option<Option<(usize, usize)>> {
     let mut member = None;
     let mut repeated = false;
-    each_member(bytes, start, |key, value| {
+    each_member(bytes, start, |key, _, value| {
         if key == name {
             if member.is_some() {
                 repeated = true;
@@ -169,15 +233,71 @@ pub(crate) fn sole_member(
     (!repeated).then_some(member)
 }
 
-/// Calls `visit` with each member's key (as written, never escaped) and its
-/// value's range, in order, until it breaks. Returns the index just past
+/// Where a result object's one top-level `_meta` member lies (offsets into
+/// the scanned text): `value` is its value's range, and removing the bytes
+/// of `cut` from the object leaves the same object without the member,
+/// still well-formed (the member and the comma that joined it to its
+/// neighbour).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MetaCut {
+    pub(crate) value: (usize, usize),
+    pub(crate) cut: (usize, usize),
+}
+
+/// What [`result_members`] found of a result object: the index just past
+/// it, the range of its first `resultType` member's value (as
+/// [`object_member`] finds it), and its `_meta` member when it has exactly
+/// one, whose value is an object.
+pub(crate) type ResultMembers = (usize, Option<(usize, usize)>, Option<MetaCut>);
+
+/// Steps through the members of the result object that starts at `start`
+/// (a `{`) once, noting its `resultType` and its `_meta` (see
+/// [`ResultMembers`]). `None` as for [`object_member`].
+pub(crate) fn result_members(bytes: &[u8], start: usize) -> Option<ResultMembers> {
+    let mut result_type = None;
+    let mut meta = None;
+    let mut metas = 0;
+    // Where the previous member's value ended: a `_meta` after it is cut
+    // from there, taking the comma before it.
+    let mut previous_end = None;
+    let end = each_member(bytes, start, |key, key_start, value| {
+        if key == b"resultType" && result_type.is_none() {
+            result_type = Some(value);
+        } else if key == b"_meta" {
+            metas += 1;
+            let cut = match previous_end {
+                Some(previous) => (previous, value.1),
+                // The first member: cut up to the next key, taking the
+                // comma after it (or up to the closing brace).
+                None => {
+                    let after = skip_space(bytes, value.1);
+                    let to = if bytes.get(after) == Some(&b',') {
+                        skip_space(bytes, after + 1)
+                    } else {
+                        value.1
+                    };
+                    (key_start, to)
+                }
+            };
+            meta = Some(MetaCut { value, cut });
+        }
+        previous_end = Some(value.1);
+        ControlFlow::Continue(())
+    })?;
+    let meta = meta.filter(|m| metas == 1 && bytes.get(m.value.0) == Some(&b'{'));
+    Some((end, result_type, meta))
+}
+
+/// Calls `visit` with each member's key (as written, never escaped), the
+/// index of the key's opening quote and its value's range, in order, until
+/// it breaks. Returns the index just past
 /// the object, or just past the value `visit` broke at; `None` for an
 /// escaped key or a malformed object.
 #[inline]
 fn each_member(
     bytes: &[u8],
     start: usize,
-    mut visit: impl FnMut(&[u8], (usize, usize)) -> ControlFlow<()>,
+    mut visit: impl FnMut(&[u8], usize, (usize, usize)) -> ControlFlow<()>,
 ) -> Option<usize> {
     if bytes.get(start) != Some(&b'{') {
         return None;
@@ -190,6 +310,7 @@ fn each_member(
         if bytes.get(at) != Some(&b'"') {
             return None;
         }
+        let key_start = at;
         let key_end = skip_string(bytes, at)?;
         let key = bytes.get(at + 1..key_end - 1)?;
         if key.contains(&b'\\') {
@@ -200,8 +321,12 @@ fn each_member(
             return None;
         }
         let value_start = skip_space(bytes, at + 1);
-        let value_end = skip_value(bytes, value_start)?;
-        if visit(key, (value_start, value_end)).is_break() {
+        let value_end = if key == b"_meta" {
+            skip_meta(bytes, value_start)?
+        } else {
+            skip_value(bytes, value_start)?
+        };
+        if visit(key, key_start, (value_start, value_end)).is_break() {
             return Some(value_end);
         }
         at = skip_space(bytes, value_end);
@@ -300,6 +425,92 @@ mod tests {
     }
 
     #[test]
+    fn a_repeated_meta_ends_where_it_ended_before() {
+        let meta = r#"{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}"#;
+        let result = format!(r#"{{"_meta":{meta},"content":[]}}"#);
+        let start = "{\"_meta\":".len();
+        let end = start + meta.len();
+        // Crossed, remembered, then recognised, with the same answer.
+        assert_eq!(skip_meta(result.as_bytes(), start), Some(end));
+        assert_eq!(
+            LAST_METAS.with(|last| last.borrow()[0].clone()),
+            meta.as_bytes()
+        );
+        assert_eq!(skip_meta(result.as_bytes(), start), Some(end));
+        assert_eq!(
+            object_member(result.as_bytes(), 0, b"content", true),
+            Some((result.len(), Some((end + 11, end + 13))))
+        );
+        // A longer value that starts with the same text is still crossed
+        // in full: the remembered bytes end inside it, at a `}`, not at its
+        // end, so they are no prefix of it.
+        let longer = r#"{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"},"x":1}"#;
+        assert_eq!(skip_meta(longer.as_bytes(), 0), Some(longer.len()));
+        // A different value is crossed, and a truncated one has no end.
+        assert_eq!(skip_meta(br#"{"a":1} "#, 0), Some(7));
+        assert_eq!(skip_meta(br#"{"a":"#, 0), None);
+        // Scalars and arrays are crossed but not remembered.
+        assert_eq!(skip_meta(b"[1,2]", 0), Some(5));
+        let remembered = || LAST_METAS.with(|last| last.borrow().clone());
+        let a = br#"{"a":1}"#.to_vec();
+        assert_eq!(remembered(), [a.clone(), longer.as_bytes().to_vec()]);
+        // Two values met in turn both stay remembered; a third replaces the
+        // one met least recently.
+        assert_eq!(skip_meta(result.as_bytes(), start), Some(end));
+        let meta = meta.as_bytes().to_vec();
+        assert_eq!(remembered(), [meta.clone(), a.clone()]);
+        assert_eq!(skip_meta(&a, 0), Some(7));
+        assert_eq!(remembered(), [a.clone(), meta.clone()]);
+        assert_eq!(skip_meta(result.as_bytes(), start), Some(end));
+        assert_eq!(remembered(), [meta.clone(), a]);
+        assert_eq!(skip_meta(br#"{"b":2}"#, 0), Some(7));
+        assert_eq!(remembered(), [br#"{"b":2}"#.to_vec(), meta]);
+    }
+
+    /// The text of `result` without what `result_members` says to cut.
+    fn without_meta(result: &str) -> Option<String> {
+        let (end, _, meta) = result_members(result.as_bytes(), 0)?;
+        assert_eq!(end, result.len());
+        let MetaCut { cut, .. } = meta?;
+        Some(format!("{}{}", &result[..cut.0], &result[cut.1..]))
+    }
+
+    #[test]
+    fn a_results_meta_is_cut_leaving_a_well_formed_object() {
+        let cases = [
+            (r#"{"_meta":{"a":1},"content":[]}"#, r#"{"content":[]}"#),
+            (
+                r#"{ "_meta" : {"a":1} , "content":[] }"#,
+                r#"{ "content":[] }"#,
+            ),
+            (r#"{"content":[],"_meta":{"a":1}}"#, r#"{"content":[]}"#),
+            (r#"{"x":1, "_meta":{"a":1} ,"y":2}"#, r#"{"x":1 ,"y":2}"#),
+            (r#"{"_meta":{}}"#, r#"{}"#),
+            (r#"{ "_meta": {"a":[1,"}"]} }"#, r#"{  }"#),
+        ];
+        for (result, expected) in cases {
+            let cut = without_meta(result);
+            assert_eq!(cut.as_deref(), Some(expected), "{result}");
+            serde_json::from_str::<serde_json::Value>(expected).unwrap();
+        }
+        let text = br#"{"resultType":"complete","_meta":{"a":1}}"#;
+        let (_, result_type, meta) = result_members(text, 0).unwrap();
+        assert_eq!(result_type, Some((14, 24)));
+        assert_eq!(meta.map(|m| m.value), Some((33, 40)));
+        // No cut for a `_meta` that is not an object, that comes twice, or
+        // that is nested.
+        for result in [
+            r#"{"_meta":[1]}"#,
+            r#"{"_meta":{},"_meta":{}}"#,
+            r#"{"content":[{"_meta":{}}]}"#,
+            r#"{"x":{"_meta":{}}}"#,
+        ] {
+            assert_eq!(without_meta(result), None, "{result}");
+        }
+        assert_eq!(result_members(br#"{"_meta":{"a":1}"#, 0), None);
+    }
+
+    #[test]
     fn deep_nesting_costs_no_stack() {
         let deep = format!("{}{}", "[".repeat(1_000_000), "]".repeat(1_000_000));
         assert_eq!(end(&deep), Some(deep.len()));
@@ -349,6 +560,78 @@ mod tests {
         ) {
             let plain = bytes.iter().position(|&b| b == b'"' || b == b'\\');
             prop_assert_eq!(quote_or_backslash(&bytes), plain);
+        }
+
+        /// Crossing a `_meta` value with a remembered one (any earlier
+        /// value, valid JSON or not) finds the end `skip_value` finds.
+        #[test]
+        fn a_remembered_meta_changes_no_answer(
+            earlier in arb_json(),
+            value in arb_json(),
+            mangle in 0usize..4,
+            tail in prop_oneof![Just(""), Just(","), Just("}"), Just("]"), Just(" \n")],
+        ) {
+            let earlier = serde_json::to_string(&earlier).unwrap();
+            let mut text = serde_json::to_string(&value).unwrap();
+            // Sometimes the same value, sometimes cut short.
+            match mangle {
+                0 => text = earlier.clone(),
+                1 => {
+                    let mut cut = text.len() / 2;
+                    while !text.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    text.truncate(cut);
+                }
+                _ => {}
+            }
+            let framed = format!("{text}{tail}");
+            // Remember `earlier` (crossed as a `_meta` of its own first).
+            let _ = skip_meta(earlier.as_bytes(), 0);
+            let bytes = framed.as_bytes();
+            prop_assert_eq!(skip_meta(bytes, 0), skip_value(bytes, 0));
+            prop_assert_eq!(skip_meta(bytes, 0), skip_value(bytes, 0));
+        }
+
+        /// Cutting a result's `_meta` out leaves the same object without
+        /// it, whatever the layout.
+        #[test]
+        fn cutting_the_meta_removes_that_member_alone(
+            value in prop::collection::btree_map("[a-z_]{1,6}", arb_json(), 0..5),
+            meta in prop::collection::btree_map("[a-z]{1,6}", arb_json(), 0..3),
+            at in 0usize..6,
+            pretty in any::<bool>(),
+        ) {
+            let mut members: Vec<(String, serde_json::Value)> = value
+                .into_iter()
+                .filter(|(k, _)| k != "_meta")
+                .collect();
+            let meta = serde_json::Value::Object(meta.into_iter().collect());
+            let object = |members: &[(String, serde_json::Value)]| {
+                let inner: Vec<String> = members
+                    .iter()
+                    .map(|(k, v)| {
+                        let v = if pretty {
+                            serde_json::to_string_pretty(v).unwrap()
+                        } else {
+                            serde_json::to_string(v).unwrap()
+                        };
+                        format!("{} : {v}", serde_json::to_string(k).unwrap())
+                    })
+                    .collect();
+                if pretty {
+                    format!("{{ {} }}", inner.join(" ,\n "))
+                } else {
+                    format!("{{{}}}", inner.join(","))
+                }
+            };
+            // Decoded from text both times, so that numbers read alike.
+            let expected: serde_json::Value = serde_json::from_str(&object(&members)).unwrap();
+            members.insert(at.min(members.len()), ("_meta".to_owned(), meta));
+            let text = object(&members);
+            let cut = without_meta(&text).expect("one object `_meta`");
+            let decoded: serde_json::Value = serde_json::from_str(&cut).unwrap();
+            prop_assert_eq!(decoded, expected);
         }
 
         #[test]

@@ -1110,8 +1110,16 @@ impl Client {
         params: &CallToolRequestParams,
         options: CallOptions,
     ) -> Result<CallToolResult, ClientError> {
-        self.request(methods::TOOLS_CALL, Some(params), options)
-            .await
+        let raw = self
+            .request_raw(methods::TOOLS_CALL, Some(params), options)
+            .await?;
+        // The stateless era's `_meta` (the server's name on every result)
+        // is taken apart, checked once while it stays the same.
+        raw.decode_result()
+            .map_err(|source| ClientError::InvalidResult {
+                method: methods::TOOLS_CALL.to_owned(),
+                source,
+            })
     }
 
     /// One page of `tools/list` (MCP "Server/Tools", "Listing Tools") with

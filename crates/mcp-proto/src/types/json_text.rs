@@ -60,6 +60,11 @@ impl JsonText {
         self.as_str().starts_with('{')
     }
 
+    /// The checked text, for a holder that shares it.
+    pub(crate) fn into_raw(self) -> Box<RawValue> {
+        self.0
+    }
+
     /// The value decoded.
     pub fn to_value(&self) -> Value {
         // The text was checked to be JSON when this value was made.

@@ -44,7 +44,7 @@ pub use elicitation::*;
 pub use json_text::JsonText;
 pub use lifecycle::*;
 pub use logging::*;
-pub use meta::Meta;
+pub use meta::{LiftsMeta, Meta};
 pub use notifications::*;
 pub use prompts::*;
 pub use resources::*;

@@ -236,13 +236,20 @@ pub struct CallToolResult {
     /// What the result holds (2026-07-28); missing means complete.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_type: Option<ResultType>,
-    /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    /// Result metadata (taken apart from the rest of the result when
+    /// decoded with [`RawJson::decode_result`](crate::jsonrpc::RawJson::decode_result)).
+    #[serde(
+        rename = "_meta",
+        default = "super::meta::lifted::<CallToolResult>",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
     pub extra: JsonObject,
 }
+
+impl super::LiftsMeta for CallToolResult {}
 
 impl CallToolResult {
     /// A successful result with one text block.

@@ -380,8 +380,7 @@ impl Shared {
         if let Some(version) = version {
             headers.insert(PROTOCOL_VERSION, HeaderValue::from_static(version.as_str()));
         }
-        if let Ok(value) = HeaderValue::from_str(&mcp_proto::headers::encode_value(&request.method))
-        {
+        if let Some(value) = method_header(&request.method) {
             headers.insert(MCP_METHOD, value);
         }
         // The name is read once: for `Mcp-Name`, and for a call to find the
@@ -459,3 +458,28 @@ fn request_protocol_version(params: &mcp_proto::jsonrpc::RawJson) -> Option<Stri
 
 /// Locks a mutex whose holder never panics; poisoning is ignored.
 pub(super) use mcp_proto::sync::lock;
+
+/// The `Mcp-Method` header of a request (2026-07-28 "Streamable HTTP"
+/// §Custom headers): the requests a client sends on every call are named
+/// by their constants, written without a copy; any other method is
+/// encoded as a header value ([`mcp_proto::headers::encode_value`]).
+fn method_header(method: &str) -> Option<HeaderValue> {
+    use mcp_proto::methods;
+    let known = [
+        methods::TOOLS_CALL,
+        methods::TOOLS_LIST,
+        methods::RESOURCES_READ,
+        methods::RESOURCES_LIST,
+        methods::RESOURCES_TEMPLATES_LIST,
+        methods::PROMPTS_GET,
+        methods::PROMPTS_LIST,
+        methods::COMPLETION_COMPLETE,
+        methods::SERVER_DISCOVER,
+        methods::SUBSCRIPTIONS_LISTEN,
+        methods::PING,
+    ];
+    match known.into_iter().find(|known| *known == method) {
+        Some(known) => Some(HeaderValue::from_static(known)),
+        None => HeaderValue::from_str(&mcp_proto::headers::encode_value(method)).ok(),
+    }
+}
