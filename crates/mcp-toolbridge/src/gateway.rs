@@ -1624,6 +1624,14 @@ mod tests {
     /// A gateway over scripted servers, connected, with its session's
     /// rules wide open.
     async fn gateway_over(servers: Vec<(&str, ScriptedServer)>) -> Gateway {
+        gateway_with(servers, GatewayOptions::default()).await
+    }
+
+    /// [`gateway_over`] with these gateway options.
+    pub(super) async fn gateway_with(
+        servers: Vec<(&str, ScriptedServer)>,
+        gateway_options: GatewayOptions,
+    ) -> Gateway {
         let mut factory = ScriptedFactory::new();
         let mut configs = Vec::new();
         for (id, server) in servers {
@@ -1641,7 +1649,7 @@ mod tests {
             preset: PermissionPreset::FullAccess,
             ..SessionOptions::default()
         };
-        Gateway::new(&manager, options, GatewayOptions::default())
+        Gateway::new(&manager, options, gateway_options)
     }
 
     /// `{"jsonrpc":"2.0","id":N,"method":"ping"}` lines, `count` of them.
@@ -1800,38 +1808,16 @@ mod tests {
 mod keep_tests {
     use std::time::Duration;
 
-    use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
-    use mcp_manager::scripted::{Reply, ScriptedFactory, ScriptedServer};
+    use mcp_manager::scripted::{Reply, ScriptedServer};
     use serde_json::json;
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     use super::*;
-    use crate::PermissionPreset;
 
     /// A gateway with kept names over scripted servers.
     async fn kept(servers: Vec<(&str, ScriptedServer)>) -> Gateway {
-        let mut factory = ScriptedFactory::new();
-        let mut configs = Vec::new();
-        for (id, server) in servers {
-            factory = factory.server(id, server);
-            configs.push(ServerConfig::new(
-                id,
-                TransportConfig::Stdio(StdioConfig::new(id)),
-            ));
-        }
-        let manager = McpManager::builder().factory(factory).build();
-        let count = configs.len();
-        let report = manager.connect_servers(configs).await;
-        assert_eq!(report.ready.len(), count, "{report:?}");
-        let options = SessionOptions {
-            preset: PermissionPreset::FullAccess,
-            ..SessionOptions::default()
-        };
-        Gateway::new(
-            &manager,
-            options,
-            GatewayOptions::default().naming(ToolNaming::Keep),
-        )
+        super::tests::gateway_with(servers, GatewayOptions::default().naming(ToolNaming::Keep))
+            .await
     }
 
     /// Sends each request in turn over a served pipe; their answers.
