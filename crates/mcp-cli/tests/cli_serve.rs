@@ -207,7 +207,7 @@ fn the_workspace_client_uses_mcpctl_serve_in_both_eras() {
         (EraPolicy::Legacy, "legacy"),
         (EraPolicy::Auto, "modern"),
     ] {
-        let stdio = serve_options(&env, &["--no-host-configs", "serve"]);
+        let stdio = env.serve_options(&["--no-host-configs", "serve"]);
         runtime.block_on(async {
             let transport = StdioTransport::spawn(stdio).expect("mcpctl serve starts");
             let mut options = ClientOptions::default();
@@ -260,7 +260,7 @@ fn serve_lazy_starts_a_cached_server_only_for_its_first_call() {
     for run in 0..2 {
         let config = config.display().to_string();
         let args = ["--no-host-configs", "--config", &config, "serve", "--lazy"];
-        let stdio = serve_options(&env, &args);
+        let stdio = env.serve_options(&args);
         runtime.block_on(async {
             let transport = StdioTransport::spawn(stdio).expect("mcpctl serve starts");
             let (client, driver) = Client::new(transport, ClientOptions::default());
@@ -295,20 +295,6 @@ fn serve_lazy_starts_a_cached_server_only_for_its_first_call() {
             assert_eq!(started(), 0);
         }
     }
-}
-
-/// `mcpctl ARGS` as a stdio server for this workspace's client, with
-/// mcpctl's test environment.
-fn serve_options(env: &Env, args: &[&str]) -> mcp_transport::StdioOptions {
-    let mut stdio = mcp_transport::StdioOptions::new(MCPCTL);
-    stdio.args = args.iter().map(|a| (*a).to_owned()).collect();
-    stdio.cwd = Some(env.work_dir());
-    stdio.env = env
-        .command(&[])
-        .get_envs()
-        .filter_map(|(key, value)| Some((key.to_str()?.to_owned(), value?.to_str()?.to_owned())))
-        .collect();
-    stdio
 }
 
 /// A running `mcpctl serve --http`: its endpoint and token, read from the
@@ -820,7 +806,7 @@ fn serve_with_plain_names_lists_and_calls_them_by_server_and_tool() {
     use mcp_transport::{Client, ClientOptions, StdioTransport};
 
     let env = Env::new();
-    let stdio = serve_options(&env, &["--no-host-configs", "serve", "--names", "plain"]);
+    let stdio = env.serve_options(&["--no-host-configs", "serve", "--names", "plain"]);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -902,7 +888,7 @@ fn serve_daemon_shares_one_set_of_servers_between_sessions() {
     let session = |extra: &[&str], text: &'static str| {
         let args = with(extra);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let stdio = serve_options(&env, &args);
+        let stdio = env.serve_options(&args);
         async move {
             let transport = StdioTransport::spawn(stdio).expect("mcpctl serve starts");
             let (client, driver) = Client::new(transport, ClientOptions::default());
@@ -998,7 +984,7 @@ fn a_2026_07_28_client_hears_of_list_changes_through_its_subscription() {
         client.close().await;
     }
     runtime.block_on(async {
-        let stdio = StdioTransport::spawn(serve_options(&env, &args)).expect("mcpctl serve");
+        let stdio = StdioTransport::spawn(env.serve_options(&args)).expect("mcpctl serve");
         hears(stdio, "add").await;
         let mut http = HttpOptions::new(serve.url.clone());
         http.headers = vec![(

@@ -12,7 +12,7 @@ use mcp_proto::types::{
 };
 use mcp_transport::{Client, ClientHandler, ClientOptions, StdioTransport};
 use serde_json::{Value, json};
-use support::{Env, MCPCTL};
+use support::Env;
 
 /// The fixture, in the handshake era and with the conformance suites'
 /// catalog (resource subscriptions among it), as the one server `fx`.
@@ -25,19 +25,6 @@ fn fixture_config(env: &Env) -> std::path::PathBuf {
             "era": "legacy",
         }}}),
     )
-}
-
-/// `mcpctl ARGS` as a stdio server, with mcpctl's test environment.
-fn serve_options(env: &Env, args: &[&str]) -> mcp_transport::StdioOptions {
-    let mut stdio = mcp_transport::StdioOptions::new(MCPCTL);
-    stdio.args = args.iter().map(|a| (*a).to_owned()).collect();
-    stdio.cwd = Some(env.work_dir());
-    stdio.env = env
-        .command(&[])
-        .get_envs()
-        .filter_map(|(key, value)| Some((key.to_str()?.to_owned(), value?.to_str()?.to_owned())))
-        .collect();
-    stdio
 }
 
 /// A host answering every question the same recognisable way.
@@ -87,17 +74,14 @@ fn a_client_of_the_kept_gateway_sees_the_servers_names_and_answers_its_questions
     let env = Env::new();
     let config = fixture_config(&env);
     let config = config.to_str().unwrap();
-    let stdio = serve_options(
-        &env,
-        &[
-            "--no-host-configs",
-            "--config",
-            config,
-            "serve",
-            "--names",
-            "keep",
-        ],
-    );
+    let stdio = env.serve_options(&[
+        "--no-host-configs",
+        "--config",
+        config,
+        "serve",
+        "--names",
+        "keep",
+    ]);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

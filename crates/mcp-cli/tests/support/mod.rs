@@ -85,6 +85,22 @@ impl Env {
         path
     }
 
+    /// `mcpctl ARGS` as a stdio server for this workspace's client, with
+    /// this environment (the same variables and directory as [`Env::command`]).
+    pub(crate) fn serve_options(&self, args: &[&str]) -> mcp_transport::StdioOptions {
+        let mut stdio = mcp_transport::StdioOptions::new(MCPCTL);
+        stdio.args = args.iter().map(|a| (*a).to_owned()).collect();
+        stdio.cwd = Some(self.work_dir());
+        stdio.env = self
+            .command(&[])
+            .get_envs()
+            .filter_map(|(key, value)| {
+                Some((key.to_str()?.to_owned(), value?.to_str()?.to_owned()))
+            })
+            .collect();
+        stdio
+    }
+
     /// `mcpctl ARGS` in this environment, not yet started.
     pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(MCPCTL);
