@@ -195,14 +195,25 @@ impl Answer {
     }
 }
 
-/// Sends one request on a connection of its own with hyper's client.
-async fn send(port: u16, method: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+/// A connection of hyper's client to the server on `port`: its sender,
+/// and the task that drives it.
+async fn connect(
+    port: u16,
+) -> (
+    hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    tokio::task::JoinHandle<hyper::Result<()>>,
+) {
     let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-    let (mut sender, connection) =
+    let (sender, connection) =
         hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
             .await
             .unwrap();
-    tokio::spawn(connection);
+    (sender, tokio::spawn(connection))
+}
+
+/// Sends one request on a connection of its own with hyper's client.
+async fn send(port: u16, method: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+    let (mut sender, _driving) = connect(port).await;
     let mut request = http::Request::builder().method(method).uri("/mcp");
     if !headers
         .iter()
@@ -673,12 +684,7 @@ async fn notifications_wait_for_a_slow_event_stream_rather_than_being_dropped() 
     let port = served.port;
     let id = session(port).await;
     // The GET stream opens, and its client does not read it for now.
-    let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-            .await
-            .unwrap();
-    tokio::spawn(connection);
+    let (mut sender, _driving) = connect(port).await;
     let request = http::Request::builder()
         .method("GET")
         .uri("/mcp")
@@ -797,12 +803,7 @@ async fn messages_about_a_request_go_on_its_own_stream() {
     assert_eq!(log["params"]["data"], "working");
     // So does a request to the client; its answer, POSTed, lets the call
     // finish on the same stream.
-    let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-            .await
-            .unwrap();
-    tokio::spawn(connection);
+    let (mut sender, _driving) = connect(port).await;
     let request = http::Request::builder()
         .method("POST")
         .uri("/mcp")
@@ -857,12 +858,7 @@ async fn a_last_event_id_the_session_does_not_keep_opens_its_stream_instead() {
     ] {
         // Each opens a new session's stream, primed.
         let id = session_at(port, "2025-11-25").await;
-        let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-        let (mut sender, connection) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                .await
-                .unwrap();
-        let driving = tokio::spawn(connection);
+        let (mut sender, driving) = connect(port).await;
         let request = http::Request::builder()
             .method("GET")
             .uri("/mcp")
@@ -964,12 +960,7 @@ async fn a_host_serves_through_its_own_loop_and_ends_a_session() {
     assert_eq!(gone.status, 404, "{gone:?}");
 
     let teapot = {
-        let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-        let (mut sender, connection) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                .await
-                .unwrap();
-        tokio::spawn(connection);
+        let (mut sender, _driving) = connect(port).await;
         let request = http::Request::builder()
             .uri("/teapot")
             .header("host", format!("127.0.0.1:{port}"))
