@@ -125,6 +125,13 @@ function renderList() {
   // throw a keyboard user back to the top).
   const focused = document.activeElement && document.activeElement.dataset
     ? document.activeElement.dataset.focusKey : null;
+  // A details element's toggle event is dispatched after the click that
+  // opened or closed it: a redraw in between takes the open state from
+  // the page itself, or the element would be drawn again as it was.
+  for (const node of list.querySelectorAll("details[data-key]")) {
+    if (node.open) state.open.add(node.dataset.key);
+    else state.open.delete(node.dataset.key);
+  }
   list.replaceChildren();
   $("#empty").hidden = state.servers.length > 0;
   for (const server of state.servers) {
