@@ -121,7 +121,7 @@ use tokio::time::Instant;
 use super::listener::Listener;
 #[cfg(doc)]
 use super::stream::RequestContext;
-use super::stream::{Command, Connection, Outlet, Peer, ServerHandler, next_answer, sleep_until};
+use super::stream::{Commands, Connection, Outlet, Peer, ServerHandler, next_answer, sleep_until};
 
 /// The body of every response [`HttpServer`] gives.
 pub type HttpBody = BoxBody<Bytes, Infallible>;
@@ -1076,7 +1076,7 @@ async fn answer(
 async fn run(
     mut connection: Connection<Routes>,
     mut inbound: mpsc::Receiver<Inbound>,
-    mut commands: mpsc::UnboundedReceiver<Command>,
+    mut commands: Commands,
     in_flight: Arc<AtomicUsize>,
     _permit: Option<OwnedSemaphorePermit>,
 ) {

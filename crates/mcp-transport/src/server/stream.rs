@@ -25,7 +25,13 @@
 //!   bytes of replies wait for the client to read them: past it the client
 //!   is not read until its replies drain, so a client that writes and never
 //!   reads costs a bounded amount of memory (its further requests wait in
-//!   the kernel's buffer and its writes block).
+//!   the kernel's buffer and its writes block);
+//! - at most [`PEER_BUDGET`] bytes of what the handlers and the [`Peer`]
+//!   send (notifications, progress, server-to-client requests) wait for the
+//!   connection's task, which stops taking them while the client's replies
+//!   are past their budget: past it [`Peer::notify`] fails with
+//!   [`PeerError::Backlogged`] and [`Peer::request`] and
+//!   [`Peer::send_notification`] wait for room.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -79,6 +85,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -97,7 +104,7 @@ use mcp_proto::server::{
 use serde::Serialize;
 use std::panic::AssertUnwindSafe;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
 
 /// The default of [`StreamOptions::reply_budget`]: 8 MiB of replies the
@@ -106,6 +113,21 @@ use tokio::time::Instant;
 /// held is this plus one read of requests (64 KiB) and the answers of the
 /// requests then in flight.
 pub const REPLY_BUDGET: usize = 8 * 1024 * 1024;
+
+/// The most bytes of messages (a method and its parameters, plus 64 bytes
+/// each) that the handlers and the [`Peer`] of one connection may have
+/// waiting for the connection's task: 1 MiB. The task stops taking them
+/// while the client has more than its reply budget left to read (over
+/// Streamable HTTP: while the GET stream is full), so a client that does
+/// not read costs at most this much here, however much the application
+/// sends. Past it [`Peer::notify`], [`RequestContext::progress`] and the
+/// stream controls fail with [`PeerError::Backlogged`], and
+/// [`Peer::request`] and [`Peer::send_notification`] wait for room. A
+/// message larger than the budget waits until nothing else does.
+pub const PEER_BUDGET: usize = 1024 * 1024;
+
+/// What a message costs of [`PEER_BUDGET`] besides its bytes.
+const MESSAGE_OVERHEAD: usize = 64;
 
 /// How much is read from the client at once.
 const READ_CHUNK: usize = 64 * 1024;
@@ -191,6 +213,13 @@ pub enum PeerError {
     /// The client did not answer the request, or answered with an error.
     #[error(transparent)]
     Request(#[from] RequestError),
+    /// The client is not taking what is sent to it: [`PEER_BUDGET`] bytes
+    /// already wait, so this message was not sent. A sender that must not
+    /// lose it waits for room instead ([`Peer::send_notification`]).
+    #[error(
+        "the client is not reading: the messages waiting for it are at their bound, so this one was not sent"
+    )]
+    Backlogged,
 }
 
 /// The client at the other end of a connection: notifications and
@@ -198,49 +227,111 @@ pub enum PeerError {
 /// elicitation). Cheap to clone; valid until the connection ends.
 #[derive(Clone, Debug)]
 pub struct Peer {
-    commands: mpsc::UnboundedSender<Command>,
+    commands: mpsc::UnboundedSender<Queued>,
+    /// What is left of [`PEER_BUDGET`]: each queued command holds its
+    /// bytes until the connection's task takes it.
+    room: Arc<Semaphore>,
+    /// A caller stopped waiting for a server request since the task last
+    /// looked: at most one [`Command::Sweep`] is queued at a time.
+    sweep: Arc<AtomicBool>,
     handshake: Arc<Mutex<Option<Handshake>>>,
+}
+
+/// A command on its way to the connection's task, with its share of
+/// [`PEER_BUDGET`] (given back when the task takes it).
+struct Queued {
+    command: Command,
+    _room: Option<OwnedSemaphorePermit>,
+}
+
+/// The connection's task's end of what its handlers and [`Peer`] ask of it.
+pub(crate) struct Commands {
+    receiver: mpsc::UnboundedReceiver<Queued>,
+    room: Arc<Semaphore>,
+    sweep: Arc<AtomicBool>,
+}
+
+impl Commands {
+    /// The next command, waiting for one.
+    pub(crate) async fn recv(&mut self) -> Option<Command> {
+        let queued = self.receiver.recv().await?;
+        Some(self.taken(queued))
+    }
+
+    /// The next command if one is queued.
+    pub(crate) fn try_recv(&mut self) -> Option<Command> {
+        let queued = self.receiver.try_recv().ok()?;
+        Some(self.taken(queued))
+    }
+
+    fn taken(&self, queued: Queued) -> Command {
+        if matches!(queued.command, Command::Sweep) {
+            self.sweep.store(false, Ordering::Release);
+        }
+        queued.command
+    }
+}
+
+impl Drop for Commands {
+    fn drop(&mut self) {
+        // The connection ended: whoever waits for room learns it.
+        self.room.close();
+    }
+}
+
+impl std::fmt::Debug for Commands {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Commands")
+            .field("room", &self.room.available_permits())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Peer {
     /// A peer for a new connection, with the receiving end of what it and
     /// the connection's handlers ask of the connection's task.
-    pub(crate) fn channel() -> (Peer, mpsc::UnboundedReceiver<Command>) {
+    pub(crate) fn channel() -> (Peer, Commands) {
         let (commands, receiver) = mpsc::unbounded_channel();
+        let room = Arc::new(Semaphore::new(PEER_BUDGET));
+        let sweep = Arc::new(AtomicBool::new(false));
         let peer = Peer {
             commands,
+            room: Arc::clone(&room),
+            sweep: Arc::clone(&sweep),
             handshake: Arc::new(Mutex::new(None)),
+        };
+        let receiver = Commands {
+            receiver,
+            room,
+            sweep,
         };
         (peer, receiver)
     }
 
     /// Sends a notification (`notifications/tools/list_changed`, a log
-    /// message, a resource update).
+    /// message, a resource update) without waiting: when [`PEER_BUDGET`]
+    /// bytes already wait for a client that is not reading, it is not
+    /// sent and [`PeerError::Backlogged`] says so.
     pub fn notify<P: Serialize + ?Sized>(
         &self,
         method: &str,
         params: Option<&P>,
     ) -> Result<(), PeerError> {
-        self.notify_about(None, method, params)
+        let command = notification(None, method, params)?;
+        self.try_send(command)
     }
 
-    fn notify_about<P: Serialize + ?Sized>(
+    /// Sends a notification as [`Peer::notify`] does, waiting for room
+    /// when [`PEER_BUDGET`] bytes already wait for the client (for as long
+    /// as the client does not read): nothing is dropped, and the sender is
+    /// held back instead.
+    pub async fn send_notification<P: Serialize + ?Sized>(
         &self,
-        about: Option<&RequestId>,
         method: &str,
         params: Option<&P>,
     ) -> Result<(), PeerError> {
-        if method == methods::NOTIFICATION_CANCELLED {
-            return Err(PeerError::Refused(ServerError::Reserved {
-                method: method.to_owned(),
-            }));
-        }
-        let params = encode_params(params)?;
-        self.send(Command::Notify {
-            method: method.to_owned(),
-            params,
-            about: about.cloned(),
-        })
+        let command = notification(None, method, params)?;
+        self.send(command).await
     }
 
     /// Sends a request to the client and waits for its answer, at most
@@ -274,9 +365,10 @@ impl Peer {
             deadline: timeout.map(|timeout| Instant::now() + timeout),
             reply,
             about: about.cloned(),
-        })?;
+        })
+        .await?;
         let mut guard = RequestGuard {
-            commands: self.commands.clone(),
+            peer: self.clone(),
             answer,
             answered: false,
         };
@@ -299,14 +391,67 @@ impl Peer {
         self.commands.is_closed()
     }
 
-    fn send(&self, command: Command) -> Result<(), PeerError> {
-        self.commands.send(command).map_err(|_| PeerError::Closed)
+    /// Queues `command` if its bytes fit in what is left of
+    /// [`PEER_BUDGET`].
+    fn try_send(&self, command: Command) -> Result<(), PeerError> {
+        let room = match Arc::clone(&self.room).try_acquire_many_owned(command.cost()) {
+            Ok(room) => room,
+            Err(tokio::sync::TryAcquireError::NoPermits) => return Err(PeerError::Backlogged),
+            Err(tokio::sync::TryAcquireError::Closed) => return Err(PeerError::Closed),
+        };
+        self.queue(command, Some(room))
     }
+
+    /// Queues `command` once its bytes fit in what is left of
+    /// [`PEER_BUDGET`].
+    async fn send(&self, command: Command) -> Result<(), PeerError> {
+        let room = Arc::clone(&self.room)
+            .acquire_many_owned(command.cost())
+            .await
+            .map_err(|_| PeerError::Closed)?;
+        self.queue(command, Some(room))
+    }
+
+    fn queue(&self, command: Command, room: Option<OwnedSemaphorePermit>) -> Result<(), PeerError> {
+        self.commands
+            .send(Queued {
+                command,
+                _room: room,
+            })
+            .map_err(|_| PeerError::Closed)
+    }
+
+    /// Asks the connection's task to look for server requests nobody waits
+    /// for any more; one such ask is queued at a time, outside the budget.
+    fn sweep(&self) {
+        if !self.sweep.swap(true, Ordering::AcqRel) {
+            let _ = self.queue(Command::Sweep, None);
+        }
+    }
+}
+
+/// A notification's command, refusing the method the session owns.
+fn notification<P: Serialize + ?Sized>(
+    about: Option<&RequestId>,
+    method: &str,
+    params: Option<&P>,
+) -> Result<Command, PeerError> {
+    if method == methods::NOTIFICATION_CANCELLED {
+        return Err(PeerError::Refused(ServerError::Reserved {
+            method: method.to_owned(),
+        }));
+    }
+    let params = encode_params(params)?;
+    Ok(Command::Notify {
+        method: method.to_owned(),
+        params,
+        about: about.cloned(),
+    })
 }
 
 /// Withdraws a server request whose caller stopped waiting.
 struct RequestGuard {
-    commands: mpsc::UnboundedSender<Command>,
+    peer: Peer,
     answer: oneshot::Receiver<Result<RawJson, PeerError>>,
     answered: bool,
 }
@@ -317,7 +462,7 @@ impl Drop for RequestGuard {
         // it sees the answer's receiver closed.
         if !self.answered {
             self.answer.close();
-            let _ = self.commands.send(Command::Sweep);
+            self.peer.sweep();
         }
     }
 }
@@ -355,7 +500,20 @@ impl RequestContext {
         method: &str,
         params: Option<&P>,
     ) -> Result<(), PeerError> {
-        self.peer.notify_about(Some(&self.id), method, params)
+        let command = notification(Some(&self.id), method, params)?;
+        self.peer.try_send(command)
+    }
+
+    /// Sends a notification about this request as
+    /// [`RequestContext::notify`] does, waiting for room as
+    /// [`Peer::send_notification`] does.
+    pub async fn send_notification<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<(), PeerError> {
+        let command = notification(Some(&self.id), method, params)?;
+        self.peer.send(command).await
     }
 
     /// Sends a request to the client while answering this one (sampling,
@@ -380,7 +538,7 @@ impl RequestContext {
     /// resume), and the answer ends it. A transport without response
     /// streams (a byte stream) ignores it.
     pub fn open_stream(&self) -> Result<(), PeerError> {
-        self.peer.send(Command::Stream {
+        self.peer.try_send(Command::Stream {
             id: self.id.clone(),
             close: None,
         })
@@ -395,7 +553,7 @@ impl RequestContext {
     /// the session's protocol version has polling (2025-11-25 and later)
     /// and the transport has response streams; elsewhere nothing happens.
     pub fn close_stream(&self, retry: Duration) -> Result<(), PeerError> {
-        self.peer.send(Command::Stream {
+        self.peer.try_send(Command::Stream {
             id: self.id.clone(),
             close: Some(retry),
         })
@@ -403,7 +561,9 @@ impl RequestContext {
 
     /// Sends `notifications/progress` for this request with the client's
     /// token ("Utilities/Progress"; `progress` must grow from one report to
-    /// the next). Nothing is sent when the client asked for no progress.
+    /// the next). Nothing is sent when the client asked for no progress;
+    /// [`PeerError::Backlogged`] when the client is not reading (progress
+    /// is the first thing a slow client does without).
     pub fn progress(
         &self,
         progress: f64,
@@ -413,7 +573,7 @@ impl RequestContext {
         if !self.progress {
             return Ok(());
         }
-        self.peer.send(Command::Progress {
+        self.peer.try_send(Command::Progress {
             id: self.id.clone(),
             progress,
             total,
@@ -454,6 +614,23 @@ pub(crate) enum Command {
     },
 }
 
+impl Command {
+    /// What the command costs of [`PEER_BUDGET`]: its bytes and
+    /// [`MESSAGE_OVERHEAD`], at most the whole budget (a larger one waits
+    /// until nothing else does).
+    fn cost(&self) -> u32 {
+        let bytes = match self {
+            Command::Progress { message, .. } => message.as_ref().map_or(0, String::len),
+            Command::Notify { method, params, .. } | Command::Request { method, params, .. } => {
+                method.len() + params.as_ref().map_or(0, |params| params.get().len())
+            }
+            Command::Sweep | Command::Stream { .. } => 0,
+        };
+        let cost = bytes.saturating_add(MESSAGE_OVERHEAD).min(PEER_BUDGET);
+        u32::try_from(cost).unwrap_or(u32::MAX)
+    }
+}
+
 fn encode_params<P: Serialize + ?Sized>(params: Option<&P>) -> Result<Option<RawJson>, PeerError> {
     params.map(RawJson::encode).transpose().map_err(|source| {
         PeerError::Refused(ServerError::Encode {
@@ -470,7 +647,7 @@ fn encode_params<P: Serialize + ?Sized>(params: Option<&P>) -> Result<Option<Raw
 pub struct StreamServer {
     options: StreamOptions,
     peer: Peer,
-    commands: mpsc::UnboundedReceiver<Command>,
+    commands: Commands,
 }
 
 /// Serves one client with `handler` on `reader`/`writer` until the client's
@@ -544,7 +721,9 @@ impl StreamServer {
             let writing = conn.out.has_work();
             tokio::select! {
                 biased;
-                Some(command) = commands.recv() => conn.command(command),
+                // Past the budget the handlers' messages wait too (within
+                // PEER_BUDGET, then their senders wait or are refused).
+                Some(command) = commands.recv(), if below => conn.command(command),
                 Some(answered) = next_answer(&mut conn.running) => conn.answered(answered, &mut commands),
                 () = sleep_until(timeout) => conn.session.handle_timeout(Instant::now().into_std()),
                 // Written by this task as the client takes them.
@@ -849,12 +1028,8 @@ impl<O: Outlet> Connection<O> {
     /// Answers the request a handler's future answered (nothing for one
     /// that was cancelled), after what the handlers asked of the connection
     /// before it (a request's progress goes out before its answer).
-    pub(crate) fn answered(
-        &mut self,
-        answered: Answered,
-        commands: &mut mpsc::UnboundedReceiver<Command>,
-    ) {
-        while let Ok(command) = commands.try_recv() {
+    pub(crate) fn answered(&mut self, answered: Answered, commands: &mut Commands) {
+        while let Some(command) = commands.try_recv() {
             self.command(command);
         }
         let Ok((id, answer)) = answered else {

@@ -12,7 +12,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
 use super::*;
-use crate::server::stream::RequestContext;
+use crate::server::stream::{PeerError, RequestContext};
 use crate::server::{ListenerOptions, ServerHandler};
 
 /// Tells the test when a handler's work ends without finishing (its future
@@ -32,7 +32,9 @@ impl Drop for Dropped {
 /// `slow` reports progress twice and answers, `poll` closes its stream for
 /// polling and answers once the test releases it, `chatty` closes its
 /// stream and reports progress 100 times before answering, `flood` sends
-/// 200 notifications of 64 KiB to the session's stream, anything else
+/// 200 notifications of 64 KiB to the session's stream (waiting for room),
+/// `burst` as many as are taken without waiting and answers their count,
+/// anything else
 /// echoes its `text` argument.
 struct Tools {
     started: mpsc::UnboundedSender<String>,
@@ -104,13 +106,30 @@ impl ServerHandler for Tools {
                 for n in 0..200 {
                     context
                         .peer()
-                        .notify(
+                        .send_notification(
                             "notifications/message",
                             Some(&json!({"level": "info", "data": {"n": n, "pad": padding}})),
                         )
+                        .await
                         .unwrap();
                 }
                 "flooded".to_owned()
+            }
+            "burst" => {
+                // As many 64 KiB notifications as are taken without
+                // waiting, at most 400 (25 MiB).
+                let padding = "x".repeat(64 * 1024);
+                let mut sent = 0;
+                while sent < 400 {
+                    let note = json!({"level": "info", "data": {"n": sent, "pad": padding}});
+                    match context.peer().notify("notifications/message", Some(&note)) {
+                        Ok(()) => sent += 1,
+                        Err(PeerError::Backlogged) => break,
+                        Err(error) => panic!("{error}"),
+                    }
+                    tokio::task::yield_now().await;
+                }
+                sent.to_string()
             }
             _ => params["arguments"]["text"]
                 .as_str()
@@ -696,10 +715,13 @@ async fn notifications_wait_for_a_slow_event_stream_rather_than_being_dropped() 
         .unwrap();
     let response = sender.send_request(request).await.unwrap();
     assert_eq!(response.status(), 200);
-    // 12.5 MiB of notifications: more than the stream's queue and the
-    // sockets' buffers hold.
-    let flooded = post(port, &[(SESSION_HEADER, &id)], &call(2, "flood", None)).await;
-    assert_eq!(flooded.json()["result"]["content"][0]["text"], "flooded");
+    // 12.5 MiB of notifications: more than the stream's queue, the
+    // sockets' buffers and PEER_BUDGET hold, so the call goes on only as
+    // the client reads.
+    let flooded =
+        tokio::spawn(
+            async move { post(port, &[(SESSION_HEADER, &id)], &call(2, "flood", None)).await },
+        );
     // Every one arrives, in order, once the client reads.
     let mut body = response.into_body();
     let mut buffer = String::new();
@@ -721,6 +743,60 @@ async fn notifications_wait_for_a_slow_event_stream_rather_than_being_dropped() 
         }
     }
     assert_eq!(seen, (0..200).collect::<Vec<u64>>());
+    let flooded = within(flooded).await.unwrap();
+    assert_eq!(flooded.json()["result"]["content"][0]["text"], "flooded");
+}
+
+#[tokio::test]
+async fn what_waits_for_a_stream_nobody_reads_is_bounded_and_none_of_it_lost() {
+    let served = serve(ServerOptions::default()).await;
+    let port = served.port;
+    let id = session(port).await;
+    let (mut sender, _driving) = connect(port).await;
+    let request = http::Request::builder()
+        .method("GET")
+        .uri("/mcp")
+        .header("host", format!("127.0.0.1:{port}"))
+        .header(AUTH.0, AUTH.1)
+        .header("accept", "text/event-stream")
+        .header(SESSION_HEADER, &id)
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    assert_eq!(response.status(), 200);
+    // Nobody reads the GET stream: the notifications stop being taken once
+    // the stream's queue, the sockets and PEER_BUDGET are full.
+    let burst = post(port, &[(SESSION_HEADER, &id)], &call(2, "burst", None)).await;
+    let sent: u64 = burst.json()["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        (16..400).contains(&sent),
+        "{sent} notifications of 64 KiB taken"
+    );
+    // Those taken all arrive, in order, once the client reads.
+    let mut body = response.into_body();
+    let mut buffer = String::new();
+    let mut seen = Vec::new();
+    while seen.len() < usize::try_from(sent).unwrap() {
+        let frame = within(body.frame())
+            .await
+            .expect("the stream ended early")
+            .unwrap();
+        if let Ok(data) = frame.into_data() {
+            buffer.push_str(std::str::from_utf8(&data).unwrap());
+        }
+        while let Some(end) = buffer.find("\n\n") {
+            let block: String = buffer.drain(..end + 2).collect();
+            for event in events(&block) {
+                let message: Value = serde_json::from_str(&event.data).unwrap();
+                seen.push(message["params"]["data"]["n"].as_u64().unwrap());
+            }
+        }
+    }
+    assert_eq!(seen, (0..sent).collect::<Vec<u64>>());
 }
 
 #[tokio::test]

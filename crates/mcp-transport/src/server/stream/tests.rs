@@ -381,6 +381,66 @@ async fn the_peer_notifies_the_client_of_the_servers_own_accord() {
     ));
 }
 
+#[tokio::test]
+async fn what_the_application_sends_a_client_that_does_not_read_is_bounded_and_none_of_it_lost() {
+    let (dropped, _) = mpsc::unbounded_channel();
+    let (started, _) = mpsc::unbounded_channel();
+    let server = StreamServer::new(StreamOptions::new(options()).reply_budget(64 * 1024));
+    let peer = server.peer();
+    let (client, end) = tokio::io::duplex(64 * 1024);
+    let (end_read, end_write) = tokio::io::split(end);
+    let serve =
+        tokio::spawn(server.serve(Arc::new(Tools { dropped, started }), end_read, end_write));
+    let (read, mut write) = tokio::io::split(client);
+    // 4 KiB notifications, as fast as the connection's task takes them,
+    // to a client that reads nothing for now.
+    let padding = "x".repeat(4096);
+    let mut sent = 0u64;
+    let refused = loop {
+        match peer.notify(
+            "notifications/message",
+            Some(&json!({"level": "info", "data": {"n": sent, "pad": padding}})),
+        ) {
+            Ok(()) => sent += 1,
+            Err(error) => break error,
+        }
+        assert!(
+            sent < 10_000,
+            "40 MiB taken for a client that reads nothing"
+        );
+        tokio::task::yield_now().await;
+    };
+    assert!(matches!(refused, PeerError::Backlogged), "{refused}");
+    // The reply budget, the pipe and PEER_BUDGET, give or take a message.
+    let held = usize::try_from(sent).unwrap() * 4200;
+    assert!(
+        (PEER_BUDGET..PEER_BUDGET + 256 * 1024).contains(&held),
+        "{sent} notifications taken"
+    );
+    // Waiting for room instead: it goes once the client reads.
+    let waiting_peer = peer.clone();
+    let padding_too = padding.clone();
+    let mut waiting = tokio::spawn(async move {
+        waiting_peer
+            .send_notification(
+                "notifications/message",
+                Some(&json!({"level": "info", "data": {"n": sent, "pad": padding_too}})),
+            )
+            .await
+    });
+    tokio::task::yield_now().await;
+    assert!((&mut waiting).now_or_never().is_none(), "sent without room");
+    let mut lines = BufReader::new(read).lines();
+    for n in 0..=sent {
+        let line = lines.next_line().await.unwrap().unwrap();
+        let note: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(note["params"]["data"]["n"], n, "in order, none lost");
+    }
+    waiting.await.unwrap().unwrap();
+    write.shutdown().await.unwrap();
+    serve.await.unwrap().unwrap();
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_client_that_never_reads_is_not_read_past_the_budget_and_is_read_again_once_it_does() {
     let client = Client::start(StreamOptions::new(options()));
