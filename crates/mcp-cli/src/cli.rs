@@ -338,7 +338,7 @@ pub(crate) enum Command {
         adhoc: AdHocArgs,
     },
 
-    /// Add a server to the store: `add NAME -- COMMAND ARGS...` or `add NAME --url URL`
+    /// Add a server to the store: `add NAME -- COMMAND ARGS...` or `add NAME --url URL` (a COMMAND not found is saved with a warning)
     Add(Box<AddArgs>),
 
     /// Remove a server (and its saved secrets) from the store
