@@ -88,9 +88,8 @@ fn command_not_found(config: &ServerConfig) -> Option<String> {
             .map(std::path::PathBuf::from);
         options.env_passthrough = stdio.env_passthrough.clone();
         for entry in stdio.env.iter().filter(|entry| entry.key == "PATH") {
-            let Some(value) = entry.value.as_literal().map(|secret| secret.expose()) else {
-                return None;
-            };
+            // A saved (write-only) value cannot be read here either.
+            let value = entry.value.as_literal().map(|secret| secret.expose())?;
             if value.contains("${") {
                 return None;
             }
