@@ -498,17 +498,13 @@ fn render(rows: &[ToolRow], schema: bool, output: &Output) -> String {
     };
     let mut table = Table::new(&["model name", "server", "tool", "description"]);
     for row in rows {
+        let model_name = match (&row.model_name, &row.not_exposed) {
+            (Some(name), _) => (name.clone(), Some(Paint::Bold)),
+            (None, Some(_)) => ("(not exposed)".to_owned(), Some(Paint::Dim)),
+            (None, None) => ("-".to_owned(), Some(Paint::Dim)),
+        };
         table.painted_row(vec![
-            (
-                row.model_name.clone().unwrap_or_else(|| {
-                    if row.not_exposed.is_some() {
-                        "(not exposed)".to_owned()
-                    } else {
-                        "-".to_owned()
-                    }
-                }),
-                Some(Paint::Bold),
-            ),
+            model_name,
             (row.server.clone(), None),
             (row.signature.clone(), None),
             (
