@@ -174,7 +174,7 @@ pub(crate) enum Preset {
 /// What to do.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// List every configured server: status, transport, tool count, source, and what to fix (exit 3 if one failed)
+    /// List every configured server: status, transport, tool count, source, and what to fix (exit 2 or 3 if one failed)
     Servers {
         /// Exit 0 even when a configured server failed
         #[arg(long)]
@@ -193,7 +193,7 @@ pub(crate) enum Command {
         host: mcp_config::Host,
     },
 
-    /// List the tools of ready servers (all, or SERVER's): model name, raw name, description (exit 3 if a server failed)
+    /// List the tools of ready servers (all, or SERVER's): model name, raw name, description (exit 2 or 3 if a server failed)
     Tools {
         /// Only this server's tools (`SERVER.TOOL`: only that tool)
         server: Option<String>,
@@ -234,7 +234,7 @@ pub(crate) enum Command {
         adhoc: AdHocArgs,
     },
 
-    /// List the resources of ready servers (all, or SERVER's): server, URI, name, MIME type (exit 3 if a server failed)
+    /// List the resources of ready servers (all, or SERVER's): server, URI, name, MIME type (exit 2 or 3 if a server failed)
     Resources {
         /// Only this server's resources
         server: Option<String>,
@@ -245,7 +245,7 @@ pub(crate) enum Command {
         adhoc: AdHocArgs,
     },
 
-    /// List the skills ready servers publish (all, or SERVER's): server, SKILL.md URI, name, files (exit 3 if a server failed)
+    /// List the skills ready servers publish (all, or SERVER's): server, SKILL.md URI, name, files (exit 2 or 3 if a server failed)
     Skills {
         /// Only this server's skills
         server: Option<String>,
@@ -296,7 +296,7 @@ pub(crate) enum Command {
         adhoc: AdHocArgs,
     },
 
-    /// List the prompts of ready servers (all, or SERVER's): server, name, arguments, description (exit 3 if a server failed)
+    /// List the prompts of ready servers (all, or SERVER's): server, name, arguments, description (exit 2 or 3 if a server failed)
     Prompts {
         /// Only this server's prompts
         server: Option<String>,
@@ -338,7 +338,7 @@ pub(crate) enum Command {
         adhoc: AdHocArgs,
     },
 
-    /// Add a server to the store: `add NAME -- COMMAND ARGS...` or `add NAME --url URL`
+    /// Add a server to the store: `add NAME -- COMMAND ARGS...` or `add NAME --url URL` (a COMMAND not found is saved with a warning)
     Add(Box<AddArgs>),
 
     /// Remove a server (and its saved secrets) from the store

@@ -4,10 +4,14 @@
 //! 1 the tool reported an error (`isError`) or the server took the request
 //! and it failed there (a JSON-RPC error; input rounds exhausted, an
 //! unknown `resultType`, input nobody could give), 2 a usage or configuration
-//! error, 3 a connection failure (and, from `servers` and `tools`, any
-//! configured server that failed, unless `--allow-failures`); 130 when
+//! error, 3 a connection failure; 130 when
 //! Ctrl-C interrupted the command (see [`crate::interrupt`]).
-//! clap's own usage errors exit with 2 too.
+//! clap's own usage errors exit with 2 too. A server that cannot be used
+//! exits with the same status from every command: 2 when its
+//! configuration must change (the manager's configuration codes, e.g.
+//! `missing_command`, `missing_env`), 3 otherwise; a listing over every
+//! server (`servers`, `tools`, ...) exits with the worse of its failed
+//! servers' statuses, unless `--allow-failures`.
 //!
 //! With `--json` an error is one JSON document on stdout instead of text
 //! on stderr: `{"error": {"code", "message", "server", "hint"}}`. `code`

@@ -3,8 +3,9 @@
 //! The same rules as `tools` and `call`: with one SERVER, its
 //! configuration error or status is the command's error (exit 2 or 3, the
 //! manager's code); over every server, the ones not ready are named in
-//! one note on stderr and a failed one makes the exit status 3 unless
-//! `--allow-failures`.
+//! one note on stderr and a failed one makes the exit status its own
+//! (2 for a configuration problem, 3 for a connection failure, the worse
+//! of them; see [`crate::servers::Failures`]) unless `--allow-failures`.
 
 use std::sync::Arc;
 
@@ -21,15 +22,15 @@ use crate::runtime::{self, Runtime};
 pub(crate) struct Ready {
     /// `(server id, catalog)` for each ready server.
     pub(crate) catalogs: Vec<(String, Arc<Catalog>)>,
-    /// How many configured servers failed (not counting untrusted or
+    /// The configured servers that failed (not counting untrusted or
     /// disabled ones).
-    failed: usize,
+    failed: crate::servers::Failures,
 }
 
 impl Ready {
     /// The exit status of a listing over these servers.
     pub(crate) fn exit(&self, allow_failures: bool) -> Exit {
-        crate::servers::failures_exit(self.failed, allow_failures)
+        self.failed.exit(allow_failures)
     }
 }
 
@@ -61,7 +62,7 @@ pub(crate) fn catalogs(
     }
     let mut catalogs = Vec::new();
     let mut not_ready = Vec::new();
-    let mut failed = 0;
+    let mut failed = crate::servers::Failures::default();
     for entry in &runtime.report.entries {
         let Some(id) = entry.server_id() else {
             continue;
@@ -71,7 +72,7 @@ pub(crate) fn catalogs(
             let error = runtime.config_error(id);
             let untrusted = error.is_some_and(|e| e.code == ErrorCode::Untrusted);
             if !untrusted {
-                failed += 1;
+                failed.add(error.map(|e| e.code.as_str()));
             }
             not_ready.push(NotReady {
                 id: id.to_owned(),
@@ -88,7 +89,12 @@ pub(crate) fn catalogs(
             _ => {
                 let name = status.as_ref().map_or("unknown", |s| s.as_str());
                 if name == "error" {
-                    failed += 1;
+                    failed.add(
+                        status
+                            .as_ref()
+                            .and_then(ServerStatus::error)
+                            .map(|e| e.code.as_str()),
+                    );
                 }
                 if name != "disabled" {
                     not_ready.push(NotReady {

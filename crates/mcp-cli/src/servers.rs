@@ -27,13 +27,15 @@
 //! is `null`; `cause` is `null` or the last lines a stdio
 //! server wrote to stderr as it failed (escaped, bounded, one per line),
 //! which the table shows under the problem's line. A configuration file that cannot be read at all
-//! is one row with `"id": null`. The exit status is 3 when any configured
-//! server failed (`error`, an unusable entry included; untrusted, disabled
-//! and shadowed ones are not failures), 0 otherwise or with
-//! `--allow-failures`.
+//! is one row with `"id": null`. When a configured server failed
+//! (`error`, an unusable entry included; untrusted, disabled and shadowed
+//! ones are not failures) the exit status is the one that failure has in
+//! `call`: 2 for a configuration problem (`missing_command`,
+//! `missing_env`, an unreadable file, ...), 3 for a connection failure,
+//! 3 when there are both; 0 otherwise or with `--allow-failures`.
 
 use mcp_config::{DiscoveryEntry, ServerConfig, SourceMeta, TransportConfig};
-use mcp_manager::{ServerError, ServerInfo};
+use mcp_manager::{ErrorCode, ServerError, ServerInfo};
 use serde::Serialize;
 
 use crate::exit::{CliError, Exit};
@@ -141,8 +143,8 @@ impl From<&SourceMeta> for SourceJson {
     }
 }
 
-/// `mcpctl servers`: exit 3 when a configured server failed, unless
-/// `allow_failures`.
+/// `mcpctl servers`: exit 2 or 3 when a configured server failed (see
+/// [`Failures`]), unless `allow_failures`.
 pub(crate) async fn run(
     options: &SourceOptions,
     allow_failures: bool,
@@ -169,23 +171,59 @@ pub(crate) async fn run(
             json.code
         );
     }
-    Ok(failures_exit(
-        rows.iter().filter(|row| row.status == "error").count(),
-        allow_failures,
-    ))
+    let mut failures = Failures::default();
+    for row in rows.iter().filter(|row| row.status == "error") {
+        failures.add(row.error.as_ref().map(|error| error.code));
+    }
+    Ok(failures.exit(allow_failures))
 }
 
-/// The exit status of a listing in which `failed` configured servers
-/// failed: 3 (with a note on stderr) unless `allow_failures`.
-pub(crate) fn failures_exit(failed: usize, allow_failures: bool) -> Exit {
-    if failed == 0 || allow_failures {
-        return Exit::Success;
+/// The configured servers that failed in a listing, counted by the exit
+/// status each failure has on its own (the status `call`, `tools SERVER`
+/// and the other one-server commands exit with for it): a configuration
+/// problem (`missing_command`, `missing_env`, ...) is 2, anything else 3.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Failures {
+    /// Failures the person fixes in the configuration (exit 2).
+    config: usize,
+    /// Failures of the connection or the server (exit 3).
+    connection: usize,
+}
+
+impl Failures {
+    /// Counts one failed server by its stable code (`None` when unknown,
+    /// counted as a connection failure).
+    pub(crate) fn add(&mut self, code: Option<&str>) {
+        let config = code
+            .and_then(ErrorCode::parse)
+            .is_some_and(ErrorCode::is_config_error);
+        if config {
+            self.config += 1;
+        } else {
+            self.connection += 1;
+        }
     }
-    eprintln!(
-        "mcpctl: {failed} configured {} failed (exit 3; --allow-failures exits 0)",
-        if failed == 1 { "server" } else { "servers" }
-    );
-    Exit::Connection
+
+    /// The exit status of the listing: 0 when nothing failed or with
+    /// `allow_failures`, else the worse of the failures' own statuses
+    /// (3 over 2), with a note on stderr.
+    pub(crate) fn exit(self, allow_failures: bool) -> Exit {
+        let failed = self.config + self.connection;
+        if failed == 0 || allow_failures {
+            return Exit::Success;
+        }
+        let exit = if self.connection > 0 {
+            Exit::Connection
+        } else {
+            Exit::Usage
+        };
+        eprintln!(
+            "mcpctl: {failed} configured {} failed (exit {}; --allow-failures exits 0)",
+            if failed == 1 { "server" } else { "servers" },
+            exit.code()
+        );
+        exit
+    }
 }
 
 /// The rows of every entry, in source order.

@@ -40,6 +40,7 @@ pub(crate) fn add(
     let store = open()?;
     let transport = config.transport.kind().as_str();
     let id = config.id.clone();
+    let not_found = command_not_found(&config);
     store.create(config).map_err(|error| match error {
         StoreError::DuplicateId { id } => CliError::usage(format!(
             "a server with id `{id}` is already in {}",
@@ -50,12 +51,54 @@ pub(crate) fn add(
         )),
         other => other.into(),
     })?;
+    if let Some(reason) = not_found {
+        eprintln!(
+            "mcpctl: warning: {} [missing_command]; `{id}` is saved all the same and fails to \
+             start until the command is installed (or `mcpctl remove {id}`)",
+            crate::output::line(&reason)
+        );
+    }
     report(output, &store, &id, "added", true, || {
         format!(
             "added {transport} server `{id}` to {}",
             store.path().display()
         )
     })
+}
+
+/// Why a stdio server's command cannot be started as it is written, when
+/// it cannot: looked for as the server's start will look (the working
+/// directory, the `PATH` the child gets, a `PATH` set in its `env`), so
+/// that `add` can warn before anyone starts it. A command or `PATH` with a
+/// `${VAR}` reference is left to the start, which expands it.
+fn command_not_found(config: &ServerConfig) -> Option<String> {
+    let TransportConfig::Stdio(stdio) = &config.transport else {
+        return None;
+    };
+    if stdio.command.contains("${") {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        let mut options = mcp_transport::StdioOptions::new(stdio.command.clone());
+        options.cwd = stdio
+            .cwd
+            .as_deref()
+            .filter(|cwd| !cwd.is_empty())
+            .map(std::path::PathBuf::from);
+        options.env_passthrough = stdio.env_passthrough.clone();
+        for entry in stdio.env.iter().filter(|entry| entry.key == "PATH") {
+            // A saved (write-only) value cannot be read here either.
+            let value = entry.value.as_literal().map(|secret| secret.expose())?;
+            if value.contains("${") {
+                return None;
+            }
+            options.env.push((entry.key.clone(), value.to_owned()));
+        }
+        options.find_command().err().map(|error| error.to_string())
+    }
+    #[cfg(not(unix))]
+    None
 }
 
 /// `mcpctl remove`.

@@ -18,10 +18,15 @@
 //! `name`, `title`, `description` and `input_schema` are exactly what the
 //! server listed (the table shows them with control characters escaped,
 //! see [`crate::output`]); `model_name` is `null` for a tool the bridge could not
-//! name (the reason goes to stderr). Servers that are not ready contribute
+//! name, and `not_exposed` says why (otherwise `null`): a tool that can
+//! only run as a task, a name listed twice, an empty name. The table
+//! shows `(not exposed)` as its model name; the reason goes to stderr
+//! only when that one tool is asked for (`tools SERVER TOOL`), so a
+//! plain listing repeats no note on every run. Servers that are not ready contribute
 //! nothing; a note on stderr names them. Without SERVER the exit status is
-//! 3 when a configured server failed (0 with `--allow-failures`); with
-//! SERVER it is that server's.
+//! that of a failed configured server (2 for a configuration problem, 3
+//! for a connection failure, the worse of them; 0 with
+//! `--allow-failures`); with SERVER it is that server's.
 //!
 //! When a background gateway (`mcpctl serve --daemon`) serves the same
 //! sources, the listing is its servers' (see [`crate::daemon_client`]),
@@ -52,6 +57,9 @@ struct ToolRow {
     /// parameter not required has a `?`.
     signature: String,
     input_schema: Value,
+    /// Why the tool has no model name (`model_name` is `null`), e.g. "the
+    /// tool can only run as a task, which this client does not do".
+    not_exposed: Option<String>,
 }
 
 /// `name(param: type, optional?: type)` from an input schema's
@@ -261,12 +269,12 @@ fn through_daemon(
         .iter()
         .filter(|server| only.is_none_or(|id| server.id == id));
     let mut not_ready = Vec::new();
-    let mut failed = 0;
+    let mut failed = crate::servers::Failures::default();
     let mut rows = Vec::new();
     for server in servers {
         if server.status != "ready" {
             if server.status == "error" {
-                failed += 1;
+                failed.add(server.error.as_ref().map(|e| e.code.as_str()));
             }
             if server.status != "disabled" {
                 not_ready.push(crate::ready::NotReady {
@@ -282,25 +290,27 @@ fn through_daemon(
         }
     }
     crate::ready::note_not_ready(&not_ready, "tools are");
-    // The binding's order: by server id, each server's in its own order.
-    let mut unusable: Vec<(&str, &str)> = daemon
-        .servers
-        .iter()
-        .filter(|server| only.is_none_or(|id| server.id == id))
-        .flat_map(|server| server.unusable.iter().map(|text| (&*server.id, &**text)))
-        .collect();
-    unusable.sort_by_key(|(server, _)| *server);
-    for (_, text) in unusable {
-        eprintln!("mcpctl: note: {}; a model cannot call it", line(text));
+    // The daemon reports each tool without a model name as the text of
+    // mcp-toolbridge's `UnusableTool`: the reason follows its fixed start.
+    for row in rows.iter_mut().filter(|row| row.model_name.is_none()) {
+        let start = format!(
+            "tool {:?} of server {:?} is not exposed: ",
+            row.name, row.server
+        );
+        row.not_exposed = daemon
+            .servers
+            .iter()
+            .filter(|server| server.id == row.server)
+            .flat_map(|server| &server.unusable)
+            .find_map(|text| text.strip_prefix(&start))
+            .map(str::to_owned);
     }
     let rows = match one_tool(rows, only, None, tool) {
         Ok(rows) => rows,
         Err(error) => return Some(Err(error)),
     };
-    Some(
-        print(&rows, schema, output)
-            .map(|()| crate::servers::failures_exit(failed, allow_failures)),
-    )
+    note_not_exposed(&rows, tool.is_some());
+    Some(print(&rows, schema, output).map(|()| failed.exit(allow_failures)))
 }
 
 fn row(server: &str, tool: &mcp_proto::types::Tool, model_name: Option<String>) -> ToolRow {
@@ -313,6 +323,27 @@ fn row(server: &str, tool: &mcp_proto::types::Tool, model_name: Option<String>) 
         description: tool.description.clone(),
         signature: signature(&tool.name, &input_schema),
         input_schema: Value::Object(input_schema),
+        not_exposed: None,
+    }
+}
+
+/// The note on stderr for each listed tool a model cannot call, and why:
+/// only when one tool was asked for (`tools SERVER TOOL`). A whole
+/// listing says it in the table (`(not exposed)`) and in `--json`
+/// (`not_exposed`) instead, so that it is not repeated on every run.
+fn note_not_exposed(rows: &[ToolRow], one_tool: bool) {
+    if !one_tool {
+        return;
+    }
+    for row in rows {
+        if let Some(reason) = &row.not_exposed {
+            eprintln!(
+                "mcpctl: note: tool \"{}\" of server \"{}\" is not exposed: {}; a model cannot call it",
+                line(&row.name),
+                line(&row.server),
+                line(reason)
+            );
+        }
     }
 }
 
@@ -402,12 +433,16 @@ fn list(
             model_names.insert((server.to_owned(), raw.to_owned()), tool.name().to_owned());
         }
     }
-    for unusable in bound.unusable() {
-        eprintln!(
-            "mcpctl: note: {}; a model cannot call it",
-            line(&unusable.to_string())
-        );
-    }
+    let not_exposed: HashMap<(&str, &str), String> = bound
+        .unusable()
+        .iter()
+        .map(|unusable| {
+            (
+                (unusable.server.as_str(), unusable.tool.as_str()),
+                unusable.reason.to_string(),
+            )
+        })
+        .collect();
 
     let mut rows = Vec::new();
     for (id, catalog) in &ready.catalogs {
@@ -415,7 +450,9 @@ fn list(
             let model_name = model_names
                 .get(&(id.to_owned(), tool.name.clone()))
                 .cloned();
-            rows.push(row(id, tool, model_name));
+            let mut row = row(id, tool, model_name);
+            row.not_exposed = not_exposed.get(&(id.as_str(), tool.name.as_str())).cloned();
+            rows.push(row);
         }
     }
     for failure in runtime.config_errors.iter().filter(|e| e.server.is_none()) {
@@ -427,6 +464,7 @@ fn list(
     }
     let source = only.and_then(|id| runtime.manager.source(id));
     let rows = one_tool(rows, only, source.as_ref(), tool)?;
+    note_not_exposed(&rows, tool.is_some());
     print(&rows, schema, output)?;
     Ok(ready.exit(allow_failures))
 }
@@ -460,11 +498,13 @@ fn render(rows: &[ToolRow], schema: bool, output: &Output) -> String {
     };
     let mut table = Table::new(&["model name", "server", "tool", "description"]);
     for row in rows {
+        let model_name = match (&row.model_name, &row.not_exposed) {
+            (Some(name), _) => (name.clone(), Some(Paint::Bold)),
+            (None, Some(_)) => ("(not exposed)".to_owned(), Some(Paint::Dim)),
+            (None, None) => ("-".to_owned(), Some(Paint::Dim)),
+        };
         table.painted_row(vec![
-            (
-                row.model_name.clone().unwrap_or_else(|| "-".to_owned()),
-                Some(Paint::Bold),
-            ),
+            model_name,
             (row.server.clone(), None),
             (row.signature.clone(), None),
             (

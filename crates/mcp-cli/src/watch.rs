@@ -12,7 +12,8 @@
 //! going back to connecting after it was ready, failed or idle
 //! (`"reconnect"`), and a new tool list (`"tools_changed"`, with the tool
 //! names `added`, `removed` and `changed`, the last those whose definition
-//! changed), a server's log message (`"log"`, with `level`, `logger` and
+//! changed; a list sent again unchanged is no event, its `refreshing` and
+//! `ready` status changes are), a server's log message (`"log"`, with `level`, `logger` and
 //! `data`), a subscribed resource's change (`"resource_updated"`, with
 //! `uri`) and a URL elicitation the server says is done
 //! (`"elicitation_complete"`, with `elicitation_id`; see
@@ -109,12 +110,13 @@ pub(crate) async fn run(
                 };
                 let previous = catalogs.insert(info.id.clone(), Arc::clone(&catalog));
                 if let Some(previous) = previous.filter(|p| p.lifetime() != catalog.lifetime()) {
-                    view.tools_changed(tools_changed(
-                        &info.id,
-                        &previous,
-                        &catalog,
-                        started.elapsed(),
-                    ));
+                    let change = tools_changed(&info.id, &previous, &catalog, started.elapsed());
+                    // A list sent again as it was (server-everything does on
+                    // every `roots/list_changed`) is no change: the status
+                    // lines already show the refresh.
+                    if !change.is_empty() {
+                        view.tools_changed(change);
+                    }
                 }
             }
         }
@@ -158,6 +160,13 @@ pub(crate) async fn run(
         return Ok(Exit::Interrupted);
     }
     Ok(Exit::Success)
+}
+
+impl ToolsChanged {
+    /// Whether no tool was added, removed or changed.
+    fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
 }
 
 /// What changed between two catalogs of one server.

@@ -198,9 +198,9 @@ fn a_10_mib_error_message_is_cut_with_a_marker() {
 }
 
 /// An HTTP 500 with a 16 KiB HTML traceback: the call error holds the
-/// page's title, not its markup.
+/// page's title and the start of its text (bounded), not its markup.
 #[test]
-fn an_http_500_html_page_is_reduced_to_its_title_in_the_call_error() {
+fn an_http_500_html_page_is_reduced_to_its_title_and_text_in_the_call_error() {
     let env = Env::new();
     let (_server, config) = http_config(&env, &["--http-500-html-kib", "16"]);
     let run = env.run(&[
@@ -214,10 +214,13 @@ fn an_http_500_html_page_is_reduced_to_its_title_in_the_call_error() {
     assert_eq!(run.code, 3, "{run:#?}");
     assert_run_safe(&run, "mcpctl call echo (HTTP 500)");
     assert!(
-        run.stderr
-            .contains("HTTP 500: 500 Internal Server Error (an HTML page)"),
+        run.stderr.contains(
+            "HTTP 500: 500 Internal Server Error: Internal Server Error\\x1b]0;PWNED\\x07 \
+             Traceback (most recent call last): File \"/srv/app/handlers.py\""
+        ),
         "{run:#?}"
     );
+    assert!(run.stderr.contains("… (an HTML page)"), "{run:#?}");
     assert!(!run.stderr.contains('<'), "{run:#?}");
     assert!(!run.stderr.contains("KeyError"), "{run:#?}");
     assert!(

@@ -1,4 +1,4 @@
-//! Scripting: `servers` and `tools` exit 3 when a configured server failed (`--allow-failures` gives 0), and with `--json` an error is one JSON document on stdout.
+//! Scripting: `servers` and `tools` exit 3 when a configured server's connection failed (`--allow-failures` gives 0), and with `--json` an error is one JSON document on stdout.
 
 mod support;
 

@@ -107,6 +107,30 @@ impl StdioOptions {
     }
 }
 
+impl StdioOptions {
+    /// Looks for the command as [`StdioTransport::start`] will, without
+    /// starting anything: in the working directory for a path with a `/`,
+    /// else in the directories of the `PATH` the child would get (MCP
+    /// "Transports" §stdio: the client launches the server as a
+    /// subprocess). A host can warn about a server that cannot start
+    /// before anyone starts it. The error is [`TransportError::Setup`]
+    /// saying what was searched, as `start` would fail.
+    pub fn find_command(&self) -> Result<(), TransportError> {
+        if self.command.is_empty() {
+            return Err(TransportError::Setup(
+                "no command given for the stdio server".to_owned(),
+            ));
+        }
+        let cwd = working_directory(self.cwd.as_deref())?;
+        let env = child_environment(self)?;
+        let path = env
+            .iter()
+            .find(|(name, _)| name == "PATH")
+            .map(|(_, value)| value.as_os_str());
+        find_command(&self.command, cwd.as_deref(), path)
+    }
+}
+
 impl Default for StdioOptions {
     /// Options without a command: set [`StdioOptions::command`] before use.
     fn default() -> Self {

@@ -536,6 +536,42 @@ async fn a_missing_command_is_a_setup_error_naming_it() {
 }
 
 #[test]
+fn find_command_looks_as_the_start_does_and_starts_nothing() {
+    // Outside a runtime: nothing is started, so none is needed.
+    let missing = StdioOptions::new("mcp-stdio-test-no-such-command");
+    match missing.find_command() {
+        Err(TransportError::Setup(message)) => {
+            assert!(
+                message.contains("`mcp-stdio-test-no-such-command` was not found")
+                    && message.contains("PATH"),
+                "{message}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(StdioOptions::new(python()).find_command().is_ok());
+    // The child's PATH is the one searched, and the working directory
+    // holds a relative path's command.
+    let mut options = StdioOptions::new("python3");
+    options.env = vec![("PATH".to_owned(), "/mcp-stdio-test/empty".to_owned())];
+    assert!(matches!(
+        options.find_command(),
+        Err(TransportError::Setup(_))
+    ));
+    let mut options = StdioOptions::new("./sh");
+    options.cwd = Some(PathBuf::from("/bin"));
+    assert!(
+        options.find_command().is_ok(),
+        "{:?}",
+        options.find_command()
+    );
+    assert!(matches!(
+        StdioOptions::default().find_command(),
+        Err(TransportError::Setup(message)) if message.contains("no command")
+    ));
+}
+
+#[test]
 fn spawning_outside_a_tokio_runtime_is_a_setup_error() {
     let message = setup_error(server("echo", &[]));
     assert!(message.contains("tokio runtime"), "{message}");

@@ -395,9 +395,10 @@ pub(crate) async fn read_body(
 /// `Content-Length` when the server sent one ([`text::cut_marker`]).
 ///
 /// An HTML page (`text/html`, or a body that starts as one) is read up to
-/// [`ERROR_BODY_LIMIT`] and reduced to its `<title>`, or to its first text
-/// when it has none, bounded to [`HTML_TEXT_LIMIT`] characters: a person
-/// reads "Bad Gateway", not the page's markup.
+/// [`ERROR_BODY_LIMIT`] and reduced to its `<title>` and the text after it,
+/// bounded to [`HTML_TEXT_LIMIT`] characters: a person reads "Error
+/// response: Error code: 501 Message: Unsupported method ('POST')", not
+/// the page's markup.
 pub(crate) async fn error_body(response: Response<Incoming>) -> String {
     let length = content_length(response.headers());
     let html = media_type(response.headers()).as_deref() == Some("text/html");
@@ -427,12 +428,15 @@ pub(crate) async fn error_body(response: Response<Incoming>) -> String {
     bounded_body(&out[..out.len().min(ERROR_TEXT_LIMIT + 1)], length)
 }
 
-/// The most characters of an HTML error page's title or first text that
+/// The most characters of an HTML error page's title and text that
 /// [`error_body`] keeps.
 pub(crate) const HTML_TEXT_LIMIT: usize = 200;
 
-/// An HTML page's `<title>`, else its first text outside `<script>` and
-/// `<style>`, with the common entities decoded, white space collapsed,
+/// An HTML page's `<title>`, then `: ` and the page's text after it
+/// outside `<script>` and `<style>` (a heading that only repeats the
+/// title left out: a generic title such as "Error response" says nothing
+/// without the message below it), or that text alone when there is no
+/// title; with the common entities decoded, white space collapsed,
 /// bounded to [`HTML_TEXT_LIMIT`] characters and escaped onto one line,
 /// followed by `(an HTML page)`; `None` when `read` is not HTML (neither
 /// `declared` as `text/html` nor starting with `<!DOCTYPE html` or
@@ -451,12 +455,30 @@ fn html_text(read: &[u8], declared: bool) -> Option<String> {
         let to = lower[from..].find('<').map_or(page.len(), |end| from + end);
         Some(&page[from..to])
     };
-    let title = lower
-        .find("<title")
+    let title_at = lower.find("<title");
+    let title = title_at
         .and_then(element_text)
         .map(collapse_html)
         .filter(|t| !t.is_empty());
-    let text = title.or_else(|| first_text(&page, &lower))?;
+    let text = match title {
+        Some(title) => {
+            // The text after the title element, past headings that repeat it.
+            let after = title_at
+                .and_then(|at| lower[at..].find("</title").map(|end| at + end))
+                .unwrap_or(0);
+            let folded = title.to_lowercase();
+            let rest = texts(&page, &lower, after, HTML_TEXT_LIMIT, |chunk| {
+                !folded.contains(&chunk.to_lowercase())
+            });
+            if rest.is_empty() {
+                title
+            } else {
+                format!("{title}: {rest}")
+            }
+        }
+        None => Some(texts(&page, &lower, 0, HTML_TEXT_LIMIT, |_| true))
+            .filter(|text| !text.is_empty())?,
+    };
     let mut shown: String = text.chars().take(HTML_TEXT_LIMIT).collect();
     if shown.len() < text.len() {
         shown.push('…');
@@ -467,18 +489,36 @@ fn html_text(read: &[u8], declared: bool) -> Option<String> {
     ))
 }
 
-/// The first text between tags, outside `<script>` and `<style>`.
-fn first_text(page: &str, lower: &str) -> Option<String> {
-    let mut at = 0;
-    while at < page.len() {
-        let Some(open) = lower[at..].find('<').map(|i| at + i) else {
-            return Some(collapse_html(&page[at..])).filter(|t| !t.is_empty());
-        };
-        let text = collapse_html(&page[at..open]);
-        if !text.is_empty() {
-            return Some(text);
+/// The texts between tags from byte `from` on, outside `<script>` and
+/// `<style>`, each collapsed, those `keep` accepts joined by one space,
+/// until they are more than `limit` characters long.
+fn texts(
+    page: &str,
+    lower: &str,
+    from: usize,
+    limit: usize,
+    keep: impl Fn(&str) -> bool,
+) -> String {
+    let mut out = String::new();
+    let push = |out: &mut String, text: String| {
+        if !text.is_empty() && keep(&text) {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(&text);
         }
-        let close = lower[open..].find('>').map(|i| open + i + 1)?;
+    };
+    let mut at = from;
+    // Bytes bound characters from above: counting is needed only past it.
+    while at < page.len() && (out.len() <= limit || out.chars().count() <= limit) {
+        let Some(open) = lower[at..].find('<').map(|i| at + i) else {
+            push(&mut out, collapse_html(&page[at..]));
+            break;
+        };
+        push(&mut out, collapse_html(&page[at..open]));
+        let Some(close) = lower[open..].find('>').map(|i| open + i + 1) else {
+            break;
+        };
         at = close;
         for raw in ["<script", "<style"] {
             if lower[open..].starts_with(raw) {
@@ -489,7 +529,7 @@ fn first_text(page: &str, lower: &str) -> Option<String> {
             }
         }
     }
-    None
+    out
 }
 
 /// Text between tags: the common entities decoded, white space collapsed.
@@ -859,18 +899,55 @@ mod tests {
     use super::*;
 
     #[test]
-    fn html_error_pages_are_reduced_to_their_title_or_first_text() {
+    fn html_error_pages_are_reduced_to_their_title_and_text() {
         let page = b"<!DOCTYPE html>\n<html><head><style>body { color: red }</style>\
             <title>502 Bad &amp; \n Gateway</title></head><body><h1>x</h1></body></html>";
         assert_eq!(
             html_text(page, false).as_deref(),
-            Some("502 Bad & Gateway (an HTML page)")
+            Some("502 Bad & Gateway: x (an HTML page)")
         );
         let untitled = b"<html><head><script>var a = '<b>';</script></head>\
             <body>\n  <h1>Service \x1b[2J Unavailable</h1><p>later</p></body></html>";
         assert_eq!(
             html_text(untitled, true).as_deref(),
-            Some("Service \\x1b[2J Unavailable (an HTML page)")
+            Some("Service \\x1b[2J Unavailable later (an HTML page)")
+        );
+        // Python's `http.server` (a 501 for a POST): the message is below
+        // a generic title and a heading that repeats it.
+        let python = b"<!DOCTYPE HTML>\n<html lang=\"en\">\n    <head>\n        \
+            <meta charset=\"utf-8\">\n        <title>Error response</title>\n    </head>\n    \
+            <body>\n        <h1>Error response</h1>\n        <p>Error code: 501</p>\n        \
+            <p>Message: Unsupported method ('POST').</p>\n        \
+            <p>Error code explanation: 501 - Server does not support this operation.</p>\n    \
+            </body>\n</html>\n";
+        assert_eq!(
+            html_text(python, true).as_deref(),
+            Some(
+                "Error response: Error code: 501 Message: Unsupported method ('POST'). \
+                 Error code explanation: 501 - Server does not support this operation. \
+                 (an HTML page)"
+            )
+        );
+        // nginx: a heading that repeats the title is left out.
+        let nginx = b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n\
+            <center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n\
+            </body>\r\n</html>\r\n";
+        assert_eq!(
+            html_text(nginx, true).as_deref(),
+            Some("502 Bad Gateway: nginx (an HTML page)")
+        );
+        // A long page is cut once the bound is reached.
+        let long = format!(
+            "<html><title>Oops</title><body>{}</body></html>",
+            "<p>word</p>".repeat(10_000)
+        );
+        let shown = html_text(long.as_bytes(), true).unwrap();
+        assert!(shown.starts_with("Oops: word word "), "{shown}");
+        assert!(shown.ends_with("… (an HTML page)"), "{shown}");
+        assert_eq!(
+            shown.chars().count(),
+            HTML_TEXT_LIMIT + "… (an HTML page)".chars().count(),
+            "{shown}"
         );
         let long = format!("<html><title>{}</title></html>", "é".repeat(500));
         let shown = html_text(long.as_bytes(), false).unwrap();
