@@ -1,25 +1,70 @@
-//! `mcp-gateway-echo`: echo latency through `mcpctl serve` against a direct connection to the same server.
+//! `mcp-gateway-echo`: echo latency through `mcpctl serve` against a direct connection to the same server, in each era.
 //!
-//! `cargo build --release -p tests --bins -p mcp-cli && target/release/mcp-gateway-echo [--calls N]`
+//! `cargo build --release -p tests --bins -p mcp-cli && target/release/mcp-gateway-echo [--calls N] [--era handshake|stateless|both]`
 //!
 //! Both paths use this workspace's client over stdio against the fixture
 //! server (built beside this executable, as is `mcpctl`): directly, and
-//! through `mcpctl serve` with the fixture as its one server. Each path
-//! makes `N` sequential `echo` calls (default 2,000) after 200 warm-up
-//! calls; the paths alternate in rounds of 500 so that both see the same
-//! machine. It prints the median and 99th percentile of each and the
-//! gateway's ratio to the direct path.
+//! through `mcpctl serve` with the fixture as its one server. Both paths
+//! speak the same era, so that the ratio is the gateway's own cost: the
+//! handshake era (the client and the fixture speak only it, and so does
+//! the gateway's upstream connection) and the stateless 2026-07-28 era
+//! (the client speaks only it; the fixture speaks both and the gateway's
+//! upstream connection detects it). Each path makes `N` sequential `echo`
+//! calls (default 2,000) after 200 warm-up calls; the paths alternate in
+//! rounds of 500 so that both see the same machine. It prints the median
+//! and 99th percentile of each and the gateway's ratio to the direct path.
 
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use mcp_proto::EraPolicy;
 use mcp_transport::{Client, ClientOptions, StdioOptions, StdioTransport};
+
+/// One era's pair of paths.
+#[derive(Clone, Copy)]
+enum Era {
+    Handshake,
+    Stateless,
+}
+
+impl Era {
+    fn name(self) -> &'static str {
+        match self {
+            Era::Handshake => "handshake era",
+            Era::Stateless => "stateless era (2026-07-28)",
+        }
+    }
+
+    /// The fixture's `--era`.
+    fn fixture(self) -> &'static str {
+        match self {
+            Era::Handshake => "legacy",
+            Era::Stateless => "both",
+        }
+    }
+
+    fn policy(self) -> EraPolicy {
+        match self {
+            Era::Handshake => EraPolicy::Legacy,
+            Era::Stateless => EraPolicy::Modern,
+        }
+    }
+}
 
 fn main() -> anyhow::Result<()> {
     let mut calls = 2000usize;
+    let mut eras = vec![Era::Handshake, Era::Stateless];
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         match flag.as_str() {
+            "--era" => {
+                eras = match args.next().as_deref() {
+                    Some("handshake") => vec![Era::Handshake],
+                    Some("stateless") => vec![Era::Stateless],
+                    Some("both") => vec![Era::Handshake, Era::Stateless],
+                    _ => bail!("--era needs handshake, stateless or both"),
+                };
+            }
             "--calls" => {
                 calls = args
                     .next()
@@ -27,7 +72,9 @@ fn main() -> anyhow::Result<()> {
                     .parse()
                     .context("--calls needs a number")?;
             }
-            other => bail!("unknown flag {other} (usage: mcp-gateway-echo [--calls N])"),
+            other => bail!(
+                "unknown flag {other} (usage: mcp-gateway-echo [--calls N] [--era handshake|stateless|both])"
+            ),
         }
     }
     let dir = std::env::current_exe()?
@@ -43,73 +90,85 @@ fn main() -> anyhow::Result<()> {
             );
         }
     }
-    let scratch = tempfile::tempdir()?;
-    let config = scratch.path().join("servers.json");
-    std::fs::write(
-        &config,
-        serde_json::json!({"mcpServers": {"fx": {"command": fixture, "args": ["--era", "legacy"]}}})
-            .to_string(),
-    )?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    runtime.block_on(async {
-        let mut direct = StdioOptions::new(fixture.display().to_string());
-        direct.args = vec!["--era".into(), "legacy".into()];
-        let direct = connect(direct).await?;
-        let mut gateway = StdioOptions::new(mcpctl.display().to_string());
-        gateway.args = vec![
-            "--no-host-configs".into(),
-            "--config".into(),
-            config.display().to_string(),
-            "serve".into(),
-        ];
-        gateway.env = vec![("HOME".into(), scratch.path().display().to_string())];
-        gateway.env_passthrough = vec!["PATH".into()];
-        let gateway = connect(gateway).await?;
-        echo(&direct, "echo", 200).await?;
-        echo(&gateway, "mcp_fx_echo", 200).await?;
-        let (mut d, mut g) = (Vec::new(), Vec::new());
-        let mut left = calls;
-        while left > 0 {
-            let round = left.min(500);
-            d.extend(echo(&direct, "echo", round).await?);
-            g.extend(echo(&gateway, "mcp_fx_echo", round).await?);
-            left -= round;
-        }
-        let (dp50, dp99) = percentiles(&mut d);
-        let (gp50, gp99) = percentiles(&mut g);
-        println!("{calls} sequential echo calls over stdio, fixture server");
-        println!("{:<28} {:>10} {:>10}", "path", "p50 µs", "p99 µs");
-        println!(
-            "{:<28} {:>10.1} {:>10.1}",
-            "direct",
-            micros(dp50),
-            micros(dp99)
-        );
-        println!(
-            "{:<28} {:>10.1} {:>10.1}",
-            "through mcpctl serve",
-            micros(gp50),
-            micros(gp99)
-        );
-        println!(
-            "gateway / direct: p50 {:.2}x, p99 {:.2}x",
-            gp50.as_secs_f64() / dp50.as_secs_f64(),
-            gp99.as_secs_f64() / dp99.as_secs_f64()
-        );
-        direct.close().await;
-        gateway.close().await;
-        Ok(())
-    })
+    println!("{calls} sequential echo calls over stdio, fixture server");
+    println!("{:<40} {:>10} {:>10}", "path", "p50 µs", "p99 µs");
+    for era in eras {
+        runtime.block_on(measure(era, calls, &fixture, &mcpctl))?;
+    }
+    Ok(())
 }
 
-async fn connect(options: StdioOptions) -> anyhow::Result<Client> {
+/// Both paths in one era: the table's rows and the ratio.
+async fn measure(
+    era: Era,
+    calls: usize,
+    fixture: &std::path::Path,
+    mcpctl: &std::path::Path,
+) -> anyhow::Result<()> {
+    let scratch = tempfile::tempdir()?;
+    let config = scratch.path().join("servers.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"fx": {"command": fixture, "args": ["--era", era.fixture()]}}})
+            .to_string(),
+    )?;
+    let mut direct = StdioOptions::new(fixture.display().to_string());
+    direct.args = vec!["--era".into(), era.fixture().into()];
+    let direct = connect(direct, era).await?;
+    let mut gateway = StdioOptions::new(mcpctl.display().to_string());
+    gateway.args = vec![
+        "--no-host-configs".into(),
+        "--config".into(),
+        config.display().to_string(),
+        "serve".into(),
+    ];
+    gateway.env = vec![("HOME".into(), scratch.path().display().to_string())];
+    gateway.env_passthrough = vec!["PATH".into()];
+    let gateway = connect(gateway, era).await?;
+    echo(&direct, "echo", 200).await?;
+    echo(&gateway, "mcp_fx_echo", 200).await?;
+    let (mut d, mut g) = (Vec::new(), Vec::new());
+    let mut left = calls;
+    while left > 0 {
+        let round = left.min(500);
+        d.extend(echo(&direct, "echo", round).await?);
+        g.extend(echo(&gateway, "mcp_fx_echo", round).await?);
+        left -= round;
+    }
+    let (dp50, dp99) = percentiles(&mut d);
+    let (gp50, gp99) = percentiles(&mut g);
+    let row = |path: &str, p50: Duration, p99: Duration| {
+        println!(
+            "{:<40} {:>10.1} {:>10.1}",
+            format!("{}, {path}", era.name()),
+            micros(p50),
+            micros(p99)
+        );
+    };
+    row("direct", dp50, dp99);
+    row("through mcpctl serve", gp50, gp99);
+    println!(
+        "{}: gateway / direct: p50 {:.2}x, p99 {:.2}x",
+        era.name(),
+        gp50.as_secs_f64() / dp50.as_secs_f64(),
+        gp99.as_secs_f64() / dp99.as_secs_f64()
+    );
+    direct.close().await;
+    gateway.close().await;
+    Ok(())
+}
+
+async fn connect(options: StdioOptions, era: Era) -> anyhow::Result<Client> {
     let what = options.command.clone();
     let transport =
         StdioTransport::spawn(options).with_context(|| format!("cannot start {what}"))?;
-    let (client, driver) = Client::new(transport, ClientOptions::default());
+    let mut client_options = ClientOptions::default();
+    client_options.session.era = era.policy();
+    let (client, driver) = Client::new(transport, client_options);
     tokio::spawn(driver.run());
     client
         .initialize()
