@@ -120,6 +120,7 @@ mod forward;
 mod keep;
 mod relay;
 pub mod report;
+mod rounds;
 
 pub use asks::GatewayAsks;
 pub use keep::NameCollision;
@@ -236,6 +237,9 @@ pub struct Gateway {
     /// What the clients asked of the servers together (log levels,
     /// resource subscriptions).
     relays: Arc<relay::Relays>,
+    /// The 2026-07-28 clients' requests waiting for their input rounds'
+    /// retries.
+    rounds: Arc<rounds::Rounds>,
 }
 
 impl Gateway {
@@ -254,6 +258,7 @@ impl Gateway {
             session: McpSession::new(manager, session),
             options: Arc::new(options),
             relays: Arc::default(),
+            rounds: Arc::default(),
         }
     }
 
@@ -294,7 +299,7 @@ impl Gateway {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let server = StreamServer::new(StreamOptions::new(self.server_options()));
-        let connection = self.connect_reply(Reply::Peer(server.peer()));
+        let connection = Arc::new(self.connect_reply(Reply::Peer(server.peer())));
         server
             .serve(Arc::new(Served { connection }), reader, writer)
             .await
@@ -359,7 +364,7 @@ impl mcp_transport::server::HttpApp for Gateway {
 
     fn connect(&self, peer: Peer) -> Arc<dyn ServerHandler> {
         Arc::new(Served {
-            connection: self.connect_reply(Reply::Peer(peer)),
+            connection: Arc::new(self.connect_reply(Reply::Peer(peer))),
         })
     }
 
@@ -948,7 +953,19 @@ fn send(reply: &Reply, message: Message) {
 /// connection: the session in front has settled the era, the handshake and
 /// the protocol's own requests.
 struct Served {
-    connection: GatewayConnection,
+    /// Shared with the work of the 2026-07-28 requests that wait for
+    /// their clients' input ([`rounds`]): the connection outlives the
+    /// request that started the work.
+    connection: Arc<GatewayConnection>,
+}
+
+/// Whether a request's server may ask back while answering it (and in the
+/// 2026-07-28 era answer `input_required`).
+fn may_ask(method: &str) -> bool {
+    matches!(
+        method,
+        methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
+    )
 }
 
 #[async_trait::async_trait]
@@ -958,100 +975,162 @@ impl ServerHandler for Served {
         request: ClientRequest,
         context: RequestContext,
     ) -> Result<RawJson, ErrorObject> {
-        let inner = Arc::clone(&self.connection.inner);
-        // Dropped when the request ends, answered or not: a cancelled one
-        // cancels its call upstream and ends its subscription.
-        let _ended = Ended {
-            connection: Arc::clone(&inner),
-            id: request.id.clone(),
-        };
-        let modern = request.era() == Era::Modern;
-        let params = request.params.as_ref().map_or("{}", |raw| raw.get());
-        // A call, prompt or read may make its server ask back: this
-        // client answers while it waits (a handshake-era one; the
-        // stateless era has no server-to-client requests).
-        let _waiting = match (&inner.gateway.options.asks, modern) {
-            (Some(asks), false)
-                if matches!(
-                    request.method.as_str(),
-                    methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
-                ) =>
-            {
+        let inner = &self.connection.inner;
+        let waiting = match &inner.gateway.options.asks {
+            Some(asks) if may_ask(&request.method) => {
+                if request.era() == Era::Modern {
+                    return self.in_rounds(asks, request, context).await;
+                }
+                // A handshake-era client answers its servers' questions
+                // itself, on its connection, while it waits.
                 Some(asks.waiting(inner.number, context.peer().clone()))
             }
             _ => None,
         };
-        if request.method == methods::TOOLS_CALL {
-            // Called on this task: the call ends with the request (its
-            // future dropped, its token cancelled by `_ended`).
-            let Prepared {
-                tool,
-                call,
-                passthrough,
-            } = inner.prepare_call(&request.id, params)?;
-            let outcome = if context.wants_progress() {
-                let (sink, mut reports) = mpsc::unbounded_channel();
-                let calling = tool.call(call.with_progress(sink));
-                tokio::pin!(calling);
-                let outcome = loop {
-                    tokio::select! {
-                        outcome = &mut calling => break outcome,
-                        Some(report) = reports.recv() => relay(&context, &report),
-                    }
-                };
-                // Progress sent before the answer arrives first.
-                while let Ok(report) = reports.try_recv() {
-                    relay(&context, &report);
-                }
-                outcome
-            } else {
-                tool.call(call).await
-            };
-            inner.lock().calls.remove(&request.id);
-            if outcome.is_cancelled() {
-                return Err(ErrorObject::new(
-                    error_codes::INTERNAL_ERROR,
-                    "the call was cancelled",
+        let answer = answer(inner, request, context).await;
+        drop(waiting);
+        answer
+    }
+}
+
+impl Served {
+    /// A 2026-07-28 call, prompt or read, with its servers' questions
+    /// answered in input rounds ([`rounds`]): a retry (`requestState`)
+    /// resumes the work waiting for it; a first request starts its work in
+    /// the background, its servers' questions going to `asks`.
+    async fn in_rounds(
+        &self,
+        asks: &Arc<GatewayAsks>,
+        mut request: ClientRequest,
+        context: RequestContext,
+    ) -> Result<RawJson, ErrorObject> {
+        let gateway = &self.connection.inner.gateway;
+        let mut params = match request.params.as_ref() {
+            Some(raw) => decode::<types::JsonObject>(raw.get(), &request.method)?,
+            None => types::JsonObject::new(),
+        };
+        // Both are for this gateway, never for the server behind it.
+        let state = params.remove("requestState");
+        let responses = params.remove("inputResponses");
+        let subject = rounds::Subject::of(&request.method, &params);
+        let work = match state {
+            Some(Value::String(state)) => gateway.rounds.resume(&state, &subject, responses)?,
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "requestState must be the string the gateway gave",
                 ));
             }
-            let mut result = match passthrough.as_ref().and_then(|p| p.take()) {
-                // With kept names the server's answer goes back as it came.
-                Some(Ok(result)) => result,
-                Some(Err(error)) => return Err(forward::passed_on(error)),
-                None => call_result(&outcome),
-            };
-            if modern {
-                result.result_type = Some(types::ResultType::Complete);
+            None => {
+                request.params =
+                    Some(RawJson::encode(&params).map_err(|e| {
+                        ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string())
+                    })?);
+                let (sender, asked) = mpsc::unbounded_channel();
+                let capabilities = request
+                    .client
+                    .as_ref()
+                    .map(|client| client.capabilities.clone())
+                    .unwrap_or_default();
+                let waiting =
+                    asks.waiting_in_rounds(self.connection.inner.number, sender, capabilities);
+                let connection = Arc::clone(&self.connection);
+                let done = tokio::spawn(async move {
+                    let answer = answer(&connection.inner, request, context).await;
+                    drop(waiting);
+                    answer
+                });
+                rounds::Work::new(subject, asked, done)
             }
-            return RawJson::encode(&result)
-                .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()));
-        }
-        let (messages, mut about) = mpsc::unbounded_channel();
-        inner.answer(
-            request.id.clone(),
-            &request.method,
-            params,
-            modern,
-            &Reply::Channel(messages),
-        )?;
-        while let Some(message) = about.recv().await {
-            match message {
-                // Progress, and a subscription's notifications.
-                Message::Notification(notification) => {
-                    let _ = context
-                        .peer()
-                        .notify(&notification.method, notification.params.as_ref());
-                }
-                Message::Response(response) => return Ok(response.result),
-                Message::Error(error) => return Err(error.error),
-                Message::Request(_) => {}
-            }
-        }
-        Err(ErrorObject::new(
-            error_codes::INTERNAL_ERROR,
-            "the request ended without an answer",
-        ))
+        };
+        gateway.rounds.drive(work).await
     }
+}
+
+/// Answers one request of a [`Gateway::serve`] (or HTTP) client.
+async fn answer(
+    inner: &Arc<Connection>,
+    request: ClientRequest,
+    context: RequestContext,
+) -> Result<RawJson, ErrorObject> {
+    let inner = Arc::clone(inner);
+    // Dropped when the request ends, answered or not: a cancelled one
+    // cancels its call upstream and ends its subscription.
+    let _ended = Ended {
+        connection: Arc::clone(&inner),
+        id: request.id.clone(),
+    };
+    let modern = request.era() == Era::Modern;
+    let params = request.params.as_ref().map_or("{}", |raw| raw.get());
+    if request.method == methods::TOOLS_CALL {
+        // Called on this task: the call ends with the request (its
+        // future dropped, its token cancelled by `_ended`).
+        let Prepared {
+            tool,
+            call,
+            passthrough,
+        } = inner.prepare_call(&request.id, params)?;
+        let outcome = if context.wants_progress() {
+            let (sink, mut reports) = mpsc::unbounded_channel();
+            let calling = tool.call(call.with_progress(sink));
+            tokio::pin!(calling);
+            let outcome = loop {
+                tokio::select! {
+                    outcome = &mut calling => break outcome,
+                    Some(report) = reports.recv() => relay(&context, &report),
+                }
+            };
+            // Progress sent before the answer arrives first.
+            while let Ok(report) = reports.try_recv() {
+                relay(&context, &report);
+            }
+            outcome
+        } else {
+            tool.call(call).await
+        };
+        inner.lock().calls.remove(&request.id);
+        if outcome.is_cancelled() {
+            return Err(ErrorObject::new(
+                error_codes::INTERNAL_ERROR,
+                "the call was cancelled",
+            ));
+        }
+        let mut result = match passthrough.as_ref().and_then(|p| p.take()) {
+            // With kept names the server's answer goes back as it came.
+            Some(Ok(result)) => result,
+            Some(Err(error)) => return Err(forward::passed_on(error)),
+            None => call_result(&outcome),
+        };
+        if modern {
+            result.result_type = Some(types::ResultType::Complete);
+        }
+        return RawJson::encode(&result)
+            .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()));
+    }
+    let (messages, mut about) = mpsc::unbounded_channel();
+    inner.answer(
+        request.id.clone(),
+        &request.method,
+        params,
+        modern,
+        &Reply::Channel(messages),
+    )?;
+    while let Some(message) = about.recv().await {
+        match message {
+            // Progress, and a subscription's notifications.
+            Message::Notification(notification) => {
+                let _ = context
+                    .peer()
+                    .notify(&notification.method, notification.params.as_ref());
+            }
+            Message::Response(response) => return Ok(response.result),
+            Message::Error(error) => return Err(error.error),
+            Message::Request(_) => {}
+        }
+    }
+    Err(ErrorObject::new(
+        error_codes::INTERNAL_ERROR,
+        "the request ended without an answer",
+    ))
 }
 
 /// A `tools/call` ready to run.

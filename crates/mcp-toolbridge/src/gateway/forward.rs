@@ -360,6 +360,9 @@ pub(super) async fn get_prompt(
 ) -> Result<serde_json::Value, ErrorObject> {
     params.name = name;
     params.meta = forwarded_meta(params.meta.as_ref());
+    // A client's input rounds are with the gateway, never the server's.
+    params.input_responses = None;
+    params.request_state = None;
     let result = upstream
         .client
         .get_prompt_with(&params, upstream.options)
@@ -374,6 +377,8 @@ pub(super) async fn read_resource(
     mut params: ReadResourceRequestParams,
 ) -> Result<serde_json::Value, ErrorObject> {
     params.meta = forwarded_meta(params.meta.as_ref());
+    params.input_responses = None;
+    params.request_state = None;
     let result = upstream
         .client
         .read_resource_with(&params, upstream.options)
