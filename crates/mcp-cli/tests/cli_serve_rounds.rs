@@ -102,10 +102,10 @@ impl ClientHandler for Answers {
     async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ErrorObject> {
         self.asked.lock().unwrap().push("elicitation");
         let asked = serde_json::to_value(&params).map_err(internal)?;
-        // The fixture's `two_rounds` asks for a name, the rest for an answer.
-        let content = if asked["message"] == "What is your name?" {
-            json!({"name": "Ada"})
-        } else if asked["message"] == "Whom shall I greet?" {
+        // The fixture's `two_rounds` and the Python server's prompt ask for
+        // a name, the rest for an answer.
+        let message = asked["message"].as_str().unwrap_or_default();
+        let content = if ["What is your name?", "Whom shall I greet?"].contains(&message) {
             json!({"name": "Ada"})
         } else {
             json!({"answer": "elicited"})

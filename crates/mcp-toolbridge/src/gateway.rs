@@ -687,17 +687,20 @@ impl Connection {
             .arguments
             .map_or(Value::Object(Default::default()), Value::Object);
         let mut tool_call = ToolCall::new(id.to_string(), arguments).with_cancel(cancel);
-        let passthrough = (self.gateway.options.naming == ToolNaming::Keep).then(|| {
-            Arc::new(crate::tool::Passthrough {
-                meta: forward::forwarded_meta(call.meta.as_ref()),
-                ..Default::default()
-            })
-        });
+        // Under every naming the server's JSON-RPC error reaches the client
+        // as one (not as a failed result), and the client's own `_meta`
+        // reaches the server; with kept names the result passes whole too.
+        let passthrough = Some(Arc::new(crate::tool::Passthrough {
+            meta: forward::forwarded_meta(call.meta.as_ref()),
+            server_names: self.gateway.options.naming == ToolNaming::Keep,
+            ..Default::default()
+        }));
         tool_call.passthrough.clone_from(&passthrough);
         Ok(Prepared {
             tool,
             call: tool_call,
             passthrough,
+            reported: report::asks_failures(call.meta.as_ref()),
         })
     }
 
@@ -1068,6 +1071,7 @@ async fn answer(
             tool,
             call,
             passthrough,
+            reported,
         } = inner.prepare_call(&request.id, params)?;
         let outcome = if context.wants_progress() {
             let (sink, mut reports) = mpsc::unbounded_channel();
@@ -1096,9 +1100,11 @@ async fn answer(
         }
         let mut result = match passthrough.as_ref().and_then(|p| p.take()) {
             // With kept names the server's answer goes back as it came.
-            Some(Ok(result)) => result,
-            Some(Err(error)) => return Err(forward::passed_on(error)),
-            None => call_result(&outcome),
+            Some(Ok(result)) if inner.gateway.options.naming == ToolNaming::Keep => result,
+            // A server's JSON-RPC error stays one, whatever the naming,
+            // unless the client asked for failure reports.
+            Some(Err(error)) if !reported => return Err(forward::passed_on(error)),
+            _ => call_result(&outcome),
         };
         if modern {
             result.result_type = Some(types::ResultType::Complete);
@@ -1137,8 +1143,11 @@ async fn answer(
 struct Prepared {
     tool: Arc<dyn ModelTool>,
     call: ToolCall,
-    /// With kept names: where the server's own answer is kept.
+    /// Where the server's own answer is kept.
     passthrough: Option<Arc<crate::tool::Passthrough>>,
+    /// Whether the client asked for a server's JSON-RPC error as a
+    /// failed result with its [`report::FailureReport`].
+    reported: bool,
 }
 
 /// Passes a call's progress report on to the client.
