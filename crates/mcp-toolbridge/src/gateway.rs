@@ -121,6 +121,7 @@ mod keep;
 mod relay;
 pub mod report;
 mod rounds;
+mod skills;
 
 pub use asks::GatewayAsks;
 pub use keep::NameCollision;
@@ -315,6 +316,7 @@ impl Gateway {
     fn capabilities(&self) -> ServerCapabilities {
         let mut declared = capabilities();
         relay::add_capabilities(self, &mut declared);
+        skills::add_capability(self, &mut declared);
         declared
     }
 
@@ -616,6 +618,22 @@ impl Connection {
                 let params: types::SubscriptionsListenRequestParams =
                     decode(params, methods::SUBSCRIPTIONS_LISTEN)?;
                 self.listen(id, params.notifications, reply);
+                Ok(())
+            }
+            methods::SKILLS_LIST => {
+                first_page(params, method)?;
+                let servers = forward::usable(&self.gateway);
+                let mut result = skills::list(&servers, forward::naming(&self.gateway))
+                    .map_err(|collision| collision.to_error())?;
+                if modern {
+                    uncacheable!(result);
+                }
+                respond(reply, id, &result)
+            }
+            methods::SKILLS_GET => {
+                let params: types::GetSkillRequestParams = decode(params, methods::SKILLS_GET)?;
+                let gateway = self.gateway.clone();
+                self.spawn_answer(id, reply, modern, false, skills::get(gateway, params));
                 Ok(())
             }
             methods::COMPLETION_COMPLETE => {

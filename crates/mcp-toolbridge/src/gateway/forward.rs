@@ -62,6 +62,11 @@ impl Usable {
     pub(super) fn capabilities(&self) -> &mcp_proto::types::ServerCapabilities {
         self.catalog.capabilities()
     }
+
+    /// The skills it listed (the Skills extension), if any.
+    pub(super) fn skills(&self) -> &[mcp_proto::types::Skill] {
+        self.catalog.skills().unwrap_or_default()
+    }
 }
 
 /// The server `uri` belongs to: the one that lists it (with kept names,
