@@ -438,9 +438,20 @@ struct ConnState {
     listed_resources: Option<Vec<String>>,
     /// The open 2026-07-28 `subscriptions/listen` requests, by id.
     subscriptions: HashMap<RequestId, Subscription>,
+    /// The calls, prompts and reads in flight that a server's log
+    /// messages may be about, by id.
+    streamable: HashMap<RequestId, Streamable>,
     /// The binding requests use, made again after each catalog event
     /// (binding per request would cost more than the call it serves).
     tools: Option<ToolSet>,
+}
+
+/// A call, prompt or read in flight: over Streamable HTTP its answer can
+/// become a stream that carries what its server says meanwhile.
+struct Streamable {
+    /// The server it went to, when known before it is sent.
+    server: Option<String>,
+    context: RequestContext,
 }
 
 /// One open `subscriptions/listen` request: where its notifications go,
@@ -682,6 +693,19 @@ impl Connection {
         }
     }
 
+    /// Request `id` (a call, prompt or read, to `server` when known) is in
+    /// flight until it ends: a server's log messages meanwhile may go on
+    /// its stream ([`Connection::on_log`]).
+    fn streaming(&self, id: &RequestId, server: Option<String>, context: &RequestContext) {
+        self.lock().streamable.insert(
+            id.clone(),
+            Streamable {
+                server,
+                context: context.clone(),
+            },
+        );
+    }
+
     /// The tool a `tools/call` names and the call to make, cancelled by
     /// cancelling request `id`.
     fn prepare_call(&self, id: &RequestId, params: &str) -> Result<Prepared, ErrorObject> {
@@ -699,6 +723,9 @@ impl Connection {
                 mcp_proto::text::bound(&call.name, 128)
             )));
         };
+        let server = tools
+            .resolve(tool.name())
+            .map(|(server, _)| server.to_owned());
         let cancel = CancelToken::new();
         self.lock().calls.insert(id.clone(), cancel.clone());
         let arguments = call
@@ -719,6 +746,7 @@ impl Connection {
             call: tool_call,
             passthrough,
             reported: report::asks_failures(call.meta.as_ref()),
+            server,
         })
     }
 
@@ -832,15 +860,40 @@ impl Connection {
         }
     }
 
-    /// A server's `notifications/message`, passed on when the client's
-    /// level lets it through.
-    fn on_log(&self, level: types::LoggingLevel, logger: Option<&str>, data: &Value) {
-        if !relay::reaches(self.lock().log_level, level) {
-            return;
-        }
+    /// Server `server`'s `notifications/message`, passed on when the
+    /// client's level lets it through: on the stream of the client's one
+    /// call, prompt or read in flight (of that server, or of one not known
+    /// yet), opened for it ("Transports" §Sending Messages to the Server:
+    /// messages related to the request go on its stream), as the server
+    /// sent it during that request; else on the connection.
+    fn on_log(&self, server: &str, level: types::LoggingLevel, logger: Option<&str>, data: &Value) {
+        let during = {
+            let state = self.lock();
+            if !relay::reaches(state.log_level, level) {
+                return;
+            }
+            let mut streamable = state.streamable.values();
+            match (streamable.next(), streamable.next()) {
+                (Some(only), None)
+                    if only.server.as_deref().is_none_or(|asked| asked == server) =>
+                {
+                    Some(only.context.clone())
+                }
+                _ => None,
+            }
+        };
         let mut params = serde_json::json!({"level": level, "data": data});
         if let Some(logger) = logger {
             params["logger"] = logger.into();
+        }
+        if let Some(context) = during {
+            let _ = context.open_stream();
+            if context
+                .notify(methods::NOTIFICATION_MESSAGE, Some(&params))
+                .is_ok()
+            {
+                return;
+            }
         }
         if let Ok(message) = Message::notification(methods::NOTIFICATION_MESSAGE, Some(&params)) {
             send(&self.notify, message);
@@ -1090,20 +1143,32 @@ async fn answer(
             call,
             passthrough,
             reported,
+            server,
         } = inner.prepare_call(&request.id, params)?;
+        inner.streaming(&request.id, server, &context);
         let outcome = if context.wants_progress() {
             let (sink, mut reports) = mpsc::unbounded_channel();
             let calling = tool.call(call.with_progress(sink));
             tokio::pin!(calling);
+            let mut streaming = false;
+            // The server streams the call: so does the answer (over
+            // Streamable HTTP, from a priming event on).
+            let mut pass_on = |report: &crate::tool::CallProgress| {
+                if !streaming {
+                    streaming = true;
+                    let _ = context.open_stream();
+                }
+                relay(&context, report);
+            };
             let outcome = loop {
                 tokio::select! {
                     outcome = &mut calling => break outcome,
-                    Some(report) = reports.recv() => relay(&context, &report),
+                    Some(report) = reports.recv() => pass_on(&report),
                 }
             };
             // Progress sent before the answer arrives first.
             while let Ok(report) = reports.try_recv() {
-                relay(&context, &report);
+                pass_on(&report);
             }
             outcome
         } else {
@@ -1129,6 +1194,12 @@ async fn answer(
         }
         return RawJson::encode(&result)
             .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()));
+    }
+    if matches!(
+        request.method.as_str(),
+        methods::PROMPTS_GET | methods::RESOURCES_READ
+    ) {
+        inner.streaming(&request.id, None, &context);
     }
     let (messages, mut about) = mpsc::unbounded_channel();
     inner.answer(
@@ -1166,6 +1237,8 @@ struct Prepared {
     /// Whether the client asked for a server's JSON-RPC error as a
     /// failed result with its [`report::FailureReport`].
     reported: bool,
+    /// The server the call goes to.
+    server: Option<String>,
 }
 
 /// Passes a call's progress report on to the client.
@@ -1183,11 +1256,12 @@ struct Ended {
 
 impl Drop for Ended {
     fn drop(&mut self) {
-        let (token, _subscription) = {
+        let (token, _subscription, _streamable) = {
             let mut state = self.connection.lock();
             (
                 state.calls.remove(&self.id),
                 state.subscriptions.remove(&self.id),
+                state.streamable.remove(&self.id),
             )
         };
         if let Some(token) = token {
@@ -1213,15 +1287,15 @@ async fn watch_catalogs(
     loop {
         let relevant = match events.recv().await {
             Ok(ManagerEvent::Log {
+                id,
                 level,
                 logger,
                 data,
-                ..
             }) => {
                 let Some(connection) = connection.upgrade() else {
                     return;
                 };
-                connection.on_log(level, logger.as_deref(), &data);
+                connection.on_log(&id, level, logger.as_deref(), &data);
                 continue;
             }
             Ok(ManagerEvent::ResourceUpdated { uri, .. }) => {
