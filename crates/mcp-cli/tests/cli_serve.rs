@@ -1138,3 +1138,74 @@ fn a_call_the_server_streams_is_answered_on_a_stream_over_http() {
         "{rest:?}"
     );
 }
+
+/// Answers every elicitation with `{"answer": "elicited over http"}`.
+struct ElicitOverHttp;
+
+#[async_trait::async_trait]
+impl mcp_transport::ClientHandler for ElicitOverHttp {
+    fn capabilities(&self) -> mcp_proto::types::ClientCapabilities {
+        mcp_proto::types::ClientCapabilities {
+            elicitation: Some(mcp_proto::types::ElicitationCapability {
+                form: Some(Default::default()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    async fn elicit(
+        &self,
+        _params: mcp_proto::types::ElicitRequestParams,
+    ) -> Result<mcp_proto::types::ElicitResult, mcp_proto::ErrorObject> {
+        serde_json::from_value(
+            json!({"action": "accept", "content": {"answer": "elicited over http"}}),
+        )
+        .map_err(|e| mcp_proto::ErrorObject::new(-32603, e.to_string()))
+    }
+}
+
+#[test]
+fn a_2026_07_28_client_over_http_answers_its_servers_question_in_input_rounds() {
+    use mcp_proto::EraPolicy;
+    use mcp_transport::{Client, ClientOptions, HttpOptions, HttpTransport};
+
+    let env = Env::new();
+    let config = fixture_config(&env, &[json!("--reference-catalog")]);
+    let serve = HttpServe::start_with(
+        &env,
+        &["--no-host-configs", "--config", config.to_str().unwrap()],
+        &["--names", "keep"],
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut http = HttpOptions::new(serve.url.clone());
+        http.headers = vec![(
+            "Authorization".to_owned(),
+            format!("Bearer {}", serve.token),
+        )];
+        let transport = HttpTransport::connect(http).await.expect("a transport");
+        let mut options = ClientOptions::default();
+        options.session.era = EraPolicy::Modern;
+        options.handler = Some(std::sync::Arc::new(ElicitOverHttp));
+        let (client, driver) = Client::new(transport, options);
+        tokio::spawn(driver.run());
+        client.initialize().await.expect("server/discover");
+        // Each round is a request of its own over HTTP; the gateway's work
+        // waits between them.
+        let answered = client
+            .call_tool(
+                "ask_elicitation",
+                json!({"message": "?"}).as_object().cloned(),
+            )
+            .await
+            .expect("the call, its question answered in a round");
+        let shown = serde_json::to_string(&answered.content).unwrap();
+        assert!(shown.contains("elicited over http"), "{shown}");
+        client.close().await;
+    });
+}
