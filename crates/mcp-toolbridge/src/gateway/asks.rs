@@ -15,7 +15,10 @@
 //! question goes into that request's input rounds ([`super::rounds`]),
 //! refused (-32601) when the request's client did not declare the
 //! capability (2026-07-28 "Multi round-trip requests": a server never asks
-//! for input the client cannot give).
+//! for input the client cannot give). Such a request waits on its server
+//! until its work ends, its client's retries included: while it waits for
+//! a retry, another client's server asking is as ambiguous as while two
+//! calls run, and is refused.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
