@@ -114,6 +114,14 @@ impl Daemon {
                 serde_json::Value::Object(map) => Some(map),
                 _ => None,
             },
+            // Every failure as the gateway's report, a server's JSON-RPC
+            // error too: the failure is made again here as a direct call
+            // makes it.
+            meta: mcp_proto::types::Meta::from_text(format!(
+                r#"{{"{}":true}}"#,
+                gateway_report::FAILURE
+            ))
+            .ok(),
             ..Default::default()
         };
         self.client.call_tool_with(&params, options).await

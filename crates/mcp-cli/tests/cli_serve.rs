@@ -309,8 +309,14 @@ struct HttpServe {
 
 impl HttpServe {
     fn start(env: &Env, args: &[&str]) -> HttpServe {
-        let mut all = args.to_vec();
+        HttpServe::start_with(env, args, &[])
+    }
+
+    /// `mcpctl GLOBAL serve --http SERVE`.
+    fn start_with(env: &Env, global: &[&str], serve: &[&str]) -> HttpServe {
+        let mut all = global.to_vec();
         all.extend(["serve", "--http"]);
+        all.extend_from_slice(serve);
         let mut child = env
             .command(&all)
             .spawn()
@@ -993,5 +999,213 @@ fn a_2026_07_28_client_hears_of_list_changes_through_its_subscription() {
         )];
         let transport = HttpTransport::connect(http).await.expect("a transport");
         hears(transport, "add").await;
+    });
+}
+
+/// The SSE events of an answer's body (chunked transfer coding left in:
+/// each event is sent whole), each as its `id` and `data` lines.
+fn sse_events(body: &str) -> Vec<(Option<String>, String)> {
+    body.split("\n\n")
+        .filter_map(|event| {
+            let mut id = None;
+            let mut data = None;
+            for line in event.lines() {
+                if let Some(value) = line.strip_prefix("id:") {
+                    id = Some(value.trim().to_owned());
+                } else if let Some(value) = line.strip_prefix("data:") {
+                    data = Some(value.trim().to_owned());
+                }
+            }
+            (id.is_some() || data.is_some()).then(|| (id, data.unwrap_or_default()))
+        })
+        .collect()
+}
+
+#[test]
+fn a_call_the_server_streams_is_answered_on_a_stream_over_http() {
+    let env = Env::new();
+    let script = support::repo_root().join("tests/interop/streaming_server.py");
+    let config = env.write_json(
+        "servers.json",
+        &json!({"mcpServers": {
+            "fx": {"command": support::fixture_server(),
+                   "args": ["--era", "legacy", "--reference-catalog"], "era": "legacy"},
+            "py": {"command": support::venv_python(), "args": [script]},
+        }}),
+    );
+    let serve = HttpServe::start_with(
+        &env,
+        &["--no-host-configs", "--config", config.to_str().unwrap()],
+        &["--names", "keep"],
+    );
+    let bearer = serve.bearer();
+    let post = |extra: &[&str], body: &str| {
+        let mut headers = vec![
+            "Accept: application/json, text/event-stream",
+            bearer.as_str(),
+        ];
+        headers.extend_from_slice(extra);
+        serve.raw("POST", &headers, body)
+    };
+    let started = post(
+        &[],
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+    );
+    assert_eq!(started.status, 200, "{started:?}");
+    let session = format!("Mcp-Session-Id: {}", session_id(&started));
+    let version = "MCP-Protocol-Version: 2025-11-25";
+    let in_session = [session.as_str(), version];
+    let initialized = post(
+        &in_session,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!(initialized.status, 202, "{initialized:?}");
+    let level = post(
+        &in_session,
+        r#"{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"info"}}"#,
+    );
+    assert_eq!(level.status, 200, "{level:?}");
+
+    // A server's progress during a call: the answer is a stream that opens
+    // with a priming event (an id, no data), the reports, then the result.
+    let progressed = post(
+        &in_session,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test_tool_with_progress","arguments":{},"_meta":{"progressToken":"p-1"}}}"#,
+    );
+    assert!(
+        progressed
+            .head
+            .to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{progressed:?}"
+    );
+    let events = sse_events(&progressed.body);
+    let (first_id, first_data) = &events[0];
+    assert!(first_id.is_some() && first_data.is_empty(), "{events:?}");
+    let reports = events
+        .iter()
+        .filter(|(_, data)| data.contains("notifications/progress") && data.contains("p-1"))
+        .count();
+    assert_eq!(reports, 3, "{events:?}");
+    assert!(
+        events
+            .last()
+            .is_some_and(|(_, data)| data.contains(r#""id":3"#)),
+        "{events:?}"
+    );
+
+    // A server's log message while a call runs comes on the call's
+    // stream; the call ends only when this test writes to the pipe, after
+    // it read the message there.
+    let fifo = env.work_dir().join("go.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let call = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "log_then_wait", "arguments": {"fifo": fifo}}})
+    .to_string();
+    let mut stream =
+        std::net::TcpStream::connect(("127.0.0.1", serve.port)).expect("connect to mcpctl");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n{bearer}\r\n{session}\r\n{version}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{call}",
+        serve.port,
+        call.len()
+    );
+    std::io::Write::write_all(&mut stream, request.as_bytes()).unwrap();
+    let mut reader = std::io::BufReader::new(stream);
+    let mut seen = String::new();
+    while !seen.contains("waiting for the pipe") {
+        let mut line = String::new();
+        let read = std::io::BufRead::read_line(&mut reader, &mut line)
+            .unwrap_or_else(|e| panic!("the log message within 60 s: {e}; read {seen:?}"));
+        assert!(read > 0, "the stream ended first: {seen:?}");
+        seen.push_str(&line);
+    }
+    assert!(
+        seen.to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{seen:?}"
+    );
+    assert!(seen.contains("notifications/message"), "{seen:?}");
+    assert!(!seen.contains(r#""id":4"#), "answered before: {seen:?}");
+    std::fs::write(&fifo, "go\n").expect("write to the pipe");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut reader, &mut rest).expect("the rest of the stream");
+    assert!(
+        rest.contains(r#""id":4"#) && rest.contains("the pipe said go"),
+        "{rest:?}"
+    );
+}
+
+/// Answers every elicitation with `{"answer": "elicited over http"}`.
+struct ElicitOverHttp;
+
+#[async_trait::async_trait]
+impl mcp_transport::ClientHandler for ElicitOverHttp {
+    fn capabilities(&self) -> mcp_proto::types::ClientCapabilities {
+        mcp_proto::types::ClientCapabilities {
+            elicitation: Some(mcp_proto::types::ElicitationCapability {
+                form: Some(Default::default()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    async fn elicit(
+        &self,
+        _params: mcp_proto::types::ElicitRequestParams,
+    ) -> Result<mcp_proto::types::ElicitResult, mcp_proto::ErrorObject> {
+        serde_json::from_value(
+            json!({"action": "accept", "content": {"answer": "elicited over http"}}),
+        )
+        .map_err(|e| mcp_proto::ErrorObject::new(-32603, e.to_string()))
+    }
+}
+
+#[test]
+fn a_2026_07_28_client_over_http_answers_its_servers_question_in_input_rounds() {
+    use mcp_proto::EraPolicy;
+    use mcp_transport::{Client, ClientOptions, HttpOptions, HttpTransport};
+
+    let env = Env::new();
+    let config = fixture_config(&env, &[json!("--reference-catalog")]);
+    let serve = HttpServe::start_with(
+        &env,
+        &["--no-host-configs", "--config", config.to_str().unwrap()],
+        &["--names", "keep"],
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut http = HttpOptions::new(serve.url.clone());
+        http.headers = vec![(
+            "Authorization".to_owned(),
+            format!("Bearer {}", serve.token),
+        )];
+        let transport = HttpTransport::connect(http).await.expect("a transport");
+        let mut options = ClientOptions::default();
+        options.session.era = EraPolicy::Modern;
+        options.handler = Some(std::sync::Arc::new(ElicitOverHttp));
+        let (client, driver) = Client::new(transport, options);
+        tokio::spawn(driver.run());
+        client.initialize().await.expect("server/discover");
+        // Each round is a request of its own over HTTP; the gateway's work
+        // waits between them.
+        let answered = client
+            .call_tool(
+                "ask_elicitation",
+                json!({"message": "?"}).as_object().cloned(),
+            )
+            .await
+            .expect("the call, its question answered in a round");
+        let shown = serde_json::to_string(&answered.content).unwrap();
+        assert!(shown.contains("elicited over http"), "{shown}");
+        client.close().await;
     });
 }

@@ -91,8 +91,8 @@ fn a_client_of_the_kept_gateway_sees_the_servers_names_and_answers_its_questions
         let transport = StdioTransport::spawn(stdio).expect("mcpctl serve starts");
         let mut options = ClientOptions::default();
         options.handler = Some(Arc::new(Answers));
-        // The handshake era: a server may ask its client back there (the
-        // 2026-07-28 era's input rounds are not relayed yet).
+        // The handshake era: the server's questions come as requests on
+        // the connection (`cli_serve_rounds` has the 2026-07-28 era's).
         options.session.era = mcp_proto::EraPolicy::Legacy;
         let (client, driver) = Client::new(transport, options);
         let mut notifications = client.take_notifications().expect("the notifications");

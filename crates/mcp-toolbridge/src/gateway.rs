@@ -120,6 +120,8 @@ mod forward;
 mod keep;
 mod relay;
 pub mod report;
+mod rounds;
+mod skills;
 
 pub use asks::GatewayAsks;
 pub use keep::NameCollision;
@@ -236,6 +238,9 @@ pub struct Gateway {
     /// What the clients asked of the servers together (log levels,
     /// resource subscriptions).
     relays: Arc<relay::Relays>,
+    /// The 2026-07-28 clients' requests waiting for their input rounds'
+    /// retries.
+    rounds: Arc<rounds::Rounds>,
 }
 
 impl Gateway {
@@ -254,6 +259,7 @@ impl Gateway {
             session: McpSession::new(manager, session),
             options: Arc::new(options),
             relays: Arc::default(),
+            rounds: Arc::default(),
         }
     }
 
@@ -294,7 +300,7 @@ impl Gateway {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let server = StreamServer::new(StreamOptions::new(self.server_options()));
-        let connection = self.connect_reply(Reply::Peer(server.peer()));
+        let connection = Arc::new(self.connect_reply(Reply::Peer(server.peer())));
         server
             .serve(Arc::new(Served { connection }), reader, writer)
             .await
@@ -310,6 +316,7 @@ impl Gateway {
     fn capabilities(&self) -> ServerCapabilities {
         let mut declared = capabilities();
         relay::add_capabilities(self, &mut declared);
+        skills::add_capability(self, &mut declared);
         declared
     }
 
@@ -359,7 +366,7 @@ impl mcp_transport::server::HttpApp for Gateway {
 
     fn connect(&self, peer: Peer) -> Arc<dyn ServerHandler> {
         Arc::new(Served {
-            connection: self.connect_reply(Reply::Peer(peer)),
+            connection: Arc::new(self.connect_reply(Reply::Peer(peer))),
         })
     }
 
@@ -431,9 +438,20 @@ struct ConnState {
     listed_resources: Option<Vec<String>>,
     /// The open 2026-07-28 `subscriptions/listen` requests, by id.
     subscriptions: HashMap<RequestId, Subscription>,
+    /// The calls, prompts and reads in flight that a server's log
+    /// messages may be about, by id.
+    streamable: HashMap<RequestId, Streamable>,
     /// The binding requests use, made again after each catalog event
     /// (binding per request would cost more than the call it serves).
     tools: Option<ToolSet>,
+}
+
+/// A call, prompt or read in flight: over Streamable HTTP its answer can
+/// become a stream that carries what its server says meanwhile.
+struct Streamable {
+    /// The server it went to, when known before it is sent.
+    server: Option<String>,
+    context: RequestContext,
 }
 
 /// One open `subscriptions/listen` request: where its notifications go,
@@ -613,6 +631,22 @@ impl Connection {
                 self.listen(id, params.notifications, reply);
                 Ok(())
             }
+            methods::SKILLS_LIST => {
+                first_page(params, method)?;
+                let servers = forward::usable(&self.gateway);
+                let mut result = skills::list(&servers, forward::naming(&self.gateway))
+                    .map_err(|collision| collision.to_error())?;
+                if modern {
+                    uncacheable!(result);
+                }
+                respond(reply, id, &result)
+            }
+            methods::SKILLS_GET => {
+                let params: types::GetSkillRequestParams = decode(params, methods::SKILLS_GET)?;
+                let gateway = self.gateway.clone();
+                self.spawn_answer(id, reply, modern, false, skills::get(gateway, params));
+                Ok(())
+            }
             methods::COMPLETION_COMPLETE => {
                 let params: types::CompleteRequestParams =
                     decode(params, methods::COMPLETION_COMPLETE)?;
@@ -659,6 +693,19 @@ impl Connection {
         }
     }
 
+    /// Request `id` (a call, prompt or read, to `server` when known) is in
+    /// flight until it ends: a server's log messages meanwhile may go on
+    /// its stream ([`Connection::on_log`]).
+    fn streaming(&self, id: &RequestId, server: Option<String>, context: &RequestContext) {
+        self.lock().streamable.insert(
+            id.clone(),
+            Streamable {
+                server,
+                context: context.clone(),
+            },
+        );
+    }
+
     /// The tool a `tools/call` names and the call to make, cancelled by
     /// cancelling request `id`.
     fn prepare_call(&self, id: &RequestId, params: &str) -> Result<Prepared, ErrorObject> {
@@ -676,23 +723,30 @@ impl Connection {
                 mcp_proto::text::bound(&call.name, 128)
             )));
         };
+        let server = tools
+            .resolve(tool.name())
+            .map(|(server, _)| server.to_owned());
         let cancel = CancelToken::new();
         self.lock().calls.insert(id.clone(), cancel.clone());
         let arguments = call
             .arguments
             .map_or(Value::Object(Default::default()), Value::Object);
         let mut tool_call = ToolCall::new(id.to_string(), arguments).with_cancel(cancel);
-        let passthrough = (self.gateway.options.naming == ToolNaming::Keep).then(|| {
-            Arc::new(crate::tool::Passthrough {
-                meta: forward::forwarded_meta(call.meta.as_ref()),
-                ..Default::default()
-            })
-        });
+        // Under every naming the server's JSON-RPC error reaches the client
+        // as one (not as a failed result), and the client's own `_meta`
+        // reaches the server; with kept names the result passes whole too.
+        let passthrough = Some(Arc::new(crate::tool::Passthrough {
+            meta: forward::forwarded_meta(call.meta.as_ref()),
+            server_names: self.gateway.options.naming == ToolNaming::Keep,
+            ..Default::default()
+        }));
         tool_call.passthrough.clone_from(&passthrough);
         Ok(Prepared {
             tool,
             call: tool_call,
             passthrough,
+            reported: report::asks_failures(call.meta.as_ref()),
+            server,
         })
     }
 
@@ -806,15 +860,40 @@ impl Connection {
         }
     }
 
-    /// A server's `notifications/message`, passed on when the client's
-    /// level lets it through.
-    fn on_log(&self, level: types::LoggingLevel, logger: Option<&str>, data: &Value) {
-        if !relay::reaches(self.lock().log_level, level) {
-            return;
-        }
+    /// Server `server`'s `notifications/message`, passed on when the
+    /// client's level lets it through: on the stream of the client's one
+    /// call, prompt or read in flight (of that server, or of one not known
+    /// yet), opened for it ("Transports" §Sending Messages to the Server:
+    /// messages related to the request go on its stream), as the server
+    /// sent it during that request; else on the connection.
+    fn on_log(&self, server: &str, level: types::LoggingLevel, logger: Option<&str>, data: &Value) {
+        let during = {
+            let state = self.lock();
+            if !relay::reaches(state.log_level, level) {
+                return;
+            }
+            let mut streamable = state.streamable.values();
+            match (streamable.next(), streamable.next()) {
+                (Some(only), None)
+                    if only.server.as_deref().is_none_or(|asked| asked == server) =>
+                {
+                    Some(only.context.clone())
+                }
+                _ => None,
+            }
+        };
         let mut params = serde_json::json!({"level": level, "data": data});
         if let Some(logger) = logger {
             params["logger"] = logger.into();
+        }
+        if let Some(context) = during {
+            let _ = context.open_stream();
+            if context
+                .notify(methods::NOTIFICATION_MESSAGE, Some(&params))
+                .is_ok()
+            {
+                return;
+            }
         }
         if let Ok(message) = Message::notification(methods::NOTIFICATION_MESSAGE, Some(&params)) {
             send(&self.notify, message);
@@ -948,7 +1027,19 @@ fn send(reply: &Reply, message: Message) {
 /// connection: the session in front has settled the era, the handshake and
 /// the protocol's own requests.
 struct Served {
-    connection: GatewayConnection,
+    /// Shared with the work of the 2026-07-28 requests that wait for
+    /// their clients' input ([`rounds`]): the connection outlives the
+    /// request that started the work.
+    connection: Arc<GatewayConnection>,
+}
+
+/// Whether a request's server may ask back while answering it (and in the
+/// 2026-07-28 era answer `input_required`).
+fn may_ask(method: &str) -> bool {
+    matches!(
+        method,
+        methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
+    )
 }
 
 #[async_trait::async_trait]
@@ -958,108 +1049,196 @@ impl ServerHandler for Served {
         request: ClientRequest,
         context: RequestContext,
     ) -> Result<RawJson, ErrorObject> {
-        let inner = Arc::clone(&self.connection.inner);
-        // Dropped when the request ends, answered or not: a cancelled one
-        // cancels its call upstream and ends its subscription.
-        let _ended = Ended {
-            connection: Arc::clone(&inner),
-            id: request.id.clone(),
-        };
-        let modern = request.era() == Era::Modern;
-        let params = request.params.as_ref().map_or("{}", |raw| raw.get());
-        // A call, prompt or read may make its server ask back: this
-        // client answers while it waits (a handshake-era one; the
-        // stateless era has no server-to-client requests).
-        let _waiting = match (&inner.gateway.options.asks, modern) {
-            (Some(asks), false)
-                if matches!(
-                    request.method.as_str(),
-                    methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
-                ) =>
-            {
+        let inner = &self.connection.inner;
+        let waiting = match &inner.gateway.options.asks {
+            Some(asks) if may_ask(&request.method) => {
+                if request.era() == Era::Modern {
+                    return self.in_rounds(asks, request, context).await;
+                }
+                // A handshake-era client answers its servers' questions
+                // itself, on its connection, while it waits.
                 Some(asks.waiting(inner.number, context.peer().clone()))
             }
             _ => None,
         };
-        if request.method == methods::TOOLS_CALL {
-            // Called on this task: the call ends with the request (its
-            // future dropped, its token cancelled by `_ended`).
-            let Prepared {
-                tool,
-                call,
-                passthrough,
-            } = inner.prepare_call(&request.id, params)?;
-            let outcome = if context.wants_progress() {
-                let (sink, mut reports) = mpsc::unbounded_channel();
-                let calling = tool.call(call.with_progress(sink));
-                tokio::pin!(calling);
-                let outcome = loop {
-                    tokio::select! {
-                        outcome = &mut calling => break outcome,
-                        Some(report) = reports.recv() => relay(&context, &report),
-                    }
-                };
-                // Progress sent before the answer arrives first.
-                while let Ok(report) = reports.try_recv() {
-                    relay(&context, &report);
-                }
-                outcome
-            } else {
-                tool.call(call).await
-            };
-            inner.lock().calls.remove(&request.id);
-            if outcome.is_cancelled() {
-                return Err(ErrorObject::new(
-                    error_codes::INTERNAL_ERROR,
-                    "the call was cancelled",
+        let answer = answer(inner, request, context).await;
+        drop(waiting);
+        answer
+    }
+}
+
+impl Served {
+    /// A 2026-07-28 call, prompt or read, with its servers' questions
+    /// answered in input rounds ([`rounds`]): a retry (`requestState`)
+    /// resumes the work waiting for it; a first request starts its work in
+    /// the background, its servers' questions going to `asks`.
+    async fn in_rounds(
+        &self,
+        asks: &Arc<GatewayAsks>,
+        mut request: ClientRequest,
+        context: RequestContext,
+    ) -> Result<RawJson, ErrorObject> {
+        let gateway = &self.connection.inner.gateway;
+        let mut params = match request.params.as_ref() {
+            Some(raw) => decode::<types::JsonObject>(raw.get(), &request.method)?,
+            None => types::JsonObject::new(),
+        };
+        // Both are for this gateway, never for the server behind it.
+        let state = params.remove("requestState");
+        let responses = params.remove("inputResponses");
+        let subject = rounds::Subject::of(&request.method, &params);
+        let work = match state {
+            Some(Value::String(state)) => gateway.rounds.resume(&state, &subject, responses)?,
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "requestState must be the string the gateway gave",
                 ));
             }
-            let mut result = match passthrough.as_ref().and_then(|p| p.take()) {
-                // With kept names the server's answer goes back as it came.
-                Some(Ok(result)) => result,
-                Some(Err(error)) => return Err(forward::passed_on(error)),
-                None => call_result(&outcome),
-            };
-            if modern {
-                result.result_type = Some(types::ResultType::Complete);
+            None => {
+                request.params =
+                    Some(RawJson::encode(&params).map_err(|e| {
+                        ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string())
+                    })?);
+                let (sender, asked) = mpsc::unbounded_channel();
+                let capabilities = request
+                    .client
+                    .as_ref()
+                    .map(|client| client.capabilities.clone())
+                    .unwrap_or_default();
+                let waiting =
+                    asks.waiting_in_rounds(self.connection.inner.number, sender, capabilities);
+                let connection = Arc::clone(&self.connection);
+                let done = tokio::spawn(async move {
+                    let answer = answer(&connection.inner, request, context).await;
+                    drop(waiting);
+                    answer
+                });
+                rounds::Work::new(subject, asked, done)
             }
-            return RawJson::encode(&result)
-                .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()));
-        }
-        let (messages, mut about) = mpsc::unbounded_channel();
-        inner.answer(
-            request.id.clone(),
-            &request.method,
-            params,
-            modern,
-            &Reply::Channel(messages),
-        )?;
-        while let Some(message) = about.recv().await {
-            match message {
-                // Progress, and a subscription's notifications.
-                Message::Notification(notification) => {
-                    let _ = context
-                        .peer()
-                        .notify(&notification.method, notification.params.as_ref());
-                }
-                Message::Response(response) => return Ok(response.result),
-                Message::Error(error) => return Err(error.error),
-                Message::Request(_) => {}
-            }
-        }
-        Err(ErrorObject::new(
-            error_codes::INTERNAL_ERROR,
-            "the request ended without an answer",
-        ))
+        };
+        gateway.rounds.drive(work).await
     }
+}
+
+/// Answers one request of a [`Gateway::serve`] (or HTTP) client.
+async fn answer(
+    inner: &Arc<Connection>,
+    request: ClientRequest,
+    context: RequestContext,
+) -> Result<RawJson, ErrorObject> {
+    let inner = Arc::clone(inner);
+    // Dropped when the request ends, answered or not: a cancelled one
+    // cancels its call upstream and ends its subscription.
+    let _ended = Ended {
+        connection: Arc::clone(&inner),
+        id: request.id.clone(),
+    };
+    let modern = request.era() == Era::Modern;
+    let params = request.params.as_ref().map_or("{}", |raw| raw.get());
+    if request.method == methods::TOOLS_CALL {
+        // Called on this task: the call ends with the request (its
+        // future dropped, its token cancelled by `_ended`).
+        let Prepared {
+            tool,
+            call,
+            passthrough,
+            reported,
+            server,
+        } = inner.prepare_call(&request.id, params)?;
+        inner.streaming(&request.id, server, &context);
+        let outcome = if context.wants_progress() {
+            let (sink, mut reports) = mpsc::unbounded_channel();
+            let calling = tool.call(call.with_progress(sink));
+            tokio::pin!(calling);
+            let mut streaming = false;
+            // The server streams the call: so does the answer (over
+            // Streamable HTTP, from a priming event on).
+            let mut pass_on = |report: &crate::tool::CallProgress| {
+                if !streaming {
+                    streaming = true;
+                    let _ = context.open_stream();
+                }
+                relay(&context, report);
+            };
+            let outcome = loop {
+                tokio::select! {
+                    outcome = &mut calling => break outcome,
+                    Some(report) = reports.recv() => pass_on(&report),
+                }
+            };
+            // Progress sent before the answer arrives first.
+            while let Ok(report) = reports.try_recv() {
+                pass_on(&report);
+            }
+            outcome
+        } else {
+            tool.call(call).await
+        };
+        inner.lock().calls.remove(&request.id);
+        if outcome.is_cancelled() {
+            return Err(ErrorObject::new(
+                error_codes::INTERNAL_ERROR,
+                "the call was cancelled",
+            ));
+        }
+        let mut result = match passthrough.as_ref().and_then(|p| p.take()) {
+            // With kept names the server's answer goes back as it came.
+            Some(Ok(result)) if inner.gateway.options.naming == ToolNaming::Keep => result,
+            // A server's JSON-RPC error stays one, whatever the naming,
+            // unless the client asked for failure reports.
+            Some(Err(error)) if !reported => return Err(forward::passed_on(error)),
+            _ => call_result(&outcome),
+        };
+        if modern {
+            result.result_type = Some(types::ResultType::Complete);
+        }
+        return RawJson::encode(&result)
+            .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()));
+    }
+    if matches!(
+        request.method.as_str(),
+        methods::PROMPTS_GET | methods::RESOURCES_READ
+    ) {
+        inner.streaming(&request.id, None, &context);
+    }
+    let (messages, mut about) = mpsc::unbounded_channel();
+    inner.answer(
+        request.id.clone(),
+        &request.method,
+        params,
+        modern,
+        &Reply::Channel(messages),
+    )?;
+    while let Some(message) = about.recv().await {
+        match message {
+            // Progress, and a subscription's notifications.
+            Message::Notification(notification) => {
+                let _ = context
+                    .peer()
+                    .notify(&notification.method, notification.params.as_ref());
+            }
+            Message::Response(response) => return Ok(response.result),
+            Message::Error(error) => return Err(error.error),
+            Message::Request(_) => {}
+        }
+    }
+    Err(ErrorObject::new(
+        error_codes::INTERNAL_ERROR,
+        "the request ended without an answer",
+    ))
 }
 
 /// A `tools/call` ready to run.
 struct Prepared {
     tool: Arc<dyn ModelTool>,
     call: ToolCall,
-    /// With kept names: where the server's own answer is kept.
+    /// Where the server's own answer is kept.
     passthrough: Option<Arc<crate::tool::Passthrough>>,
+    /// Whether the client asked for a server's JSON-RPC error as a
+    /// failed result with its [`report::FailureReport`].
+    reported: bool,
+    /// The server the call goes to.
+    server: Option<String>,
 }
 
 /// Passes a call's progress report on to the client.
@@ -1077,11 +1256,12 @@ struct Ended {
 
 impl Drop for Ended {
     fn drop(&mut self) {
-        let (token, _subscription) = {
+        let (token, _subscription, _streamable) = {
             let mut state = self.connection.lock();
             (
                 state.calls.remove(&self.id),
                 state.subscriptions.remove(&self.id),
+                state.streamable.remove(&self.id),
             )
         };
         if let Some(token) = token {
@@ -1107,15 +1287,15 @@ async fn watch_catalogs(
     loop {
         let relevant = match events.recv().await {
             Ok(ManagerEvent::Log {
+                id,
                 level,
                 logger,
                 data,
-                ..
             }) => {
                 let Some(connection) = connection.upgrade() else {
                     return;
                 };
-                connection.on_log(level, logger.as_deref(), &data);
+                connection.on_log(&id, level, logger.as_deref(), &data);
                 continue;
             }
             Ok(ManagerEvent::ResourceUpdated { uri, .. }) => {

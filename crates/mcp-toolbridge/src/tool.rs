@@ -116,6 +116,9 @@ pub struct ToolCall {
 pub(crate) struct Passthrough {
     /// The client's request `_meta`, its protocol keys already removed.
     pub(crate) meta: Option<mcp_proto::types::Meta>,
+    /// Whether the client knows the tool by the server's own name (kept
+    /// names), which failures then name it by.
+    pub(crate) server_names: bool,
     /// The server's answer, once it came.
     pub(crate) answer:
         std::sync::Mutex<Option<Result<mcp_proto::types::CallToolResult, mcp_proto::ErrorObject>>>,

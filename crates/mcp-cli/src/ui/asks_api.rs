@@ -16,14 +16,19 @@
 //!   `POST /api/asks/{id}`, at most [`ANSWER_WITHIN`]; unanswered, it
 //!   is declined and the page says so.
 //! - A URL elicitation's question ends, answered `accept`, when the
-//!   server says its flow is done (`notifications/elicitation/complete`
-//!   naming its elicitation id, MCP 2025-11-25 "Client/Elicitation"):
-//!   the page shows it ended, "the server says this is done". A
-//!   completion that comes before its question is remembered (the last
-//!   [`asks::COMPLETIONS_KEPT`], as on the terminal:
-//!   [`asks::CompletionMemory`]) and ends the question as it comes; one
-//!   for a question answered already, or for an id never asked, changes
-//!   nothing.
+//!   server that asked says its flow is done
+//!   (`notifications/elicitation/complete` naming its elicitation id, MCP
+//!   2025-11-25 "Client/Elicitation"): the page shows it ended, "the
+//!   server says this is done". Elicitation ids are each server's own, so
+//!   a completion is matched by server and id: it comes from the
+//!   manager's events ([`PageAsks::follow`], which name the server), and a
+//!   question's server is the one of the Try it is attributed to; a
+//!   question of no known server (asked while no Try, or several, ran) is
+//!   ended by the person alone. A completion that comes before its
+//!   question is remembered (the last [`asks::COMPLETIONS_KEPT`], as on
+//!   the terminal: [`asks::CompletionMemory`]) and ends the question of
+//!   that server as it comes; one for a question answered already, or for
+//!   an id never asked, changes nothing.
 //! - A question asked while no page is open is declined at once, with a
 //!   line on stderr; so is a form whose schema is malformed (the line
 //!   and the page name what is malformed), and one past [`OPEN_LIMIT`]
@@ -48,16 +53,16 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use http::StatusCode;
+use mcp_manager::ManagerEvent;
 use mcp_proto::jsonrpc::ErrorObject;
 use mcp_proto::text;
 use mcp_proto::types::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
-    ElicitRequestParams, ElicitResult, ElicitationCompleteNotificationParams, ListRootsResult,
-    Root,
+    ElicitRequestParams, ElicitResult, ListRootsResult, Root,
 };
 use mcp_transport::ClientHandler;
 use serde_json::{Value, json};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::{broadcast, oneshot, watch};
 
 use super::response::{ResponseBody, json};
 use crate::asks::{self, CompletionMemory, Field};
@@ -104,7 +109,8 @@ struct State {
     trys: Vec<Try>,
     open: Vec<Open>,
     ended: VecDeque<Value>,
-    /// URL elicitations' completions that matched no open question.
+    /// URL elicitations' completions that matched no open question, by
+    /// [`completion_key`].
     completions: CompletionMemory,
 }
 
@@ -112,6 +118,9 @@ struct State {
 #[derive(Debug)]
 struct Try {
     id: u64,
+    /// The server's id as the manager knows it.
+    server_id: String,
+    /// What the page shows of the server and the tool.
     server: String,
     tool: String,
 }
@@ -122,6 +131,8 @@ struct Open {
     id: u64,
     /// The Try it belongs to, when one alone was running.
     during: Option<u64>,
+    /// That Try's server, which asked.
+    server: Option<String>,
     /// What the page shows.
     shown: Value,
     /// The form's fields, to check a filled-in form against.
@@ -192,6 +203,7 @@ impl PageAsks {
         // A tool's name is the server's text: escaped and bounded.
         state.trys.push(Try {
             id,
+            server_id: server.to_owned(),
             server: asks::shown(server, text::NAME_LIMIT),
             tool: asks::shown(tool, text::NAME_LIMIT),
         });
@@ -227,6 +239,12 @@ impl PageAsks {
             state.next_question += 1;
             let id = state.next_question;
             let (during, place) = attribution(&state);
+            let server = asking_server(&state);
+            // What a completion from that server names it by.
+            let key = elicitation
+                .as_deref()
+                .zip(server.as_deref())
+                .map(|(elicitation, server)| completion_key(server, elicitation));
             let unasked = if state.pages == 0 {
                 Some(Unasked::NoPage)
             } else if state.open.iter().filter(|o| o.during == during).count() >= OPEN_LIMIT {
@@ -258,18 +276,18 @@ impl PageAsks {
                     ),
                 };
                 eprintln!("mcpctl ui: declined a server's question ({summary}): {line}");
-                if let Some(elicitation) = &elicitation {
-                    state.completions.ended(elicitation);
+                if let Some(key) = &key {
+                    state.completions.ended(key);
                 }
                 end(&mut state, shown, &outcome);
                 drop(state);
                 self.bump();
                 return None;
             }
-            if let Some(elicitation) = &elicitation
-                && state.completions.take_early(elicitation)
+            if let Some(key) = &key
+                && state.completions.take_early(key)
             {
-                state.completions.ended(elicitation);
+                state.completions.ended(key);
                 end(&mut state, shown, SERVER_DONE);
                 drop(state);
                 self.bump();
@@ -278,6 +296,7 @@ impl PageAsks {
             state.open.push(Open {
                 id,
                 during,
+                server,
                 shown,
                 fields,
                 elicitation,
@@ -384,17 +403,32 @@ impl PageAsks {
         json(StatusCode::OK, &json!({"ok": true}))
     }
 
-    /// The server says the URL elicitation `id` is done: its open
-    /// question, unless the person answered it first, is answered
+    /// Follows the manager's `events` until the manager ends: each
+    /// [`ManagerEvent::ElicitationComplete`] (which names the server) is
+    /// [`PageAsks::complete`]d.
+    pub(crate) async fn follow(self: Arc<Self>, mut events: broadcast::Receiver<ManagerEvent>) {
+        loop {
+            match events.recv().await {
+                Ok(ManagerEvent::ElicitationComplete { id, elicitation_id }) => {
+                    self.complete(&id, &elicitation_id);
+                }
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    }
+
+    /// Server `server` says its URL elicitation `id` (as the manager's
+    /// event carries it, bounded) is done: that server's open question
+    /// about `id`, unless the person answered it first, is answered
     /// `accept`; with none open, [`CompletionMemory::not_open`] decides.
-    /// Returns at once (it runs on the connection's driver).
-    fn complete(&self, id: String) {
+    /// Another server's question about the same id is not this one's.
+    fn complete(&self, server: &str, id: &str) {
         let mut state = self.lock();
-        if let Some(open) = state
-            .open
-            .iter_mut()
-            .find(|open| open.elicitation.as_deref() == Some(id.as_str()))
-        {
+        if let Some(open) = state.open.iter_mut().find(|open| {
+            open.server.as_deref() == Some(server)
+                && open.elicitation.as_deref().map(bounded_id).as_deref() == Some(id)
+        }) {
             // Answered by the person already: theirs stands.
             if let Some(sender) = open.answer.take() {
                 let accept = Answer::Elicit(ElicitResult::new(ElicitAction::Accept));
@@ -402,7 +436,28 @@ impl PageAsks {
             }
             return;
         }
-        let _ = state.completions.not_open(id);
+        let _ = state.completions.not_open(completion_key(server, id));
+    }
+}
+
+/// An elicitation id as the manager's events carry it.
+fn bounded_id(id: &str) -> String {
+    text::bound(id, mcp_manager::ELICITATION_ID_LIMIT).into_owned()
+}
+
+/// What the completions of server `server` about elicitation `id` are
+/// remembered under: the server's id and the (bounded) elicitation id, a
+/// line apart (a server id has no line break).
+fn completion_key(server: &str, id: &str) -> String {
+    format!("{server}\n{}", bounded_id(id))
+}
+
+/// The server asking now: the one of the Try running, when one alone
+/// runs.
+fn asking_server(state: &State) -> Option<String> {
+    match state.trys.as_slice() {
+        [one] => Some(one.server_id.clone()),
+        _ => None,
     }
 }
 
@@ -447,8 +502,10 @@ impl Drop for Ending<'_> {
             let mut state = self.asks.lock();
             if let Some(at) = state.open.iter().position(|o| o.id == self.id) {
                 let open = state.open.remove(at);
-                if let Some(elicitation) = &open.elicitation {
-                    state.completions.ended(elicitation);
+                if let (Some(elicitation), Some(server)) = (&open.elicitation, &open.server) {
+                    state
+                        .completions
+                        .ended(&completion_key(server, elicitation));
                 }
                 end(&mut state, open.shown, self.outcome);
             }
@@ -576,10 +633,6 @@ impl ClientHandler for PageAsks {
         }
     }
 
-    fn elicitation_complete(&self, params: ElicitationCompleteNotificationParams) {
-        self.complete(params.elicitation_id);
-    }
-
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
@@ -625,8 +678,9 @@ mod tests {
         )
     }
 
-    fn done(asks: &PageAsks, id: &str) {
-        asks.elicitation_complete(serde_json::from_value(json!({"elicitationId": id})).unwrap());
+    /// Server `server` says its elicitation `id` is done.
+    fn done(asks: &PageAsks, server: &str, id: &str) {
+        asks.complete(server, id);
     }
 
     fn outcomes(asks: &PageAsks) -> Vec<String> {
@@ -659,21 +713,24 @@ mod tests {
     async fn a_url_question_ends_answered_when_the_server_says_it_is_done() {
         let asks = PageAsks::new(Vec::new());
         let _page = asks.page();
+        let _try = asks.trying("srv", "tool");
         let other = asking(&asks, url("e-other")).await;
         let waiting = asking(&asks, url("e-1")).await;
         let mut changes = asks.watch();
         changes.mark_unchanged();
-        // An id no question has changes nothing.
-        done(&asks, "e-unknown");
+        // An id no question has changes nothing, nor another server's
+        // completion of the same id.
+        done(&asks, "srv", "e-unknown");
+        done(&asks, "elsewhere", "e-1");
         assert_eq!(open_ids(&asks), vec![1, 2]);
-        done(&asks, "e-1");
+        done(&asks, "srv", "e-1");
         let result = waiting.await.unwrap().unwrap();
         assert_eq!(result.action, ElicitAction::Accept);
         assert!(changes.has_changed().unwrap(), "the page is told");
         assert_eq!(open_ids(&asks), vec![1], "the other question stays");
         assert_eq!(outcomes(&asks), [SERVER_DONE]);
         // Said again after it ended: nothing more.
-        done(&asks, "e-1");
+        done(&asks, "srv", "e-1");
         assert_eq!(outcomes(&asks), [SERVER_DONE]);
         assert_eq!(open_ids(&asks), vec![1]);
         other.abort();
@@ -683,7 +740,8 @@ mod tests {
     async fn a_completion_before_its_question_ends_the_question_as_it_comes() {
         let asks = PageAsks::new(Vec::new());
         let _page = asks.page();
-        done(&asks, "e-early");
+        let _try = asks.trying("srv", "tool");
+        done(&asks, "srv", "e-early");
         let result = asks.elicit(url("e-early")).await.unwrap();
         assert_eq!(result.action, ElicitAction::Accept);
         assert_eq!(outcomes(&asks), [SERVER_DONE]);
@@ -697,18 +755,48 @@ mod tests {
     async fn the_persons_answer_stands_against_a_later_completion() {
         let asks = PageAsks::new(Vec::new());
         let _page = asks.page();
+        let _try = asks.trying("srv", "tool");
         let waiting = asking(&asks, url("e-1")).await;
         let ok = asks.answer("1", br#"{"action":"decline"}"#);
         assert_eq!(ok.status(), StatusCode::OK);
-        done(&asks, "e-1");
+        done(&asks, "srv", "e-1");
         let result = waiting.await.unwrap().unwrap();
         assert_eq!(result.action, ElicitAction::Decline);
         assert_eq!(outcomes(&asks), [ANSWERED]);
         // Not remembered as early: the id asked again is not done.
-        done(&asks, "e-1");
+        done(&asks, "srv", "e-1");
         let again = asking(&asks, url("e-1")).await;
         assert_eq!(open_ids(&asks), vec![2]);
         again.abort();
+    }
+
+    #[tokio::test]
+    async fn a_completion_ends_only_the_question_of_the_server_that_sent_it() {
+        let asks = PageAsks::new(Vec::new());
+        let _page = asks.page();
+        // Server a's question, then server b's with the same id.
+        let try_a = asks.trying("a", "pay");
+        let from_a = asking(&asks, url("e-1")).await;
+        drop(try_a);
+        let try_b = asks.trying("b", "pay");
+        let from_b = asking(&asks, url("e-1")).await;
+        drop(try_b);
+        done(&asks, "b", "e-1");
+        assert_eq!(from_b.await.unwrap().unwrap().action, ElicitAction::Accept);
+        assert_eq!(open_ids(&asks), vec![1], "server a's question stays");
+        // Server b's early word for an id does not end a's question to come.
+        done(&asks, "b", "e-2");
+        let _try_a = asks.trying("a", "pay");
+        let later = asking(&asks, url("e-2")).await;
+        assert_eq!(open_ids(&asks), vec![1, 3]);
+        // A question of no known server (two Trys ran) waits for the person.
+        let _try_c = asks.trying("c", "pay");
+        let unknown = asking(&asks, url("e-3")).await;
+        done(&asks, "c", "e-3");
+        assert_eq!(open_ids(&asks), vec![1, 3, 4]);
+        from_a.abort();
+        later.abort();
+        unknown.abort();
     }
 
     fn open_ids(asks: &PageAsks) -> Vec<u64> {

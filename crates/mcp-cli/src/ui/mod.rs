@@ -162,6 +162,8 @@ pub(crate) async fn run(args: UiArgs, sources: &SourceOptions) -> Result<Exit, C
     // a starting server is missed.
     let events = runtime.take_events().unwrap_or_else(|| manager.events());
     let follow = tokio::spawn(Arc::clone(&live).follow(events));
+    // Servers' completions of URL elicitations, each naming its server.
+    let completions = tokio::spawn(Arc::clone(&asks).follow(manager.events()));
     // Ctrl-C is how the page is stopped: the servers are closed below.
     let claim = crate::interrupt::claim();
 
@@ -207,6 +209,7 @@ pub(crate) async fn run(args: UiArgs, sources: &SourceOptions) -> Result<Exit, C
     app.forget_launch_file();
     app.manager.close().await;
     follow.abort();
+    completions.abort();
     // Ctrl-C is the only way the page ends: 130, as for every command.
     Ok(Exit::Interrupted)
 }

@@ -9,8 +9,19 @@
 //! at once the request is refused rather than guessed). That client's own
 //! session refuses a capability the client did not declare, and with no
 //! client to ask the server gets -32601: nothing is queued.
+//!
+//! A 2026-07-28 client has no connection a server's request could reach:
+//! its call, prompt or read waits instead as a request of its own, and the
+//! question goes into that request's input rounds ([`super::rounds`]),
+//! refused (-32601) when the request's client did not declare the
+//! capability (2026-07-28 "Multi round-trip requests": a server never asks
+//! for input the client cannot give). Such a request waits on its server
+//! until its work ends, its client's retries included: while it waits for
+//! a retry, another client's server asking is as ambiguous as while two
+//! calls run, and is refused.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use mcp_proto::jsonrpc::error_codes;
@@ -21,6 +32,9 @@ use mcp_proto::types::{
 use mcp_proto::{ErrorObject, methods};
 use mcp_transport::ClientHandler;
 use mcp_transport::server::{Peer, PeerError};
+use tokio::sync::{mpsc, oneshot};
+
+use super::rounds::Ask;
 
 /// The manager's `ClientHandler` for a gateway: it passes each request a
 /// server sends (elicitation, sampling, roots) to the gateway's client
@@ -29,14 +43,31 @@ use mcp_transport::server::{Peer, PeerError};
 /// same to the gateway ([`GatewayOptions::asks`](crate::GatewayOptions::asks)).
 #[derive(Debug, Default)]
 pub struct GatewayAsks {
-    waiting: Mutex<HashMap<u64, Waiting>>,
+    /// By connection, and for a 2026-07-28 request by its own number too
+    /// (0 for a handshake-era connection, whose client answers itself).
+    waiting: Mutex<HashMap<(u64, u64), Waiting>>,
+    /// The last number given to a 2026-07-28 request.
+    requests: AtomicU64,
 }
 
-/// One connection with requests in flight on the servers.
+/// One connection, or one 2026-07-28 request, with requests in flight on
+/// the servers.
 #[derive(Debug)]
 struct Waiting {
-    peer: Peer,
+    asker: Asker,
     requests: usize,
+}
+
+/// Who answers a server's request.
+#[derive(Clone, Debug)]
+enum Asker {
+    /// A handshake-era client, asked on its connection.
+    Peer(Peer),
+    /// A 2026-07-28 request's input rounds, with what its client declared.
+    Rounds {
+        asks: mpsc::UnboundedSender<Ask>,
+        capabilities: Box<ClientCapabilities>,
+    },
 }
 
 impl GatewayAsks {
@@ -48,27 +79,51 @@ impl GatewayAsks {
     /// Connection `connection` (whose client is `peer`) waits on a server
     /// until the guard drops.
     pub(super) fn waiting(self: &Arc<Self>, connection: u64, peer: Peer) -> WaitGuard {
+        self.wait((connection, 0), Asker::Peer(peer))
+    }
+
+    /// A 2026-07-28 request of connection `connection`, whose client
+    /// declared `capabilities`, waits on a server until the guard drops;
+    /// the server's requests meanwhile go to `asks`.
+    pub(super) fn waiting_in_rounds(
+        self: &Arc<Self>,
+        connection: u64,
+        asks: mpsc::UnboundedSender<Ask>,
+        capabilities: ClientCapabilities,
+    ) -> WaitGuard {
+        let request = self.requests.fetch_add(1, Ordering::Relaxed) + 1;
+        self.wait(
+            (connection, request),
+            Asker::Rounds {
+                asks,
+                capabilities: Box::new(capabilities),
+            },
+        )
+    }
+
+    fn wait(self: &Arc<Self>, key: (u64, u64), asker: Asker) -> WaitGuard {
         let mut waiting = self.lock();
         waiting
-            .entry(connection)
-            .or_insert(Waiting { peer, requests: 0 })
+            .entry(key)
+            .or_insert(Waiting { asker, requests: 0 })
             .requests += 1;
         WaitGuard {
             asks: Arc::clone(self),
-            connection,
+            key,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Waiting>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(u64, u64), Waiting>> {
         self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The client to ask: the one connection waiting on a server.
-    fn target(&self, method: &str) -> Result<Peer, ErrorObject> {
+    /// The client to ask: the one connection (or 2026-07-28 request)
+    /// waiting on a server.
+    fn target(&self, method: &str) -> Result<Asker, ErrorObject> {
         let waiting = self.lock();
         let mut clients = waiting.values();
         match (clients.next(), clients.next()) {
-            (Some(only), None) => Ok(only.peer.clone()),
+            (Some(only), None) => Ok(only.asker.clone()),
             (None, _) => Err(ErrorObject::new(
                 error_codes::METHOD_NOT_FOUND,
                 format!(
@@ -91,7 +146,12 @@ impl GatewayAsks {
         method: &str,
         params: Option<&P>,
     ) -> Result<T, ErrorObject> {
-        let peer = self.target(method)?;
+        let peer = match self.target(method)? {
+            Asker::Peer(peer) => peer,
+            Asker::Rounds { asks, capabilities } => {
+                return in_rounds(method, params, &asks, &capabilities).await;
+            }
+        };
         let answer = peer
             .request(method, params, None)
             .await
@@ -120,19 +180,95 @@ impl GatewayAsks {
     }
 }
 
-/// Ends a connection's wait on a server.
+/// Puts a server's request `method` into a 2026-07-28 request's input
+/// rounds (`asks`) and waits for the client's answer on its retry; -32601
+/// when the client did not declare the capability the request needs.
+async fn in_rounds<P: serde::Serialize, T: serde::de::DeserializeOwned>(
+    method: &str,
+    params: Option<&P>,
+    asks: &mpsc::UnboundedSender<Ask>,
+    capabilities: &ClientCapabilities,
+) -> Result<T, ErrorObject> {
+    let params = params
+        .map(serde_json::to_value)
+        .transpose()
+        .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))?;
+    if let Some(missing) = undeclared(method, params.as_ref(), capabilities) {
+        return Err(ErrorObject::new(
+            error_codes::METHOD_NOT_FOUND,
+            format!("{method}: the gateway's client did not declare {missing}"),
+        ));
+    }
+    let (answer, answered) = oneshot::channel();
+    asks.send(Ask {
+        method: method.to_owned(),
+        params,
+        answer,
+    })
+    .map_err(|_| {
+        ErrorObject::new(
+            error_codes::INTERNAL_ERROR,
+            format!("{method}: the gateway's client is no longer waiting"),
+        )
+    })?;
+    let value = answered.await.map_err(|_| {
+        ErrorObject::new(
+            error_codes::INTERNAL_ERROR,
+            format!("{method}: the gateway's client did not answer before its request ended"),
+        )
+    })?;
+    serde_json::from_value(value).map_err(|error| {
+        ErrorObject::new(
+            error_codes::INTERNAL_ERROR,
+            format!(
+                "{method}: the gateway's client answered with an invalid result: {}",
+                mcp_proto::text::bound(&error.to_string(), 256)
+            ),
+        )
+    })
+}
+
+/// The capability a client must have declared to be asked `method` (with
+/// `params`: an elicitation's mode), when `capabilities` lack it.
+fn undeclared(
+    method: &str,
+    params: Option<&serde_json::Value>,
+    capabilities: &ClientCapabilities,
+) -> Option<&'static str> {
+    match method {
+        methods::ROOTS_LIST if capabilities.roots.is_none() => Some("roots"),
+        methods::SAMPLING_CREATE_MESSAGE if capabilities.sampling.is_none() => Some("sampling"),
+        methods::ELICITATION_CREATE => {
+            let Some(elicitation) = &capabilities.elicitation else {
+                return Some("elicitation");
+            };
+            let url = params
+                .and_then(|p| p.get("mode"))
+                .and_then(serde_json::Value::as_str)
+                == Some("url");
+            if url {
+                (!elicitation.supports_url()).then_some("elicitation in URL mode")
+            } else {
+                (!elicitation.supports_form()).then_some("elicitation in form mode")
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Ends a connection's (or a 2026-07-28 request's) wait on a server.
 pub(super) struct WaitGuard {
     asks: Arc<GatewayAsks>,
-    connection: u64,
+    key: (u64, u64),
 }
 
 impl Drop for WaitGuard {
     fn drop(&mut self) {
         let mut waiting = self.asks.lock();
-        if let Some(entry) = waiting.get_mut(&self.connection) {
+        if let Some(entry) = waiting.get_mut(&self.key) {
             entry.requests -= 1;
             if entry.requests == 0 {
-                waiting.remove(&self.connection);
+                waiting.remove(&self.key);
             }
         }
     }

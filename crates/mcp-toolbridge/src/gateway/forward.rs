@@ -62,6 +62,11 @@ impl Usable {
     pub(super) fn capabilities(&self) -> &mcp_proto::types::ServerCapabilities {
         self.catalog.capabilities()
     }
+
+    /// The skills it listed (the Skills extension), if any.
+    pub(super) fn skills(&self) -> &[mcp_proto::types::Skill] {
+        self.catalog.skills().unwrap_or_default()
+    }
 }
 
 /// The server `uri` belongs to: the one that lists it (with kept names,
@@ -360,6 +365,9 @@ pub(super) async fn get_prompt(
 ) -> Result<serde_json::Value, ErrorObject> {
     params.name = name;
     params.meta = forwarded_meta(params.meta.as_ref());
+    // A client's input rounds are with the gateway, never the server's.
+    params.input_responses = None;
+    params.request_state = None;
     let result = upstream
         .client
         .get_prompt_with(&params, upstream.options)
@@ -374,6 +382,8 @@ pub(super) async fn read_resource(
     mut params: ReadResourceRequestParams,
 ) -> Result<serde_json::Value, ErrorObject> {
     params.meta = forwarded_meta(params.meta.as_ref());
+    params.input_responses = None;
+    params.request_state = None;
     let result = upstream
         .client
         .read_resource_with(&params, upstream.options)
@@ -551,20 +561,31 @@ pub(super) fn resource_not_found(uri: &str, modern: bool) -> ErrorObject {
 
 /// A server's JSON-RPC error as the client gets it: its code and `data`
 /// as they came (a resource-not-found error's `data.uri`, SEP-2164), its
-/// message bounded.
+/// message bounded to [`PASSED_MESSAGE_LIMIT`].
 pub(super) fn passed_on(error: ErrorObject) -> ErrorObject {
-    let message = mcp_proto::text::bound(&error.message, 1024).into_owned();
+    let message = mcp_proto::text::bound(&error.message, PASSED_MESSAGE_LIMIT).into_owned();
     ErrorObject { message, ..error }
 }
+
+/// The bytes of a server's error message the gateway passes on: more than
+/// a client shows ([`mcp_proto::text::ERROR_TEXT_LIMIT`]), so a client
+/// cuts the message where it would have cut the server's own.
+pub(super) const PASSED_MESSAGE_LIMIT: usize = 8 * 1024;
 
 /// The `_meta` of a client's request as it is forwarded to a server: the
 /// client's own keys, without the protocol's (`io.modelcontextprotocol/*`,
 /// the 2026-07-28 per-request envelope, which is the gateway's to write
-/// for its own connection) and without `progressToken` (the gateway asks
-/// for progress under a token of its own); `None` when nothing is left.
+/// for its own connection), without `progressToken` (the gateway asks
+/// for progress under a token of its own) and without the gateway's own
+/// request for failure reports ([`super::report::FAILURE`]); `None` when
+/// nothing is left.
 pub(super) fn forwarded_meta(meta: Option<&Meta>) -> Option<Meta> {
     let mut object = meta?.to_object();
-    object.retain(|key, _| key != "progressToken" && !key.starts_with(PROTOCOL_META_PREFIX));
+    object.retain(|key, _| {
+        key != "progressToken"
+            && key != super::report::FAILURE
+            && !key.starts_with(PROTOCOL_META_PREFIX)
+    });
     if object.is_empty() {
         return None;
     }
@@ -616,11 +637,11 @@ mod tests {
     fn a_servers_error_keeps_its_code_and_data() {
         let error = ErrorObject {
             data: serde_json::value::to_raw_value(&serde_json::json!({"uri": "test://gone"})).ok(),
-            ..ErrorObject::new(error_codes::RESOURCE_NOT_FOUND, "x".repeat(5000))
+            ..ErrorObject::new(error_codes::RESOURCE_NOT_FOUND, "x".repeat(20_000))
         };
         let passed = passed_on(error);
         assert_eq!(passed.code, error_codes::RESOURCE_NOT_FOUND);
-        assert!(passed.message.len() < 1100, "bounded");
+        assert!(passed.message.len() < PASSED_MESSAGE_LIMIT + 100, "bounded");
         assert_eq!(
             passed.data_as::<serde_json::Value>().unwrap()["uri"],
             "test://gone"

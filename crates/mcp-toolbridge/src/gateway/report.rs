@@ -9,7 +9,10 @@
 //! - [`FAILURE`] in the `tools/call` result of a call the bridge did not
 //!   complete (`isError: true`, the bridge's text as content): a
 //!   [`FailureReport`], the [`CallFailure`] with a stable code, from which
-//!   [`FailureReport::failure`] makes the same failure again.
+//!   [`FailureReport::failure`] makes the same failure again. A server's
+//!   JSON-RPC error for the call is such a failure only when the request's
+//!   `_meta` asks for reports (the key present, any value); otherwise it
+//!   reaches the client as that JSON-RPC error.
 
 use std::time::Duration;
 
@@ -28,8 +31,15 @@ use super::ToolNaming;
 /// the request asking for it.
 pub const SERVERS: &str = "dev.mcp-gateway/servers";
 
-/// The `_meta` key of a failed call's [`FailureReport`].
+/// The `_meta` key of a failed call's [`FailureReport`], and of the
+/// `tools/call` request asking for one even for a server's JSON-RPC error.
 pub const FAILURE: &str = "dev.mcp-gateway/failure";
+
+/// Whether a `tools/call` with `meta` asks for every failure as a
+/// [`FailureReport`] ([`FAILURE`] present).
+pub(super) fn asks_failures(meta: Option<&Meta>) -> bool {
+    meta.is_some_and(|meta| meta.get(FAILURE).is_some())
+}
 
 /// The upstream servers behind a gateway's tools.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -107,7 +107,7 @@ impl Inner {
         let label = match target {
             Target::Named { server, tool } => format!("{tool} of server {server}"),
             // A gateway's client knows the tool by the server's own name.
-            _ if call.passthrough.is_some() => tool.name.clone(),
+            _ if call.passthrough.as_ref().is_some_and(|p| p.server_names) => tool.name.clone(),
             _ => target.via().to_owned(),
         };
         let arguments = match schema.check(&label, &call.arguments) {
@@ -336,11 +336,14 @@ impl Inner {
                     }
                     if let Some(passthrough) = &call.passthrough {
                         match &answer {
-                            Ok(result) => passthrough.keep(Ok(result.clone())),
+                            // Whole only for a client that gets it whole.
+                            Ok(result) if passthrough.server_names => {
+                                passthrough.keep(Ok(result.clone()));
+                            }
                             Err(HandleError::Request(ClientError::Rpc(error))) => {
                                 passthrough.keep(Err(error.clone()));
                             }
-                            Err(_) => {}
+                            Ok(_) | Err(_) => {}
                         }
                     }
                     return match answer {

@@ -1,0 +1,398 @@
+//! Input rounds for the gateway's 2026-07-28 clients (2026-07-28 "Multi round-trip requests"): a call, prompt or read whose server asks back is answered `input_required`, and goes on when the client retries with its answers.
+//!
+//! A 2026-07-28 client cannot be sent a request, so when a server asks
+//! for elicitation, sampling or roots while the gateway works on one of
+//! its client's `tools/call`, `prompts/get` or `resources/read` (a
+//! handshake-era server's request during the call, or a 2026-07-28
+//! server's own `input_required`, which the gateway's connection passes to
+//! the same handler), the work goes on in the background and the client
+//! gets an `InputRequiredResult`: the questions asked so far under keys of
+//! the gateway's (`inputRequests`), and a `requestState` that names the
+//! waiting work. The client's retry (same method and name or URI, a new
+//! id) with `inputResponses` and that `requestState` hands each answer to
+//! the server's question and waits on the same work again: for its result,
+//! or for the next questions. A question left unanswered is asked again
+//! ("Error Handling": the server asks again rather than fail).
+//!
+//! The `requestState` is 128 random bits from the operating system, in
+//! hex: an id in a table of the gateway's, so it carries nothing a client
+//! could alter and cannot be guessed ("Security Considerations"). It is
+//! good for one retry of the request that got it (a retry of another
+//! method, tool, prompt or URI is refused and leaves it waiting), for at
+//! most [`ROUND_TTL`]: then the work is dropped, which cancels it upstream.
+//! At most [`MAX_WAITING`] requests wait on their clients at once; one
+//! more is answered with an error and its work cancelled.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use mcp_proto::jsonrpc::error_codes;
+use mcp_proto::types::{InputRequiredResult, JsonObject, ResultType};
+use mcp_proto::{ErrorObject, RawJson};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::{AbortHandle, JoinHandle};
+
+/// How long a request's work waits for its client's retry.
+pub(super) const ROUND_TTL: Duration = Duration::from_secs(300);
+
+/// At most this many requests wait for their clients' retries at once.
+pub(super) const MAX_WAITING: usize = 64;
+
+/// A server's request, waiting for the answer the client will give on its
+/// retry.
+#[derive(Debug)]
+pub(super) struct Ask {
+    /// `elicitation/create`, `sampling/createMessage` or `roots/list`.
+    pub(super) method: String,
+    pub(super) params: Option<Value>,
+    /// Where the client's answer goes.
+    pub(super) answer: oneshot::Sender<Value>,
+}
+
+/// What a request's work is about: its method and the name or URI it
+/// names, which a retry must repeat.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Subject {
+    pub(super) method: String,
+    pub(super) name: String,
+}
+
+impl Subject {
+    /// The subject of `method` with `params` (its `name`, or for
+    /// `resources/read` its `uri`).
+    pub(super) fn of(method: &str, params: &JsonObject) -> Subject {
+        let field = if method == mcp_proto::methods::RESOURCES_READ {
+            "uri"
+        } else {
+            "name"
+        };
+        Subject {
+            method: method.to_owned(),
+            name: params
+                .get(field)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        }
+    }
+}
+
+/// One request's work in the background and the questions it waits on.
+/// Dropping it cancels the work (its task is aborted, which drops the
+/// call's future and with it the call upstream).
+#[derive(Debug)]
+pub(super) struct Work {
+    subject: Subject,
+    asks: mpsc::UnboundedReceiver<Ask>,
+    done: JoinHandle<Result<RawJson, ErrorObject>>,
+    /// The questions not answered yet, by the key the client was given.
+    pending: BTreeMap<String, Pending>,
+    /// The last key given.
+    keys: u64,
+}
+
+#[derive(Debug)]
+struct Pending {
+    /// `{"method", "params"}` as the client was sent it.
+    request: Value,
+    answer: oneshot::Sender<Value>,
+}
+
+impl Work {
+    /// The work `done` (the task answering the request about `subject`),
+    /// whose servers' questions arrive on `asks`.
+    pub(super) fn new(
+        subject: Subject,
+        asks: mpsc::UnboundedReceiver<Ask>,
+        done: JoinHandle<Result<RawJson, ErrorObject>>,
+    ) -> Work {
+        Work {
+            subject,
+            asks,
+            done,
+            pending: BTreeMap::new(),
+            keys: 0,
+        }
+    }
+
+    fn add(&mut self, ask: Ask) {
+        self.keys += 1;
+        let mut request = JsonObject::new();
+        request.insert("method".to_owned(), Value::String(ask.method));
+        if let Some(params) = ask.params {
+            request.insert("params".to_owned(), params);
+        }
+        self.pending.insert(
+            format!("input-{}", self.keys),
+            Pending {
+                request: Value::Object(request),
+                answer: ask.answer,
+            },
+        );
+    }
+}
+
+impl Drop for Work {
+    fn drop(&mut self) {
+        self.done.abort();
+    }
+}
+
+/// One request's work waiting for its client's retry.
+#[derive(Debug)]
+struct Parked {
+    work: Work,
+    /// The timer that drops it at [`ROUND_TTL`].
+    expiry: AbortHandle,
+}
+
+/// The gateway's requests waiting for their clients' retries, by
+/// `requestState`.
+#[derive(Debug, Default)]
+pub(super) struct Rounds {
+    parked: Mutex<HashMap<String, Parked>>,
+}
+
+impl Rounds {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Parked>> {
+        self.parked.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How many requests wait for their clients.
+    #[cfg(test)]
+    pub(super) fn waiting(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// The work a retry of `subject` with `state` resumes, each of
+    /// `responses` handed to the question with its key (keys the gateway
+    /// did not give are ignored). Refused, with the work left waiting,
+    /// when `state` names no waiting work or another request's.
+    pub(super) fn resume(
+        &self,
+        state: &str,
+        subject: &Subject,
+        responses: Option<Value>,
+    ) -> Result<Work, ErrorObject> {
+        let responses = match responses {
+            None | Some(Value::Null) => JsonObject::new(),
+            Some(Value::Object(responses)) => responses,
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "inputResponses must be an object of answers by the keys of inputRequests",
+                ));
+            }
+        };
+        let mut parked = self.lock();
+        let Some(waiting) = parked.get(state) else {
+            return Err(ErrorObject::invalid_params(
+                "requestState names no request waiting at this gateway: unknown, expired or \
+                 already retried",
+            ));
+        };
+        if waiting.work.subject != *subject {
+            return Err(ErrorObject::invalid_params(format!(
+                "requestState belongs to another request ({} of {}), not to this {} of {}",
+                waiting.work.subject.method,
+                mcp_proto::text::bound(&waiting.work.subject.name, 128),
+                subject.method,
+                mcp_proto::text::bound(&subject.name, 128),
+            )));
+        }
+        let Some(Parked { mut work, expiry }) = parked.remove(state) else {
+            unreachable!("looked up under the same lock");
+        };
+        drop(parked);
+        expiry.abort();
+        for (key, response) in responses {
+            if let Some(pending) = work.pending.remove(&key) {
+                // The server may have stopped waiting (its call timed out):
+                // then the answer has nowhere to go.
+                let _ = pending.answer.send(response);
+            }
+        }
+        Ok(work)
+    }
+
+    /// Waits on `work` for its result, or for its servers' questions,
+    /// which it answers `input_required` with, the work left waiting for
+    /// the client's retry.
+    pub(super) async fn drive(self: &Arc<Self>, mut work: Work) -> Result<RawJson, ErrorObject> {
+        loop {
+            // A question whose server stopped waiting is not asked.
+            work.pending
+                .retain(|_, pending| !pending.answer.is_closed());
+            if !work.pending.is_empty() {
+                return self.park(work);
+            }
+            tokio::select! {
+                joined = &mut work.done => {
+                    return joined.unwrap_or_else(|error| {
+                        Err(ErrorObject::new(
+                            error_codes::INTERNAL_ERROR,
+                            format!("the request's work ended without an answer: {error}"),
+                        ))
+                    });
+                }
+                Some(ask) = work.asks.recv() => {
+                    work.add(ask);
+                    // Questions asked together go to the client together.
+                    while let Ok(more) = work.asks.try_recv() {
+                        work.add(more);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Keeps `work` for its client's retry and answers `input_required`.
+    fn park(self: &Arc<Self>, work: Work) -> Result<RawJson, ErrorObject> {
+        let requests: JsonObject = work
+            .pending
+            .iter()
+            .map(|(key, pending)| (key.clone(), pending.request.clone()))
+            .collect();
+        let state = new_state()?;
+        {
+            let mut parked = self.lock();
+            if parked.len() >= MAX_WAITING {
+                return Err(ErrorObject::new(
+                    error_codes::INTERNAL_ERROR,
+                    format!(
+                        "a server asked for input, but {MAX_WAITING} requests already wait for \
+                         their clients' answers at this gateway; try again later"
+                    ),
+                ));
+            }
+            let expiry = tokio::spawn(expire(Arc::downgrade(self), state.clone()));
+            parked.insert(
+                state.clone(),
+                Parked {
+                    work,
+                    expiry: expiry.abort_handle(),
+                },
+            );
+        }
+        RawJson::encode(&InputRequiredResult {
+            input_requests: Some(requests),
+            request_state: Some(state),
+            result_type: Some(ResultType::InputRequired),
+            ..InputRequiredResult::default()
+        })
+        .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))
+    }
+}
+
+/// Drops the work waiting under `state` at [`ROUND_TTL`].
+async fn expire(rounds: Weak<Rounds>, state: String) {
+    tokio::time::sleep(ROUND_TTL).await;
+    let expired = rounds
+        .upgrade()
+        .and_then(|rounds| rounds.lock().remove(&state));
+    // Dropped outside the lock: that cancels the work.
+    drop(expired);
+}
+
+/// A fresh `requestState`: 128 bits from the operating system, in hex.
+fn new_state() -> Result<String, ErrorObject> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|error| {
+        ErrorObject::new(
+            error_codes::INTERNAL_ERROR,
+            format!("no randomness for a requestState: {error}"),
+        )
+    })?;
+    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn subject() -> Subject {
+        Subject {
+            method: "tools/call".to_owned(),
+            name: "confirm".to_owned(),
+        }
+    }
+
+    /// Work that asks one question and answers with what it was told.
+    fn asking() -> Work {
+        let (asks, asked) = mpsc::unbounded_channel();
+        let done = tokio::spawn(async move {
+            let (answer, answered) = oneshot::channel();
+            asks.send(Ask {
+                method: "roots/list".to_owned(),
+                params: None,
+                answer,
+            })
+            .unwrap();
+            let told = answered.await.map_err(|_| {
+                ErrorObject::new(error_codes::INTERNAL_ERROR, "the question went unanswered")
+            })?;
+            RawJson::encode(&told)
+                .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))
+        });
+        Work::new(subject(), asked, done)
+    }
+
+    fn asked(raw: &RawJson) -> InputRequiredResult {
+        raw.decode().unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_question_is_answered_input_required_and_the_retry_resumes_the_work() {
+        let rounds = Arc::new(Rounds::default());
+        let first = asked(&rounds.drive(asking()).await.unwrap());
+        assert_eq!(first.result_type, Some(ResultType::InputRequired));
+        let requests = first.input_requests.unwrap();
+        assert_eq!(requests.len(), 1);
+        let (key, request) = requests.iter().next().unwrap();
+        assert_eq!(request["method"], "roots/list");
+        let state = first.request_state.unwrap();
+        assert_eq!(state.len(), 32, "{state}");
+
+        // Another request may not use it, and leaves it waiting.
+        let other = Subject {
+            name: "other".to_owned(),
+            ..subject()
+        };
+        let refused = rounds.resume(&state, &other, None).unwrap_err();
+        assert_eq!(refused.code, error_codes::INVALID_PARAMS);
+        assert!(refused.message.contains("another request"), "{refused}");
+
+        // A retry without the answer is asked the same question again.
+        let work = rounds.resume(&state, &subject(), None).unwrap();
+        let again = asked(&rounds.drive(work).await.unwrap());
+        assert_eq!(
+            again.input_requests.as_ref().unwrap().get(key),
+            Some(request)
+        );
+        let state = again.request_state.unwrap();
+
+        let answer = serde_json::json!({"roots": []});
+        let responses = serde_json::json!({ key.clone(): answer.clone() });
+        let work = rounds.resume(&state, &subject(), Some(responses)).unwrap();
+        let done = rounds.drive(work).await.unwrap();
+        assert_eq!(done.decode::<Value>().unwrap(), answer);
+        // Used once.
+        assert!(rounds.resume(&state, &subject(), None).is_err());
+        assert_eq!(rounds.waiting(), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn work_whose_client_never_retries_is_dropped_when_its_time_is_up() {
+        let rounds = Arc::new(Rounds::default());
+        let first = asked(&rounds.drive(asking()).await.unwrap());
+        let state = first.request_state.unwrap();
+        assert_eq!(rounds.waiting(), 1);
+        tokio::time::sleep(ROUND_TTL + Duration::from_secs(1)).await;
+        assert_eq!(rounds.waiting(), 0);
+        let expired = rounds.resume(&state, &subject(), None).unwrap_err();
+        assert!(expired.message.contains("unknown, expired"), "{expired}");
+        let forged = rounds.resume(&"0".repeat(32), &subject(), None);
+        assert!(forged.is_err());
+    }
+}
