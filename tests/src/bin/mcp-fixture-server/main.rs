@@ -11,7 +11,9 @@
 //!
 //! - [`server`]: the transport-independent answers on `mcp_proto`'s
 //!   `ServerSession`, which owns the protocol's lifecycle (its `modern`
-//!   module: 2026-07-28 discover, MRTR and subscriptions).
+//!   module: 2026-07-28 discover, MRTR and subscriptions): a handler of
+//!   `mcp_transport`'s server core over Streamable HTTP, a session driven
+//!   by hand over stdio and legacy SSE.
 //! - [`catalog`]: tool, resource and prompt definitions.
 //! - [`reference`](mod@reference): `--reference-catalog`, what the conformance suites call.
 //! - [`eventlog`]: `--event-log`, what happened when, from the server's side.

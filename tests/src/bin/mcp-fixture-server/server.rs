@@ -2,14 +2,16 @@
 //! resources, prompts, the requests it sends to the client) on
 //! `mcp_proto`'s [`ServerSession`], which owns the protocol's lifecycle.
 //!
-//! A transport hands what arrives to [`Server::receive_frame`] (or
-//! [`Server::receive_bytes`], [`Server::receive_undecodable`]) and gets every
-//! outbound message through the [`Sink`] the server was built with. Each
-//! outbound message carries a [`Route`] saying which client request it
-//! belongs to, so that Streamable HTTP can put it on that request's SSE
-//! stream (MCP "Transports" §Streamable HTTP: messages related to a request
-//! go on its stream, the rest on the GET stream); stdio and legacy SSE
-//! ignore routes.
+//! A [`Server`] reaches its client one of two ways ([`Wire`]):
+//! - under `mcp_transport`'s server core (Streamable HTTP), as the
+//!   [`CoreHandler`] the core hands each request to: what the fixture sends
+//!   about a request goes through that request's `RequestContext` (with
+//!   `--sse-responses`, and always in the stateless era), the rest through
+//!   the connection's `Peer` (the GET stream);
+//! - driving a session by hand (stdio, legacy SSE): a transport hands what
+//!   arrives to [`Server::receive_frame`] (or [`Server::receive_bytes`],
+//!   [`Server::receive_undecodable`]) and gets every outbound message
+//!   through the [`Sink`] the server was built with.
 //!
 //! The session answers `initialize`, `ping`, batches, the per-request
 //! `_meta` envelope and every protocol error; what reaches the fixture is
@@ -18,8 +20,10 @@
 //! is a decode, a match and an encode. The rest run in tokio tasks that the
 //! client's `notifications/cancelled` aborts.
 //!
-//! The scripted faults that break the protocol on purpose act on what the
-//! session produced, in one place ([`Server::drive`]): the answer to
+//! On a driven session, the scripted faults that break the protocol on
+//! purpose act on what the session produced, in one place
+//! ([`Server::drive`]); over Streamable HTTP the fault wrapper in front of
+//! the core does the same to its responses. They are: the answer to
 //! `initialize` delayed, never sent or naming another version
 //! (`--delay-initialize-ms`, `--hang-initialize-if-exists`,
 //! `--protocol-version` with a version the session does not know), and a
@@ -36,7 +40,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use mcp_proto::jsonrpc::{Request, Response, error_codes};
+use mcp_proto::jsonrpc::{Response, error_codes};
 use mcp_proto::server::{
     Cancellation, ClientRequest, Event, RequestError, RequestHandle, ServerOptions, ServerSession,
     ServerState,
@@ -46,6 +50,7 @@ use mcp_proto::types::{
 };
 use mcp_proto::version::Era as ProtocolEra;
 use mcp_proto::{ErrorObject, Frame, Message, ProtocolVersion, RawJson, RequestId, methods};
+use mcp_transport::server::{Peer, PeerError, RequestContext, ServerHandler};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
@@ -204,7 +209,7 @@ impl Fixture {
     /// `--protocol-version`) allow, the capabilities the handshake
     /// announces, and `server/discover` left to the fixture, whose answer
     /// carries `ttlMs` and `cacheScope` and may come late.
-    fn session_options(&self) -> ServerOptions {
+    pub(crate) fn session_options(&self) -> ServerOptions {
         let options = &self.options;
         let mut versions = match options.era {
             Era::Both => ProtocolVersion::ALL.to_vec(),
@@ -244,7 +249,7 @@ impl Fixture {
 
     /// `--protocol-version` when it names a handshake version the session
     /// can negotiate by offering only it.
-    fn forced_version(&self) -> Option<ProtocolVersion> {
+    pub(crate) fn forced_version(&self) -> Option<ProtocolVersion> {
         let forced = ProtocolVersion::parse(self.options.protocol_version.as_deref()?)?;
         forced.uses_handshake().then_some(forced)
     }
@@ -271,20 +276,11 @@ pub(crate) enum Route {
 /// One frame for the transport to deliver.
 #[derive(Debug)]
 pub(crate) struct Outbound {
-    pub(crate) route: Route,
     pub(crate) frame: Frame,
     /// This answer is the one `--exit-after` (or `--close-stdout-after`)
     /// counts last: once it has been written the process exits (or, over
     /// stdio, closes stdout and stays).
     pub(crate) last: bool,
-}
-
-impl Outbound {
-    /// Whether this is the answer to a request (a response or an error
-    /// with an id), which ends that request's stream.
-    pub(crate) fn is_answer(&self) -> bool {
-        matches!(&self.frame, Frame::Single(m) if is_answer(m))
-    }
 }
 
 /// Where a [`Server`] hands its outbound frames: each transport delivers
@@ -295,8 +291,7 @@ pub(crate) type Sink = Box<dyn Fn(Outbound) + Send + Sync>;
 /// stateless era's POSTs, or a legacy SSE stream.
 pub(crate) struct Server {
     fixture: Arc<Fixture>,
-    sink: Sink,
-    session: Mutex<ServerSession>,
+    wire: Wire,
     state: Mutex<State>,
     /// Requests being handled in tasks, for cancellation.
     in_flight: Mutex<HashMap<RequestId, AbortHandle>>,
@@ -311,6 +306,24 @@ pub(crate) struct Server {
     tools_list_calls: AtomicU64,
     /// Open `subscriptions/listen` streams (2026-07-28), by the listen's id.
     subscriptions: Mutex<HashMap<RequestId, mcp_proto::types::SubscriptionFilter>>,
+}
+
+/// How a [`Server`] reaches its client.
+enum Wire {
+    /// A `ServerSession` driven here, its frames handed to the transport's
+    /// sink (stdio, legacy SSE).
+    Driven {
+        session: Box<Mutex<ServerSession>>,
+        sink: Sink,
+    },
+    /// Under `mcp_transport`'s server core ([`CoreHandler`]): the core owns
+    /// the session; notifications about a request go through that
+    /// request's context, the others through the connection's peer (none
+    /// for the stateless era's shared server).
+    Core {
+        peer: Option<Peer>,
+        contexts: Mutex<HashMap<RequestId, RequestContext>>,
+    },
 }
 
 #[derive(Debug, Default)]
@@ -335,10 +348,27 @@ enum Reply {
 impl Server {
     pub(crate) fn new(fixture: Arc<Fixture>, sink: Sink) -> Arc<Server> {
         let session = ServerSession::new(fixture.session_options());
+        let wire = Wire::Driven {
+            session: Box::new(Mutex::new(session)),
+            sink,
+        };
+        Server::with_wire(fixture, wire)
+    }
+
+    /// A server answering under `mcp_transport`'s server core, reaching
+    /// the client through `peer` for what concerns no request.
+    pub(crate) fn under_core(fixture: Arc<Fixture>, peer: Option<Peer>) -> Arc<Server> {
+        let wire = Wire::Core {
+            peer,
+            contexts: Mutex::new(HashMap::new()),
+        };
+        Server::with_wire(fixture, wire)
+    }
+
+    fn with_wire(fixture: Arc<Fixture>, wire: Wire) -> Arc<Server> {
         Arc::new(Server {
             fixture,
-            sink,
-            session: Mutex::new(session),
+            wire,
             state: Mutex::new(State::default()),
             in_flight: Mutex::new(HashMap::new()),
             awaiting_client: Mutex::new(HashMap::new()),
@@ -352,74 +382,38 @@ impl Server {
     /// Handles one inbound frame (a message or a batch). Must run inside
     /// the tokio runtime.
     pub(crate) fn receive_frame(self: &Arc<Self>, frame: Frame) {
-        self.drive_with(&Route::Standalone, true, |session| {
-            session.handle_frame(Instant::now(), frame)
-        });
+        self.drive_with(true, |session| session.handle_frame(Instant::now(), frame));
     }
 
     /// Handles one inbound body of bytes: the session answers what is not
     /// a message (`-32700`, `-32600`, with a null id).
     pub(crate) fn receive_bytes(self: &Arc<Self>, bytes: &[u8]) {
-        self.drive_with(&Route::Standalone, true, |session| {
-            session.handle_bytes(Instant::now(), bytes)
-        });
-    }
-
-    /// Handles one request and says whether it reached the fixture (and
-    /// then whether it asked for progress): `None` when the session
-    /// answered it itself, a refusal of the protocol's own.
-    pub(crate) fn receive_request(self: &Arc<Self>, request: Request) -> Option<bool> {
-        let message = Message::Request(request);
-        self.drive_with(&Route::Standalone, true, |session| {
-            session.handle_message(Instant::now(), message)
-        })
-        .1
+        self.drive_with(true, |session| session.handle_bytes(Instant::now(), bytes));
     }
 
     /// Answers a frame the transport's decoder refused, with a null id.
     pub(crate) fn receive_undecodable(self: &Arc<Self>, error: ErrorObject) {
-        self.drive_with(&Route::Standalone, true, |session| {
-            session.handle_undecodable(error)
-        });
+        self.drive_with(true, |session| session.handle_undecodable(error));
     }
 
     /// The protocol version `initialize` settled, once answered.
     pub(crate) fn negotiated_version(&self) -> Option<ProtocolVersion> {
-        lock(&self.session).handshake().map(|h| h.version)
-    }
-
-    /// Whether `initialize` was answered on this session.
-    pub(crate) fn initialized(&self) -> bool {
-        lock(&self.session).state() != ServerState::Idle
-    }
-
-    /// Stops one request without answering it (its HTTP stream closed:
-    /// 2026-07-28's cancellation), logging `cancelled`.
-    pub(crate) fn cancel(self: &Arc<Self>, id: &RequestId) {
-        self.stop(id);
-        // Ends it in the session too; the answer has nowhere to go and the
-        // transport drops it.
-        self.drive(&Route::Related(id.clone()), |session| {
-            let error =
-                ErrorObject::new(error_codes::INTERNAL_ERROR, "the request's stream closed");
-            let _ = session.respond_error(id, error);
-        });
+        match &self.wire {
+            Wire::Driven { session, .. } => lock(session).handshake().map(|h| h.version),
+            Wire::Core { peer, .. } => peer.as_ref()?.handshake().map(|h| h.version),
+        }
     }
 
     /// Stops every request being handled, without answering: the session ended.
     pub(crate) fn abort_all(self: &Arc<Self>) {
-        self.drive(&Route::Standalone, ServerSession::handle_close);
+        self.drive(ServerSession::handle_close);
     }
 
     /// Runs `command` on the session, delivers the frames it produced
     /// (related to `route` unless they answer a request), then acts on its
     /// events. The scripted faults that break the protocol act here.
-    fn drive<R>(
-        self: &Arc<Self>,
-        route: &Route,
-        command: impl FnOnce(&mut ServerSession) -> R,
-    ) -> R {
-        self.drive_with(route, false, command).0
+    fn drive<R>(self: &Arc<Self>, command: impl FnOnce(&mut ServerSession) -> R) -> R {
+        self.drive_with(false, command).0
     }
 
     /// [`Server::drive`], also saying whether a request reached the fixture
@@ -427,12 +421,14 @@ impl Server {
     /// the client sent (the probe faults watch only that).
     fn drive_with<R>(
         self: &Arc<Self>,
-        route: &Route,
         inbound: bool,
         command: impl FnOnce(&mut ServerSession) -> R,
     ) -> (R, Option<bool>) {
+        let Wire::Driven { session, .. } = &self.wire else {
+            unreachable!("only a driven session is driven");
+        };
         let (value, events) = {
-            let mut session = lock(&self.session);
+            let mut session = lock(session);
             let idle = session.state() == ServerState::Idle;
             let value = command(&mut session);
             let frames: Vec<Frame> = std::iter::from_fn(|| session.poll_transmit()).collect();
@@ -451,7 +447,7 @@ impl Server {
                 self.initialize_answer(frames);
             } else {
                 for frame in frames {
-                    self.deliver(route, frame);
+                    self.deliver(frame);
                 }
             }
             (value, events)
@@ -467,7 +463,7 @@ impl Server {
     }
 
     /// Hands one frame to the transport, counting answers for `--exit-after`.
-    fn deliver(&self, route: &Route, frame: Frame) {
+    fn deliver(&self, frame: Frame) {
         let frame = match frame {
             Frame::Single(Message::Error(mut error)) => {
                 let whole = error
@@ -493,12 +489,9 @@ impl Server {
                 last = before < n && n <= before + answers;
             }
         }
-        let answered = match &frame {
-            Frame::Single(message) if is_answer(message) => message.id().cloned(),
-            _ => None,
-        };
-        let route = answered.map_or_else(|| route.clone(), Route::Related);
-        (self.sink)(Outbound { route, frame, last });
+        if let Wire::Driven { sink, .. } = &self.wire {
+            sink(Outbound { frame, last });
+        }
     }
 
     /// The session answered `initialize` (the frames it produced hold that
@@ -528,7 +521,7 @@ impl Server {
         if delay.is_zero() {
             eventlog::record(options.event_log.as_deref(), "initialize-end");
             for frame in frames {
-                self.deliver(&Route::Standalone, frame);
+                self.deliver(frame);
             }
             return;
         }
@@ -537,7 +530,7 @@ impl Server {
             tokio::time::sleep(delay).await;
             eventlog::record(this.fixture.options.event_log.as_deref(), "initialize-end");
             for frame in frames {
-                this.deliver(&Route::Standalone, frame);
+                this.deliver(frame);
             }
         });
     }
@@ -589,14 +582,78 @@ impl Server {
             );
         }
         let task = lock(&self.in_flight).remove(id);
-        eventlog::record_with(
-            self.fixture.options.event_log.as_deref(),
-            "cancelled",
-            &json!({"requestId": id, "inFlight": task.is_some()}),
-        );
+        self.log_cancelled(id, task.is_some());
         if let Some(task) = task {
             task.abort();
         }
+    }
+
+    /// Under the server core, the context of the request `route` names, if
+    /// what concerns it goes on its own stream: always in the stateless
+    /// era; in a session only with `--sse-responses` (with JSON answers the
+    /// fixture sends it on the GET stream, as servers that answer with JSON
+    /// do).
+    fn context(&self, route: &Route) -> Option<RequestContext> {
+        let Wire::Core { peer, contexts } = &self.wire else {
+            return None;
+        };
+        let Route::Related(id) = route else {
+            return None;
+        };
+        if peer.is_some() && !self.fixture.options.sse_responses {
+            return None;
+        }
+        lock(contexts).get(id).cloned()
+    }
+
+    fn log_cancelled(&self, id: &RequestId, in_flight: bool) {
+        eventlog::record_with(
+            self.fixture.options.event_log.as_deref(),
+            "cancelled",
+            &json!({"requestId": id, "inFlight": in_flight}),
+        );
+    }
+
+    /// Answers one request under the server core: `context` carries what
+    /// the handler sends about it while it runs. A request whose future is
+    /// dropped first (the client cancelled it, closed its stream, or the
+    /// session ended) is logged `cancelled`.
+    async fn answer_under_core(
+        self: &Arc<Self>,
+        request: ClientRequest,
+        context: RequestContext,
+    ) -> Result<RawJson, ErrorObject> {
+        let Wire::Core { contexts, .. } = &self.wire else {
+            return Err(ErrorObject::new(
+                error_codes::INTERNAL_ERROR,
+                "this server is driven by hand, not by the server core",
+            ));
+        };
+        let id = request.id.clone();
+        lock(contexts).insert(id.clone(), context);
+        let mut running = Running {
+            server: Arc::clone(self),
+            id: Some(id),
+        };
+        let result = match self.dispatch(request) {
+            Reply::Now(result) => result,
+            Reply::Later(future) => future.await,
+            Reply::Encoded(raw) => {
+                running.finish();
+                return Ok(raw);
+            }
+            Reply::Unbounded(error) => Err(error),
+        };
+        running.finish();
+        let result = if self.fixture.options.sorted_keys {
+            result.map(sort_keys)
+        } else {
+            result
+        };
+        result.and_then(|value| {
+            RawJson::encode(&value)
+                .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))
+        })
     }
 
     fn on_request(self: &Arc<Self>, request: ClientRequest) {
@@ -604,7 +661,7 @@ impl Server {
         match self.dispatch(request) {
             Reply::Now(result) => self.answer(id, result),
             Reply::Encoded(result) => {
-                self.drive(&Route::Related(id.clone()), |session| {
+                self.drive(|session| {
                     let _ = session.respond(&id, &result);
                 });
             }
@@ -641,7 +698,7 @@ impl Server {
         } else {
             result
         };
-        self.drive(&Route::Related(id.clone()), |session| {
+        self.drive(|session| {
             // Refused only when the client cancelled it meanwhile.
             let _ = match result {
                 Ok(value) => session.respond(&id, &value),
@@ -668,7 +725,17 @@ impl Server {
     }
 
     fn notify(self: &Arc<Self>, route: Route, method: &str, params: Value) {
-        let sent = self.drive(&route, |session| session.notify(method, Some(&params)));
+        let sent = match &self.wire {
+            Wire::Driven { .. } => self
+                .drive(|session| session.notify(method, Some(&params)))
+                .map_err(|e| e.to_string()),
+            Wire::Core { peer, .. } => match (self.context(&route), peer) {
+                (Some(context), _) => context.notify(method, Some(&params)),
+                (None, Some(peer)) => peer.notify(method, Some(&params)),
+                (None, None) => Err(PeerError::Closed),
+            }
+            .map_err(|e| e.to_string()),
+        };
         if let Err(e) = sent {
             eprintln!("fixture: cannot send {method}: {e}");
         }
@@ -1141,8 +1208,33 @@ impl Server {
         method: &'static str,
         params: Option<Value>,
     ) -> Reply {
+        if let Wire::Core { peer, .. } = &self.wire {
+            let context = self.context(&route);
+            let peer = peer.clone();
+            return Reply::Later(Box::pin(async move {
+                let answer = match (context, peer) {
+                    (Some(context), _) => context.request(method, params.as_ref(), None).await,
+                    (None, Some(peer)) => peer.request(method, params.as_ref(), None).await,
+                    (None, None) => Err(PeerError::Closed),
+                };
+                Ok(match answer {
+                    Ok(answer) => {
+                        let answer: Value = answer.decode().unwrap_or(Value::Null);
+                        json!({
+                            "content": [{"type": "text", "text": answer.to_string()}],
+                            "structuredContent": answer
+                        })
+                    }
+                    Err(PeerError::Request(RequestError::Rpc(error))) => tool_error(&format!(
+                        "the client answered {method} with error {}: {}",
+                        error.code, error.message
+                    )),
+                    Err(error) => tool_error(&format!("no answer to {method}: {error}")),
+                })
+            }));
+        }
         let (tx, rx) = oneshot::channel();
-        let sent = self.drive(&route, |session| {
+        let sent = self.drive(|session| {
             let handle = session.request(method, params.as_ref(), None)?;
             // Registered under the session's lock, before any answer can be read.
             lock(&self.awaiting_client).insert(handle, tx);
@@ -1203,6 +1295,68 @@ impl Server {
             }),
         );
         Ok(json!({}))
+    }
+}
+
+/// The fixture under `mcp_transport`'s server core: a handshake-era
+/// request goes to the connection's own [`Server`], a stateless-era one to
+/// the server every stateless request shares, so that runtime-added tools
+/// and subscriptions span requests as on a real stateless server.
+pub(crate) struct CoreHandler {
+    pub(crate) session: Arc<Server>,
+    pub(crate) stateless: Arc<Server>,
+}
+
+#[async_trait::async_trait]
+impl ServerHandler for CoreHandler {
+    async fn request(
+        &self,
+        request: ClientRequest,
+        context: RequestContext,
+    ) -> Result<RawJson, ErrorObject> {
+        let server = if request.era() == ProtocolEra::Modern {
+            &self.stateless
+        } else {
+            &self.session
+        };
+        server.answer_under_core(request, context).await
+    }
+}
+
+/// A request being answered under the server core: forgets its context
+/// when it ends, and logs it `cancelled` when it ends unanswered.
+struct Running {
+    server: Arc<Server>,
+    id: Option<RequestId>,
+}
+
+impl Running {
+    fn finish(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.forget(&id);
+        }
+    }
+
+    fn forget(&self, id: &RequestId) {
+        if let Wire::Core { contexts, .. } = &self.server.wire {
+            lock(contexts).remove(id);
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.forget(&id);
+            if lock(&self.server.subscriptions).remove(&id).is_some() {
+                eventlog::record_with(
+                    self.server.fixture.options.event_log.as_deref(),
+                    "listen-end",
+                    &json!({"id": id, "how": "cancelled"}),
+                );
+            }
+            self.server.log_cancelled(&id, true);
+        }
     }
 }
 

@@ -1,12 +1,12 @@
 //! What the two HTTP transports share: the accept loop, bodies, SSE event
 //! encoding, and request checks.
 //!
-//! - [`streamable`]: Streamable HTTP (2025-03-26 .. 2025-11-25), one `/mcp` endpoint.
-//! - [`legacy`]: HTTP+SSE (2024-11-05), `GET /sse` and `POST /message`.
-//! - [`modern`]: the 2026-07-28 POSTs on the Streamable HTTP endpoint.
+//! - [`streamable`]: Streamable HTTP, both eras, one `/mcp` endpoint, on
+//!   `mcp_transport`'s server core with the fixture's faults around it.
+//! - [`legacy`]: HTTP+SSE (2024-11-05), `GET /sse` and `POST /message`
+//!   (the library serves no legacy SSE, so the fixture keeps its own).
 
 pub(crate) mod legacy;
-pub(crate) mod modern;
 pub(crate) mod streamable;
 
 use std::convert::Infallible;
@@ -14,9 +14,7 @@ use std::future::Future;
 use std::io::Write;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use anyhow::Context as _;
 use bytes::Bytes;
@@ -30,7 +28,6 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use mcp_proto::codec::sse::{SseEvent, encode_event};
 use mcp_proto::jsonrpc::error_codes;
-use mcp_proto::server::{ServerOptions, ServerSession};
 use mcp_proto::{ErrorObject, Frame, Message};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -40,10 +37,6 @@ pub(crate) type Body = BoxBody<Bytes, Infallible>;
 
 /// The largest request body read: 64 MiB, the stdio line limit.
 const MAX_BODY: usize = 64 * 1024 * 1024;
-
-/// Set when the response to the last request `--exit-after` allows has been
-/// sent with `Connection: close`: the process exits when that connection ends.
-static EXIT_WHEN_CLOSED: AtomicBool = AtomicBool::new(false);
 
 /// A request handler: one per transport, shared by every connection.
 pub(crate) trait Handler: Send + Sync + 'static {
@@ -192,20 +185,8 @@ pub(crate) async fn serve(
             {
                 eprintln!("fixture: connection error: {e}");
             }
-            if EXIT_WHEN_CLOSED.load(Ordering::SeqCst) {
-                std::process::exit(0);
-            }
         });
     }
-}
-
-/// Marks `response` as the last one (`--exit-after`): it closes its
-/// connection, and the process exits once that connection is done.
-pub(crate) fn exit_after(response: &mut Response<Body>) {
-    response
-        .headers_mut()
-        .insert(header::CONNECTION, HeaderValue::from_static("close"));
-    EXIT_WHEN_CLOSED.store(true, Ordering::SeqCst);
 }
 
 /// A response with a complete body.
@@ -235,19 +216,6 @@ pub(crate) fn rpc_error(
     full(status, Some("application/json"), body)
 }
 
-/// Like [`rpc_error`], answering the request `id`.
-pub(crate) fn rpc_error_for(
-    status: StatusCode,
-    id: Option<mcp_proto::RequestId>,
-    error: ErrorObject,
-) -> Response<Body> {
-    full(
-        status,
-        Some("application/json"),
-        Message::error(id, error).to_bytes(),
-    )
-}
-
 /// Why a request is refused: an HTTP status, and the JSON-RPC error its
 /// body carries (see [`rpc_error`]).
 #[derive(Debug)]
@@ -274,22 +242,7 @@ impl Refusal {
 /// An SSE response whose events come from `events`; the stream ends when
 /// every sender is dropped.
 pub(crate) fn sse(events: mpsc::UnboundedReceiver<Bytes>) -> Response<Body> {
-    sse_body(ChannelBody {
-        events,
-        on_close: None,
-    })
-}
-
-/// Like [`sse`], and runs `on_close` once hyper drops the body: the stream
-/// ended, or the client closed it (2026-07-28: that is the cancel).
-pub(crate) fn sse_until_closed(
-    events: mpsc::UnboundedReceiver<Bytes>,
-    on_close: impl FnOnce() + Send + Sync + 'static,
-) -> Response<Body> {
-    sse_body(ChannelBody {
-        events,
-        on_close: Some(Box::new(on_close)),
-    })
+    sse_body(ChannelBody { events })
 }
 
 fn sse_body(body: ChannelBody) -> Response<Body> {
@@ -326,23 +279,6 @@ pub(crate) fn sse_event(
 /// A frame as SSE `data`: compact JSON, which holds no line break.
 pub(crate) fn message_data(frame: &Frame) -> String {
     serde_json::to_string(frame).unwrap_or_default()
-}
-
-/// Reads a JSON-RPC frame from a POST body, checking the content type.
-/// Refused with 415, 413, or 400 with the error a [`ServerSession`] gives
-/// bytes that are not a message (-32700 not JSON, -32600 JSON that is not a
-/// message, a null id).
-pub(crate) async fn read_frame(request: Request<Incoming>) -> Result<Frame, Response<Body>> {
-    let body = read_body(request).await.map_err(Refusal::into_response)?;
-    Frame::from_slice(&body).map_err(|_| {
-        let mut session = ServerSession::new(ServerOptions::default().max_message_size(MAX_BODY));
-        session.handle_bytes(Instant::now(), &body);
-        let answer = session
-            .poll_transmit()
-            .map(|frame| message_data(&frame))
-            .unwrap_or_default();
-        full(StatusCode::BAD_REQUEST, Some("application/json"), answer)
-    })
 }
 
 /// Reads a POST body, checking the content type: refused with 415 or 413.
@@ -414,15 +350,6 @@ pub(crate) fn origin_allowed(headers: &HeaderMap) -> bool {
 /// A response body fed by a channel: each message is one data frame.
 struct ChannelBody {
     events: mpsc::UnboundedReceiver<Bytes>,
-    on_close: Option<Box<dyn FnOnce() + Send + Sync>>,
-}
-
-impl Drop for ChannelBody {
-    fn drop(&mut self) {
-        if let Some(on_close) = self.on_close.take() {
-            on_close();
-        }
-    }
 }
 
 impl hyper::body::Body for ChannelBody {
