@@ -363,6 +363,14 @@ pub(crate) fn is_modern_only(name: &str) -> bool {
     )
 }
 
+/// FNV-1a, to notice a changed `requestState` (not security: the fixture
+/// only has to refuse a state that is not the one it sent).
+pub(crate) fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// Whether the built-in `name` sends requests to the client, which the
 /// modern era forbids (MRTR replaces them).
 pub(crate) fn asks_client(name: &str) -> bool {

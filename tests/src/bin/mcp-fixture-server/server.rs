@@ -322,7 +322,9 @@ enum Wire {
     /// for the stateless era's shared server).
     Core {
         peer: Option<Peer>,
-        contexts: Mutex<HashMap<RequestId, RequestContext>>,
+        /// The requests being answered: their contexts, and whether what
+        /// concerns them goes on their own stream (see [`Server::context`]).
+        contexts: Mutex<HashMap<RequestId, (RequestContext, bool)>>,
     },
 }
 
@@ -600,10 +602,39 @@ impl Server {
         let Route::Related(id) = route else {
             return None;
         };
-        if peer.is_some() && !self.fixture.options.sse_responses {
-            return None;
+        let contexts = lock(contexts);
+        let (context, streamed) = contexts.get(id)?;
+        let own_stream = peer.is_none() || self.fixture.options.sse_responses || *streamed;
+        own_stream.then(|| context.clone())
+    }
+
+    /// Under the server core, answers the request `route` names on its own
+    /// SSE stream from now on (`RequestContext::open_stream`), and sends
+    /// what concerns it there: for the conformance scenarios that listen
+    /// for a call's progress and log messages on the call's stream.
+    fn open_request_stream(&self, route: &Route) {
+        let (Wire::Core { contexts, .. }, Route::Related(id)) = (&self.wire, route) else {
+            return;
+        };
+        if let Some((context, streamed)) = lock(contexts).get_mut(id) {
+            *streamed = context.open_stream().is_ok();
         }
-        lock(contexts).get(id).cloned()
+    }
+
+    /// Under the server core, SSE polling on the request `route` names
+    /// (2025-11-25 "Transports" §Resumability and Redelivery): its stream
+    /// ends now with a `retry` of `retry`, the request goes on, and the
+    /// client gets the rest with GET and `Last-Event-ID`. Elsewhere nothing
+    /// happens.
+    fn close_request_stream(&self, route: &Route, retry: Duration) {
+        let (Wire::Core { contexts, .. }, Route::Related(id)) = (&self.wire, route) else {
+            return;
+        };
+        if let Some((context, _)) = lock(contexts).get(id)
+            && let Err(e) = context.close_stream(retry)
+        {
+            eprintln!("fixture: cannot close the stream of {id}: {e}");
+        }
     }
 
     fn log_cancelled(&self, id: &RequestId, in_flight: bool) {
@@ -630,7 +661,7 @@ impl Server {
             ));
         };
         let id = request.id.clone();
-        lock(contexts).insert(id.clone(), context);
+        lock(contexts).insert(id.clone(), (context, false));
         let mut running = Running {
             server: Arc::clone(self),
             id: Some(id),
@@ -937,7 +968,16 @@ impl Server {
                 return Reply::Now(Ok(result));
             }
             if let Some(own) = reference::alias(name, &args, modern) {
+                if name == "test_tool_with_progress" {
+                    self.open_request_stream(&route);
+                }
                 return self.call_tool(id, own, token, modern);
+            }
+            if name == reference::RECONNECTION && !modern {
+                // The stream ends before the answer, which the client gets
+                // on resuming it.
+                self.close_request_stream(&route, self.fixture.options.retry);
+                return Reply::Now(Ok(text_result("Reconnection test completed")));
             }
             if let Some(mut params) = reference::elicitation(name).filter(|_| !modern) {
                 if self
@@ -949,6 +989,7 @@ impl Server {
                 return self.ask_client(route, methods::ELICITATION_CREATE, Some(params));
             }
             if name == "test_tool_with_logging" && !modern {
+                self.open_request_stream(&route);
                 for message in reference::log_messages() {
                     self.notify(route.clone(), methods::NOTIFICATION_MESSAGE, message);
                 }
