@@ -28,7 +28,7 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use mcp_proto::codec::sse::{SseEvent, encode_event};
 use mcp_proto::jsonrpc::error_codes;
-use mcp_proto::{ErrorObject, Frame, Message};
+use mcp_proto::{ErrorObject, Message};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
@@ -274,11 +274,6 @@ pub(crate) fn sse_event(
     let mut out = String::with_capacity(event.data.len() + 64);
     encode_event(&event, &mut out);
     Bytes::from(out)
-}
-
-/// A frame as SSE `data`: compact JSON, which holds no line break.
-pub(crate) fn message_data(frame: &Frame) -> String {
-    serde_json::to_string(frame).unwrap_or_default()
 }
 
 /// Reads a POST body, checking the content type: refused with 415 or 413.

@@ -78,6 +78,11 @@ const MAX_BODY: usize = 64 * 1024 * 1024;
 /// has left the server, before it exits: time for the kernel to send it.
 const EXIT_GRACE: Duration = Duration::from_millis(100);
 
+/// How long a session expired by `--expire-session-after` lives on in the
+/// core (while the wrapper answers 404 for it), so that an answer still
+/// streaming when it expired gets out whole.
+const EXPIRY_GRACE: Duration = Duration::from_millis(100);
+
 /// Serves Streamable HTTP until the process ends.
 pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
     let port = fixture.options.port;
@@ -92,7 +97,7 @@ pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
     }
     let options = &fixture.options;
     let app = App {
-        stateless: Server::under_core(Arc::clone(&fixture), None),
+        stateless: Server::under_core(Arc::clone(&fixture), None, false),
         fixture: Arc::clone(&fixture),
     };
     let core = HttpServer::new(
@@ -138,7 +143,7 @@ impl HttpApp for App {
 
     fn connect(&self, peer: Peer) -> Arc<dyn ServerHandler> {
         Arc::new(CoreHandler {
-            session: Server::under_core(Arc::clone(&self.fixture), Some(peer)),
+            session: Server::under_core(Arc::clone(&self.fixture), Some(peer), false),
             stateless: Arc::clone(&self.stateless),
         })
     }
@@ -358,16 +363,13 @@ impl Front {
         if options.sse_responses && !is_event_stream(response.headers()) {
             response = as_event_stream(response, options.retry).await;
         }
+        let n = self.sessions_kept.fetch_add(1, Ordering::Relaxed) + 1;
+        if options.expire_session_after.is_some()
+            && options.expire_sessions.is_none_or(|first| n <= first)
         {
-            let id = id.as_str();
-            let n = self.sessions_kept.fetch_add(1, Ordering::Relaxed) + 1;
-            if options.expire_session_after.is_some()
-                && options.expire_sessions.is_none_or(|first| n <= first)
-            {
-                lock(&self.sessions).insert(id.to_owned(), 1);
-                if options.expire_session_after == Some(1) {
-                    self.expire(id.to_owned());
-                }
+            lock(&self.sessions).insert(id.clone(), 1);
+            if options.expire_session_after == Some(1) {
+                self.expire(id);
             }
         }
         self.counted(response)
@@ -380,7 +382,7 @@ impl Front {
         lock(&self.expired).insert(id.clone());
         let core = self.core.clone();
         tokio::spawn(async move {
-            tokio::time::sleep(EXIT_GRACE).await;
+            tokio::time::sleep(EXPIRY_GRACE).await;
             core.end_session(&id).await;
         });
     }

@@ -243,7 +243,6 @@ impl Server {
         match reply {
             Reply::Now(result) => Reply::Now(stamp(result)),
             Reply::Later(future) => Reply::Later(Box::pin(async move { stamp(future.await) })),
-            Reply::Unbounded(error) => Reply::Unbounded(error),
             Reply::Encoded(raw) => {
                 Reply::Now(stamp(raw.decode().map_err(|e| {
                     ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string())
