@@ -28,6 +28,23 @@ use crate::eventlog;
 use crate::options::{Era, Options};
 use crate::server::lock;
 
+/// Whether any switch acts on the raw path of a byte stream: without one,
+/// stdio leaves its streams to the core.
+pub(crate) fn needed(options: &Options) -> bool {
+    options.event_log.is_some()
+        || options.delay_initialize > std::time::Duration::ZERO
+        || options.hang_initialize_if_exists.is_some()
+        || (options.protocol_version.is_some() && crate::server::forced_version(options).is_none())
+        || options.era == Era::Legacy && (options.probe_noise > 0 || options.exit_before_initialize)
+        || options.error_message_kib.is_some()
+        || options.junk_stdout
+        || options.crlf
+        || options.exit_after.is_some()
+        || options.close_stdout_after.is_some()
+        || options.ignore_stdin_eof
+        || options.ignore_sigterm
+}
+
 /// The requests a client sent that have no answer written yet, by the
 /// JSON text of their ids: kept with `--event-log`, so that a client's
 /// `notifications/cancelled` is logged as it comes (`cancelled

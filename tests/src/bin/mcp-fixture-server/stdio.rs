@@ -4,7 +4,10 @@
 //! fixture's protocol breakers act.
 //!
 //! stdin → [`RawInput`] → the core → [`RawOutput`] → stdout, the core's
-//! ends joined to the raw path by in-memory pipes. On stdin EOF the core
+//! ends joined to the raw path by in-memory pipes; when no switch needs
+//! the raw path ([`crate::raw::needed`]) the core reads stdin and writes
+//! stdout itself, so that a benchmark's echo meets only the core's own
+//! costs. On stdin EOF the core
 //! cancels what is in flight, the output drains and the process exits, as
 //! servers SHOULD (2026-07-28 spells it out); `--ignore-stdin-eof` and
 //! `--ignore-sigterm` keep it alive so that clients can test their SIGTERM
@@ -40,6 +43,18 @@ pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
                 server.add_signal_tool();
             }
         });
+    }
+    let handler = Arc::new(CoreHandler {
+        session: Arc::clone(&server),
+        stateless: server,
+    });
+    if !crate::raw::needed(options) {
+        // Nothing to break: the core has stdin and stdout to itself.
+        let (stdin, stdout) = stdio();
+        return core
+            .serve(handler, stdin, stdout)
+            .await
+            .context("cannot read stdin");
     }
     let outstanding = options.event_log.is_some().then(Outstanding::default);
     let (mut stdin, mut stdout) = stdio();
@@ -77,6 +92,8 @@ pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
         let mut raw = RawOutput::new(true, outstanding);
         let mut lines = BufReader::new(from_core);
         let mut line = Vec::new();
+        // Written once per burst: when no further line is waiting.
+        let mut burst = Vec::with_capacity(64 * 1024);
         loop {
             line.clear();
             match lines.read_until(b'\n', &mut line).await {
@@ -87,7 +104,12 @@ pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
                 line.pop();
             }
             let (bytes, after) = raw.line(options, std::mem::take(&mut line)).await;
-            let written = stdout.write_all(&bytes).await;
+            burst.extend_from_slice(&bytes);
+            if after == After::Continue && !lines.buffer().is_empty() {
+                continue;
+            }
+            let written = stdout.write_all(&burst).await;
+            burst.clear();
             let flushed = match written {
                 Ok(()) => stdout.flush().await,
                 Err(e) => Err(e),
@@ -118,12 +140,7 @@ pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
         false
     });
 
-    let handler = Arc::new(CoreHandler {
-        session: Arc::clone(&server),
-        stateless: server,
-    });
-    let (core_read, core_write) = (core_input, core_output);
-    let served = core.serve(handler, core_read, core_write).await;
+    let served = core.serve(handler, core_input, core_output).await;
     let _ = input.await;
     // The core's output ended with it: what is left drains, then exit.
     if output.await.unwrap_or(false) {

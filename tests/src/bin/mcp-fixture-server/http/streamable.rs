@@ -504,6 +504,8 @@ struct FaultBody {
     cut: Option<Cut>,
     /// Bytes of an SSE event not complete yet (only while cutting).
     pending: BytesMut,
+    /// Whether an event with an id went by, from which a client can resume.
+    resumable: bool,
     ended: bool,
     on_drop: Option<Box<dyn FnOnce() + Send + Sync>>,
 }
@@ -514,6 +516,7 @@ impl FaultBody {
             inner,
             cut,
             pending: BytesMut::new(),
+            resumable: false,
             ended: false,
             on_drop: None,
         }
@@ -525,35 +528,54 @@ impl FaultBody {
         let mut out = BytesMut::new();
         while let Some(end) = find(&self.pending, b"\n\n") {
             let event = self.pending.split_to(end + 2);
+            let fields = fields(&event);
             match &self.cut {
-                Some(Cut::AfterPriming) => {
+                // The core primes a stream from 2025-11-25 only: before it
+                // there is no id to resume from, and the stream is whole.
+                Some(Cut::AfterPriming) if fields.id && fields.data.is_empty() => {
                     out.extend_from_slice(&event);
                     self.ended = true;
                     break;
                 }
-                Some(Cut::AnswerInHalf(id)) if answers(&event, id) => {
+                Some(Cut::AnswerInHalf(id)) if self.resumable && answers(&fields.data, id) => {
                     // Half an event and no blank line: the client must drop
-                    // it and resume from the priming event's id.
+                    // it and resume from the last id it saw.
                     out.extend_from_slice(&event[..event.len() / 2]);
                     self.ended = true;
                     break;
                 }
+                Some(Cut::AfterPriming) => {
+                    self.cut = None;
+                    out.extend_from_slice(&event);
+                }
                 _ => out.extend_from_slice(&event),
             }
+            self.resumable |= fields.id;
         }
         (!out.is_empty()).then(|| out.freeze())
     }
 }
 
-/// Whether an SSE event's data is the answer to request `id`.
-fn answers(event: &[u8], id: &Value) -> bool {
+/// What an SSE event holds: whether it has an id, and its data.
+struct Fields {
+    id: bool,
+    data: String,
+}
+
+fn fields(event: &[u8]) -> Fields {
     let text = String::from_utf8_lossy(event);
-    let data: String = text
+    let id = text.lines().any(|line| line.starts_with("id:"));
+    let data = text
         .lines()
         .filter_map(|line| line.strip_prefix("data:"))
         .map(|data| data.strip_prefix(' ').unwrap_or(data))
         .collect();
-    serde_json::from_str::<Value>(&data).is_ok_and(|message| {
+    Fields { id, data }
+}
+
+/// Whether an SSE event's data is the answer to request `id`.
+fn answers(data: &str, id: &Value) -> bool {
+    serde_json::from_str::<Value>(data).is_ok_and(|message| {
         message.get("id") == Some(id)
             && (message.get("result").is_some() || message.get("error").is_some())
     })
@@ -627,11 +649,45 @@ mod tests {
 
     #[test]
     fn the_answer_event_is_found_by_its_id() {
-        let event = b"id: 1-2\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n";
-        assert!(answers(event, &serde_json::json!(7)));
-        assert!(!answers(event, &serde_json::json!(8)));
-        let progress = b"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n";
-        assert!(!answers(progress, &serde_json::json!(7)));
+        let event = fields(b"id: 1-2\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n");
+        assert!(event.id);
+        assert!(answers(&event.data, &serde_json::json!(7)));
+        assert!(!answers(&event.data, &serde_json::json!(8)));
+        let progress =
+            fields(b"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n");
+        assert!(!progress.id);
+        assert!(!answers(&progress.data, &serde_json::json!(7)));
+    }
+
+    fn cut(stream: &[&[u8]], how: Cut) -> Vec<u8> {
+        let mut body = FaultBody::new(Full::new(Bytes::new()).boxed(), Some(how));
+        let mut sent = Vec::new();
+        for chunk in stream {
+            body.pending.extend_from_slice(chunk);
+            if let Some(out) = body.events() {
+                sent.extend_from_slice(&out);
+            }
+            if body.ended {
+                break;
+            }
+        }
+        sent
+    }
+
+    #[test]
+    fn streams_are_cut_only_where_a_client_can_resume() {
+        let priming: &[u8] = b"id: 1-1\nretry: 100\ndata:\n\n";
+        let answer: &[u8] =
+            b"event: message\nid: 1-2\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n\n";
+        assert_eq!(cut(&[priming, answer], Cut::AfterPriming), priming);
+        let half = cut(&[priming, answer], Cut::AnswerInHalf(serde_json::json!(2)));
+        assert_eq!(half.len(), priming.len() + answer.len() / 2);
+        // Without a priming event (before 2025-11-25) the answer goes whole.
+        assert_eq!(
+            cut(&[answer], Cut::AnswerInHalf(serde_json::json!(2))),
+            answer
+        );
+        assert_eq!(cut(&[answer], Cut::AfterPriming), answer);
     }
 
     #[test]
