@@ -47,7 +47,8 @@ pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
         sessions: Arc::new(Mutex::new(HashMap::new())),
         next_session: AtomicU64::new(1),
     });
-    super::serve(port, SSE_PATH, faults, handler).await
+    let tcp = super::bind(port, SSE_PATH).await?;
+    super::serve(tcp, faults, handler).await
 }
 
 type Sessions = Arc<Mutex<HashMap<String, Arc<LegacySession>>>>;

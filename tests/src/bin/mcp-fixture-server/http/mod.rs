@@ -1,5 +1,6 @@
-//! What the two HTTP transports share: the accept loop, bodies, SSE event
-//! encoding, and request checks.
+//! What the two HTTP transports share: the accept loop (the library's,
+//! with the late fault switches in front), bodies, SSE event encoding, and
+//! request checks.
 //!
 //! - [`streamable`]: Streamable HTTP, both eras, one `/mcp` endpoint, on
 //!   `mcp_transport`'s server core with the fixture's faults around it.
@@ -22,13 +23,11 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Frame as BodyFrame, Incoming, SizeHint};
 use hyper::header::{self, HeaderMap, HeaderValue};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use mcp_proto::codec::sse::{SseEvent, encode_event};
 use mcp_proto::jsonrpc::error_codes;
 use mcp_proto::{ErrorObject, Message};
+use mcp_transport::server::{Listener, ListenerOptions};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
@@ -132,61 +131,43 @@ impl HttpFaults {
     }
 }
 
-/// Binds 127.0.0.1:`port`, prints `listening on http://ADDR{path}` as the
-/// first stdout line, and serves HTTP/1.1 connections with `handler` until
-/// the process ends; every request meets `faults` first.
+/// Binds 127.0.0.1:`port` and prints `listening on http://ADDR{path}` as
+/// the first stdout line.
+pub(crate) async fn bind(port: u16, path: &str) -> anyhow::Result<TcpListener> {
+    let tcp = TcpListener::bind(("127.0.0.1", port))
+        .await
+        .with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
+    let addr = tcp.local_addr()?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "listening on http://{addr}{path}")?;
+    stdout.flush()?;
+    Ok(tcp)
+}
+
+/// Serves `tcp` with `mcp_transport`'s accept loop ([`Listener`]) until
+/// the process ends: every request meets `faults` first, then `handler`.
 pub(crate) async fn serve(
-    port: u16,
-    path: &str,
+    tcp: TcpListener,
     faults: HttpFaults,
     handler: Arc<impl Handler>,
 ) -> anyhow::Result<()> {
-    let listener = TcpListener::bind(("127.0.0.1", port))
-        .await
-        .with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
-    let addr = listener.local_addr()?;
-    {
-        let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "listening on http://{addr}{path}")?;
-        stdout.flush()?;
-    }
-    loop {
-        let (stream, _) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(e) => {
-                // Out of file descriptors and the like: keep serving the
-                // connections we have.
-                eprintln!("fixture: accept failed: {e}");
-                continue;
+    let port = tcp.local_addr()?.port();
+    let faults = Arc::new(faults);
+    Listener::new(tcp, ListenerOptions::default())
+        .serve(move |request| {
+            let handler = Arc::clone(&handler);
+            let faults = Arc::clone(&faults);
+            async move {
+                let mut response = match faults.answer(&request, port) {
+                    Some(response) => response,
+                    None => handler.handle(request).await,
+                };
+                faults.pad(&mut response);
+                response
             }
-        };
-        let _ = stream.set_nodelay(true);
-        let handler = Arc::clone(&handler);
-        let faults = faults.clone();
-        let port = addr.port();
-        tokio::spawn(async move {
-            let service = service_fn(move |request| {
-                let handler = Arc::clone(&handler);
-                let faults = faults.clone();
-                async move {
-                    let mut response = match faults.answer(&request, port) {
-                        Some(response) => response,
-                        None => handler.handle(request).await,
-                    };
-                    faults.pad(&mut response);
-                    Ok::<_, Infallible>(response)
-                }
-            });
-            let served = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-            if let Err(e) = served
-                && !e.is_incomplete_message()
-            {
-                eprintln!("fixture: connection error: {e}");
-            }
-        });
-    }
+        })
+        .await;
+    Ok(())
 }
 
 /// A response with a complete body.

@@ -34,14 +34,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
-use std::io::Write;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use anyhow::Context as _;
 use bytes::{Bytes, BytesMut};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Frame as BodyFrame, Incoming, SizeHint};
@@ -54,13 +52,11 @@ use mcp_proto::server::ServerOptions;
 use mcp_proto::{ErrorObject, Message, methods};
 use mcp_transport::server::http::SESSION_HEADER;
 use mcp_transport::server::{
-    AccessPolicy, HttpApp, HttpServer, HttpServerOptions, Listener, ListenerOptions, Peer, Refusal,
-    ServerHandler,
+    AccessPolicy, HttpApp, HttpServer, HttpServerOptions, Peer, Refusal, ServerHandler,
 };
 use serde_json::Value;
-use tokio::net::TcpListener;
 
-use super::{Body, HttpFaults, full, origin_allowed, rpc_error};
+use super::{Body, Handler, HttpFaults, full, origin_allowed, rpc_error};
 use crate::catalog;
 use crate::eventlog;
 use crate::options::Era;
@@ -85,16 +81,7 @@ const EXPIRY_GRACE: Duration = Duration::from_millis(100);
 
 /// Serves Streamable HTTP until the process ends.
 pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
-    let port = fixture.options.port;
-    let tcp = TcpListener::bind(("127.0.0.1", port))
-        .await
-        .with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
-    let addr = tcp.local_addr()?;
-    {
-        let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "listening on http://{addr}{ENDPOINT}")?;
-        stdout.flush()?;
-    }
+    let tcp = super::bind(fixture.options.port, ENDPOINT).await?;
     let options = &fixture.options;
     let app = App {
         stateless: Server::under_core(Arc::clone(&fixture), None, false),
@@ -109,9 +96,8 @@ pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
             .stream_answers(options.sse_responses)
             .retry(Some(options.retry)),
     );
+    let faults = HttpFaults::of(options);
     let front = Arc::new(Front {
-        faults: HttpFaults::of(options),
-        port: addr.port(),
         fixture,
         core,
         sessions: Mutex::new(HashMap::new()),
@@ -119,13 +105,7 @@ pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
         sessions_kept: AtomicU64::new(0),
         answers: AtomicU64::new(0),
     });
-    Listener::new(tcp, ListenerOptions::default())
-        .serve(move |request| {
-            let front = Arc::clone(&front);
-            async move { front.handle(request).await }
-        })
-        .await;
-    Ok(())
+    super::serve(tcp, faults, front).await
 }
 
 /// What the core serves: the fixture's session options, and a
@@ -172,8 +152,6 @@ impl AccessPolicy for LocalOrigins {
 /// The fault wrapper in front of the core (see the module docs).
 struct Front {
     fixture: Arc<Fixture>,
-    faults: HttpFaults,
-    port: u16,
     core: HttpServer,
     /// Requests seen per session, for `--expire-session-after`: only the
     /// sessions that expire (`--expire-sessions`) are counted.
@@ -203,16 +181,16 @@ enum Cut {
     AnswerInHalf(Value),
 }
 
-impl Front {
-    async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Response<Body> {
-        let mut response = match self.faults.answer(&request, self.port) {
-            Some(response) => response,
-            None => self.route(request).await,
-        };
-        self.faults.pad(&mut response);
-        response
+impl Handler for Front {
+    fn handle(
+        self: Arc<Self>,
+        request: Request<Incoming>,
+    ) -> Pin<Box<dyn Future<Output = Response<Body>> + Send>> {
+        Box::pin(async move { self.route(request).await })
     }
+}
 
+impl Front {
     async fn route(self: &Arc<Self>, request: Request<Incoming>) -> Response<Body> {
         let options = &self.fixture.options;
         let is_endpoint = request.uri().path() == ENDPOINT;
