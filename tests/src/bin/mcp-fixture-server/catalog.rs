@@ -363,30 +363,18 @@ pub(crate) fn is_modern_only(name: &str) -> bool {
     )
 }
 
+/// FNV-1a, to notice a changed `requestState` (not security: the fixture
+/// only has to refuse a state that is not the one it sent).
+pub(crate) fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// Whether the built-in `name` sends requests to the client, which the
 /// modern era forbids (MRTR replaces them).
 pub(crate) fn asks_client(name: &str) -> bool {
     matches!(name, "ask_roots" | "ask_sampling" | "ask_elicitation")
-}
-
-/// The `x-mcp-header` annotations of a tool's top-level properties that are
-/// valid (on a string, integer or boolean property): `(header name, property)`.
-pub(crate) fn param_headers(tool: &Value) -> Vec<(String, String)> {
-    let Some(properties) = tool
-        .pointer("/inputSchema/properties")
-        .and_then(Value::as_object)
-    else {
-        return Vec::new();
-    };
-    properties
-        .iter()
-        .filter_map(|(property, schema)| {
-            let header = schema.get("x-mcp-header")?.as_str()?;
-            let kind = schema.get("type")?.as_str()?;
-            matches!(kind, "string" | "integer" | "boolean")
-                .then(|| (header.to_owned(), property.clone()))
-        })
-        .collect()
 }
 
 /// The `resources/list` result.
@@ -571,19 +559,17 @@ mod tests {
     fn only_valid_param_headers_are_checked() {
         let tools = modern_only_tools();
         let region = tools.iter().find(|t| t["name"] == "region_echo").unwrap();
-        let mut headers = param_headers(region);
-        headers.sort();
+        let schema = |tool: &Value| tool["inputSchema"].as_object().unwrap().clone();
+        let headers = mcp_proto::headers::tool_param_headers(&schema(region)).unwrap();
+        let mut names: Vec<&str> = headers.iter().map(|h| h.header_name()).collect();
+        names.sort_unstable();
         assert_eq!(
-            headers,
-            [
-                ("Dry-Run", "dry_run"),
-                ("Region", "region"),
-                ("Zone", "zone")
-            ]
-            .map(|(h, p)| (h.to_owned(), p.to_owned()))
+            names,
+            ["Mcp-Param-Dry-Run", "Mcp-Param-Region", "Mcp-Param-Zone"]
         );
+        // bad_header's annotation is invalid: the server checks nothing.
         let bad = tools.iter().find(|t| t["name"] == "bad_header").unwrap();
-        assert!(param_headers(bad).is_empty());
+        assert!(mcp_proto::headers::tool_param_headers(&schema(bad)).is_err());
         for tool in &tools {
             assert!(is_modern_only(tool["name"].as_str().unwrap()), "{tool}");
         }

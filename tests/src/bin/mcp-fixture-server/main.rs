@@ -9,18 +9,26 @@
 //! era: the `initialize` handshake, the stateless 2026-07-28 era, or both
 //! (the default), so that a client's era detection meets a real process.
 //!
-//! - [`server`]: the transport-independent answers on `mcp_proto`'s
-//!   `ServerSession`, which owns the protocol's lifecycle (its `modern`
-//!   module: 2026-07-28 discover, MRTR and subscriptions).
+//! Every transport runs on `mcp_transport`'s server core, which owns the
+//! protocol; the fixture answers as its handler, and breaks the protocol
+//! only on the wire, around the core.
+//!
+//! - [`server`]: the transport-independent answers, a `ServerHandler` (its
+//!   `modern` module: 2026-07-28 discover, MRTR and subscriptions).
 //! - [`catalog`]: tool, resource and prompt definitions.
 //! - [`reference`](mod@reference): `--reference-catalog`, what the conformance suites call.
 //! - [`eventlog`]: `--event-log`, what happened when, from the server's side.
-//! - [`stdio`], [`http`]: the transports.
+//! - [`stdio`], [`http`]: the transports: stdio and legacy SSE on the
+//!   core's byte-stream server, Streamable HTTP on its `HttpServer`.
+//! - [`raw`]: the faults of byte-stream transports, on the lines between
+//!   the client and the core (Streamable HTTP's are in front of its
+//!   server, in `http::streamable`).
 
 mod catalog;
 mod eventlog;
 mod http;
 mod options;
+mod raw;
 mod reference;
 mod server;
 mod stdio;
@@ -72,7 +80,7 @@ fn run(options: Options) -> anyhow::Result<()> {
     let transport = options.transport;
     let fixture = Fixture::new(options);
     match transport {
-        TransportKind::Stdio => stdio::serve(fixture),
+        TransportKind::Stdio => runtime.block_on(stdio::serve(fixture)),
         TransportKind::Http => runtime.block_on(http::streamable::serve(fixture)),
         TransportKind::LegacySse => runtime.block_on(http::legacy::serve(fixture)),
     }

@@ -50,10 +50,12 @@ Streamable HTTP:
   --expire-session-after N     the session becomes unknown (404) after N requests.
   --close-sse-before-response  close each POST's SSE stream after its priming event;
                                the response comes on GET with Last-Event-ID.
-                               Implies --sse-responses; initialize is exempt.
+                               Implies --sse-responses; initialize is exempt. Streams
+                               are primed from 2025-11-25; before it they stay whole.
   --cut-sse-mid-event          end each POST's SSE stream halfway through the
                                response event; resuming replays it whole.
-                               Implies --sse-responses; initialize is exempt.
+                               Implies --sse-responses; initialize is exempt; only
+                               after an event with an id (from 2025-11-25).
   --retry-ms N                 the SSE `retry` field, in ms (default 100).
 
 Catalog:

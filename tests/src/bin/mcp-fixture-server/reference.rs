@@ -6,7 +6,10 @@
 //! Prompt, "Utilities/Completion").
 //!
 //! Each answer is fixed, except where a scenario checks that the request's
-//! arguments reach it (a template's `{id}`, a prompt's arguments).
+//! arguments reach it (a template's `{id}`, a prompt's arguments), and the
+//! 2026-07-28 tools that answer in rounds ([`mrtr`]).
+
+pub(crate) mod mrtr;
 
 use mcp_proto::ErrorObject;
 use serde_json::{Value, json};
@@ -49,6 +52,11 @@ pub(crate) fn tools() -> Vec<Value> {
     .collect()
 }
 
+/// The tool that closes its request's SSE stream before it answers (SSE
+/// polling, 2025-11-25 "Transports" §Resumability and Redelivery, SEP-1699),
+/// for the scenario `server-sse-polling`; handshake era only.
+pub(crate) const RECONNECTION: &str = "test_reconnection";
+
 /// `json_schema_2020_12_tool`: an input schema in JSON Schema 2020-12 that
 /// uses `$schema`, `$defs` with an `$anchor`, `additionalProperties`,
 /// `allOf` over `anyOf` and `if`/`then`/`else` (SEP-1613, SEP-2106), for a
@@ -82,10 +90,11 @@ fn json_schema_tool() -> Value {
 }
 
 /// The tools that act while they run, served by the fixture's own tools
-/// under the names the suites call (see [`alias`]), and the logging one.
-/// Those that ask the client something, and the logging one (2026-07-28
-/// logs only at a level the request's `_meta` asks for), are for the
-/// handshake era only.
+/// under the names the suites call (see [`alias`]), the logging one and
+/// [`RECONNECTION`]. Those that ask the client something, the logging one
+/// (2026-07-28 logs only at a level the request's `_meta` asks for) and
+/// [`RECONNECTION`] (SSE polling is a session's) are for the handshake era
+/// only; the input-required ones ([`mrtr`]) for the 2026-07-28 era only.
 pub(crate) fn acting_tools(modern: bool) -> Vec<Value> {
     let string = |name: &str| json!({"type": "object", "properties": {name: {"type": "string"}}});
     let mut tools = vec![json!({
@@ -93,7 +102,9 @@ pub(crate) fn acting_tools(modern: bool) -> Vec<Value> {
         "description": "Reports progress three times (with the caller's token), then answers.",
         "inputSchema": {"type": "object", "properties": {}}
     })];
-    if !modern {
+    if modern {
+        tools.extend(mrtr::tools());
+    } else {
         tools.push(json!({
             "name": "test_tool_with_logging",
             "description": "Sends three log messages, then answers.",
@@ -118,6 +129,12 @@ pub(crate) fn acting_tools(modern: bool) -> Vec<Value> {
             "name": "test_elicitation",
             "description": "Asks the client to fill in a form under `message`; answers with it.",
             "inputSchema": string("message")
+        }));
+        tools.push(json!({
+            "name": RECONNECTION,
+            "description": "Ends its SSE stream before it answers (SSE polling): the answer \
+                            comes to a client that resumes the stream with Last-Event-ID.",
+            "inputSchema": {"type": "object", "properties": {}}
         }));
     }
     tools
@@ -369,7 +386,8 @@ mod tests {
             let name = tool["name"].as_str().unwrap_or("");
             let served = alias(name, &json!({}), false).is_some()
                 || elicitation(name).is_some()
-                || name == "test_tool_with_logging";
+                || name == "test_tool_with_logging"
+                || name == RECONNECTION;
             assert!(served, "{name} is listed and not served");
         }
         assert_eq!(

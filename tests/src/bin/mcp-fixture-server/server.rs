@@ -1,30 +1,19 @@
 //! The transport-independent MCP server: the fixture's answers (tools,
-//! resources, prompts, the requests it sends to the client) on
-//! `mcp_proto`'s [`ServerSession`], which owns the protocol's lifecycle.
+//! resources, prompts, the requests it sends to the client), as the
+//! [`CoreHandler`] of `mcp_transport`'s server core, which owns the
+//! protocol: `mcp_proto`'s `ServerSession` answers `initialize`, `ping`,
+//! batches, the per-request `_meta` envelope and every protocol error, and
+//! cancels a request by dropping its future; what reaches the fixture is a
+//! request to answer, with its `RequestContext`.
 //!
-//! A transport hands what arrives to [`Server::receive_frame`] (or
-//! [`Server::receive_bytes`], [`Server::receive_undecodable`]) and gets every
-//! outbound message through the [`Sink`] the server was built with. Each
-//! outbound message carries a [`Route`] saying which client request it
-//! belongs to, so that Streamable HTTP can put it on that request's SSE
-//! stream (MCP "Transports" §Streamable HTTP: messages related to a request
-//! go on its stream, the rest on the GET stream); stdio and legacy SSE
-//! ignore routes.
+//! What the fixture sends about a request (progress, log messages,
+//! `list_changed`, a `roots/list` request) goes through that request's
+//! context or the connection's `Peer` ([`Server::context`]).
 //!
-//! The session answers `initialize`, `ping`, batches, the per-request
-//! `_meta` envelope and every protocol error; what reaches the fixture is
-//! [`Event::Request`]. Requests whose answer is immediate are answered
-//! inline, in arrival order, with no task spawned: the benchmark's echo path
-//! is a decode, a match and an encode. The rest run in tokio tasks that the
-//! client's `notifications/cancelled` aborts.
-//!
-//! The scripted faults that break the protocol on purpose act on what the
-//! session produced, in one place ([`Server::drive`]): the answer to
-//! `initialize` delayed, never sent or naming another version
-//! (`--delay-initialize-ms`, `--hang-initialize-if-exists`,
-//! `--protocol-version` with a version the session does not know), and a
-//! request before `initialize` ending the process or flooding stderr
-//! (`--exit-before-initialize`, `--probe-noise`).
+//! The scripted faults that break the protocol on purpose act outside it,
+//! on the wire: the raw path of byte streams ([`crate::raw`]: stdio, legacy
+//! SSE) and the wrapper in front of the Streamable HTTP server
+//! (`crate::http::streamable`).
 //!
 //! [`modern`] answers the stateless 2026-07-28 era beside the handshake
 //! (`--era`).
@@ -34,25 +23,22 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use mcp_proto::jsonrpc::{Request, Response, error_codes};
-use mcp_proto::server::{
-    Cancellation, ClientRequest, Event, RequestError, RequestHandle, ServerOptions, ServerSession,
-    ServerState,
-};
+use mcp_proto::jsonrpc::error_codes;
+use mcp_proto::server::{ClientRequest, RequestError, ServerOptions};
 use mcp_proto::types::{
     Implementation, ListChangedCapability, ProgressToken, ResourcesCapability, ServerCapabilities,
 };
 use mcp_proto::version::Era as ProtocolEra;
-use mcp_proto::{ErrorObject, Frame, Message, ProtocolVersion, RawJson, RequestId, methods};
+use mcp_proto::{ErrorObject, ProtocolVersion, RawJson, RequestId, methods};
+use mcp_transport::server::{Peer, PeerError, RequestContext, ServerHandler};
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
-use tokio::task::AbortHandle;
 
 use crate::catalog;
 use crate::eventlog;
 use crate::options::{Era, Options};
+use crate::raw::LONG_ERROR;
 use crate::reference;
 
 mod modern;
@@ -204,7 +190,7 @@ impl Fixture {
     /// `--protocol-version`) allow, the capabilities the handshake
     /// announces, and `server/discover` left to the fixture, whose answer
     /// carries `ttlMs` and `cacheScope` and may come late.
-    fn session_options(&self) -> ServerOptions {
+    pub(crate) fn session_options(&self) -> ServerOptions {
         let options = &self.options;
         let mut versions = match options.era {
             Era::Both => ProtocolVersion::ALL.to_vec(),
@@ -244,10 +230,17 @@ impl Fixture {
 
     /// `--protocol-version` when it names a handshake version the session
     /// can negotiate by offering only it.
-    fn forced_version(&self) -> Option<ProtocolVersion> {
-        let forced = ProtocolVersion::parse(self.options.protocol_version.as_deref()?)?;
-        forced.uses_handshake().then_some(forced)
+    pub(crate) fn forced_version(&self) -> Option<ProtocolVersion> {
+        forced_version(&self.options)
     }
+}
+
+/// `--protocol-version` when it names a handshake version the session can
+/// negotiate by offering only it (another is written into the answer to
+/// `initialize` by the fault paths).
+pub(crate) fn forced_version(options: &Options) -> Option<ProtocolVersion> {
+    let forced = ProtocolVersion::parse(options.protocol_version.as_deref()?)?;
+    forced.uses_handshake().then_some(forced)
 }
 
 /// Who the fixture is, in `initialize` and `server/discover` results.
@@ -268,45 +261,29 @@ pub(crate) enum Route {
     Standalone,
 }
 
-/// One frame for the transport to deliver.
-#[derive(Debug)]
-pub(crate) struct Outbound {
-    pub(crate) route: Route,
-    pub(crate) frame: Frame,
-    /// This answer is the one `--exit-after` (or `--close-stdout-after`)
-    /// counts last: once it has been written the process exits (or, over
-    /// stdio, closes stdout and stays).
-    pub(crate) last: bool,
-}
-
-impl Outbound {
-    /// Whether this is the answer to a request (a response or an error
-    /// with an id), which ends that request's stream.
-    pub(crate) fn is_answer(&self) -> bool {
-        matches!(&self.frame, Frame::Single(m) if is_answer(m))
-    }
-}
-
-/// Where a [`Server`] hands its outbound frames: each transport delivers
-/// them its own way (a writer thread, an HTTP stream table).
-pub(crate) type Sink = Box<dyn Fn(Outbound) + Send + Sync>;
-
-/// One MCP session: a stdio connection, a Streamable HTTP session, the
-/// stateless era's POSTs, or a legacy SSE stream.
+/// One MCP connection of the server core: a stdio connection, a legacy
+/// SSE stream, a Streamable HTTP session, or (one shared by all) the
+/// stateless era's requests. What the fixture sends about a request goes
+/// through that request's context when [`Server::related_on_own_stream`]
+/// says so, the rest through the connection's peer (the GET stream over
+/// HTTP; none for the stateless era's shared server).
 pub(crate) struct Server {
     fixture: Arc<Fixture>,
-    sink: Sink,
-    session: Mutex<ServerSession>,
+    peer: Option<Peer>,
+    /// Whether a message about a request goes on the request's own stream
+    /// by default: over a byte stream it is all one stream; over HTTP only
+    /// with `--sse-responses` (with JSON answers the fixture sends it on
+    /// the GET stream, as servers that answer with JSON do), and always in
+    /// the stateless era.
+    related_on_own_stream: bool,
+    /// Whether a request that ends unanswered is logged `cancelled` here:
+    /// over a byte stream the raw path logs the client's cancellations as
+    /// they come instead ([`crate::raw::Outstanding`]).
+    logs_cancels: bool,
+    /// The requests being answered: their contexts, and whether what
+    /// concerns them goes on their own stream (see [`Server::context`]).
+    contexts: Mutex<HashMap<RequestId, (RequestContext, bool)>>,
     state: Mutex<State>,
-    /// Requests being handled in tasks, for cancellation.
-    in_flight: Mutex<HashMap<RequestId, AbortHandle>>,
-    /// Our requests to the client, waiting for its response.
-    awaiting_client: Mutex<HashMap<RequestHandle, oneshot::Sender<Result<Value, ErrorObject>>>>,
-    /// Errors to send whole in place of the session's bounded copy, by the
-    /// request they answer (the raw-output path of `--error-message-kib`).
-    unbounded: Mutex<HashMap<RequestId, ErrorObject>>,
-    /// Answers sent so far, for `--exit-after` and `--close-stdout-after`.
-    answers_sent: AtomicU64,
     /// `tools/list` requests answered so far, for `--fail-tools-list-after`.
     tools_list_calls: AtomicU64,
     /// Open `subscriptions/listen` streams (2026-07-28), by the listen's id.
@@ -327,327 +304,133 @@ enum Reply {
     Later(Pin<Box<dyn Future<Output = Result<Value, ErrorObject>> + Send>>),
     /// A result already encoded.
     Encoded(RawJson),
-    /// An error whose message is longer than the session lets through
-    /// (`--error-message-kib`): sent as it is, past the session's bound.
-    Unbounded(ErrorObject),
 }
 
 impl Server {
-    pub(crate) fn new(fixture: Arc<Fixture>, sink: Sink) -> Arc<Server> {
-        let session = ServerSession::new(fixture.session_options());
+    /// A connection's server, reaching the client through `peer` for what
+    /// concerns no request.
+    /// `byte_stream`: the connection is a byte stream (stdio, legacy SSE),
+    /// where every message goes on the one stream and the raw path logs
+    /// cancellations; otherwise a Streamable HTTP session (or, without
+    /// `peer`, the stateless era's shared server).
+    pub(crate) fn under_core(
+        fixture: Arc<Fixture>,
+        peer: Option<Peer>,
+        byte_stream: bool,
+    ) -> Arc<Server> {
+        let related_on_own_stream = byte_stream || peer.is_none() || fixture.options.sse_responses;
         Arc::new(Server {
             fixture,
-            sink,
-            session: Mutex::new(session),
+            peer,
+            related_on_own_stream,
+            logs_cancels: !byte_stream,
+            contexts: Mutex::new(HashMap::new()),
             state: Mutex::new(State::default()),
-            in_flight: Mutex::new(HashMap::new()),
-            awaiting_client: Mutex::new(HashMap::new()),
-            unbounded: Mutex::new(HashMap::new()),
-            answers_sent: AtomicU64::new(0),
             tools_list_calls: AtomicU64::new(0),
             subscriptions: Mutex::new(HashMap::new()),
         })
     }
 
-    /// Handles one inbound frame (a message or a batch). Must run inside
-    /// the tokio runtime.
-    pub(crate) fn receive_frame(self: &Arc<Self>, frame: Frame) {
-        self.drive_with(&Route::Standalone, true, |session| {
-            session.handle_frame(Instant::now(), frame)
-        });
-    }
-
-    /// Handles one inbound body of bytes: the session answers what is not
-    /// a message (`-32700`, `-32600`, with a null id).
-    pub(crate) fn receive_bytes(self: &Arc<Self>, bytes: &[u8]) {
-        self.drive_with(&Route::Standalone, true, |session| {
-            session.handle_bytes(Instant::now(), bytes)
-        });
-    }
-
-    /// Handles one request and says whether it reached the fixture (and
-    /// then whether it asked for progress): `None` when the session
-    /// answered it itself, a refusal of the protocol's own.
-    pub(crate) fn receive_request(self: &Arc<Self>, request: Request) -> Option<bool> {
-        let message = Message::Request(request);
-        self.drive_with(&Route::Standalone, true, |session| {
-            session.handle_message(Instant::now(), message)
-        })
-        .1
-    }
-
-    /// Answers a frame the transport's decoder refused, with a null id.
-    pub(crate) fn receive_undecodable(self: &Arc<Self>, error: ErrorObject) {
-        self.drive_with(&Route::Standalone, true, |session| {
-            session.handle_undecodable(error)
-        });
-    }
-
     /// The protocol version `initialize` settled, once answered.
     pub(crate) fn negotiated_version(&self) -> Option<ProtocolVersion> {
-        lock(&self.session).handshake().map(|h| h.version)
+        self.peer.as_ref()?.handshake().map(|h| h.version)
     }
 
-    /// Whether `initialize` was answered on this session.
-    pub(crate) fn initialized(&self) -> bool {
-        lock(&self.session).state() != ServerState::Idle
-    }
-
-    /// Stops one request without answering it (its HTTP stream closed:
-    /// 2026-07-28's cancellation), logging `cancelled`.
-    pub(crate) fn cancel(self: &Arc<Self>, id: &RequestId) {
-        self.stop(id);
-        // Ends it in the session too; the answer has nowhere to go and the
-        // transport drops it.
-        self.drive(&Route::Related(id.clone()), |session| {
-            let error =
-                ErrorObject::new(error_codes::INTERNAL_ERROR, "the request's stream closed");
-            let _ = session.respond_error(id, error);
-        });
-    }
-
-    /// Stops every request being handled, without answering: the session ended.
-    pub(crate) fn abort_all(self: &Arc<Self>) {
-        self.drive(&Route::Standalone, ServerSession::handle_close);
-    }
-
-    /// Runs `command` on the session, delivers the frames it produced
-    /// (related to `route` unless they answer a request), then acts on its
-    /// events. The scripted faults that break the protocol act here.
-    fn drive<R>(
-        self: &Arc<Self>,
-        route: &Route,
-        command: impl FnOnce(&mut ServerSession) -> R,
-    ) -> R {
-        self.drive_with(route, false, command).0
-    }
-
-    /// [`Server::drive`], also saying whether a request reached the fixture
-    /// and whether it asked for progress. `inbound`: the command feeds what
-    /// the client sent (the probe faults watch only that).
-    fn drive_with<R>(
-        self: &Arc<Self>,
-        route: &Route,
-        inbound: bool,
-        command: impl FnOnce(&mut ServerSession) -> R,
-    ) -> (R, Option<bool>) {
-        let (value, events) = {
-            let mut session = lock(&self.session);
-            let idle = session.state() == ServerState::Idle;
-            let value = command(&mut session);
-            let frames: Vec<Frame> = std::iter::from_fn(|| session.poll_transmit()).collect();
-            let events: Vec<Event> = std::iter::from_fn(|| session.poll_event()).collect();
-            let handshake = events.iter().any(|e| matches!(e, Event::Initialized(_)));
-            if inbound && idle && !handshake && self.fixture.options.era == Era::Legacy {
-                let answered = frames
-                    .iter()
-                    .any(|f| matches!(f, Frame::Single(m) if is_answer(m)))
-                    || events.iter().any(|e| matches!(e, Event::Request(_)));
-                if answered {
-                    self.before_initialize();
-                }
-            }
-            if handshake {
-                self.initialize_answer(frames);
-            } else {
-                for frame in frames {
-                    self.deliver(route, frame);
-                }
-            }
-            (value, events)
-        };
-        let admitted = events.iter().find_map(|event| match event {
-            Event::Request(request) => Some(request.progress_token.is_some()),
-            _ => None,
-        });
-        for event in events {
-            self.on_event(event);
-        }
-        (value, admitted)
-    }
-
-    /// Hands one frame to the transport, counting answers for `--exit-after`.
-    fn deliver(&self, route: &Route, frame: Frame) {
-        let frame = match frame {
-            Frame::Single(Message::Error(mut error)) => {
-                let whole = error
-                    .id
-                    .as_ref()
-                    .and_then(|id| lock(&self.unbounded).remove(id));
-                if let Some(whole) = whole {
-                    error.error = whole;
-                }
-                Frame::Single(Message::Error(error))
-            }
-            other => other,
-        };
-        let answers = match &frame {
-            Frame::Single(message) => u64::from(is_answer(message)),
-            Frame::Batch(messages) => messages.iter().filter(|m| is_answer(m)).count() as u64,
-        };
-        let mut last = false;
-        if answers > 0 {
-            let before = self.answers_sent.fetch_add(answers, Ordering::Relaxed);
-            let options = &self.fixture.options;
-            if let Some(n) = options.exit_after.or(options.close_stdout_after) {
-                last = before < n && n <= before + answers;
-            }
-        }
-        let answered = match &frame {
-            Frame::Single(message) if is_answer(message) => message.id().cloned(),
-            _ => None,
-        };
-        let route = answered.map_or_else(|| route.clone(), Route::Related);
-        (self.sink)(Outbound { route, frame, last });
-    }
-
-    /// The session answered `initialize` (the frames it produced hold that
-    /// answer): logs it, and applies the faults that change the answer's
-    /// fate: never sent (`--hang-initialize-if-exists`), sent late
-    /// (`--delay-initialize-ms`), or naming a version the session does not
-    /// know (`--protocol-version`).
-    fn initialize_answer(self: &Arc<Self>, frames: Vec<Frame>) {
-        let options = &self.fixture.options;
-        eventlog::record(options.event_log.as_deref(), "initialize-start");
-        if options
-            .hang_initialize_if_exists
-            .as_deref()
-            .is_some_and(std::path::Path::exists)
-        {
-            eprintln!("fixture: the hang file exists; initialize is never answered");
-            return;
-        }
-        let frames: Vec<Frame> = match (&options.protocol_version, self.fixture.forced_version()) {
-            (Some(forced), None) => frames
-                .into_iter()
-                .map(|f| rewrite_version(f, forced))
-                .collect(),
-            _ => frames,
-        };
-        let delay = options.delay_initialize;
-        if delay.is_zero() {
-            eventlog::record(options.event_log.as_deref(), "initialize-end");
-            for frame in frames {
-                self.deliver(&Route::Standalone, frame);
-            }
-            return;
-        }
-        let this = Arc::clone(self);
-        tokio::spawn(async move {
-            tokio::time::sleep(delay).await;
-            eventlog::record(this.fixture.options.event_log.as_deref(), "initialize-end");
-            for frame in frames {
-                this.deliver(&Route::Standalone, frame);
-            }
-        });
-    }
-
-    fn on_event(self: &Arc<Self>, event: Event) {
-        match event {
-            Event::Request(request) => self.on_request(request),
-            Event::Cancelled { id, reason } => match reason {
-                Cancellation::ByClient(_) => self.stop(&id),
-                _ => {
-                    if let Some(task) = lock(&self.in_flight).remove(&id) {
-                        task.abort();
-                    }
-                }
-            },
-            Event::Completed { handle, outcome } => {
-                let Some(waiter) = lock(&self.awaiting_client).remove(&handle) else {
-                    return;
-                };
-                let answer = match outcome {
-                    Ok(raw) => raw
-                        .decode::<Value>()
-                        .map_err(|e| ErrorObject::new(error_codes::PARSE_ERROR, e.to_string())),
-                    Err(RequestError::Rpc(error)) => Err(error),
-                    Err(other) => Err(ErrorObject::new(
-                        error_codes::INTERNAL_ERROR,
-                        other.to_string(),
-                    )),
-                };
-                let _ = waiter.send(answer);
-            }
-            Event::Diagnostic(diagnostic) => {
-                eprintln!("fixture: the client broke a rule: {diagnostic:?}");
-            }
-            _ => {}
-        }
-    }
-
-    /// Stops a request's task and logs `cancelled` (and `listen-end` for a
-    /// subscription).
-    fn stop(&self, id: &RequestId) {
-        // A subscription stops receiving at once: its task is dropped later,
-        // and a list change handled meanwhile must not reach it.
+    /// A subscription ends with its request: logs `listen-end` if it was
+    /// still open.
+    fn end_subscription(&self, id: &RequestId, how: &str) {
         if lock(&self.subscriptions).remove(id).is_some() {
             eventlog::record_with(
                 self.fixture.options.event_log.as_deref(),
                 "listen-end",
-                &json!({"id": id, "how": "cancelled"}),
+                &json!({"id": id, "how": how}),
             );
         }
-        let task = lock(&self.in_flight).remove(id);
+    }
+
+    /// The context of the request `route` names, if what concerns it goes
+    /// on its own stream (see [`Server::related_on_own_stream`]), or the
+    /// request asked for it ([`Server::open_request_stream`]).
+    fn context(&self, route: &Route) -> Option<RequestContext> {
+        let Route::Related(id) = route else {
+            return None;
+        };
+        let contexts = lock(&self.contexts);
+        let (context, streamed) = contexts.get(id)?;
+        (self.related_on_own_stream || *streamed).then(|| context.clone())
+    }
+
+    /// Answers the request `route` names on its own
+    /// SSE stream from now on (`RequestContext::open_stream`), and sends
+    /// what concerns it there: for the conformance scenarios that listen
+    /// for a call's progress and log messages on the call's stream.
+    fn open_request_stream(&self, route: &Route) {
+        let Route::Related(id) = route else {
+            return;
+        };
+        if let Some((context, streamed)) = lock(&self.contexts).get_mut(id) {
+            *streamed = context.open_stream().is_ok();
+        }
+    }
+
+    /// SSE polling on the request `route` names
+    /// (2025-11-25 "Transports" §Resumability and Redelivery): its stream
+    /// ends now with a `retry` of `retry`, the request goes on, and the
+    /// client gets the rest with GET and `Last-Event-ID`. Elsewhere nothing
+    /// happens.
+    fn close_request_stream(&self, route: &Route, retry: Duration) {
+        let Route::Related(id) = route else {
+            return;
+        };
+        if let Some((context, _)) = lock(&self.contexts).get(id)
+            && let Err(e) = context.close_stream(retry)
+        {
+            eprintln!("fixture: cannot close the stream of {id}: {e}");
+        }
+    }
+
+    /// Logs `cancelled`: a request ended before it was answered.
+    fn log_cancelled(&self, id: &RequestId) {
         eventlog::record_with(
             self.fixture.options.event_log.as_deref(),
             "cancelled",
-            &json!({"requestId": id, "inFlight": task.is_some()}),
+            &json!({"requestId": id, "inFlight": true}),
         );
-        if let Some(task) = task {
-            task.abort();
-        }
     }
 
-    fn on_request(self: &Arc<Self>, request: ClientRequest) {
+    /// Answers one request under the server core: `context` carries what
+    /// the handler sends about it while it runs. A request whose future is
+    /// dropped first (the client cancelled it, closed its stream, or the
+    /// session ended) is logged `cancelled`.
+    async fn answer_under_core(
+        self: &Arc<Self>,
+        request: ClientRequest,
+        context: RequestContext,
+    ) -> Result<RawJson, ErrorObject> {
         let id = request.id.clone();
-        match self.dispatch(request) {
-            Reply::Now(result) => self.answer(id, result),
-            Reply::Encoded(result) => {
-                self.drive(&Route::Related(id.clone()), |session| {
-                    let _ = session.respond(&id, &result);
-                });
+        lock(&self.contexts).insert(id.clone(), (context, false));
+        let mut running = Running {
+            server: Arc::clone(self),
+            id: Some(id),
+        };
+        let result = match self.dispatch(request) {
+            Reply::Now(result) => result,
+            Reply::Later(future) => future.await,
+            Reply::Encoded(raw) => {
+                running.finish();
+                return Ok(raw);
             }
-            Reply::Unbounded(error) => {
-                // The session ends the request with the error bounded;
-                // [`Server::deliver`] puts the whole message back.
-                lock(&self.unbounded).insert(id.clone(), error.clone());
-                self.answer(id, Err(error));
-            }
-            Reply::Later(future) => {
-                // Held across the spawn so that the task's removal of its own
-                // entry cannot run before the entry exists.
-                let mut in_flight = lock(&self.in_flight);
-                let this = Arc::clone(self);
-                let task_id = id.clone();
-                let task = tokio::spawn(async move {
-                    let result = future.await;
-                    // A request cancelled after its future finished is not
-                    // answered either ("Utilities/Cancellation": the
-                    // receiver SHOULD NOT respond to a cancelled request).
-                    let removed = lock(&this.in_flight).remove(&task_id);
-                    if removed.is_some() {
-                        this.answer(task_id, result);
-                    }
-                });
-                in_flight.insert(id, task.abort_handle());
-            }
-        }
-    }
-
-    fn answer(self: &Arc<Self>, id: RequestId, result: Result<Value, ErrorObject>) {
+        };
+        running.finish();
         let result = if self.fixture.options.sorted_keys {
             result.map(sort_keys)
         } else {
             result
         };
-        self.drive(&Route::Related(id.clone()), |session| {
-            // Refused only when the client cancelled it meanwhile.
-            let _ = match result {
-                Ok(value) => session.respond(&id, &value),
-                Err(error) => session.respond_error(&id, error),
-            };
-        });
+        result.and_then(|value| {
+            RawJson::encode(&value)
+                .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))
+        })
     }
 
     /// The `big` result for `kib` KiB, encoded once per size in a row
@@ -668,7 +451,11 @@ impl Server {
     }
 
     fn notify(self: &Arc<Self>, route: Route, method: &str, params: Value) {
-        let sent = self.drive(&route, |session| session.notify(method, Some(&params)));
+        let sent = match (self.context(&route), &self.peer) {
+            (Some(context), _) => context.notify(method, Some(&params)),
+            (None, Some(peer)) => peer.notify(method, Some(&params)),
+            (None, None) => Err(PeerError::Closed),
+        };
         if let Err(e) = sent {
             eprintln!("fixture: cannot send {method}: {e}");
         }
@@ -736,25 +523,6 @@ impl Server {
             methods::LOGGING_SET_LEVEL => self.set_level(id, &params),
             other => Err(ErrorObject::method_not_found(other)),
         })
-    }
-
-    /// `--era legacy`, a request before initialize: `--probe-noise` writes
-    /// its warnings, `--exit-before-initialize` ends the process before the
-    /// answer goes out.
-    fn before_initialize(&self) {
-        let options = &self.fixture.options;
-        if options.probe_noise > 0 {
-            let line = "WARNING fixture: received a request before initialize; validation failed, ignoring ...\n";
-            let mut noise = line.repeat(options.probe_noise / line.len() + 1);
-            noise.truncate(options.probe_noise);
-            let mut stderr = std::io::stderr().lock();
-            let _ = std::io::Write::write_all(&mut stderr, noise.as_bytes());
-            let _ = std::io::Write::flush(&mut stderr);
-        }
-        if options.exit_before_initialize {
-            eprintln!("fixture: a request before initialize; exiting (--exit-before-initialize)");
-            std::process::exit(1);
-        }
     }
 
     /// `tools/list`, paginated with `--page-size` (MCP "Utilities/Pagination":
@@ -870,7 +638,16 @@ impl Server {
                 return Reply::Now(Ok(result));
             }
             if let Some(own) = reference::alias(name, &args, modern) {
+                if name == "test_tool_with_progress" {
+                    self.open_request_stream(&route);
+                }
                 return self.call_tool(id, own, token, modern);
+            }
+            if name == reference::RECONNECTION && !modern {
+                // The stream ends before the answer, which the client gets
+                // on resuming it.
+                self.close_request_stream(&route, self.fixture.options.retry);
+                return Reply::Now(Ok(text_result("Reconnection test completed")));
             }
             if let Some(mut params) = reference::elicitation(name).filter(|_| !modern) {
                 if self
@@ -882,6 +659,7 @@ impl Server {
                 return self.ask_client(route, methods::ELICITATION_CREATE, Some(params));
             }
             if name == "test_tool_with_logging" && !modern {
+                self.open_request_stream(&route);
                 for message in reference::log_messages() {
                     self.notify(route.clone(), methods::NOTIFICATION_MESSAGE, message);
                 }
@@ -981,10 +759,10 @@ impl Server {
             }
             "hostile_output" if self.fixture.options.hostile_text => catalog::hostile_output(),
             "long_error" if self.fixture.options.error_message_kib.is_some() => {
-                let kib = self.fixture.options.error_message_kib.unwrap_or(0);
-                let mut message = String::from("long error: ");
-                message.push_str(&"e".repeat((kib * 1024).saturating_sub(message.len())));
-                return Reply::Unbounded(ErrorObject::new(error_codes::INTERNAL_ERROR, message));
+                // The session bounds error texts; the wire's fault paths
+                // write this one whole, `--error-message-kib` long.
+                let message = format!("{LONG_ERROR}eeee");
+                return Reply::Now(Err(ErrorObject::new(error_codes::INTERNAL_ERROR, message)));
             }
             "ask_roots" => return self.ask_client(route, methods::ROOTS_LIST, None),
             "ask_sampling" => {
@@ -1141,30 +919,27 @@ impl Server {
         method: &'static str,
         params: Option<Value>,
     ) -> Reply {
-        let (tx, rx) = oneshot::channel();
-        let sent = self.drive(&route, |session| {
-            let handle = session.request(method, params.as_ref(), None)?;
-            // Registered under the session's lock, before any answer can be read.
-            lock(&self.awaiting_client).insert(handle, tx);
-            Ok::<_, mcp_proto::server::ServerError>(handle)
-        });
-        if let Err(e) = sent {
-            return Reply::Now(Err(ErrorObject::new(
-                error_codes::INTERNAL_ERROR,
-                format!("cannot send {method}: {e}"),
-            )));
-        }
+        let context = self.context(&route);
+        let peer = self.peer.clone();
         Reply::Later(Box::pin(async move {
-            Ok(match rx.await {
-                Ok(Ok(answer)) => json!({
-                    "content": [{"type": "text", "text": answer.to_string()}],
-                    "structuredContent": answer
-                }),
-                Ok(Err(error)) => tool_error(&format!(
+            let answer = match (context, peer) {
+                (Some(context), _) => context.request(method, params.as_ref(), None).await,
+                (None, Some(peer)) => peer.request(method, params.as_ref(), None).await,
+                (None, None) => Err(PeerError::Closed),
+            };
+            Ok(match answer {
+                Ok(answer) => {
+                    let answer: Value = answer.decode().unwrap_or(Value::Null);
+                    json!({
+                        "content": [{"type": "text", "text": answer.to_string()}],
+                        "structuredContent": answer
+                    })
+                }
+                Err(PeerError::Request(RequestError::Rpc(error))) => tool_error(&format!(
                     "the client answered {method} with error {}: {}",
                     error.code, error.message
                 )),
-                Err(_) => tool_error(&format!("no answer to {method}")),
+                Err(error) => tool_error(&format!("no answer to {method}: {error}")),
             })
         }))
     }
@@ -1203,6 +978,62 @@ impl Server {
             }),
         );
         Ok(json!({}))
+    }
+}
+
+/// The fixture under `mcp_transport`'s server core: a handshake-era
+/// request goes to the connection's own [`Server`], a stateless-era one to
+/// the server every stateless request shares, so that runtime-added tools
+/// and subscriptions span requests as on a real stateless server.
+pub(crate) struct CoreHandler {
+    pub(crate) session: Arc<Server>,
+    pub(crate) stateless: Arc<Server>,
+}
+
+#[async_trait::async_trait]
+impl ServerHandler for CoreHandler {
+    async fn request(
+        &self,
+        request: ClientRequest,
+        context: RequestContext,
+    ) -> Result<RawJson, ErrorObject> {
+        let server = if request.era() == ProtocolEra::Modern {
+            &self.stateless
+        } else {
+            &self.session
+        };
+        server.answer_under_core(request, context).await
+    }
+}
+
+/// A request being answered under the server core: forgets its context
+/// when it ends, and logs it `cancelled` when it ends unanswered.
+struct Running {
+    server: Arc<Server>,
+    id: Option<RequestId>,
+}
+
+impl Running {
+    fn finish(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.forget(&id);
+        }
+    }
+
+    fn forget(&self, id: &RequestId) {
+        lock(&self.server.contexts).remove(id);
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.forget(&id);
+            self.server.end_subscription(&id, "cancelled");
+            if self.server.logs_cancels {
+                self.server.log_cancelled(&id);
+            }
+        }
     }
 }
 
@@ -1267,31 +1098,6 @@ fn get_prompt(params: &Value) -> Result<Value, ErrorObject> {
             "content": {"type": "text", "text": format!("Please greet {who} warmly.")}
         }]
     }))
-}
-
-/// Whether `message` answers a request: a response, or an error with an id.
-fn is_answer(message: &Message) -> bool {
-    matches!(message, Message::Response(_) | Message::Error(_)) && message.id().is_some()
-}
-
-/// The `initialize` answer among `frame` with its `protocolVersion`
-/// replaced by `version` (`--protocol-version` naming a version the session
-/// does not know: the server misstates what it speaks on purpose).
-fn rewrite_version(frame: Frame, version: &str) -> Frame {
-    let Frame::Single(Message::Response(response)) = frame else {
-        return frame;
-    };
-    let Ok(mut result) = response.result.decode::<Value>() else {
-        return Frame::Single(Message::Response(response));
-    };
-    result["protocolVersion"] = json!(version);
-    match RawJson::encode(&result) {
-        Ok(result) => Frame::Single(Message::Response(Response {
-            id: response.id,
-            result,
-        })),
-        Err(_) => Frame::Single(Message::Response(response)),
-    }
 }
 
 /// `value` with every object's keys in sorted order.

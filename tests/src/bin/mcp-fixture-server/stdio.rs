@@ -1,49 +1,39 @@
-//! The stdio transport: NDJSON on stdin and stdout (MCP "Transports" §stdio).
+//! The stdio transport: NDJSON on stdin and stdout (MCP "Transports" §stdio),
+//! served by `mcp_transport`'s stream server with the fixture's
+//! [`CoreHandler`], through the raw path ([`crate::raw`]) where the
+//! fixture's protocol breakers act.
 //!
-//! The calling thread reads stdin with blocking reads and hands frames to
-//! the server inline; a writer thread owns stdout and flushes once per burst
-//! of messages. Neither goes through the async runtime, so an echo costs a
-//! read, a decode, an encode and a write. On stdin EOF the writer flushes
-//! what is queued and the process exits, as servers SHOULD (2026-07-28
-//! spells it out); `--ignore-stdin-eof` and `--ignore-sigterm` keep it alive
-//! so that clients can test their SIGTERM and SIGKILL steps.
-//! `--close-stdout-after` closes stdout after a given response and keeps the
-//! process running: the connection is over, the process is not.
+//! stdin → [`RawInput`] → the core → [`RawOutput`] → stdout, the core's
+//! ends joined to the raw path by in-memory pipes; when no switch needs
+//! the raw path ([`crate::raw::needed`]) the core reads stdin and writes
+//! stdout itself, so that a benchmark's echo meets only the core's own
+//! costs. On stdin EOF the core
+//! cancels what is in flight, the output drains and the process exits, as
+//! servers SHOULD (2026-07-28 spells it out); `--ignore-stdin-eof` and
+//! `--ignore-sigterm` keep it alive so that clients can test their SIGTERM
+//! and SIGKILL steps. `--close-stdout-after` closes stdout after a given
+//! answer and keeps the process running: the connection is over, the
+//! process is not.
 
-use std::io::{self, Read, Write};
-use std::sync::{Arc, mpsc};
+use std::sync::Arc;
 
 use anyhow::Context;
-use mcp_proto::codec::ndjson::{self, NdjsonDecoder, NdjsonError};
+use mcp_transport::server::{StreamOptions, StreamServer, stdio};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
-use crate::server::{Fixture, Outbound, Server};
+use crate::raw::{After, Outstanding, RawInput, RawOutput};
+use crate::server::{CoreHandler, Fixture, Server};
 
-enum WriterItem {
-    Send(Outbound),
-    /// Stdin ended: flush and exit.
-    Eof,
-}
+/// How many bytes the in-memory pipes on either side of the core hold.
+const PIPE: usize = 256 * 1024;
 
-/// Serves one session on stdin/stdout. Runs on the calling thread, which
-/// must have entered the tokio runtime; returns only on a read error.
-pub(crate) fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
-    let (tx, rx) = mpsc::channel();
-    let writer_tx = tx.clone();
+/// Serves one connection on stdin/stdout until stdin ends (and then, with
+/// `--ignore-stdin-eof` or `--ignore-sigterm`, until a signal ends the
+/// process).
+pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
     let options = &fixture.options;
-    let (junk, crlf) = (options.junk_stdout, options.crlf);
-    let stay = options.close_stdout_after.is_some();
-    std::thread::Builder::new()
-        .name("stdout".to_owned())
-        .spawn(move || write_loop(&rx, junk, crlf, stay))
-        .context("cannot start the stdout writer")?;
-    let keep_running = options.ignore_stdin_eof || options.ignore_sigterm;
-    let server = Server::new(
-        Arc::clone(&fixture),
-        Box::new(move |out| {
-            // The writer is gone only when the process is exiting.
-            let _ = writer_tx.send(WriterItem::Send(out));
-        }),
-    );
+    let core = StreamServer::new(StreamOptions::new(fixture.session_options()));
+    let server = Server::under_core(Arc::clone(&fixture), Some(core.peer()), true);
     if options.add_tool_on_sigusr1 {
         use tokio::signal::unix::{SignalKind, signal};
         let mut usr1 = signal(SignalKind::user_defined1()).context("cannot handle SIGUSR1")?;
@@ -54,126 +44,118 @@ pub(crate) fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
             }
         });
     }
+    let handler = Arc::new(CoreHandler {
+        session: Arc::clone(&server),
+        stateless: server,
+    });
+    if !crate::raw::needed(options) {
+        // Nothing to break: the core has stdin and stdout to itself.
+        let (stdin, stdout) = stdio();
+        return core
+            .serve(handler, stdin, stdout)
+            .await
+            .context("cannot read stdin");
+    }
+    let outstanding = options.event_log.is_some().then(Outstanding::default);
+    let (mut stdin, mut stdout) = stdio();
+    let (mut to_core, core_input) = tokio::io::duplex(PIPE);
+    let (core_output, from_core) = tokio::io::duplex(PIPE);
 
-    let mut decoder = NdjsonDecoder::new();
-    let mut stdin = io::stdin().lock();
-    let mut buf = vec![0; 64 * 1024];
-    loop {
-        let n = match stdin.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e).context("cannot read stdin"),
-        };
-        decoder.push(buf.get(..n).unwrap_or_default());
-        while let Some(item) = decoder.next_frame() {
-            handle(&server, item);
-        }
-    }
-    while let Some(item) = decoder.finish() {
-        handle(&server, item);
-    }
-    if keep_running {
-        eprintln!("fixture: stdin closed; staying up until a signal ends the process");
+    let keep_running = options.ignore_stdin_eof || options.ignore_sigterm;
+    let input_fixture = Arc::clone(&fixture);
+    let input_outstanding = outstanding.clone();
+    let input = tokio::spawn(async move {
+        let mut watch = RawInput::new(input_outstanding);
+        let mut buf = vec![0; 64 * 1024];
         loop {
-            std::thread::park();
-        }
-    }
-    server.abort_all();
-    let _ = tx.send(WriterItem::Eof);
-    loop {
-        // The writer exits the process.
-        std::thread::park();
-    }
-}
-
-/// Feeds one decoded line to the server. A line the decoder refused (not
-/// JSON, not a message, too long) is answered by the session with a null
-/// id (JSON-RPC 2.0 §5.1).
-fn handle(server: &Arc<Server>, item: Result<mcp_proto::Frame, NdjsonError>) {
-    match item {
-        Ok(frame) => server.receive_frame(frame),
-        Err(error) => {
-            eprintln!("fixture: rejecting a line: {error}");
-            server.receive_undecodable(error.to_error_object());
-        }
-    }
-}
-
-/// Writes what the server sends. After the last response (`out.last`) the
-/// process exits, or with `stay` (`--close-stdout-after`) closes stdout and
-/// keeps running until a signal ends it.
-fn write_loop(rx: &mpsc::Receiver<WriterItem>, junk: bool, crlf: bool, stay: bool) {
-    let mut stdout = io::stdout().lock();
-    let mut buf = Vec::with_capacity(64 * 1024);
-    let mut junk_lines = 0u64;
-    while let Ok(first) = rx.recv() {
-        let mut exit = false;
-        let mut last = false;
-        for item in std::iter::once(first).chain(rx.try_iter()) {
-            let out = match item {
-                WriterItem::Send(out) => out,
-                WriterItem::Eof => {
-                    exit = true;
-                    break;
-                }
+            let n = match stdin.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
             };
-            if junk {
-                junk_lines += 1;
-                buf.extend_from_slice(
-                    format!("fixture: this line is not JSON ({junk_lines})\n").as_bytes(),
-                );
-                if crlf {
-                    crlfify_last_line(&mut buf);
-                }
-            }
-            if let Err(error) = ndjson::encode_frame(&out.frame, &mut buf) {
-                tracing::warn!(%error, "fixture: dropping a message with no one-line form");
-            }
-            if crlf {
-                crlfify_last_line(&mut buf);
-            }
-            if out.last {
-                exit = true;
-                last = true;
+            let chunk = buf.get(..n).unwrap_or_default();
+            watch.chunk(&input_fixture.options, chunk);
+            if to_core.write_all(chunk).await.is_err() {
                 break;
             }
         }
-        if stdout
-            .write_all(&buf)
-            .and_then(|()| stdout.flush())
-            .is_err()
-        {
-            // The client closed our stdout: nobody is listening any more.
-            std::process::exit(0);
+        if keep_running {
+            // The core's input stays open: what is in flight goes on.
+            eprintln!("fixture: stdin closed; staying up until a signal ends the process");
+            std::future::pending::<()>().await;
         }
-        buf.clear();
-        if last && stay {
-            close_stdout();
+        // Dropping the pipe ends the core's input: the core winds down.
+    });
+
+    let output_fixture = Arc::clone(&fixture);
+    let output = tokio::spawn(async move {
+        let options = &output_fixture.options;
+        let mut raw = RawOutput::new(true, outstanding);
+        let mut lines = BufReader::new(from_core);
+        let mut line = Vec::new();
+        // Written once per burst: when no further line is waiting.
+        let mut burst = Vec::with_capacity(64 * 1024);
+        loop {
+            line.clear();
+            match lines.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            if line.last() == Some(&b'\n') {
+                line.pop();
+            }
+            let (bytes, after) = raw.line(options, std::mem::take(&mut line)).await;
+            burst.extend_from_slice(&bytes);
+            if after == After::Continue && !lines.buffer().is_empty() {
+                continue;
+            }
+            let written = stdout.write_all(&burst).await;
+            burst.clear();
+            let flushed = match written {
+                Ok(()) => stdout.flush().await,
+                Err(e) => Err(e),
+            };
+            if flushed.is_err() {
+                // The client closed our stdout: nobody is listening any more.
+                std::process::exit(0);
+            }
+            match after {
+                After::Continue => {}
+                After::Exit => std::process::exit(0),
+                After::Close => {
+                    // The writer may hold stdout's pipe too: it goes first.
+                    drop(stdout);
+                    close_stdout();
+                    // Nobody reads any more: what the core writes is dropped.
+                    while lines
+                        .read_until(b'\n', &mut line)
+                        .await
+                        .is_ok_and(|n| n > 0)
+                    {
+                        line.clear();
+                    }
+                    return true;
+                }
+            }
         }
-        if exit {
-            std::process::exit(0);
-        }
+        false
+    });
+
+    let served = core.serve(handler, core_input, core_output).await;
+    let _ = input.await;
+    // The core's output ended with it: what is left drains, then exit.
+    if output.await.unwrap_or(false) {
+        // `--close-stdout-after`: the process outlives its connection.
+        std::future::pending::<()>().await;
     }
+    served.context("cannot read stdin")
 }
 
 /// Points stdout at /dev/null, which closes the pipe the client reads (its
-/// only other holder is this process), then parks for good: the process
-/// runs on, stdin EOF included, until a signal ends it.
-fn close_stdout() -> ! {
+/// only other holder is this process): the process runs on, stdin EOF
+/// included, until a signal ends it.
+fn close_stdout() {
     match std::fs::File::open("/dev/null").and_then(|null| Ok(rustix::stdio::dup2_stdout(&null)?)) {
         Ok(()) => eprintln!("fixture: stdout closed; staying up until a signal ends the process"),
         Err(e) => eprintln!("fixture: cannot close stdout: {e}"),
-    }
-    loop {
-        std::thread::park();
-    }
-}
-
-/// Turns the `\n` that ends `buf` into `\r\n`.
-fn crlfify_last_line(buf: &mut Vec<u8>) {
-    if buf.last() == Some(&b'\n') {
-        buf.pop();
-        buf.extend_from_slice(b"\r\n");
     }
 }

@@ -6,6 +6,12 @@
 //! the reply comes on the stream. `POST /sse` is 405, as a client probing
 //! for Streamable HTTP at the SSE URL expects before it falls back.
 //! Closing the stream ends the session.
+//!
+//! The library serves no legacy SSE, so this small layer is the fixture's
+//! own: each stream is a connection of the core's byte-stream server
+//! (`mcp_transport::server::stream`), fed the session's POSTs one line
+//! each through an in-memory pipe, its output lines becoming the stream's
+//! events, through the raw path ([`crate::raw`]) as stdio's are.
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -17,16 +23,20 @@ use bytes::Bytes;
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use mcp_proto::jsonrpc::error_codes;
+use mcp_transport::server::{StreamOptions, StreamServer};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 
-use super::{
-    Body, Handler, accepts, full, message_data, origin_allowed, read_body, rpc_error, sse,
-    sse_event,
-};
-use crate::server::{Fixture, Server, lock};
+use super::{Body, Handler, accepts, full, origin_allowed, read_body, rpc_error, sse, sse_event};
+use crate::raw::{After, Outstanding, RawInput, RawOutput};
+use crate::server::{CoreHandler, Fixture, Server, lock};
 
 const SSE_PATH: &str = "/sse";
 const MESSAGE_PATH: &str = "/message";
+
+/// How many bytes the in-memory pipe between a session's POSTs and its
+/// stream and the core holds each way.
+const PIPE: usize = 256 * 1024;
 
 /// Serves HTTP+SSE until the process ends.
 pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
@@ -34,20 +44,28 @@ pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
     let faults = super::HttpFaults::of(&fixture.options);
     let handler = Arc::new(Legacy {
         fixture,
-        sessions: Mutex::new(HashMap::new()),
+        sessions: Arc::new(Mutex::new(HashMap::new())),
         next_session: AtomicU64::new(1),
     });
-    super::serve(port, SSE_PATH, faults, handler).await
+    let tcp = super::bind(port, SSE_PATH).await?;
+    super::serve(tcp, faults, handler).await
 }
+
+type Sessions = Arc<Mutex<HashMap<String, Arc<LegacySession>>>>;
 
 struct Legacy {
     fixture: Arc<Fixture>,
-    sessions: Mutex<HashMap<String, LegacySession>>,
+    sessions: Sessions,
     next_session: AtomicU64,
 }
 
+/// One GET /sse: a connection of the stream server, fed by the session's
+/// POSTs, its output the stream's events.
 struct LegacySession {
-    server: Arc<Server>,
+    /// The core's input: each POSTed message, as one line.
+    input: tokio::sync::Mutex<DuplexStream>,
+    /// What the client sent, for the raw path's faults.
+    watch: Mutex<RawInput>,
     /// The stream's sender: closed once the client went away.
     events: mpsc::UnboundedSender<Bytes>,
 }
@@ -101,15 +119,55 @@ impl Legacy {
         } else {
             let _ = tx.send(sse_event(None, Some("endpoint"), None, url));
         }
-        let sink_tx = tx.clone();
-        let server = Server::new(
-            Arc::clone(&self.fixture),
-            Box::new(move |out| {
+        let core = StreamServer::new(StreamOptions::new(self.fixture.session_options()));
+        let server = Server::under_core(Arc::clone(&self.fixture), Some(core.peer()), true);
+        let handler = Arc::new(CoreHandler {
+            session: Arc::clone(&server),
+            stateless: server,
+        });
+        let outstanding = self
+            .fixture
+            .options
+            .event_log
+            .is_some()
+            .then(Outstanding::default);
+        let (input, core_input) = tokio::io::duplex(PIPE);
+        let (core_output, from_core) = tokio::io::duplex(PIPE);
+        tokio::spawn(async move {
+            // Ends when the session is dropped (its input with it).
+            let _ = core.serve(handler, core_input, core_output).await;
+        });
+        let session = Arc::new(LegacySession {
+            input: tokio::sync::Mutex::new(input),
+            watch: Mutex::new(RawInput::new(outstanding.clone())),
+            events: tx.clone(),
+        });
+        lock(&self.sessions).insert(id.clone(), session);
+        let fixture = Arc::clone(&self.fixture);
+        let sessions = Arc::clone(&self.sessions);
+        tokio::spawn(async move {
+            let mut raw = RawOutput::new(false, outstanding);
+            let mut lines = BufReader::new(from_core);
+            let mut line = Vec::new();
+            while lines
+                .read_until(b'\n', &mut line)
+                .await
+                .is_ok_and(|n| n > 0)
+            {
+                if line.last() == Some(&b'\n') {
+                    line.pop();
+                }
+                let (message, after) = raw.line(&fixture.options, std::mem::take(&mut line)).await;
                 // `event: message` spelled out, as 2024-11-05 servers do.
-                let mut event = sse_event(None, None, None, message_data(&out.frame)).to_vec();
+                let data = String::from_utf8_lossy(&message).into_owned();
+                let mut event = sse_event(None, None, None, data).to_vec();
                 event.splice(0..0, b"event: message\n".iter().copied());
-                let _ = sink_tx.send(Bytes::from(event));
-                if out.last {
+                if tx.send(Bytes::from(event)).is_err() {
+                    // The client left: the session ends, its calls cancelled.
+                    lock(&sessions).remove(&id);
+                    break;
+                }
+                if after == After::Exit {
                     // The stream never ends by itself, so there is no
                     // connection close to wait for: give the event a moment
                     // to leave, then exit.
@@ -118,9 +176,8 @@ impl Legacy {
                         std::process::exit(0);
                     });
                 }
-            }),
-        );
-        lock(&self.sessions).insert(id, LegacySession { server, events: tx });
+            }
+        });
         sse(rx)
     }
 
@@ -132,7 +189,7 @@ impl Legacy {
             .flat_map(|q| q.split('&'))
             .find_map(|pair| pair.strip_prefix("sessionId="))
             .map(str::to_owned);
-        let server = {
+        let session = {
             let mut sessions = lock(&self.sessions);
             let Some(id) = id else {
                 return rpc_error(
@@ -142,25 +199,33 @@ impl Legacy {
                 );
             };
             match sessions.get(&id) {
-                Some(session) if !session.events.is_closed() => Arc::clone(&session.server),
+                Some(session) if !session.events.is_closed() => Arc::clone(session),
                 Some(_) => {
                     // The stream closed: the session is over.
-                    if let Some(session) = sessions.remove(&id) {
-                        session.server.abort_all();
-                    }
+                    sessions.remove(&id);
                     return rpc_error(StatusCode::NOT_FOUND, -32001, "session not found");
                 }
                 None => return rpc_error(StatusCode::NOT_FOUND, -32001, "session not found"),
             }
         };
         // Whatever the body holds, the answer comes on the stream: the
-        // session answers bytes that are not a message there too.
-        match read_body(request).await {
-            Ok(body) => {
-                server.receive_bytes(&body);
-                full(StatusCode::ACCEPTED, None, "Accepted")
-            }
-            Err(refusal) => refusal.into_response(),
+        // core answers bytes that are not a message there too.
+        let body = match read_body(request).await {
+            Ok(body) => body,
+            Err(refusal) => return refusal.into_response(),
+        };
+        lock(&session.watch).message(&self.fixture.options, &body);
+        // One line for the core: a line break outside a JSON string is
+        // whitespace, and JSON holds none inside one.
+        let mut line: Vec<u8> = body
+            .iter()
+            .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b })
+            .collect();
+        line.push(b'\n');
+        let written = session.input.lock().await.write_all(&line).await;
+        if written.is_err() {
+            return rpc_error(StatusCode::NOT_FOUND, -32001, "session not found");
         }
+        full(StatusCode::ACCEPTED, None, "Accepted")
     }
 }

@@ -1,12 +1,13 @@
-//! What the two HTTP transports share: the accept loop, bodies, SSE event
-//! encoding, and request checks.
+//! What the two HTTP transports share: the accept loop (the library's,
+//! with the late fault switches in front), bodies, SSE event encoding, and
+//! request checks.
 //!
-//! - [`streamable`]: Streamable HTTP (2025-03-26 .. 2025-11-25), one `/mcp` endpoint.
-//! - [`legacy`]: HTTP+SSE (2024-11-05), `GET /sse` and `POST /message`.
-//! - [`modern`]: the 2026-07-28 POSTs on the Streamable HTTP endpoint.
+//! - [`streamable`]: Streamable HTTP, both eras, one `/mcp` endpoint, on
+//!   `mcp_transport`'s server core with the fixture's faults around it.
+//! - [`legacy`]: HTTP+SSE (2024-11-05), `GET /sse` and `POST /message`
+//!   (the library serves no legacy SSE, so the fixture keeps its own).
 
 pub(crate) mod legacy;
-pub(crate) mod modern;
 pub(crate) mod streamable;
 
 use std::convert::Infallible;
@@ -14,9 +15,7 @@ use std::future::Future;
 use std::io::Write;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use anyhow::Context as _;
 use bytes::Bytes;
@@ -24,14 +23,11 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Frame as BodyFrame, Incoming, SizeHint};
 use hyper::header::{self, HeaderMap, HeaderValue};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use mcp_proto::codec::sse::{SseEvent, encode_event};
 use mcp_proto::jsonrpc::error_codes;
-use mcp_proto::server::{ServerOptions, ServerSession};
-use mcp_proto::{ErrorObject, Frame, Message};
+use mcp_proto::{ErrorObject, Message};
+use mcp_transport::server::{Listener, ListenerOptions};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
@@ -40,10 +36,6 @@ pub(crate) type Body = BoxBody<Bytes, Infallible>;
 
 /// The largest request body read: 64 MiB, the stdio line limit.
 const MAX_BODY: usize = 64 * 1024 * 1024;
-
-/// Set when the response to the last request `--exit-after` allows has been
-/// sent with `Connection: close`: the process exits when that connection ends.
-static EXIT_WHEN_CLOSED: AtomicBool = AtomicBool::new(false);
 
 /// A request handler: one per transport, shared by every connection.
 pub(crate) trait Handler: Send + Sync + 'static {
@@ -139,73 +131,43 @@ impl HttpFaults {
     }
 }
 
-/// Binds 127.0.0.1:`port`, prints `listening on http://ADDR{path}` as the
-/// first stdout line, and serves HTTP/1.1 connections with `handler` until
-/// the process ends; every request meets `faults` first.
+/// Binds 127.0.0.1:`port` and prints `listening on http://ADDR{path}` as
+/// the first stdout line.
+pub(crate) async fn bind(port: u16, path: &str) -> anyhow::Result<TcpListener> {
+    let tcp = TcpListener::bind(("127.0.0.1", port))
+        .await
+        .with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
+    let addr = tcp.local_addr()?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "listening on http://{addr}{path}")?;
+    stdout.flush()?;
+    Ok(tcp)
+}
+
+/// Serves `tcp` with `mcp_transport`'s accept loop ([`Listener`]) until
+/// the process ends: every request meets `faults` first, then `handler`.
 pub(crate) async fn serve(
-    port: u16,
-    path: &str,
+    tcp: TcpListener,
     faults: HttpFaults,
     handler: Arc<impl Handler>,
 ) -> anyhow::Result<()> {
-    let listener = TcpListener::bind(("127.0.0.1", port))
-        .await
-        .with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
-    let addr = listener.local_addr()?;
-    {
-        let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "listening on http://{addr}{path}")?;
-        stdout.flush()?;
-    }
-    loop {
-        let (stream, _) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(e) => {
-                // Out of file descriptors and the like: keep serving the
-                // connections we have.
-                eprintln!("fixture: accept failed: {e}");
-                continue;
+    let port = tcp.local_addr()?.port();
+    let faults = Arc::new(faults);
+    Listener::new(tcp, ListenerOptions::default())
+        .serve(move |request| {
+            let handler = Arc::clone(&handler);
+            let faults = Arc::clone(&faults);
+            async move {
+                let mut response = match faults.answer(&request, port) {
+                    Some(response) => response,
+                    None => handler.handle(request).await,
+                };
+                faults.pad(&mut response);
+                response
             }
-        };
-        let _ = stream.set_nodelay(true);
-        let handler = Arc::clone(&handler);
-        let faults = faults.clone();
-        let port = addr.port();
-        tokio::spawn(async move {
-            let service = service_fn(move |request| {
-                let handler = Arc::clone(&handler);
-                let faults = faults.clone();
-                async move {
-                    let mut response = match faults.answer(&request, port) {
-                        Some(response) => response,
-                        None => handler.handle(request).await,
-                    };
-                    faults.pad(&mut response);
-                    Ok::<_, Infallible>(response)
-                }
-            });
-            let served = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-            if let Err(e) = served
-                && !e.is_incomplete_message()
-            {
-                eprintln!("fixture: connection error: {e}");
-            }
-            if EXIT_WHEN_CLOSED.load(Ordering::SeqCst) {
-                std::process::exit(0);
-            }
-        });
-    }
-}
-
-/// Marks `response` as the last one (`--exit-after`): it closes its
-/// connection, and the process exits once that connection is done.
-pub(crate) fn exit_after(response: &mut Response<Body>) {
-    response
-        .headers_mut()
-        .insert(header::CONNECTION, HeaderValue::from_static("close"));
-    EXIT_WHEN_CLOSED.store(true, Ordering::SeqCst);
+        })
+        .await;
+    Ok(())
 }
 
 /// A response with a complete body.
@@ -235,19 +197,6 @@ pub(crate) fn rpc_error(
     full(status, Some("application/json"), body)
 }
 
-/// Like [`rpc_error`], answering the request `id`.
-pub(crate) fn rpc_error_for(
-    status: StatusCode,
-    id: Option<mcp_proto::RequestId>,
-    error: ErrorObject,
-) -> Response<Body> {
-    full(
-        status,
-        Some("application/json"),
-        Message::error(id, error).to_bytes(),
-    )
-}
-
 /// Why a request is refused: an HTTP status, and the JSON-RPC error its
 /// body carries (see [`rpc_error`]).
 #[derive(Debug)]
@@ -274,22 +223,7 @@ impl Refusal {
 /// An SSE response whose events come from `events`; the stream ends when
 /// every sender is dropped.
 pub(crate) fn sse(events: mpsc::UnboundedReceiver<Bytes>) -> Response<Body> {
-    sse_body(ChannelBody {
-        events,
-        on_close: None,
-    })
-}
-
-/// Like [`sse`], and runs `on_close` once hyper drops the body: the stream
-/// ended, or the client closed it (2026-07-28: that is the cancel).
-pub(crate) fn sse_until_closed(
-    events: mpsc::UnboundedReceiver<Bytes>,
-    on_close: impl FnOnce() + Send + Sync + 'static,
-) -> Response<Body> {
-    sse_body(ChannelBody {
-        events,
-        on_close: Some(Box::new(on_close)),
-    })
+    sse_body(ChannelBody { events })
 }
 
 fn sse_body(body: ChannelBody) -> Response<Body> {
@@ -321,28 +255,6 @@ pub(crate) fn sse_event(
     let mut out = String::with_capacity(event.data.len() + 64);
     encode_event(&event, &mut out);
     Bytes::from(out)
-}
-
-/// A frame as SSE `data`: compact JSON, which holds no line break.
-pub(crate) fn message_data(frame: &Frame) -> String {
-    serde_json::to_string(frame).unwrap_or_default()
-}
-
-/// Reads a JSON-RPC frame from a POST body, checking the content type.
-/// Refused with 415, 413, or 400 with the error a [`ServerSession`] gives
-/// bytes that are not a message (-32700 not JSON, -32600 JSON that is not a
-/// message, a null id).
-pub(crate) async fn read_frame(request: Request<Incoming>) -> Result<Frame, Response<Body>> {
-    let body = read_body(request).await.map_err(Refusal::into_response)?;
-    Frame::from_slice(&body).map_err(|_| {
-        let mut session = ServerSession::new(ServerOptions::default().max_message_size(MAX_BODY));
-        session.handle_bytes(Instant::now(), &body);
-        let answer = session
-            .poll_transmit()
-            .map(|frame| message_data(&frame))
-            .unwrap_or_default();
-        full(StatusCode::BAD_REQUEST, Some("application/json"), answer)
-    })
 }
 
 /// Reads a POST body, checking the content type: refused with 415 or 413.
@@ -414,15 +326,6 @@ pub(crate) fn origin_allowed(headers: &HeaderMap) -> bool {
 /// A response body fed by a channel: each message is one data frame.
 struct ChannelBody {
     events: mpsc::UnboundedReceiver<Bytes>,
-    on_close: Option<Box<dyn FnOnce() + Send + Sync>>,
-}
-
-impl Drop for ChannelBody {
-    fn drop(&mut self) {
-        if let Some(on_close) = self.on_close.take() {
-            on_close();
-        }
-    }
 }
 
 impl hyper::body::Body for ChannelBody {

@@ -1,194 +1,249 @@
-//! Streamable HTTP (MCP "Transports" §Streamable HTTP, 2025-03-26 .. 2025-11-25)
-//! on one endpoint, `/mcp`.
+//! Streamable HTTP (MCP "Transports" §Streamable HTTP), both eras, on one
+//! endpoint, `/mcp`: served by `mcp_transport`'s server core
+//! ([`HttpServer`]), with the fixture's faults a wrapper around it.
 //!
-//! - POST carries one client message. A request is answered with JSON, or
-//!   with an SSE stream (`--sse-responses`) that opens with a priming event
-//!   (an `id`, `retry` and empty `data`) and carries the messages related to
-//!   the request, then its response. Notifications and responses get 202.
-//! - `Mcp-Session-Id` is issued on the initialize response and required on
-//!   every later request: 400 without it, 404 for one that is unknown,
-//!   deleted or expired (`--expire-session-after`). A POST without it goes
-//!   to a new session, kept only if its `ServerSession` answered
-//!   `initialize`; the session answers the protocol itself.
-//! - A POST holds one message: a batch is 400.
-//! - `MCP-Protocol-Version`, when present, must name a handshake version,
-//!   and after initialize the negotiated one: 400 otherwise.
-//! - GET opens the stream of messages unrelated to any request (405 with
-//!   `--no-get-stream`, 409 while one is open). With `Last-Event-ID` it
-//!   resumes the stream that id belongs to, POST streams included, replaying
-//!   the events after it.
-//! - DELETE ends the session.
+//! The core owns the transport: sessions and `Mcp-Session-Id` (404 for an
+//! unknown or ended one), the `MCP-Protocol-Version` checks, the stateless
+//! era's `Mcp-Method`/`Mcp-Name`/`Mcp-Param-*` checks (-32020), JSON or SSE
+//! answers, the GET stream (409 while one is open), resumption with
+//! `Last-Event-ID`, DELETE, 2025-03-26 batches. The fixture answers
+//! requests through [`CoreHandler`]. `--sse-responses` is the core's
+//! `stream_answers`, `--retry-ms` its `retry`.
 //!
-//! Event ids are `STREAM-SEQ`: per stream, and unique across the session.
-//!
-//! 2026-07-28 POSTs (`--era`) go to [`super::modern`]. In `--era modern`
-//! GET and DELETE are 405; in `--era legacy` a POST that names
-//! `MCP-Protocol-Version: 2026-07-28` without a session is a bare 400 with
-//! an empty body, as legacy servers and gateways answer it.
+//! [`Front`] meets every request before the core, answering a fault itself
+//! or changing the core's answer:
+//! - the late switches (`--http-status`, `--content-type`, redirects,
+//!   `--refuse-origin`, `--huge-headers-kib`), as legacy SSE does;
+//! - `--era modern`: GET and DELETE are 405; `--era legacy`: a POST naming
+//!   `MCP-Protocol-Version: 2026-07-28` without a session is a bare 400, as
+//!   legacy servers and gateways answer it; `--no-get-stream`: a GET
+//!   without `Last-Event-ID` is 405;
+//! - `--http-500-html-kib` (every `tools/call`), `--error-message-kib`
+//!   (`long_error` answered whole, past the core's bound on error texts);
+//! - `initialize`: delayed (`--delay-initialize-ms`), never answered
+//!   (`--hang-initialize-if-exists`), its `protocolVersion` rewritten
+//!   (`--protocol-version` naming a version the core does not know);
+//! - a session unknown after N requests (`--expire-session-after`, for the
+//!   first `--expire-sessions`), answered 404 here and ended in the core;
+//! - each POST's SSE stream ended after its priming event
+//!   (`--close-sse-before-response`) or halfway through its answer
+//!   (`--cut-sse-mid-event`), `initialize` exempt: the core keeps the
+//!   stream's events, so a GET with `Last-Event-ID` gets the answer whole;
+//! - `--exit-after`: the Nth answer closes its connection and the process
+//!   exits once it is sent.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasher, RandomState};
+use std::collections::{HashMap, HashSet};
+use std::convert::Infallible;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
 
-use bytes::Bytes;
-use hyper::body::Incoming;
+use bytes::{Bytes, BytesMut};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Frame as BodyFrame, Incoming, SizeHint};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
+use mcp_proto::codec::sse::{SseEvent, encode_event};
+use mcp_proto::headers::{ToolParamHeaders, tool_param_headers};
 use mcp_proto::jsonrpc::error_codes;
-use mcp_proto::{Frame, Message, ProtocolVersion, RequestId, methods};
-use tokio::sync::{mpsc, oneshot};
-
-use super::modern::ModernHttp;
-use super::{
-    Body, Handler, Refusal, accepts, exit_after, full, message_data, origin_allowed, read_frame,
-    rpc_error, sse, sse_event,
+use mcp_proto::server::ServerOptions;
+use mcp_proto::{ErrorObject, Message, methods};
+use mcp_transport::server::http::SESSION_HEADER;
+use mcp_transport::server::{
+    AccessPolicy, HttpApp, HttpServer, HttpServerOptions, Peer, Refusal, ServerHandler,
 };
+use serde_json::Value;
+
+use super::{Body, Handler, HttpFaults, full, origin_allowed, rpc_error};
 use crate::catalog;
+use crate::eventlog;
 use crate::options::Era;
-use crate::server::{Fixture, MODERN, Outbound, Route, Server, lock};
+use crate::server::{CoreHandler, Fixture, MODERN, Server, lock};
 
 /// The MCP endpoint's path.
 const ENDPOINT: &str = "/mcp";
-const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 const LAST_EVENT_ID: &str = "last-event-id";
 
+/// The largest request body read: 64 MiB, the stdio line limit.
+const MAX_BODY: usize = 64 * 1024 * 1024;
+
+/// How long the process waits, once the answer `--exit-after` counts last
+/// has left the server, before it exits: time for the kernel to send it.
+const EXIT_GRACE: Duration = Duration::from_millis(100);
+
+/// How long a session expired by `--expire-session-after` lives on in the
+/// core (while the wrapper answers 404 for it), so that an answer still
+/// streaming when it expired gets out whole.
+const EXPIRY_GRACE: Duration = Duration::from_millis(100);
+
 /// Serves Streamable HTTP until the process ends.
 pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
-    let port = fixture.options.port;
-    let faults = super::HttpFaults::of(&fixture.options);
-    let handler = Arc::new(Streamable {
-        modern: ModernHttp::new(Arc::clone(&fixture)),
+    let tcp = super::bind(fixture.options.port, ENDPOINT).await?;
+    let options = &fixture.options;
+    let app = App {
+        stateless: Server::under_core(Arc::clone(&fixture), None, false),
+        fixture: Arc::clone(&fixture),
+    };
+    let core = HttpServer::new(
+        Arc::new(app),
+        Arc::new(LocalOrigins),
+        HttpServerOptions::default()
+            .endpoint(ENDPOINT)
+            .body_limit(MAX_BODY)
+            .stream_answers(options.sse_responses)
+            .retry(Some(options.retry)),
+    );
+    let faults = HttpFaults::of(options);
+    let front = Arc::new(Front {
         fixture,
+        core,
         sessions: Mutex::new(HashMap::new()),
-        ids: RandomState::new(),
-        next_session: AtomicU64::new(1),
+        expired: Mutex::new(HashSet::new()),
         sessions_kept: AtomicU64::new(0),
+        answers: AtomicU64::new(0),
     });
-    super::serve(port, ENDPOINT, faults, handler).await
+    super::serve(tcp, faults, front).await
 }
 
-struct Streamable {
+/// What the core serves: the fixture's session options, and a
+/// [`CoreHandler`] per connection.
+struct App {
     fixture: Arc<Fixture>,
-    /// The 2026-07-28 POSTs.
-    modern: ModernHttp,
-    sessions: Mutex<HashMap<String, Arc<Session>>>,
-    /// Keys the session id hash: ids are unguessable across runs.
-    ids: RandomState,
-    next_session: AtomicU64,
-    /// Sessions kept so far, for `--expire-sessions`.
+    /// The server every stateless-era request shares.
+    stateless: Arc<Server>,
+}
+
+impl HttpApp for App {
+    fn options(&self) -> ServerOptions {
+        self.fixture.session_options()
+    }
+
+    fn connect(&self, peer: Peer) -> Arc<dyn ServerHandler> {
+        Arc::new(CoreHandler {
+            session: Server::under_core(Arc::clone(&self.fixture), Some(peer), false),
+            stateless: Arc::clone(&self.stateless),
+        })
+    }
+
+    fn tool_param_headers(&self, tool: &str) -> Option<ToolParamHeaders> {
+        let schema = self.fixture.modern_tool(tool)?.get("inputSchema")?;
+        tool_param_headers(schema.as_object()?).ok()
+    }
+}
+
+/// MCP "Transports" §Security Warning: servers MUST validate `Origin`. A
+/// request without one (not from a browser) passes; one from a page not
+/// served by this machine gets 403.
+struct LocalOrigins;
+
+impl AccessPolicy for LocalOrigins {
+    fn check_origin(&self, request: &hyper::http::request::Parts) -> Result<(), Refusal> {
+        if origin_allowed(&request.headers) {
+            Ok(())
+        } else {
+            Err(Refusal::new(StatusCode::FORBIDDEN, "forbidden origin"))
+        }
+    }
+}
+
+/// The fault wrapper in front of the core (see the module docs).
+struct Front {
+    fixture: Arc<Fixture>,
+    core: HttpServer,
+    /// Requests seen per session, for `--expire-session-after`: only the
+    /// sessions that expire (`--expire-sessions`) are counted.
+    sessions: Mutex<HashMap<String, u64>>,
+    /// Sessions expired here: 404 from now on.
+    expired: Mutex<HashSet<String>>,
+    /// Sessions started so far, for `--expire-sessions`.
     sessions_kept: AtomicU64,
+    /// Requests answered so far, for `--exit-after`.
+    answers: AtomicU64,
 }
 
-struct Session {
-    server: Arc<Server>,
-    streams: Arc<Mutex<Streams>>,
-    /// JSON-RPC requests received, for `--expire-session-after`.
-    requests: AtomicU64,
-    /// Whether `--expire-session-after` applies (`--expire-sessions`).
-    expires: AtomicBool,
+/// What the wrapper read of a POSTed message.
+struct Posted {
+    method: Option<String>,
+    id: Option<Value>,
+    /// `params.name`.
+    name: Option<String>,
 }
 
-/// The session's SSE streams and where each outbound message goes.
-struct Streams {
-    next_stream: u64,
-    table: HashMap<u64, Stream>,
-    /// POST streams waiting for their request's response.
-    by_request: HashMap<RequestId, u64>,
-    /// JSON-mode POSTs waiting for their response.
-    json_waiters: HashMap<RequestId, oneshot::Sender<Outbound>>,
-    /// The standalone (GET) stream, once one was opened.
-    get_stream: Option<u64>,
-    /// Standalone messages sent while no GET stream was connected.
-    pending: Vec<Frame>,
+/// How a response's SSE stream is cut short.
+#[derive(Clone, Debug)]
+enum Cut {
+    /// Ended after its first (priming) event.
+    AfterPriming,
+    /// Ended halfway through the event that answers the request `id`.
+    AnswerInHalf(Value),
 }
 
-struct Stream {
-    next_seq: u64,
-    /// Every event after the priming one, for replay on resumption.
-    events: Vec<(u64, Bytes)>,
-    /// The connected client, if any.
-    live: Option<mpsc::UnboundedSender<Bytes>>,
-    /// The response was sent: the stream ends after it.
-    done: bool,
-    /// Every event reached a connected client; a finished stream that is
-    /// still lossless is forgotten, since nobody will resume it.
-    lossless: bool,
-    /// `--cut-sse-mid-event`: the live copy of the response is cut in half.
-    cut_response: bool,
-}
-
-impl Handler for Streamable {
+impl Handler for Front {
     fn handle(
         self: Arc<Self>,
         request: Request<Incoming>,
     ) -> Pin<Box<dyn Future<Output = Response<Body>> + Send>> {
-        Box::pin(async move {
-            if request.uri().path() != ENDPOINT {
-                return full(StatusCode::NOT_FOUND, None, "not found");
-            }
-            if !origin_allowed(request.headers()) {
-                return full(StatusCode::FORBIDDEN, None, "forbidden origin");
-            }
-            if self.fixture.options.era == Era::Modern && request.method() != Method::POST {
-                let mut response = full(StatusCode::METHOD_NOT_ALLOWED, None, "");
-                response
-                    .headers_mut()
-                    .insert(header::ALLOW, HeaderValue::from_static("POST"));
-                return response;
-            }
-            match *request.method() {
-                Method::POST => self.post(request).await,
-                Method::GET => self.get(request.headers()),
-                Method::DELETE => self.delete(request.headers()),
-                _ => {
-                    let mut response = full(StatusCode::METHOD_NOT_ALLOWED, None, "");
-                    response
-                        .headers_mut()
-                        .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
-                    response
-                }
-            }
-        })
+        Box::pin(async move { self.route(request).await })
     }
 }
 
-impl Streamable {
-    async fn post(self: Arc<Self>, request: Request<Incoming>) -> Response<Body> {
-        let headers = request.headers();
-        // §Sending Messages: the client MUST accept both.
-        if !(accepts(headers, "application/json") && accepts(headers, "text/event-stream")) {
-            return rpc_error(
-                StatusCode::NOT_ACCEPTABLE,
-                error_codes::INVALID_REQUEST,
-                "Accept must list application/json and text/event-stream",
+impl Front {
+    async fn route(self: &Arc<Self>, request: Request<Incoming>) -> Response<Body> {
+        let options = &self.fixture.options;
+        let is_endpoint = request.uri().path() == ENDPOINT;
+        if is_endpoint && options.era == Era::Modern && request.method() != Method::POST {
+            let mut response = full(StatusCode::METHOD_NOT_ALLOWED, None, "");
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST"));
+            return response;
+        }
+        let session = header_str(request.headers(), SESSION_HEADER).map(str::to_owned);
+        if is_endpoint
+            && let Some(id) = &session
+            && lock(&self.expired).contains(id)
+        {
+            return rpc_error(StatusCode::NOT_FOUND, -32001, "session not found");
+        }
+        if is_endpoint
+            && request.method() == Method::GET
+            && options.no_get_stream
+            && !request.headers().contains_key(LAST_EVENT_ID)
+        {
+            return full(
+                StatusCode::METHOD_NOT_ALLOWED,
+                None,
+                "this server offers no GET stream",
             );
         }
-        let session_id = header_str(headers, SESSION_HEADER).map(str::to_owned);
-        let version = header_str(headers, VERSION_HEADER).map(str::to_owned);
-        if self.fixture.options.era == Era::Legacy
-            && session_id.is_none()
-            && version.as_deref() == Some(MODERN)
+        if !(is_endpoint && request.method() == Method::POST) {
+            return self.core.handle(request).await;
+        }
+        if options.era == Era::Legacy
+            && session.is_none()
+            && header_str(request.headers(), VERSION_HEADER) == Some(MODERN)
         {
             return full(StatusCode::BAD_REQUEST, None, "");
         }
-        let headers = headers.clone();
-        let message = match read_frame(request).await {
-            Ok(Frame::Single(message)) => message,
-            // The transport carries one message per POST.
-            Ok(Frame::Batch(_)) => {
+        let (parts, body) = request.into_parts();
+        let body = match Limited::new(body, MAX_BODY).collect().await {
+            Ok(body) => body.to_bytes(),
+            Err(e) => {
                 return rpc_error(
-                    StatusCode::BAD_REQUEST,
+                    StatusCode::PAYLOAD_TOO_LARGE,
                     error_codes::INVALID_REQUEST,
-                    "JSON-RPC batches are not supported",
+                    format!("cannot read the body: {e}"),
                 );
             }
-            Err(refusal) => return refusal,
         };
-        if let Some(kib) = self.fixture.options.http_500_html_kib
-            && message.method() == Some(methods::TOOLS_CALL)
+        let posted = posted(&body);
+        let request = Request::from_parts(parts, Full::new(body));
+        let method = posted.method.as_deref();
+        if let Some(kib) = options.http_500_html_kib
+            && method == Some(methods::TOOLS_CALL)
         {
             return full(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -196,459 +251,431 @@ impl Streamable {
                 catalog::traceback_page(kib),
             );
         }
-        if self.modern.claims(&headers, &message) {
-            return self.modern.post(&headers, message).await;
-        }
-        if let Err(refusal) = check_version_header(&headers, None) {
-            return refusal.into_response();
-        }
-        // A POST without a session goes to a new one, which is kept only
-        // if the request initialized it (§Session Management: the id is
-        // issued on the initialize response).
-        let (session_id, session, fresh) = match session_id {
-            None => {
-                let (id, session) = self.new_session();
-                (id, session, true)
-            }
-            Some(id) => {
-                let session = match self.session(Some(&id)) {
-                    Ok(session) => session,
-                    Err(refusal) => return refusal.into_response(),
-                };
-                if let Err(refusal) = check_version_header_value(version.as_deref(), Some(&session))
-                {
-                    return refusal.into_response();
-                }
-                (id, session, false)
-            }
-        };
-        let Message::Request(rpc_request) = message else {
-            if fresh {
-                return missing_session().into_response();
-            }
-            session.server.receive_frame(Frame::Single(message));
-            return full(StatusCode::ACCEPTED, None, "");
-        };
-        let mut response = if self.fixture.options.sse_responses {
-            match self.answer_with_stream(&session_id, &session, rpc_request, fresh) {
-                Some(response) => response,
-                None => return missing_session().into_response(),
-            }
-        } else {
-            let (tx, rx) = oneshot::channel();
-            lock(&session.streams)
-                .json_waiters
-                .insert(rpc_request.id.clone(), tx);
-            session.server.receive_request(rpc_request);
-            if !self.keep(&session_id, &session, fresh) {
-                return missing_session().into_response();
-            }
-            json_response(rx.await)
-        };
-        if fresh && let Ok(value) = HeaderValue::from_str(&session_id) {
-            response.headers_mut().insert(SESSION_HEADER, value);
-        }
-        response
-    }
-
-    /// After a request: registers a new session that the request
-    /// initialized (false if it did not: the session is dropped), and
-    /// counts the request for `--expire-session-after`.
-    fn keep(&self, session_id: &str, session: &Arc<Session>, fresh: bool) -> bool {
-        if fresh {
-            if !session.server.initialized() {
-                return false;
-            }
-            // Counted among `--expire-sessions` only once it is kept.
-            let n = self.sessions_kept.fetch_add(1, Ordering::Relaxed) + 1;
-            let expires = self
-                .fixture
-                .options
-                .expire_sessions
-                .is_none_or(|first| n <= first);
-            session.expires.store(expires, Ordering::Relaxed);
-            lock(&self.sessions).insert(session_id.to_owned(), Arc::clone(session));
-        }
-        let seen = session.requests.fetch_add(1, Ordering::Relaxed) + 1;
-        if session.expires.load(Ordering::Relaxed)
-            && self.fixture.options.expire_session_after == Some(seen)
+        if let Some(kib) = options.error_message_kib
+            && method == Some(methods::TOOLS_CALL)
+            && posted.name.as_deref() == Some("long_error")
         {
-            // This request is still answered; the session is unknown after it.
-            self.end_session(session_id, false);
-        }
-        true
-    }
-
-    /// Answers a request on a new SSE stream; `None` when the request was
-    /// the first of a new session and did not initialize it.
-    fn answer_with_stream(
-        &self,
-        session_id: &str,
-        session: &Arc<Session>,
-        request: mcp_proto::jsonrpc::Request,
-        fresh: bool,
-    ) -> Option<Response<Body>> {
-        let options = &self.fixture.options;
-        let (tx, rx) = mpsc::unbounded_channel();
-        {
-            let mut streams = lock(&session.streams);
-            // The initializing POST is exempt from the resumption faults.
-            let stream_id = streams.open(options.cut_sse_mid_event && !fresh);
-            let _ = tx.send(priming(stream_id, options.retry.as_millis() as u64));
-            if let Some(stream) = streams.table.get_mut(&stream_id) {
-                if options.close_sse_before_response && !fresh {
-                    // The client must come back with GET and Last-Event-ID.
-                    stream.lossless = false;
-                } else {
-                    stream.live = Some(tx);
-                }
-            }
-            streams.by_request.insert(request.id.clone(), stream_id);
-        }
-        session.server.receive_request(request);
-        self.keep(session_id, session, fresh).then(|| sse(rx))
-    }
-
-    fn get(&self, headers: &HeaderMap) -> Response<Body> {
-        if !accepts(headers, "text/event-stream") {
-            return rpc_error(
-                StatusCode::NOT_ACCEPTABLE,
-                error_codes::INVALID_REQUEST,
-                "Accept must list text/event-stream",
-            );
-        }
-        let session = match self.session(header_str(headers, SESSION_HEADER)) {
-            Ok(session) => session,
-            Err(refusal) => return refusal.into_response(),
-        };
-        if let Err(refusal) = check_version_header(headers, Some(&session)) {
-            return refusal.into_response();
-        }
-        let retry_ms = self.fixture.options.retry.as_millis() as u64;
-        let (tx, rx) = mpsc::unbounded_channel();
-        let mut streams = lock(&session.streams);
-        if let Some((stream_id, seq)) = header_str(headers, LAST_EVENT_ID).and_then(parse_event_id)
-            && streams.resume(stream_id, seq, tx.clone())
-        {
-            return sse(rx);
-        }
-        if self.fixture.options.no_get_stream {
-            return full(
-                StatusCode::METHOD_NOT_ALLOWED,
-                None,
-                "this server offers no GET stream",
-            );
-        }
-        if streams.get_stream_is_live() {
-            return rpc_error(
-                StatusCode::CONFLICT,
-                error_codes::INVALID_REQUEST,
-                "only one GET stream is allowed per session",
-            );
-        }
-        let stream_id = streams.open(false);
-        let _ = tx.send(priming(stream_id, retry_ms));
-        if let Some(stream) = streams.table.get_mut(&stream_id) {
-            stream.live = Some(tx);
-        }
-        streams.get_stream = Some(stream_id);
-        streams.flush_pending();
-        sse(rx)
-    }
-
-    fn delete(&self, headers: &HeaderMap) -> Response<Body> {
-        let session_id = header_str(headers, SESSION_HEADER);
-        if let Err(refusal) = self.session(session_id) {
-            return refusal.into_response();
-        }
-        self.end_session(session_id.unwrap_or_default(), true);
-        full(StatusCode::OK, None, "")
-    }
-
-    /// A new session under a fresh id, not registered yet (see
-    /// [`Streamable::keep`]).
-    fn new_session(&self) -> (String, Arc<Session>) {
-        let n = self.next_session.fetch_add(1, Ordering::Relaxed);
-        let id = format!(
-            "{:016x}{:016x}",
-            self.ids.hash_one(n),
-            self.ids
-                .hash_one(std::process::id() as u64 ^ n.rotate_left(32))
-        );
-        let streams = Arc::new(Mutex::new(Streams::new()));
-        let sink_streams = Arc::clone(&streams);
-        let server = Server::new(
-            Arc::clone(&self.fixture),
-            Box::new(move |out| lock(&sink_streams).deliver(out)),
-        );
-        let session = Arc::new(Session {
-            server,
-            streams,
-            requests: AtomicU64::new(0),
-            expires: AtomicBool::new(false),
-        });
-        (id, session)
-    }
-
-    /// The session a request names: 400 without an id, 404 for an unknown one
-    /// (§Session Management).
-    fn session(&self, id: Option<&str>) -> Result<Arc<Session>, Refusal> {
-        let Some(id) = id else {
-            return Err(missing_session());
-        };
-        lock(&self.sessions)
-            .get(id)
-            .cloned()
-            .ok_or_else(|| Refusal::new(StatusCode::NOT_FOUND, -32001, "session not found"))
-    }
-
-    /// Forgets a session: later requests naming it get 404. Its GET stream
-    /// ends; with `abort`, so do its requests in flight.
-    fn end_session(&self, id: &str, abort: bool) {
-        let Some(session) = lock(&self.sessions).remove(id) else {
-            return;
-        };
-        if abort {
-            session.server.abort_all();
-            let mut streams = lock(&session.streams);
-            for stream in streams.table.values_mut() {
-                stream.live = None;
-            }
-            streams.json_waiters.clear();
-        } else {
-            let mut streams = lock(&session.streams);
-            if let Some(get) = streams.get_stream
-                && let Some(stream) = streams.table.get_mut(&get)
-            {
-                stream.live = None;
-            }
-        }
-    }
-}
-
-impl Streams {
-    fn new() -> Streams {
-        Streams {
-            next_stream: 1,
-            table: HashMap::new(),
-            by_request: HashMap::new(),
-            json_waiters: HashMap::new(),
-            get_stream: None,
-            pending: Vec::new(),
-        }
-    }
-
-    /// Opens a stream whose priming event has seq 0.
-    fn open(&mut self, cut_response: bool) -> u64 {
-        let id = self.next_stream;
-        self.next_stream += 1;
-        self.table.insert(
-            id,
-            Stream {
-                next_seq: 1,
-                events: Vec::new(),
-                live: None,
-                done: false,
-                lossless: true,
-                cut_response,
-            },
-        );
-        id
-    }
-
-    /// Routes one outbound message (§Sending Messages to the Server, §Listening
-    /// for Messages from the Server): a response goes to the POST that asked,
-    /// a message related to a request on an SSE stream goes on that stream,
-    /// everything else on the GET stream, or waits for one.
-    fn deliver(&mut self, out: Outbound) {
-        let is_response = out.is_answer();
-        let to_json =
-            matches!(&out.route, Route::Related(id) if self.json_waiters.contains_key(id));
-        if out.last && !to_json {
-            // `--exit-after` on an SSE stream, which never closes its
-            // connection by itself: give the event a moment to leave.
-            tokio::spawn(async {
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                std::process::exit(0);
-            });
-        }
-        if let Route::Related(id) = &out.route {
-            if is_response {
-                if let Some(waiter) = self.json_waiters.remove(id) {
-                    let _ = waiter.send(out);
-                    return;
-                }
-                if let Some(stream_id) = self.by_request.remove(id) {
-                    self.push(stream_id, &out.frame, true);
-                    return;
-                }
-                eprintln!("fixture: dropping the response to {id}: its POST is gone");
-                return;
-            }
-            if let Some(&stream_id) = self.by_request.get(id) {
-                self.push(stream_id, &out.frame, false);
-                return;
-            }
-        } else if is_response {
-            eprintln!("fixture: dropping a response with no request to answer");
-            return;
-        }
-        match self.get_stream {
-            Some(stream_id) if self.get_stream_is_live() => self.push(stream_id, &out.frame, false),
-            _ => self.pending.push(out.frame),
-        }
-    }
-
-    fn get_stream_is_live(&self) -> bool {
-        self.get_stream
-            .and_then(|id| self.table.get(&id))
-            .and_then(|stream| stream.live.as_ref())
-            .is_some_and(|live| !live.is_closed())
-    }
-
-    fn flush_pending(&mut self) {
-        if let Some(stream_id) = self.get_stream {
-            for message in std::mem::take(&mut self.pending) {
-                self.push(stream_id, &message, false);
-            }
-        }
-    }
-
-    /// Appends an event to a stream and sends it to the connected client.
-    fn push(&mut self, stream_id: u64, frame: &Frame, is_response: bool) {
-        let Some(stream) = self.table.get_mut(&stream_id) else {
-            return;
-        };
-        let seq = stream.next_seq;
-        stream.next_seq += 1;
-        let event = sse_event(
-            Some(format!("{stream_id}-{seq}")),
-            None,
-            None,
-            message_data(frame),
-        );
-        stream.events.push((seq, event.clone()));
-        match stream.live.take() {
-            Some(live) if is_response && stream.cut_response => {
-                // Half an event and no blank line: the client must drop it
-                // and resume from the priming event's id.
-                let _ = live.send(event.slice(..event.len() / 2));
-                stream.cut_response = false;
-                stream.lossless = false;
-            }
-            Some(live) => {
-                if live.send(event).is_ok() {
-                    stream.live = Some(live);
-                } else {
-                    stream.lossless = false;
-                }
-            }
-            None => stream.lossless = false,
-        }
-        if is_response {
-            stream.done = true;
-            stream.live = None;
-            if stream.lossless {
-                self.table.remove(&stream_id);
-            }
-        }
-    }
-
-    /// Resumes stream `stream_id` after event `seq` (§Resumability and
-    /// Redelivery): replays the later events to `live`, then keeps it
-    /// connected unless the stream is finished. False if no such stream.
-    fn resume(&mut self, stream_id: u64, seq: u64, live: mpsc::UnboundedSender<Bytes>) -> bool {
-        let Some(stream) = self.table.get_mut(&stream_id) else {
-            return false;
-        };
-        for (_, event) in stream.events.iter().filter(|(s, _)| *s > seq) {
-            let _ = live.send(event.clone());
-        }
-        if !stream.done {
-            stream.live = Some(live);
-        }
-        if self.get_stream == Some(stream_id) {
-            self.flush_pending();
-        }
-        true
-    }
-}
-
-/// A request without `Mcp-Session-Id` that does not start a session: 400.
-fn missing_session() -> Refusal {
-    Refusal::new(
-        StatusCode::BAD_REQUEST,
-        error_codes::INVALID_REQUEST,
-        "missing Mcp-Session-Id",
-    )
-}
-
-fn priming(stream_id: u64, retry_ms: u64) -> Bytes {
-    sse_event(
-        Some(format!("{stream_id}-0")),
-        None,
-        Some(retry_ms),
-        String::new(),
-    )
-}
-
-fn parse_event_id(id: &str) -> Option<(u64, u64)> {
-    let (stream, seq) = id.split_once('-')?;
-    Some((stream.parse().ok()?, seq.parse().ok()?))
-}
-
-fn json_response(answer: Result<Outbound, oneshot::error::RecvError>) -> Response<Body> {
-    match answer {
-        Ok(out) => {
-            let mut response = full(
+            // The core bounds error texts; this fault is the text unbounded.
+            let id = posted
+                .id
+                .clone()
+                .and_then(|id| serde_json::from_value(id).ok());
+            let mut message = String::from("long error: ");
+            message.push_str(&"e".repeat((kib * 1024).saturating_sub(message.len())));
+            let body = Message::error(id, ErrorObject::new(error_codes::INTERNAL_ERROR, message));
+            return self.counted(full(
                 StatusCode::OK,
                 Some("application/json"),
-                message_data(&out.frame),
-            );
-            if out.last {
-                // `--exit-after`: the last response closes its connection.
-                exit_after(&mut response);
-            }
-            response
+                body.to_bytes(),
+            ));
         }
-        Err(_) => rpc_error(
-            StatusCode::NOT_FOUND,
-            -32001,
-            "the session ended before the request was answered",
-        ),
+        if session.is_none() && method == Some(methods::INITIALIZE) {
+            return self.initialize(request).await;
+        }
+        let is_request = method.is_some() && posted.id.is_some();
+        let mut expires_now = false;
+        if is_request
+            && let Some(id) = &session
+            && let Some(after) = options.expire_session_after
+            && let Some(seen) = lock(&self.sessions).get_mut(id)
+        {
+            *seen += 1;
+            expires_now = *seen == after;
+        }
+        let response = self.core.handle(request).await;
+        if expires_now && let Some(id) = session {
+            // This request is still answered; the session is unknown after it.
+            self.expire(id);
+        }
+        if !is_request {
+            return response;
+        }
+        let cut = if options.close_sse_before_response {
+            Some(Cut::AfterPriming)
+        } else if options.cut_sse_mid_event {
+            posted.id.map(Cut::AnswerInHalf)
+        } else {
+            None
+        };
+        let response = match cut {
+            Some(cut) if is_event_stream(response.headers()) => {
+                response.map(|body| FaultBody::new(body, Some(cut)).boxed())
+            }
+            _ => response,
+        };
+        self.counted(response)
     }
+
+    /// `initialize` without a session: logged, delayed or never answered,
+    /// its version rewritten; the session it opens counted for
+    /// `--expire-sessions`.
+    async fn initialize(self: &Arc<Self>, request: Request<Full<Bytes>>) -> Response<Body> {
+        let options = &self.fixture.options;
+        let log = options.event_log.as_deref();
+        eventlog::record(log, "initialize-start");
+        if options
+            .hang_initialize_if_exists
+            .as_deref()
+            .is_some_and(std::path::Path::exists)
+        {
+            eprintln!("fixture: the hang file exists; initialize is never answered");
+            std::future::pending::<()>().await;
+        }
+        if !options.delay_initialize.is_zero() {
+            tokio::time::sleep(options.delay_initialize).await;
+        }
+        let mut response = self.core.handle(request).await;
+        eventlog::record(log, "initialize-end");
+        if let (Some(forced), None) = (&options.protocol_version, self.fixture.forced_version()) {
+            response = rewrite_version(response, forced).await;
+        }
+        let Some(id) = header_str(response.headers(), SESSION_HEADER).map(str::to_owned) else {
+            // Refused (`--era modern`: -32022): no session, and a 400 as
+            // for the stateless era's refusals.
+            let (mut parts, body) = collect(response).await;
+            if parts.status == StatusCode::OK {
+                parts.status = StatusCode::BAD_REQUEST;
+            }
+            return self.counted(Response::from_parts(parts, Full::new(body).boxed()));
+        };
+        if options.sse_responses && !is_event_stream(response.headers()) {
+            response = as_event_stream(response, options.retry).await;
+        }
+        let n = self.sessions_kept.fetch_add(1, Ordering::Relaxed) + 1;
+        if options.expire_session_after.is_some()
+            && options.expire_sessions.is_none_or(|first| n <= first)
+        {
+            lock(&self.sessions).insert(id.clone(), 1);
+            if options.expire_session_after == Some(1) {
+                self.expire(id);
+            }
+        }
+        self.counted(response)
+    }
+
+    /// Makes session `id` unknown: 404 here at once, ended in the core
+    /// (its GET stream closed) once its answers in flight are out.
+    fn expire(self: &Arc<Self>, id: String) {
+        lock(&self.sessions).remove(&id);
+        lock(&self.expired).insert(id.clone());
+        let core = self.core.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(EXPIRY_GRACE).await;
+            core.end_session(&id).await;
+        });
+    }
+
+    /// Counts an answer for `--exit-after`: the last one closes its
+    /// connection, and the process exits once its body is sent.
+    fn counted(&self, mut response: Response<Body>) -> Response<Body> {
+        let Some(last) = self.fixture.options.exit_after else {
+            return response;
+        };
+        let n = self.answers.fetch_add(1, Ordering::Relaxed) + 1;
+        if n != last {
+            return response;
+        }
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        response.map(|body| {
+            let mut body = FaultBody::new(body, None);
+            body.on_drop = Some(Box::new(|| {
+                tokio::spawn(async {
+                    tokio::time::sleep(EXIT_GRACE).await;
+                    std::process::exit(0);
+                });
+            }));
+            body.boxed()
+        })
+    }
+}
+
+/// The method, id and `params.name` of a POSTed message, as far as the
+/// body says (nothing for a batch or what is not JSON: the core answers it).
+fn posted(body: &[u8]) -> Posted {
+    let value: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    Posted {
+        method: value
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        id: value.get("id").filter(|id| !id.is_null()).cloned(),
+        name: value
+            .pointer("/params/name")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    }
+}
+
+/// `response` (the answer to `initialize`, JSON or an SSE stream that ends
+/// with it) with its `protocolVersion` replaced by `version`: the server
+/// misstates what it speaks on purpose.
+async fn rewrite_version(response: Response<Body>, version: &str) -> Response<Body> {
+    let (mut parts, body) = collect(response).await;
+    let text = String::from_utf8_lossy(&body).into_owned();
+    const KEY: &str = "\"protocolVersion\":\"";
+    let rewritten = match text.find(KEY) {
+        Some(start) => {
+            let from = start + KEY.len();
+            let end = text[from..].find('"').map_or(text.len(), |n| from + n);
+            format!("{}{version}{}", &text[..from], &text[end..])
+        }
+        None => text,
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Full::new(Bytes::from(rewritten)).boxed())
+}
+
+/// A response's head and whole body.
+async fn collect(response: Response<Body>) -> (hyper::http::response::Parts, Bytes) {
+    let (parts, body) = response.into_parts();
+    let body = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(never) => match never {},
+    };
+    (parts, body)
+}
+
+/// A JSON answer to `initialize` as the SSE stream `--sse-responses`
+/// answers every request with: a priming event (an id, `retry`, no data),
+/// then the answer. The core answers `initialize` with JSON whatever its
+/// options; nobody resumes this stream, so its ids are the fixture's own.
+async fn as_event_stream(response: Response<Body>, retry: Duration) -> Response<Body> {
+    let (mut parts, body) = collect(response).await;
+    let priming = SseEvent {
+        event: "message".to_owned(),
+        data: String::new(),
+        id: Some("initialize-0".to_owned()),
+        retry: Some(u64::try_from(retry.as_millis()).unwrap_or(u64::MAX)),
+    };
+    let answer = SseEvent {
+        event: "message".to_owned(),
+        data: String::from_utf8_lossy(&body).trim().to_owned(),
+        id: Some("initialize-1".to_owned()),
+        retry: None,
+    };
+    let mut stream = String::new();
+    encode_event(&priming, &mut stream);
+    encode_event(&answer, &mut stream);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    Response::from_parts(parts, Full::new(Bytes::from(stream)).boxed())
+}
+
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    header_str(headers, header::CONTENT_TYPE.as_str())
+        .is_some_and(|media| media.starts_with("text/event-stream"))
 }
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-/// §Protocol Version Header: a value that is not a handshake version, or
-/// (after initialize) not the negotiated one, is 400. No header is fine: the
-/// server then assumes 2025-03-26.
-fn check_version_header(headers: &HeaderMap, session: Option<&Session>) -> Result<(), Refusal> {
-    check_version_header_value(header_str(headers, VERSION_HEADER), session)
+/// A response body passed on from the core, cut short where a fault says
+/// ([`Cut`]), running `on_drop` once hyper is done with it.
+struct FaultBody {
+    inner: Body,
+    cut: Option<Cut>,
+    /// Bytes of an SSE event not complete yet (only while cutting).
+    pending: BytesMut,
+    /// Whether an event with an id went by, from which a client can resume.
+    resumable: bool,
+    ended: bool,
+    on_drop: Option<Box<dyn FnOnce() + Send + Sync>>,
 }
 
-fn check_version_header_value(
-    value: Option<&str>,
-    session: Option<&Session>,
-) -> Result<(), Refusal> {
-    let Some(value) = value else { return Ok(()) };
-    let supported =
-        ProtocolVersion::parse(value).is_some_and(|v| ProtocolVersion::HANDSHAKE.contains(&v));
-    let negotiated = session.and_then(|s| s.server.negotiated_version());
-    let matches = negotiated.is_none_or(|n| n.as_str() == value);
-    if supported && matches {
-        Ok(())
-    } else {
-        Err(Refusal::new(
-            StatusCode::BAD_REQUEST,
-            error_codes::INVALID_REQUEST,
-            format!(
-                "unsupported MCP-Protocol-Version {value:?} (negotiated: {})",
-                negotiated.map_or("none yet", |n| n.as_str())
-            ),
-        ))
+impl FaultBody {
+    fn new(inner: Body, cut: Option<Cut>) -> FaultBody {
+        FaultBody {
+            inner,
+            cut,
+            pending: BytesMut::new(),
+            resumable: false,
+            ended: false,
+            on_drop: None,
+        }
+    }
+
+    /// Passes on the complete events in `pending`, cutting where the fault
+    /// says; what to send now, if anything.
+    fn events(&mut self) -> Option<Bytes> {
+        let mut out = BytesMut::new();
+        while let Some(end) = find(&self.pending, b"\n\n") {
+            let event = self.pending.split_to(end + 2);
+            let fields = fields(&event);
+            match &self.cut {
+                // The core primes a stream from 2025-11-25 only: before it
+                // there is no id to resume from, and the stream is whole.
+                Some(Cut::AfterPriming) if fields.id && fields.data.is_empty() => {
+                    out.extend_from_slice(&event);
+                    self.ended = true;
+                    break;
+                }
+                Some(Cut::AnswerInHalf(id)) if self.resumable && answers(&fields.data, id) => {
+                    // Half an event and no blank line: the client must drop
+                    // it and resume from the last id it saw.
+                    out.extend_from_slice(&event[..event.len() / 2]);
+                    self.ended = true;
+                    break;
+                }
+                Some(Cut::AfterPriming) => {
+                    self.cut = None;
+                    out.extend_from_slice(&event);
+                }
+                _ => out.extend_from_slice(&event),
+            }
+            self.resumable |= fields.id;
+        }
+        (!out.is_empty()).then(|| out.freeze())
+    }
+}
+
+/// What an SSE event holds: whether it has an id, and its data.
+struct Fields {
+    id: bool,
+    data: String,
+}
+
+fn fields(event: &[u8]) -> Fields {
+    let text = String::from_utf8_lossy(event);
+    let id = text.lines().any(|line| line.starts_with("id:"));
+    let data = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(|data| data.strip_prefix(' ').unwrap_or(data))
+        .collect();
+    Fields { id, data }
+}
+
+/// Whether an SSE event's data is the answer to request `id`.
+fn answers(data: &str, id: &Value) -> bool {
+    serde_json::from_str::<Value>(data).is_ok_and(|message| {
+        message.get("id") == Some(id)
+            && (message.get("result").is_some() || message.get("error").is_some())
+    })
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
+}
+
+impl Drop for FaultBody {
+    fn drop(&mut self) {
+        if let Some(on_drop) = self.on_drop.take() {
+            on_drop();
+        }
+    }
+}
+
+impl hyper::body::Body for FaultBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<BodyFrame<Bytes>, Infallible>>> {
+        let this = self.get_mut();
+        loop {
+            if this.ended {
+                return Poll::Ready(None);
+            }
+            let frame = match Pin::new(&mut this.inner).poll_frame(cx) {
+                Poll::Ready(Some(Ok(frame))) => frame,
+                Poll::Ready(None) => {
+                    this.ended = true;
+                    let rest = std::mem::take(&mut this.pending);
+                    if rest.is_empty() {
+                        return Poll::Ready(None);
+                    }
+                    return Poll::Ready(Some(Ok(BodyFrame::data(rest.freeze()))));
+                }
+                Poll::Ready(Some(Err(never))) => match never {},
+                Poll::Pending => return Poll::Pending,
+            };
+            if this.cut.is_none() {
+                return Poll::Ready(Some(Ok(frame)));
+            }
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            this.pending.extend_from_slice(&data);
+            if let Some(out) = this.events() {
+                return Poll::Ready(Some(Ok(BodyFrame::data(out))));
+            }
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        if self.cut.is_none() {
+            self.inner.size_hint()
+        } else {
+            SizeHint::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_answer_event_is_found_by_its_id() {
+        let event = fields(b"id: 1-2\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n");
+        assert!(event.id);
+        assert!(answers(&event.data, &serde_json::json!(7)));
+        assert!(!answers(&event.data, &serde_json::json!(8)));
+        let progress =
+            fields(b"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n");
+        assert!(!progress.id);
+        assert!(!answers(&progress.data, &serde_json::json!(7)));
+    }
+
+    fn cut(stream: &[&[u8]], how: Cut) -> Vec<u8> {
+        let mut body = FaultBody::new(Full::new(Bytes::new()).boxed(), Some(how));
+        let mut sent = Vec::new();
+        for chunk in stream {
+            body.pending.extend_from_slice(chunk);
+            if let Some(out) = body.events() {
+                sent.extend_from_slice(&out);
+            }
+            if body.ended {
+                break;
+            }
+        }
+        sent
+    }
+
+    #[test]
+    fn streams_are_cut_only_where_a_client_can_resume() {
+        let priming: &[u8] = b"id: 1-1\nretry: 100\ndata:\n\n";
+        let answer: &[u8] =
+            b"event: message\nid: 1-2\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n\n";
+        assert_eq!(cut(&[priming, answer], Cut::AfterPriming), priming);
+        let half = cut(&[priming, answer], Cut::AnswerInHalf(serde_json::json!(2)));
+        assert_eq!(half.len(), priming.len() + answer.len() / 2);
+        // Without a priming event (before 2025-11-25) the answer goes whole.
+        assert_eq!(
+            cut(&[answer], Cut::AnswerInHalf(serde_json::json!(2))),
+            answer
+        );
+        assert_eq!(cut(&[answer], Cut::AfterPriming), answer);
+    }
+
+    #[test]
+    fn posted_messages_are_read_loosely() {
+        let call =
+            posted(br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}"#);
+        assert_eq!(call.method.as_deref(), Some("tools/call"));
+        assert_eq!(call.id, Some(serde_json::json!(3)));
+        assert_eq!(call.name.as_deref(), Some("echo"));
+        let garbage = posted(b"{oops");
+        assert!(garbage.method.is_none() && garbage.id.is_none());
     }
 }

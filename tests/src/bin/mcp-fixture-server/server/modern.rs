@@ -20,9 +20,10 @@ use mcp_proto::{ErrorObject, ProtocolVersion, RequestId, methods};
 use serde_json::{Map, Value, json};
 
 use super::{Reply, Route, Server, lock, text_result};
-use crate::catalog;
+use crate::catalog::{self, fnv};
 use crate::eventlog;
 use crate::options::Era;
+use crate::reference::mrtr;
 
 /// The only modern version.
 pub(crate) const MODERN: &str = ProtocolVersion::V2026_07_28.as_str();
@@ -85,14 +86,6 @@ fn elicit(message: &str, field: &str) -> Value {
                 "required": [field]
             }
         }
-    })
-}
-
-/// FNV-1a, to notice a tampered `two_rounds` state (not security: the
-/// fixture only has to reject a changed state).
-fn fnv(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
     })
 }
 
@@ -229,6 +222,12 @@ impl Server {
                 Reply::Now(catalog::skill(&params).map(cacheable))
             }
             methods::PROMPTS_LIST => Reply::Now(Ok(cacheable(self.fixture.prompts()))),
+            methods::PROMPTS_GET
+                if options.reference_catalog
+                    && params.get("name").and_then(Value::as_str) == Some(mrtr::PROMPT) =>
+            {
+                Reply::Now(mrtr::get_prompt(&params))
+            }
             methods::PROMPTS_GET => Reply::Now(self.fixture.get_prompt(&params)),
             methods::COMPLETION_COMPLETE if options.reference_catalog => {
                 Reply::Now(crate::reference::complete(&params))
@@ -244,7 +243,6 @@ impl Server {
         match reply {
             Reply::Now(result) => Reply::Now(stamp(result)),
             Reply::Later(future) => Reply::Later(Box::pin(async move { stamp(future.await) })),
-            Reply::Unbounded(error) => Reply::Unbounded(error),
             Reply::Encoded(raw) => {
                 Reply::Now(stamp(raw.decode().map_err(|e| {
                     ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string())
@@ -317,6 +315,11 @@ impl Server {
         let name = params.get("name").and_then(Value::as_str).unwrap_or("");
         let args = params.get("arguments").cloned().unwrap_or(json!({}));
         let route = Route::Related(id.clone());
+        if self.fixture.options.reference_catalog
+            && let Some(result) = mrtr::call(name, &params, &meta.capabilities)
+        {
+            return Reply::Now(result);
+        }
         let result = match name {
             "confirm" => self.confirm(&id, &params, meta),
             "two_rounds" => self.two_rounds(&id, &params, meta),
