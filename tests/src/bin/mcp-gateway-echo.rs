@@ -168,6 +168,10 @@ async fn connect(options: StdioOptions, era: Era) -> anyhow::Result<Client> {
         StdioTransport::spawn(options).with_context(|| format!("cannot start {what}"))?;
     let mut client_options = ClientOptions::default();
     client_options.session.era = era.policy();
+    // Room for a gateway run under a profiler (callgrind starts it in
+    // seconds, not milliseconds).
+    client_options.session.initialize_timeout = Duration::from_secs(120);
+    client_options.session.probe_timeout = Duration::from_secs(120);
     let (client, driver) = Client::new(transport, client_options);
     tokio::spawn(driver.run());
     client
