@@ -28,7 +28,16 @@ const SHORT_STRING: usize = 32;
 /// The index just past the string that starts at `start` (a `"`), or `None`
 /// if it does not end within `bytes`.
 pub(crate) fn skip_string(bytes: &[u8], start: usize) -> Option<usize> {
+    string_end(bytes, start).map(|(end, _)| end)
+}
+
+/// [`skip_string`]'s answer, and whether the string holds no escape (so
+/// that its text between the quotes is its value, if it holds no control
+/// character either).
+#[inline]
+fn string_end(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
     let mut at = start.checked_add(1)?;
+    let mut plain = true;
     loop {
         let rest = bytes.get(at..)?;
         let short = rest.get(..SHORT_STRING).unwrap_or(rest);
@@ -39,10 +48,58 @@ pub(crate) fn skip_string(bytes: &[u8], start: usize) -> Option<usize> {
         at += found;
         match bytes.get(at)? {
             // An escape: the next byte (whatever it is) belongs to it.
-            b'\\' => at += 2,
-            _ => return Some(at + 1),
+            b'\\' => {
+                plain = false;
+                at += 2;
+            }
+            _ => return Some((at + 1, plain)),
         }
     }
+}
+
+/// The longest string in `bytes` (one JSON value whose extent framing
+/// found) that is the value of a member named `name`, holds no escape and
+/// is at least `min` bytes long: the range of its text between the quotes.
+///
+/// Strings are crossed as [`skip_string`] crosses them, so this costs about
+/// what finding the value's end did. A string is a member's value when a
+/// `:` comes before it; its key is the string before that. Nothing is
+/// validated: on malformed text the answer is some string's range or
+/// `None`, never out of bounds.
+pub(crate) fn longest_plain_member(
+    bytes: &[u8],
+    name: &[u8],
+    min: usize,
+) -> Option<(usize, usize)> {
+    let mut best: Option<(usize, usize)> = None;
+    let mut key = (0, 0);
+    let mut after_colon = false;
+    let mut at = 0;
+    while let Some(&byte) = bytes.get(at) {
+        match byte {
+            b'"' => {
+                let (end, plain) = string_end(bytes, at)?;
+                let text = (at + 1, end - 1);
+                if !after_colon {
+                    key = text;
+                } else if plain
+                    && text.1 - text.0 >= min
+                    && best.is_none_or(|(s, e)| text.1 - text.0 > e - s)
+                    && bytes.get(key.0..key.1) == Some(name)
+                {
+                    best = Some(text);
+                }
+                after_colon = false;
+                at = end;
+                continue;
+            }
+            b':' => after_colon = true,
+            b',' | b'{' | b'}' | b'[' | b']' => after_colon = false,
+            _ => {}
+        }
+        at += 1;
+    }
+    best
 }
 
 /// The first `"` or `\\` in `bytes`, read eight bytes at a time: a word
