@@ -1,6 +1,7 @@
 //! Streamable HTTP (MCP "Transports", 2025-03-26 to 2025-11-25, and 2026-07-28): the POST of each message, the GET stream, resumption and DELETE.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -150,9 +151,15 @@ pub(crate) async fn post(shared: &Arc<Shared>, mut out: Outgoing, probe: bool) {
 /// server, 2026-07-28 "Streamable HTTP" §Backward Compatibility).
 async fn modern_refusal(shared: &Shared, out: &Outgoing, response: http::Response<Incoming>) {
     let status = response.status().as_u16();
+    // How a handshake-era server refuses the probe (an unknown method, or
+    // a POST without a session); the body may still say otherwise.
+    let like_handshake_era = out.kind == Kind::Discover && matches!(status, 400 | 404 | 405);
     if media_type(response.headers()).as_deref() != Some(JSON) {
         // Not a JSON-RPC answer: only the start of it is read, for the error.
         let body = super::client::error_body(response).await;
+        if like_handshake_era {
+            shared.handshake_era.store(true, Ordering::Relaxed);
+        }
         shared.report(out, TransportError::Http { status, body });
         return;
     }
@@ -169,6 +176,9 @@ async fn modern_refusal(shared: &Shared, out: &Outgoing, response: http::Respons
     }
     let length = Some(body.len() as u64);
     let body = super::client::bounded_body(&body[..body.len().min(ERROR_TEXT_LIMIT + 1)], length);
+    if like_handshake_era {
+        shared.handshake_era.store(true, Ordering::Relaxed);
+    }
     shared.report(out, TransportError::Http { status, body });
 }
 
