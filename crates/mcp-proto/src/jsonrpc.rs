@@ -166,6 +166,10 @@ struct Noted {
     result_type: ResultTypeAt,
     /// Its one top-level `_meta` object.
     meta: Option<MetaAt>,
+    /// The text between the quotes of its long text ([`scan::LongText`]);
+    /// never ending at zero (it follows a key), which keeps the option the
+    /// size of the pair.
+    long_text: Option<(u32, std::num::NonZeroU32)>,
 }
 
 /// [`scan::MetaCut`] as offsets into [`RawJson::get`].
@@ -184,6 +188,7 @@ impl Noted {
     const NOTHING: Noted = Noted {
         result_type: ResultTypeAt::Unknown,
         meta: None,
+        long_text: None,
     };
 }
 
@@ -191,11 +196,6 @@ impl Noted {
 /// `_meta` out of what serde reads: past it the copy would cost more than
 /// reading the `_meta` does.
 const LIFT_LIMIT: usize = 8 * 1024;
-
-/// The shortest string [`RawJson::decode_result`] lifts out of a result
-/// (the value of a `text` member, without escapes) so that serde does not
-/// read it: shorter ones cost less to read than to find and cut out.
-const LONG_TEXT: usize = 16 * 1024;
 
 /// A string's value as the JSON text between its quotes, given that it
 /// holds no escape: the text itself, copied once, unless it holds a
@@ -323,24 +323,17 @@ impl RawJson {
             let value = at.value_start as usize..at.value_end.get() as usize;
             (value, (at.cut_start as usize, at.cut_end as usize))
         });
-        let long = if text.len() >= LONG_TEXT {
-            scan::longest_plain_member(text.as_bytes(), b"text", LONG_TEXT)
-        } else {
-            None
-        };
-        // A long text inside the `_meta` goes with it.
-        let long = long.filter(|&(start, end)| {
-            meta_at
-                .as_ref()
-                .is_none_or(|(_, cut)| end <= cut.0 || start >= cut.1)
-        });
+        let long = self
+            .1
+            .long_text
+            .map(|(start, end)| (start as usize, end.get() as usize));
         if meta_at.is_none() && long.is_none() {
             return None;
         }
         let removed = meta_at
             .as_ref()
             .map_or(Some(0), |(_, cut)| cut.1.checked_sub(cut.0))?
-            + long.map_or(0, |(start, end)| end - start);
+            + long.map_or(0, |(start, end)| end.saturating_sub(start));
         if text.len().checked_sub(removed)? > LIFT_LIMIT {
             return None;
         }
@@ -425,14 +418,15 @@ impl RawJson {
         crate::types::ResultType::from_member(text, member)
     }
 
-    /// The same result, with what framing found of its `resultType` and
-    /// its `_meta` (ranges of the whole frame, in which the result starts
-    /// at `offset`).
+    /// The same result, with what framing found of its `resultType`, its
+    /// `_meta` and its long text (ranges of the whole frame, in which the
+    /// result starts at `offset`).
     fn noting(
         mut self,
         offset: usize,
         member: Option<(usize, usize)>,
         meta: Option<scan::MetaCut>,
+        long: Option<(usize, usize)>,
     ) -> RawJson {
         let shift = |at: usize| u32::try_from(at.checked_sub(offset)?).ok();
         let result_type = match member {
@@ -447,9 +441,13 @@ impl RawJson {
                 cut_end: shift(m.cut.1)?,
             })
         });
+        let long_text = long.and_then(|(start, end)| {
+            Some((shift(start)?, std::num::NonZeroU32::new(shift(end)?)?))
+        });
         self.1 = Noted {
             result_type: result_type.unwrap_or(ResultTypeAt::Unknown),
             meta,
+            long_text,
         };
         self
     }
@@ -1008,7 +1006,7 @@ fn split_message(text: &str, shared: Option<&Arc<String>>) -> Option<Message> {
             _ => None,
         };
         let (value_end, result_type) = match scanned {
-            Some((end, member, meta)) => (end, Some((member, meta))),
+            Some((end, member, meta, long)) => (end, Some((member, meta, long))),
             None => (scan::skip_value(bytes, at)?, None),
         };
         let value = text.get(at..value_end)?;
@@ -1043,7 +1041,7 @@ fn split_message(text: &str, shared: Option<&Arc<String>>) -> Option<Message> {
                     None => RawJson::delimited(value),
                 };
                 members.result = Some(match result_type {
-                    Some((member, meta)) => result.noting(at, member, meta),
+                    Some((member, meta, long)) => result.noting(at, member, meta, long),
                     None => result,
                 });
             }
@@ -1487,7 +1485,7 @@ mod tests {
         let lifted = || TEXTS_LIFTED.with(std::cell::Cell::get);
         let info = r#"{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}"#;
         // Multi-byte characters across the check's blocks.
-        let long = "é".repeat(LONG_TEXT);
+        let long = "é".repeat(scan::LONG_TEXT);
         let cases = [
             // Tag first, with a `_meta` lifted too.
             (
@@ -1546,7 +1544,7 @@ mod tests {
     #[test]
     fn a_long_text_with_a_control_character_fails_as_it_fails_whole() {
         use crate::types::CallToolResult;
-        let long = "x".repeat(LONG_TEXT);
+        let long = "x".repeat(scan::LONG_TEXT);
         for frame in [
             format!(
                 "{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{long}\u{1}\"}}]}}}}"
