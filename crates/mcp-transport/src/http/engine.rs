@@ -113,6 +113,7 @@ impl HttpTransport {
             tool_headers: Mutex::new(HashMap::new()),
             bodies: Default::default(),
             handshake_era: AtomicBool::new(false),
+            probe_skipped: AtomicBool::new(false),
         });
         let transport = HttpTransport {
             shared,
@@ -162,6 +163,7 @@ impl HttpTransport {
             // and `initialize` goes next. The endpoint is listed again once
             // that handshake succeeds.
             self.shared.handshake_era.store(true, Ordering::Relaxed);
+            self.shared.probe_skipped.store(true, Ordering::Relaxed);
             self.shared.report(
                 &out,
                 TransportError::Protocol(

@@ -14,9 +14,12 @@
 //! connection: its server refused the probe as a handshake-era server does
 //! (400, 404 or 405 without a 2026-07-28 JSON-RPC error) and then
 //! completed the `initialize` handshake. A transport that skips the probe
-//! takes the endpoint off the list until its own handshake succeeds, so a
-//! server that changed era since fails one connect at most, and the next
-//! one probes it again. Endpoints are told apart by their whole URL, not
+//! takes the endpoint off the list until its own handshake succeeds. A
+//! server that moved to the 2026-07-28 era since and names its versions in
+//! a -32022 to `initialize` (as that version asks of it) is switched to at
+//! once (the 400 carrying that error is delivered as its answer); one that
+//! refuses otherwise fails that one connect, and the next one probes it
+//! again. Endpoints are told apart by their whole URL, not
 //! just the origin, so two MCP endpoints of one host do not share an
 //! answer. The list is bounded ([`CAPACITY`]); past it, it starts over.
 

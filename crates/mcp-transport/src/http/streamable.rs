@@ -79,6 +79,14 @@ pub(crate) async fn post(shared: &Arc<Shared>, mut out: Outgoing, probe: bool) {
         modern_refusal(shared, &out, response).await;
         return;
     }
+    if status == StatusCode::BAD_REQUEST
+        && out.kind == Kind::Initialize
+        && shared.probe_skipped.load(Ordering::Relaxed)
+        && media_type(response.headers()).as_deref() == Some(JSON)
+    {
+        skipped_probe_refusal(shared, out, response, probe).await;
+        return;
+    }
     if !status.is_success() {
         if probe
             && matches!(
@@ -180,6 +188,43 @@ async fn modern_refusal(shared: &Shared, out: &Outgoing, response: http::Respons
         shared.handshake_era.store(true, Ordering::Relaxed);
     }
     shared.report(out, TransportError::Http { status, body });
+}
+
+/// A 400 with a JSON body to the `initialize` sent without the era probe
+/// (the endpoint remembered as handshake-era, [`super::eras`]): when the
+/// body is the request's JSON-RPC error, it is the server's answer (2026-07-28
+/// "Versioning": a server that supports only the 2026-07-28 era names its
+/// versions in its error to `initialize`, and a -32022 takes the session
+/// back to the stateless era). Anything else is the refusal it was before:
+/// with `probe` (Auto), a fall back to legacy HTTP+SSE.
+async fn skipped_probe_refusal(
+    shared: &Arc<Shared>,
+    out: Outgoing,
+    response: http::Response<Incoming>,
+    probe: bool,
+) {
+    let status = response.status().as_u16();
+    let body = read_body(response, super::client::ERROR_BODY_LIMIT)
+        .await
+        .unwrap_or_default();
+    if let Some(id) = &out.id
+        && let Ok(frame) = Frame::from_slice(&body)
+        && matches!(&frame, Frame::Single(mcp_proto::Message::Error(e)) if e.id.as_ref() == Some(id))
+    {
+        if probe {
+            shared.set_mode(Mode::Streamable);
+        }
+        shared.push_frame(frame);
+        return;
+    }
+    let length = Some(body.len() as u64);
+    let body = super::client::bounded_body(&body[..body.len().min(ERROR_TEXT_LIMIT + 1)], length);
+    let refusal = TransportError::Http { status, body };
+    if probe {
+        legacy_sse::fall_back(shared, out, refusal).await;
+        return;
+    }
+    shared.report(&out, refusal);
 }
 
 /// A JSON body: one message or a batch.
