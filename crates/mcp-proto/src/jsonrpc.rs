@@ -166,6 +166,10 @@ struct Noted {
     result_type: ResultTypeAt,
     /// Its one top-level `_meta` object.
     meta: Option<MetaAt>,
+    /// The text between the quotes of its long text ([`scan::LongText`]);
+    /// never ending at zero (it follows a key), which keeps the option the
+    /// size of the pair.
+    long_text: Option<(u32, std::num::NonZeroU32)>,
 }
 
 /// [`scan::MetaCut`] as offsets into [`RawJson::get`].
@@ -184,6 +188,7 @@ impl Noted {
     const NOTHING: Noted = Noted {
         result_type: ResultTypeAt::Unknown,
         meta: None,
+        long_text: None,
     };
 }
 
@@ -192,8 +197,33 @@ impl Noted {
 /// reading the `_meta` does.
 const LIFT_LIMIT: usize = 8 * 1024;
 
+/// A string's value as the JSON text between its quotes, given that it
+/// holds no escape: the text itself, copied once, unless it holds a
+/// control character (which JSON forbids unescaped; serde then says so).
+/// The check and the copy go a block at a time, so that each block is
+/// still in the cache for the copy.
+fn plain_text(text: &str) -> Option<String> {
+    const BLOCK: usize = 16 * 1024;
+    let mut copy = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut cut = rest.len().min(BLOCK);
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let (block, after) = rest.split_at(cut);
+        if block.bytes().fold(u8::MAX, u8::min) < 0x20 {
+            return None;
+        }
+        copy.push_str(block);
+        rest = after;
+    }
+    Some(copy)
+}
+
 thread_local! {
-    /// Where [`RawJson::decode_result`] writes a result without its `_meta`.
+    /// Where [`RawJson::decode_result`] writes a result without its `_meta`
+    /// and its long text.
     static WITHOUT_META: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
 
@@ -269,9 +299,14 @@ impl RawJson {
     /// 2026-07-28 result has one, naming the server), serde reads the
     /// result without it and `T` takes the `_meta` apart ([`LiftsMeta`]):
     /// checked once per thread while it stays the same text, instead of
-    /// read through and copied on every call. The outcome is the same as
-    /// [`RawJson::decode`]'s, errors included (a result that does not
-    /// decode is decoded again whole, for the error's position).
+    /// read through and copied on every call. Likewise the longest string
+    /// of at least 16 KiB without escapes that is a `text` member's value
+    /// (a large text content block) is left out of what serde reads: the
+    /// block's `text` takes it, checked for control characters and copied
+    /// once, instead of being scanned by serde's string reader, several
+    /// times slower than the search that found its end. The outcome is the
+    /// same as [`RawJson::decode`]'s, errors included (a result that does
+    /// not decode is decoded again whole, for the error's position).
     ///
     /// [`LiftsMeta`]: crate::types::LiftsMeta
     pub fn decode_result<T: crate::types::LiftsMeta>(&self) -> Result<T, serde_json::Error> {
@@ -283,18 +318,40 @@ impl RawJson {
 
     /// [`RawJson::decode_result`]'s way, or `None` for the usual one.
     fn decode_lifted<T: crate::types::LiftsMeta>(&self) -> Option<T> {
-        let at = self.1.meta?;
-        let value = at.value_start as usize..at.value_end.get() as usize;
-        let (cut_start, cut_end) = (at.cut_start as usize, at.cut_end as usize);
         let text = self.get();
-        let rest = text.len().checked_sub(cut_end.checked_sub(cut_start)?)?;
-        if rest > LIFT_LIMIT {
+        let meta_at = self.1.meta.map(|at| {
+            let value = at.value_start as usize..at.value_end.get() as usize;
+            (value, (at.cut_start as usize, at.cut_end as usize))
+        });
+        let long = self
+            .1
+            .long_text
+            .map(|(start, end)| (start as usize, end.get() as usize));
+        if meta_at.is_none() && long.is_none() {
             return None;
         }
-        let meta = crate::types::meta::checked(text.get(value)?)?;
-        let (before, after) = (text.get(..cut_start)?, text.get(cut_end..)?);
-        // The text without the `_meta` is written into a buffer the thread
-        // keeps (of at most twice `LIFT_LIMIT` bytes), not a new one per result; a
+        let removed = meta_at
+            .as_ref()
+            .map_or(Some(0), |(_, cut)| cut.1.checked_sub(cut.0))?
+            + long.map_or(0, |(start, end)| end.saturating_sub(start));
+        if text.len().checked_sub(removed)? > LIFT_LIMIT {
+            return None;
+        }
+        let meta = match &meta_at {
+            Some((value, _)) => Some(crate::types::meta::checked(text.get(value.clone())?)?),
+            None => None,
+        };
+        // The cuts in order, each with what takes its place.
+        let mut cuts = [None, None];
+        cuts[0] = meta_at.map(|(_, cut)| (cut, ""));
+        cuts[1] = long.map(|cut| (cut, crate::types::de::LIFTED_PLACEHOLDER));
+        if let [Some((first, _)), Some((second, _))] = cuts
+            && second.0 < first.0
+        {
+            cuts.swap(0, 1);
+        }
+        // The text without them is written into a buffer the thread keeps
+        // (of at most twice `LIFT_LIMIT` bytes), not a new one per result; a
         // decode nested in this one finds it taken and makes its own.
         let mut without = WITHOUT_META
             .try_with(|buffer| buffer.try_borrow_mut().map(|mut b| std::mem::take(&mut *b)))
@@ -302,9 +359,39 @@ impl RawJson {
             .and_then(Result::ok)
             .unwrap_or_default();
         without.clear();
-        without.push_str(before);
-        without.push_str(after);
-        let (decoded, taken) = crate::types::meta::decode_lifted::<T>(meta, &without);
+        let mut from = 0;
+        for ((start, end), replacement) in cuts.into_iter().flatten() {
+            without.push_str(text.get(from..start)?);
+            without.push_str(replacement);
+            from = end;
+        }
+        without.push_str(text.get(from..)?);
+        // The placeholder must be the only string whose value is a NUL:
+        // any other is written `\u0000`, so none may be.
+        let lifted = match long {
+            Some((start, end))
+                if memchr::memmem::find_iter(without.as_bytes(), b"\\u0000").count() == 1 =>
+            {
+                Some(plain_text(text.get(start..end)?)?)
+            }
+            Some(_) => None,
+            None => None,
+        };
+        let decode = || match meta {
+            Some(meta) => crate::types::meta::decode_lifted::<T>(meta, &without),
+            None => (serde_json::from_str(&without), true),
+        };
+        let decoded = match (long, lifted) {
+            (Some(_), None) => None,
+            (_, Some(lifted)) => match crate::types::de::lift_text(lifted, decode) {
+                ((Ok(decoded), true), true) => Some(decoded),
+                _ => None,
+            },
+            (None, None) => match decode() {
+                (Ok(decoded), true) => Some(decoded),
+                _ => None,
+            },
+        };
         if without.capacity() <= 2 * LIFT_LIMIT {
             let _ = WITHOUT_META.try_with(|buffer| {
                 if let Ok(mut buffer) = buffer.try_borrow_mut() {
@@ -312,10 +399,7 @@ impl RawJson {
                 }
             });
         }
-        match decoded {
-            Ok(decoded) if taken => Some(decoded),
-            _ => None,
-        }
+        decoded
     }
 
     /// The result's `resultType` (2026-07-28 "Result"): what framing noted
@@ -334,14 +418,15 @@ impl RawJson {
         crate::types::ResultType::from_member(text, member)
     }
 
-    /// The same result, with what framing found of its `resultType` and
-    /// its `_meta` (ranges of the whole frame, in which the result starts
-    /// at `offset`).
+    /// The same result, with what framing found of its `resultType`, its
+    /// `_meta` and its long text (ranges of the whole frame, in which the
+    /// result starts at `offset`).
     fn noting(
         mut self,
         offset: usize,
         member: Option<(usize, usize)>,
         meta: Option<scan::MetaCut>,
+        long: Option<(usize, usize)>,
     ) -> RawJson {
         let shift = |at: usize| u32::try_from(at.checked_sub(offset)?).ok();
         let result_type = match member {
@@ -356,9 +441,13 @@ impl RawJson {
                 cut_end: shift(m.cut.1)?,
             })
         });
+        let long_text = long.and_then(|(start, end)| {
+            Some((shift(start)?, std::num::NonZeroU32::new(shift(end)?)?))
+        });
         self.1 = Noted {
             result_type: result_type.unwrap_or(ResultTypeAt::Unknown),
             meta,
+            long_text,
         };
         self
     }
@@ -917,7 +1006,7 @@ fn split_message(text: &str, shared: Option<&Arc<String>>) -> Option<Message> {
             _ => None,
         };
         let (value_end, result_type) = match scanned {
-            Some((end, member, meta)) => (end, Some((member, meta))),
+            Some((end, member, meta, long)) => (end, Some((member, meta, long))),
             None => (scan::skip_value(bytes, at)?, None),
         };
         let value = text.get(at..value_end)?;
@@ -952,7 +1041,7 @@ fn split_message(text: &str, shared: Option<&Arc<String>>) -> Option<Message> {
                     None => RawJson::delimited(value),
                 };
                 members.result = Some(match result_type {
-                    Some((member, meta)) => result.noting(at, member, meta),
+                    Some((member, meta, long)) => result.noting(at, member, meta, long),
                     None => result,
                 });
             }
@@ -1385,6 +1474,95 @@ mod tests {
                     .unwrap_err()
                     .to_string();
                 assert_eq!(apart, whole, "{frame}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_text_lifted_out_decodes_as_the_whole_result_does() {
+        use crate::types::CallToolResult;
+        use crate::types::de::TEXTS_LIFTED;
+        let lifted = || TEXTS_LIFTED.with(std::cell::Cell::get);
+        let info = r#"{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}"#;
+        // Multi-byte characters across the check's blocks.
+        let long = "é".repeat(scan::LONG_TEXT);
+        let cases = [
+            // Tag first, with a `_meta` lifted too.
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"result":{{"_meta":{info},"content":[{{"type":"text","text":"{long}"}}]}}}}"#
+                ),
+                true,
+            ),
+            // Sorted keys: the text before the tag; a short block before it.
+            (
+                format!(
+                    r#"{{"id":1,"jsonrpc":"2.0","result":{{"content":[{{"text":"a","type":"text"}},{{"text" : "{long}","type":"text"}}],"isError":false}}}}"#
+                ),
+                true,
+            ),
+            // The longest is not a content block's: decoded whole.
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":"{long}"}}],"structuredContent":{{"text":"{long}x"}}}}}}"#
+                ),
+                false,
+            ),
+            // A NUL elsewhere: the placeholder would not be the only one.
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":"\u0000"}},{{"type":"text","text":"{long}"}}]}}}}"#
+                ),
+                false,
+            ),
+            // Escaped: serde's to read.
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":"{long}\n"}}]}}}}"#
+                ),
+                false,
+            ),
+            // A block of a type this crate does not know keeps its text.
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"novel","text":"{long}"}}]}}}}"#
+                ),
+                false,
+            ),
+        ];
+        for (frame, lifts) in &cases {
+            for result in results_of(frame) {
+                let before = lifted();
+                let apart: CallToolResult = result.decode_result().unwrap();
+                assert_eq!(lifted() - before, usize::from(*lifts), "{}", &frame[..120]);
+                let whole: CallToolResult = result.decode().unwrap();
+                assert_eq!(apart, whole, "{}", &frame[..120]);
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_text_with_a_control_character_fails_as_it_fails_whole() {
+        use crate::types::CallToolResult;
+        let long = "x".repeat(scan::LONG_TEXT);
+        for frame in [
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{long}\u{1}\"}}]}}}}"
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":"{long}"}}],"isError":tru}}}}"#
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":"{long}","text":"again"}}]}}}}"#
+            ),
+        ] {
+            for result in results_of(&frame) {
+                let whole = result.decode::<CallToolResult>().unwrap_err().to_string();
+                let apart = result
+                    .decode_result::<CallToolResult>()
+                    .unwrap_err()
+                    .to_string();
+                assert_eq!(apart, whole);
             }
         }
     }

@@ -28,7 +28,16 @@ const SHORT_STRING: usize = 32;
 /// The index just past the string that starts at `start` (a `"`), or `None`
 /// if it does not end within `bytes`.
 pub(crate) fn skip_string(bytes: &[u8], start: usize) -> Option<usize> {
+    string_end(bytes, start).map(|(end, _)| end)
+}
+
+/// [`skip_string`]'s answer, and whether the string holds no escape (so
+/// that its text between the quotes is its value, if it holds no control
+/// character either).
+#[inline]
+fn string_end(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
     let mut at = start.checked_add(1)?;
+    let mut plain = true;
     loop {
         let rest = bytes.get(at..)?;
         let short = rest.get(..SHORT_STRING).unwrap_or(rest);
@@ -39,10 +48,64 @@ pub(crate) fn skip_string(bytes: &[u8], start: usize) -> Option<usize> {
         at += found;
         match bytes.get(at)? {
             // An escape: the next byte (whatever it is) belongs to it.
-            b'\\' => at += 2,
-            _ => return Some(at + 1),
+            b'\\' => {
+                plain = false;
+                at += 2;
+            }
+            _ => return Some((at + 1, plain)),
         }
     }
+}
+
+/// What stepping through a value notes of the strings it crosses (see
+/// [`LongText`]); `()` notes nothing, at no cost.
+pub(crate) trait StringNote {
+    /// The string from `start` (its opening quote) to `end` (just past its
+    /// closing quote), which holds no escape when `plain`.
+    fn string(&mut self, bytes: &[u8], start: usize, end: usize, plain: bool);
+}
+
+impl StringNote for () {
+    #[inline(always)]
+    fn string(&mut self, _: &[u8], _: usize, _: usize, _: bool) {}
+}
+
+/// The longest string crossed that holds no escape, is at least `min`
+/// bytes long and is the value of a member named `text` (the key written
+/// without escapes right before it): the range of its text between the
+/// quotes. A large text content block, which a result's decode can take
+/// apart from the rest (`RawJson::decode_result`).
+pub(crate) struct LongText {
+    pub(crate) min: usize,
+    pub(crate) found: Option<(usize, usize)>,
+}
+
+impl StringNote for LongText {
+    #[inline]
+    fn string(&mut self, bytes: &[u8], start: usize, end: usize, plain: bool) {
+        let len = end.saturating_sub(start + 2);
+        if !plain
+            || len < self.min
+            || self.found.is_some_and(|(s, e)| len <= e - s)
+            || !text_key_before(bytes, start)
+        {
+            return;
+        }
+        self.found = Some((start + 1, end - 1));
+    }
+}
+
+/// Whether the value that starts at `start` follows `"text"` and a colon
+/// (whitespace allowed around the colon). A key that merely ends so (an
+/// escaped quote before `text`) may pass: the caller's decode then finds
+/// no text block where it looked and reads the result whole.
+fn text_key_before(bytes: &[u8], start: usize) -> bool {
+    let before = bytes.get(..start).unwrap_or_default();
+    let before = before.trim_ascii_end();
+    let Some(before) = before.strip_suffix(b":") else {
+        return false;
+    };
+    before.trim_ascii_end().ends_with(b"\"text\"")
 }
 
 /// The first `"` or `\\` in `bytes`, read eight bytes at a time: a word
@@ -81,15 +144,27 @@ fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
 /// end before the first delimiter (`,`, `}`, `]`, whitespace) or at the
 /// end of input.
 pub(crate) fn skip_value(bytes: &[u8], start: usize) -> Option<usize> {
+    skip_value_noting(bytes, start, &mut ())
+}
+
+/// [`skip_value`], telling `note` of every string it crosses.
+#[inline]
+fn skip_value_noting(bytes: &[u8], start: usize, note: &mut impl StringNote) -> Option<usize> {
     match *bytes.get(start)? {
-        b'"' => skip_string(bytes, start),
+        b'"' => {
+            let (end, plain) = string_end(bytes, start)?;
+            note.string(bytes, start, end, plain);
+            Some(end)
+        }
         b'{' | b'[' => {
             let mut depth = 1usize;
             let mut at = start + 1;
             while let Some(&byte) = bytes.get(at) {
                 match byte {
                     b'"' => {
-                        at = skip_string(bytes, at)?;
+                        let (end, plain) = string_end(bytes, at)?;
+                        note.string(bytes, at, end, plain);
+                        at = end;
                         continue;
                     }
                     b'{' | b'[' => depth += 1,
@@ -248,11 +323,21 @@ pub(crate) struct MetaCut {
 /// it, the range of its first `resultType` member's value (as
 /// [`object_member`] finds it), and its `_meta` member when it has exactly
 /// one, whose value is an object.
-pub(crate) type ResultMembers = (usize, Option<(usize, usize)>, Option<MetaCut>);
+pub(crate) type ResultMembers = (
+    usize,
+    Option<(usize, usize)>,
+    Option<MetaCut>,
+    Option<(usize, usize)>,
+);
+
+/// The shortest string [`result_members`] notes as a result's long text
+/// ([`LongText`]): shorter ones cost serde less to read than a decode
+/// costs to cut them out.
+pub(crate) const LONG_TEXT: usize = 16 * 1024;
 
 /// Steps through the members of the result object that starts at `start`
-/// (a `{`) once, noting its `resultType` and its `_meta` (see
-/// [`ResultMembers`]). `None` as for [`object_member`].
+/// (a `{`) once, noting its `resultType`, its `_meta` and its long text
+/// (see [`ResultMembers`]). `None` as for [`object_member`].
 pub(crate) fn result_members(bytes: &[u8], start: usize) -> Option<ResultMembers> {
     let mut result_type = None;
     let mut meta = None;
@@ -260,7 +345,11 @@ pub(crate) fn result_members(bytes: &[u8], start: usize) -> Option<ResultMembers
     // Where the previous member's value ended: a `_meta` after it is cut
     // from there, taking the comma before it.
     let mut previous_end = None;
-    let end = each_member(bytes, start, |key, key_start, value| {
+    let mut long = LongText {
+        min: LONG_TEXT,
+        found: None,
+    };
+    let end = each_member_noting(bytes, start, &mut long, |key, key_start, value| {
         if key == b"resultType" && result_type.is_none() {
             result_type = Some(value);
         } else if key == b"_meta" {
@@ -285,7 +374,7 @@ pub(crate) fn result_members(bytes: &[u8], start: usize) -> Option<ResultMembers
         ControlFlow::Continue(())
     })?;
     let meta = meta.filter(|m| metas == 1 && bytes.get(m.value.0) == Some(&b'{'));
-    Some((end, result_type, meta))
+    Some((end, result_type, meta, long.found))
 }
 
 /// Calls `visit` with each member's key (as written, never escaped), the
@@ -297,6 +386,18 @@ pub(crate) fn result_members(bytes: &[u8], start: usize) -> Option<ResultMembers
 fn each_member(
     bytes: &[u8],
     start: usize,
+    visit: impl FnMut(&[u8], usize, (usize, usize)) -> ControlFlow<()>,
+) -> Option<usize> {
+    each_member_noting(bytes, start, &mut (), visit)
+}
+
+/// [`each_member`], telling `note` of every string crossed in the values
+/// (not in a `_meta`, which is crossed apart).
+#[inline]
+fn each_member_noting(
+    bytes: &[u8],
+    start: usize,
+    note: &mut impl StringNote,
     mut visit: impl FnMut(&[u8], usize, (usize, usize)) -> ControlFlow<()>,
 ) -> Option<usize> {
     if bytes.get(start) != Some(&b'{') {
@@ -324,7 +425,7 @@ fn each_member(
         let value_end = if key == b"_meta" {
             skip_meta(bytes, value_start)?
         } else {
-            skip_value(bytes, value_start)?
+            skip_value_noting(bytes, value_start, note)?
         };
         if visit(key, key_start, (value_start, value_end)).is_break() {
             return Some(value_end);
@@ -469,7 +570,7 @@ mod tests {
 
     /// The text of `result` without what `result_members` says to cut.
     fn without_meta(result: &str) -> Option<String> {
-        let (end, _, meta) = result_members(result.as_bytes(), 0)?;
+        let (end, _, meta, _) = result_members(result.as_bytes(), 0)?;
         assert_eq!(end, result.len());
         let MetaCut { cut, .. } = meta?;
         Some(format!("{}{}", &result[..cut.0], &result[cut.1..]))
@@ -494,7 +595,7 @@ mod tests {
             serde_json::from_str::<serde_json::Value>(expected).unwrap();
         }
         let text = br#"{"resultType":"complete","_meta":{"a":1}}"#;
-        let (_, result_type, meta) = result_members(text, 0).unwrap();
+        let (_, result_type, meta, _) = result_members(text, 0).unwrap();
         assert_eq!(result_type, Some((14, 24)));
         assert_eq!(meta.map(|m| m.value), Some((33, 40)));
         // No cut for a `_meta` that is not an object, that comes twice, or
@@ -640,6 +741,47 @@ mod tests {
                 prop_assert!(end <= bytes.len() && end > start);
             }
             prop_assert!(skip_space(&bytes, start) >= start);
+        }
+    }
+
+    #[test]
+    fn a_results_long_text_is_the_longest_plain_text_member() {
+        let long = |n: usize| "y".repeat(n);
+        let noted = |result: &str| {
+            let (end, _, _, long) = result_members(result.as_bytes(), 0).unwrap();
+            assert_eq!(end, result.len());
+            long.map(|(start, end)| end - start)
+        };
+        let min = LONG_TEXT;
+        // The longer of two text blocks, whitespace around the colon.
+        let two = format!(
+            r#"{{"content":[{{"type":"text","text":"{}"}},{{"text" : "{}","type":"text"}}]}}"#,
+            long(min),
+            long(min + 1)
+        );
+        assert_eq!(noted(&two), Some(min + 1));
+        // Too short, escaped, another key, or in the `_meta`: none.
+        for result in [
+            format!(
+                r#"{{"content":[{{"type":"text","text":"{}"}}]}}"#,
+                long(min - 1)
+            ),
+            format!(
+                r#"{{"content":[{{"type":"text","text":"{}\n"}}]}}"#,
+                long(min)
+            ),
+            format!(
+                r#"{{"content":[{{"type":"image","data":"{}"}}]}}"#,
+                long(min)
+            ),
+            format!(
+                r#"{{"content":[{{"type":"text","context":"{}"}}]}}"#,
+                long(min)
+            ),
+            format!(r#"{{"_meta":{{"text":"{}"}},"content":[]}}"#, long(min)),
+            format!(r#"{{"content":["text","{}"]}}"#, long(min)),
+        ] {
+            assert_eq!(noted(&result), None, "{}", &result[..60]);
         }
     }
 }

@@ -407,3 +407,31 @@ async fn a_client_on_legacy_sse_posts_no_era_probe() {
         "{posts:?}"
     );
 }
+
+/// An endpoint remembered as handshake-era (its probe refused, then a
+/// handshake on legacy HTTP+SSE) is connected again without the probe,
+/// and the `initialize` that goes first still falls back to legacy SSE.
+#[tokio::test]
+async fn a_remembered_handshake_era_endpoint_still_falls_back_to_legacy_sse() {
+    let (server, _legacy) = refusing_server(405).await;
+    for _ in 0..2 {
+        let transport = connect(HttpOptions::new(server.url("/mcp"))).await;
+        let client =
+            mcp_transport::Client::connect(transport, mcp_transport::ClientOptions::default())
+                .await
+                .expect("the handshake-era initialize succeeds over legacy SSE");
+        assert!(client.negotiated().unwrap().version.uses_handshake());
+        client.close().await;
+    }
+    let requests = server.requests();
+    let probes = requests
+        .iter()
+        .filter(|r| r.is_post_of("server/discover"))
+        .count();
+    let inits = requests
+        .iter()
+        .filter(|r| r.is_post_of("initialize") && r.path == ENDPOINT_PATH)
+        .count();
+    assert_eq!(probes, 1, "the second connect sent no probe");
+    assert_eq!(inits, 2, "both connects shook hands over legacy SSE");
+}

@@ -1000,3 +1000,138 @@ async fn a_refused_connection_is_one_attempt_and_names_the_refusal() {
         "one request went out: the era probe"
     );
 }
+
+/// What the era tests' server is: a handshake-era one (the probe refused
+/// with a plain 400), or, once switched, a 2026-07-28 one that answers
+/// `server/discover` and refuses `initialize` with a 400: plain, or (with
+/// `names_versions`) carrying a -32022 that names its versions.
+fn era_server(
+    modern: Arc<std::sync::atomic::AtomicBool>,
+    names_versions: bool,
+) -> impl Fn(Recorded) -> std::future::Ready<Reply> {
+    move |req: Recorded| {
+        let modern = modern.load(std::sync::atomic::Ordering::SeqCst);
+        std::future::ready(match req.rpc_method().as_deref() {
+            Some(mcp_proto::methods::INITIALIZE) if modern && names_versions => Reply::status(400)
+                .header("content-type", "application/json")
+                .body(
+                    json!({
+                        "jsonrpc": "2.0", "id": req.rpc_id(),
+                        "error": {
+                            "code": -32022, "message": "Unsupported protocol version",
+                            "data": {"supported": ["2026-07-28"], "requested": "2025-11-25"}
+                        }
+                    })
+                    .to_string(),
+                ),
+            Some(mcp_proto::methods::SERVER_DISCOVER) if modern => Reply::result(
+                req.rpc_id(),
+                json!({
+                    "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
+                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern", "version": "1"}}
+                }),
+            ),
+            Some(mcp_proto::methods::SERVER_DISCOVER) => Reply::status(400).body("unknown session"),
+            Some(mcp_proto::methods::INITIALIZE) if modern => {
+                Reply::status(400).body("missing MCP-Protocol-Version")
+            }
+            _ => basic(&req),
+        })
+    }
+}
+
+/// How many POSTs of `method` the server has seen.
+fn posts_of(server: &TestServer, method: &str) -> usize {
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.is_post_of(method))
+        .count()
+}
+
+async fn connect_client(url: &str) -> Result<mcp_transport::Client, mcp_transport::ClientError> {
+    let transport = connect(HttpOptions::new(url)).await;
+    mcp_transport::Client::connect(transport, mcp_transport::ClientOptions::default()).await
+}
+
+/// 2026-07-28 "Versioning" §Backward Compatibility: the era is a property
+/// of the server, cached per server. An endpoint that refused the era
+/// probe as a handshake-era server does and then shook hands is not probed
+/// again by the next connect in the process: `initialize` goes first.
+#[tokio::test]
+async fn a_handshake_era_endpoint_is_probed_once() {
+    let server = TestServer::start(era_server(Arc::default(), false)).await;
+    let url = server.url("/mcp");
+    for _ in 0..3 {
+        let client = connect_client(&url).await.expect("a handshake-era connect");
+        assert!(client.negotiated().unwrap().version.uses_handshake());
+        client.close().await;
+    }
+    assert_eq!(posts_of(&server, "server/discover"), 1);
+    assert_eq!(posts_of(&server, "initialize"), 3);
+    // Another endpoint of the same origin has an answer of its own.
+    let other = server.url("/other");
+    connect_client(&other)
+        .await
+        .expect("a handshake-era connect")
+        .close()
+        .await;
+    assert_eq!(posts_of(&server, "server/discover"), 2);
+}
+
+/// A server remembered as handshake-era that moved to the 2026-07-28 era
+/// fails the one connect that skipped the probe, with the server's
+/// refusal, and the next connect probes it again and speaks the new era.
+#[tokio::test]
+async fn an_endpoint_that_changed_era_is_probed_again_after_one_failed_connect() {
+    let modern = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let server = TestServer::start(era_server(Arc::clone(&modern), false)).await;
+    let url = server.url("/mcp");
+    connect_client(&url)
+        .await
+        .expect("a handshake-era connect")
+        .close()
+        .await;
+    modern.store(true, std::sync::atomic::Ordering::SeqCst);
+
+    let error = match connect_client(&url).await {
+        Ok(_) => panic!("initialize was refused"),
+        Err(error) => error,
+    };
+    assert!(
+        matches!(
+            error.transport_error(),
+            Some(TransportError::Http { status: 400, .. })
+        ),
+        "{error:?}"
+    );
+    assert_eq!(posts_of(&server, "server/discover"), 1);
+
+    let client = connect_client(&url).await.expect("a 2026-07-28 connect");
+    assert_eq!(client.negotiated().unwrap().version.as_str(), "2026-07-28");
+    assert_eq!(posts_of(&server, "server/discover"), 2);
+    client.close().await;
+}
+
+/// A server remembered as handshake-era that moved to the 2026-07-28 era
+/// and names its versions in a -32022 to `initialize` (as 2026-07-28
+/// "Versioning" asks of it) is connected in the new era at once: the
+/// error is delivered, and the session switches back and probes.
+#[tokio::test]
+async fn an_endpoint_that_changed_era_and_names_its_versions_connects_at_once() {
+    let modern = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let server = TestServer::start(era_server(Arc::clone(&modern), true)).await;
+    let url = server.url("/mcp");
+    connect_client(&url)
+        .await
+        .expect("a handshake-era connect")
+        .close()
+        .await;
+    modern.store(true, std::sync::atomic::Ordering::SeqCst);
+
+    let client = connect_client(&url).await.expect("a 2026-07-28 connect");
+    assert_eq!(client.negotiated().unwrap().version.as_str(), "2026-07-28");
+    assert_eq!(posts_of(&server, "server/discover"), 2);
+    assert_eq!(posts_of(&server, "initialize"), 2);
+    client.close().await;
+}

@@ -147,13 +147,7 @@ impl SseDecoder {
         if self.fields.held() + consumed + value.len() > self.limit {
             return bytes;
         }
-        let valid = match str::from_utf8(value) {
-            Ok(_) => value.len(),
-            Err(error) => error.valid_up_to(),
-        };
-        if let Ok(text) = str::from_utf8(value.get(..valid).unwrap_or_default()) {
-            self.fields.data.push_str(text);
-        }
+        let valid = push_valid(&mut self.fields.data, value);
         bytes.get(valid..).unwrap_or_default()
     }
 
@@ -312,16 +306,31 @@ impl SseDecoder {
             },
         };
         let value = partial.get(start..).unwrap_or_default();
-        let valid = match str::from_utf8(value) {
-            Ok(_) => value.len(),
-            Err(error) => error.valid_up_to(),
-        };
-        if let Ok(text) = str::from_utf8(value.get(..valid).unwrap_or_default()) {
-            self.fields.data.push_str(text);
-        }
+        let valid = push_valid(&mut self.fields.data, value);
         self.input.skip(start + valid);
         if self.streaming.is_none() {
             self.streaming = Some(start);
+        }
+    }
+}
+
+/// Appends the longest prefix of `value` that is UTF-8 to `data` and
+/// returns its length. The whole of `value` is checked once (a chunk of a
+/// large event is checked while it is still in the cache from the search
+/// for its line ending); only a prefix cut short by a character, or by
+/// bytes that are not UTF-8, is checked again.
+fn push_valid(data: &mut String, value: &[u8]) -> usize {
+    match str::from_utf8(value) {
+        Ok(text) => {
+            data.push_str(text);
+            value.len()
+        }
+        Err(error) => {
+            let valid = error.valid_up_to();
+            if let Ok(text) = str::from_utf8(value.get(..valid).unwrap_or_default()) {
+                data.push_str(text);
+            }
+            valid
         }
     }
 }

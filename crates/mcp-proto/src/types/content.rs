@@ -116,7 +116,7 @@ impl TextContent {
 }
 
 deserialize_object!(TextContent, "a text content block", tag "type" = "text", {
-    text: "text" => req,
+    text: "text" => text,
     annotations: "annotations" => opt,
     meta: "_meta" => opt,
 });

@@ -20,7 +20,7 @@ use tokio::task::JoinSet;
 
 use super::client::{HttpClient, parse_url};
 use super::shared::{Kind, Limits, Mode, Outgoing, Session, Shared, Tasks, lock};
-use super::{HttpOptions, HttpProtocol, legacy_sse, streamable};
+use super::{HttpOptions, HttpProtocol, eras, legacy_sse, streamable};
 use crate::transport::{Inbound, Transport, TransportError, TransportExtensions};
 
 /// An MCP client transport over HTTP: Streamable HTTP, legacy HTTP+SSE, or
@@ -112,6 +112,8 @@ impl HttpTransport {
             inflight: Mutex::new(HashMap::new()),
             tool_headers: Mutex::new(HashMap::new()),
             bodies: Default::default(),
+            handshake_era: AtomicBool::new(false),
+            probe_skipped: AtomicBool::new(false),
         });
         let transport = HttpTransport {
             shared,
@@ -150,6 +152,23 @@ impl HttpTransport {
                 &out,
                 TransportError::Protocol(
                     "legacy HTTP+SSE has no 2026-07-28 era: server/discover is not sent".to_owned(),
+                ),
+            );
+            return Ok(());
+        }
+        if out.kind == Kind::Discover && eras::take(self.shared.url.as_str()) {
+            // A server that refused the probe before and then shook hands
+            // (2026-07-28 "Versioning" §Backward Compatibility: the era is
+            // cached per server): the probe comes back undelivered at once,
+            // and `initialize` goes next. The endpoint is listed again once
+            // that handshake succeeds.
+            self.shared.handshake_era.store(true, Ordering::Relaxed);
+            self.shared.probe_skipped.store(true, Ordering::Relaxed);
+            self.shared.report(
+                &out,
+                TransportError::Protocol(
+                    "server/discover is not sent: this endpoint answered it as a handshake-era server"
+                        .to_owned(),
                 ),
             );
             return Ok(());
@@ -303,6 +322,9 @@ impl Transport for HttpTransport {
 impl TransportExtensions for HttpTransport {
     fn set_protocol_version(&self, version: ProtocolVersion) {
         self.shared.session().version = Some(version);
+        if version.uses_handshake() && self.shared.handshake_era.load(Ordering::Relaxed) {
+            eras::remember(self.shared.url.as_str());
+        }
         if !version.uses_handshake() {
             // The stateless era is Streamable HTTP's; nothing to fall back to.
             self.shared.set_mode(Mode::Streamable);

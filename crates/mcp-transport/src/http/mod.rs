@@ -32,6 +32,7 @@ pub(crate) mod body;
 mod ca_env;
 mod client;
 mod engine;
+mod eras;
 pub(crate) mod events;
 mod legacy_sse;
 mod pool;

@@ -142,6 +142,15 @@ pub(crate) struct Shared {
     pub(super) tool_headers: Mutex<HashMap<String, mcp_proto::headers::ToolParamHeaders>>,
     /// The buffers JSON response bodies are read into, reused.
     pub(crate) bodies: BodyBuffers,
+    /// The era probe was refused as a handshake-era server refuses it, or
+    /// not sent because the endpoint is remembered as one: a handshake that
+    /// then succeeds lists the endpoint ([`super::eras`]).
+    pub(super) handshake_era: AtomicBool,
+    /// The era probe was not sent because the endpoint is remembered as
+    /// handshake-era: a 400 to the `initialize` that went first may carry
+    /// the server's JSON-RPC answer (a -32022 from a server that moved to
+    /// the 2026-07-28 era).
+    pub(super) probe_skipped: AtomicBool,
 }
 
 /// The longest a message waits for the GET stream to be opened (see

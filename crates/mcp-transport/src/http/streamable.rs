@@ -1,6 +1,7 @@
 //! Streamable HTTP (MCP "Transports", 2025-03-26 to 2025-11-25, and 2026-07-28): the POST of each message, the GET stream, resumption and DELETE.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -78,6 +79,14 @@ pub(crate) async fn post(shared: &Arc<Shared>, mut out: Outgoing, probe: bool) {
         modern_refusal(shared, &out, response).await;
         return;
     }
+    if status == StatusCode::BAD_REQUEST
+        && out.kind == Kind::Initialize
+        && shared.probe_skipped.load(Ordering::Relaxed)
+        && media_type(response.headers()).as_deref() == Some(JSON)
+    {
+        skipped_probe_refusal(shared, out, response, probe).await;
+        return;
+    }
     if !status.is_success() {
         if probe
             && matches!(
@@ -150,9 +159,15 @@ pub(crate) async fn post(shared: &Arc<Shared>, mut out: Outgoing, probe: bool) {
 /// server, 2026-07-28 "Streamable HTTP" §Backward Compatibility).
 async fn modern_refusal(shared: &Shared, out: &Outgoing, response: http::Response<Incoming>) {
     let status = response.status().as_u16();
+    // How a handshake-era server refuses the probe (an unknown method, or
+    // a POST without a session); the body may still say otherwise.
+    let like_handshake_era = out.kind == Kind::Discover && matches!(status, 400 | 404 | 405);
     if media_type(response.headers()).as_deref() != Some(JSON) {
         // Not a JSON-RPC answer: only the start of it is read, for the error.
         let body = super::client::error_body(response).await;
+        if like_handshake_era {
+            shared.handshake_era.store(true, Ordering::Relaxed);
+        }
         shared.report(out, TransportError::Http { status, body });
         return;
     }
@@ -169,7 +184,47 @@ async fn modern_refusal(shared: &Shared, out: &Outgoing, response: http::Respons
     }
     let length = Some(body.len() as u64);
     let body = super::client::bounded_body(&body[..body.len().min(ERROR_TEXT_LIMIT + 1)], length);
+    if like_handshake_era {
+        shared.handshake_era.store(true, Ordering::Relaxed);
+    }
     shared.report(out, TransportError::Http { status, body });
+}
+
+/// A 400 with a JSON body to the `initialize` sent without the era probe
+/// (the endpoint remembered as handshake-era, [`super::eras`]): when the
+/// body is the request's JSON-RPC error, it is the server's answer (2026-07-28
+/// "Versioning": a server that supports only the 2026-07-28 era names its
+/// versions in its error to `initialize`, and a -32022 takes the session
+/// back to the stateless era). Anything else is the refusal it was before:
+/// with `probe` (Auto), a fall back to legacy HTTP+SSE.
+async fn skipped_probe_refusal(
+    shared: &Arc<Shared>,
+    out: Outgoing,
+    response: http::Response<Incoming>,
+    probe: bool,
+) {
+    let status = response.status().as_u16();
+    let body = read_body(response, super::client::ERROR_BODY_LIMIT)
+        .await
+        .unwrap_or_default();
+    if let Some(id) = &out.id
+        && let Ok(frame) = Frame::from_slice(&body)
+        && matches!(&frame, Frame::Single(mcp_proto::Message::Error(e)) if e.id.as_ref() == Some(id))
+    {
+        if probe {
+            shared.set_mode(Mode::Streamable);
+        }
+        shared.push_frame(frame);
+        return;
+    }
+    let length = Some(body.len() as u64);
+    let body = super::client::bounded_body(&body[..body.len().min(ERROR_TEXT_LIMIT + 1)], length);
+    let refusal = TransportError::Http { status, body };
+    if probe {
+        legacy_sse::fall_back(shared, out, refusal).await;
+        return;
+    }
+    shared.report(&out, refusal);
 }
 
 /// A JSON body: one message or a batch.
