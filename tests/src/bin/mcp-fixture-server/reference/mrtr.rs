@@ -67,7 +67,8 @@ pub(crate) fn tools() -> Vec<Value> {
         ),
         (
             "test_logging_tool",
-            "Logs nothing unless the request's _meta asks for a log level.",
+            "Logs nothing unless the request's _meta asks for a log level; then its three \
+             info messages when that level is info or below.",
         ),
     ]
     .into_iter()
