@@ -1166,7 +1166,8 @@ fn input_required_state(response: &Value) -> String {
 /// With `--reference-catalog` both eras offer the same: `server/discover`
 /// declares the logging and completions the handshake declares, and the
 /// handshake era lists and answers `region_echo` (its `x-mcp-header`
-/// annotations as written) as 2026-07-28 does.
+/// annotations as written) as 2026-07-28 does; 2026-07-28 logs at the
+/// level a request asks for and lists the prompt it answers in rounds.
 #[tokio::test]
 async fn the_reference_catalog_offers_the_same_in_both_eras() {
     let mut server = StdioServer::spawn(&["--reference-catalog"]);
@@ -1251,6 +1252,30 @@ async fn the_reference_catalog_offers_the_same_in_both_eras() {
             .unwrap_or("")
             .contains("log level"),
         "{bad}"
+    );
+
+    // The prompt that asks in rounds is listed where it is served: in
+    // 2026-07-28 only.
+    let prompt_names = |list: &Value| -> Vec<String> {
+        list["result"]["prompts"]
+            .as_array()
+            .unwrap_or_else(|| panic!("not a prompts/list result: {list}"))
+            .iter()
+            .map(|p| p["name"].as_str().unwrap_or("").to_owned())
+            .collect()
+    };
+    let rounds = "test_input_required_result_prompt".to_owned();
+    let modern_prompts = server
+        .request(8, "prompts/list", json!({"_meta": modern_meta()}))
+        .await;
+    assert!(
+        prompt_names(&modern_prompts).contains(&rounds),
+        "{modern_prompts}"
+    );
+    let handshake_prompts = server.request(9, "prompts/list", json!({})).await;
+    assert!(
+        !prompt_names(&handshake_prompts).contains(&rounds),
+        "{handshake_prompts}"
     );
 
     // Without it the handshake era lists no region_echo, and neither era

@@ -219,6 +219,16 @@ pub(crate) fn call(
     })
 }
 
+/// The definition of [`PROMPT`], which the 2026-07-28 era's
+/// `prompts/list` adds (a client, or a gateway in front of the fixture,
+/// finds it there before getting it).
+pub(crate) fn prompt() -> Value {
+    json!({
+        "name": PROMPT,
+        "description": "Asks for the context to use (elicitation), then builds a message from it."
+    })
+}
+
 /// `prompts/get` of [`PROMPT`]: an elicitation for the prompt's context,
 /// then the prompt built from it.
 pub(crate) fn get_prompt(params: &Value) -> Result<Value, ErrorObject> {

@@ -221,7 +221,16 @@ impl Server {
             methods::SKILLS_GET if self.fixture.options.skills => {
                 Reply::Now(catalog::skill(&params).map(cacheable))
             }
-            methods::PROMPTS_LIST => Reply::Now(Ok(cacheable(self.fixture.prompts()))),
+            methods::PROMPTS_LIST => {
+                let mut prompts = self.fixture.prompts();
+                if options.reference_catalog
+                    && let Some(list) = prompts["prompts"].as_array_mut()
+                {
+                    // The prompt that asks in rounds, served in this era only.
+                    list.push(mrtr::prompt());
+                }
+                Reply::Now(Ok(cacheable(prompts)))
+            }
             methods::PROMPTS_GET
                 if options.reference_catalog
                     && params.get("name").and_then(Value::as_str) == Some(mrtr::PROMPT) =>
