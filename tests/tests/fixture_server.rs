@@ -1163,6 +1163,140 @@ fn input_required_state(response: &Value) -> String {
         .to_owned()
 }
 
+/// With `--reference-catalog` both eras offer the same: `server/discover`
+/// declares the logging and completions the handshake declares, and the
+/// handshake era lists and answers `region_echo` (its `x-mcp-header`
+/// annotations as written) as 2026-07-28 does; 2026-07-28 logs at the
+/// level a request asks for and lists the prompt it answers in rounds.
+#[tokio::test]
+async fn the_reference_catalog_offers_the_same_in_both_eras() {
+    let mut server = StdioServer::spawn(&["--reference-catalog"]);
+    let discover = server
+        .request(1, "server/discover", modern(json!({})))
+        .await;
+    let modern_capabilities = &discover["result"]["capabilities"];
+    let init = server.initialize().await;
+    let handshake_capabilities = &init["result"]["capabilities"];
+    for capability in ["logging", "completions", "tools", "resources", "prompts"] {
+        assert!(
+            modern_capabilities[capability].is_object(),
+            "{capability}: {discover}"
+        );
+        assert!(
+            handshake_capabilities[capability].is_object(),
+            "{capability}: {init}"
+        );
+    }
+    let list = server.request(2, "tools/list", json!({})).await;
+    let region = list["result"]["tools"]
+        .as_array()
+        .and_then(|tools| tools.iter().find(|t| t["name"] == "region_echo"))
+        .unwrap_or_else(|| panic!("region_echo is not listed: {list}"));
+    assert_eq!(
+        region["inputSchema"]["properties"]["region"]["x-mcp-header"],
+        "Region"
+    );
+    let echo = server
+        .call(
+            3,
+            "region_echo",
+            json!({"region": "eu", "zone": 7, "text": "hi"}),
+        )
+        .await;
+    assert_eq!(
+        echo["result"]["content"][0]["text"], "region=eu zone=7 dry_run=-: hi",
+        "{echo}"
+    );
+
+    // The logging it declares in 2026-07-28: test_logging_tool logs at the
+    // level its request's _meta asks for, on that request's stream, and
+    // nothing without one.
+    let log_call = |id: i64, level: Option<&str>| {
+        let mut meta = modern_meta();
+        if let Some(level) = level {
+            meta["io.modelcontextprotocol/logLevel"] = json!(level);
+        }
+        (
+            id,
+            json!({"name": "test_logging_tool", "arguments": {}, "_meta": meta}),
+        )
+    };
+    server.take_notifications();
+    let (id, params) = log_call(4, Some("debug"));
+    let logged = server.request(id, "tools/call", params).await;
+    assert_eq!(logged["result"]["resultType"], "complete", "{logged}");
+    let notes = server.take_notifications();
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert!(
+        notes
+            .iter()
+            .all(|n| n["method"] == "notifications/message" && n["params"]["level"] == "info"),
+        "{notes:?}"
+    );
+    for (id, level) in [(5, Some("error")), (6, None)] {
+        let (id, params) = log_call(id, level);
+        let quiet = server.request(id, "tools/call", params).await;
+        assert_eq!(quiet["result"]["resultType"], "complete", "{quiet}");
+        assert_eq!(
+            server.take_notifications(),
+            Vec::<Value>::new(),
+            "{level:?}"
+        );
+    }
+    let (id, params) = log_call(7, Some("loud"));
+    let bad = server.request(id, "tools/call", params).await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("log level"),
+        "{bad}"
+    );
+
+    // The prompt that asks in rounds is listed where it is served: in
+    // 2026-07-28 only.
+    let prompt_names = |list: &Value| -> Vec<String> {
+        list["result"]["prompts"]
+            .as_array()
+            .unwrap_or_else(|| panic!("not a prompts/list result: {list}"))
+            .iter()
+            .map(|p| p["name"].as_str().unwrap_or("").to_owned())
+            .collect()
+    };
+    let rounds = "test_input_required_result_prompt".to_owned();
+    let modern_prompts = server
+        .request(8, "prompts/list", json!({"_meta": modern_meta()}))
+        .await;
+    assert!(
+        prompt_names(&modern_prompts).contains(&rounds),
+        "{modern_prompts}"
+    );
+    let handshake_prompts = server.request(9, "prompts/list", json!({})).await;
+    assert!(
+        !prompt_names(&handshake_prompts).contains(&rounds),
+        "{handshake_prompts}"
+    );
+
+    // Without it the handshake era lists no region_echo, and neither era
+    // declares completions.
+    let mut plain = StdioServer::spawn(&[]);
+    let discover = plain.request(1, "server/discover", modern(json!({}))).await;
+    assert!(
+        discover["result"]["capabilities"]["logging"].is_object(),
+        "{discover}"
+    );
+    assert!(
+        discover["result"]["capabilities"]
+            .get("completions")
+            .is_none(),
+        "{discover}"
+    );
+    plain.initialize().await;
+    let names = tool_names(&plain.request(2, "tools/list", json!({})).await);
+    assert!(!names.contains(&"region_echo".to_owned()), "{names:?}");
+}
+
 #[tokio::test]
 async fn stdio_discover_in_each_era() {
     let mut both = StdioServer::spawn(&["--instructions", "modern too"]);

@@ -315,8 +315,10 @@ pub(crate) fn traceback_page(kib: usize) -> String {
     page
 }
 
-/// Tools only the modern era (2026-07-28) offers, after the built-ins that
-/// send no server-to-client requests: MRTR and `x-mcp-header` exercises.
+/// Tools the modern era (2026-07-28) offers after the built-ins that send
+/// no server-to-client requests: MRTR and `x-mcp-header` exercises (the
+/// handshake era lists none of them, but `region_echo` with
+/// `--reference-catalog`: see [`region_echo_tool`]).
 pub(crate) fn modern_only_tools() -> Vec<Value> {
     vec![
         tool(
@@ -333,18 +335,7 @@ pub(crate) fn modern_only_tools() -> Vec<Value> {
             json!({"second": {"type": "string", "enum": ["sampling", "roots"]}}),
             &[],
         ),
-        tool(
-            "region_echo",
-            "Echoes `text` with its `region`, `zone` and `dry_run` arguments, which HTTP \
-             clients mirror as Mcp-Param-Region, Mcp-Param-Zone and Mcp-Param-Dry-Run.",
-            json!({
-                "region": {"type": "string", "x-mcp-header": "Region"},
-                "zone": {"type": "integer", "x-mcp-header": "Zone"},
-                "dry_run": {"type": "boolean", "x-mcp-header": "Dry-Run"},
-                "text": {"type": "string"}
-            }),
-            &["region"],
-        ),
+        region_echo_tool(),
         tool(
             "bad_header",
             "Declares x-mcp-header on a `number` property, which the spec forbids: \
@@ -353,6 +344,45 @@ pub(crate) fn modern_only_tools() -> Vec<Value> {
             &[],
         ),
     ]
+}
+
+/// `region_echo`, whose arguments carry `x-mcp-header` annotations
+/// (2026-07-28 "Transports" §Streamable HTTP, SEP-2243): listed in the
+/// 2026-07-28 era, and with `--reference-catalog` in the handshake era too,
+/// where a client sends no `Mcp-Param-*` headers and the fixture checks none
+/// (a gateway that reaches the fixture in that era forwards the annotations
+/// to its 2026-07-28 clients).
+pub(crate) fn region_echo_tool() -> Value {
+    tool(
+        "region_echo",
+        "Echoes `text` with its `region`, `zone` and `dry_run` arguments, which HTTP \
+         clients mirror as Mcp-Param-Region, Mcp-Param-Zone and Mcp-Param-Dry-Run.",
+        json!({
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "zone": {"type": "integer", "x-mcp-header": "Zone"},
+            "dry_run": {"type": "boolean", "x-mcp-header": "Dry-Run"},
+            "text": {"type": "string"}
+        }),
+        &["region"],
+    )
+}
+
+/// `region_echo`'s answer: `text` with the arguments HTTP clients mirror
+/// into headers, and the arguments as its structured content.
+pub(crate) fn region_echo(args: &Value) -> Value {
+    let show = |key: &str| match args.get(key) {
+        None | Some(Value::Null) => "-".to_owned(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    };
+    json!({
+        "content": [{"type": "text", "text": format!(
+            "region={} zone={} dry_run={}: {}",
+            show("region"), show("zone"), show("dry_run"),
+            args.get("text").and_then(Value::as_str).unwrap_or("")
+        )}],
+        "structuredContent": args
+    })
 }
 
 /// Whether `name` is one of [`modern_only_tools`].

@@ -88,7 +88,9 @@ Catalog:
                                or log; the resources test://static-text,
                                test://static-binary and test://template/{id}/data, the
                                prompts test_simple_prompt ..., completion/complete), and
-                               accept resources/subscribe (no resource ever changes).
+                               accept resources/subscribe (no resource ever changes);
+                               the handshake era then lists region_echo too, and
+                               both eras declare completions.
 
 Faults:
   --delay-initialize-ms N      wait N ms before answering initialize.
@@ -155,6 +157,8 @@ ERAS
   resultType and _meta serverInfo; lists carry ttlMs and cacheScope. Modern tools:
   confirm and two_rounds (MRTR), region_echo (x-mcp-header), bad_header (an
   invalid x-mcp-header: clients drop it); the ask_* tools are legacy only.
+  server/discover declares logging (as initialize does) and, with
+  --reference-catalog, completions.
   Over HTTP a modern POST needs MCP-Protocol-Version, Mcp-Method and Mcp-Name
   (and Mcp-Param-* for x-mcp-header arguments) matching the body, else 400 with
   -32020; an unknown method is 404 with -32601; GET and DELETE are 405 in

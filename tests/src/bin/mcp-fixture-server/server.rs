@@ -92,6 +92,8 @@ impl Fixture {
             rest.push(catalog::long_error_tool());
         }
         if options.reference_catalog {
+            // The modern era lists it already, with the MRTR tools.
+            tools.push(catalog::region_echo_tool());
             rest.extend(reference::tools());
         }
         rest.extend((1..=options.extra_tools).map(catalog::generated_tool));
@@ -657,6 +659,9 @@ impl Server {
                     params["mode"] = json!("form");
                 }
                 return self.ask_client(route, methods::ELICITATION_CREATE, Some(params));
+            }
+            if name == "region_echo" && !modern {
+                return Reply::Now(Ok(catalog::region_echo(&args)));
             }
             if name == "test_tool_with_logging" && !modern {
                 self.open_request_stream(&route);

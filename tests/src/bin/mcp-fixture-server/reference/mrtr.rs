@@ -67,7 +67,8 @@ pub(crate) fn tools() -> Vec<Value> {
         ),
         (
             "test_logging_tool",
-            "Logs nothing unless the request's _meta asks for a log level.",
+            "Logs nothing unless the request's _meta asks for a log level; then its three \
+             info messages when that level is info or below.",
         ),
     ]
     .into_iter()
@@ -215,6 +216,16 @@ pub(crate) fn call(
         },
         "test_logging_tool" => Ok(text("Nothing was logged: no log level was asked for.")),
         _ => return None,
+    })
+}
+
+/// The definition of [`PROMPT`], which the 2026-07-28 era's
+/// `prompts/list` adds (a client, or a gateway in front of the fixture,
+/// finds it there before getting it).
+pub(crate) fn prompt() -> Value {
+    json!({
+        "name": PROMPT,
+        "description": "Asks for the context to use (elicitation), then builds a message from it."
     })
 }
 

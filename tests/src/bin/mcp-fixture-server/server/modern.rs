@@ -12,9 +12,9 @@ use std::sync::Arc;
 use mcp_proto::jsonrpc::{error_codes, to_raw};
 use mcp_proto::server::ClientRequest;
 use mcp_proto::types::{
-    CacheScope, DiscoverResult, ListChangedCapability, ProgressToken, ResourcesCapability,
-    ServerCapabilities, SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
-    SubscriptionsListenRequestParams, meta,
+    CacheScope, DiscoverResult, ListChangedCapability, LoggingLevel, ProgressToken,
+    ResourcesCapability, ServerCapabilities, SubscriptionFilter,
+    SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams, meta,
 };
 use mcp_proto::{ErrorObject, ProtocolVersion, RequestId, methods};
 use serde_json::{Map, Value, json};
@@ -221,7 +221,16 @@ impl Server {
             methods::SKILLS_GET if self.fixture.options.skills => {
                 Reply::Now(catalog::skill(&params).map(cacheable))
             }
-            methods::PROMPTS_LIST => Reply::Now(Ok(cacheable(self.fixture.prompts()))),
+            methods::PROMPTS_LIST => {
+                let mut prompts = self.fixture.prompts();
+                if options.reference_catalog
+                    && let Some(list) = prompts["prompts"].as_array_mut()
+                {
+                    // The prompt that asks in rounds, served in this era only.
+                    list.push(mrtr::prompt());
+                }
+                Reply::Now(Ok(cacheable(prompts)))
+            }
             methods::PROMPTS_GET
                 if options.reference_catalog
                     && params.get("name").and_then(Value::as_str) == Some(mrtr::PROMPT) =>
@@ -291,7 +300,12 @@ impl Server {
                     list_changed: Some(true),
                     ..ListChangedCapability::default()
                 }),
+                // What the handshake declares where 2026-07-28 has it too
+                // ("Utilities/Logging", deprecated but present, and
+                // "Utilities/Completion"), so that both eras offer the same.
+                logging: Some(Default::default()),
                 extensions: options.skills.then(catalog::skills_extension),
+                completions: options.reference_catalog.then(Default::default),
                 ..ServerCapabilities::default()
             },
             instructions: Some(options.instructions.clone().unwrap_or_else(|| {
@@ -305,6 +319,38 @@ impl Server {
             .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))
     }
 
+    /// `test_logging_tool` called with `io.modelcontextprotocol/logLevel`
+    /// in its `_meta` (2026-07-28 "Utilities/Logging" §Per-request log
+    /// level): the reference catalog's log messages at or above `level`, on
+    /// the request's own stream before its result; -32602 when `level` is
+    /// not a log level.
+    fn log_at(self: &Arc<Self>, route: &Route, level: &Value) -> Result<Value, ErrorObject> {
+        let least = serde_json::from_value::<LoggingLevel>(level.clone()).map_err(|_| {
+            ErrorObject::invalid_params(format!(
+                "{} must be a log level (debug ... emergency), got {level}",
+                meta::LOG_LEVEL
+            ))
+        })?;
+        let messages: Vec<Value> = crate::reference::log_messages()
+            .into_iter()
+            .filter(|message| {
+                serde_json::from_value::<LoggingLevel>(message["level"].clone())
+                    .is_ok_and(|l| l >= least)
+            })
+            .collect();
+        if !messages.is_empty() {
+            self.open_request_stream(route);
+        }
+        let sent = messages.len();
+        for message in messages {
+            self.notify(route.clone(), methods::NOTIFICATION_MESSAGE, message);
+        }
+        Ok(text_result(&format!(
+            "logged {sent} messages at {} or above",
+            least.as_str()
+        )))
+    }
+
     fn call_tool_modern(
         self: &Arc<Self>,
         id: RequestId,
@@ -316,6 +362,12 @@ impl Server {
         let args = params.get("arguments").cloned().unwrap_or(json!({}));
         let route = Route::Related(id.clone());
         if self.fixture.options.reference_catalog
+            && name == "test_logging_tool"
+            && let Some(level) = meta.raw.get(meta::LOG_LEVEL)
+        {
+            return Reply::Now(self.log_at(&route, level));
+        }
+        if self.fixture.options.reference_catalog
             && let Some(result) = mrtr::call(name, &params, &meta.capabilities)
         {
             return Reply::Now(result);
@@ -323,7 +375,7 @@ impl Server {
         let result = match name {
             "confirm" => self.confirm(&id, &params, meta),
             "two_rounds" => self.two_rounds(&id, &params, meta),
-            "region_echo" => Ok(region_echo(&args)),
+            "region_echo" => Ok(catalog::region_echo(&args)),
             "bad_header" => Ok(text_result(
                 "bad_header was called: a client should drop it",
             )),
@@ -574,23 +626,6 @@ impl Drop for ListenGuard {
     fn drop(&mut self) {
         self.finish("cancelled");
     }
-}
-
-/// `region_echo`: the arguments HTTP clients mirror into headers, echoed.
-fn region_echo(args: &Value) -> Value {
-    let show = |key: &str| match args.get(key) {
-        None | Some(Value::Null) => "-".to_owned(),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-    };
-    json!({
-        "content": [{"type": "text", "text": format!(
-            "region={} zone={} dry_run={}: {}",
-            show("region"), show("zone"), show("dry_run"),
-            args.get("text").and_then(Value::as_str).unwrap_or("")
-        )}],
-        "structuredContent": args
-    })
 }
 
 #[cfg(test)]
