@@ -355,9 +355,18 @@ impl Upstream {
             .timeout(backend.call_timeout(server).or(inner.options.call_timeout));
         Ok(Upstream { client, options })
     }
+
+    /// With `rounds`, a 2026-07-28 server's input round comes back to the
+    /// gateway to relay ([`CallOptions::return_input_required`]) and the
+    /// request's `inputResponses` and `requestState` go to the server.
+    pub(super) fn rounds(mut self, rounds: bool) -> Upstream {
+        self.options.return_input_required = rounds;
+        self
+    }
 }
 
-/// `prompts/get` of `name` (the server's own) on `upstream`.
+/// `prompts/get` of `name` (the server's own) on `upstream`; with
+/// [`Upstream::rounds`], a 2026-07-28 server's input round is the result.
 pub(super) async fn get_prompt(
     upstream: Upstream,
     mut params: GetPromptRequestParams,
@@ -365,31 +374,50 @@ pub(super) async fn get_prompt(
 ) -> Result<serde_json::Value, ErrorObject> {
     params.name = name;
     params.meta = forwarded_meta(params.meta.as_ref());
-    // A client's input rounds are with the gateway, never the server's.
-    params.input_responses = None;
-    params.request_state = None;
-    let result = upstream
+    // A client's input rounds are with the gateway, never the server's,
+    // but for the server's own round relayed.
+    if !upstream.options.return_input_required {
+        params.input_responses = None;
+        params.request_state = None;
+    }
+    match upstream
         .client
         .get_prompt_with(&params, upstream.options)
         .await
-        .map_err(upstream_error)?;
-    to_value(&result)
+    {
+        Ok(result) => to_value(&result),
+        Err(error) => round_or_error(error),
+    }
 }
 
-/// `resources/read` of `params.uri` on `upstream`.
+/// `resources/read` of `params.uri` on `upstream`; with
+/// [`Upstream::rounds`], a 2026-07-28 server's input round is the result.
 pub(super) async fn read_resource(
     upstream: Upstream,
     mut params: ReadResourceRequestParams,
 ) -> Result<serde_json::Value, ErrorObject> {
     params.meta = forwarded_meta(params.meta.as_ref());
-    params.input_responses = None;
-    params.request_state = None;
-    let result = upstream
+    if !upstream.options.return_input_required {
+        params.input_responses = None;
+        params.request_state = None;
+    }
+    match upstream
         .client
         .read_resource_with(&params, upstream.options)
         .await
-        .map_err(upstream_error)?;
-    to_value(&result)
+    {
+        Ok(result) => to_value(&result),
+        Err(error) => round_or_error(error),
+    }
+}
+
+/// A server's input round (asked for with [`Upstream::rounds`]) as the
+/// result it came as; any other failure as [`upstream_error`].
+fn round_or_error(error: HandleError) -> Result<serde_json::Value, ErrorObject> {
+    match error {
+        HandleError::Request(ClientError::InputRequired { round, .. }) => to_value(&*round),
+        other => Err(upstream_error(other)),
+    }
 }
 
 /// Every usable server's resource templates (a server whose listing fails
