@@ -362,3 +362,39 @@ fn a_2026_07_28_servers_own_keys_reach_the_client_and_its_state_goes_back_unchan
     });
     assert!(answers.asked().is_empty(), "{:?}", answers.asked());
 }
+
+#[test]
+fn a_2026_07_28_server_sees_the_capabilities_of_the_client_that_answers_its_rounds() {
+    // This client cannot sample: the server hears so from the gateway
+    // (which itself could pass sampling on) and refuses rather than ask.
+    let answers = Answers::new(false);
+    with_modern_client("modern", Arc::clone(&answers), |client| async move {
+        let params = CallToolRequestParams::new(
+            "two_rounds",
+            json!({"second": "sampling"}).as_object().cloned(),
+        );
+        let taking = CallOptions::default().return_input_required(true);
+        let error = client
+            .call_tool_with(&params, taking)
+            .await
+            .expect_err("sampling is not the client's");
+        let ClientError::Rpc(error) = error else {
+            panic!("expected the server's refusal, got {error}");
+        };
+        // MissingRequiredClientCapability (2026-07-28).
+        assert_eq!(error.code, -32021, "{}", error.message);
+        assert!(error.message.contains("sampling"), "{}", error.message);
+        // What it can answer is asked as before.
+        let round = call_taking_rounds(
+            &client,
+            "two_rounds",
+            json!({"second": "roots"}),
+            None,
+            None,
+        )
+        .await
+        .expect_err("roots are the client's");
+        assert!(round.input_requests.unwrap().contains_key("first"));
+    });
+    assert!(answers.asked().is_empty(), "{:?}", answers.asked());
+}

@@ -744,17 +744,21 @@ impl Connection {
         // Under every naming the server's JSON-RPC error reaches the client
         // as one (not as a failed result), and the client's own `_meta`
         // reaches the server; with kept names the result passes whole too.
-        // A client's input rounds are with the gateway: only a server's
-        // own round, relayed, has its answers and state sent back to it.
-        let (input_responses, request_state) = if rounds {
+        // A client's input rounds are with the gateway: only a 2026-07-28
+        // server whose rounds are relayed has answers and state sent to it.
+        let relays = rounds
+            && server
+                .as_deref()
+                .is_some_and(|server| forward::speaks_modern(&self.gateway, server));
+        let (input_responses, request_state) = if relays {
             (call.input_responses, call.request_state)
         } else {
             (None, None)
         };
         let passthrough = Some(Arc::new(crate::tool::Passthrough {
-            meta: forward::forwarded_meta(call.meta.as_ref()),
+            meta: forward::relayed_meta(call.meta.as_ref(), relays),
             server_names: self.gateway.options.naming == ToolNaming::Keep,
-            rounds,
+            rounds: relays,
             input_responses,
             request_state,
             ..Default::default()
@@ -1110,9 +1114,16 @@ impl Served {
             Some(raw) => decode::<types::JsonObject>(raw.get(), &request.method)?,
             None => types::JsonObject::new(),
         };
-        // Both are for this gateway, never for the server behind it.
+        // A retry's state is this gateway's, never the server's; its
+        // answers go where the state says. A first request's answers (a
+        // client may send some unasked) go on to a 2026-07-28 server, which
+        // may use them ("Multi round-trip requests"), and no further.
         let state = params.remove("requestState");
-        let responses = params.remove("inputResponses");
+        let responses = if state.is_some() {
+            params.remove("inputResponses")
+        } else {
+            None
+        };
         let subject = rounds::Subject::of(&request.method, &params);
         let work = match state {
             Some(Value::String(state)) => {
@@ -1175,8 +1186,8 @@ impl Served {
 /// Answers one request of a [`Gateway::serve`] (or HTTP) client.
 /// `rounds`: a 2026-07-28 server's input round comes back as the answer
 /// (its `input_required` result as sent), and the request's
-/// `inputResponses` and `requestState` go to the server, for
-/// [`rounds::Rounds::drive`] to relay.
+/// `inputResponses`, `requestState` and the client's capabilities go to
+/// that server, for [`rounds::Rounds::drive`] to relay.
 async fn answer(
     inner: &Arc<Connection>,
     request: ClientRequest,

@@ -37,6 +37,7 @@ use mcp_manager::Catalog;
 use mcp_manager::{HandleError, ServerHandle};
 use mcp_proto::ErrorObject;
 use mcp_proto::jsonrpc::error_codes;
+use mcp_proto::types::meta::CLIENT_CAPABILITIES;
 use mcp_proto::types::{
     CompleteRequestParams, GetPromptRequestParams, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, Meta, PaginatedRequestParams, Prompt, ReadResourceRequestParams,
@@ -337,6 +338,11 @@ pub(super) async fn kept_name_collision<'a>(
 pub(super) struct Upstream {
     pub(super) client: ServerHandle,
     pub(super) options: CallOptions,
+    /// Whether the server speaks 2026-07-28 and its input rounds are
+    /// relayed to the client ([`Upstream::rounds`]).
+    relays: bool,
+    /// Whether the server negotiated 2026-07-28.
+    modern: bool,
 }
 
 impl Upstream {
@@ -353,14 +359,22 @@ impl Upstream {
         })?;
         let options = CallOptions::default()
             .timeout(backend.call_timeout(server).or(inner.options.call_timeout));
-        Ok(Upstream { client, options })
+        Ok(Upstream {
+            client,
+            options,
+            relays: false,
+            modern: speaks_modern(gateway, server),
+        })
     }
 
-    /// With `rounds`, a 2026-07-28 server's input round comes back to the
-    /// gateway to relay ([`CallOptions::return_input_required`]) and the
-    /// request's `inputResponses` and `requestState` go to the server.
+    /// With `rounds` and a 2026-07-28 server, the server's input round
+    /// comes back to the gateway to relay
+    /// ([`CallOptions::return_input_required`]), and the request's
+    /// `inputResponses`, `requestState` and the client's capabilities go
+    /// to the server.
     pub(super) fn rounds(mut self, rounds: bool) -> Upstream {
-        self.options.return_input_required = rounds;
+        self.relays = rounds && self.modern;
+        self.options.return_input_required = self.relays;
         self
     }
 }
@@ -373,10 +387,10 @@ pub(super) async fn get_prompt(
     name: String,
 ) -> Result<serde_json::Value, ErrorObject> {
     params.name = name;
-    params.meta = forwarded_meta(params.meta.as_ref());
+    params.meta = relayed_meta(params.meta.as_ref(), upstream.relays);
     // A client's input rounds are with the gateway, never the server's,
     // but for the server's own round relayed.
-    if !upstream.options.return_input_required {
+    if !upstream.relays {
         params.input_responses = None;
         params.request_state = None;
     }
@@ -396,8 +410,8 @@ pub(super) async fn read_resource(
     upstream: Upstream,
     mut params: ReadResourceRequestParams,
 ) -> Result<serde_json::Value, ErrorObject> {
-    params.meta = forwarded_meta(params.meta.as_ref());
-    if !upstream.options.return_input_required {
+    params.meta = relayed_meta(params.meta.as_ref(), upstream.relays);
+    if !upstream.relays {
         params.input_responses = None;
         params.request_state = None;
     }
@@ -618,6 +632,31 @@ pub(super) fn forwarded_meta(meta: Option<&Meta>) -> Option<Meta> {
         return None;
     }
     Meta::from_text(serde_json::Value::Object(object).to_string()).ok()
+}
+
+/// [`forwarded_meta`], and with `relays` (a 2026-07-28 server whose input
+/// rounds the client answers) the client's own
+/// `io.modelcontextprotocol/clientCapabilities` kept, so that the server
+/// asks only for what the client can give (2026-07-28 "Multi round-trip
+/// requests"; the connection's own envelope fills in only what the
+/// request's `_meta` lacks).
+pub(super) fn relayed_meta(meta: Option<&Meta>, relays: bool) -> Option<Meta> {
+    let mut forwarded = forwarded_meta(meta);
+    let capabilities = meta.and_then(|m| m.get(CLIENT_CAPABILITIES));
+    if relays && let Some(capabilities) = capabilities {
+        forwarded
+            .get_or_insert_with(Meta::default)
+            .insert(CLIENT_CAPABILITIES, capabilities);
+    }
+    forwarded
+}
+
+/// Whether `server` negotiated 2026-07-28.
+pub(super) fn speaks_modern(gateway: &Gateway, server: &str) -> bool {
+    gateway
+        .manager
+        .catalog(server)
+        .is_some_and(|catalog| catalog.protocol_version().era() == mcp_proto::Era::Modern)
 }
 
 /// The reserved prefix of the protocol's own `_meta` keys.

@@ -19,7 +19,8 @@
 //! and the server's `requestState` stays in the table behind one of the
 //! gateway's. The client's retry is sent to the server: the client's
 //! `inputResponses` as they came, the server's `requestState`, and a round
-//! after that is relayed the same way.
+//! after that is relayed the same way. Such a server is told the client's
+//! own capabilities, so that it asks only what the client can answer.
 //!
 //! The `requestState` is 128 random bits from the operating system, in
 //! hex: an id in a table of the gateway's, so it carries nothing a client
