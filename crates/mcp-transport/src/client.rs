@@ -720,7 +720,9 @@ impl Client {
     ///
     /// In the stateless era the result's `resultType` is checked, and a
     /// request that comes back `input_required` is answered and sent again
-    /// (see the module docs) until it completes.
+    /// (see the module docs) until it completes, or with
+    /// [`CallOptions::return_input_required`] handed back as
+    /// [`ClientError::InputRequired`].
     pub async fn request_raw<P: Serialize + ?Sized>(
         &self,
         method: &str,

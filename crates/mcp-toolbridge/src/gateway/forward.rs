@@ -685,6 +685,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_relayed_request_carries_the_clients_own_capabilities_and_no_other_protocol_key() {
+        let meta = Meta::from_text(
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}},"progressToken":7}"#,
+        )
+        .unwrap();
+        let relayed = relayed_meta(Some(&meta), true).expect("the capabilities");
+        assert_eq!(
+            relayed.get(CLIENT_CAPABILITIES),
+            Some(serde_json::json!({"roots": {}}))
+        );
+        assert_eq!(relayed.to_object().len(), 1, "{}", relayed.as_str());
+        // Not relayed (a handshake-era server, or a client answered by
+        // the gateway's connection): the connection's own envelope only.
+        assert!(relayed_meta(Some(&meta), false).is_none());
+        assert!(relayed_meta(None, true).is_none());
+    }
+
+    #[test]
     fn the_protocols_meta_keys_stay_with_the_clients_connection() {
         let meta = Meta::from_text(
             r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":7,"example.com/trace":"t1"}"#,
