@@ -1,16 +1,18 @@
-//! `mcpctl serve --names keep` and its 2026-07-28 clients: a server's elicitation, sampling and roots requests (a handshake-era server's during a call, a prompt or a read; a 2026-07-28 server's `input_required`) reach a 2026-07-28 client (this workspace's, over stdio) as input rounds, and its answers reach the server; a question the client did not declare it can answer is refused, not asked.
+//! `mcpctl serve --names keep` and its 2026-07-28 clients: a server's elicitation, sampling and roots requests (a handshake-era server's during a call, a prompt or a read; a 2026-07-28 server's `input_required`, with the server's own keys and its `requestState` kept at the gateway) reach a 2026-07-28 client (this workspace's, over stdio) as input rounds, and its answers reach the server; a question the client did not declare it can answer is refused, not asked.
 
 mod support;
 
 use std::sync::{Arc, Mutex};
 
 use mcp_proto::types::{
-    CallToolResult, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequestParams, ElicitResult, ElicitationCapability, ListRootsResult, Root,
-    RootsCapability, SamplingCapability,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, CreateMessageRequestParams,
+    CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationCapability,
+    InputRequiredResult, ListRootsResult, Root, RootsCapability, SamplingCapability,
 };
 use mcp_proto::{EraPolicy, ErrorObject};
-use mcp_transport::{Client, ClientHandler, ClientOptions, StdioTransport};
+use mcp_transport::{
+    CallOptions, Client, ClientError, ClientHandler, ClientOptions, StdioTransport,
+};
 use serde_json::json;
 use support::Env;
 
@@ -254,4 +256,145 @@ fn a_prompt_and_a_read_whose_server_asks_back_are_answered_in_input_rounds() {
         assert!(shown.contains("file:///answered/by/the/client"), "{shown}");
     });
     assert_eq!(answers.asked(), ["elicitation", "roots"]);
+}
+
+/// `tools/call` of `tool` through the gateway with its input rounds taken
+/// by the caller: `answers` and `state` from the round before, if any.
+async fn call_taking_rounds(
+    client: &Client,
+    tool: &str,
+    arguments: serde_json::Value,
+    answers: Option<serde_json::Value>,
+    state: Option<String>,
+) -> Result<CallToolResult, Box<InputRequiredResult>> {
+    let mut params = CallToolRequestParams::new(tool, arguments.as_object().cloned());
+    params.input_responses = answers.map(|a| serde_json::from_value(a).unwrap());
+    params.request_state = state;
+    let taking = CallOptions::default().return_input_required(true);
+    match client.call_tool_with(&params, taking).await {
+        Ok(result) => Ok(result),
+        Err(ClientError::InputRequired { round, .. }) => Err(round),
+        Err(other) => panic!("{tool}: {other}"),
+    }
+}
+
+/// The gateway's `requestState`: 32 hex digits, never the server's.
+fn gateways_state(round: &InputRequiredResult) -> String {
+    let state = round.request_state.clone().expect("a requestState");
+    assert_eq!(state.len(), 32, "{state}");
+    assert!(state.bytes().all(|b| b.is_ascii_hexdigit()), "{state}");
+    state
+}
+
+#[test]
+fn a_2026_07_28_servers_own_keys_reach_the_client_and_its_state_goes_back_unchanged() {
+    // Nothing reaches the handler: the caller answers each round itself.
+    let answers = Answers::new(true);
+    with_modern_client("modern", Arc::clone(&answers), |client| async move {
+        let round = call_taking_rounds(&client, "confirm", json!({"message": "Go?"}), None, None)
+            .await
+            .expect_err("confirm asks first");
+        let requests = round.input_requests.clone().expect("inputRequests");
+        assert_eq!(
+            requests.keys().collect::<Vec<_>>(),
+            ["answer"],
+            "the server's key"
+        );
+        assert_eq!(requests["answer"]["method"], "elicitation/create");
+        assert_eq!(requests["answer"]["params"]["message"], "Go?");
+        let state = gateways_state(&round);
+        // The fixture checks its own requestState byte for byte: the
+        // gateway sent the server's back, not its own.
+        let done = call_taking_rounds(
+            &client,
+            "confirm",
+            json!({"message": "Go?"}),
+            Some(json!({"answer": {"action": "accept", "content": {"answer": "yes"}}})),
+            Some(state.clone()),
+        )
+        .await
+        .expect("confirm completes");
+        assert!(text(&done).contains("confirmed: yes"), "{}", text(&done));
+        // The gateway's state is good for one retry.
+        let again = client
+            .call_tool_with(
+                &{
+                    let mut p = CallToolRequestParams::new("confirm", None);
+                    p.request_state = Some(state);
+                    p
+                },
+                CallOptions::default().return_input_required(true),
+            )
+            .await
+            .expect_err("a used requestState is refused");
+        assert!(again.to_string().contains("requestState"), "{again}");
+
+        // Two rounds, each with the server's keys.
+        let arguments = json!({"second": "roots"});
+        let first = call_taking_rounds(&client, "two_rounds", arguments.clone(), None, None)
+            .await
+            .expect_err("two_rounds asks first");
+        let requests = first.input_requests.clone().unwrap();
+        assert_eq!(requests.keys().collect::<Vec<_>>(), ["first"]);
+        let second = call_taking_rounds(
+            &client,
+            "two_rounds",
+            arguments.clone(),
+            Some(json!({"first": {"action": "accept", "content": {"name": "Grace"}}})),
+            Some(gateways_state(&first)),
+        )
+        .await
+        .expect_err("two_rounds asks again");
+        let requests = second.input_requests.clone().unwrap();
+        assert_eq!(requests.keys().collect::<Vec<_>>(), ["second"]);
+        assert_eq!(requests["second"]["method"], "roots/list");
+        let done = call_taking_rounds(
+            &client,
+            "two_rounds",
+            arguments,
+            Some(json!({"second": {"roots": [{"uri": "file:///the/callers/root"}]}})),
+            Some(gateways_state(&second)),
+        )
+        .await
+        .expect("two_rounds completes");
+        let shown = text(&done);
+        assert!(shown.contains("name: Grace; roots: 1 roots"), "{shown}");
+    });
+    assert!(answers.asked().is_empty(), "{:?}", answers.asked());
+}
+
+#[test]
+fn a_2026_07_28_server_sees_the_capabilities_of_the_client_that_answers_its_rounds() {
+    // This client cannot sample: the server hears so from the gateway
+    // (which itself could pass sampling on) and refuses rather than ask.
+    let answers = Answers::new(false);
+    with_modern_client("modern", Arc::clone(&answers), |client| async move {
+        let params = CallToolRequestParams::new(
+            "two_rounds",
+            json!({"second": "sampling"}).as_object().cloned(),
+        );
+        let taking = CallOptions::default().return_input_required(true);
+        let error = client
+            .call_tool_with(&params, taking)
+            .await
+            .expect_err("sampling is not the client's");
+        let ClientError::Rpc(error) = error else {
+            panic!("expected the server's refusal, got {error}");
+        };
+        // MissingRequiredClientCapability (2026-07-28).
+        assert_eq!(error.code, -32021, "{}", error.message);
+        assert!(error.message.contains("sampling"), "{}", error.message);
+        // What it can answer is asked as before.
+        let round = call_taking_rounds(
+            &client,
+            "two_rounds",
+            json!({"second": "roots"}),
+            None,
+            None,
+        )
+        .await
+        .expect_err("roots are the client's");
+        assert!(round.input_requests.unwrap().contains_key("first"));
+    });
+    assert!(answers.asked().is_empty(), "{:?}", answers.asked());
 }

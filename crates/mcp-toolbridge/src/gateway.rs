@@ -494,13 +494,17 @@ impl Connection {
     /// Answers a request of the server's features (tools, prompts,
     /// resources, completions, subscriptions) now, or starts the work that
     /// answers it later; everything about it goes to `reply`. `modern`:
-    /// the request speaks 2026-07-28.
+    /// the request speaks 2026-07-28. `rounds`: a 2026-07-28 server's
+    /// input round of a `prompts/get` or `resources/read` is the answer
+    /// (see [`answer`]).
+    #[allow(clippy::too_many_arguments)]
     fn answer(
         self: &Arc<Self>,
         id: RequestId,
         method: &str,
         params: &str,
         modern: bool,
+        rounds: bool,
         reply: &Reply,
     ) -> Result<(), ErrorObject> {
         match method {
@@ -553,7 +557,7 @@ impl Connection {
                         mcp_proto::text::bound(&params.name, 128)
                     )));
                 };
-                let upstream = forward::Upstream::of(&self.gateway, &server)?;
+                let upstream = forward::Upstream::of(&self.gateway, &server)?.rounds(rounds);
                 self.spawn_answer(
                     id,
                     reply,
@@ -572,7 +576,7 @@ impl Connection {
                 self.spawn_answer(id, reply, modern, true, async move {
                     let server =
                         forward::resource_server(&gateway, &params.uri, modern, false).await?;
-                    let upstream = forward::Upstream::of(&gateway, &server)?;
+                    let upstream = forward::Upstream::of(&gateway, &server)?.rounds(rounds);
                     forward::read_resource(upstream, params).await
                 });
                 Ok(())
@@ -708,7 +712,12 @@ impl Connection {
 
     /// The tool a `tools/call` names and the call to make, cancelled by
     /// cancelling request `id`.
-    fn prepare_call(&self, id: &RequestId, params: &str) -> Result<Prepared, ErrorObject> {
+    fn prepare_call(
+        &self,
+        id: &RequestId,
+        params: &str,
+        rounds: bool,
+    ) -> Result<Prepared, ErrorObject> {
         let call: CallToolRequestParams = decode(params, methods::TOOLS_CALL)?;
         let tools = self.tools();
         let found = self
@@ -735,9 +744,23 @@ impl Connection {
         // Under every naming the server's JSON-RPC error reaches the client
         // as one (not as a failed result), and the client's own `_meta`
         // reaches the server; with kept names the result passes whole too.
+        // A client's input rounds are with the gateway: only a 2026-07-28
+        // server whose rounds are relayed has answers and state sent to it.
+        let relays = rounds
+            && server
+                .as_deref()
+                .is_some_and(|server| forward::speaks_modern(&self.gateway, server));
+        let (input_responses, request_state) = if relays {
+            (call.input_responses, call.request_state)
+        } else {
+            (None, None)
+        };
         let passthrough = Some(Arc::new(crate::tool::Passthrough {
-            meta: forward::forwarded_meta(call.meta.as_ref()),
+            meta: forward::relayed_meta(call.meta.as_ref(), relays),
             server_names: self.gateway.options.naming == ToolNaming::Keep,
+            rounds: relays,
+            input_responses,
+            request_state,
             ..Default::default()
         }));
         tool_call.passthrough.clone_from(&passthrough);
@@ -951,8 +974,13 @@ impl Connection {
             match outcome {
                 Ok(mut value) => {
                     if modern && let Some(object) = value.as_object_mut() {
-                        object.insert("resultType".into(), "complete".into());
-                        if cacheable {
+                        // A server's input round, relayed, stays one.
+                        let asks = object.get("resultType").and_then(Value::as_str)
+                            == Some(types::ResultType::InputRequired.as_str());
+                        if !asks {
+                            object.insert("resultType".into(), "complete".into());
+                        }
+                        if cacheable && !asks {
                             object.insert("ttlMs".into(), 0.into());
                             object.insert("cacheScope".into(), "private".into());
                         }
@@ -1061,7 +1089,7 @@ impl ServerHandler for Served {
             }
             _ => None,
         };
-        let answer = answer(inner, request, context).await;
+        let answer = answer(inner, request, context, false).await;
         drop(waiting);
         answer
     }
@@ -1070,12 +1098,15 @@ impl ServerHandler for Served {
 impl Served {
     /// A 2026-07-28 call, prompt or read, with its servers' questions
     /// answered in input rounds ([`rounds`]): a retry (`requestState`)
-    /// resumes the work waiting for it; a first request starts its work in
-    /// the background, its servers' questions going to `asks`.
+    /// resumes the work waiting for it, or for a 2026-07-28 server's own
+    /// round sends the request to the server again with the client's
+    /// `inputResponses` and the server's `requestState`; a first request
+    /// starts its work in the background, its servers' questions going to
+    /// `asks`.
     async fn in_rounds(
         &self,
         asks: &Arc<GatewayAsks>,
-        mut request: ClientRequest,
+        request: ClientRequest,
         context: RequestContext,
     ) -> Result<RawJson, ErrorObject> {
         let gateway = &self.connection.inner.gateway;
@@ -1083,48 +1114,85 @@ impl Served {
             Some(raw) => decode::<types::JsonObject>(raw.get(), &request.method)?,
             None => types::JsonObject::new(),
         };
-        // Both are for this gateway, never for the server behind it.
+        // A retry's state is this gateway's, never the server's; its
+        // answers go where the state says. A first request's answers (a
+        // client may send some unasked) go on to a 2026-07-28 server, which
+        // may use them ("Multi round-trip requests"), and no further.
         let state = params.remove("requestState");
-        let responses = params.remove("inputResponses");
+        let responses = if state.is_some() {
+            params.remove("inputResponses")
+        } else {
+            None
+        };
         let subject = rounds::Subject::of(&request.method, &params);
         let work = match state {
-            Some(Value::String(state)) => gateway.rounds.resume(&state, &subject, responses)?,
+            Some(Value::String(state)) => {
+                match gateway.rounds.resume(&state, &subject, responses)? {
+                    rounds::Resumed::Work(work) => work,
+                    rounds::Resumed::Retry { responses, state } => {
+                        // The server's round: its own keys and state.
+                        if let Some(responses) = responses {
+                            params.insert("inputResponses".to_owned(), Value::Object(responses));
+                        }
+                        if let Some(state) = state {
+                            params.insert("requestState".to_owned(), Value::String(state));
+                        }
+                        self.start(asks, request, params, subject, context)?
+                    }
+                }
+            }
             Some(_) => {
                 return Err(ErrorObject::invalid_params(
                     "requestState must be the string the gateway gave",
                 ));
             }
-            None => {
-                request.params =
-                    Some(RawJson::encode(&params).map_err(|e| {
-                        ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string())
-                    })?);
-                let (sender, asked) = mpsc::unbounded_channel();
-                let capabilities = request
-                    .client
-                    .as_ref()
-                    .map(|client| client.capabilities.clone())
-                    .unwrap_or_default();
-                let waiting =
-                    asks.waiting_in_rounds(self.connection.inner.number, sender, capabilities);
-                let connection = Arc::clone(&self.connection);
-                let done = tokio::spawn(async move {
-                    let answer = answer(&connection.inner, request, context).await;
-                    drop(waiting);
-                    answer
-                });
-                rounds::Work::new(subject, asked, done)
-            }
+            None => self.start(asks, request, params, subject, context)?,
         };
         gateway.rounds.drive(work).await
+    }
+
+    /// Starts the work answering `request` (with `params`) in the
+    /// background, its servers' questions going to `asks`, a 2026-07-28
+    /// server's own round coming back as its result.
+    fn start(
+        &self,
+        asks: &Arc<GatewayAsks>,
+        mut request: ClientRequest,
+        params: types::JsonObject,
+        subject: rounds::Subject,
+        context: RequestContext,
+    ) -> Result<rounds::Work, ErrorObject> {
+        request.params = Some(
+            RawJson::encode(&params)
+                .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))?,
+        );
+        let (sender, asked) = mpsc::unbounded_channel();
+        let capabilities = request
+            .client
+            .as_ref()
+            .map(|client| client.capabilities.clone())
+            .unwrap_or_default();
+        let waiting = asks.waiting_in_rounds(self.connection.inner.number, sender, capabilities);
+        let connection = Arc::clone(&self.connection);
+        let done = tokio::spawn(async move {
+            let answer = answer(&connection.inner, request, context, true).await;
+            drop(waiting);
+            answer
+        });
+        Ok(rounds::Work::new(subject, asked, done))
     }
 }
 
 /// Answers one request of a [`Gateway::serve`] (or HTTP) client.
+/// `rounds`: a 2026-07-28 server's input round comes back as the answer
+/// (its `input_required` result as sent), and the request's
+/// `inputResponses`, `requestState` and the client's capabilities go to
+/// that server, for [`rounds::Rounds::drive`] to relay.
 async fn answer(
     inner: &Arc<Connection>,
     request: ClientRequest,
     context: RequestContext,
+    rounds: bool,
 ) -> Result<RawJson, ErrorObject> {
     let inner = Arc::clone(inner);
     // Dropped when the request ends, answered or not: a cancelled one
@@ -1144,7 +1212,7 @@ async fn answer(
             passthrough,
             reported,
             server,
-        } = inner.prepare_call(&request.id, params)?;
+        } = inner.prepare_call(&request.id, params, rounds)?;
         inner.streaming(&request.id, server, &context);
         let outcome = if context.wants_progress() {
             let (sink, mut reports) = mpsc::unbounded_channel();
@@ -1181,6 +1249,10 @@ async fn answer(
                 "the call was cancelled",
             ));
         }
+        if let Some(round) = passthrough.as_ref().and_then(|p| p.take_round()) {
+            return RawJson::encode(&round)
+                .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()));
+        }
         let mut result = match passthrough.as_ref().and_then(|p| p.take()) {
             // With kept names the server's answer goes back as it came.
             Some(Ok(result)) if inner.gateway.options.naming == ToolNaming::Keep => result,
@@ -1207,6 +1279,7 @@ async fn answer(
         &request.method,
         params,
         modern,
+        rounds,
         &Reply::Channel(messages),
     )?;
     while let Some(message) = about.recv().await {

@@ -122,6 +122,17 @@ pub(crate) struct Passthrough {
     /// The server's answer, once it came.
     pub(crate) answer:
         std::sync::Mutex<Option<Result<mcp_proto::types::CallToolResult, mcp_proto::ErrorObject>>>,
+    /// Whether a 2026-07-28 server's input round (`input_required`) comes
+    /// back to the gateway, which relays it to its client, rather than
+    /// being answered by the connection's handler.
+    pub(crate) rounds: bool,
+    /// With `rounds`: the client's answers to the server's previous round,
+    /// by the server's keys, sent as they came.
+    pub(crate) input_responses: Option<mcp_proto::types::JsonObject>,
+    /// With `rounds`: the server's `requestState` of the previous round.
+    pub(crate) request_state: Option<String>,
+    /// The server's input round, once it came.
+    pub(crate) round: std::sync::Mutex<Option<mcp_proto::types::InputRequiredResult>>,
 }
 
 impl Passthrough {
@@ -134,6 +145,22 @@ impl Passthrough {
             .answer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(answer);
+    }
+
+    /// Keeps the server's input round.
+    pub(crate) fn keep_round(&self, round: mcp_proto::types::InputRequiredResult) {
+        *self
+            .round
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(round);
+    }
+
+    /// The server's input round, if it asked.
+    pub(crate) fn take_round(&self) -> Option<mcp_proto::types::InputRequiredResult> {
+        self.round
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
     }
 
     /// The server's answer, if it came.

@@ -26,7 +26,9 @@
 //!   requests, then sent again with `inputResponses` and the server's
 //!   `requestState` echoed unchanged, a new id per round, at most
 //!   [`ClientOptions::max_input_rounds`] rounds, all within the call's
-//!   deadline.
+//!   deadline; or, for a call with [`CallOptions::return_input_required`],
+//!   handed to the caller as [`ClientError::InputRequired`] (the server's
+//!   keys and `requestState` unchanged) to answer and retry itself.
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -280,6 +282,19 @@ pub enum ClientError {
         /// Why, in words.
         reason: String,
     },
+    /// The server asked for input (`input_required`, 2026-07-28 "Multi
+    /// round-trip requests") and the call's
+    /// [`CallOptions::return_input_required`] hands the round to the
+    /// caller: answer its `inputRequests` and retry with `inputResponses`
+    /// and its `requestState`.
+    #[error("{method} needs input: the server asked for {} input requests", round.input_requests.as_ref().map_or(0, |r| r.len()))]
+    InputRequired {
+        /// The method called.
+        method: String,
+        /// The server's result: its `inputRequests` by the server's keys,
+        /// its `requestState` exactly as sent.
+        round: Box<InputRequiredResult>,
+    },
     /// The server kept asking for input past
     /// [`ClientOptions::max_input_rounds`].
     #[error("{method} still asked for input after {rounds} rounds")]
@@ -342,6 +357,19 @@ pub struct CallOptions {
     pub reset_timeout_on_progress: bool,
     /// The hard limit when progress resets the deadline.
     pub max_total_timeout: Option<Duration>,
+    /// In the stateless era, hand a `tools/call`, `prompts/get` or
+    /// `resources/read` that comes back `input_required` (2026-07-28
+    /// "Multi round-trip requests") to the caller as
+    /// [`ClientError::InputRequired`], its `inputRequests` under the
+    /// server's own keys and its `requestState` as sent, instead of
+    /// answering it through the [`ClientHandler`]. The caller answers the
+    /// requests itself and retries: the same method and params with
+    /// `inputResponses` (by the same keys) and that `requestState` set in
+    /// the params (`CallToolRequestParams`, `GetPromptRequestParams` and
+    /// `ReadResourceRequestParams` have both fields), with this option set
+    /// again for the next round. For a host that relays the rounds to a
+    /// client of its own, such as a gateway. Default: false.
+    pub return_input_required: bool,
 }
 
 /// A connection to one MCP server. Cheap to clone; every clone talks over
@@ -692,7 +720,9 @@ impl Client {
     ///
     /// In the stateless era the result's `resultType` is checked, and a
     /// request that comes back `input_required` is answered and sent again
-    /// (see the module docs) until it completes.
+    /// (see the module docs) until it completes, or with
+    /// [`CallOptions::return_input_required`] handed back as
+    /// [`ClientError::InputRequired`].
     pub async fn request_raw<P: Serialize + ?Sized>(
         &self,
         method: &str,
@@ -726,6 +756,11 @@ impl Client {
         match peek_result_type(method, &first)? {
             ResultType::Complete if method == methods::TOOLS_LIST => self.learn_tool_headers(first),
             ResultType::Complete => Ok(first),
+            ResultType::InputRequired
+                if asks_for_input(method) && options.return_input_required =>
+            {
+                Err(input_required(method, &first))
+            }
             ResultType::InputRequired if asks_for_input(method) => {
                 self.answer_input(method, params, options, deadline, first)
                     .await
@@ -1993,6 +2028,21 @@ fn peek_result_type(method: &str, raw: &RawJson) -> Result<ResultType, ClientErr
             method: method.to_owned(),
             source,
         })
+}
+
+/// [`ClientError::InputRequired`] with the round `raw` holds, or why it
+/// is not one.
+fn input_required(method: &str, raw: &RawJson) -> ClientError {
+    match raw.decode::<InputRequiredResult>() {
+        Ok(round) => ClientError::InputRequired {
+            method: method.to_owned(),
+            round: Box::new(round),
+        },
+        Err(source) => ClientError::InvalidResult {
+            method: method.to_owned(),
+            source,
+        },
+    }
 }
 
 fn unexpected_result_type(method: &str, result_type: &ResultType) -> ClientError {

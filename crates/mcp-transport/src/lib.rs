@@ -37,9 +37,12 @@
 //! transport (request ids, deadlines, cancellation, progress); [`Client::connect`]
 //! spawns the driver and settles the protocol era (the 2026-07-28
 //! `server/discover` probe, or the `initialize` handshake). Requests the
-//! server sends (sampling, elicitation, roots) go to a [`ClientHandler`];
-//! each request's failure is a [`ClientError`] that keeps its transport
-//! cause.
+//! server sends (sampling, elicitation, roots) go to a [`ClientHandler`],
+//! which in the 2026-07-28 era also answers a call's input rounds, unless
+//! the call's [`CallOptions::return_input_required`] hands them to the
+//! caller ([`ClientError::InputRequired`]: the server's keys and
+//! `requestState` unchanged, for a gateway to relay); each request's
+//! failure is a [`ClientError`] that keeps its transport cause.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod client;

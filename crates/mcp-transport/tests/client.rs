@@ -591,6 +591,105 @@ async fn input_rounds_are_bounded_and_need_a_handler() {
     );
 }
 
+/// With `return_input_required`, a round goes to the caller with the
+/// server's keys and state, the handler untouched; the caller's retry
+/// carries its own answers and that state.
+#[tokio::test]
+async fn a_caller_that_takes_its_input_rounds_gets_the_servers_keys_and_state() {
+    let handler = Arc::new(NameGiver(Default::default()));
+    let options = ClientOptions::default().handler(Some(handler.clone()));
+    let (client, server) = modern(options, json!({"prompts": {}, "tools": {}})).await;
+    let taking = CallOptions::default().return_input_required(true);
+    let state = "opaque.\"state\"/é";
+    let requests = json!({"server-key": {"method": "elicitation/create", "params": {
+        "mode": "form", "message": "Name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}}});
+    let call = tokio::spawn({
+        let client = client.clone();
+        let taking = taking.clone();
+        async move {
+            let params = CallToolRequestParams::new("ask_name", None);
+            client.call_tool_with(&params, taking).await
+        }
+    });
+    let first = server.next().await;
+    server
+        .respond(
+            &first,
+            json!({"resultType": "input_required", "inputRequests": requests, "requestState": state}),
+        )
+        .await;
+    let error = call.await.unwrap().unwrap_err();
+    let ClientError::InputRequired { method, round } = error else {
+        panic!("expected the round, got {error:?}");
+    };
+    assert_eq!(method, "tools/call");
+    assert_eq!(round.request_state.as_deref(), Some(state));
+    assert_eq!(
+        Value::Object(round.input_requests.clone().unwrap()),
+        requests
+    );
+    assert_eq!(
+        handler.0.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the handler was not asked"
+    );
+
+    // The caller's retry: its answers under the server's key, the state echoed.
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move {
+            let mut params = CallToolRequestParams::new("ask_name", None);
+            let answers = json!({"server-key": {"action": "decline"}});
+            params.input_responses = Some(serde_json::from_value(answers).unwrap());
+            params.request_state = round.request_state;
+            client.call_tool_with(&params, taking).await
+        }
+    });
+    let retry = server.next().await;
+    assert_ne!(retry["id"], first["id"]);
+    assert_eq!(retry["params"]["requestState"], state);
+    assert_eq!(
+        retry["params"]["inputResponses"]["server-key"]["action"],
+        "decline"
+    );
+    server
+        .respond(
+            &retry,
+            json!({"content": [{"type": "text", "text": "declined"}]}),
+        )
+        .await;
+    assert_eq!(call.await.unwrap().unwrap().content.len(), 1);
+
+    // Prompts take their rounds the same way.
+    let get = tokio::spawn({
+        let client = client.clone();
+        async move {
+            let params = mcp_proto::types::GetPromptRequestParams {
+                name: "p".to_owned(),
+                ..Default::default()
+            };
+            let taking = CallOptions::default().return_input_required(true);
+            client.get_prompt_with(&params, taking).await
+        }
+    });
+    let request = server.next().await;
+    assert_eq!(request["method"], "prompts/get");
+    server
+        .respond(
+            &request,
+            json!({"resultType": "input_required", "inputRequests": {"r": {"method": "roots/list"}}}),
+        )
+        .await;
+    let error = get.await.unwrap().unwrap_err();
+    assert!(
+        matches!(&error, ClientError::InputRequired { method, round }
+            if method == "prompts/get" && round.request_state.is_none()),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("1 input requests"), "{error}");
+}
+
 #[tokio::test]
 async fn an_unknown_result_type_is_an_invalid_result() {
     let (client, server) = modern(ClientOptions::default(), json!({"tools": {}})).await;

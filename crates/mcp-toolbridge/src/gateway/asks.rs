@@ -10,6 +10,11 @@
 //! session refuses a capability the client did not declare, and with no
 //! client to ask the server gets -32601: nothing is queued.
 //!
+//! A 2026-07-28 server's own input rounds in a 2026-07-28 client's request
+//! do not come here: the gateway takes them back from the call and relays
+//! them whole ([`super::rounds`]); in a handshake-era client's request
+//! they come here, and that client is asked as for any server request.
+//!
 //! A 2026-07-28 client has no connection a server's request could reach:
 //! its call, prompt or read waits instead as a request of its own, and the
 //! question goes into that request's input rounds ([`super::rounds`]),

@@ -37,6 +37,7 @@ use mcp_manager::Catalog;
 use mcp_manager::{HandleError, ServerHandle};
 use mcp_proto::ErrorObject;
 use mcp_proto::jsonrpc::error_codes;
+use mcp_proto::types::meta::CLIENT_CAPABILITIES;
 use mcp_proto::types::{
     CompleteRequestParams, GetPromptRequestParams, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, Meta, PaginatedRequestParams, Prompt, ReadResourceRequestParams,
@@ -337,6 +338,11 @@ pub(super) async fn kept_name_collision<'a>(
 pub(super) struct Upstream {
     pub(super) client: ServerHandle,
     pub(super) options: CallOptions,
+    /// Whether the server speaks 2026-07-28 and its input rounds are
+    /// relayed to the client ([`Upstream::rounds`]).
+    relays: bool,
+    /// Whether the server negotiated 2026-07-28.
+    modern: bool,
 }
 
 impl Upstream {
@@ -353,43 +359,79 @@ impl Upstream {
         })?;
         let options = CallOptions::default()
             .timeout(backend.call_timeout(server).or(inner.options.call_timeout));
-        Ok(Upstream { client, options })
+        Ok(Upstream {
+            client,
+            options,
+            relays: false,
+            modern: speaks_modern(gateway, server),
+        })
+    }
+
+    /// With `rounds` and a 2026-07-28 server, the server's input round
+    /// comes back to the gateway to relay
+    /// ([`CallOptions::return_input_required`]), and the request's
+    /// `inputResponses`, `requestState` and the client's capabilities go
+    /// to the server.
+    pub(super) fn rounds(mut self, rounds: bool) -> Upstream {
+        self.relays = rounds && self.modern;
+        self.options.return_input_required = self.relays;
+        self
     }
 }
 
-/// `prompts/get` of `name` (the server's own) on `upstream`.
+/// `prompts/get` of `name` (the server's own) on `upstream`; with
+/// [`Upstream::rounds`], a 2026-07-28 server's input round is the result.
 pub(super) async fn get_prompt(
     upstream: Upstream,
     mut params: GetPromptRequestParams,
     name: String,
 ) -> Result<serde_json::Value, ErrorObject> {
     params.name = name;
-    params.meta = forwarded_meta(params.meta.as_ref());
-    // A client's input rounds are with the gateway, never the server's.
-    params.input_responses = None;
-    params.request_state = None;
-    let result = upstream
+    params.meta = relayed_meta(params.meta.as_ref(), upstream.relays);
+    // A client's input rounds are with the gateway, never the server's,
+    // but for the server's own round relayed.
+    if !upstream.relays {
+        params.input_responses = None;
+        params.request_state = None;
+    }
+    match upstream
         .client
         .get_prompt_with(&params, upstream.options)
         .await
-        .map_err(upstream_error)?;
-    to_value(&result)
+    {
+        Ok(result) => to_value(&result),
+        Err(error) => round_or_error(error),
+    }
 }
 
-/// `resources/read` of `params.uri` on `upstream`.
+/// `resources/read` of `params.uri` on `upstream`; with
+/// [`Upstream::rounds`], a 2026-07-28 server's input round is the result.
 pub(super) async fn read_resource(
     upstream: Upstream,
     mut params: ReadResourceRequestParams,
 ) -> Result<serde_json::Value, ErrorObject> {
-    params.meta = forwarded_meta(params.meta.as_ref());
-    params.input_responses = None;
-    params.request_state = None;
-    let result = upstream
+    params.meta = relayed_meta(params.meta.as_ref(), upstream.relays);
+    if !upstream.relays {
+        params.input_responses = None;
+        params.request_state = None;
+    }
+    match upstream
         .client
         .read_resource_with(&params, upstream.options)
         .await
-        .map_err(upstream_error)?;
-    to_value(&result)
+    {
+        Ok(result) => to_value(&result),
+        Err(error) => round_or_error(error),
+    }
+}
+
+/// A server's input round (asked for with [`Upstream::rounds`]) as the
+/// result it came as; any other failure as [`upstream_error`].
+fn round_or_error(error: HandleError) -> Result<serde_json::Value, ErrorObject> {
+    match error {
+        HandleError::Request(ClientError::InputRequired { round, .. }) => to_value(&*round),
+        other => Err(upstream_error(other)),
+    }
 }
 
 /// Every usable server's resource templates (a server whose listing fails
@@ -592,6 +634,31 @@ pub(super) fn forwarded_meta(meta: Option<&Meta>) -> Option<Meta> {
     Meta::from_text(serde_json::Value::Object(object).to_string()).ok()
 }
 
+/// [`forwarded_meta`], and with `relays` (a 2026-07-28 server whose input
+/// rounds the client answers) the client's own
+/// `io.modelcontextprotocol/clientCapabilities` kept, so that the server
+/// asks only for what the client can give (2026-07-28 "Multi round-trip
+/// requests"; the connection's own envelope fills in only what the
+/// request's `_meta` lacks).
+pub(super) fn relayed_meta(meta: Option<&Meta>, relays: bool) -> Option<Meta> {
+    let mut forwarded = forwarded_meta(meta);
+    let capabilities = meta.and_then(|m| m.get(CLIENT_CAPABILITIES));
+    if relays && let Some(capabilities) = capabilities {
+        forwarded
+            .get_or_insert_with(Meta::default)
+            .insert(CLIENT_CAPABILITIES, capabilities);
+    }
+    forwarded
+}
+
+/// Whether `server` negotiated 2026-07-28.
+pub(super) fn speaks_modern(gateway: &Gateway, server: &str) -> bool {
+    gateway
+        .manager
+        .catalog(server)
+        .is_some_and(|catalog| catalog.protocol_version().era() == mcp_proto::Era::Modern)
+}
+
 /// The reserved prefix of the protocol's own `_meta` keys.
 const PROTOCOL_META_PREFIX: &str = "io.modelcontextprotocol/";
 
@@ -616,6 +683,24 @@ fn to_value(result: &impl serde::Serialize) -> Result<serde_json::Value, ErrorOb
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_relayed_request_carries_the_clients_own_capabilities_and_no_other_protocol_key() {
+        let meta = Meta::from_text(
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}},"progressToken":7}"#,
+        )
+        .unwrap();
+        let relayed = relayed_meta(Some(&meta), true).expect("the capabilities");
+        assert_eq!(
+            relayed.get(CLIENT_CAPABILITIES),
+            Some(serde_json::json!({"roots": {}}))
+        );
+        assert_eq!(relayed.to_object().len(), 1, "{}", relayed.as_str());
+        // Not relayed (a handshake-era server, or a client answered by
+        // the gateway's connection): the connection's own envelope only.
+        assert!(relayed_meta(Some(&meta), false).is_none());
+        assert!(relayed_meta(None, true).is_none());
+    }
 
     #[test]
     fn the_protocols_meta_keys_stay_with_the_clients_connection() {

@@ -1,11 +1,9 @@
 //! Input rounds for the gateway's 2026-07-28 clients (2026-07-28 "Multi round-trip requests"): a call, prompt or read whose server asks back is answered `input_required`, and goes on when the client retries with its answers.
 //!
-//! A 2026-07-28 client cannot be sent a request, so when a server asks
-//! for elicitation, sampling or roots while the gateway works on one of
-//! its client's `tools/call`, `prompts/get` or `resources/read` (a
-//! handshake-era server's request during the call, or a 2026-07-28
-//! server's own `input_required`, which the gateway's connection passes to
-//! the same handler), the work goes on in the background and the client
+//! A 2026-07-28 client cannot be sent a request, so when a handshake-era
+//! server asks for elicitation, sampling or roots while the gateway works
+//! on one of its client's `tools/call`, `prompts/get` or `resources/read`,
+//! the work goes on in the background and the client
 //! gets an `InputRequiredResult`: the questions asked so far under keys of
 //! the gateway's (`inputRequests`), and a `requestState` that names the
 //! waiting work. The client's retry (same method and name or URI, a new
@@ -13,6 +11,16 @@
 //! the server's question and waits on the same work again: for its result,
 //! or for the next questions. A question left unanswered is asked again
 //! ("Error Handling": the server asks again rather than fail).
+//!
+//! A 2026-07-28 server's own `input_required` is relayed instead: the
+//! gateway's connection hands the round back
+//! (`CallOptions::return_input_required`) rather than answering it, the
+//! client gets the server's `inputRequests` under the server's own keys,
+//! and the server's `requestState` stays in the table behind one of the
+//! gateway's. The client's retry is sent to the server: the client's
+//! `inputResponses` as they came, the server's `requestState`, and a round
+//! after that is relayed the same way. Such a server is told the client's
+//! own capabilities, so that it asks only what the client can answer.
 //!
 //! The `requestState` is 128 random bits from the operating system, in
 //! hex: an id in a table of the gateway's, so it carries nothing a client
@@ -140,12 +148,55 @@ impl Drop for Work {
     }
 }
 
-/// One request's work waiting for its client's retry.
+/// A 2026-07-28 server's own input round, relayed to the client: what the
+/// retry must repeat and the server's `requestState` it goes on with.
+#[derive(Debug)]
+struct Relayed {
+    subject: Subject,
+    /// The server's, kept here: the client sees only the gateway's.
+    state: Option<String>,
+}
+
+/// What waits for a client's retry.
+#[derive(Debug)]
+enum Waiting {
+    /// Work the gateway's connection keeps going, its servers' questions
+    /// asked under the gateway's keys.
+    Work(Work),
+    /// A request a 2026-07-28 server answered `input_required`: the retry
+    /// is sent to it again.
+    Relayed(Relayed),
+}
+
+impl Waiting {
+    fn subject(&self) -> &Subject {
+        match self {
+            Waiting::Work(work) => &work.subject,
+            Waiting::Relayed(relayed) => &relayed.subject,
+        }
+    }
+}
+
+/// One request waiting for its client's retry.
 #[derive(Debug)]
 struct Parked {
-    work: Work,
+    waiting: Waiting,
     /// The timer that drops it at [`ROUND_TTL`].
     expiry: AbortHandle,
+}
+
+/// What a client's retry goes on with.
+#[derive(Debug)]
+pub(super) enum Resumed {
+    /// The work that waited, each answer handed to its question.
+    Work(Work),
+    /// A request to send the server again: the client's `inputResponses`
+    /// as they came (by the server's keys) and the server's
+    /// `requestState`.
+    Retry {
+        responses: Option<JsonObject>,
+        state: Option<String>,
+    },
 }
 
 /// The gateway's requests waiting for their clients' retries, by
@@ -166,19 +217,21 @@ impl Rounds {
         self.lock().len()
     }
 
-    /// The work a retry of `subject` with `state` resumes, each of
-    /// `responses` handed to the question with its key (keys the gateway
-    /// did not give are ignored). Refused, with the work left waiting,
-    /// when `state` names no waiting work or another request's.
+    /// What a retry of `subject` with `state` goes on with: the work it
+    /// resumes, each of `responses` handed to the question with its key
+    /// (keys the gateway did not give are ignored), or for a server's own
+    /// round the request to send it again with `responses` whole. Refused,
+    /// with the request left waiting, when `state` names no waiting
+    /// request or another one.
     pub(super) fn resume(
         &self,
         state: &str,
         subject: &Subject,
         responses: Option<Value>,
-    ) -> Result<Work, ErrorObject> {
+    ) -> Result<Resumed, ErrorObject> {
         let responses = match responses {
-            None | Some(Value::Null) => JsonObject::new(),
-            Some(Value::Object(responses)) => responses,
+            None | Some(Value::Null) => None,
+            Some(Value::Object(responses)) => Some(responses),
             Some(_) => {
                 return Err(ErrorObject::invalid_params(
                     "inputResponses must be an object of answers by the keys of inputRequests",
@@ -192,49 +245,81 @@ impl Rounds {
                  already retried",
             ));
         };
-        if waiting.work.subject != *subject {
+        let waiting_for = waiting.waiting.subject();
+        if waiting_for != subject {
             return Err(ErrorObject::invalid_params(format!(
                 "requestState belongs to another request ({} of {}), not to this {} of {}",
-                waiting.work.subject.method,
-                mcp_proto::text::bound(&waiting.work.subject.name, 128),
+                waiting_for.method,
+                mcp_proto::text::bound(&waiting_for.name, 128),
                 subject.method,
                 mcp_proto::text::bound(&subject.name, 128),
             )));
         }
-        let Some(Parked { mut work, expiry }) = parked.remove(state) else {
+        let Some(Parked { waiting, expiry }) = parked.remove(state) else {
             unreachable!("looked up under the same lock");
         };
         drop(parked);
         expiry.abort();
-        for (key, response) in responses {
+        let mut work = match waiting {
+            Waiting::Work(work) => work,
+            Waiting::Relayed(relayed) => {
+                return Ok(Resumed::Retry {
+                    responses,
+                    state: relayed.state,
+                });
+            }
+        };
+        for (key, response) in responses.unwrap_or_default() {
             if let Some(pending) = work.pending.remove(&key) {
                 // The server may have stopped waiting (its call timed out):
                 // then the answer has nowhere to go.
                 let _ = pending.answer.send(response);
             }
         }
-        Ok(work)
+        Ok(Resumed::Work(work))
     }
 
     /// Waits on `work` for its result, or for its servers' questions,
     /// which it answers `input_required` with, the work left waiting for
-    /// the client's retry.
+    /// the client's retry. A result that is a 2026-07-28 server's own
+    /// `input_required` goes to the client with the server's
+    /// `inputRequests` unchanged and a `requestState` of the gateway's, the
+    /// server's kept for the retry.
     pub(super) async fn drive(self: &Arc<Self>, mut work: Work) -> Result<RawJson, ErrorObject> {
         loop {
             // A question whose server stopped waiting is not asked.
             work.pending
                 .retain(|_, pending| !pending.answer.is_closed());
             if !work.pending.is_empty() {
-                return self.park(work);
+                let requests = work
+                    .pending
+                    .iter()
+                    .map(|(key, pending)| (key.clone(), pending.request.clone()))
+                    .collect();
+                return self.park(Waiting::Work(work), Some(requests));
             }
             tokio::select! {
                 joined = &mut work.done => {
-                    return joined.unwrap_or_else(|error| {
+                    let answer = joined.unwrap_or_else(|error| {
                         Err(ErrorObject::new(
                             error_codes::INTERNAL_ERROR,
                             format!("the request's work ended without an answer: {error}"),
                         ))
-                    });
+                    })?;
+                    if !matches!(answer.result_type(), Ok(ResultType::InputRequired)) {
+                        return Ok(answer);
+                    }
+                    let round: InputRequiredResult = answer.decode().map_err(|error| {
+                        ErrorObject::new(
+                            error_codes::INTERNAL_ERROR,
+                            format!("the server's input_required result is invalid: {error}"),
+                        )
+                    })?;
+                    let relayed = Relayed {
+                        subject: work.subject.clone(),
+                        state: round.request_state,
+                    };
+                    return self.park(Waiting::Relayed(relayed), round.input_requests);
                 }
                 Some(ask) = work.asks.recv() => {
                     work.add(ask);
@@ -247,13 +332,13 @@ impl Rounds {
         }
     }
 
-    /// Keeps `work` for its client's retry and answers `input_required`.
-    fn park(self: &Arc<Self>, work: Work) -> Result<RawJson, ErrorObject> {
-        let requests: JsonObject = work
-            .pending
-            .iter()
-            .map(|(key, pending)| (key.clone(), pending.request.clone()))
-            .collect();
+    /// Keeps `waiting` for its client's retry and answers
+    /// `input_required` with `requests`.
+    fn park(
+        self: &Arc<Self>,
+        waiting: Waiting,
+        requests: Option<JsonObject>,
+    ) -> Result<RawJson, ErrorObject> {
         let state = new_state()?;
         {
             let mut parked = self.lock();
@@ -270,13 +355,13 @@ impl Rounds {
             parked.insert(
                 state.clone(),
                 Parked {
-                    work,
+                    waiting,
                     expiry: expiry.abort_handle(),
                 },
             );
         }
         RawJson::encode(&InputRequiredResult {
-            input_requests: Some(requests),
+            input_requests: requests,
             request_state: Some(state),
             result_type: Some(ResultType::InputRequired),
             ..InputRequiredResult::default()
@@ -364,7 +449,9 @@ mod tests {
         assert!(refused.message.contains("another request"), "{refused}");
 
         // A retry without the answer is asked the same question again.
-        let work = rounds.resume(&state, &subject(), None).unwrap();
+        let Resumed::Work(work) = rounds.resume(&state, &subject(), None).unwrap() else {
+            panic!("the gateway's own work resumes");
+        };
         let again = asked(&rounds.drive(work).await.unwrap());
         assert_eq!(
             again.input_requests.as_ref().unwrap().get(key),
@@ -374,11 +461,56 @@ mod tests {
 
         let answer = serde_json::json!({"roots": []});
         let responses = serde_json::json!({ key.clone(): answer.clone() });
-        let work = rounds.resume(&state, &subject(), Some(responses)).unwrap();
+        let Resumed::Work(work) = rounds.resume(&state, &subject(), Some(responses)).unwrap()
+        else {
+            panic!("the gateway's own work resumes");
+        };
         let done = rounds.drive(work).await.unwrap();
         assert_eq!(done.decode::<Value>().unwrap(), answer);
         // Used once.
         assert!(rounds.resume(&state, &subject(), None).is_err());
+        assert_eq!(rounds.waiting(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_servers_own_round_keeps_its_keys_and_its_state_stays_here() {
+        let rounds = Arc::new(Rounds::default());
+        let (_asks, questions) = mpsc::unbounded_channel();
+        let round = serde_json::json!({"resultType": "input_required",
+            "inputRequests": {"server-key": {"method": "roots/list"}},
+            "requestState": "the-servers-state"});
+        let done = tokio::spawn(async move { Ok(RawJson::encode(&round).unwrap()) });
+        let relayed = asked(
+            &rounds
+                .drive(Work::new(subject(), questions, done))
+                .await
+                .unwrap(),
+        );
+        let requests = relayed.input_requests.unwrap();
+        assert_eq!(requests["server-key"]["method"], "roots/list");
+        let state = relayed.request_state.unwrap();
+        assert_ne!(state, "the-servers-state");
+        assert_eq!(state.len(), 32, "{state}");
+
+        let answers = serde_json::json!({"server-key": {"roots": []}, "other": 1});
+        match rounds
+            .resume(&state, &subject(), Some(answers.clone()))
+            .unwrap()
+        {
+            Resumed::Retry { responses, state } => {
+                assert_eq!(
+                    Value::Object(responses.unwrap()),
+                    answers,
+                    "passed on whole"
+                );
+                assert_eq!(state.as_deref(), Some("the-servers-state"));
+            }
+            Resumed::Work(_) => panic!("a relayed round is sent to its server again"),
+        }
+        assert!(
+            rounds.resume(&state, &subject(), None).is_err(),
+            "used once"
+        );
         assert_eq!(rounds.waiting(), 0);
     }
 

@@ -295,11 +295,21 @@ impl Inner {
             });
         };
         let mut params = CallToolRequestParams::new(resolved.tool().name.clone(), Some(arguments));
-        if let Some(passthrough) = &call.passthrough {
-            params.meta.clone_from(&passthrough.meta);
-        }
         let timeout = backend.call_timeout(server).or(self.options.call_timeout);
         let mut options = CallOptions::default().timeout(timeout);
+        if let Some(passthrough) = &call.passthrough {
+            params.meta.clone_from(&passthrough.meta);
+            // A gateway relaying the server's input rounds to its client:
+            // the round comes back here, and the retry carries the
+            // client's answers and the server's state.
+            if passthrough.rounds {
+                options.return_input_required = true;
+                params
+                    .input_responses
+                    .clone_from(&passthrough.input_responses);
+                params.request_state.clone_from(&passthrough.request_state);
+            }
+        }
         // Progress asked for: each report restarts the deadline, within
         // the session's hard limit (MCP basic/utilities/progress and the
         // lifecycle's timeouts: "enforce a maximum timeout").
@@ -342,6 +352,11 @@ impl Inner {
                             }
                             Err(HandleError::Request(ClientError::Rpc(error))) => {
                                 passthrough.keep(Err(error.clone()));
+                            }
+                            Err(HandleError::Request(ClientError::InputRequired {
+                                round, ..
+                            })) => {
+                                passthrough.keep_round((**round).clone());
                             }
                             Ok(_) | Err(_) => {}
                         }
