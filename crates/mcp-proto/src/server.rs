@@ -975,25 +975,27 @@ impl ServerSession {
             let error = self.unsupported_version(&claimed);
             return self.reply(batch, Message::error(Some(id), error));
         };
-        let Some(Value::Object(capabilities)) = envelope.client_capabilities else {
+        let Some(capabilities) = envelope
+            .client_capabilities
+            .filter(|raw| raw.get().starts_with('{'))
+        else {
             let error = ErrorObject::invalid_params(format!(
                 "_meta needs {} (an object; {{}} for none) beside the protocol version",
                 meta::CLIENT_CAPABILITIES
             ));
             return self.reply(batch, Message::error(Some(id), error));
         };
-        let capabilities =
-            match serde_json::from_value::<ClientCapabilities>(Value::Object(capabilities)) {
-                Ok(capabilities) => capabilities,
-                Err(error) => {
-                    let error = ErrorObject::invalid_params(format!(
-                        "invalid {}: {}",
-                        meta::CLIENT_CAPABILITIES,
-                        text::bound(&error.to_string(), text::ERROR_TEXT_LIMIT)
-                    ));
-                    return self.reply(batch, Message::error(Some(id), error));
-                }
-            };
+        let capabilities = match serde_json::from_str::<ClientCapabilities>(capabilities.get()) {
+            Ok(capabilities) => capabilities,
+            Err(error) => {
+                let error = ErrorObject::invalid_params(format!(
+                    "invalid {}: {}",
+                    meta::CLIENT_CAPABILITIES,
+                    text::bound(&error.to_string(), text::ERROR_TEXT_LIMIT)
+                ));
+                return self.reply(batch, Message::error(Some(id), error));
+            }
+        };
         self.stateless = true;
         let discover = request.method == methods::SERVER_DISCOVER;
         if discover && self.options.answer_discover {
@@ -1004,7 +1006,7 @@ impl ServerSession {
         }
         let info = envelope
             .client_info
-            .and_then(|info| serde_json::from_value::<Implementation>(info).ok());
+            .and_then(|info| serde_json::from_str::<Implementation>(info.get()).ok());
         let client = Box::new(RequestClient { capabilities, info });
         self.admit(
             request,
@@ -1460,19 +1462,35 @@ fn check_client_capability(caps: &ClientCapabilities, method: &str) -> Result<()
     }
 }
 
-/// The `_meta` members of request params the session reads.
+/// What a request's `params._meta` says of the request's era and client
+/// (2026-07-28 "Base protocol" §Per-request metadata), each member kept as
+/// its text until it is needed.
 #[derive(Default)]
 struct Envelope {
     version: Option<String>,
-    client_capabilities: Option<Value>,
-    client_info: Option<Value>,
+    client_capabilities: Option<Box<RawValue>>,
+    client_info: Option<Box<RawValue>>,
     progress_token: Option<ProgressToken>,
 }
 
 #[derive(Deserialize)]
 struct ParamsMeta {
     #[serde(rename = "_meta", default)]
-    meta: Option<JsonObject>,
+    meta: Option<MetaMembers>,
+}
+
+/// The members of `_meta` the session reads; the others are stepped over
+/// without being built.
+#[derive(Deserialize)]
+struct MetaMembers {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
+    version: Option<Box<RawValue>>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
+    client_capabilities: Option<Box<RawValue>>,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
+    client_info: Option<Box<RawValue>>,
+    #[serde(rename = "progressToken", default)]
+    progress_token: Option<Box<RawValue>>,
 }
 
 /// Reads `params._meta`. Params without `_meta` (spelt out or escaped) are
@@ -1484,20 +1502,21 @@ fn envelope(params: &RawJson) -> Envelope {
     if !(text.contains("_meta") || text.contains("\\u")) {
         return Envelope::default();
     }
-    let Ok(ParamsMeta { meta: Some(mut m) }) = serde_json::from_str::<ParamsMeta>(text) else {
+    let Ok(ParamsMeta { meta: Some(m) }) = serde_json::from_str::<ParamsMeta>(text) else {
         return Envelope::default();
     };
-    let version = m.remove(meta::PROTOCOL_VERSION).map(|v| match v {
-        Value::String(s) => s,
-        other => other.to_string(),
+    // A version that is not a string is named by its JSON text, and refused
+    // as a version nobody speaks.
+    let version = m.version.map(|raw| {
+        serde_json::from_str::<String>(raw.get()).unwrap_or_else(|_| raw.get().to_owned())
     });
     Envelope {
         version,
-        client_capabilities: m.remove(meta::CLIENT_CAPABILITIES),
-        client_info: m.remove(meta::CLIENT_INFO),
+        client_capabilities: m.client_capabilities,
+        client_info: m.client_info,
         progress_token: m
-            .remove(meta::PROGRESS_TOKEN)
-            .and_then(|token| serde_json::from_value(token).ok()),
+            .progress_token
+            .and_then(|token| serde_json::from_str(token.get()).ok()),
     }
 }
 

@@ -287,7 +287,7 @@ pub enum ClientError {
     /// [`CallOptions::return_input_required`] hands the round to the
     /// caller: answer its `inputRequests` and retry with `inputResponses`
     /// and its `requestState`.
-    #[error("{method} needs input: the server asked for {} input requests", round.input_requests.as_ref().map_or(0, |r| r.len()))]
+    #[error("{method} needs input: the server asked for {}", input_count(round))]
     InputRequired {
         /// The method called.
         method: String,
@@ -2062,5 +2062,13 @@ async fn poll_optional(future: &mut Option<SendFuture<'_>>) -> Result<(), Transp
     match future {
         Some(future) => future.await,
         None => std::future::pending().await,
+    }
+}
+
+/// "1 input" or "N inputs": how many answers an input round asks for.
+fn input_count(round: &InputRequiredResult) -> String {
+    match round.input_requests.as_ref().map_or(0, |requests| requests.len()) {
+        1 => "1 input".to_owned(),
+        n => format!("{n} inputs"),
     }
 }
