@@ -2067,7 +2067,11 @@ async fn poll_optional(future: &mut Option<SendFuture<'_>>) -> Result<(), Transp
 
 /// "1 input" or "N inputs": how many answers an input round asks for.
 fn input_count(round: &InputRequiredResult) -> String {
-    match round.input_requests.as_ref().map_or(0, |requests| requests.len()) {
+    match round
+        .input_requests
+        .as_ref()
+        .map_or(0, |requests| requests.len())
+    {
         1 => "1 input".to_owned(),
         n => format!("{n} inputs"),
     }
