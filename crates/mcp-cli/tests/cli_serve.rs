@@ -197,11 +197,7 @@ fn the_workspace_client_uses_mcpctl_serve_in_both_eras() {
     use mcp_transport::{Client, ClientOptions, StdioTransport};
 
     let env = Env::new();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime();
     for (policy, era) in [
         (EraPolicy::Modern, "modern"),
         (EraPolicy::Legacy, "legacy"),
@@ -252,11 +248,7 @@ fn serve_lazy_starts_a_cached_server_only_for_its_first_call() {
             .map(|text| text.lines().count())
             .unwrap_or(0)
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime();
     for run in 0..2 {
         let config = config.display().to_string();
         let args = ["--no-host-configs", "--config", &config, "serve", "--lazy"];
@@ -477,11 +469,7 @@ fn clients_of_both_eras_share_one_http_gateway() {
 
     let env = Env::new();
     let serve = HttpServe::start(&env, &["--no-host-configs"]);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime();
     runtime.block_on(async {
         let mut clients = Vec::new();
         for (n, (policy, era)) in [
@@ -675,11 +663,7 @@ fn serve_over_http_asks_on_its_terminal() {
         .and_then(|rest| rest.split_whitespace().next())
         .expect("the token")
         .to_owned();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime();
     let client = runtime.block_on(async {
         let mut http = HttpOptions::new(url);
         http.headers = vec![("Authorization".to_owned(), format!("Bearer {token}"))];
@@ -813,11 +797,7 @@ fn serve_with_plain_names_lists_and_calls_them_by_server_and_tool() {
 
     let env = Env::new();
     let stdio = env.serve_options(&["--no-host-configs", "serve", "--names", "plain"]);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime();
     runtime.block_on(async {
         let transport = StdioTransport::spawn(stdio).expect("mcpctl serve starts");
         let (client, driver) = Client::new(transport, ClientOptions::default());
@@ -886,11 +866,7 @@ fn serve_daemon_shares_one_set_of_servers_between_sessions() {
     assert_eq!(again.code, 0, "{again:#?}");
     assert!(again.stdout.contains("already running"), "{again:#?}");
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime();
     let session = |extra: &[&str], text: &'static str| {
         let args = with(extra);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -951,11 +927,7 @@ fn a_2026_07_28_client_hears_of_list_changes_through_its_subscription() {
     let config = config.display().to_string();
     let args = ["--no-host-configs", "--config", &config, "serve"];
     let serve = HttpServe::start(&env, &args[..3]);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime();
     async fn hears(transport: impl Transport, tool: &str) {
         let mut options = ClientOptions::default();
         options.session.era = EraPolicy::Modern;
@@ -1030,7 +1002,10 @@ fn a_call_the_server_streams_is_answered_on_a_stream_over_http() {
         &json!({"mcpServers": {
             "fx": {"command": support::fixture_server(),
                    "args": ["--era", "legacy", "--reference-catalog"], "era": "legacy"},
-            "py": {"command": support::venv_python(), "args": [script]},
+            // The Python SDK's import alone can take seconds on a loaded
+            // machine: a server still starting at the default deadline
+            // would be served without its tools.
+            "py": {"command": support::venv_python(), "args": [script], "timeout": 60000},
         }}),
     );
     let serve = HttpServe::start_with(
@@ -1177,11 +1152,7 @@ fn a_2026_07_28_client_over_http_answers_its_servers_question_in_input_rounds() 
         &["--no-host-configs", "--config", config.to_str().unwrap()],
         &["--names", "keep"],
     );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime();
     runtime.block_on(async {
         let mut http = HttpOptions::new(serve.url.clone());
         http.headers = vec![(

@@ -28,11 +28,7 @@ fn servers_error_through(naming: &str, tool: &str, era: EraPolicy) {
         "--names",
         naming,
     ]);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime();
     runtime.block_on(async {
         let transport = StdioTransport::spawn(stdio).expect("mcpctl serve starts");
         let mut options = ClientOptions::default();

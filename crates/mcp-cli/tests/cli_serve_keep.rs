@@ -82,11 +82,7 @@ fn a_client_of_the_kept_gateway_sees_the_servers_names_and_answers_its_questions
         "--names",
         "keep",
     ]);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime();
     runtime.block_on(async {
         let transport = StdioTransport::spawn(stdio).expect("mcpctl serve starts");
         let mut options = ClientOptions::default();

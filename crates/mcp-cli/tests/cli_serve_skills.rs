@@ -25,11 +25,7 @@ fn skills_through_the_gateway(era: EraPolicy) {
         "--names",
         "keep",
     ]);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime();
     runtime.block_on(async {
         let transport = StdioTransport::spawn(stdio).expect("mcpctl serve starts");
         let mut options = ClientOptions::default();

@@ -76,7 +76,6 @@ use std::fmt;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::jsonrpc::{
     ErrorObject, Frame, Message, Notification, RawJson, RawValue, Request, RequestId, Response,

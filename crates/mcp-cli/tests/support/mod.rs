@@ -143,6 +143,16 @@ impl Env {
     }
 }
 
+/// A runtime of two workers, as the tests that drive a client of `mcpctl`
+/// from this process use.
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
 /// Parses stdout as exactly one JSON document: anything else on stdout fails.
 pub(crate) fn parse_one_document(stdout: &str) -> Value {
     let mut stream = serde_json::Deserializer::from_str(stdout).into_iter::<Value>();

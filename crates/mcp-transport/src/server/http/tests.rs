@@ -697,36 +697,39 @@ async fn answers_open_as_streams_with_a_priming_event_when_asked() {
     );
 }
 
-#[tokio::test]
-async fn notifications_wait_for_a_slow_event_stream_rather_than_being_dropped() {
-    let served = serve(ServerOptions::default()).await;
-    let port = served.port;
-    let id = session(port).await;
-    // The GET stream opens, and its client does not read it for now.
-    let (mut sender, _driving) = connect(port).await;
+/// Opens the session's GET stream, read by nobody until the test says.
+async fn open_get_stream(
+    port: u16,
+    id: &str,
+) -> (
+    http::Response<hyper::body::Incoming>,
+    tokio::task::JoinHandle<hyper::Result<()>>,
+) {
+    let (mut sender, driving) = connect(port).await;
     let request = http::Request::builder()
         .method("GET")
         .uri("/mcp")
         .header("host", format!("127.0.0.1:{port}"))
         .header(AUTH.0, AUTH.1)
         .header("accept", "text/event-stream")
-        .header(SESSION_HEADER, &id)
+        .header(SESSION_HEADER, id)
         .body(Full::new(Bytes::new()))
         .unwrap();
     let response = sender.send_request(request).await.unwrap();
     assert_eq!(response.status(), 200);
-    // 12.5 MiB of notifications: more than the stream's queue, the
-    // sockets' buffers and PEER_BUDGET hold, so the call goes on only as
-    // the client reads.
-    let flooded =
-        tokio::spawn(
-            async move { post(port, &[(SESSION_HEADER, &id)], &call(2, "flood", None)).await },
-        );
-    // Every one arrives, in order, once the client reads.
+    (response, driving)
+}
+
+/// Reads `count` log notifications from an event stream and returns their
+/// `data.n`, in the order they came.
+async fn numbered_notifications(
+    response: http::Response<hyper::body::Incoming>,
+    count: usize,
+) -> Vec<u64> {
     let mut body = response.into_body();
     let mut buffer = String::new();
     let mut seen = Vec::new();
-    while seen.len() < 200 {
+    while seen.len() < count {
         let frame = within(body.frame())
             .await
             .expect("the stream ended early")
@@ -742,6 +745,25 @@ async fn notifications_wait_for_a_slow_event_stream_rather_than_being_dropped() 
             }
         }
     }
+    seen
+}
+
+#[tokio::test]
+async fn notifications_wait_for_a_slow_event_stream_rather_than_being_dropped() {
+    let served = serve(ServerOptions::default()).await;
+    let port = served.port;
+    let id = session(port).await;
+    // The GET stream opens, and its client does not read it for now.
+    let (response, _driving) = open_get_stream(port, &id).await;
+    // 12.5 MiB of notifications: more than the stream's queue, the
+    // sockets' buffers and PEER_BUDGET hold, so the call goes on only as
+    // the client reads.
+    let flooded =
+        tokio::spawn(
+            async move { post(port, &[(SESSION_HEADER, &id)], &call(2, "flood", None)).await },
+        );
+    // Every one arrives, in order, once the client reads.
+    let seen = numbered_notifications(response, 200).await;
     assert_eq!(seen, (0..200).collect::<Vec<u64>>());
     let flooded = within(flooded).await.unwrap();
     assert_eq!(flooded.json()["result"]["content"][0]["text"], "flooded");
@@ -752,18 +774,7 @@ async fn what_waits_for_a_stream_nobody_reads_is_bounded_and_none_of_it_lost() {
     let served = serve(ServerOptions::default()).await;
     let port = served.port;
     let id = session(port).await;
-    let (mut sender, _driving) = connect(port).await;
-    let request = http::Request::builder()
-        .method("GET")
-        .uri("/mcp")
-        .header("host", format!("127.0.0.1:{port}"))
-        .header(AUTH.0, AUTH.1)
-        .header("accept", "text/event-stream")
-        .header(SESSION_HEADER, &id)
-        .body(Full::new(Bytes::new()))
-        .unwrap();
-    let response = sender.send_request(request).await.unwrap();
-    assert_eq!(response.status(), 200);
+    let (response, _driving) = open_get_stream(port, &id).await;
     // Nobody reads the GET stream: the notifications stop being taken once
     // the stream's queue, the sockets and PEER_BUDGET are full.
     let burst = post(port, &[(SESSION_HEADER, &id)], &call(2, "burst", None)).await;
@@ -777,25 +788,7 @@ async fn what_waits_for_a_stream_nobody_reads_is_bounded_and_none_of_it_lost() {
         "{sent} notifications of 64 KiB taken"
     );
     // Those taken all arrive, in order, once the client reads.
-    let mut body = response.into_body();
-    let mut buffer = String::new();
-    let mut seen = Vec::new();
-    while seen.len() < usize::try_from(sent).unwrap() {
-        let frame = within(body.frame())
-            .await
-            .expect("the stream ended early")
-            .unwrap();
-        if let Ok(data) = frame.into_data() {
-            buffer.push_str(std::str::from_utf8(&data).unwrap());
-        }
-        while let Some(end) = buffer.find("\n\n") {
-            let block: String = buffer.drain(..end + 2).collect();
-            for event in events(&block) {
-                let message: Value = serde_json::from_str(&event.data).unwrap();
-                seen.push(message["params"]["data"]["n"].as_u64().unwrap());
-            }
-        }
-    }
+    let seen = numbered_notifications(response, usize::try_from(sent).unwrap()).await;
     assert_eq!(seen, (0..sent).collect::<Vec<u64>>());
 }
 
