@@ -218,23 +218,43 @@ impl Browser {
             ),
             &format!("a clickable {selector}"),
         );
-        let point = self.eval(&format!(
-            "(() => {{ const e = document.querySelector({quoted});
-                e.scrollIntoView({{block: 'center'}});
-                const r = e.getBoundingClientRect();
-                return [r.left + r.width / 2, r.top + r.height / 2]; }})()"
-        ));
-        let (x, y) = (point[0].as_f64().unwrap(), point[1].as_f64().unwrap());
-        self.call(
-            "Input.dispatchMouseEvent",
-            json!({"type": "mouseMoved", "x": x, "y": y}),
-        );
-        for kind in ["mousePressed", "mouseReleased"] {
+        // A live page may move between measuring the element and the
+        // press (a log line arriving above it): the click is checked to
+        // have reached an element matching `selector` (by selector, so a
+        // redrawn element counts) and made again where it now is.
+        for _ in 0..5 {
+            let point = self.eval(&format!(
+                "(() => {{ const e = document.querySelector({quoted});
+                    e.scrollIntoView({{block: 'center'}});
+                    window.__clickReached = false;
+                    if (window.__clickWatch) document.removeEventListener('click', window.__clickWatch, true);
+                    window.__clickWatch = (event) => {{
+                        if (event.target instanceof Element && event.target.closest({quoted})) window.__clickReached = true;
+                    }};
+                    document.addEventListener('click', window.__clickWatch, true);
+                    const r = e.getBoundingClientRect();
+                    return [r.left + r.width / 2, r.top + r.height / 2]; }})()"
+            ));
+            let (x, y) = (point[0].as_f64().unwrap(), point[1].as_f64().unwrap());
             self.call(
                 "Input.dispatchMouseEvent",
-                json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+                json!({"type": "mouseMoved", "x": x, "y": y}),
             );
+            for kind in ["mousePressed", "mouseReleased"] {
+                self.call(
+                    "Input.dispatchMouseEvent",
+                    json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+                );
+            }
+            let reached = self.eval(
+                "(() => { document.removeEventListener('click', window.__clickWatch, true); \
+                 return window.__clickReached === true; })()",
+            );
+            if reached.as_bool() == Some(true) {
+                return;
+            }
         }
+        panic!("five clicks on {selector} landed elsewhere: the page kept moving under them");
     }
 
     /// Clicks into the field `selector`, selects what it holds and types
