@@ -1557,7 +1557,11 @@ impl ClientSession {
         }
         if changed {
             self.reopen_listen();
-        } else if self.listen.as_ref().is_some_and(|l| listen_is_empty(&l.filter)) {
+        } else if self
+            .listen
+            .as_ref()
+            .is_some_and(|l| listen_is_empty(&l.filter))
+        {
             self.listen = None;
         }
         self.events.push_back(Event::Completed {
@@ -1574,7 +1578,11 @@ impl ClientSession {
             self.remove_pending(old);
             self.send_cancelled(old, "the subscription's filter changed");
         }
-        if self.listen.as_ref().is_some_and(|l| listen_is_empty(&l.filter)) {
+        if self
+            .listen
+            .as_ref()
+            .is_some_and(|l| listen_is_empty(&l.filter))
+        {
             self.listen = None;
             return;
         }

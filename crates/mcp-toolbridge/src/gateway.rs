@@ -786,13 +786,11 @@ impl Connection {
             (None, None)
         };
         // A 2026-07-28 server logs only at a level the request asks for.
-        let level = self
-            .log_level_for(call.meta.as_ref(), modern)
-            .filter(|_| {
-                server
-                    .as_deref()
-                    .is_some_and(|server| forward::speaks_modern(&self.gateway, server))
-            });
+        let level = self.log_level_for(call.meta.as_ref(), modern).filter(|_| {
+            server
+                .as_deref()
+                .is_some_and(|server| forward::speaks_modern(&self.gateway, server))
+        });
         let passthrough = Some(Arc::new(crate::tool::Passthrough {
             meta: forward::with_log_level(forward::relayed_meta(call.meta.as_ref(), relays), level),
             server_names: self.gateway.options.naming == ToolNaming::Keep,

@@ -1268,7 +1268,10 @@ fn the_stateless_era_refuses_what_it_does_not_have() {
         )
         .unwrap_err();
     let cause = std::error::Error::source(&error).map(ToString::to_string);
-    assert!(cause.as_deref().is_some_and(|c| c.contains("uri")), "{cause:?}");
+    assert!(
+        cause.as_deref().is_some_and(|c| c.contains("uri")),
+        "{cause:?}"
+    );
     let error = h
         .session
         .notify("notifications/roots/list_changed", None::<&()>)
@@ -1706,7 +1709,10 @@ fn resource_subscriptions_ride_on_listen_in_the_stateless_era() {
     );
     let events = h.events();
     assert!(
-        matches!(events.as_slice(), [Event::Diagnostic(Diagnostic::SubscriptionNarrowed { .. })]),
+        matches!(
+            events.as_slice(),
+            [Event::Diagnostic(Diagnostic::SubscriptionNarrowed { .. })]
+        ),
         "{events:?}"
     );
     h.recv(
@@ -1726,7 +1732,10 @@ fn resource_subscriptions_ride_on_listen_in_the_stateless_era() {
     h.request("resources/unsubscribe", json!({"uri": "test://a"}));
     h.events();
     let sent = h.sent();
-    assert_eq!(sent[1]["params"]["notifications"], json!({"toolsListChanged": true}));
+    assert_eq!(
+        sent[1]["params"]["notifications"],
+        json!({"toolsListChanged": true})
+    );
 
     // A server with no list changes: the listen exists for the URI alone
     // and closes with its last one.

@@ -40,8 +40,8 @@ use mcp_proto::jsonrpc::error_codes;
 use mcp_proto::types::meta::{CLIENT_CAPABILITIES, LOG_LEVEL};
 use mcp_proto::types::{
     CompleteRequestParams, GetPromptRequestParams, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, LoggingLevel, Meta, PaginatedRequestParams, Prompt, ReadResourceRequestParams,
-    Reference, Resource, ResourceTemplate,
+    ListResourcesResult, LoggingLevel, Meta, PaginatedRequestParams, Prompt,
+    ReadResourceRequestParams, Reference, Resource, ResourceTemplate,
 };
 use mcp_transport::{CallOptions, ClientError};
 
@@ -679,7 +679,10 @@ pub(super) fn with_log_level(meta: Option<Meta>, level: Option<LoggingLevel>) ->
         return meta;
     };
     let mut meta = meta.unwrap_or_default();
-    meta.insert(LOG_LEVEL, serde_json::Value::String(level.as_str().to_owned()));
+    meta.insert(
+        LOG_LEVEL,
+        serde_json::Value::String(level.as_str().to_owned()),
+    );
     Some(meta)
 }
 

@@ -80,8 +80,9 @@ pub(super) fn add_capabilities(gateway: &Gateway, capabilities: &mut ServerCapab
 }
 
 /// `logging/setLevel` of connection `connection`: kept as its level, and
-/// the servers that log asked for the most verbose level any connection
-/// set. Fails when no server logs.
+/// the handshake-era servers that log asked for the most verbose level any
+/// connection set (a 2026-07-28 server gets the connection's level with
+/// each of its requests instead). Fails when no server logs.
 pub(super) async fn set_level(
     gateway: &Gateway,
     connection: u64,
