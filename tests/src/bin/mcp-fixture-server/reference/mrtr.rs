@@ -254,12 +254,18 @@ pub(crate) fn ask_in_rounds(
                 "message": message,
                 "requestedSchema": crate::catalog::elicitation_schema()
             });
-            ("elicitation", json!({"method": methods::ELICITATION_CREATE, "params": params}))
+            (
+                "elicitation",
+                json!({"method": methods::ELICITATION_CREATE, "params": params}),
+            )
         }
         _ => {
             let mut params = super::elicitation(name)?;
             params["mode"] = json!("form");
-            ("elicitation", json!({"method": methods::ELICITATION_CREATE, "params": params}))
+            (
+                "elicitation",
+                json!({"method": methods::ELICITATION_CREATE, "params": params}),
+            )
         }
     };
     if capabilities.get(capability).is_none() {

@@ -80,12 +80,12 @@ impl Server {
                 }
                 if let Some(needed) = refused.take() {
                     let mut error = mrtr::missing_capability(needed.first().unwrap_or(&"sampling"));
-                    let required: Map<String, Value> =
-                        needed.iter().map(|c| ((*c).to_owned(), json!({}))).collect();
-                    error.data = mcp_proto::jsonrpc::to_raw(
-                        &json!({"requiredCapabilities": required}),
-                    )
-                    .ok();
+                    let required: Map<String, Value> = needed
+                        .iter()
+                        .map(|c| ((*c).to_owned(), json!({})))
+                        .collect();
+                    error.data =
+                        mcp_proto::jsonrpc::to_raw(&json!({"requiredCapabilities": required})).ok();
                     return Err(error);
                 }
                 let requests = result
