@@ -52,7 +52,11 @@
 //!   (`logging`, `resources.subscribe`) when a usable server declares
 //!   them, each client's own: its level filters the `notifications/message`
 //!   it gets, and it gets `notifications/resources/updated` for the URIs it
-//!   subscribed to (see `relay`).
+//!   subscribed to (see `relay`). A 2026-07-28 server, whose era has
+//!   neither method, gets the level as each request's `logLevel` `_meta`
+//!   and the subscriptions as its `subscriptions/listen` filter; a
+//!   2026-07-28 client's request that sets no `logLevel` gets no log
+//!   messages.
 //! - A server's `elicitation/create`, `sampling/createMessage` and
 //!   `roots/list` reach the handshake-era client whose call, prompt or read
 //!   is waiting on it, when the host gave the manager the gateway's
