@@ -34,6 +34,8 @@ commands:
   conformance   the official MCP conformance suites (needs npm): client scenarios against
                 mcp-conformance-client, server scenarios against mcpctl serve --http and
                 mcp-fixture-server [--server: the server scenarios only]
+                (MCP_CONFORMANCE_UPSTREAM_ERA=modern|legacy: the era of the fixture behind
+                the transparent gateway; modern by default)
   fuzz          every cargo-fuzz target on nightly, corpus replayed first; not in CI
                 [--time SECONDS | --runs N] [--target NAME] (needs cargo-fuzz)
   help          print this message

@@ -1,8 +1,10 @@
 //! `mcpctl serve`: a host's MCP client (the TypeScript SDK's, the Python SDK's) launches `mcpctl serve` as its one server, or reaches `mcpctl serve --http` over Streamable HTTP, and gets the tools of three upstream servers (the fixture, server-everything, FastMCP), calls them, follows progress, receives `list_changed`, and (the TypeScript client) cancels a running call.
 //!
-//! Over HTTP also: clients of both eras at once on one gateway, and the
-//! listener's refusals (no token, a foreign `Host` or `Origin`, an ended
-//! session, headers that disagree with the body).
+//! Over HTTP also: clients of both eras at once on one gateway (a
+//! 2026-07-28 client's call parked between its input rounds leaving
+//! another client's questions to it), and the listener's refusals (no
+//! token, a foreign `Host` or `Origin`, an ended session, headers that
+//! disagree with the body).
 
 mod support;
 
@@ -1179,4 +1181,112 @@ fn a_2026_07_28_client_over_http_answers_its_servers_question_in_input_rounds() 
         assert!(shown.contains("elicited over http"), "{shown}");
         client.close().await;
     });
+}
+
+/// A call of a 2026-07-28 client parked between its input rounds (its
+/// server's question sent back as `input_required`, the work waiting for
+/// the client's retry) is no client waiting on a server: meanwhile another
+/// client's server asks its own client, and that question reaches it
+/// rather than being refused as ambiguous.
+#[test]
+fn a_call_parked_between_input_rounds_leaves_another_clients_questions_to_it() {
+    use mcp_proto::EraPolicy;
+    use mcp_proto::types::{
+        CallToolRequestParams, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult,
+        ElicitationCapability, SamplingCapability,
+    };
+    use mcp_transport::{
+        CallOptions, Client, ClientError, ClientHandler, ClientOptions, HttpOptions, HttpTransport,
+    };
+
+    /// Answers a sampling, and declares elicitation (never asked here).
+    struct Samples;
+
+    #[async_trait::async_trait]
+    impl ClientHandler for Samples {
+        fn capabilities(&self) -> ClientCapabilities {
+            ClientCapabilities {
+                sampling: Some(SamplingCapability::default()),
+                elicitation: Some(ElicitationCapability {
+                    form: Some(Default::default()),
+                    ..ElicitationCapability::default()
+                }),
+                ..ClientCapabilities::default()
+            }
+        }
+
+        async fn create_message(
+            &self,
+            _params: CreateMessageRequestParams,
+        ) -> Result<CreateMessageResult, mcp_proto::ErrorObject> {
+            serde_json::from_value(json!({"role": "assistant", "model": "the-second-client",
+                "content": {"type": "text", "text": "sampled by the second client"}}))
+            .map_err(|e| mcp_proto::ErrorObject::new(-32603, e.to_string()))
+        }
+    }
+
+    let env = Env::new();
+    let config = env.write_json(
+        "servers.json",
+        &json!({"mcpServers": {"fx": {
+            "command": support::fixture_server(),
+            "args": ["--era", "legacy", "--reference-catalog"],
+            "era": "legacy",
+        }}}),
+    );
+    let mut serve = HttpServe::start_with(
+        &env,
+        &["--no-host-configs", "--config", config.to_str().unwrap()],
+        &["--names", "keep"],
+    );
+    let runtime = support::runtime();
+    runtime.block_on(async {
+        let connect = |era: EraPolicy| {
+            let mut http = HttpOptions::new(serve.url.clone());
+            http.headers = vec![(
+                "Authorization".to_owned(),
+                format!("Bearer {}", serve.token),
+            )];
+            async move {
+                let transport = HttpTransport::connect(http).await.expect("a transport");
+                let mut options = ClientOptions::default();
+                options.session.era = era;
+                options.handler = Some(std::sync::Arc::new(Samples));
+                let (client, driver) = Client::new(transport, options);
+                tokio::spawn(driver.run());
+                tokio::time::timeout(std::time::Duration::from_secs(30), client.initialize())
+                    .await
+                    .expect("connects within 30 s")
+                    .expect("connects");
+                client
+            }
+        };
+        let first = connect(EraPolicy::Modern).await;
+        let second = connect(EraPolicy::Legacy).await;
+
+        // The first client's call: the server asks, the client is sent the
+        // question and does not answer yet.
+        let params = CallToolRequestParams::new(
+            "ask_elicitation",
+            json!({"message": "later"}).as_object().cloned(),
+        );
+        let taking = CallOptions::default().return_input_required(true);
+        let round = match first.call_tool_with(&params, taking).await {
+            Err(ClientError::InputRequired { round, .. }) => round,
+            other => panic!("the elicitation comes back as an input round: {other:?}"),
+        };
+        let asked = serde_json::to_value(&round.input_requests).unwrap();
+        assert!(asked.to_string().contains("elicitation/create"), "{asked}");
+
+        // Meanwhile the second client's server asks it for a sampling.
+        let sampled = second
+            .call_tool("ask_sampling", json!({"prompt": "hi"}).as_object().cloned())
+            .await
+            .expect("the second client's call");
+        let text = serde_json::to_value(&sampled.content).unwrap().to_string();
+        assert!(text.contains("sampled by the second client"), "{text}");
+        first.close().await;
+        second.close().await;
+    });
+    assert_eq!(serve.terminate(), 0);
 }

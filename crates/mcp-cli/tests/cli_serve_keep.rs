@@ -1,4 +1,4 @@
-//! `mcpctl serve --names keep`, the transparent gateway: a client (this workspace's, over stdio) sees the fixture server's own names, sets its log level and gets the server's log messages, subscribes to a resource through the gateway, and answers the fixture's elicitation, sampling and `roots/list`; two servers sharing a name are refused at start, naming both.
+//! `mcpctl serve --names keep`, the transparent gateway: a client (this workspace's, over stdio) sees the fixture server's own names, sets its log level and gets the server's log messages, subscribes to a resource through the gateway, and answers the fixture's elicitation, sampling and `roots/list`, the fixture speaking the handshake era or 2026-07-28 (which has no `logging/setLevel`, `resources/subscribe` or server requests: the gateway translates); two servers sharing a name are refused at start, naming both.
 
 mod support;
 
@@ -180,6 +180,150 @@ fn a_client_of_the_kept_gateway_sees_the_servers_names_and_answers_its_questions
             shown.contains("-32002") || shown.contains("not found"),
             "{shown}"
         );
+        client.close().await;
+    });
+}
+
+#[test]
+fn a_handshake_era_client_gets_the_same_from_a_2026_07_28_server_behind_the_gateway() {
+    let env = Env::new();
+    let events = env.work_dir().join("fixture-events.jsonl");
+    let config = env.write_json(
+        "servers.json",
+        &json!({"mcpServers": {"fx": {
+            "command": support::fixture_server(),
+            "args": ["--era", "modern", "--reference-catalog",
+                     "--event-log", events.to_str().unwrap()],
+            "era": "modern",
+        }}}),
+    );
+    let config = config.to_str().unwrap();
+    let stdio = env.serve_options(&[
+        "--no-host-configs",
+        "--config",
+        config,
+        "serve",
+        "--names",
+        "keep",
+    ]);
+    let runtime = support::runtime();
+    runtime.block_on(async {
+        let transport = StdioTransport::spawn(stdio).expect("mcpctl serve starts");
+        let mut options = ClientOptions::default();
+        options.handler = Some(Arc::new(Answers));
+        options.session.era = mcp_proto::EraPolicy::Legacy;
+        let (client, driver) = Client::new(transport, options);
+        let mut notifications = client.take_notifications().expect("the notifications");
+        tokio::spawn(driver.run());
+        client.initialize().await.expect("initialize");
+        let declared = client
+            .negotiated()
+            .expect("negotiated")
+            .result
+            .capabilities
+            .clone();
+        assert!(declared.logging.is_some(), "{declared:?}");
+        assert_eq!(declared.resources.as_ref().unwrap().subscribe, Some(true));
+        let text = |result: &mcp_proto::types::CallToolResult| -> String {
+            serde_json::to_value(&result.content).unwrap().to_string()
+        };
+
+        // The server's input rounds are asked of this client as requests.
+        for (tool, arguments, expected) in [
+            ("test_elicitation", json!({"message": "?"}), "elicited"),
+            (
+                "test_sampling",
+                json!({"prompt": "hi"}),
+                "sampled by the client",
+            ),
+            (
+                "test_input_required_result_list_roots",
+                json!({}),
+                "file:///answered/by/the/client",
+            ),
+        ] {
+            let answered = client
+                .call_tool(tool, arguments.as_object().cloned())
+                .await
+                .unwrap_or_else(|e| panic!("{tool}: {e}"));
+            assert!(
+                text(&answered).contains(expected),
+                "{tool}: {}",
+                text(&answered)
+            );
+        }
+
+        // No level set yet: a 2026-07-28 server is asked for none, and
+        // sends no log messages.
+        let quiet = client
+            .call_tool("test_tool_with_logging", None)
+            .await
+            .expect("a call that would log");
+        assert!(
+            text(&quiet).contains("Nothing was logged"),
+            "{}",
+            text(&quiet)
+        );
+        client
+            .set_logging_level(LoggingLevel::Info)
+            .await
+            .expect("logging/setLevel, kept by the gateway");
+        let logged_call = client
+            .call_tool("test_tool_with_logging", None)
+            .await
+            .expect("a call that logs");
+        assert!(
+            text(&logged_call).contains("logged 3 messages at info"),
+            "{}",
+            text(&logged_call)
+        );
+        let mut logged = 0;
+        while logged < 3 {
+            let next =
+                tokio::time::timeout(std::time::Duration::from_secs(10), notifications.recv())
+                    .await
+                    .expect("the server's three log messages within 10 s")
+                    .expect("the notifications go on");
+            if let mcp_transport::ServerNotification::LogMessage(message) = next {
+                assert_eq!(message.level, LoggingLevel::Info);
+                logged += 1;
+            }
+        }
+
+        // A subscription becomes the server's subscriptions/listen.
+        client
+            .subscribe_resource("test://static-text")
+            .await
+            .expect("resources/subscribe through the gateway");
+        // `listen-start NANOS PID {"id":..,"accepted":{..}}` lines.
+        let listened = |uri: &str| {
+            std::fs::read_to_string(&events)
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|line| line.strip_prefix("listen-start "))
+                .filter_map(|rest| rest.splitn(3, ' ').nth(2))
+                .filter_map(|detail| serde_json::from_str::<Value>(detail).ok())
+                .any(|detail| {
+                    detail["accepted"]["resourceSubscriptions"]
+                        .as_array()
+                        .is_some_and(|uris| uris.iter().any(|u| u == uri))
+                })
+        };
+        // A call answered after it: the server read the listen request,
+        // sent before the call on the same stream, first.
+        client
+            .call_tool("test_simple_text", None)
+            .await
+            .expect("a call after the subscription");
+        assert!(
+            listened("test://static-text"),
+            "the server accepted no listen for the URI: {}",
+            std::fs::read_to_string(&events).unwrap_or_default()
+        );
+        client
+            .unsubscribe_resource("test://static-text")
+            .await
+            .expect("resources/unsubscribe through the gateway");
         client.close().await;
     });
 }

@@ -33,9 +33,11 @@
 //! In the stateless era every request carries
 //! `_meta["io.modelcontextprotocol/protocolVersion"]`, `.../clientCapabilities`
 //! and `.../clientInfo`; methods the era does not have (`ping`,
-//! `logging/setLevel`, `resources/subscribe`, `resources/unsubscribe`,
-//! `notifications/roots/list_changed`) are refused with
-//! [`SessionError::NotInEra`]; the server sends no requests (any it sends
+//! `logging/setLevel`, `notifications/roots/list_changed`) are refused with
+//! [`SessionError::NotInEra`], except `resources/subscribe` and
+//! `resources/unsubscribe`, which the session answers itself by adding the
+//! URI to (or taking it from) the `resourceSubscriptions` of its
+//! `subscriptions/listen` request, opened again with the new filter; the server sends no requests (any it sends
 //! are dropped with a diagnostic, never answered); and when the server
 //! offers list-change notifications the session keeps a
 //! `subscriptions/listen` request open (2026-07-28 "Subscriptions"): its
@@ -730,6 +732,16 @@ impl ClientSession {
             SessionState::Initializing | SessionState::Ready => {}
         }
         if let Some(negotiated) = &self.negotiated {
+            if negotiated.era() == Era::Modern
+                && matches!(
+                    method,
+                    methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE
+                )
+            {
+                check_server_capability(negotiated, method)?;
+                let uri = subscribed_uri(method, params)?;
+                return Ok(self.listen_for_resource(method == methods::RESOURCES_SUBSCRIBE, uri));
+            }
             if negotiated.era() == Era::Modern && !exists_in_stateless_era(method) {
                 return Err(SessionError::NotInEra {
                     method: method.to_owned(),
@@ -1513,6 +1525,70 @@ impl ClientSession {
         }));
     }
 
+    /// `resources/subscribe` (`subscribe`) or `resources/unsubscribe` of
+    /// `uri` in the stateless era, which has neither method (2026-07-28
+    /// "Subscriptions": `subscriptions/listen` replaces them): the URI
+    /// joins or leaves the `resourceSubscriptions` of the session's listen
+    /// request, which is opened again with the new filter (the one open is
+    /// cancelled; a filter left empty closes it), and the request
+    /// completes at once with `{}`. An acknowledgement that leaves the URI
+    /// out is a [`Diagnostic::SubscriptionNarrowed`].
+    fn listen_for_resource(&mut self, subscribe: bool, uri: String) -> RequestHandle {
+        let handle = RequestHandle(self.allocate_id());
+        let listen = self.listen.get_or_insert_with(|| Listen {
+            filter: SubscriptionFilter::default(),
+            id: None,
+            retry_at: None,
+            failures: 0,
+        });
+        let uris = listen
+            .filter
+            .resource_subscriptions
+            .get_or_insert_with(Vec::new);
+        let held = uris.contains(&uri);
+        let changed = subscribe != held;
+        if subscribe && !held {
+            uris.push(uri);
+        } else if !subscribe && held {
+            uris.retain(|held| *held != uri);
+        }
+        if uris.is_empty() {
+            listen.filter.resource_subscriptions = None;
+        }
+        if changed {
+            self.reopen_listen();
+        } else if self
+            .listen
+            .as_ref()
+            .is_some_and(|l| listen_is_empty(&l.filter))
+        {
+            self.listen = None;
+        }
+        self.events.push_back(Event::Completed {
+            handle,
+            outcome: Ok(RawJson::from(crate::jsonrpc::empty_object())),
+        });
+        handle
+    }
+
+    /// Cancels the open listen request, if any, and opens it again with
+    /// the current filter; a filter that asks for nothing is not opened.
+    fn reopen_listen(&mut self) {
+        if let Some(old) = self.listen.as_mut().and_then(|l| l.id.take()) {
+            self.remove_pending(old);
+            self.send_cancelled(old, "the subscription's filter changed");
+        }
+        if self
+            .listen
+            .as_ref()
+            .is_some_and(|l| listen_is_empty(&l.filter))
+        {
+            self.listen = None;
+            return;
+        }
+        self.open_listen();
+    }
+
     /// The listen request was answered: a result is a graceful end (the
     /// server tore the subscription down; it is not reopened), an error a
     /// refusal.
@@ -1699,7 +1775,18 @@ impl ClientSession {
             || (requested.prompts_list_changed == Some(true)
                 && acknowledged.prompts_list_changed != Some(true))
             || (requested.resources_list_changed == Some(true)
-                && acknowledged.resources_list_changed != Some(true));
+                && acknowledged.resources_list_changed != Some(true))
+            || requested
+                .resource_subscriptions
+                .iter()
+                .flatten()
+                .any(|uri| {
+                    !acknowledged
+                        .resource_subscriptions
+                        .iter()
+                        .flatten()
+                        .any(|acked| acked == uri)
+                });
         if narrowed {
             let requested = requested.clone();
             self.events
@@ -1918,6 +2005,43 @@ fn exists_in_stateless_era(method: &str) -> bool {
             | methods::SUBSCRIPTIONS_LISTEN
             | methods::SERVER_DISCOVER
     )
+}
+
+/// Whether a listen filter asks for nothing at all.
+fn listen_is_empty(filter: &SubscriptionFilter) -> bool {
+    filter.tools_list_changed != Some(true)
+        && filter.prompts_list_changed != Some(true)
+        && filter.resources_list_changed != Some(true)
+        && filter
+            .resource_subscriptions
+            .as_ref()
+            .is_none_or(Vec::is_empty)
+}
+
+/// The `uri` of a `resources/subscribe` or `resources/unsubscribe`'s
+/// params.
+fn subscribed_uri<P: Serialize + ?Sized>(
+    method: &str,
+    params: Option<&P>,
+) -> Result<String, SessionError> {
+    let encode_error = |source| SessionError::Encode {
+        method: method.to_owned(),
+        source,
+    };
+    let value = params
+        .map(serde_json::to_value)
+        .transpose()
+        .map_err(encode_error)?;
+    value
+        .as_ref()
+        .and_then(|v| v.get("uri"))
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            encode_error(<serde_json::Error as serde::de::Error>::custom(format!(
+                "{method} needs a `uri`"
+            )))
+        })
 }
 
 /// The first backoff before a broken `subscriptions/listen` is opened again.

@@ -52,7 +52,11 @@
 //!   (`logging`, `resources.subscribe`) when a usable server declares
 //!   them, each client's own: its level filters the `notifications/message`
 //!   it gets, and it gets `notifications/resources/updated` for the URIs it
-//!   subscribed to (see `relay`).
+//!   subscribed to (see `relay`). A 2026-07-28 server, whose era has
+//!   neither method, gets the level as each request's `logLevel` `_meta`
+//!   and the subscriptions as its `subscriptions/listen` filter; a
+//!   2026-07-28 client's request that sets no `logLevel` gets no log
+//!   messages.
 //! - A server's `elicitation/create`, `sampling/createMessage` and
 //!   `roots/list` reach the handshake-era client whose call, prompt or read
 //!   is waiting on it, when the host gave the manager the gateway's
@@ -428,8 +432,13 @@ struct ConnState {
     calls: HashMap<RequestId, CancelToken>,
     /// The tools (name and schema) the client last listed.
     listed: Option<Vec<(String, JsonText)>>,
-    /// The client's `logging/setLevel`, if it sent one.
+    /// The client's `logging/setLevel`, if it sent one; for a 2026-07-28
+    /// client, its last request's `io.modelcontextprotocol/logLevel`.
     log_level: Option<types::LoggingLevel>,
+    /// The client speaks 2026-07-28: its level is each request's own, and
+    /// a request that asks for none gets no log messages (2026-07-28
+    /// "Utilities/Logging" §Per-request log level).
+    levels_per_request: bool,
     /// The resources the client subscribed to (`resources/subscribe`).
     resource_subscriptions: std::collections::HashSet<String>,
     /// The prompts (names) the client last listed.
@@ -557,7 +566,10 @@ impl Connection {
                         mcp_proto::text::bound(&params.name, 128)
                     )));
                 };
-                let upstream = forward::Upstream::of(&self.gateway, &server)?.rounds(rounds);
+                let level = self.log_level_for(params.meta.as_ref(), modern);
+                let upstream = forward::Upstream::of(&self.gateway, &server)?
+                    .rounds(rounds)
+                    .log_level(level);
                 self.spawn_answer(
                     id,
                     reply,
@@ -571,12 +583,15 @@ impl Connection {
                 let params: types::ReadResourceRequestParams =
                     decode(params, methods::RESOURCES_READ)?;
                 let gateway = self.gateway.clone();
+                let level = self.log_level_for(params.meta.as_ref(), modern);
                 // A read is cacheable in 2026-07-28 ("Caching"): not here,
                 // where it follows the server's current content.
                 self.spawn_answer(id, reply, modern, true, async move {
                     let server =
                         forward::resource_server(&gateway, &params.uri, modern, false).await?;
-                    let upstream = forward::Upstream::of(&gateway, &server)?.rounds(rounds);
+                    let upstream = forward::Upstream::of(&gateway, &server)?
+                        .rounds(rounds)
+                        .log_level(level);
                     forward::read_resource(upstream, params).await
                 });
                 Ok(())
@@ -710,13 +725,32 @@ impl Connection {
         );
     }
 
+    /// The log level a request of this client is made for, which a
+    /// 2026-07-28 server gets in the request's `_meta`: the level the
+    /// client set (`logging/setLevel`), or for a 2026-07-28 client
+    /// (`modern`) the one the request's `_meta` asks for, kept as the
+    /// connection's to filter the log messages relayed meanwhile.
+    fn log_level_for(
+        &self,
+        meta: Option<&types::Meta>,
+        modern: bool,
+    ) -> Option<types::LoggingLevel> {
+        let mut state = self.lock();
+        if modern {
+            state.levels_per_request = true;
+            state.log_level = forward::requested_log_level(meta);
+        }
+        state.log_level
+    }
+
     /// The tool a `tools/call` names and the call to make, cancelled by
-    /// cancelling request `id`.
+    /// cancelling request `id`. `modern`: the client speaks 2026-07-28.
     fn prepare_call(
         &self,
         id: &RequestId,
         params: &str,
         rounds: bool,
+        modern: bool,
     ) -> Result<Prepared, ErrorObject> {
         let call: CallToolRequestParams = decode(params, methods::TOOLS_CALL)?;
         let tools = self.tools();
@@ -755,8 +789,14 @@ impl Connection {
         } else {
             (None, None)
         };
+        // A 2026-07-28 server logs only at a level the request asks for.
+        let level = self.log_level_for(call.meta.as_ref(), modern).filter(|_| {
+            server
+                .as_deref()
+                .is_some_and(|server| forward::speaks_modern(&self.gateway, server))
+        });
         let passthrough = Some(Arc::new(crate::tool::Passthrough {
-            meta: forward::relayed_meta(call.meta.as_ref(), relays),
+            meta: forward::with_log_level(forward::relayed_meta(call.meta.as_ref(), relays), level),
             server_names: self.gateway.options.naming == ToolNaming::Keep,
             rounds: relays,
             input_responses,
@@ -892,7 +932,8 @@ impl Connection {
     fn on_log(&self, server: &str, level: types::LoggingLevel, logger: Option<&str>, data: &Value) {
         let during = {
             let state = self.lock();
-            if !relay::reaches(state.log_level, level) {
+            let asked_none = state.levels_per_request && state.log_level.is_none();
+            if asked_none || !relay::reaches(state.log_level, level) {
                 return;
             }
             let mut streamable = state.streamable.values();
@@ -1173,13 +1214,14 @@ impl Served {
             .map(|client| client.capabilities.clone())
             .unwrap_or_default();
         let waiting = asks.waiting_in_rounds(self.connection.inner.number, sender, capabilities);
+        let parked = waiting.parked();
         let connection = Arc::clone(&self.connection);
         let done = tokio::spawn(async move {
             let answer = answer(&connection.inner, request, context, true).await;
             drop(waiting);
             answer
         });
-        Ok(rounds::Work::new(subject, asked, done))
+        Ok(rounds::Work::new(subject, asked, done).parking(parked))
     }
 }
 
@@ -1212,7 +1254,7 @@ async fn answer(
             passthrough,
             reported,
             server,
-        } = inner.prepare_call(&request.id, params, rounds)?;
+        } = inner.prepare_call(&request.id, params, rounds, modern)?;
         inner.streaming(&request.id, server, &context);
         let outcome = if context.wants_progress() {
             let (sink, mut reports) = mpsc::unbounded_channel();

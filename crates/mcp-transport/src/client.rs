@@ -1239,10 +1239,13 @@ impl Client {
             .await
     }
 
-    /// `resources/subscribe` (MCP "Server/Resources", "Subscriptions";
-    /// handshake era only): the server sends
-    /// `notifications/resources/updated` for `uri` from now on. Refused
-    /// by the session when the server did not declare `resources.subscribe`.
+    /// `resources/subscribe` (MCP "Server/Resources", "Subscriptions"):
+    /// the server sends `notifications/resources/updated` for `uri` from
+    /// now on. In the 2026-07-28 era, which has no such method, the
+    /// session adds `uri` to the `resourceSubscriptions` of its
+    /// `subscriptions/listen` request (2026-07-28 "Subscriptions") and
+    /// opens it again, answering at once. Refused by the session when the
+    /// server did not declare `resources.subscribe`.
     pub async fn subscribe_resource(&self, uri: &str) -> Result<(), ClientError> {
         let params = mcp_proto::types::SubscribeRequestParams {
             uri: uri.to_owned(),
@@ -1257,7 +1260,8 @@ impl Client {
         .map(|_| ())
     }
 
-    /// `resources/unsubscribe`: ends a [`Client::subscribe_resource`].
+    /// `resources/unsubscribe`: ends a [`Client::subscribe_resource`] (in
+    /// the 2026-07-28 era, takes `uri` out of the listen request's filter).
     pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), ClientError> {
         let params = mcp_proto::types::UnsubscribeRequestParams {
             uri: uri.to_owned(),

@@ -1240,12 +1240,7 @@ fn a_discover_result_settles_the_stateless_era() {
 #[test]
 fn the_stateless_era_refuses_what_it_does_not_have() {
     let mut h = modern(json!({"tools": {}, "logging": {}, "resources": {"subscribe": true}}));
-    for method in [
-        "ping",
-        "logging/setLevel",
-        "resources/subscribe",
-        "resources/unsubscribe",
-    ] {
+    for method in ["ping", "logging/setLevel"] {
         let error = h
             .session
             .request(h.now, method, Some(&json!({})), RequestOptions::default())
@@ -1262,6 +1257,21 @@ fn the_stateless_era_refuses_what_it_does_not_have() {
         );
         assert!(error.to_string().contains("2026-07-28"), "{error}");
     }
+    // Subscriptions ride on `subscriptions/listen`; one needs its URI.
+    let error = h
+        .session
+        .request(
+            h.now,
+            "resources/subscribe",
+            Some(&json!({})),
+            RequestOptions::default(),
+        )
+        .unwrap_err();
+    let cause = std::error::Error::source(&error).map(ToString::to_string);
+    assert!(
+        cause.as_deref().is_some_and(|c| c.contains("uri")),
+        "{cause:?}"
+    );
     let error = h
         .session
         .notify("notifications/roots/list_changed", None::<&()>)
@@ -1663,4 +1673,84 @@ fn a_refused_listen_is_not_retried_and_close_completes_nothing_of_it() {
         ),
         "{events:?}"
     );
+}
+
+#[test]
+fn resource_subscriptions_ride_on_listen_in_the_stateless_era() {
+    let mut h = modern(json!({"tools": {"listChanged": true}, "resources": {"subscribe": true}}));
+    let first = h.sent();
+    assert_eq!(first[0]["method"], "subscriptions/listen");
+
+    // Subscribing answers at once and opens the listen again, the URI in
+    // its filter; the old one is cancelled.
+    let handle = h.request("resources/subscribe", json!({"uri": "test://a"}));
+    let events = h.events();
+    assert!(
+        matches!(events.as_slice(), [Event::Completed { handle: done, outcome: Ok(raw) }] if *done == handle && raw.get() == "{}"),
+        "{events:?}"
+    );
+    let sent = h.sent();
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[0]["method"], "notifications/cancelled");
+    assert_eq!(sent[0]["params"]["requestId"], first[0]["id"]);
+    assert_eq!(sent[1]["method"], "subscriptions/listen");
+    assert_eq!(
+        sent[1]["params"]["notifications"],
+        json!({"toolsListChanged": true, "resourceSubscriptions": ["test://a"]})
+    );
+    let listen_id = sent[1]["id"].clone();
+
+    // An update on it comes out as a notification; an acknowledgement
+    // without the URI is a narrowed subscription.
+    h.recv(
+        json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+        "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": listen_id},
+                   "notifications": {"toolsListChanged": true}}}),
+    );
+    let events = h.events();
+    assert!(
+        matches!(
+            events.as_slice(),
+            [Event::Diagnostic(Diagnostic::SubscriptionNarrowed { .. })]
+        ),
+        "{events:?}"
+    );
+    h.recv(
+        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+        "params": {"uri": "test://a", "_meta": {"io.modelcontextprotocol/subscriptionId": listen_id}}}),
+    );
+    let events = h.events();
+    assert!(
+        matches!(events.as_slice(), [Event::Notification(n)] if n.method == "notifications/resources/updated"),
+        "{events:?}"
+    );
+
+    // The same URI again changes nothing; unsubscribing reopens without it.
+    h.request("resources/subscribe", json!({"uri": "test://a"}));
+    h.events();
+    assert_eq!(h.sent(), Vec::<Value>::new());
+    h.request("resources/unsubscribe", json!({"uri": "test://a"}));
+    h.events();
+    let sent = h.sent();
+    assert_eq!(
+        sent[1]["params"]["notifications"],
+        json!({"toolsListChanged": true})
+    );
+
+    // A server with no list changes: the listen exists for the URI alone
+    // and closes with its last one.
+    let mut h = modern(json!({"resources": {"subscribe": true}}));
+    assert_eq!(h.sent(), Vec::<Value>::new());
+    h.request("resources/subscribe", json!({"uri": "test://b"}));
+    h.events();
+    let sent = h.sent();
+    assert_eq!(
+        sent[0]["params"]["notifications"],
+        json!({"resourceSubscriptions": ["test://b"]})
+    );
+    h.request("resources/unsubscribe", json!({"uri": "test://b"}));
+    h.events();
+    let sent = h.sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["method"], "notifications/cancelled");
 }

@@ -21,12 +21,14 @@
 //! refused (-32601) when the request's client did not declare the
 //! capability (2026-07-28 "Multi round-trip requests": a server never asks
 //! for input the client cannot give). Such a request waits on its server
-//! until its work ends, its client's retries included: while it waits for
-//! a retry, another client's server asking is as ambiguous as while two
-//! calls run, and is refused.
+//! while its work runs; parked between rounds (answered `input_required`,
+//! its work waiting for the client's retry, for up to five minutes) it is
+//! no client waiting: another client's server may ask its own client
+//! meanwhile. A parked request is asked only when no other client waits
+//! (its own server asking again before the retry).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use mcp_proto::jsonrpc::error_codes;
@@ -61,6 +63,9 @@ pub struct GatewayAsks {
 struct Waiting {
     asker: Asker,
     requests: usize,
+    /// A 2026-07-28 request parked between its input rounds
+    /// ([`WaitGuard::parked`]).
+    parked: Arc<AtomicBool>,
 }
 
 /// Who answers a server's request.
@@ -108,13 +113,16 @@ impl GatewayAsks {
 
     fn wait(self: &Arc<Self>, key: (u64, u64), asker: Asker) -> WaitGuard {
         let mut waiting = self.lock();
-        waiting
-            .entry(key)
-            .or_insert(Waiting { asker, requests: 0 })
-            .requests += 1;
+        let entry = waiting.entry(key).or_insert(Waiting {
+            asker,
+            requests: 0,
+            parked: Arc::default(),
+        });
+        entry.requests += 1;
         WaitGuard {
             asks: Arc::clone(self),
             key,
+            parked: Arc::clone(&entry.parked),
         }
     }
 
@@ -123,10 +131,17 @@ impl GatewayAsks {
     }
 
     /// The client to ask: the one connection (or 2026-07-28 request)
-    /// waiting on a server.
+    /// waiting on a server; a request parked between its input rounds
+    /// only when none is.
     fn target(&self, method: &str) -> Result<Asker, ErrorObject> {
         let waiting = self.lock();
-        let mut clients = waiting.values();
+        let running = |w: &&Waiting| !w.parked.load(Ordering::Acquire);
+        let mut clients: Box<dyn Iterator<Item = &Waiting>> =
+            if waiting.values().any(|w| running(&w)) {
+                Box::new(waiting.values().filter(running))
+            } else {
+                Box::new(waiting.values())
+            };
         match (clients.next(), clients.next()) {
             (Some(only), None) => Ok(only.asker.clone()),
             (None, _) => Err(ErrorObject::new(
@@ -265,6 +280,16 @@ fn undeclared(
 pub(super) struct WaitGuard {
     asks: Arc<GatewayAsks>,
     key: (u64, u64),
+    parked: Arc<AtomicBool>,
+}
+
+impl WaitGuard {
+    /// The flag that marks the request parked between its input rounds
+    /// (set while its work waits for the client's retry): then it is no
+    /// client waiting on a server.
+    pub(super) fn parked(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.parked)
+    }
 }
 
 impl Drop for WaitGuard {
@@ -326,5 +351,45 @@ mod tests {
         let declared = asks.capabilities();
         assert!(declared.sampling.is_some() && declared.roots.is_some());
         assert!(declared.elicitation.unwrap().form.is_some());
+    }
+
+    /// Whether `asker` is the input rounds of the request fed by `sender`.
+    fn is(asker: &Asker, sender: &mpsc::UnboundedSender<Ask>) -> bool {
+        matches!(asker, Asker::Rounds { asks, .. } if asks.same_channel(sender))
+    }
+
+    #[test]
+    fn a_request_parked_between_rounds_is_no_client_waiting() {
+        let asks = GatewayAsks::new();
+        let (first_asks, _first_asked) = mpsc::unbounded_channel();
+        let (second_asks, _second_asked) = mpsc::unbounded_channel();
+        let all = ClientCapabilities::default();
+        let first = asks.waiting_in_rounds(1, first_asks.clone(), all.clone());
+        let second = asks.waiting_in_rounds(2, second_asks.clone(), all);
+        // Both running: a request names no call, so it is refused.
+        let error = asks.target(methods::SAMPLING_CREATE_MESSAGE).unwrap_err();
+        assert!(error.message.contains("several clients"), "{error}");
+
+        // The first parked (its work waits for its client's retry): the
+        // second is the one client waiting.
+        first.parked().store(true, Ordering::Release);
+        let asker = asks.target(methods::SAMPLING_CREATE_MESSAGE).unwrap();
+        assert!(is(&asker, &second_asks), "{asker:?}");
+
+        // Both parked: as ambiguous as both running.
+        second.parked().store(true, Ordering::Release);
+        assert!(asks.target(methods::ROOTS_LIST).is_err());
+
+        // The second gone: the parked first is the only one its server
+        // can mean, and it gets the question for its next round.
+        drop(second);
+        let asker = asks.target(methods::ROOTS_LIST).unwrap();
+        assert!(is(&asker, &first_asks), "{asker:?}");
+
+        // Resumed: running again.
+        first.parked().store(false, Ordering::Release);
+        assert!(is(&asks.target(methods::ROOTS_LIST).unwrap(), &first_asks));
+        drop(first);
+        assert!(asks.target(methods::ROOTS_LIST).is_err());
     }
 }

@@ -37,11 +37,11 @@ use mcp_manager::Catalog;
 use mcp_manager::{HandleError, ServerHandle};
 use mcp_proto::ErrorObject;
 use mcp_proto::jsonrpc::error_codes;
-use mcp_proto::types::meta::CLIENT_CAPABILITIES;
+use mcp_proto::types::meta::{CLIENT_CAPABILITIES, LOG_LEVEL};
 use mcp_proto::types::{
     CompleteRequestParams, GetPromptRequestParams, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, Meta, PaginatedRequestParams, Prompt, ReadResourceRequestParams,
-    Reference, Resource, ResourceTemplate,
+    ListResourcesResult, LoggingLevel, Meta, PaginatedRequestParams, Prompt,
+    ReadResourceRequestParams, Reference, Resource, ResourceTemplate,
 };
 use mcp_transport::{CallOptions, ClientError};
 
@@ -343,6 +343,8 @@ pub(super) struct Upstream {
     relays: bool,
     /// Whether the server negotiated 2026-07-28.
     modern: bool,
+    /// The log level the request is made for ([`Upstream::log_level`]).
+    log_level: Option<LoggingLevel>,
 }
 
 impl Upstream {
@@ -364,7 +366,17 @@ impl Upstream {
             options,
             relays: false,
             modern: speaks_modern(gateway, server),
+            log_level: None,
         })
+    }
+
+    /// The request is made for a client whose log level is `level`: a
+    /// 2026-07-28 server gets it in the request's `_meta`
+    /// ([`with_log_level`]); a handshake-era one has it from
+    /// `logging/setLevel` already.
+    pub(super) fn log_level(mut self, level: Option<LoggingLevel>) -> Upstream {
+        self.log_level = level.filter(|_| self.modern);
+        self
     }
 
     /// With `rounds` and a 2026-07-28 server, the server's input round
@@ -387,7 +399,10 @@ pub(super) async fn get_prompt(
     name: String,
 ) -> Result<serde_json::Value, ErrorObject> {
     params.name = name;
-    params.meta = relayed_meta(params.meta.as_ref(), upstream.relays);
+    params.meta = with_log_level(
+        relayed_meta(params.meta.as_ref(), upstream.relays),
+        upstream.log_level,
+    );
     // A client's input rounds are with the gateway, never the server's,
     // but for the server's own round relayed.
     if !upstream.relays {
@@ -410,7 +425,10 @@ pub(super) async fn read_resource(
     upstream: Upstream,
     mut params: ReadResourceRequestParams,
 ) -> Result<serde_json::Value, ErrorObject> {
-    params.meta = relayed_meta(params.meta.as_ref(), upstream.relays);
+    params.meta = with_log_level(
+        relayed_meta(params.meta.as_ref(), upstream.relays),
+        upstream.log_level,
+    );
     if !upstream.relays {
         params.input_responses = None;
         params.request_state = None;
@@ -649,6 +667,29 @@ pub(super) fn relayed_meta(meta: Option<&Meta>, relays: bool) -> Option<Meta> {
             .insert(CLIENT_CAPABILITIES, capabilities);
     }
     forwarded
+}
+
+/// `meta` with `level` as the request's
+/// `io.modelcontextprotocol/logLevel` (2026-07-28 "Utilities/Logging"
+/// §Per-request log level), for a request forwarded to a 2026-07-28
+/// server: without it that server sends no log messages. `None` leaves
+/// `meta` as it is.
+pub(super) fn with_log_level(meta: Option<Meta>, level: Option<LoggingLevel>) -> Option<Meta> {
+    let Some(level) = level else {
+        return meta;
+    };
+    let mut meta = meta.unwrap_or_default();
+    meta.insert(
+        LOG_LEVEL,
+        serde_json::Value::String(level.as_str().to_owned()),
+    );
+    Some(meta)
+}
+
+/// The `io.modelcontextprotocol/logLevel` a 2026-07-28 request's `_meta`
+/// asks for, if any (one that is no log level counts as none).
+pub(super) fn requested_log_level(meta: Option<&Meta>) -> Option<LoggingLevel> {
+    serde_json::from_value(meta?.get(LOG_LEVEL)?).ok()
 }
 
 /// Whether `server` negotiated 2026-07-28.

@@ -2,12 +2,21 @@
 //!
 //! The gateway declares `logging` when a usable server does and
 //! `resources.subscribe` when one does. Each client's `logging/setLevel`
-//! is its own: the servers that log are asked for the most verbose level
-//! any connected client set, and each client gets the `notifications/message`
-//! at or above its own level (every one before it set a level, as a server
-//! sends what it likes until then). `resources/subscribe` is forwarded to
+//! is its own: the handshake-era servers that log are asked for the most
+//! verbose level any connected client set, and each client gets the
+//! `notifications/message` at or above its own level (every one before it
+//! set a level, as a server sends what it likes until then). A 2026-07-28
+//! server has no `logging/setLevel` (2026-07-28 "Utilities/Logging"): it
+//! is not sent one, and each request forwarded to it for a client that
+//! set a level carries that level as the request's
+//! `io.modelcontextprotocol/logLevel` instead ([`super::forward::with_log_level`]).
+//! A 2026-07-28 client's own requests carry their level the same way, and
+//! it gets a server's log messages during such a request only when the
+//! request asked for a level, at or above it. `resources/subscribe` is forwarded to
 //! the server the URI belongs to (the one that lists it, else the one with
-//! the longest matching template) once, however many clients subscribe;
+//! the longest matching template) once, however many clients subscribe
+//! (to a 2026-07-28 server, whose era has no such method, as a URI of its
+//! `subscriptions/listen` filter: the connection's session does that);
 //! `notifications/resources/updated` goes to the clients subscribed to that
 //! URI, and the server is unsubscribed when the last of them unsubscribes
 //! or disconnects.
@@ -71,8 +80,9 @@ pub(super) fn add_capabilities(gateway: &Gateway, capabilities: &mut ServerCapab
 }
 
 /// `logging/setLevel` of connection `connection`: kept as its level, and
-/// the servers that log asked for the most verbose level any connection
-/// set. Fails when no server logs.
+/// the handshake-era servers that log asked for the most verbose level any
+/// connection set (a 2026-07-28 server gets the connection's level with
+/// each of its requests instead). Fails when no server logs.
 pub(super) async fn set_level(
     gateway: &Gateway,
     connection: u64,
@@ -90,6 +100,10 @@ pub(super) async fn set_level(
             continue;
         }
         asked += 1;
+        if forward::speaks_modern(gateway, &server.id) {
+            // Its level goes with each request (`with_log_level`).
+            continue;
+        }
         let upstream = Upstream::of(gateway, &server.id)?;
         if let Err(error) = upstream.client.set_logging_level(wanted).await {
             failure = Some(forward::upstream_error(error));

@@ -32,6 +32,7 @@
 //! more is answered with an error and its work cancelled.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
@@ -99,6 +100,9 @@ pub(super) struct Work {
     pending: BTreeMap<String, Pending>,
     /// The last key given.
     keys: u64,
+    /// Set while the work is parked for its client's retry
+    /// ([`Work::parking`]).
+    parked: Option<Arc<AtomicBool>>,
 }
 
 #[derive(Debug)]
@@ -122,6 +126,21 @@ impl Work {
             done,
             pending: BTreeMap::new(),
             keys: 0,
+            parked: None,
+        }
+    }
+
+    /// `parked` is set while the work waits for its client's retry and
+    /// cleared when the retry resumes it (see [`super::asks`]: a parked
+    /// request is no client waiting on a server).
+    pub(super) fn parking(mut self, parked: Arc<AtomicBool>) -> Work {
+        self.parked = Some(parked);
+        self
+    }
+
+    fn set_parked(&self, parked: bool) {
+        if let Some(flag) = &self.parked {
+            flag.store(parked, Ordering::Release);
         }
     }
 
@@ -261,7 +280,10 @@ impl Rounds {
         drop(parked);
         expiry.abort();
         let mut work = match waiting {
-            Waiting::Work(work) => work,
+            Waiting::Work(work) => {
+                work.set_parked(false);
+                work
+            }
             Waiting::Relayed(relayed) => {
                 return Ok(Resumed::Retry {
                     responses,
@@ -296,6 +318,7 @@ impl Rounds {
                     .iter()
                     .map(|(key, pending)| (key.clone(), pending.request.clone()))
                     .collect();
+                work.set_parked(true);
                 return self.park(Waiting::Work(work), Some(requests));
             }
             tokio::select! {
@@ -430,7 +453,14 @@ mod tests {
     #[tokio::test]
     async fn a_question_is_answered_input_required_and_the_retry_resumes_the_work() {
         let rounds = Arc::new(Rounds::default());
-        let first = asked(&rounds.drive(asking()).await.unwrap());
+        let parked = Arc::new(AtomicBool::new(false));
+        let first = asked(
+            &rounds
+                .drive(asking().parking(Arc::clone(&parked)))
+                .await
+                .unwrap(),
+        );
+        assert!(parked.load(Ordering::Acquire), "parked for the retry");
         assert_eq!(first.result_type, Some(ResultType::InputRequired));
         let requests = first.input_requests.unwrap();
         assert_eq!(requests.len(), 1);
@@ -452,6 +482,7 @@ mod tests {
         let Resumed::Work(work) = rounds.resume(&state, &subject(), None).unwrap() else {
             panic!("the gateway's own work resumes");
         };
+        assert!(!parked.load(Ordering::Acquire), "running again");
         let again = asked(&rounds.drive(work).await.unwrap());
         assert_eq!(
             again.input_requests.as_ref().unwrap().get(key),

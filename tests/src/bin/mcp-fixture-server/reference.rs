@@ -90,53 +90,56 @@ fn json_schema_tool() -> Value {
 }
 
 /// The tools that act while they run, served by the fixture's own tools
-/// under the names the suites call (see [`alias`]), the logging one and
-/// [`RECONNECTION`]. Those that ask the client something, the logging one
-/// (2026-07-28 logs only at a level the request's `_meta` asks for) and
-/// [`RECONNECTION`] (SSE polling is a session's) are for the handshake era
-/// only; the input-required ones ([`mrtr`]) for the 2026-07-28 era only.
-pub(crate) fn acting_tools(modern: bool) -> Vec<Value> {
+/// under the names the suites call (see [`alias`]), the logging one, the
+/// input-required ones ([`mrtr`]) and [`RECONNECTION`]. Both eras offer
+/// the same, each the way its era can: a tool that asks the client
+/// something sends it a request in the handshake era and answers
+/// `input_required` in 2026-07-28 ([`mrtr::ask_in_rounds`]; the
+/// input-required ones, the other way round, ask with requests in the
+/// handshake era), and the logging one logs in 2026-07-28 only at a level
+/// the request's `_meta` asks for. [`RECONNECTION`] ends its stream early
+/// in the handshake era only (SSE polling is a session's); in 2026-07-28
+/// it just answers.
+pub(crate) fn acting_tools() -> Vec<Value> {
     let string = |name: &str| json!({"type": "object", "properties": {name: {"type": "string"}}});
     let mut tools = vec![json!({
         "name": "test_tool_with_progress",
         "description": "Reports progress three times (with the caller's token), then answers.",
         "inputSchema": {"type": "object", "properties": {}}
     })];
-    if modern {
-        tools.extend(mrtr::tools());
-    } else {
+    tools.extend(mrtr::tools());
+    tools.push(json!({
+        "name": "test_tool_with_logging",
+        "description": "Sends three log messages, then answers.",
+        "inputSchema": {"type": "object", "properties": {}}
+    }));
+    tools.push(json!({
+        "name": "test_sampling",
+        "description": "Asks the client to sample a reply to `prompt`; answers with it.",
+        "inputSchema": string("prompt")
+    }));
+    for name in [
+        "test_elicitation_sep1034_defaults",
+        "test_elicitation_sep1330_enums",
+    ] {
         tools.push(json!({
-            "name": "test_tool_with_logging",
-            "description": "Sends three log messages, then answers.",
-            "inputSchema": {"type": "object", "properties": {}}
-        }));
-        tools.push(json!({
-            "name": "test_sampling",
-            "description": "Asks the client to sample a reply to `prompt`; answers with it.",
-            "inputSchema": string("prompt")
-        }));
-        for name in [
-            "test_elicitation_sep1034_defaults",
-            "test_elicitation_sep1330_enums",
-        ] {
-            tools.push(json!({
-                "name": name,
-                "description": "Asks the client to fill in a fixed form; answers with it.",
-                "inputSchema": {"type": "object", "properties": {}}
-            }));
-        }
-        tools.push(json!({
-            "name": "test_elicitation",
-            "description": "Asks the client to fill in a form under `message`; answers with it.",
-            "inputSchema": string("message")
-        }));
-        tools.push(json!({
-            "name": RECONNECTION,
-            "description": "Ends its SSE stream before it answers (SSE polling): the answer \
-                            comes to a client that resumes the stream with Last-Event-ID.",
+            "name": name,
+            "description": "Asks the client to fill in a fixed form; answers with it.",
             "inputSchema": {"type": "object", "properties": {}}
         }));
     }
+    tools.push(json!({
+        "name": "test_elicitation",
+        "description": "Asks the client to fill in a form under `message`; answers with it.",
+        "inputSchema": string("message")
+    }));
+    tools.push(json!({
+        "name": RECONNECTION,
+        "description": "Ends its SSE stream before it answers (SSE polling, handshake era): \
+                        the answer comes to a client that resumes the stream with \
+                        Last-Event-ID.",
+        "inputSchema": {"type": "object", "properties": {}}
+    }));
     tools
 }
 
@@ -372,23 +375,31 @@ mod tests {
     }
 
     #[test]
-    fn tools_that_ask_the_client_are_handshake_era_only() {
-        let names = |modern| -> Vec<String> {
-            acting_tools(modern)
-                .iter()
-                .map(|t| t["name"].as_str().unwrap_or("").to_owned())
-                .collect()
-        };
-        assert!(names(false).contains(&"test_sampling".to_owned()));
-        assert!(!names(true).contains(&"test_sampling".to_owned()));
+    fn both_eras_offer_the_same_acting_tools() {
+        let names: Vec<String> = acting_tools()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap_or("").to_owned())
+            .collect();
+        assert!(names.contains(&"test_sampling".to_owned()));
+        assert!(names.contains(&"test_missing_capability".to_owned()));
         assert!(alias("test_sampling", &json!({}), true).is_none());
-        for tool in acting_tools(false) {
+        for tool in acting_tools() {
             let name = tool["name"].as_str().unwrap_or("");
             let served = alias(name, &json!({}), false).is_some()
                 || elicitation(name).is_some()
+                || mrtr::call(name, &json!({}), &json!({})).is_some()
                 || name == "test_tool_with_logging"
                 || name == RECONNECTION;
             assert!(served, "{name} is listed and not served");
+        }
+        for tool in acting_tools() {
+            let name = tool["name"].as_str().unwrap_or("");
+            let served = alias(name, &json!({}), true).is_some()
+                || mrtr::ask_in_rounds(name, &json!({}), &json!({})).is_some()
+                || mrtr::call(name, &json!({}), &json!({})).is_some()
+                || name == "test_tool_with_logging"
+                || name == RECONNECTION;
+            assert!(served, "{name} is listed and not served in 2026-07-28");
         }
         assert_eq!(
             alias("test_elicitation", &json!({"message": "m"}), false),

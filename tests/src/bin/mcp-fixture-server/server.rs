@@ -41,6 +41,7 @@ use crate::options::{Era, Options};
 use crate::raw::LONG_ERROR;
 use crate::reference;
 
+mod asking;
 mod modern;
 
 pub(crate) use modern::MODERN;
@@ -100,8 +101,9 @@ impl Fixture {
         tools.extend(rest.iter().cloned());
         modern_tools.extend(rest);
         if options.reference_catalog {
-            tools.extend(reference::acting_tools(false));
-            modern_tools.extend(reference::acting_tools(true));
+            let acting = reference::acting_tools();
+            tools.extend(acting.iter().cloned());
+            modern_tools.extend(acting);
         }
         Arc::new(Fixture {
             options,
@@ -135,13 +137,15 @@ impl Fixture {
     }
 
     /// The `prompts/list` result: the fixture's, then the reference
-    /// catalog's with `--reference-catalog`.
+    /// catalog's with `--reference-catalog` (the one that asks for input
+    /// included, in both eras).
     pub(crate) fn prompts(&self) -> Value {
         let mut result = catalog::prompts();
         if self.options.reference_catalog
             && let Some(list) = result["prompts"].as_array_mut()
         {
             list.extend(reference::prompts());
+            list.push(reference::mrtr::prompt());
         }
         result
     }
@@ -500,6 +504,13 @@ impl Server {
             methods::SKILLS_LIST if options.skills => Ok(catalog::skills()),
             methods::SKILLS_GET if options.skills => catalog::skill(&params),
             methods::PROMPTS_LIST => Ok(self.fixture.prompts()),
+            methods::PROMPTS_GET
+                if options.reference_catalog
+                    && params.get("name").and_then(Value::as_str)
+                        == Some(reference::mrtr::PROMPT) =>
+            {
+                return self.get_prompt_asking(Route::Related(id), &params);
+            }
             methods::PROMPTS_GET => self.fixture.get_prompt(&params),
             methods::COMPLETION_COMPLETE if options.reference_catalog => {
                 reference::complete(&params)
@@ -660,10 +671,13 @@ impl Server {
                 }
                 return self.ask_client(route, methods::ELICITATION_CREATE, Some(params));
             }
+            if !modern && let Some(reply) = self.call_asking(route.clone(), name, &params) {
+                return reply;
+            }
             if name == "region_echo" && !modern {
                 return Reply::Now(Ok(catalog::region_echo(&args)));
             }
-            if name == "test_tool_with_logging" && !modern {
+            if (name == "test_tool_with_logging" || name == "test_logging_tool") && !modern {
                 self.open_request_stream(&route);
                 for message in reference::log_messages() {
                     self.notify(route.clone(), methods::NOTIFICATION_MESSAGE, message);

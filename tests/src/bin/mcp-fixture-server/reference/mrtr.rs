@@ -2,7 +2,10 @@
 //! pre-release suite's `input-required-result-*` and `server-stateless`
 //! scenarios call: answers in rounds through `InputRequiredResult`s
 //! (MCP 2026-07-28 "Patterns/MRTR", SEP-2322), and the stateless era's
-//! diagnostic tools (SEP-2575).
+//! diagnostic tools (SEP-2575); and the handshake era's asking tools in
+//! rounds ([`ask_in_rounds`]). In the handshake era the fixture serves
+//! the same rounds by asking each round's questions as requests on the
+//! session (`server::asking`).
 //!
 //! Each round is decided from the request alone (`inputResponses`,
 //! `requestState`), as the stateless era wants. A `requestState` the
@@ -219,6 +222,64 @@ pub(crate) fn call(
     })
 }
 
+/// The reference tools that ask the client in the handshake era
+/// (`test_sampling`, `test_elicitation`, `test_elicitation_sep1034_defaults`,
+/// `test_elicitation_sep1330_enums`), in the 2026-07-28 era, which sends
+/// the client no requests: the same question as an input round (key
+/// `answer`), then, on the retry with its answer, the result the handshake
+/// era gives (the answer as text and as `structuredContent`). -32021 when
+/// the client did not declare the capability the question needs. `None`
+/// when `name` is none of them.
+pub(crate) fn ask_in_rounds(
+    name: &str,
+    params: &Value,
+    capabilities: &Value,
+) -> Option<Result<Value, ErrorObject>> {
+    let arguments = params.get("arguments").cloned().unwrap_or(json!({}));
+    let (capability, question) = match name {
+        "test_sampling" => {
+            let prompt = arguments
+                .get("prompt")
+                .and_then(Value::as_str)
+                .unwrap_or("Say hello.");
+            ("sampling", sample(prompt, 64))
+        }
+        "test_elicitation" => {
+            let message = arguments
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("Please fill in the form.");
+            let params = json!({
+                "mode": "form",
+                "message": message,
+                "requestedSchema": crate::catalog::elicitation_schema()
+            });
+            (
+                "elicitation",
+                json!({"method": methods::ELICITATION_CREATE, "params": params}),
+            )
+        }
+        _ => {
+            let mut params = super::elicitation(name)?;
+            params["mode"] = json!("form");
+            (
+                "elicitation",
+                json!({"method": methods::ELICITATION_CREATE, "params": params}),
+            )
+        }
+    };
+    if capabilities.get(capability).is_none() {
+        return Some(Err(missing_capability(capability)));
+    }
+    Some(Ok(match params.pointer("/inputResponses/answer") {
+        None => input_required(json!({ "answer": question }), None),
+        Some(answer) => json!({
+            "content": [{"type": "text", "text": answer.to_string()}],
+            "structuredContent": answer
+        }),
+    }))
+}
+
 /// The definition of [`PROMPT`], which the 2026-07-28 era's
 /// `prompts/list` adds (a client, or a gateway in front of the fixture,
 /// finds it there before getting it).
@@ -369,7 +430,7 @@ fn changed_state() -> ErrorObject {
 
 /// -32021 naming `capability` in `data.requiredCapabilities` (a
 /// `ClientCapabilities` object).
-fn missing_capability(capability: &str) -> ErrorObject {
+pub(crate) fn missing_capability(capability: &str) -> ErrorObject {
     let mut error = ErrorObject::new(
         error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
         format!("this tool needs the client capability {capability:?}"),
@@ -449,6 +510,36 @@ mod tests {
         let error = refused.unwrap_err();
         assert_eq!(error.code, error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY);
         assert!(error.data.unwrap().get().contains(r#""sampling":{}"#));
+    }
+
+    #[test]
+    fn the_handshake_eras_asking_tools_ask_in_one_round() {
+        let params = json!({"name": "test_sampling", "arguments": {"prompt": "hi"}});
+        let first = ask_in_rounds("test_sampling", &params, &all())
+            .unwrap()
+            .unwrap();
+        assert_eq!(first["resultType"], "input_required");
+        let question = &first["inputRequests"]["answer"];
+        assert_eq!(question["method"], "sampling/createMessage");
+        assert_eq!(question["params"]["messages"][0]["content"]["text"], "hi");
+        let reply = json!({"role": "assistant", "content": {"type": "text", "text": "hello"}});
+        let retry = json!({"arguments": {"prompt": "hi"}, "inputResponses": {"answer": reply}});
+        let done = ask_in_rounds("test_sampling", &retry, &all())
+            .unwrap()
+            .unwrap();
+        assert_eq!(done["structuredContent"], reply);
+        let defaults = ask_in_rounds("test_elicitation_sep1034_defaults", &json!({}), &all())
+            .unwrap()
+            .unwrap();
+        let asked = &defaults["inputRequests"]["answer"]["params"];
+        assert_eq!(asked["mode"], "form");
+        assert_eq!(asked["requestedSchema"]["properties"]["age"]["default"], 30);
+        let refused = ask_in_rounds("test_elicitation", &json!({}), &json!({"sampling": {}}));
+        assert_eq!(
+            refused.unwrap().unwrap_err().code,
+            error_codes::MISSING_REQUIRED_CLIENT_CAPABILITY
+        );
+        assert!(ask_in_rounds("test_simple_text", &json!({}), &all()).is_none());
     }
 
     #[test]

@@ -221,16 +221,7 @@ impl Server {
             methods::SKILLS_GET if self.fixture.options.skills => {
                 Reply::Now(catalog::skill(&params).map(cacheable))
             }
-            methods::PROMPTS_LIST => {
-                let mut prompts = self.fixture.prompts();
-                if options.reference_catalog
-                    && let Some(list) = prompts["prompts"].as_array_mut()
-                {
-                    // The prompt that asks in rounds, served in this era only.
-                    list.push(mrtr::prompt());
-                }
-                Reply::Now(Ok(cacheable(prompts)))
-            }
+            methods::PROMPTS_LIST => Reply::Now(Ok(cacheable(self.fixture.prompts()))),
             methods::PROMPTS_GET
                 if options.reference_catalog
                     && params.get("name").and_then(Value::as_str) == Some(mrtr::PROMPT) =>
@@ -367,8 +358,22 @@ impl Server {
         {
             return Reply::Now(self.log_at(&route, level));
         }
+        if self.fixture.options.reference_catalog && name == crate::reference::RECONNECTION {
+            // No stream to end early: SSE polling is a session's.
+            return Reply::Now(Ok(text_result("Reconnection test completed")));
+        }
+        if self.fixture.options.reference_catalog && name == "test_tool_with_logging" {
+            // As `test_logging_tool`: only at a level the request asks for.
+            return Reply::Now(match meta.raw.get(meta::LOG_LEVEL) {
+                Some(level) => self.log_at(&route, level),
+                None => Ok(text_result(
+                    "Nothing was logged: no log level was asked for.",
+                )),
+            });
+        }
         if self.fixture.options.reference_catalog
             && let Some(result) = mrtr::call(name, &params, &meta.capabilities)
+                .or_else(|| mrtr::ask_in_rounds(name, &params, &meta.capabilities))
         {
             return Reply::Now(result);
         }
@@ -533,8 +538,14 @@ impl Server {
             resource_subscriptions: asked
                 .resource_subscriptions
                 .map(|uris| {
+                    // The resources it has: its README, and with
+                    // `--reference-catalog` those that catalog reads.
+                    let reference = self.fixture.options.reference_catalog;
                     uris.into_iter()
-                        .filter(|uri| uri == catalog::README_URI)
+                        .filter(|uri| {
+                            uri == catalog::README_URI
+                                || (reference && crate::reference::read(uri).is_some())
+                        })
                         .collect::<Vec<_>>()
                 })
                 .filter(|uris| !uris.is_empty()),
