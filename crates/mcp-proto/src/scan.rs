@@ -355,8 +355,8 @@ pub(crate) fn result_members(bytes: &[u8], start: usize) -> Option<ResultMembers
     let mut complete_cut = None;
     // The member and the comma before it, or for the first member, up to
     // the next key, taking the comma after it (or up to the closing brace).
-    let cut = |previous_end: Option<usize>, key_start: usize, value: (usize, usize)| {
-        match previous_end {
+    let cut =
+        |previous_end: Option<usize>, key_start: usize, value: (usize, usize)| match previous_end {
             Some(previous) => (previous, value.1),
             None => {
                 let after = skip_space(bytes, value.1);
@@ -367,8 +367,7 @@ pub(crate) fn result_members(bytes: &[u8], start: usize) -> Option<ResultMembers
                 };
                 (key_start, to)
             }
-        }
-    };
+        };
     let end = each_member_noting(bytes, start, &mut long, |key, key_start, value| {
         if key == b"resultType" && result_type.is_none() {
             result_type = Some(value);
@@ -626,8 +625,14 @@ mod tests {
     #[test]
     fn a_complete_result_type_is_cut_with_one_comma_beside_it() {
         let cases = [
-            (r#"{"resultType":"complete","content":[]}"#, r#"{"content":[]}"#),
-            (r#"{"content":[],"resultType":"complete"}"#, r#"{"content":[]}"#),
+            (
+                r#"{"resultType":"complete","content":[]}"#,
+                r#"{"content":[]}"#,
+            ),
+            (
+                r#"{"content":[],"resultType":"complete"}"#,
+                r#"{"content":[]}"#,
+            ),
             (
                 r#"{ "a":1 , "resultType" : "complete" , "b":2 }"#,
                 r#"{ "a":1 , "b":2 }"#,
