@@ -235,8 +235,10 @@ enum ResultTypeAt {
     Unknown,
     /// The result is an object without one.
     Absent,
-    /// The member's value, as a range of [`RawJson::get`].
-    At(u32, u32),
+    /// The member's value, as a range of [`RawJson::get`], and when it is
+    /// `"complete"`, how far before and after that range the member's cut
+    /// reaches ([`scan::ResultMembers`]); `(0, 0)` for no cut.
+    At(u32, u32, (u16, u16)),
 }
 
 #[derive(Clone)]
@@ -341,15 +343,28 @@ impl RawJson {
             Some((value, _)) => Some(crate::types::meta::checked(text.get(value.clone())?)?),
             None => None,
         };
+        // A `resultType` of `"complete"` is cut too when `T` takes it back
+        // (`LiftsMeta::RESULT_TYPE`), unless its cut would share a comma with
+        // the `_meta`'s (then serde reads it).
+        let result_type_cut = match (T::RESULT_TYPE, self.1.result_type) {
+            (Some(_), ResultTypeAt::At(start, end, (before, after))) if before > 0 => {
+                let cut = (
+                    (start as usize).checked_sub(before.into())?,
+                    end as usize + usize::from(after),
+                );
+                let apart = |other: (usize, usize)| cut.1 <= other.0 || other.1 <= cut.0;
+                (meta_at.as_ref().is_none_or(|(_, other)| apart(*other)) && long.is_none_or(apart))
+                    .then_some(cut)
+            }
+            _ => None,
+        };
         // The cuts in order, each with what takes its place.
-        let mut cuts = [None, None];
-        cuts[0] = meta_at.map(|(_, cut)| (cut, ""));
-        cuts[1] = long.map(|cut| (cut, crate::types::de::LIFTED_PLACEHOLDER));
-        if let [Some((first, _)), Some((second, _))] = cuts
-            && second.0 < first.0
-        {
-            cuts.swap(0, 1);
-        }
+        let mut cuts = [
+            meta_at.map(|(_, cut)| (cut, "")),
+            long.map(|cut| (cut, crate::types::de::LIFTED_PLACEHOLDER)),
+            result_type_cut.map(|cut| (cut, "")),
+        ];
+        cuts.sort_unstable_by_key(|cut| cut.map(|((start, _), _)| start));
         // The text without them is written into a buffer the thread keeps
         // (of at most twice `LIFT_LIMIT` bytes), not a new one per result; a
         // decode nested in this one finds it taken and makes its own.
@@ -392,6 +407,19 @@ impl RawJson {
                 _ => None,
             },
         };
+        // The cut `resultType` goes back into its field; a field that serde
+        // filled anyway means a second `resultType` member, which the
+        // whole decode refuses as a duplicate.
+        let mut decoded = decoded;
+        if let (Some(value), Some(field), Some(_)) = (&mut decoded, T::RESULT_TYPE, result_type_cut)
+        {
+            let slot = field(value);
+            if slot.is_some() {
+                decoded = None;
+            } else {
+                *slot = Some(crate::types::ResultType::Complete);
+            }
+        }
         if without.capacity() <= 2 * LIFT_LIMIT {
             let _ = WITHOUT_META.try_with(|buffer| {
                 if let Ok(mut buffer) = buffer.try_borrow_mut() {
@@ -413,7 +441,7 @@ impl RawJson {
             ResultTypeAt::Absent => Some(None),
             // `u32` to `usize` loses nothing on the targets Rust supports
             // with `std` here (16-bit ones have no tokio or serde_json use).
-            ResultTypeAt::At(start, end) => Some(text.get(start as usize..end as usize)),
+            ResultTypeAt::At(start, end, _) => Some(text.get(start as usize..end as usize)),
         };
         crate::types::ResultType::from_member(text, member)
     }
@@ -427,11 +455,22 @@ impl RawJson {
         member: Option<(usize, usize)>,
         meta: Option<scan::MetaCut>,
         long: Option<(usize, usize)>,
+        complete_cut: Option<(usize, usize)>,
     ) -> RawJson {
         let shift = |at: usize| u32::try_from(at.checked_sub(offset)?).ok();
         let result_type = match member {
             None => Some(ResultTypeAt::Absent),
-            Some((start, end)) => (|| Some(ResultTypeAt::At(shift(start)?, shift(end)?)))(),
+            Some((start, end)) => (|| {
+                let reach = complete_cut
+                    .and_then(|cut| {
+                        Some((
+                            u16::try_from(start.checked_sub(cut.0)?).ok()?,
+                            u16::try_from(cut.1.checked_sub(end)?).ok()?,
+                        ))
+                    })
+                    .unwrap_or((0, 0));
+                Some(ResultTypeAt::At(shift(start)?, shift(end)?, reach))
+            })(),
         };
         let meta = meta.and_then(|m| {
             Some(MetaAt {
@@ -1006,7 +1045,7 @@ fn split_message(text: &str, shared: Option<&Arc<String>>) -> Option<Message> {
             _ => None,
         };
         let (value_end, result_type) = match scanned {
-            Some((end, member, meta, long)) => (end, Some((member, meta, long))),
+            Some((end, member, meta, long, cut)) => (end, Some((member, meta, long, cut))),
             None => (scan::skip_value(bytes, at)?, None),
         };
         let value = text.get(at..value_end)?;
@@ -1041,7 +1080,7 @@ fn split_message(text: &str, shared: Option<&Arc<String>>) -> Option<Message> {
                     None => RawJson::delimited(value),
                 };
                 members.result = Some(match result_type {
-                    Some((member, meta, long)) => result.noting(at, member, meta, long),
+                    Some((member, meta, long, cut)) => result.noting(at, member, meta, long, cut),
                     None => result,
                 });
             }
@@ -1455,6 +1494,40 @@ mod tests {
         // Decoding the same type from other text takes no `_meta` left over.
         let plain: CallToolResult = serde_json::from_str(r#"{"content":[]}"#).unwrap();
         assert_eq!(plain.meta, None);
+    }
+
+    #[test]
+    fn a_complete_result_type_cut_out_decodes_as_the_whole_result_does() {
+        use crate::types::CallToolResult;
+        let info = r#"{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}"#;
+        let results = [
+            // Cut, wherever it stands beside the `_meta`.
+            format!(r#"{{"_meta":{info},"content":[],"resultType":"complete"}}"#),
+            format!(r#"{{"_meta":{info},"resultType" : "complete" ,"content":[]}}"#),
+            format!(r#"{{"content":[],"resultType":"complete","isError":true,"_meta":{info}}}"#),
+            // Its cut and the `_meta`'s would share a comma: read by serde.
+            format!(r#"{{"resultType":"complete","_meta":{info},"content":[]}}"#),
+            format!(r#"{{"content":[],"resultType":"complete","_meta":{info}}}"#),
+            // Another value, or none: read by serde.
+            format!(r#"{{"_meta":{info},"content":[],"resultType":"input_required"}}"#),
+            format!(r#"{{"_meta":{info},"content":[]}}"#),
+            // Failures: the same error as the whole decode's.
+            format!(r#"{{"_meta":{info},"resultType":"complete"}}"#),
+            format!(
+                r#"{{"_meta":{info},"content":[],"resultType":"complete","resultType":"complete"}}"#
+            ),
+            format!(r#"{{"_meta":{info},"resultType":"complete","content":"no"}}"#),
+        ];
+        for result in &results {
+            let frame = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#);
+            for raw in results_of(&frame) {
+                let whole = raw.decode::<CallToolResult>().map_err(|e| e.to_string());
+                let apart = raw
+                    .decode_result::<CallToolResult>()
+                    .map_err(|e| e.to_string());
+                assert_eq!(apart, whole, "{result}");
+            }
+        }
     }
 
     #[test]

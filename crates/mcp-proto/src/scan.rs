@@ -321,12 +321,15 @@ pub(crate) struct MetaCut {
 
 /// What [`result_members`] found of a result object: the index just past
 /// it, the range of its first `resultType` member's value (as
-/// [`object_member`] finds it), and its `_meta` member when it has exactly
-/// one, whose value is an object.
+/// [`object_member`] finds it), its `_meta` member when it has exactly
+/// one, whose value is an object, its long text, and, when that first
+/// `resultType` is `"complete"`, the bytes to cut to remove it as
+/// [`MetaCut::cut`] removes a `_meta`.
 pub(crate) type ResultMembers = (
     usize,
     Option<(usize, usize)>,
     Option<MetaCut>,
+    Option<(usize, usize)>,
     Option<(usize, usize)>,
 );
 
@@ -349,32 +352,40 @@ pub(crate) fn result_members(bytes: &[u8], start: usize) -> Option<ResultMembers
         min: LONG_TEXT,
         found: None,
     };
+    let mut complete_cut = None;
+    // The member and the comma before it, or for the first member, up to
+    // the next key, taking the comma after it (or up to the closing brace).
+    let cut =
+        |previous_end: Option<usize>, key_start: usize, value: (usize, usize)| match previous_end {
+            Some(previous) => (previous, value.1),
+            None => {
+                let after = skip_space(bytes, value.1);
+                let to = if bytes.get(after) == Some(&b',') {
+                    skip_space(bytes, after + 1)
+                } else {
+                    value.1
+                };
+                (key_start, to)
+            }
+        };
     let end = each_member_noting(bytes, start, &mut long, |key, key_start, value| {
         if key == b"resultType" && result_type.is_none() {
             result_type = Some(value);
+            if bytes.get(value.0..value.1) == Some(b"\"complete\"") {
+                complete_cut = Some(cut(previous_end, key_start, value));
+            }
         } else if key == b"_meta" {
             metas += 1;
-            let cut = match previous_end {
-                Some(previous) => (previous, value.1),
-                // The first member: cut up to the next key, taking the
-                // comma after it (or up to the closing brace).
-                None => {
-                    let after = skip_space(bytes, value.1);
-                    let to = if bytes.get(after) == Some(&b',') {
-                        skip_space(bytes, after + 1)
-                    } else {
-                        value.1
-                    };
-                    (key_start, to)
-                }
-            };
-            meta = Some(MetaCut { value, cut });
+            meta = Some(MetaCut {
+                value,
+                cut: cut(previous_end, key_start, value),
+            });
         }
         previous_end = Some(value.1);
         ControlFlow::Continue(())
     })?;
     let meta = meta.filter(|m| metas == 1 && bytes.get(m.value.0) == Some(&b'{'));
-    Some((end, result_type, meta, long.found))
+    Some((end, result_type, meta, long.found, complete_cut))
 }
 
 /// Calls `visit` with each member's key (as written, never escaped), the
@@ -570,7 +581,7 @@ mod tests {
 
     /// The text of `result` without what `result_members` says to cut.
     fn without_meta(result: &str) -> Option<String> {
-        let (end, _, meta, _) = result_members(result.as_bytes(), 0)?;
+        let (end, _, meta, _, _) = result_members(result.as_bytes(), 0)?;
         assert_eq!(end, result.len());
         let MetaCut { cut, .. } = meta?;
         Some(format!("{}{}", &result[..cut.0], &result[cut.1..]))
@@ -595,7 +606,7 @@ mod tests {
             serde_json::from_str::<serde_json::Value>(expected).unwrap();
         }
         let text = br#"{"resultType":"complete","_meta":{"a":1}}"#;
-        let (_, result_type, meta, _) = result_members(text, 0).unwrap();
+        let (_, result_type, meta, _, _) = result_members(text, 0).unwrap();
         assert_eq!(result_type, Some((14, 24)));
         assert_eq!(meta.map(|m| m.value), Some((33, 40)));
         // No cut for a `_meta` that is not an object, that comes twice, or
@@ -609,6 +620,42 @@ mod tests {
             assert_eq!(without_meta(result), None, "{result}");
         }
         assert_eq!(result_members(br#"{"_meta":{"a":1}"#, 0), None);
+    }
+
+    #[test]
+    fn a_complete_result_type_is_cut_with_one_comma_beside_it() {
+        let cases = [
+            (
+                r#"{"resultType":"complete","content":[]}"#,
+                r#"{"content":[]}"#,
+            ),
+            (
+                r#"{"content":[],"resultType":"complete"}"#,
+                r#"{"content":[]}"#,
+            ),
+            (
+                r#"{ "a":1 , "resultType" : "complete" , "b":2 }"#,
+                r#"{ "a":1 , "b":2 }"#,
+            ),
+            (r#"{ "resultType":"complete" }"#, r#"{  }"#),
+        ];
+        for (text, expected) in cases {
+            let (_, _, _, _, cut) = result_members(text.as_bytes(), 0).unwrap();
+            let cut = cut.unwrap();
+            let left = format!("{}{}", &text[..cut.0], &text[cut.1..]);
+            assert_eq!(left, expected, "{text}");
+            serde_json::from_str::<serde_json::Value>(&left).unwrap();
+        }
+        // Another value, or not the first `resultType`: no cut.
+        for text in [
+            r#"{"resultType":"input_required"}"#,
+            r#"{"resultType":"completed"}"#,
+            r#"{"resultType":"input_required","resultType":"complete"}"#,
+            r#"{"x":{"resultType":"complete"}}"#,
+        ] {
+            let (_, _, _, _, cut) = result_members(text.as_bytes(), 0).unwrap();
+            assert_eq!(cut, None, "{text}");
+        }
     }
 
     #[test]
@@ -748,7 +795,7 @@ mod tests {
     fn a_results_long_text_is_the_longest_plain_text_member() {
         let long = |n: usize| "y".repeat(n);
         let noted = |result: &str| {
-            let (end, _, _, long) = result_members(result.as_bytes(), 0).unwrap();
+            let (end, _, _, long, _) = result_members(result.as_bytes(), 0).unwrap();
             assert_eq!(end, result.len());
             long.map(|(start, end)| end - start)
         };

@@ -249,7 +249,10 @@ pub struct CallToolResult {
     pub extra: JsonObject,
 }
 
-impl super::LiftsMeta for CallToolResult {}
+impl super::LiftsMeta for CallToolResult {
+    const RESULT_TYPE: Option<fn(&mut Self) -> &mut Option<ResultType>> =
+        Some(|result| &mut result.result_type);
+}
 
 impl CallToolResult {
     /// A successful result with one text block.

@@ -8,7 +8,7 @@
 //! streams go through one dispatcher (MCP "Transports": a response may
 //! arrive on any stream).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -109,8 +109,8 @@ impl HttpTransport {
                 closed: false,
             }),
             closed: AtomicBool::new(false),
-            inflight: Mutex::new(HashMap::new()),
-            tool_headers: Mutex::new(HashMap::new()),
+            inflight: Mutex::new(HashMap::default()),
+            tool_headers: Mutex::new(BTreeMap::new()),
             bodies: Default::default(),
             handshake_era: AtomicBool::new(false),
             probe_skipped: AtomicBool::new(false),
