@@ -116,6 +116,7 @@ use crate::session::{McpSession, SessionOptions, ToolSet};
 use crate::tool::{ModelTool, ToolCall};
 
 mod asks;
+mod deliver;
 mod forward;
 mod keep;
 mod relay;
@@ -337,15 +338,18 @@ impl Gateway {
     }
 
     fn connect_reply(&self, notifications: Reply) -> GatewayConnection {
+        let (settle, settles) = deliver::settle_channel();
         let inner = Arc::new(Connection {
             number: self.relays.connection(),
             gateway: self.clone(),
             notify: notifications,
             state: Mutex::new(ConnState::default()),
+            settle,
         });
         let watcher = tokio::spawn(watch_catalogs(
             Arc::downgrade(&inner),
             self.manager.events(),
+            settles,
         ));
         GatewayConnection { inner, watcher }
     }
@@ -414,6 +418,8 @@ struct Connection {
     /// Where connection-wide notifications go.
     notify: Reply,
     state: Mutex<ConnState>,
+    /// Asks the connection's watcher to catch up ([`deliver::Marks::settle`]).
+    settle: mpsc::UnboundedSender<deliver::Settle>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -444,6 +450,12 @@ struct ConnState {
     /// The binding requests use, made again after each catalog event
     /// (binding per request would cost more than the call it serves).
     tools: Option<ToolSet>,
+    /// What the watcher sends the client next, waiting for room
+    /// ([`deliver::send_queued`]).
+    outgoing: Vec<deliver::Outgoing>,
+    /// The servers' events dropped for this client because it fell behind
+    /// ([`deliver::lagged`]).
+    dropped: u64,
 }
 
 /// A call, prompt or read in flight: over Streamable HTTP its answer can
@@ -911,15 +923,15 @@ impl Connection {
         }
         if let Some(context) = during {
             let _ = context.open_stream();
-            if context
-                .notify(methods::NOTIFICATION_MESSAGE, Some(&params))
-                .is_ok()
-            {
-                return;
-            }
+            self.lock().outgoing.push(deliver::Outgoing::About {
+                context,
+                method: methods::NOTIFICATION_MESSAGE,
+                params,
+            });
+            return;
         }
         if let Ok(message) = Message::notification(methods::NOTIFICATION_MESSAGE, Some(&params)) {
-            send(&self.notify, message);
+            self.relay(message);
         }
     }
 
@@ -933,13 +945,37 @@ impl Connection {
         if let Ok(message) =
             Message::notification(methods::NOTIFICATION_RESOURCES_UPDATED, Some(&params))
         {
-            send(&self.notify, message);
+            self.relay(message);
         }
     }
 
     fn notify_changed(&self, method: &str) {
         if let Ok(message) = Message::notification(method, None::<&Value>) {
-            send(&self.notify, message);
+            self.relay(message);
+        }
+    }
+
+    /// A notification for the connection as a whole, from its watcher: a
+    /// served client's is queued for the watcher to send, waiting for room
+    /// ([`deliver::send_queued`]); a caller's channel takes it at once.
+    fn relay(&self, message: Message) {
+        match &self.notify {
+            Reply::Peer(_) => {
+                if let Message::Notification(notification) = message {
+                    self.lock()
+                        .outgoing
+                        .push(deliver::Outgoing::Connection(notification));
+                }
+            }
+            reply => send(reply, message),
+        }
+    }
+
+    /// The client's peer, when it is served ([`Gateway::serve`], HTTP).
+    fn peer(&self) -> Option<&Peer> {
+        match &self.notify {
+            Reply::Peer(peer) => Some(peer),
+            Reply::Channel(_) => None,
         }
     }
 
@@ -1213,6 +1249,7 @@ async fn answer(
             reported,
             server,
         } = inner.prepare_call(&request.id, params, rounds)?;
+        let marks = deliver::Marks::of(&inner.gateway, server.as_deref());
         inner.streaming(&request.id, server, &context);
         let outcome = if context.wants_progress() {
             let (sink, mut reports) = mpsc::unbounded_channel();
@@ -1242,6 +1279,8 @@ async fn answer(
         } else {
             tool.call(call).await
         };
+        // What the server said before its answer goes first.
+        marks.settle(&inner).await;
         inner.lock().calls.remove(&request.id);
         if outcome.is_cancelled() {
             return Err(ErrorObject::new(
@@ -1267,12 +1306,14 @@ async fn answer(
         return RawJson::encode(&result)
             .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()));
     }
-    if matches!(
+    let marks = matches!(
         request.method.as_str(),
         methods::PROMPTS_GET | methods::RESOURCES_READ
-    ) {
+    )
+    .then(|| {
         inner.streaming(&request.id, None, &context);
-    }
+        deliver::Marks::of(&inner.gateway, None)
+    });
     let (messages, mut about) = mpsc::unbounded_channel();
     inner.answer(
         request.id.clone(),
@@ -1284,14 +1325,26 @@ async fn answer(
     )?;
     while let Some(message) = about.recv().await {
         match message {
-            // Progress, and a subscription's notifications.
+            // Progress, and a subscription's notifications, waiting for
+            // room: a client that reads slowly holds back its own request.
             Message::Notification(notification) => {
                 let _ = context
                     .peer()
-                    .notify(&notification.method, notification.params.as_ref());
+                    .send_notification(&notification.method, notification.params.as_ref())
+                    .await;
             }
-            Message::Response(response) => return Ok(response.result),
-            Message::Error(error) => return Err(error.error),
+            Message::Response(response) => {
+                if let Some(marks) = marks {
+                    marks.settle(&inner).await;
+                }
+                return Ok(response.result);
+            }
+            Message::Error(error) => {
+                if let Some(marks) = marks {
+                    marks.settle(&inner).await;
+                }
+                return Err(error.error);
+            }
             Message::Request(_) => {}
         }
     }
@@ -1352,49 +1405,75 @@ fn respond(reply: &Reply, id: RequestId, result: &impl Serialize) -> Result<(), 
 }
 
 /// Follows the manager's events for one connection, checking its tools
-/// after each catalog change.
+/// after each catalog change, and sends what it relays to the client
+/// waiting for room ([`deliver`]); when a request asks it to catch up
+/// (`settles`), handles every event already emitted first.
 async fn watch_catalogs(
     connection: std::sync::Weak<Connection>,
     mut events: broadcast::Receiver<ManagerEvent>,
+    mut settles: mpsc::UnboundedReceiver<deliver::Settle>,
 ) {
     loop {
-        let relevant = match events.recv().await {
-            Ok(ManagerEvent::Log {
-                id,
-                level,
-                logger,
-                data,
-            }) => {
-                let Some(connection) = connection.upgrade() else {
-                    return;
-                };
-                connection.on_log(&id, level, logger.as_deref(), &data);
+        let event = tokio::select! {
+            biased;
+            event = events.recv() => event,
+            Some(settled) = settles.recv() => {
+                // Every event emitted before the ask is in `events` now.
+                loop {
+                    let event = match events.try_recv() {
+                        Ok(event) => Ok(event),
+                        Err(broadcast::error::TryRecvError::Lagged(missed)) => {
+                            Err(broadcast::error::RecvError::Lagged(missed))
+                        }
+                        Err(broadcast::error::TryRecvError::Empty) => break,
+                        Err(broadcast::error::TryRecvError::Closed) => return,
+                    };
+                    if !on_event(&connection, event).await {
+                        return;
+                    }
+                }
+                let _ = settled.send(());
                 continue;
             }
-            Ok(ManagerEvent::ResourceUpdated { uri, .. }) => {
-                let Some(connection) = connection.upgrade() else {
-                    return;
-                };
-                connection.on_updated(&uri);
-                continue;
-            }
-            Ok(
-                ManagerEvent::CatalogSwapped { .. }
-                | ManagerEvent::CatalogRevoked { .. }
-                | ManagerEvent::ServerRemoved { .. },
-            )
-            | Err(broadcast::error::RecvError::Lagged(_)) => true,
-            Ok(_) => false,
-            Err(broadcast::error::RecvError::Closed) => return,
         };
-        if !relevant {
-            continue;
-        }
-        let Some(connection) = connection.upgrade() else {
+        if !on_event(&connection, event).await {
             return;
-        };
-        connection.check_tools();
+        }
     }
+}
+
+/// One manager event for one connection: relayed, or its tools checked;
+/// what it relays sent before the next. `false` when the connection or
+/// the manager is gone.
+async fn on_event(
+    connection: &std::sync::Weak<Connection>,
+    event: Result<ManagerEvent, broadcast::error::RecvError>,
+) -> bool {
+    let Some(connection) = connection.upgrade() else {
+        return false;
+    };
+    match event {
+        Ok(ManagerEvent::Log {
+            id,
+            level,
+            logger,
+            data,
+        }) => connection.on_log(&id, level, logger.as_deref(), &data),
+        Ok(ManagerEvent::ResourceUpdated { uri, .. }) => connection.on_updated(&uri),
+        Ok(
+            ManagerEvent::CatalogSwapped { .. }
+            | ManagerEvent::CatalogRevoked { .. }
+            | ManagerEvent::ServerRemoved { .. },
+        ) => connection.check_tools(),
+        Err(broadcast::error::RecvError::Lagged(missed)) => {
+            deliver::lagged(&connection, missed);
+            connection.check_tools();
+        }
+        Ok(_) => {}
+        Err(broadcast::error::RecvError::Closed) => return false,
+    }
+    deliver::send_queued(&connection, connection.peer()).await;
+    true
 }
 
 /// The tools as the client sees them: model names, descriptions, schemas.

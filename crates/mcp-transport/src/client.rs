@@ -439,6 +439,9 @@ struct Shared {
     request_timeout: Option<Duration>,
     /// Becomes true when the driver has finished (transport closed too).
     finished: watch::Sender<bool>,
+    /// How many notifications went onto the notification channel (see
+    /// [`Client::notifications_sent`]); written under `inner`'s lock.
+    notifications_sent: std::sync::atomic::AtomicU64,
 }
 
 struct Inner {
@@ -593,6 +596,7 @@ impl Client {
             header_tools: Mutex::new(std::collections::HashSet::new()),
             request_timeout,
             finished: watch::Sender::new(false),
+            notifications_sent: std::sync::atomic::AtomicU64::new(0),
         });
         // Weak: the transport's reading task holds the sink, and must not
         // keep the connection alive after the last handle and the driver.
@@ -709,6 +713,21 @@ impl Client {
     /// closes.
     pub fn take_notifications(&self) -> Option<mpsc::Receiver<ServerNotification>> {
         self.shared.lock().notifications_rx.take()
+    }
+
+    /// How many of the server's notifications this client has put on the
+    /// channel [`Client::take_notifications`] returns, in all (one dropped
+    /// because the channel was full is not counted): the one its reader
+    /// takes n-th is the n-th counted. Messages are handled in the order
+    /// they arrived, so a caller reading this once its response arrived
+    /// gets a count that includes every notification the server sent
+    /// before that response; a reader that counts what it took knows when
+    /// it has taken them all (a gateway relaying a server's log messages
+    /// ahead of the answer they came before does so).
+    pub fn notifications_sent(&self) -> u64 {
+        self.shared
+            .notifications_sent
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Sends a request and waits for its raw result, not yet read through
@@ -1695,13 +1714,19 @@ fn pump(shared: &Arc<Shared>, inner: &mut Inner) {
                     }
                 }
                 let decoded = decode_notification(notification);
-                if let Some(tx) = &inner.notifications_tx
-                    && let Err(mpsc::error::TrySendError::Full(dropped)) = tx.try_send(decoded)
-                {
-                    tracing::warn!(
-                        ?dropped,
-                        "notification buffer full; dropping a notification"
-                    );
+                if let Some(tx) = &inner.notifications_tx {
+                    match tx.try_send(decoded) {
+                        Ok(()) => {
+                            shared
+                                .notifications_sent
+                                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
+                        Err(mpsc::error::TrySendError::Full(dropped)) => tracing::warn!(
+                            ?dropped,
+                            "notification buffer full; dropping a notification"
+                        ),
+                        Err(mpsc::error::TrySendError::Closed(_)) => {}
+                    }
                 }
             }
             Event::Diagnostic(diagnostic) => {

@@ -1,0 +1,277 @@
+//! `mcpctl serve --http --names keep` passing on what a server says during a call: its log messages reach the client ahead of the answer they came before, and a client that stops reading holds back only what is sent to it, losing nothing, while another client's calls go on.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::Env;
+
+/// `mcpctl serve --http --names keep` with the servers of `config`.
+struct HttpServe {
+    child: std::process::Child,
+    token: String,
+    port: u16,
+    stderr: Option<std::thread::JoinHandle<String>>,
+}
+
+impl HttpServe {
+    fn start(env: &Env, config: &std::path::Path) -> HttpServe {
+        let config = config.to_str().expect("a UTF-8 path");
+        let mut child = env
+            .command(&[
+                "--no-host-configs",
+                "--config",
+                config,
+                "serve",
+                "--http",
+                "--names",
+                "keep",
+            ])
+            .spawn()
+            .expect("mcpctl serve --http starts");
+        let stderr = support::read_all(child.stderr.take().expect("piped stderr"));
+        let lines = support::lines_of(child.stdout.take().expect("piped stdout"));
+        let mut next = || {
+            lines
+                .recv_timeout(Duration::from_secs(90))
+                .unwrap_or_else(|e| {
+                    let _ = child.kill();
+                    panic!("mcpctl serve --http printed no line ({e})")
+                })
+        };
+        let endpoint = next();
+        let auth = next();
+        let url = endpoint
+            .split_whitespace()
+            .find(|w| w.starts_with("http://127.0.0.1:"))
+            .unwrap_or_else(|| panic!("no URL in {endpoint:?}"))
+            .to_owned();
+        let token = auth
+            .rsplit_once("Bearer ")
+            .unwrap_or_else(|| panic!("no token in {auth:?}"))
+            .1
+            .to_owned();
+        let port = url
+            .trim_start_matches("http://127.0.0.1:")
+            .trim_end_matches("/mcp")
+            .parse()
+            .expect("a port");
+        HttpServe {
+            child,
+            token,
+            port,
+            stderr: Some(stderr),
+        }
+    }
+
+    /// Sends one request on a connection of its own and returns the
+    /// connection, its answer unread.
+    fn send(&self, method: &str, headers: &[&str], body: &str) -> TcpStream {
+        let mut request = format!(
+            "{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nAuthorization: Bearer {}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\n",
+            self.port, self.token
+        );
+        for header in headers {
+            request.push_str(header);
+            request.push_str("\r\n");
+        }
+        request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("connect to mcpctl");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(90)))
+            .expect("a read timeout");
+        stream
+            .write_all(request.as_bytes())
+            .expect("send a request");
+        stream
+    }
+
+    /// One exchange, its whole answer (head and body).
+    fn exchange(&self, headers: &[&str], body: &str) -> String {
+        let mut stream = self.send("POST", headers, body);
+        let mut answer = String::new();
+        stream
+            .read_to_string(&mut answer)
+            .unwrap_or_else(|e| panic!("no complete answer to {body}: {e}; read {answer:?}"));
+        answer
+    }
+
+    /// A handshake-era session (2025-11-25): its `Mcp-Session-Id` and
+    /// protocol version headers.
+    fn session(&self) -> [String; 2] {
+        let started = self.exchange(
+            &[],
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        );
+        let id = started
+            .lines()
+            .find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.eq_ignore_ascii_case("mcp-session-id")
+                    .then(|| value.trim().to_owned())
+            })
+            .unwrap_or_else(|| panic!("no session id in {started:?}"));
+        let headers = [
+            format!("Mcp-Session-Id: {id}"),
+            "MCP-Protocol-Version: 2025-11-25".to_owned(),
+        ];
+        let initialized = self.exchange(
+            &headers.each_ref().map(String::as_str),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        );
+        assert!(initialized.starts_with("HTTP/1.1 202"), "{initialized:?}");
+        headers
+    }
+
+    /// Stops mcpctl (our own child) and returns what it wrote to stderr.
+    fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.stderr
+            .take()
+            .and_then(|stderr| stderr.join().ok())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for HttpServe {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The JSON-RPC messages of an SSE body, in order (events without data,
+/// such as a priming event, left out).
+fn sse_messages(body: &str) -> Vec<Value> {
+    body.split("\n\n")
+        .filter_map(|event| {
+            let data: String = event
+                .lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .map(str::trim_start)
+                .collect();
+            serde_json::from_str(&data).ok()
+        })
+        .collect()
+}
+
+#[test]
+fn a_servers_log_messages_reach_the_client_before_the_answer_they_preceded() {
+    let env = Env::new();
+    let config = env.write_json(
+        "servers.json",
+        &json!({"mcpServers": {"fx": {"command": support::fixture_server(),
+            "args": ["--era", "legacy", "--reference-catalog"], "era": "legacy"}}}),
+    );
+    let serve = HttpServe::start(&env, &config);
+    let session = serve.session();
+    let headers = session.each_ref().map(String::as_str);
+    // The fixture's `test_tool_with_logging` sends three log messages and
+    // its answer right after them: each time, all three come on the
+    // call's stream, ahead of the answer.
+    for id in 2..22 {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "test_tool_with_logging", "arguments": {}}});
+        let answer = serve.exchange(&headers, &call.to_string());
+        let messages = sse_messages(answer.split_once("\r\n\r\n").map_or("", |(_, b)| b));
+        let logs = messages
+            .iter()
+            .filter(|m| m["method"] == "notifications/message")
+            .count();
+        assert_eq!(logs, 3, "call {id}: {answer}");
+        assert_eq!(
+            messages.last().map(|m| &m["id"]),
+            Some(&json!(id)),
+            "call {id}: the answer comes last: {answer}"
+        );
+    }
+    serve.stop();
+}
+
+#[test]
+fn a_client_that_stops_reading_loses_nothing_and_holds_back_no_other_client() {
+    let env = Env::new();
+    let script = support::repo_root().join("tests/interop/flooding_server.py");
+    let config = env.write_json(
+        "servers.json",
+        &json!({"mcpServers": {"flood": {"command": support::venv_python(), "args": [script],
+            // The Python SDK's import alone can take seconds on a loaded
+            // machine.
+            "timeout": 60000}}}),
+    );
+    let serve = HttpServe::start(&env, &config);
+
+    // Client A opens its session's GET stream, where the server's log
+    // messages reach it (it has no call in flight), and stops reading.
+    let slow = serve.session();
+    let slow_headers = slow.each_ref().map(String::as_str);
+    let get = serve.send("GET", &slow_headers, "");
+    let mut get = BufReader::new(get);
+    let mut head = String::new();
+    while !head.ends_with("\r\n\r\n") {
+        let read = get.read_line(&mut head).expect("the GET stream's head");
+        assert!(read > 0, "the GET stream ended: {head:?}");
+    }
+    assert!(head.starts_with("HTTP/1.1 200"), "{head:?}");
+
+    // Client B has the server log 320 messages of 64 KiB (20 MiB, more than
+    // the sockets and the gateway's bounds hold for A) during its call:
+    // B gets them on its call's stream, and its answer, while A reads
+    // nothing.
+    const COUNT: usize = 320;
+    let fast = serve.session();
+    let fast_headers = fast.each_ref().map(String::as_str);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "flood", "arguments": {"count": COUNT, "size": 65536}}});
+    let answer = serve.exchange(&fast_headers, &call.to_string());
+    let messages = sse_messages(answer.split_once("\r\n\r\n").map_or("", |(_, b)| b));
+    let logs = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .count();
+    assert_eq!(logs, COUNT, "client B's log messages");
+    assert_eq!(
+        messages.last().map(|m| &m["result"]["content"][0]["text"]),
+        Some(&json!(format!("flooded {COUNT}"))),
+        "client B's answer comes last"
+    );
+
+    // A reads now: every message is there, in the server's order.
+    let mut next = 0;
+    let mut event = String::new();
+    while next < COUNT {
+        let mut line = String::new();
+        let read = get
+            .read_line(&mut line)
+            .unwrap_or_else(|e| panic!("message {next} of {COUNT} on A's stream: {e}"));
+        assert!(
+            read > 0,
+            "A's stream ended after {next} of {COUNT} messages"
+        );
+        if line.trim().is_empty() {
+            for message in sse_messages(&event) {
+                if message["method"] == "notifications/message" {
+                    let data = message["params"]["data"].as_str().unwrap_or_default();
+                    assert!(
+                        data.starts_with(&format!("{next}:")),
+                        "message {next} in order: {}",
+                        &data[..data.len().min(20)]
+                    );
+                    next += 1;
+                }
+            }
+            event.clear();
+        } else {
+            event.push_str(&line);
+        }
+    }
+    drop(get);
+    let stderr = serve.stop();
+    assert!(!stderr.contains("were dropped"), "{stderr}");
+}
