@@ -275,3 +275,113 @@ fn a_client_that_stops_reading_loses_nothing_and_holds_back_no_other_client() {
     let stderr = serve.stop();
     assert!(!stderr.contains("were dropped"), "{stderr}");
 }
+
+/// The SSE events of a body (chunked transfer coding left in: each event
+/// is sent whole), each as its `id`, `retry` and `data` fields.
+fn sse_fields(body: &str) -> Vec<[Option<String>; 3]> {
+    body.split("\n\n")
+        .filter_map(|event| {
+            let mut fields: [Option<String>; 3] = [None, None, None];
+            for line in event.lines() {
+                for (slot, name) in ["id:", "retry:", "data:"].iter().enumerate() {
+                    if let Some(value) = line.strip_prefix(name) {
+                        fields[slot] = Some(value.trim().to_owned());
+                    }
+                }
+            }
+            fields.iter().any(Option::is_some).then_some(fields)
+        })
+        .collect()
+}
+
+/// `test_reconnection` through the gateway, in a 2025-11-25 session: the
+/// answer's events (head left out) and the body of the stream it resumes
+/// with `Last-Event-ID`, if the POST's stream ended without the answer.
+fn reconnection_call(serve: &HttpServe) -> (String, Option<String>) {
+    let session = serve.session();
+    let headers = session.each_ref().map(String::as_str);
+    let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"test_reconnection","arguments":{}}}"#;
+    let answer = serve.exchange(&headers, call);
+    let (head, body) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
+    assert!(head.starts_with("HTTP/1.1 200"), "{answer}");
+    if body.contains(r#""id":7"#) {
+        return (body.to_owned(), None);
+    }
+    let last = sse_fields(body)
+        .iter()
+        .rev()
+        .find_map(|[id, _, _]| id.clone())
+        .unwrap_or_else(|| panic!("the stream ended with no event id to resume from: {body}"));
+    let mut resume = headers.map(str::to_owned).to_vec();
+    resume.push(format!("Last-Event-ID: {last}"));
+    let resume: Vec<&str> = resume.iter().map(String::as_str).collect();
+    let mut stream = serve.send("GET", &resume, "");
+    let mut resumed = String::new();
+    let mut reader = BufReader::new(&mut stream);
+    while !resumed.contains(r#""id":7"#) {
+        let mut line = String::new();
+        let read = reader
+            .read_line(&mut line)
+            .unwrap_or_else(|e| panic!("the answer on the resumed stream: {e}; read {resumed:?}"));
+        assert!(read > 0, "the resumed stream ended first: {resumed:?}");
+        resumed.push_str(&line);
+    }
+    (body.to_owned(), Some(resumed))
+}
+
+#[test]
+fn a_stream_the_server_ends_mid_call_is_ended_for_the_client_who_resumes_it() {
+    // The fixture over Streamable HTTP ends `test_reconnection`'s stream
+    // after its priming event (SSE polling) and answers on the gateway's
+    // resumed stream; the gateway does the same to its client.
+    let fixture = support::fixture_server();
+    let port = support::free_port();
+    let mut command = std::process::Command::new(&fixture);
+    command.args([
+        "--transport",
+        "http",
+        "--port",
+        &port.to_string(),
+        "--era",
+        "legacy",
+        "--reference-catalog",
+    ]);
+    let _upstream = support::start_http_server(command, port);
+    let env = Env::new();
+    let config = env.write_json(
+        "servers.json",
+        &json!({"mcpServers": {"fx": {"url": format!("http://127.0.0.1:{port}/mcp"), "era": "legacy"}}}),
+    );
+    let serve = HttpServe::start(&env, &config);
+    let (body, resumed) = reconnection_call(&serve);
+    let events = sse_fields(&body);
+    let [first_id, first_retry, first_data] = events.first().cloned().unwrap_or_default();
+    assert!(
+        first_id.is_some() && first_data.is_none_or(|d| d.is_empty()),
+        "{body}"
+    );
+    assert!(
+        events.iter().any(|[_, retry, _]| retry.is_some()) || first_retry.is_some(),
+        "a retry field before the end: {body}"
+    );
+    let resumed = resumed.unwrap_or_else(|| panic!("answered on the POST's stream: {body}"));
+    assert!(resumed.contains("Reconnection test completed"), "{resumed}");
+    serve.stop();
+
+    // Over stdio the fixture cannot end a stream: nor does the gateway,
+    // which answers on the POST.
+    let env = Env::new();
+    let config = env.write_json(
+        "servers.json",
+        &json!({"mcpServers": {"fx": {"command": fixture,
+            "args": ["--era", "legacy", "--reference-catalog"], "era": "legacy"}}}),
+    );
+    let serve = HttpServe::start(&env, &config);
+    let (body, resumed) = reconnection_call(&serve);
+    assert!(
+        resumed.is_none(),
+        "a stream ended with no server's word: {body}"
+    );
+    assert!(body.contains("Reconnection test completed"), "{body}");
+    serve.stop();
+}

@@ -1251,9 +1251,23 @@ async fn answer(
         } = inner.prepare_call(&request.id, params, rounds)?;
         let marks = deliver::Marks::of(&inner.gateway, server.as_deref());
         inner.streaming(&request.id, server, &context);
-        let outcome = if context.wants_progress() {
+        // A handshake-era client can be polled (2025-11-25 SSE polling):
+        // when the server ends the call's stream before its answer, so
+        // does the gateway, its client resuming as the gateway does.
+        let mut paused = None;
+        if !modern && let Some(passthrough) = &passthrough {
+            let (sender, receiver) = mpsc::unbounded_channel();
+            if passthrough.stream_paused.set(sender).is_ok() {
+                paused = Some(receiver);
+            }
+        }
+        let outcome = if context.wants_progress() || paused.is_some() {
             let (sink, mut reports) = mpsc::unbounded_channel();
-            let calling = tool.call(call.with_progress(sink));
+            let calling = if context.wants_progress() {
+                tool.call(call.with_progress(sink))
+            } else {
+                tool.call(call)
+            };
             tokio::pin!(calling);
             let mut streaming = false;
             // The server streams the call: so does the answer (over
@@ -1269,6 +1283,14 @@ async fn answer(
                 tokio::select! {
                     outcome = &mut calling => break outcome,
                     Some(report) = reports.recv() => pass_on(&report),
+                    Some(retry) = async { paused.as_mut()?.recv().await } => {
+                        // What came before the end goes before it.
+                        while let Ok(report) = reports.try_recv() {
+                            pass_on(&report);
+                        }
+                        marks.settle(&inner).await;
+                        let _ = context.close_stream(retry);
+                    }
                 }
             };
             // Progress sent before the answer arrives first.

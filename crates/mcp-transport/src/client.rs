@@ -370,6 +370,15 @@ pub struct CallOptions {
     /// again for the next round. For a host that relays the rounds to a
     /// client of its own, such as a gateway. Default: false.
     pub return_input_required: bool,
+    /// Where to hear that the server ended this request's SSE stream
+    /// before answering it (Streamable HTTP, 2025-11-25 "Transports"
+    /// §Resumability and Redelivery: SSE polling), with the delay after
+    /// which the transport resumes it (by GET with `Last-Event-ID`; the
+    /// answer comes on the resumed stream). Said after what the stream
+    /// carried before it ended; nothing fails. For a gateway that mirrors
+    /// a server's streams to its own client. Other transports never say
+    /// it. Default: `None`.
+    pub stream_paused: Option<mpsc::UnboundedSender<Duration>>,
 }
 
 /// A connection to one MCP server. Cheap to clone; every clone talks over
@@ -460,6 +469,9 @@ struct Inner {
     last_undelivered: Option<Arc<TransportError>>,
     notifications_tx: Option<mpsc::Sender<ServerNotification>>,
     notifications_rx: Option<mpsc::Receiver<ServerNotification>>,
+    /// Requests whose SSE stream the server ended ([`Inbound::StreamPaused`]),
+    /// told to their callers after the session's events.
+    paused: Vec<(RequestId, Duration)>,
     /// Handler tasks of server requests in progress, to abort on withdrawal.
     server_tasks: HashMap<RequestId, AbortHandle>,
     /// Messages taken from the session that wait for the transport, in order.
@@ -487,6 +499,8 @@ const TRANSPORT_ERROR: &str = "transport error";
 struct Waiter {
     reply: oneshot::Sender<Result<RawJson, Failure>>,
     progress: Option<mpsc::UnboundedSender<ProgressNotificationParams>>,
+    /// See [`CallOptions::stream_paused`].
+    paused: Option<mpsc::UnboundedSender<Duration>>,
 }
 
 #[derive(Clone, Debug)]
@@ -581,6 +595,7 @@ impl Client {
                 last_undelivered: None,
                 notifications_tx: Some(notifications_tx),
                 notifications_rx: Some(notifications_rx),
+                paused: Vec::new(),
                 server_tasks: HashMap::new(),
                 outbox: Outbox::default(),
                 sending: false,
@@ -1075,6 +1090,7 @@ impl Client {
                 Waiter {
                     reply: tx,
                     progress: options.progress,
+                    paused: options.stream_paused,
                 },
             );
             self.shared.kick(inner);
@@ -1762,6 +1778,16 @@ fn pump(shared: &Arc<Shared>, inner: &mut Inner) {
             other => tracing::debug!(?other, "unhandled session event"),
         }
     }
+    for (id, retry) in std::mem::take(&mut inner.paused) {
+        let paused = inner
+            .waiters
+            .iter()
+            .find(|(handle, _)| handle.id() == id)
+            .and_then(|(_, waiter)| waiter.paused.as_ref());
+        if let Some(paused) = paused {
+            let _ = paused.send(retry);
+        }
+    }
     if inner.session.state() == SessionState::Closed {
         inner.outbox.clear();
     }
@@ -1828,6 +1854,10 @@ fn on_inbound(inner: &mut Inner, now: std::time::Instant, inbound: Inbound) -> b
     match inbound {
         Inbound::Frame(frame) => inner.session.handle_frame(now, frame),
         Inbound::Undelivered { id, error } => on_undelivered(inner, id, error),
+        Inbound::StreamPaused { id, retry } => {
+            // Said after the events of the frames before it.
+            inner.paused.push((id, retry));
+        }
         Inbound::Closed(error) => {
             if inner.closed.is_none() {
                 inner.closed = Some(match error {

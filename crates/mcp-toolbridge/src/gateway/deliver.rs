@@ -134,7 +134,7 @@ impl Marks {
     /// mark, waits (each wait at most [`SETTLE_LIMIT`]) until the manager
     /// has emitted them and `connection`'s watcher has passed them on.
     /// Returns at once when none did, the common case.
-    pub(super) async fn settle(self, connection: &Arc<Connection>) {
+    pub(super) async fn settle(&self, connection: &Arc<Connection>) {
         let mut said = false;
         for (handle, sent) in &self.0 {
             if handle.notifications_sent() != *sent {
