@@ -385,3 +385,89 @@ fn a_stream_the_server_ends_mid_call_is_ended_for_the_client_who_resumes_it() {
     assert!(body.contains("Reconnection test completed"), "{body}");
     serve.stop();
 }
+
+/// Answers every elicitation with `{"word": "relayed"}`.
+struct Word;
+
+#[async_trait::async_trait]
+impl mcp_transport::ClientHandler for Word {
+    fn capabilities(&self) -> mcp_proto::types::ClientCapabilities {
+        mcp_proto::types::ClientCapabilities {
+            elicitation: Some(mcp_proto::types::ElicitationCapability {
+                form: Some(Default::default()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    async fn elicit(
+        &self,
+        _params: mcp_proto::types::ElicitRequestParams,
+    ) -> Result<mcp_proto::types::ElicitResult, mcp_proto::ErrorObject> {
+        serde_json::from_value(json!({"action": "accept", "content": {"word": "relayed"}}))
+            .map_err(|e| mcp_proto::ErrorObject::new(-32603, e.to_string()))
+    }
+}
+
+#[test]
+fn what_a_server_says_after_an_input_round_reaches_the_clients_retry() {
+    use mcp_proto::EraPolicy;
+    use mcp_transport::{Client, ClientOptions, HttpOptions, HttpTransport, ServerNotification};
+
+    let env = Env::new();
+    let script = support::repo_root().join("tests/interop/flooding_server.py");
+    let config = env.write_json(
+        "servers.json",
+        &json!({"mcpServers": {"flood": {"command": support::venv_python(), "args": [script],
+            "timeout": 60000}}}),
+    );
+    let serve = HttpServe::start(&env, &config);
+    support::runtime().block_on(async {
+        let mut http = HttpOptions::new(format!("http://127.0.0.1:{}/mcp", serve.port));
+        http.headers = vec![(
+            "Authorization".to_owned(),
+            format!("Bearer {}", serve.token),
+        )];
+        let transport = HttpTransport::connect(http).await.expect("a transport");
+        let mut options = ClientOptions::default();
+        options.session.era = EraPolicy::Modern;
+        options.handler = Some(std::sync::Arc::new(Word));
+        let (client, driver) = Client::new(transport, options);
+        tokio::spawn(driver.run());
+        let mut notifications = client.take_notifications().expect("the notifications");
+        tokio::time::timeout(Duration::from_secs(60), client.initialize())
+            .await
+            .expect("connects within 60 s")
+            .expect("a 2026-07-28 session");
+        // The server asks (an input round: the client answers and
+        // retries), then logs and reports progress while the gateway's
+        // call goes on, then answers: both come on the retry's stream.
+        let (progress, mut reports) = tokio::sync::mpsc::unbounded_channel();
+        let params: mcp_proto::types::CallToolRequestParams =
+            serde_json::from_value(json!({"name": "ask_then_log"})).unwrap();
+        let result = tokio::time::timeout(
+            Duration::from_secs(60),
+            client.call_tool_with(
+                &params,
+                mcp_transport::CallOptions::default().progress(Some(progress)),
+            ),
+        )
+        .await
+        .expect("answered within 60 s")
+        .expect("the call's result");
+        let text = serde_json::to_value(&result.content).unwrap()[0]["text"].clone();
+        assert_eq!(text, "the word was relayed");
+        let mut logs = Vec::new();
+        while let Ok(notification) = notifications.try_recv() {
+            if let ServerNotification::LogMessage(message) = notification {
+                logs.push(message.data);
+            }
+        }
+        assert_eq!(logs, [json!("after the answer")]);
+        let report = reports.try_recv().expect("the progress report");
+        assert_eq!(report.message.as_deref(), Some("after the answer"));
+        client.close().await;
+    });
+    serve.stop();
+}

@@ -907,6 +907,12 @@ impl Connection {
             if !relay::reaches(state.log_level, level) {
                 return;
             }
+            // A 2026-07-28 connection that only listens gets none: log
+            // messages are about requests, and never go on the listen
+            // stream (2026-07-28 "Subscriptions").
+            if state.streamable.is_empty() && !state.subscriptions.is_empty() {
+                return;
+            }
             let mut streamable = state.streamable.values();
             match (streamable.next(), streamable.next()) {
                 (Some(only), None)
@@ -1125,7 +1131,7 @@ impl ServerHandler for Served {
             }
             _ => None,
         };
-        let answer = answer(inner, request, context, false).await;
+        let answer = answer(inner, request, deliver::Target::Fixed(context), false).await;
         drop(waiting);
         answer
     }
@@ -1164,7 +1170,14 @@ impl Served {
         let work = match state {
             Some(Value::String(state)) => {
                 match gateway.rounds.resume(&state, &subject, responses)? {
-                    rounds::Resumed::Work(work) => work,
+                    rounds::Resumed::Work(work) => {
+                        // What the servers say from now on goes on this
+                        // retry's stream.
+                        if let Some(target) = &work.target {
+                            target.follow(context);
+                        }
+                        work
+                    }
                     rounds::Resumed::Retry { responses, state } => {
                         // The server's round: its own keys and state.
                         if let Some(responses) = responses {
@@ -1210,12 +1223,16 @@ impl Served {
             .unwrap_or_default();
         let waiting = asks.waiting_in_rounds(self.connection.inner.number, sender, capabilities);
         let connection = Arc::clone(&self.connection);
+        let target = deliver::Target::following(context);
+        let followed = target.clone();
         let done = tokio::spawn(async move {
-            let answer = answer(&connection.inner, request, context, true).await;
+            let answer = answer(&connection.inner, request, target, true).await;
             drop(waiting);
             answer
         });
-        Ok(rounds::Work::new(subject, asked, done))
+        let mut work = rounds::Work::new(subject, asked, done);
+        work.target = Some(followed);
+        Ok(work)
     }
 }
 
@@ -1227,9 +1244,12 @@ impl Served {
 async fn answer(
     inner: &Arc<Connection>,
     request: ClientRequest,
-    context: RequestContext,
+    target: deliver::Target,
     rounds: bool,
 ) -> Result<RawJson, ErrorObject> {
+    // The request's own context; what the server says as the work goes
+    // on goes to `target`'s context then.
+    let context = target.now();
     let inner = Arc::clone(inner);
     // Dropped when the request ends, answered or not: a cancelled one
     // cancels its call upstream and ends its subscription.
@@ -1269,15 +1289,18 @@ async fn answer(
                 tool.call(call)
             };
             tokio::pin!(calling);
-            let mut streaming = false;
+            // The request whose stream is open.
+            let mut streaming: Option<RequestId> = None;
             // The server streams the call: so does the answer (over
-            // Streamable HTTP, from a priming event on).
+            // Streamable HTTP, from a priming event on), on the stream of
+            // the request it now answers to.
             let mut pass_on = |report: &crate::tool::CallProgress| {
-                if !streaming {
-                    streaming = true;
-                    let _ = context.open_stream();
+                let now = target.now();
+                if streaming.as_ref() != Some(now.id()) {
+                    streaming = Some(now.id().clone());
+                    let _ = now.open_stream();
                 }
-                relay(&context, report);
+                relay(&now, report);
             };
             let outcome = loop {
                 tokio::select! {

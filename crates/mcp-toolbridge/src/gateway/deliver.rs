@@ -32,6 +32,51 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{Connection, Gateway, forward};
 
+/// Where a call's progress goes, on the stream it opens: the request's own
+/// context, or, for the work of a 2026-07-28 client's call that goes on
+/// across input rounds, the request it now answers to, the first and then
+/// each retry that resumes it (2026-07-28: request-scoped notifications
+/// go only on that request's own response stream, with its own
+/// `progressToken`; between a round's answer and its retry there is no
+/// stream, and a report then is not sent). A server's log messages need
+/// no following: each 2026-07-28 request over HTTP is a connection of its
+/// own, and the retry's connection passes them on itself.
+#[derive(Clone, Debug)]
+pub(super) enum Target {
+    /// One request's, for as long as it runs.
+    Fixed(RequestContext),
+    /// The request the work answers to now.
+    Follows(Arc<std::sync::Mutex<RequestContext>>),
+}
+
+impl Target {
+    /// Follows `context`, then each request [`Target::follow`] names.
+    pub(super) fn following(context: RequestContext) -> Target {
+        Target::Follows(Arc::new(std::sync::Mutex::new(context)))
+    }
+
+    /// The request's context now.
+    pub(super) fn now(&self) -> RequestContext {
+        match self {
+            Target::Fixed(context) => context.clone(),
+            Target::Follows(current) => current
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone(),
+        }
+    }
+
+    /// The work answers to `context` from now on (a retry that resumed
+    /// it); a fixed target stays.
+    pub(super) fn follow(&self, context: RequestContext) {
+        if let Target::Follows(current) = self {
+            *current
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = context;
+        }
+    }
+}
+
 /// The longest an answer waits for what its server sent before it: for
 /// the manager to handle those notifications, and again for the
 /// connection's watcher to pass them on.

@@ -99,6 +99,9 @@ pub(super) struct Work {
     pending: BTreeMap<String, Pending>,
     /// The last key given.
     keys: u64,
+    /// Where the servers' progress and log messages about the work go:
+    /// the request the work now answers to, each retry in turn.
+    pub(super) target: Option<super::deliver::Target>,
 }
 
 #[derive(Debug)]
@@ -122,6 +125,7 @@ impl Work {
             done,
             pending: BTreeMap::new(),
             keys: 0,
+            target: None,
         }
     }
 
