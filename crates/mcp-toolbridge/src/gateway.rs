@@ -52,7 +52,9 @@
 //!   (`logging`, `resources.subscribe`) when a usable server declares
 //!   them, each client's own: its level filters the `notifications/message`
 //!   it gets, and it gets `notifications/resources/updated` for the URIs it
-//!   subscribed to (see `relay`).
+//!   subscribed to (see `relay`). What a server says during a call reaches
+//!   the client ahead of the answer it came before, and waits for a slow
+//!   client rather than being dropped (see `deliver`).
 //! - A server's `elicitation/create`, `sampling/createMessage` and
 //!   `roots/list` reach the handshake-era client whose call, prompt or read
 //!   is waiting on it, when the host gave the manager the gateway's
