@@ -10,8 +10,10 @@
 //!   has passed those events on ([`Settle`]), so that a log message sent
 //!   just before the answer reaches the client before it ("Transports":
 //!   messages related to a request go on its stream ahead of its answer).
-//!   Each wait is bounded by [`SETTLE_LIMIT`]: the manager reads a
-//!   server's notifications between its catalog refreshes.
+//!   Each wait is bounded: the manager's by [`SETTLE_LIMIT`] (it reads a
+//!   server's notifications between its catalog refreshes), the
+//!   watcher's by [`CATCH_UP_LIMIT`] (it sends at the pace the client
+//!   reads: past that the answer goes first).
 //! - Backpressure. What the watcher relays ([`Outgoing`]) is sent with the
 //!   waiting `send_notification`, so a client that reads slowly holds its
 //!   own watcher back instead of losing messages. Nothing else waits for
@@ -77,10 +79,14 @@ impl Target {
     }
 }
 
-/// The longest an answer waits for what its server sent before it: for
-/// the manager to handle those notifications, and again for the
-/// connection's watcher to pass them on.
+/// The longest an answer waits for the manager to handle the
+/// notifications its server sent before it.
 pub(super) const SETTLE_LIMIT: Duration = Duration::from_secs(5);
+
+/// The longest an answer then waits for the connection's watcher to pass
+/// those notifications on: it sends at the pace the client reads, and a
+/// client that reads slowly gets them before the answer within this.
+pub(super) const CATCH_UP_LIMIT: Duration = Duration::from_secs(30);
 
 /// A notification the connection's watcher sends, waiting for room.
 pub(super) enum Outgoing {
@@ -176,8 +182,9 @@ impl Marks {
     }
 
     /// Before the answer: when a server sent notifications since the
-    /// mark, waits (each wait at most [`SETTLE_LIMIT`]) until the manager
-    /// has emitted them and `connection`'s watcher has passed them on.
+    /// mark, waits until the manager has emitted them (at most
+    /// [`SETTLE_LIMIT`]) and `connection`'s watcher has passed them on (at
+    /// most [`CATCH_UP_LIMIT`]).
     /// Returns at once when none did, the common case.
     pub(super) async fn settle(&self, connection: &Arc<Connection>) {
         let mut said = false;
@@ -192,7 +199,7 @@ impl Marks {
         }
         let (settled, caught_up) = oneshot::channel();
         if connection.settle.send(settled).is_ok() {
-            let _ = tokio::time::timeout(SETTLE_LIMIT, caught_up).await;
+            let _ = tokio::time::timeout(CATCH_UP_LIMIT, caught_up).await;
         }
     }
 }
