@@ -45,10 +45,33 @@ use crate::snapshot::{Snapshot, SnapshotServer};
 use crate::status::ServerStatus;
 
 /// The calls in flight through [`ServerHandle`](crate::ServerHandle)s to
-/// one connection, shared by the connection's task and every handle to it.
-/// Its identity is the connection's: a new connection gets a new one, so a
-/// handle compares it to tell whether its connection is still current.
-pub(crate) type Calls = Arc<std::sync::atomic::AtomicUsize>;
+/// one connection, and how many of its notifications the connection's task
+/// has handled, shared by the task and every handle to it. Its identity is
+/// the connection's: a new connection gets a new one, so a handle compares
+/// it to tell whether its connection is still current.
+pub(crate) type Calls = Arc<ConnCounters>;
+
+/// What [`Calls`] counts.
+#[derive(Debug, Default)]
+pub(crate) struct ConnCounters {
+    /// The calls in flight through handles.
+    pub(crate) in_flight: std::sync::atomic::AtomicUsize,
+    /// The server notifications the connection's task has handled (taken
+    /// from the client and, for a log message or a resource update,
+    /// emitted as an event), to compare with
+    /// [`Client::notifications_sent`](mcp_transport::Client::notifications_sent).
+    pub(crate) noted: std::sync::atomic::AtomicU64,
+    /// Wakes those waiting for `noted` to grow.
+    pub(crate) noted_grew: tokio::sync::Notify,
+}
+
+impl ConnCounters {
+    /// One more notification handled.
+    pub(crate) fn note(&self) {
+        self.noted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.noted_grew.notify_waiters();
+    }
+}
 
 /// How a server came to the manager; decides what a rediscovery may remove.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

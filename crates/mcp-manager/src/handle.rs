@@ -77,7 +77,7 @@ struct InFlight<'a> {
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        self.binding.calls.fetch_sub(1, Ordering::SeqCst);
+        self.binding.calls.in_flight.fetch_sub(1, Ordering::SeqCst);
         let mut state = self.binding.core.lock();
         if let Some(entry) = state.entries.get_mut(self.id)
             && self.binding.current(entry)
@@ -151,6 +151,52 @@ impl ServerHandle {
         self.client.wait_closed().await;
     }
 
+    /// How many notifications the server has sent on this connection so
+    /// far ([`Client::notifications_sent`]): a caller that reads it before
+    /// and after a request knows whether the server said anything
+    /// meanwhile, and so whether [`ServerHandle::notifications_handled`]
+    /// has anything to wait for.
+    pub fn notifications_sent(&self) -> u64 {
+        self.client.notifications_sent()
+    }
+
+    /// Waits until the manager has handled every notification the server
+    /// sent before now, at most `limit`: its log messages and resource
+    /// updates are then emitted as [`ManagerEvent`](crate::ManagerEvent)s,
+    /// in the order they came, ahead of anything the caller does next. A
+    /// caller whose response just arrived uses it to pass on what the
+    /// server said before that response ahead of it (a gateway relaying a
+    /// server's log messages during a call does). The manager reads a
+    /// connection's notifications between its catalog refreshes, so this
+    /// can wait for a refresh to end: `false` when `limit` passed first
+    /// (a connection that ended handles no more). An
+    /// [`unmanaged`](ServerHandle::unmanaged) handle's notifications go to
+    /// no manager: `true` at once. Sends nothing.
+    pub async fn notifications_handled(&self, limit: std::time::Duration) -> bool {
+        let Some(binding) = &self.binding else {
+            return true;
+        };
+        let sent = self.client.notifications_sent();
+        let counters = &binding.calls;
+        if counters.noted.load(Ordering::SeqCst) >= sent {
+            return true;
+        }
+        let caught_up = async {
+            loop {
+                let grew = counters.noted_grew.notified();
+                tokio::pin!(grew);
+                grew.as_mut().enable();
+                if counters.noted.load(Ordering::SeqCst) >= sent {
+                    return true;
+                }
+                grew.await;
+            }
+        };
+        tokio::time::timeout(limit, caught_up)
+            .await
+            .unwrap_or(false)
+    }
+
     /// Checks that the connection is current, records the use and counts
     /// the request in flight until the returned guard drops.
     fn begin<E>(&self) -> Result<Option<InFlight<'_>>, HandleError<E>> {
@@ -168,7 +214,7 @@ impl ServerHandle {
             });
         };
         entry.last_used = Instant::now();
-        binding.calls.fetch_add(1, Ordering::SeqCst);
+        binding.calls.in_flight.fetch_add(1, Ordering::SeqCst);
         Ok(Some(InFlight {
             binding,
             id: &self.id,

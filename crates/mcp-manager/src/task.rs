@@ -632,7 +632,9 @@ async fn serve(lease: &Lease, plan: &Plan, conn: &mut Conn) -> End {
                 let Some(notification) = notification else {
                     return End::Closed;
                 };
-                if !note(lease, &mut pending, notification) {
+                let live = note(lease, &mut pending, notification);
+                conn.calls.note();
+                if !live {
                     return End::Stale;
                 }
             }
@@ -645,7 +647,9 @@ async fn serve(lease: &Lease, plan: &Plan, conn: &mut Conn) -> End {
                 // Notifications that came during the pass coalesce into the
                 // next one; read them now so the status does not flicker.
                 while let Ok(notification) = conn.notifications.try_recv() {
-                    if !note(lease, &mut pending, notification) {
+                    let live = note(lease, &mut pending, notification);
+                    conn.calls.note();
+                    if !live {
                         return End::Stale;
                     }
                 }
@@ -658,7 +662,7 @@ async fn serve(lease: &Lease, plan: &Plan, conn: &mut Conn) -> End {
                 // itself: a server request being answered) is use, however
                 // long ago it started: the connection stays, and the idle
                 // period restarts now.
-                let busy = conn.calls.load(std::sync::atomic::Ordering::SeqCst) > 0
+                let busy = conn.calls.in_flight.load(std::sync::atomic::Ordering::SeqCst) > 0
                     || conn.client().in_flight() > 0;
                 let activity = conn.client().last_activity();
                 let expired = idle.and_then(|idle| {

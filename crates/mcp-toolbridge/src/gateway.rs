@@ -57,6 +57,9 @@
 //!   and the subscriptions as its `subscriptions/listen` filter; a
 //!   2026-07-28 client's request that sets no `logLevel` gets no log
 //!   messages.
+//!   subscribed to (see `relay`). What a server says during a call reaches
+//!   the client ahead of the answer it came before, and waits for a slow
+//!   client rather than being dropped (see `deliver`).
 //! - A server's `elicitation/create`, `sampling/createMessage` and
 //!   `roots/list` reach the handshake-era client whose call, prompt or read
 //!   is waiting on it, when the host gave the manager the gateway's
@@ -120,6 +123,7 @@ use crate::session::{McpSession, SessionOptions, ToolSet};
 use crate::tool::{ModelTool, ToolCall};
 
 mod asks;
+mod deliver;
 mod forward;
 mod keep;
 mod relay;
@@ -341,15 +345,18 @@ impl Gateway {
     }
 
     fn connect_reply(&self, notifications: Reply) -> GatewayConnection {
+        let (settle, settles) = deliver::settle_channel();
         let inner = Arc::new(Connection {
             number: self.relays.connection(),
             gateway: self.clone(),
             notify: notifications,
             state: Mutex::new(ConnState::default()),
+            settle,
         });
         let watcher = tokio::spawn(watch_catalogs(
             Arc::downgrade(&inner),
             self.manager.events(),
+            settles,
         ));
         GatewayConnection { inner, watcher }
     }
@@ -418,6 +425,8 @@ struct Connection {
     /// Where connection-wide notifications go.
     notify: Reply,
     state: Mutex<ConnState>,
+    /// Asks the connection's watcher to catch up ([`deliver::Marks::settle`]).
+    settle: mpsc::UnboundedSender<deliver::Settle>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -453,6 +462,12 @@ struct ConnState {
     /// The binding requests use, made again after each catalog event
     /// (binding per request would cost more than the call it serves).
     tools: Option<ToolSet>,
+    /// What the watcher sends the client next, waiting for room
+    /// ([`deliver::send_queued`]).
+    outgoing: Vec<deliver::Outgoing>,
+    /// The servers' events dropped for this client because it fell behind
+    /// ([`deliver::lagged`]).
+    dropped: u64,
 }
 
 /// A call, prompt or read in flight: over Streamable HTTP its answer can
@@ -936,6 +951,12 @@ impl Connection {
             if asked_none || !relay::reaches(state.log_level, level) {
                 return;
             }
+            // A 2026-07-28 connection that only listens gets none: log
+            // messages are about requests, and never go on the listen
+            // stream (2026-07-28 "Subscriptions").
+            if state.streamable.is_empty() && !state.subscriptions.is_empty() {
+                return;
+            }
             let mut streamable = state.streamable.values();
             match (streamable.next(), streamable.next()) {
                 (Some(only), None)
@@ -952,15 +973,15 @@ impl Connection {
         }
         if let Some(context) = during {
             let _ = context.open_stream();
-            if context
-                .notify(methods::NOTIFICATION_MESSAGE, Some(&params))
-                .is_ok()
-            {
-                return;
-            }
+            self.lock().outgoing.push(deliver::Outgoing::About {
+                context,
+                method: methods::NOTIFICATION_MESSAGE,
+                params,
+            });
+            return;
         }
         if let Ok(message) = Message::notification(methods::NOTIFICATION_MESSAGE, Some(&params)) {
-            send(&self.notify, message);
+            self.relay(message);
         }
     }
 
@@ -974,13 +995,37 @@ impl Connection {
         if let Ok(message) =
             Message::notification(methods::NOTIFICATION_RESOURCES_UPDATED, Some(&params))
         {
-            send(&self.notify, message);
+            self.relay(message);
         }
     }
 
     fn notify_changed(&self, method: &str) {
         if let Ok(message) = Message::notification(method, None::<&Value>) {
-            send(&self.notify, message);
+            self.relay(message);
+        }
+    }
+
+    /// A notification for the connection as a whole, from its watcher: a
+    /// served client's is queued for the watcher to send, waiting for room
+    /// ([`deliver::send_queued`]); a caller's channel takes it at once.
+    fn relay(&self, message: Message) {
+        match &self.notify {
+            Reply::Peer(_) => {
+                if let Message::Notification(notification) = message {
+                    self.lock()
+                        .outgoing
+                        .push(deliver::Outgoing::Connection(notification));
+                }
+            }
+            reply => send(reply, message),
+        }
+    }
+
+    /// The client's peer, when it is served ([`Gateway::serve`], HTTP).
+    fn peer(&self) -> Option<&Peer> {
+        match &self.notify {
+            Reply::Peer(peer) => Some(peer),
+            Reply::Channel(_) => None,
         }
     }
 
@@ -1130,7 +1175,7 @@ impl ServerHandler for Served {
             }
             _ => None,
         };
-        let answer = answer(inner, request, context, false).await;
+        let answer = answer(inner, request, deliver::Target::Fixed(context), false).await;
         drop(waiting);
         answer
     }
@@ -1169,7 +1214,14 @@ impl Served {
         let work = match state {
             Some(Value::String(state)) => {
                 match gateway.rounds.resume(&state, &subject, responses)? {
-                    rounds::Resumed::Work(work) => work,
+                    rounds::Resumed::Work(work) => {
+                        // What the servers say from now on goes on this
+                        // retry's stream.
+                        if let Some(target) = &work.target {
+                            target.follow(context);
+                        }
+                        work
+                    }
                     rounds::Resumed::Retry { responses, state } => {
                         // The server's round: its own keys and state.
                         if let Some(responses) = responses {
@@ -1216,12 +1268,16 @@ impl Served {
         let waiting = asks.waiting_in_rounds(self.connection.inner.number, sender, capabilities);
         let parked = waiting.parked();
         let connection = Arc::clone(&self.connection);
+        let target = deliver::Target::following(context);
+        let followed = target.clone();
         let done = tokio::spawn(async move {
-            let answer = answer(&connection.inner, request, context, true).await;
+            let answer = answer(&connection.inner, request, target, true).await;
             drop(waiting);
             answer
         });
-        Ok(rounds::Work::new(subject, asked, done).parking(parked))
+        let mut work = rounds::Work::new(subject, asked, done).parking(parked);
+        work.target = Some(followed);
+        Ok(work)
     }
 }
 
@@ -1233,9 +1289,12 @@ impl Served {
 async fn answer(
     inner: &Arc<Connection>,
     request: ClientRequest,
-    context: RequestContext,
+    target: deliver::Target,
     rounds: bool,
 ) -> Result<RawJson, ErrorObject> {
+    // The request's own context; what the server says as the work goes
+    // on goes to `target`'s context then.
+    let context = target.now();
     let inner = Arc::clone(inner);
     // Dropped when the request ends, answered or not: a cancelled one
     // cancels its call upstream and ends its subscription.
@@ -1255,25 +1314,51 @@ async fn answer(
             reported,
             server,
         } = inner.prepare_call(&request.id, params, rounds, modern)?;
+        let marks = deliver::Marks::of(&inner.gateway, server.as_deref());
         inner.streaming(&request.id, server, &context);
-        let outcome = if context.wants_progress() {
+        // A handshake-era client can be polled (2025-11-25 SSE polling):
+        // when the server ends the call's stream before its answer, so
+        // does the gateway, its client resuming as the gateway does.
+        let mut paused = None;
+        if !modern && let Some(passthrough) = &passthrough {
+            let (sender, receiver) = mpsc::unbounded_channel();
+            if passthrough.stream_paused.set(sender).is_ok() {
+                paused = Some(receiver);
+            }
+        }
+        let outcome = if context.wants_progress() || paused.is_some() {
             let (sink, mut reports) = mpsc::unbounded_channel();
-            let calling = tool.call(call.with_progress(sink));
+            let calling = if context.wants_progress() {
+                tool.call(call.with_progress(sink))
+            } else {
+                tool.call(call)
+            };
             tokio::pin!(calling);
-            let mut streaming = false;
+            // The request whose stream is open.
+            let mut streaming: Option<RequestId> = None;
             // The server streams the call: so does the answer (over
-            // Streamable HTTP, from a priming event on).
+            // Streamable HTTP, from a priming event on), on the stream of
+            // the request it now answers to.
             let mut pass_on = |report: &crate::tool::CallProgress| {
-                if !streaming {
-                    streaming = true;
-                    let _ = context.open_stream();
+                let now = target.now();
+                if streaming.as_ref() != Some(now.id()) {
+                    streaming = Some(now.id().clone());
+                    let _ = now.open_stream();
                 }
-                relay(&context, report);
+                relay(&now, report);
             };
             let outcome = loop {
                 tokio::select! {
                     outcome = &mut calling => break outcome,
                     Some(report) = reports.recv() => pass_on(&report),
+                    Some(retry) = async { paused.as_mut()?.recv().await } => {
+                        // What came before the end goes before it.
+                        while let Ok(report) = reports.try_recv() {
+                            pass_on(&report);
+                        }
+                        marks.settle(&inner).await;
+                        let _ = context.close_stream(retry);
+                    }
                 }
             };
             // Progress sent before the answer arrives first.
@@ -1284,6 +1369,8 @@ async fn answer(
         } else {
             tool.call(call).await
         };
+        // What the server said before its answer goes first.
+        marks.settle(&inner).await;
         inner.lock().calls.remove(&request.id);
         if outcome.is_cancelled() {
             return Err(ErrorObject::new(
@@ -1309,12 +1396,14 @@ async fn answer(
         return RawJson::encode(&result)
             .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()));
     }
-    if matches!(
+    let marks = matches!(
         request.method.as_str(),
         methods::PROMPTS_GET | methods::RESOURCES_READ
-    ) {
+    )
+    .then(|| {
         inner.streaming(&request.id, None, &context);
-    }
+        deliver::Marks::of(&inner.gateway, None)
+    });
     let (messages, mut about) = mpsc::unbounded_channel();
     inner.answer(
         request.id.clone(),
@@ -1326,14 +1415,26 @@ async fn answer(
     )?;
     while let Some(message) = about.recv().await {
         match message {
-            // Progress, and a subscription's notifications.
+            // Progress, and a subscription's notifications, waiting for
+            // room: a client that reads slowly holds back its own request.
             Message::Notification(notification) => {
                 let _ = context
                     .peer()
-                    .notify(&notification.method, notification.params.as_ref());
+                    .send_notification(&notification.method, notification.params.as_ref())
+                    .await;
             }
-            Message::Response(response) => return Ok(response.result),
-            Message::Error(error) => return Err(error.error),
+            Message::Response(response) => {
+                if let Some(marks) = marks {
+                    marks.settle(&inner).await;
+                }
+                return Ok(response.result);
+            }
+            Message::Error(error) => {
+                if let Some(marks) = marks {
+                    marks.settle(&inner).await;
+                }
+                return Err(error.error);
+            }
             Message::Request(_) => {}
         }
     }
@@ -1394,49 +1495,75 @@ fn respond(reply: &Reply, id: RequestId, result: &impl Serialize) -> Result<(), 
 }
 
 /// Follows the manager's events for one connection, checking its tools
-/// after each catalog change.
+/// after each catalog change, and sends what it relays to the client
+/// waiting for room ([`deliver`]); when a request asks it to catch up
+/// (`settles`), handles every event already emitted first.
 async fn watch_catalogs(
     connection: std::sync::Weak<Connection>,
     mut events: broadcast::Receiver<ManagerEvent>,
+    mut settles: mpsc::UnboundedReceiver<deliver::Settle>,
 ) {
     loop {
-        let relevant = match events.recv().await {
-            Ok(ManagerEvent::Log {
-                id,
-                level,
-                logger,
-                data,
-            }) => {
-                let Some(connection) = connection.upgrade() else {
-                    return;
-                };
-                connection.on_log(&id, level, logger.as_deref(), &data);
+        let event = tokio::select! {
+            biased;
+            event = events.recv() => event,
+            Some(settled) = settles.recv() => {
+                // Every event emitted before the ask is in `events` now.
+                loop {
+                    let event = match events.try_recv() {
+                        Ok(event) => Ok(event),
+                        Err(broadcast::error::TryRecvError::Lagged(missed)) => {
+                            Err(broadcast::error::RecvError::Lagged(missed))
+                        }
+                        Err(broadcast::error::TryRecvError::Empty) => break,
+                        Err(broadcast::error::TryRecvError::Closed) => return,
+                    };
+                    if !on_event(&connection, event).await {
+                        return;
+                    }
+                }
+                let _ = settled.send(());
                 continue;
             }
-            Ok(ManagerEvent::ResourceUpdated { uri, .. }) => {
-                let Some(connection) = connection.upgrade() else {
-                    return;
-                };
-                connection.on_updated(&uri);
-                continue;
-            }
-            Ok(
-                ManagerEvent::CatalogSwapped { .. }
-                | ManagerEvent::CatalogRevoked { .. }
-                | ManagerEvent::ServerRemoved { .. },
-            )
-            | Err(broadcast::error::RecvError::Lagged(_)) => true,
-            Ok(_) => false,
-            Err(broadcast::error::RecvError::Closed) => return,
         };
-        if !relevant {
-            continue;
-        }
-        let Some(connection) = connection.upgrade() else {
+        if !on_event(&connection, event).await {
             return;
-        };
-        connection.check_tools();
+        }
     }
+}
+
+/// One manager event for one connection: relayed, or its tools checked;
+/// what it relays sent before the next. `false` when the connection or
+/// the manager is gone.
+async fn on_event(
+    connection: &std::sync::Weak<Connection>,
+    event: Result<ManagerEvent, broadcast::error::RecvError>,
+) -> bool {
+    let Some(connection) = connection.upgrade() else {
+        return false;
+    };
+    match event {
+        Ok(ManagerEvent::Log {
+            id,
+            level,
+            logger,
+            data,
+        }) => connection.on_log(&id, level, logger.as_deref(), &data),
+        Ok(ManagerEvent::ResourceUpdated { uri, .. }) => connection.on_updated(&uri),
+        Ok(
+            ManagerEvent::CatalogSwapped { .. }
+            | ManagerEvent::CatalogRevoked { .. }
+            | ManagerEvent::ServerRemoved { .. },
+        ) => connection.check_tools(),
+        Err(broadcast::error::RecvError::Lagged(missed)) => {
+            deliver::lagged(&connection, missed);
+            connection.check_tools();
+        }
+        Ok(_) => {}
+        Err(broadcast::error::RecvError::Closed) => return false,
+    }
+    deliver::send_queued(&connection, connection.peer()).await;
+    true
 }
 
 /// The tools as the client sees them: model names, descriptions, schemas.

@@ -133,6 +133,11 @@ pub(crate) struct Passthrough {
     pub(crate) request_state: Option<String>,
     /// The server's input round, once it came.
     pub(crate) round: std::sync::Mutex<Option<mcp_proto::types::InputRequiredResult>>,
+    /// Where to hear that the server ended the call's SSE stream before
+    /// answering ([`mcp_transport::CallOptions::stream_paused`]), for the
+    /// gateway to end its client's stream the same way.
+    pub(crate) stream_paused:
+        std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<std::time::Duration>>,
 }
 
 impl Passthrough {

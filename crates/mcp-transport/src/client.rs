@@ -370,6 +370,15 @@ pub struct CallOptions {
     /// again for the next round. For a host that relays the rounds to a
     /// client of its own, such as a gateway. Default: false.
     pub return_input_required: bool,
+    /// Where to hear that the server ended this request's SSE stream
+    /// before answering it (Streamable HTTP, 2025-11-25 "Transports"
+    /// §Resumability and Redelivery: SSE polling), with the delay after
+    /// which the transport resumes it (by GET with `Last-Event-ID`; the
+    /// answer comes on the resumed stream). Said after what the stream
+    /// carried before it ended; nothing fails. For a gateway that mirrors
+    /// a server's streams to its own client. Other transports never say
+    /// it. Default: `None`.
+    pub stream_paused: Option<mpsc::UnboundedSender<Duration>>,
 }
 
 /// A connection to one MCP server. Cheap to clone; every clone talks over
@@ -439,6 +448,9 @@ struct Shared {
     request_timeout: Option<Duration>,
     /// Becomes true when the driver has finished (transport closed too).
     finished: watch::Sender<bool>,
+    /// How many notifications went onto the notification channel (see
+    /// [`Client::notifications_sent`]); written under `inner`'s lock.
+    notifications_sent: std::sync::atomic::AtomicU64,
 }
 
 struct Inner {
@@ -457,6 +469,9 @@ struct Inner {
     last_undelivered: Option<Arc<TransportError>>,
     notifications_tx: Option<mpsc::Sender<ServerNotification>>,
     notifications_rx: Option<mpsc::Receiver<ServerNotification>>,
+    /// Requests whose SSE stream the server ended ([`Inbound::StreamPaused`]),
+    /// told to their callers after the session's events.
+    paused: Vec<(RequestId, Duration)>,
     /// Handler tasks of server requests in progress, to abort on withdrawal.
     server_tasks: HashMap<RequestId, AbortHandle>,
     /// Messages taken from the session that wait for the transport, in order.
@@ -484,6 +499,8 @@ const TRANSPORT_ERROR: &str = "transport error";
 struct Waiter {
     reply: oneshot::Sender<Result<RawJson, Failure>>,
     progress: Option<mpsc::UnboundedSender<ProgressNotificationParams>>,
+    /// See [`CallOptions::stream_paused`].
+    paused: Option<mpsc::UnboundedSender<Duration>>,
 }
 
 #[derive(Clone, Debug)]
@@ -578,6 +595,7 @@ impl Client {
                 last_undelivered: None,
                 notifications_tx: Some(notifications_tx),
                 notifications_rx: Some(notifications_rx),
+                paused: Vec::new(),
                 server_tasks: HashMap::new(),
                 outbox: Outbox::default(),
                 sending: false,
@@ -593,6 +611,7 @@ impl Client {
             header_tools: Mutex::new(std::collections::HashSet::new()),
             request_timeout,
             finished: watch::Sender::new(false),
+            notifications_sent: std::sync::atomic::AtomicU64::new(0),
         });
         // Weak: the transport's reading task holds the sink, and must not
         // keep the connection alive after the last handle and the driver.
@@ -709,6 +728,21 @@ impl Client {
     /// closes.
     pub fn take_notifications(&self) -> Option<mpsc::Receiver<ServerNotification>> {
         self.shared.lock().notifications_rx.take()
+    }
+
+    /// How many of the server's notifications this client has put on the
+    /// channel [`Client::take_notifications`] returns, in all (one dropped
+    /// because the channel was full is not counted): the one its reader
+    /// takes n-th is the n-th counted. Messages are handled in the order
+    /// they arrived, so a caller reading this once its response arrived
+    /// gets a count that includes every notification the server sent
+    /// before that response; a reader that counts what it took knows when
+    /// it has taken them all (a gateway relaying a server's log messages
+    /// ahead of the answer they came before does so).
+    pub fn notifications_sent(&self) -> u64 {
+        self.shared
+            .notifications_sent
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Sends a request and waits for its raw result, not yet read through
@@ -1056,6 +1090,7 @@ impl Client {
                 Waiter {
                     reply: tx,
                     progress: options.progress,
+                    paused: options.stream_paused,
                 },
             );
             self.shared.kick(inner);
@@ -1699,13 +1734,19 @@ fn pump(shared: &Arc<Shared>, inner: &mut Inner) {
                     }
                 }
                 let decoded = decode_notification(notification);
-                if let Some(tx) = &inner.notifications_tx
-                    && let Err(mpsc::error::TrySendError::Full(dropped)) = tx.try_send(decoded)
-                {
-                    tracing::warn!(
-                        ?dropped,
-                        "notification buffer full; dropping a notification"
-                    );
+                if let Some(tx) = &inner.notifications_tx {
+                    match tx.try_send(decoded) {
+                        Ok(()) => {
+                            shared
+                                .notifications_sent
+                                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
+                        Err(mpsc::error::TrySendError::Full(dropped)) => tracing::warn!(
+                            ?dropped,
+                            "notification buffer full; dropping a notification"
+                        ),
+                        Err(mpsc::error::TrySendError::Closed(_)) => {}
+                    }
                 }
             }
             Event::Diagnostic(diagnostic) => {
@@ -1739,6 +1780,16 @@ fn pump(shared: &Arc<Shared>, inner: &mut Inner) {
                 inner.notifications_tx = None;
             }
             other => tracing::debug!(?other, "unhandled session event"),
+        }
+    }
+    for (id, retry) in std::mem::take(&mut inner.paused) {
+        let paused = inner
+            .waiters
+            .iter()
+            .find(|(handle, _)| handle.id() == id)
+            .and_then(|(_, waiter)| waiter.paused.as_ref());
+        if let Some(paused) = paused {
+            let _ = paused.send(retry);
         }
     }
     if inner.session.state() == SessionState::Closed {
@@ -1807,6 +1858,10 @@ fn on_inbound(inner: &mut Inner, now: std::time::Instant, inbound: Inbound) -> b
     match inbound {
         Inbound::Frame(frame) => inner.session.handle_frame(now, frame),
         Inbound::Undelivered { id, error } => on_undelivered(inner, id, error),
+        Inbound::StreamPaused { id, retry } => {
+            // Said after the events of the frames before it.
+            inner.paused.push((id, retry));
+        }
         Inbound::Closed(error) => {
             if inner.closed.is_none() {
                 inner.closed = Some(match error {

@@ -169,6 +169,20 @@ pub enum Inbound {
     },
     /// The connection ended: `None` when the peer closed cleanly.
     Closed(Option<TransportError>),
+    /// The server ended the SSE stream of request `id` before answering
+    /// it, and the transport resumes it after `retry` (Streamable HTTP,
+    /// 2025-11-25 "Transports" §Resumability and Redelivery: SSE polling);
+    /// the answer comes on the resumed stream. Nothing failed: a caller
+    /// that asked ([`CallOptions::stream_paused`](crate::CallOptions::stream_paused))
+    /// hears of it, as a gateway that mirrors the server's streams to its
+    /// own client does.
+    StreamPaused {
+        /// The request whose stream ended.
+        id: RequestId,
+        /// How long the transport waits before resuming it: the server's
+        /// `retry`, or the transport's own delay when it sent none.
+        retry: std::time::Duration,
+    },
 }
 
 /// A transport failure. The message text is for people and may change;

@@ -386,6 +386,9 @@ async fn stream_closed_before_the_response_resumes_by_get_after_retry() {
     let t = connect(options(&server)).await;
     handshake(&t).await;
     t.send(request(2, "tools/call")).await.unwrap();
+    // The stream's end is said, with the server's retry, then the answer
+    // comes on the resumed stream.
+    expect_paused(&t, 2, Duration::from_millis(RETRY_MS)).await;
     assert!(is_response_to(&next_message(&t).await, 2));
     let resume = server
         .wait_for(|r| r.method == Method::GET && r.header("last-event-id").is_some())
@@ -432,6 +435,7 @@ async fn stream_cut_mid_event_resumes_without_the_partial_event() {
     let t = connect(options(&server)).await;
     handshake(&t).await;
     t.send(request(2, "tools/call")).await.unwrap();
+    expect_paused(&t, 2, Duration::from_millis(10)).await;
     match next_message(&t).await {
         Message::Response(r) => {
             assert_eq!(r.id, RequestId::Number(2));
@@ -491,6 +495,7 @@ async fn resumption_gives_up_after_the_attempt_limit() {
     let t = connect(opts).await;
     handshake(&t).await;
     t.send(request(2, "tools/call")).await.unwrap();
+    expect_paused(&t, 2, Duration::from_millis(5)).await;
     let (id, error) = next_undelivered(&t).await;
     assert_eq!(id, Some(RequestId::Number(2)));
     assert!(matches!(error, TransportError::Protocol(_)), "{error:?}");

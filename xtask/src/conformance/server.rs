@@ -3,7 +3,7 @@
 //! `mcpctl`'s built-in demo server), the test fixture server
 //! (`mcp-fixture-server --transport http`) directly, and the gateway with
 //! kept names in front of the fixture (`mcpctl serve --http --names keep`,
-//! the fixture its one server, over stdio).
+//! the fixture its one server, itself over Streamable HTTP).
 //!
 //! The gateway runs in an empty environment (no configured servers, so the
 //! demo server is behind it) and is reached by the URL it prints for
@@ -16,25 +16,36 @@
 //! pre-release one once per spec version (`--suite all --spec-version V`).
 //! The gateway has none of those tools (the demo server behind it has
 //! tools of its own): the scenarios that call them are known failures.
-//! The transparent gateway's fixture runs with `--reference-catalog` in
-//! the era `MCP_CONFORMANCE_UPSTREAM_ERA` names (the `era` of the
-//! gateway's configuration file): `modern` (the default: the 2026-07-28
-//! era) or `legacy` (the handshake era); its clients speak either era to
-//! the gateway. The fixture offers the same tools, prompts and resources
-//! in both eras where both can express them (a question to the client is
-//! a request on the session in one and an input round in the other), and
-//! the gateway translates what one era has and the other lacks (a
-//! handshake-era client's `logging/setLevel` becomes each request's
-//! `logLevel`, its `resources/subscribe` the upstream's
-//! `subscriptions/listen`). The default passes more: with the fixture in
-//! 2026-07-28 every scenario the fixture passes directly passes through
-//! the gateway but `server-sse-polling` (130 of 131 runs); with it in the
-//! handshake era two 2026-07-28 input-round scenarios fail as well (128),
-//! since a handshake-era server's questions come one request at a time
-//! and without the keys its 2026-07-28 rounds give them
-//! (`input-required-result-basic-elicitation` checks its key,
-//! `-multiple-input-requests` three questions in one round). A scenario
-//! passes when the runner marks it passed with at least one check.
+//! The transparent gateway's fixture runs with `--reference-catalog` over
+//! Streamable HTTP (the gateway's server a `url`), once in each era the
+//! gateway can speak to it (`"era"` in the gateway's configuration file):
+//! `legacy` (the handshake era; the fixture with `--era legacy`) and
+//! `modern` (2026-07-28). `MCP_CONFORMANCE_UPSTREAM_ERA=legacy|modern`
+//! runs only that one. Its clients speak either era to the gateway. The
+//! fixture offers the same tools, prompts and resources in both eras where
+//! both can express them (a question to the client is a request on the
+//! session in one and an input round in the other), and the gateway
+//! translates what one era has and the other lacks (a handshake-era
+//! client's `logging/setLevel` becomes each request's `logLevel`, its
+//! `resources/subscribe` the upstream's `subscriptions/listen`; a
+//! handshake-era server's questions become a 2026-07-28 client's input
+//! rounds). Each era loses what only the other can express, so each has
+//! its own list, and between them every scenario the fixture passes
+//! directly passes through the gateway:
+//! - with the handshake-era upstream, `input-required-result-basic-elicitation`
+//!   (it checks the server's own key of its question) and
+//!   `input-required-result-multiple-input-requests` (three questions in
+//!   one round) fail: a handshake-era server asks one request at a time,
+//!   without keys;
+//! - with the 2026-07-28 upstream, `server-sse-polling` (2025-11-25) fails:
+//!   the fixture ends `test_reconnection`'s SSE stream mid-call only in the
+//!   handshake era (the 2026-07-28 suite has no such scenario), and the gateway
+//!   ends its own client's stream only when its server ended one (over HTTP;
+//!   a server over stdio has no streams to end, so the gateway never
+//!   invents one).
+//!
+//! A scenario passes when the runner marks it passed with at least one
+//! check.
 //!
 //! What must pass, per server: `tests/conformance/expected-pass-server.txt`,
 //! `expected-pass-fixture-server.txt` and
@@ -54,18 +65,36 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-/// The variable that picks the era of the fixture behind the transparent
-/// gateway: `modern` (the default) or `legacy`.
+/// The variable that picks one era of the fixture behind the transparent
+/// gateway: `modern` or `legacy` (unset: both, one after the other).
 const UPSTREAM_ERA_VARIABLE: &str = "MCP_CONFORMANCE_UPSTREAM_ERA";
 
-/// The era of the fixture behind the transparent gateway, as the gateway's
-/// configuration names it (`modern` or `legacy`), from
+/// An era the transparent gateway speaks to the fixture behind it in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Era {
+    /// The handshake era (`initialize`), `"era": "legacy"`.
+    Legacy,
+    /// The 2026-07-28 era, `"era": "modern"`.
+    Modern,
+}
+
+impl Era {
+    /// As the gateway's configuration file names it.
+    fn name(self) -> &'static str {
+        match self {
+            Era::Legacy => "legacy",
+            Era::Modern => "modern",
+        }
+    }
+}
+
+/// The eras of the fixture behind the transparent gateway to run, from
 /// [`UPSTREAM_ERA_VARIABLE`].
-fn upstream_era() -> anyhow::Result<&'static str> {
+fn upstream_eras() -> anyhow::Result<Vec<Era>> {
     match std::env::var(UPSTREAM_ERA_VARIABLE) {
-        Err(std::env::VarError::NotPresent) => Ok("modern"),
-        Ok(value) if value == "modern" => Ok("modern"),
-        Ok(value) if value == "legacy" => Ok("legacy"),
+        Err(std::env::VarError::NotPresent) => Ok(vec![Era::Legacy, Era::Modern]),
+        Ok(value) if value == "modern" => Ok(vec![Era::Modern]),
+        Ok(value) if value == "legacy" => Ok(vec![Era::Legacy]),
         Ok(value) => bail!("{UPSTREAM_ERA_VARIABLE} is `modern` or `legacy`, not `{value}`"),
         Err(error) => bail!("{UPSTREAM_ERA_VARIABLE}: {error}"),
     }
@@ -84,8 +113,9 @@ enum Target {
     Gateway,
     /// `mcp-fixture-server --transport http`.
     Fixture,
-    /// `mcpctl serve --http --names keep`, the fixture behind it.
-    GatewayFixture,
+    /// `mcpctl serve --http --names keep`, the fixture behind it spoken
+    /// to in the era.
+    GatewayFixture(Era),
 }
 
 impl Target {
@@ -94,7 +124,12 @@ impl Target {
         match self {
             Target::Gateway => "mcpctl serve --http",
             Target::Fixture => "mcp-fixture-server",
-            Target::GatewayFixture => "mcpctl serve --http --names keep (fixture behind)",
+            Target::GatewayFixture(Era::Legacy) => {
+                "mcpctl serve --http --names keep (fixture behind, handshake era)"
+            }
+            Target::GatewayFixture(Era::Modern) => {
+                "mcpctl serve --http --names keep (fixture behind, 2026-07-28 era)"
+            }
         }
     }
 
@@ -103,7 +138,8 @@ impl Target {
         match self {
             Target::Gateway => "expected-pass-server.txt",
             Target::Fixture => "expected-pass-fixture-server.txt",
-            Target::GatewayFixture => "expected-pass-gateway-fixture.txt",
+            Target::GatewayFixture(Era::Legacy) => "expected-pass-gateway-fixture-legacy.txt",
+            Target::GatewayFixture(Era::Modern) => "expected-pass-gateway-fixture.txt",
         }
     }
 
@@ -111,7 +147,7 @@ impl Target {
     /// failure must be listed (the fixture only).
     fn out_of_scope_file(self) -> Option<&'static str> {
         match self {
-            Target::Gateway | Target::GatewayFixture => None,
+            Target::Gateway | Target::GatewayFixture(_) => None,
             Target::Fixture => Some("out-of-scope-fixture-server.txt"),
         }
     }
@@ -122,19 +158,16 @@ impl Target {
 /// failures no list accounts for).
 pub(super) fn run(root: &Path) -> anyhow::Result<usize> {
     let mut regressions = 0;
-    let era = upstream_era()?;
-    for target in [Target::Gateway, Target::Fixture, Target::GatewayFixture] {
-        let mut server = Server::start(root, target, era)?;
+    let mut targets = vec![Target::Gateway, Target::Fixture];
+    targets.extend(upstream_eras()?.into_iter().map(Target::GatewayFixture));
+    for target in targets {
+        let mut server = Server::start(root, target)?;
         // The suites alone, the server's build and start left out.
         let started = Instant::now();
         let result = run_suites(root, target, &server.url);
         server.stop();
-        let upstream = match target {
-            Target::GatewayFixture => format!(", the fixture in the {era} era"),
-            _ => String::new(),
-        };
         println!(
-            "server conformance against {}{upstream}: the suites took {:.1} s",
+            "server conformance against {}: the suites took {:.1} s",
             target.name(),
             started.elapsed().as_secs_f64()
         );
@@ -333,12 +366,14 @@ struct Server {
     url: String,
     /// The gateway's home, removed once it stopped.
     home: Option<PathBuf>,
+    /// The server behind it, stopped after it.
+    upstream: Option<Box<Server>>,
 }
 
 impl Server {
     /// Builds and starts `target` (the fixture behind the transparent
-    /// gateway in `era`), and reads the URL it prints once ready.
-    fn start(root: &Path, target: Target, era: &str) -> anyhow::Result<Server> {
+    /// gateway in its era), and reads the URL it prints once ready.
+    fn start(root: &Path, target: Target) -> anyhow::Result<Server> {
         match target {
             Target::Gateway => {
                 let mcpctl = super::build_bin(root, "mcp-cli", "mcpctl")?;
@@ -353,15 +388,26 @@ impl Server {
                 let fixture = super::build_bin(root, "tests", "mcp-fixture-server")?;
                 Server::fixture(&fixture)
             }
-            Target::GatewayFixture => {
+            Target::GatewayFixture(era) => {
                 let mcpctl = super::build_bin(root, "mcp-cli", "mcpctl")?;
                 let fixture = super::build_bin(root, "tests", "mcp-fixture-server")?;
+                let fixture_era = match era {
+                    Era::Legacy => &["--era", "legacy"][..],
+                    Era::Modern => &[][..],
+                };
+                let mut upstream = Server::fixture_with(&fixture, fixture_era)?;
                 let home = tempfile_dir("mcp-conformance-gateway-fixture")?;
-                let server = Server::gateway_fixture(&mcpctl, &fixture, &home, era);
-                if server.is_err() {
-                    let _ = std::fs::remove_dir_all(&home);
+                match Server::gateway_fixture(&mcpctl, &upstream.url, &home, era) {
+                    Ok(mut server) => {
+                        server.upstream = Some(Box::new(upstream));
+                        Ok(server)
+                    }
+                    Err(error) => {
+                        let _ = std::fs::remove_dir_all(&home);
+                        upstream.stop();
+                        Err(error)
+                    }
                 }
-                server
             }
         }
     }
@@ -372,21 +418,20 @@ impl Server {
         Server::gateway_with(mcpctl, home, &[])
     }
 
-    /// `mcpctl serve --http --names keep` with the fixture
-    /// (`--reference-catalog`, spoken to in `era`: see the module's
-    /// documentation) as its one server, from a configuration file in
-    /// `home`.
+    /// `mcpctl serve --http --names keep` with the fixture at `fixture`
+    /// (its Streamable HTTP endpoint; `--reference-catalog`) as its one
+    /// server, spoken to in `era` (see the module's documentation), from a
+    /// configuration file in `home`.
     fn gateway_fixture(
         mcpctl: &Path,
-        fixture: &Path,
+        fixture: &str,
         home: &Path,
-        era: &str,
+        era: Era,
     ) -> anyhow::Result<Server> {
         let config = home.join("servers.json");
         let servers = serde_json::json!({"mcpServers": {"fixture": {
-            "command": fixture,
-            "args": ["--reference-catalog"],
-            "era": era,
+            "url": fixture,
+            "era": era.name(),
         }}});
         std::fs::write(&config, servers.to_string())
             .with_context(|| format!("writing {}", config.display()))?;
@@ -427,8 +472,14 @@ impl Server {
     /// suites' tools, resources and prompts beside its own) on a free port,
     /// at the endpoint its first line names (`listening on URL`).
     fn fixture(fixture: &Path) -> anyhow::Result<Server> {
+        Server::fixture_with(fixture, &[])
+    }
+
+    /// [`Server::fixture`] with `extra` arguments.
+    fn fixture_with(fixture: &Path, extra: &[&str]) -> anyhow::Result<Server> {
         let child = Command::new(fixture)
             .args(["--transport", "http", "--reference-catalog"])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -467,6 +518,7 @@ impl Server {
             child,
             url,
             home: None,
+            upstream: None,
         })
     }
 
@@ -483,6 +535,9 @@ impl Server {
         let _ = self.child.wait();
         if let Some(home) = self.home.take() {
             let _ = std::fs::remove_dir_all(home);
+        }
+        if let Some(mut upstream) = self.upstream.take() {
+            upstream.stop();
         }
     }
 }

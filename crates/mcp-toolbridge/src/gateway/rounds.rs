@@ -103,6 +103,9 @@ pub(super) struct Work {
     /// Set while the work is parked for its client's retry
     /// ([`Work::parking`]).
     parked: Option<Arc<AtomicBool>>,
+    /// Where the servers' progress and log messages about the work go:
+    /// the request the work now answers to, each retry in turn.
+    pub(super) target: Option<super::deliver::Target>,
 }
 
 #[derive(Debug)]
@@ -127,6 +130,7 @@ impl Work {
             pending: BTreeMap::new(),
             keys: 0,
             parked: None,
+            target: None,
         }
     }
 

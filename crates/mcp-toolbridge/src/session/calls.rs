@@ -299,6 +299,7 @@ impl Inner {
         let mut options = CallOptions::default().timeout(timeout);
         if let Some(passthrough) = &call.passthrough {
             params.meta.clone_from(&passthrough.meta);
+            options.stream_paused = passthrough.stream_paused.get().cloned();
             // A gateway relaying the server's input rounds to its client:
             // the round comes back here, and the retry carries the
             // client's answers and the server's state.

@@ -194,6 +194,13 @@ impl Shared {
         let _ = self.inbound.send(Inbound::Frame(frame));
     }
 
+    /// Says, after the frames before it, that the server ended request
+    /// `id`'s SSE stream before its answer and that it is resumed after
+    /// `retry` ([`Inbound::StreamPaused`]).
+    pub(crate) fn stream_paused(&self, id: RequestId, retry: std::time::Duration) {
+        let _ = self.inbound.send(Inbound::StreamPaused { id, retry });
+    }
+
     /// Reports that one message was not delivered. For a notification or a
     /// response nobody waits, so it is also logged.
     pub(crate) fn report(&self, out: &Outgoing, error: TransportError) {

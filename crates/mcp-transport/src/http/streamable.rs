@@ -326,6 +326,10 @@ async fn post_stream(shared: &Arc<Shared>, out: Outgoing, body: Incoming, probe:
                 );
                 return;
             }
+            // The server closed it to be polled: its caller may mirror that.
+            if let Some(id) = &out.id {
+                shared.stream_paused(id.clone(), reconnect_delay(shared, &decoder, attempts + 1));
+            }
         }
         if attempts >= shared.limits.max_reconnect_attempts {
             shared.report(

@@ -508,6 +508,21 @@ pub async fn next_message(t: &HttpTransport) -> Message {
     }
 }
 
+/// The next inbound item is [`Inbound::StreamPaused`] for request `id`,
+/// to be resumed after `retry`.
+pub async fn expect_paused(t: &HttpTransport, id: i64, retry: std::time::Duration) {
+    match next(t).await {
+        Inbound::StreamPaused {
+            id: paused,
+            retry: after,
+        } => {
+            assert_eq!(paused, RequestId::Number(id));
+            assert_eq!(after, retry);
+        }
+        other => panic!("expected StreamPaused, got {other:?}"),
+    }
+}
+
 /// The next inbound failure of one message.
 pub async fn next_undelivered(t: &HttpTransport) -> (Option<RequestId>, TransportError) {
     match next(t).await {
