@@ -104,12 +104,21 @@ fn prompts_resources_and_templates_are_named_as_tools_are_and_reach_their_server
             let prompts = client.list_prompts(None).await.unwrap();
             let names: Vec<&str> = prompts.prompts.iter().map(|p| p.name.as_str()).collect();
             let with_arguments = format!("{prefix}test_prompt_with_arguments");
-            assert!(names.contains(&with_arguments.as_str()), "{mode}: {names:?}");
-            assert!(names.iter().all(|n| n.starts_with(prefix)), "{mode}: {names:?}");
+            assert!(
+                names.contains(&with_arguments.as_str()),
+                "{mode}: {names:?}"
+            );
+            assert!(
+                names.iter().all(|n| n.starts_with(prefix)),
+                "{mode}: {names:?}"
+            );
             let resources = client.list_resources(None).await.unwrap();
             assert!(
                 !resources.resources.is_empty()
-                    && resources.resources.iter().all(|r| r.name.starts_with(prefix)),
+                    && resources
+                        .resources
+                        .iter()
+                        .all(|r| r.name.starts_with(prefix)),
                 "{mode}: {:?}",
                 resources.resources
             );
@@ -119,11 +128,7 @@ fn prompts_resources_and_templates_are_named_as_tools_are_and_reach_their_server
                 .iter()
                 .map(|t| t.name.as_str())
                 .collect();
-            assert_eq!(
-                template_names,
-                [format!("{prefix}template-data")],
-                "{mode}"
-            );
+            assert_eq!(template_names, [format!("{prefix}template-data")], "{mode}");
 
             let arguments = BTreeMap::from([
                 ("arg1".to_owned(), "one".to_owned()),
@@ -134,7 +139,10 @@ fn prompts_resources_and_templates_are_named_as_tools_are_and_reach_their_server
                 .await
                 .unwrap_or_else(|e| panic!("{mode}: prompts/get {with_arguments}: {e}"));
             let shown = serde_json::to_string(&got.messages).unwrap();
-            assert!(shown.contains("arg1 is one, arg2 is two"), "{mode}: {shown}");
+            assert!(
+                shown.contains("arg1 is one, arg2 is two"),
+                "{mode}: {shown}"
+            );
             // The server's own name is not one the gateway serves here.
             client
                 .get_prompt("test_prompt_with_arguments", Some(arguments))
