@@ -430,7 +430,7 @@ pub(crate) enum Command {
         /// The background gateway's own role (started by --daemon)
         #[arg(long, hide = true, conflicts_with_all = ["http", "daemon", "stop"])]
         in_background: bool,
-        /// Tool names: `model` (mcp_SERVER_TOOL, fit for every model provider), `plain` (SERVER__TOOL) or `keep` (every server's own names for tools, prompts, resources and templates, results and errors passed on as they came; refused when two servers share a name)
+        /// Tool names: `model` (mcp_SERVER_TOOL, fit for every model provider), `plain` (SERVER__TOOL, prompts, resources and templates alike) or `keep` (every server's own names for tools, prompts, resources and templates, results and errors passed on as they came; refused when two servers share a name)
         #[arg(long, value_enum, value_name = "NAMES", default_value_t = Names::Model)]
         names: Names,
     },
@@ -820,7 +820,7 @@ fn parse_host(id: &str) -> Result<mcp_config::Host, String> {
 pub(crate) enum Names {
     /// `mcp_SERVER_TOOL`: the names a model sees.
     Model,
-    /// `SERVER__TOOL`: each server's id and its own tool name.
+    /// `SERVER__TOOL`: each server's id and its own tool name (prompts, resources and templates alike).
     Plain,
     /// Each server's own names for tools, prompts, resources and templates, unchanged (a transparent gateway); two servers sharing a name are refused.
     Keep,

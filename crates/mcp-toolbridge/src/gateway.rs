@@ -32,7 +32,8 @@
 //! - `resources/list`, `resources/templates/list`, `resources/read`,
 //!   `prompts/list`, `prompts/get` and `completion/complete`: every
 //!   usable server's, named as tools are (`mcp_<server>_<name>`, with a
-//!   hash where two would share a name; their own names with
+//!   hash where two would share a name; `<server>__<name>` with
+//!   [`ToolNaming::Plain`]; their own names with
 //!   [`ToolNaming::Keep`]), each read or got from the server it came from
 //!   (see `forward`).
 //! - In 2026-07-28, results say `resultType: "complete"` and lists (and
@@ -171,7 +172,8 @@ pub enum ToolNaming {
     Model,
     /// `<server>__<tool>`, the server's id and its own tool name as they
     /// are, for a client that is not a model's (a person's tool, a test
-    /// harness) and wants the names it knows.
+    /// harness) and wants the names it knows; prompts, resources and
+    /// resource templates are named the same way (`<server>__<name>`).
     Plain,
     /// Every server's own names, unchanged: tools, prompts, resources and
     /// resource templates as the servers list them, and each tool's call

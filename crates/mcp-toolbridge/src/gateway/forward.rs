@@ -5,7 +5,10 @@
 //!   prompts would share, such as server `a`'s `b_c` and server `a_b`'s
 //!   `c`, or one over the length limit, ends with a hash of its pair, so
 //!   each listed name is one server's prompt); `prompts/get` of such a
-//!   name asks that server for its prompt.
+//!   name asks that server for its prompt. With plain names
+//!   ([`ToolNaming::Plain`](super::ToolNaming::Plain)) prompts,
+//!   resources and templates are named as tools are there:
+//!   `<server>__<name>`.
 //! - Resources ("Server/Resources") keep their URIs (a client may open a
 //!   `file://` URI itself), with names given as prompts' are (resources
 //!   and templates each named among their own kind);
@@ -140,6 +143,9 @@ pub(super) enum Naming<'a> {
     /// As tools are (`mcp_<server>_<name>`), with the session's naming
     /// options (its length limit and suffix rule).
     Assigned(&'a NameOptions),
+    /// As tools are with [`ToolNaming::Plain`](super::ToolNaming::Plain):
+    /// `<server>__<name>`, the server's id and its own name.
+    Plain,
     /// The servers' own names ([`ToolNaming::Keep`](super::ToolNaming::Keep)).
     Keep,
 }
@@ -148,8 +154,28 @@ pub(super) enum Naming<'a> {
 pub(super) fn naming(gateway: &Gateway) -> Naming<'_> {
     match gateway.options.naming {
         super::ToolNaming::Keep => Naming::Keep,
+        super::ToolNaming::Plain => Naming::Plain,
         _ => Naming::Assigned(&gateway.session.inner.options.names),
     }
+}
+
+/// The name `<server>__<name>` ([`Naming::Plain`]).
+fn plain_name(server: &str, name: &str) -> String {
+    format!("{server}__{name}")
+}
+
+/// The `(server, name)` pair whose plain name ([`Naming::Plain`]) is
+/// `served`: the first, in listing order, as tools are found.
+fn plain_owner<'a>(
+    pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    served: &str,
+) -> Option<(&'a str, &'a str)> {
+    pairs.into_iter().find(|(server, name)| {
+        served
+            .strip_prefix(server)
+            .and_then(|rest| rest.strip_prefix("__"))
+            .is_some_and(|rest| rest == *name)
+    })
 }
 
 /// Every usable server's prompts, each with its server.
@@ -188,6 +214,12 @@ pub(super) fn list_prompts(
             }
             prompts(servers).map(|(_, prompt)| prompt.clone()).collect()
         }
+        Naming::Plain => prompts(servers)
+            .map(|(server, prompt)| Prompt {
+                name: plain_name(server, &prompt.name),
+                ..prompt.clone()
+            })
+            .collect(),
         Naming::Assigned(options) => {
             let names = assign(
                 prompts(servers).map(|(server, p)| (server, p.name.as_str())),
@@ -226,6 +258,12 @@ pub(super) fn list_resources(
             }
             resources(servers).map(|(_, r)| r.clone()).collect()
         }
+        Naming::Plain => resources(servers)
+            .map(|(server, resource)| Resource {
+                name: plain_name(server, &resource.name),
+                ..resource.clone()
+            })
+            .collect(),
         Naming::Assigned(options) => {
             let names = assign(
                 resources(servers).map(|(server, r)| (server, r.name.as_str())),
@@ -269,6 +307,11 @@ pub(super) fn prompt_target(
             )?;
             Ok(owner.map(|server| (server.to_owned(), name.to_owned())))
         }
+        Naming::Plain => Ok(plain_owner(
+            prompts(servers).map(|(server, p)| (server, p.name.as_str())),
+            name,
+        )
+        .map(|(server, name)| (server.to_owned(), name.to_owned()))),
         Naming::Assigned(options) => {
             let names = assign(
                 prompts(servers).map(|(server, p)| (server, p.name.as_str())),
@@ -310,7 +353,7 @@ pub(super) fn resource_owner(
             uri,
         )?
         .map(str::to_owned)),
-        Naming::Assigned(_) => Ok(listed_resource(servers, uri)),
+        Naming::Assigned(_) | Naming::Plain => Ok(listed_resource(servers, uri)),
     }
 }
 
@@ -507,6 +550,13 @@ pub(super) fn list_templates(
             }
             templates.into_iter().map(|(_, t)| t).collect()
         }
+        Naming::Plain => templates
+            .into_iter()
+            .map(|(server, template)| ResourceTemplate {
+                name: plain_name(&server, &template.name),
+                ..template
+            })
+            .collect(),
         Naming::Assigned(options) => {
             let names = assign(
                 templates

@@ -76,7 +76,7 @@ pub(super) async fn get(
         Naming::Keep => keep::owner("skill", listed, &params.uri)
             .map_err(|collision| collision.to_error())?
             .map(str::to_owned),
-        Naming::Assigned(_) => listed
+        Naming::Assigned(_) | Naming::Plain => listed
             .into_iter()
             .find(|(_, uri)| *uri == params.uri)
             .map(|(server, _)| server.to_owned()),
