@@ -118,6 +118,7 @@ use crate::tool::{ModelTool, ToolCall};
 mod asks;
 mod forward;
 mod keep;
+mod members;
 mod relay;
 pub mod report;
 mod rounds;
@@ -1110,6 +1111,23 @@ impl Served {
         context: RequestContext,
     ) -> Result<RawJson, ErrorObject> {
         let gateway = &self.connection.inner.gateway;
+        // A first request (no `requestState`) goes on as it came: only its
+        // name or URI is read, and nothing is written again.
+        let raw = request.params.as_ref().map_or("{}", |raw| raw.get());
+        let members = members::of(raw).map_err(|e| {
+            ErrorObject::invalid_params(format!(
+                "invalid {} params: {}",
+                request.method,
+                mcp_proto::text::bound(&e.to_string(), 256)
+            ))
+        })?;
+        if members::last(&members, "requestState").is_none() {
+            let subject = subject_of(&request.method, &members);
+            drop(members);
+            let work = self.start(asks, request, None, subject, context)?;
+            return gateway.rounds.drive(work).await;
+        }
+        drop(members);
         let mut params = match request.params.as_ref() {
             Some(raw) => decode::<types::JsonObject>(raw.get(), &request.method)?,
             None => types::JsonObject::new(),
@@ -1137,7 +1155,7 @@ impl Served {
                         if let Some(state) = state {
                             params.insert("requestState".to_owned(), Value::String(state));
                         }
-                        self.start(asks, request, params, subject, context)?
+                        self.start(asks, request, Some(params), subject, context)?
                     }
                 }
             }
@@ -1146,26 +1164,29 @@ impl Served {
                     "requestState must be the string the gateway gave",
                 ));
             }
-            None => self.start(asks, request, params, subject, context)?,
+            None => self.start(asks, request, Some(params), subject, context)?,
         };
         gateway.rounds.drive(work).await
     }
 
-    /// Starts the work answering `request` (with `params`) in the
-    /// background, its servers' questions going to `asks`, a 2026-07-28
-    /// server's own round coming back as its result.
+    /// The work answering `request` (with `params`, or its own when
+    /// `None`), its servers' questions going to `asks`, a 2026-07-28
+    /// server's own round coming back as its result; it goes on in the
+    /// background once a server asks ([`rounds::Rounds::drive`]).
     fn start(
         &self,
         asks: &Arc<GatewayAsks>,
         mut request: ClientRequest,
-        params: types::JsonObject,
+        params: Option<types::JsonObject>,
         subject: rounds::Subject,
         context: RequestContext,
     ) -> Result<rounds::Work, ErrorObject> {
-        request.params = Some(
-            RawJson::encode(&params)
-                .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))?,
-        );
+        if let Some(params) = params {
+            request.params = Some(
+                RawJson::encode(&params)
+                    .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))?,
+            );
+        }
         let (sender, asked) = mpsc::unbounded_channel();
         let capabilities = request
             .client
@@ -1174,12 +1195,31 @@ impl Served {
             .unwrap_or_default();
         let waiting = asks.waiting_in_rounds(self.connection.inner.number, sender, capabilities);
         let connection = Arc::clone(&self.connection);
-        let done = tokio::spawn(async move {
+        let done = async move {
             let answer = answer(&connection.inner, request, context, true).await;
             drop(waiting);
             answer
-        });
-        Ok(rounds::Work::new(subject, asked, done))
+        };
+        Ok(rounds::Work::here(subject, asked, done))
+    }
+}
+
+/// [`rounds::Subject::of`] from a request's parameters as text: its
+/// `name`, or for `resources/read` its `uri`, empty when not a string.
+fn subject_of(
+    method: &str,
+    params: &[(std::borrow::Cow<'_, str>, &serde_json::value::RawValue)],
+) -> rounds::Subject {
+    let field = if method == methods::RESOURCES_READ {
+        "uri"
+    } else {
+        "name"
+    };
+    rounds::Subject {
+        method: method.to_owned(),
+        name: members::last(params, field)
+            .and_then(|name| serde_json::from_str::<String>(name.get()).ok())
+            .unwrap_or_default(),
     }
 }
 
