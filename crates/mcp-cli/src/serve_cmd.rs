@@ -168,7 +168,18 @@ pub(crate) async fn run(
     }
     let Some(listener) = listener else {
         let (input, output) = mcp_transport::server::stdio();
-        let served = gateway.serve(input, output).await;
+        // Served on a task of the runtime: a message read from stdin or
+        // from a server then wakes the gateway on the worker that polled
+        // the read, rather than this command's thread, parked outside the
+        // workers (a hop between threads each way of every call).
+        let serving = gateway.clone();
+        let mut serving = Cancelled(tokio::spawn(
+            async move { serving.serve(input, output).await },
+        ));
+        let served = (&mut serving.0)
+            .await
+            .unwrap_or_else(|joined| Err(std::io::Error::other(joined)));
+        drop(serving);
         runtime.close().await;
         return served
             .map(|()| Exit::Success)
@@ -212,4 +223,14 @@ pub(crate) async fn run(
     };
     runtime.close().await;
     Ok(exit)
+}
+
+/// A task that ends with the future awaiting it: when the command is
+/// stopped (Ctrl-C), serving stops with it.
+pub(crate) struct Cancelled<T>(pub(crate) tokio::task::JoinHandle<T>);
+
+impl<T> Drop for Cancelled<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
