@@ -1949,6 +1949,28 @@ fn listen_filter(caps: &ServerCapabilities) -> Option<SubscriptionFilter> {
 #[derive(Debug)]
 struct ModernMeta {
     members: String,
+    /// Each member's key and where its value lies in `members`, read once
+    /// for [`merge_meta`].
+    values: Vec<(String, std::ops::Range<usize>)>,
+}
+
+impl ModernMeta {
+    fn new(members: String) -> ModernMeta {
+        let object = format!("{{{members}}}");
+        let values = object_members(&object)
+            .map(|found| {
+                found
+                    .into_iter()
+                    .map(|(key, value)| {
+                        // Where the value lies in `object`, less its brace.
+                        let start = value.get().as_ptr() as usize - object.as_ptr() as usize - 1;
+                        (key.into_string(), start..start + value.get().len())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        ModernMeta { members, values }
+    }
 }
 
 fn encode_modern_meta(
@@ -1956,9 +1978,7 @@ fn encode_modern_meta(
     capabilities: &ClientCapabilities,
     client_info: &Implementation,
 ) -> ModernMeta {
-    ModernMeta {
-        members: encode_modern_members(version, capabilities, client_info),
-    }
+    ModernMeta::new(encode_modern_members(version, capabilities, client_info))
 }
 
 fn encode_modern_members(
@@ -2077,8 +2097,6 @@ fn merge_meta(
         Some(raw) => object_members(raw.get()).map_err(|_| ParamsError::NotObject)?,
         None => Vec::new(),
     };
-    let ours_text = format!("{{{}}}", meta.members);
-    let ours = object_members(&ours_text).map_err(encode)?;
     let token = progress.map(|id| id.to_string());
     // The merged `_meta`: the caller's members (its progress token
     // replaced by ours), then ours it lacks, then our token if it had none.
@@ -2089,11 +2107,10 @@ fn merge_meta(
             .then_some(token.as_deref())
             .flatten()
     });
-    for (key, value) in ours
-        .iter()
-        .filter(|(key, _)| last_member(&caller, key.as_str()).is_none())
-    {
-        write_member(&mut merged, key.as_str(), value.get());
+    for (key, value) in &meta.values {
+        if last_member(&caller, key).is_none() {
+            write_member(&mut merged, key, &meta.members[value.clone()]);
+        }
     }
     if let Some(token) = &token
         && last_member(&caller, "progressToken").is_none()

@@ -1422,9 +1422,7 @@ fn a_callers_own_protocol_meta_is_kept_and_the_merge_writes_values_as_they_came(
 
 #[test]
 fn the_merge_keeps_the_order_a_map_would_and_copies_values_as_written() {
-    let ours = super::ModernMeta {
-        members: r#""v":"2026-07-28","caps":{"a":{}}"#.to_owned(),
-    };
+    let ours = super::ModernMeta::new(r#""v":"2026-07-28","caps":{"a":{}}"#.to_owned());
     let merged = |body: &str, progress| match super::merge_meta(&ours, body.as_bytes(), progress) {
         Ok(raw) => raw.get().to_owned(),
         Err(_) => "error".to_owned(),
