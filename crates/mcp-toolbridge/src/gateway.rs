@@ -756,8 +756,9 @@ impl Connection {
         } else {
             (None, None)
         };
+        let (meta, reported) = forward::relayed_meta_and_failures(call.meta.as_ref(), relays);
         let passthrough = Some(Arc::new(crate::tool::Passthrough {
-            meta: forward::relayed_meta(call.meta.as_ref(), relays),
+            meta,
             server_names: self.gateway.options.naming == ToolNaming::Keep,
             rounds: relays,
             input_responses,
@@ -769,7 +770,7 @@ impl Connection {
             tool,
             call: tool_call,
             passthrough,
-            reported: report::asks_failures(call.meta.as_ref()),
+            reported,
             server,
         })
     }

@@ -635,7 +635,17 @@ pub(super) fn forwarded_meta(meta: Option<&Meta>) -> Option<Meta> {
 /// The kept members' values are passed on as the text the client wrote
 /// ([`super::members`]): nothing is decoded but the keys.
 pub(super) fn relayed_meta(meta: Option<&Meta>, relays: bool) -> Option<Meta> {
-    let mut members = super::members::of(meta?.as_str()).ok()?;
+    relayed_meta_and_failures(meta, relays).0
+}
+
+/// [`relayed_meta`], and whether the `_meta` asks for every failure as a
+/// [`super::report::FailureReport`] ([`super::report::FAILURE`] present),
+/// from one reading of its keys.
+pub(super) fn relayed_meta_and_failures(meta: Option<&Meta>, relays: bool) -> (Option<Meta>, bool) {
+    let Some(Ok(mut members)) = meta.map(|meta| super::members::of(meta.as_str())) else {
+        return (None, false);
+    };
+    let failures = super::members::last(&members, super::report::FAILURE).is_some();
     let capabilities = relays
         .then(|| super::members::last(&members, CLIENT_CAPABILITIES))
         .flatten();
@@ -647,7 +657,8 @@ pub(super) fn relayed_meta(meta: Option<&Meta>, relays: bool) -> Option<Meta> {
     if let Some(capabilities) = capabilities {
         members.push((CLIENT_CAPABILITIES.into(), capabilities));
     }
-    Meta::from_text(super::members::write(&members)?).ok()
+    let relayed = super::members::write(&members).and_then(|text| Meta::from_text(text).ok());
+    (relayed, failures)
 }
 
 /// Whether `server` negotiated 2026-07-28.
