@@ -1103,8 +1103,9 @@ impl Served {
     /// resumes the work waiting for it, or for a 2026-07-28 server's own
     /// round sends the request to the server again with the client's
     /// `inputResponses` and the server's `requestState`; a first request
-    /// starts its work in the background, its servers' questions going to
-    /// `asks`.
+    /// starts its work (its params unchanged), its servers' questions
+    /// going to `asks`, and the work goes on in the background once a
+    /// server asks one.
     async fn in_rounds(
         &self,
         asks: &Arc<GatewayAsks>,
