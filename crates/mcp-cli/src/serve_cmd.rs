@@ -173,9 +173,10 @@ pub(crate) async fn run(
         // the read, rather than this command's thread, parked outside the
         // workers (a hop between threads each way of every call).
         let serving = gateway.clone();
-        let mut serving = Cancelled(tokio::spawn(
-            async move { serving.serve(input, output).await },
-        ));
+        let mut serving =
+            serve_daemon::Cancelled(tokio::spawn(
+                async move { serving.serve(input, output).await },
+            ));
         let served = (&mut serving.0)
             .await
             .unwrap_or_else(|joined| Err(std::io::Error::other(joined)));
@@ -223,14 +224,4 @@ pub(crate) async fn run(
     };
     runtime.close().await;
     Ok(exit)
-}
-
-/// A task that ends with the future awaiting it: when the command is
-/// stopped (Ctrl-C), serving stops with it.
-pub(crate) struct Cancelled<T>(pub(crate) tokio::task::JoinHandle<T>);
-
-impl<T> Drop for Cancelled<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }

@@ -276,10 +276,9 @@ pub(crate) async fn relay(paths: &Paths, key: &str) -> Option<Result<Exit, CliEr
     };
     // Done once the daemon has answered everything it will (its side ends
     // after our input does).
-    let mut relaying =
-        crate::serve_cmd::Cancelled(tokio::spawn(
-            async move { tokio::join!(upstream, downstream).1 },
-        ));
+    let mut relaying = Cancelled(tokio::spawn(
+        async move { tokio::join!(upstream, downstream).1 },
+    ));
     let answered = (&mut relaying.0)
         .await
         .unwrap_or_else(|joined| Err(std::io::Error::other(joined)));
@@ -587,4 +586,14 @@ fn set_mode(path: &Path, mode: u32) -> Result<(), CliError> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
         .map_err(|e| CliError::usage(format!("cannot restrict {}: {e}", path.display())))
+}
+
+/// A task that ends with the future awaiting it: when the command is
+/// stopped (Ctrl-C), serving stops with it.
+pub(crate) struct Cancelled<T>(pub(crate) tokio::task::JoinHandle<T>);
+
+impl<T> Drop for Cancelled<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
