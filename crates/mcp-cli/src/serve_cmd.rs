@@ -168,7 +168,19 @@ pub(crate) async fn run(
     }
     let Some(listener) = listener else {
         let (input, output) = mcp_transport::server::stdio();
-        let served = gateway.serve(input, output).await;
+        // Served on a task of the runtime: a message read from stdin or
+        // from a server then wakes the gateway on the worker that polled
+        // the read, rather than this command's thread, parked outside the
+        // workers (a hop between threads each way of every call).
+        let serving = gateway.clone();
+        let mut serving =
+            serve_daemon::Cancelled(tokio::spawn(
+                async move { serving.serve(input, output).await },
+            ));
+        let served = (&mut serving.0)
+            .await
+            .unwrap_or_else(|joined| Err(std::io::Error::other(joined)));
+        drop(serving);
         runtime.close().await;
         return served
             .map(|()| Exit::Success)

@@ -258,21 +258,30 @@ pub(crate) async fn matching(paths: &Paths, keys: &[String]) -> Option<(Record, 
 pub(crate) async fn relay(paths: &Paths, key: &str) -> Option<Result<Exit, CliError>> {
     let (_, stream) = matching(paths, &[key.to_owned()]).await?;
     let (mut from_daemon, mut to_daemon) = stream.into_split();
-    let upstream = async {
-        let copied = tokio::io::copy(&mut tokio::io::stdin(), &mut to_daemon).await;
+    // Non-blocking standard streams where they are pipes or sockets, on a
+    // task of the runtime: each message goes from one stream to the other
+    // on the worker that polled its read, with no blocking-pool thread
+    // (tokio's `stdin()`/`stdout()`) or parked main thread in between.
+    let (mut input, mut output) = mcp_transport::server::stdio();
+    let upstream = async move {
+        let copied = tokio::io::copy(&mut input, &mut to_daemon).await;
         // The client's input ended: the daemon sees the end of ours too.
         let _ = tokio::io::AsyncWriteExt::shutdown(&mut to_daemon).await;
         copied
     };
-    let downstream = async {
-        let mut stdout = tokio::io::stdout();
-        let copied = tokio::io::copy(&mut from_daemon, &mut stdout).await;
-        let _ = tokio::io::AsyncWriteExt::flush(&mut stdout).await;
+    let downstream = async move {
+        let copied = tokio::io::copy(&mut from_daemon, &mut output).await;
+        let _ = tokio::io::AsyncWriteExt::flush(&mut output).await;
         copied
     };
     // Done once the daemon has answered everything it will (its side ends
     // after our input does).
-    let (_, answered) = tokio::join!(upstream, downstream);
+    let mut relaying = Cancelled(tokio::spawn(
+        async move { tokio::join!(upstream, downstream).1 },
+    ));
+    let answered = (&mut relaying.0)
+        .await
+        .unwrap_or_else(|joined| Err(std::io::Error::other(joined)));
     Some(
         answered
             .map(|_| Exit::Success)
@@ -577,4 +586,14 @@ fn set_mode(path: &Path, mode: u32) -> Result<(), CliError> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
         .map_err(|e| CliError::usage(format!("cannot restrict {}: {e}", path.display())))
+}
+
+/// A task that ends with the future awaiting it: when the command is
+/// stopped (Ctrl-C), serving stops with it.
+pub(crate) struct Cancelled<T>(pub(crate) tokio::task::JoinHandle<T>);
+
+impl<T> Drop for Cancelled<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }

@@ -127,6 +127,7 @@ mod asks;
 mod deliver;
 mod forward;
 mod keep;
+mod members;
 mod relay;
 pub mod report;
 mod rounds;
@@ -806,6 +807,7 @@ impl Connection {
         } else {
             (None, None)
         };
+        let (meta, reported) = forward::relayed_meta_and_failures(call.meta.as_ref(), relays);
         // A 2026-07-28 server logs only at a level the request asks for.
         let level = self.log_level_for(call.meta.as_ref(), modern).filter(|_| {
             server
@@ -813,7 +815,7 @@ impl Connection {
                 .is_some_and(|server| forward::speaks_modern(&self.gateway, server))
         });
         let passthrough = Some(Arc::new(crate::tool::Passthrough {
-            meta: forward::with_log_level(forward::relayed_meta(call.meta.as_ref(), relays), level),
+            meta: forward::with_log_level(meta, level),
             server_names: self.gateway.options.naming == ToolNaming::Keep,
             rounds: relays,
             input_responses,
@@ -825,7 +827,7 @@ impl Connection {
             tool,
             call: tool_call,
             passthrough,
-            reported: report::asks_failures(call.meta.as_ref()),
+            reported,
             server,
         })
     }
@@ -1189,8 +1191,9 @@ impl Served {
     /// resumes the work waiting for it, or for a 2026-07-28 server's own
     /// round sends the request to the server again with the client's
     /// `inputResponses` and the server's `requestState`; a first request
-    /// starts its work in the background, its servers' questions going to
-    /// `asks`.
+    /// starts its work (its params unchanged), its servers' questions
+    /// going to `asks`, and the work goes on in the background once a
+    /// server asks one.
     async fn in_rounds(
         &self,
         asks: &Arc<GatewayAsks>,
@@ -1198,6 +1201,23 @@ impl Served {
         context: RequestContext,
     ) -> Result<RawJson, ErrorObject> {
         let gateway = &self.connection.inner.gateway;
+        // A first request (no `requestState`) goes on as it came: only its
+        // name or URI is read, and nothing is written again.
+        let raw = request.params.as_ref().map_or("{}", |raw| raw.get());
+        let members = members::of(raw).map_err(|e| {
+            ErrorObject::invalid_params(format!(
+                "invalid {} params: {}",
+                request.method,
+                mcp_proto::text::bound(&e.to_string(), 256)
+            ))
+        })?;
+        if members::last(&members, "requestState").is_none() {
+            let subject = subject_of(&request.method, &members);
+            drop(members);
+            let work = self.start(asks, request, None, subject, context)?;
+            return gateway.rounds.drive(work).await;
+        }
+        drop(members);
         let mut params = match request.params.as_ref() {
             Some(raw) => decode::<types::JsonObject>(raw.get(), &request.method)?,
             None => types::JsonObject::new(),
@@ -1232,7 +1252,7 @@ impl Served {
                         if let Some(state) = state {
                             params.insert("requestState".to_owned(), Value::String(state));
                         }
-                        self.start(asks, request, params, subject, context)?
+                        self.start(asks, request, Some(params), subject, context)?
                     }
                 }
             }
@@ -1241,26 +1261,29 @@ impl Served {
                     "requestState must be the string the gateway gave",
                 ));
             }
-            None => self.start(asks, request, params, subject, context)?,
+            None => self.start(asks, request, Some(params), subject, context)?,
         };
         gateway.rounds.drive(work).await
     }
 
-    /// Starts the work answering `request` (with `params`) in the
-    /// background, its servers' questions going to `asks`, a 2026-07-28
-    /// server's own round coming back as its result.
+    /// The work answering `request` (with `params`, or its own when
+    /// `None`), its servers' questions going to `asks`, a 2026-07-28
+    /// server's own round coming back as its result; it goes on in the
+    /// background once a server asks ([`rounds::Rounds::drive`]).
     fn start(
         &self,
         asks: &Arc<GatewayAsks>,
         mut request: ClientRequest,
-        params: types::JsonObject,
+        params: Option<types::JsonObject>,
         subject: rounds::Subject,
         context: RequestContext,
     ) -> Result<rounds::Work, ErrorObject> {
-        request.params = Some(
-            RawJson::encode(&params)
-                .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))?,
-        );
+        if let Some(params) = params {
+            request.params = Some(
+                RawJson::encode(&params)
+                    .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()))?,
+            );
+        }
         let (sender, asked) = mpsc::unbounded_channel();
         let capabilities = request
             .client
@@ -1272,14 +1295,33 @@ impl Served {
         let connection = Arc::clone(&self.connection);
         let target = deliver::Target::following(context);
         let followed = target.clone();
-        let done = tokio::spawn(async move {
+        let done = async move {
             let answer = answer(&connection.inner, request, target, true).await;
             drop(waiting);
             answer
-        });
-        let mut work = rounds::Work::new(subject, asked, done).parking(parked);
+        };
+        let mut work = rounds::Work::here(subject, asked, done).parking(parked);
         work.target = Some(followed);
         Ok(work)
+    }
+}
+
+/// [`rounds::Subject::of`] from a request's parameters as text: its
+/// `name`, or for `resources/read` its `uri`, empty when not a string.
+fn subject_of(
+    method: &str,
+    params: &[(std::borrow::Cow<'_, str>, &serde_json::value::RawValue)],
+) -> rounds::Subject {
+    let field = if method == methods::RESOURCES_READ {
+        "uri"
+    } else {
+        "name"
+    };
+    rounds::Subject {
+        method: method.to_owned(),
+        name: members::last(params, field)
+            .and_then(|name| serde_json::from_str::<String>(name.get()).ok())
+            .unwrap_or_default(),
     }
 }
 

@@ -1,6 +1,6 @@
 //! `mcp-gateway-echo`: echo latency through `mcpctl serve` against a direct connection to the same server, in each era.
 //!
-//! `cargo build --release -p tests --bins -p mcp-cli && target/release/mcp-gateway-echo [--calls N] [--era handshake|stateless|both]`
+//! `cargo build --release -p tests --bins -p mcp-cli && target/release/mcp-gateway-echo [--calls N] [--era handshake|stateless|both] [--daemon]`
 //!
 //! Both paths use this workspace's client over stdio against the fixture
 //! server (built beside this executable, as is `mcpctl`): directly, and
@@ -9,10 +9,15 @@
 //! handshake era (the client and the fixture speak only it, and so does
 //! the gateway's upstream connection) and the stateless 2026-07-28 era
 //! (the client speaks only it; the fixture speaks both and the gateway's
-//! upstream connection detects it). Each path makes `N` sequential `echo`
-//! calls (default 2,000) after 200 warm-up calls; the paths alternate in
-//! rounds of 500 so that both see the same machine. It prints the median
-//! and 99th percentile of each and the gateway's ratio to the direct path.
+//! upstream connection detects it). With `--daemon` a third path goes
+//! through the background gateway: `mcpctl serve --daemon` is started for
+//! the same configuration (its data directory in a temporary home) and
+//! the client speaks to a second `mcpctl serve`, which relays its stdio to
+//! the daemon's socket; the daemon is stopped (`serve --stop`) at the end.
+//! Each path makes `N` sequential `echo` calls (default 2,000) after 200
+//! warm-up calls; the paths alternate in rounds of 500 so that all see the
+//! same machine. It prints the median and 99th percentile of each and each
+//! gateway path's ratio to the direct one.
 
 use std::time::{Duration, Instant};
 
@@ -54,6 +59,7 @@ impl Era {
 fn main() -> anyhow::Result<()> {
     let mut calls = 2000usize;
     let mut eras = vec![Era::Handshake, Era::Stateless];
+    let mut daemon = false;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         match flag.as_str() {
@@ -72,8 +78,9 @@ fn main() -> anyhow::Result<()> {
                     .parse()
                     .context("--calls needs a number")?;
             }
+            "--daemon" => daemon = true,
             other => bail!(
-                "unknown flag {other} (usage: mcp-gateway-echo [--calls N] [--era handshake|stateless|both])"
+                "unknown flag {other} (usage: mcp-gateway-echo [--calls N] [--era handshake|stateless|both] [--daemon])"
             ),
         }
     }
@@ -97,7 +104,7 @@ fn main() -> anyhow::Result<()> {
     println!("{calls} sequential echo calls over stdio, fixture server");
     println!("{:<40} {:>10} {:>10}", "path", "p50 µs", "p99 µs");
     for era in eras {
-        runtime.block_on(measure(era, calls, &fixture, &mcpctl))?;
+        runtime.block_on(measure(era, calls, &fixture, &mcpctl, daemon))?;
     }
     Ok(())
 }
@@ -108,6 +115,7 @@ async fn measure(
     calls: usize,
     fixture: &std::path::Path,
     mcpctl: &std::path::Path,
+    daemon: bool,
 ) -> anyhow::Result<()> {
     let scratch = tempfile::tempdir()?;
     let config = scratch.path().join("servers.json");
@@ -128,15 +136,32 @@ async fn measure(
     ];
     gateway.env = vec![("HOME".into(), scratch.path().display().to_string())];
     gateway.env_passthrough = vec!["PATH".into()];
+    let options = gateway.clone();
     let gateway = connect(gateway, era).await?;
+    // The background gateway for the same configuration, and a second
+    // `mcpctl serve` that relays to it (started after the daemon, it finds
+    // it; the first one started before it and serves on its own); stopped
+    // when this ends, however it ends.
+    let relayed = if daemon {
+        let stopper = Daemon::start(mcpctl, &options.args, scratch.path())?;
+        Some((connect(options, era).await?, stopper))
+    } else {
+        None
+    };
     echo(&direct, "echo", 200).await?;
     echo(&gateway, "mcp_fx_echo", 200).await?;
-    let (mut d, mut g) = (Vec::new(), Vec::new());
+    if let Some((client, _)) = &relayed {
+        echo(client, "mcp_fx_echo", 200).await?;
+    }
+    let (mut d, mut g, mut r) = (Vec::new(), Vec::new(), Vec::new());
     let mut left = calls;
     while left > 0 {
         let round = left.min(500);
         d.extend(echo(&direct, "echo", round).await?);
         g.extend(echo(&gateway, "mcp_fx_echo", round).await?);
+        if let Some((client, _)) = &relayed {
+            r.extend(echo(client, "mcp_fx_echo", round).await?);
+        }
         left -= round;
     }
     let (dp50, dp99) = percentiles(&mut d);
@@ -157,9 +182,82 @@ async fn measure(
         gp50.as_secs_f64() / dp50.as_secs_f64(),
         gp99.as_secs_f64() / dp99.as_secs_f64()
     );
+    if let Some((client, stopper)) = relayed {
+        let (rp50, rp99) = percentiles(&mut r);
+        row("through the daemon (serve --daemon)", rp50, rp99);
+        println!(
+            "{}: daemon / direct: p50 {:.2}x, p99 {:.2}x",
+            era.name(),
+            rp50.as_secs_f64() / dp50.as_secs_f64(),
+            rp99.as_secs_f64() / dp99.as_secs_f64()
+        );
+        client.close().await;
+        stopper.stop()?;
+    }
     direct.close().await;
     gateway.close().await;
     Ok(())
+}
+
+/// A background gateway (`mcpctl serve --daemon`) this run started,
+/// stopped with `mcpctl serve --stop` when dropped.
+struct Daemon {
+    command: std::path::PathBuf,
+    args: Vec<String>,
+    home: std::path::PathBuf,
+    stopped: bool,
+}
+
+impl Daemon {
+    /// Starts the daemon for `mcpctl` with `args` (those of `mcpctl ...
+    /// serve`), its data directory under `home`.
+    fn start(
+        mcpctl: &std::path::Path,
+        args: &[String],
+        home: &std::path::Path,
+    ) -> anyhow::Result<Daemon> {
+        let daemon = Daemon {
+            command: mcpctl.to_path_buf(),
+            args: args.to_vec(),
+            home: home.to_path_buf(),
+            stopped: false,
+        };
+        daemon.run("--daemon")?;
+        Ok(daemon)
+    }
+
+    fn run(&self, flag: &str) -> anyhow::Result<()> {
+        let output = std::process::Command::new(&self.command)
+            .args(&self.args)
+            .arg(flag)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .with_context(|| format!("cannot run {} serve {flag}", self.command.display()))?;
+        if !output.status.success() {
+            bail!(
+                "mcpctl serve {flag} failed ({}): {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        Ok(())
+    }
+
+    fn stop(mut self) -> anyhow::Result<()> {
+        self.stopped = true;
+        self.run("--stop")
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if !self.stopped {
+            let _ = self.run("--stop");
+        }
+    }
 }
 
 async fn connect(options: StdioOptions, era: Era) -> anyhow::Result<Client> {

@@ -1364,6 +1364,101 @@ fn caller_meta_without_progress_merges_with_the_modern_meta() {
 }
 
 #[test]
+fn a_callers_own_protocol_meta_is_kept_and_the_merge_writes_values_as_they_came() {
+    let mut h = modern(json!({"tools": {}}));
+    // The caller's capabilities are its own (a gateway relaying its
+    // client's); its progress token gives way to the request's.
+    let params = json!({"name": "slow", "arguments": {"n": 1.5e3, "_meta": [1]},
+        "_meta": {"com.example/trace": "t1", "progressToken": "theirs",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}});
+    let handle = h
+        .session
+        .request(
+            h.now,
+            "tools/call",
+            Some(&params),
+            RequestOptions {
+                progress: true,
+                ..RequestOptions::default()
+            },
+        )
+        .unwrap();
+    let sent = h.sent();
+    let sent_params = &sent[0]["params"];
+    assert_eq!(sent_params["name"], "slow");
+    assert_eq!(sent_params["arguments"], json!({"n": 1500.0, "_meta": [1]}));
+    let meta = sent_params["_meta"].as_object().unwrap();
+    assert_eq!(meta.len(), 5, "{sent:?}");
+    assert_eq!(meta["com.example/trace"], "t1");
+    assert_eq!(
+        meta["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert!(meta["io.modelcontextprotocol/clientInfo"].is_object());
+    assert_eq!(meta["progressToken"], json!(handle.id()));
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientCapabilities"],
+        json!({"elicitation": {}})
+    );
+
+    // `_meta` named only inside the arguments: the era's own is added.
+    h.session
+        .request(
+            h.now,
+            "tools/call",
+            Some(&json!({"name": "fast", "arguments": {"_meta": {"a": 1}}})),
+            RequestOptions::default(),
+        )
+        .unwrap();
+    let sent = h.sent();
+    assert_eq!(sent[0]["params"]["arguments"], json!({"_meta": {"a": 1}}));
+    assert_eq!(
+        sent[0]["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+
+    // A `_meta` that is not an object has nowhere to take ours.
+    assert!(
+        h.session
+            .request(
+                h.now,
+                "tools/call",
+                Some(&json!({"name": "x", "_meta": 1})),
+                RequestOptions::default(),
+            )
+            .is_err()
+    );
+}
+
+#[test]
+fn the_merge_keeps_the_order_a_map_would_and_copies_values_as_written() {
+    let ours = super::ModernMeta::new(r#""v":"2026-07-28","caps":{"a":{}}"#.to_owned());
+    let merged = |body: &str, progress| match super::merge_meta(&ours, body.as_bytes(), progress) {
+        Ok(raw) => raw.get().to_owned(),
+        Err(_) => "error".to_owned(),
+    };
+    // The caller's members first (its token replaced, a key written twice
+    // in its first place with its last value), then ours it lacks.
+    assert_eq!(
+        merged(
+            r#"{"name":"x","_meta":{"t":1,"progressToken":"p","caps":[2],"t":3},"args":{"n":1.5e3}}"#,
+            Some(7)
+        ),
+        r#"{"name":"x","_meta":{"t":3,"progressToken":7,"caps":[2],"v":"2026-07-28"},"args":{"n":1.5e3}}"#
+    );
+    // No `_meta` of its own (named inside the arguments): ours at the end.
+    assert_eq!(
+        merged(r#"{"args":{"_meta":1}}"#, None),
+        r#"{"args":{"_meta":1},"_meta":{"v":"2026-07-28","caps":{"a":{}}}}"#
+    );
+    assert_eq!(
+        merged(r#"{"_meta":{}}"#, Some(1)),
+        r#"{"_meta":{"v":"2026-07-28","caps":{"a":{}},"progressToken":1}}"#
+    );
+    assert_eq!(merged(r#"{"_meta":[]}"#, None), "error");
+}
+
+#[test]
 fn any_other_probe_outcome_falls_back_to_initialize() {
     // Error codes handshake-era servers send: never keyed on one of them.
     for code in [-32601, -32602, -32600, -32000, -32603] {

@@ -690,16 +690,7 @@ pub(super) const PASSED_MESSAGE_LIMIT: usize = 8 * 1024;
 /// request for failure reports ([`super::report::FAILURE`]); `None` when
 /// nothing is left.
 pub(super) fn forwarded_meta(meta: Option<&Meta>) -> Option<Meta> {
-    let mut object = meta?.to_object();
-    object.retain(|key, _| {
-        key != "progressToken"
-            && key != super::report::FAILURE
-            && !key.starts_with(PROTOCOL_META_PREFIX)
-    });
-    if object.is_empty() {
-        return None;
-    }
-    Meta::from_text(serde_json::Value::Object(object).to_string()).ok()
+    relayed_meta(meta, false)
 }
 
 /// [`forwarded_meta`], and with `relays` (a 2026-07-28 server whose input
@@ -708,15 +699,34 @@ pub(super) fn forwarded_meta(meta: Option<&Meta>) -> Option<Meta> {
 /// asks only for what the client can give (2026-07-28 "Multi round-trip
 /// requests"; the connection's own envelope fills in only what the
 /// request's `_meta` lacks).
+///
+/// The kept members' values are passed on as the text the client wrote
+/// ([`super::members`]): nothing is decoded but the keys.
 pub(super) fn relayed_meta(meta: Option<&Meta>, relays: bool) -> Option<Meta> {
-    let mut forwarded = forwarded_meta(meta);
-    let capabilities = meta.and_then(|m| m.get(CLIENT_CAPABILITIES));
-    if relays && let Some(capabilities) = capabilities {
-        forwarded
-            .get_or_insert_with(Meta::default)
-            .insert(CLIENT_CAPABILITIES, capabilities);
+    relayed_meta_and_failures(meta, relays).0
+}
+
+/// [`relayed_meta`], and whether the `_meta` asks for every failure as a
+/// [`super::report::FailureReport`] ([`super::report::FAILURE`] present),
+/// from one reading of its keys.
+pub(super) fn relayed_meta_and_failures(meta: Option<&Meta>, relays: bool) -> (Option<Meta>, bool) {
+    let Some(Ok(mut members)) = meta.map(|meta| super::members::of(meta.as_str())) else {
+        return (None, false);
+    };
+    let failures = super::members::last(&members, super::report::FAILURE).is_some();
+    let capabilities = relays
+        .then(|| super::members::last(&members, CLIENT_CAPABILITIES))
+        .flatten();
+    members.retain(|(key, _)| {
+        key != "progressToken"
+            && key != super::report::FAILURE
+            && !key.starts_with(PROTOCOL_META_PREFIX)
+    });
+    if let Some(capabilities) = capabilities {
+        members.push((CLIENT_CAPABILITIES.into(), capabilities));
     }
-    forwarded
+    let relayed = super::members::write(&members).and_then(|text| Meta::from_text(text).ok());
+    (relayed, failures)
 }
 
 /// `meta` with `level` as the request's

@@ -35,12 +35,6 @@ pub const SERVERS: &str = "dev.mcp-gateway/servers";
 /// `tools/call` request asking for one even for a server's JSON-RPC error.
 pub const FAILURE: &str = "dev.mcp-gateway/failure";
 
-/// Whether a `tools/call` with `meta` asks for every failure as a
-/// [`FailureReport`] ([`FAILURE`] present).
-pub(super) fn asks_failures(meta: Option<&Meta>) -> bool {
-    meta.is_some_and(|meta| meta.get(FAILURE).is_some())
-}
-
 /// The upstream servers behind a gateway's tools.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -32,8 +32,11 @@
 //! more is answered with an error and its work cancelled.
 
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use mcp_proto::jsonrpc::error_codes;
@@ -88,14 +91,14 @@ impl Subject {
     }
 }
 
-/// One request's work in the background and the questions it waits on.
-/// Dropping it cancels the work (its task is aborted, which drops the
+/// One request's work and the questions it waits on. Dropping it cancels
+/// the work (its future is dropped, or its task aborted, which drops the
 /// call's future and with it the call upstream).
 #[derive(Debug)]
 pub(super) struct Work {
     subject: Subject,
     asks: mpsc::UnboundedReceiver<Ask>,
-    done: JoinHandle<Result<RawJson, ErrorObject>>,
+    done: Task,
     /// The questions not answered yet, by the key the client was given.
     pending: BTreeMap<String, Pending>,
     /// The last key given.
@@ -108,6 +111,42 @@ pub(super) struct Work {
     pub(super) target: Option<super::deliver::Target>,
 }
 
+/// A request's work: polled by the request that waits on it until a
+/// server asks a question, then a task of its own, which goes on while the
+/// client answers ([`Work::detach`]). Most work is never asked anything:
+/// it costs no task and no hop between threads.
+enum Task {
+    Here(Pin<Box<dyn Future<Output = Result<RawJson, ErrorObject>> + Send>>),
+    Spawned(JoinHandle<Result<RawJson, ErrorObject>>),
+}
+
+impl std::fmt::Debug for Task {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Task::Here(_) => "Task::Here",
+            Task::Spawned(_) => "Task::Spawned",
+        })
+    }
+}
+
+impl Future for Task {
+    type Output = Result<RawJson, ErrorObject>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut *self {
+            Task::Here(work) => work.as_mut().poll(cx),
+            Task::Spawned(task) => Pin::new(task).poll(cx).map(|joined| {
+                joined.unwrap_or_else(|error| {
+                    Err(ErrorObject::new(
+                        error_codes::INTERNAL_ERROR,
+                        format!("the request's work ended without an answer: {error}"),
+                    ))
+                })
+            }),
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Pending {
     /// `{"method", "params"}` as the client was sent it.
@@ -118,6 +157,7 @@ struct Pending {
 impl Work {
     /// The work `done` (the task answering the request about `subject`),
     /// whose servers' questions arrive on `asks`.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(super) fn new(
         subject: Subject,
         asks: mpsc::UnboundedReceiver<Ask>,
@@ -126,7 +166,7 @@ impl Work {
         Work {
             subject,
             asks,
-            done,
+            done: Task::Spawned(done),
             pending: BTreeMap::new(),
             keys: 0,
             parked: None,
@@ -145,6 +185,34 @@ impl Work {
     fn set_parked(&self, parked: bool) {
         if let Some(flag) = &self.parked {
             flag.store(parked, Ordering::Release);
+        }
+    }
+
+    /// The work `done` (the future answering the request about
+    /// `subject`), whose servers' questions arrive on `asks`: polled by
+    /// [`Rounds::drive`] until a question comes, then a task of its own.
+    pub(super) fn here(
+        subject: Subject,
+        asks: mpsc::UnboundedReceiver<Ask>,
+        done: impl Future<Output = Result<RawJson, ErrorObject>> + Send + 'static,
+    ) -> Work {
+        Work {
+            subject,
+            asks,
+            done: Task::Here(Box::pin(done)),
+            pending: BTreeMap::new(),
+            keys: 0,
+            parked: None,
+            target: None,
+        }
+    }
+
+    /// Moves work polled here onto a task of its own, to go on while its
+    /// client answers.
+    fn detach(&mut self) {
+        if let Task::Here(done) = &mut self.done {
+            let done = std::mem::replace(done, Box::pin(std::future::pending()));
+            self.done = Task::Spawned(tokio::spawn(done));
         }
     }
 
@@ -167,7 +235,9 @@ impl Work {
 
 impl Drop for Work {
     fn drop(&mut self) {
-        self.done.abort();
+        if let Task::Spawned(task) = &self.done {
+            task.abort();
+        }
     }
 }
 
@@ -323,16 +393,12 @@ impl Rounds {
                     .map(|(key, pending)| (key.clone(), pending.request.clone()))
                     .collect();
                 work.set_parked(true);
+                work.detach();
                 return self.park(Waiting::Work(work), Some(requests));
             }
             tokio::select! {
-                joined = &mut work.done => {
-                    let answer = joined.unwrap_or_else(|error| {
-                        Err(ErrorObject::new(
-                            error_codes::INTERNAL_ERROR,
-                            format!("the request's work ended without an answer: {error}"),
-                        ))
-                    })?;
+                answer = &mut work.done => {
+                    let answer = answer?;
                     if !matches!(answer.result_type(), Ok(ResultType::InputRequired)) {
                         return Ok(answer);
                     }
