@@ -1254,8 +1254,8 @@ async fn the_reference_catalog_offers_the_same_in_both_eras() {
         "{bad}"
     );
 
-    // The prompt that asks in rounds is listed where it is served: in
-    // 2026-07-28 only.
+    // The prompt that asks in rounds is listed in both eras: as input
+    // rounds in 2026-07-28, as requests on the session in the handshake era.
     let prompt_names = |list: &Value| -> Vec<String> {
         list["result"]["prompts"]
             .as_array()
@@ -1274,7 +1274,7 @@ async fn the_reference_catalog_offers_the_same_in_both_eras() {
     );
     let handshake_prompts = server.request(9, "prompts/list", json!({})).await;
     assert!(
-        !prompt_names(&handshake_prompts).contains(&rounds),
+        prompt_names(&handshake_prompts).contains(&rounds),
         "{handshake_prompts}"
     );
 
