@@ -214,7 +214,7 @@ pub(super) fn run(root: &Path) -> anyhow::Result<usize> {
         let result = run_suites(root, target, &server.url, names);
         server.stop();
         let upstream = match target {
-            Target::GatewayFixture(_) => format!(" (--names {names})"),
+            Target::GatewayFixture(_) => format!(", --names {names}"),
             _ => String::new(),
         };
         println!(
