@@ -45,6 +45,21 @@ pub(crate) fn is_settled(status: &ServerStatus) -> bool {
     !status.is_pending() && !matches!(status, ServerStatus::Refreshing)
 }
 
+/// How many of `statuses` are ready (connected and settled) and how many
+/// are still waiting: a server refreshing its lists is connected but still
+/// waited for, so it counts once, as waiting.
+fn ready_and_waiting<'a>(statuses: impl Iterator<Item = &'a ServerStatus>) -> (usize, usize) {
+    statuses.fold((0, 0), |(ready, waiting), status| {
+        if !is_settled(status) {
+            (ready, waiting + 1)
+        } else if status.is_connected() {
+            (ready + 1, waiting)
+        } else {
+            (ready, waiting)
+        }
+    })
+}
+
 /// A block of status lines at the bottom of the terminal, redrawn in place.
 #[derive(Debug, Default)]
 struct Block {
@@ -170,8 +185,7 @@ impl Connecting {
         if elapsed < QUIET_FOR || (all_settled && self.block.shown == 0) {
             return;
         }
-        let ready = servers.iter().filter(|s| s.status.is_connected()).count();
-        let waiting = servers.iter().filter(|s| !is_settled(&s.status)).count();
+        let (ready, waiting) = ready_and_waiting(servers.iter().map(|s| &s.status));
         let mut lines = vec![format!(
             "mcpctl: connecting {} server{}: {ready} ready, {waiting} waiting ({})",
             servers.len(),
@@ -272,6 +286,22 @@ impl CallMeter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refreshing_server_is_waited_for_not_yet_ready() {
+        let statuses = [
+            ServerStatus::Connecting,
+            ServerStatus::Refreshing,
+            ServerStatus::Ready,
+            ServerStatus::Disabled,
+        ];
+        assert_eq!(ready_and_waiting(statuses.iter()), (1, 2));
+        assert_eq!(
+            ready_and_waiting([ServerStatus::Refreshing].iter()),
+            (0, 1),
+            "one server is counted once"
+        );
+    }
 
     #[test]
     fn lines_are_cut_to_the_width() {
