@@ -253,6 +253,36 @@ fn a_handshake_era_client_gets_the_same_from_a_2026_07_28_server_behind_the_gate
             );
         }
 
+        // Results come in this client's era: without the 2026-07-28
+        // server's `resultType`, caching hints and `_meta` serverInfo.
+        let no_envelope = |what: &str, meta: Option<&mcp_proto::types::Meta>| {
+            let meta = meta.map(|m| m.as_str().to_owned()).unwrap_or_default();
+            assert!(!meta.contains("serverInfo"), "{what}: {meta}");
+        };
+        let simple = client
+            .call_tool("test_simple_text", None)
+            .await
+            .expect("test_simple_text");
+        assert_eq!(simple.result_type, None, "{simple:?}");
+        assert!(simple.extra.is_empty(), "{:?}", simple.extra);
+        no_envelope("tools/call", simple.meta.as_ref());
+        let prompt = client
+            .get_prompt("test_simple_prompt", None)
+            .await
+            .expect("test_simple_prompt");
+        assert_eq!(prompt.result_type, None, "{prompt:?}");
+        assert!(prompt.extra.is_empty(), "{:?}", prompt.extra);
+        no_envelope("prompts/get", prompt.meta.as_ref());
+        let read = client
+            .read_resource("test://static-text")
+            .await
+            .expect("test://static-text");
+        assert!(
+            read.result_type.is_none() && read.ttl_ms.is_none() && read.cache_scope.is_none(),
+            "{read:?}"
+        );
+        no_envelope("resources/read", read.meta.as_ref());
+
         // No level set yet: a 2026-07-28 server is asked for none, and
         // sends no log messages.
         let quiet = client

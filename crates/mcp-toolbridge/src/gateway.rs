@@ -1074,6 +1074,8 @@ impl Connection {
                             object.insert("ttlMs".into(), 0.into());
                             object.insert("cacheScope".into(), "private".into());
                         }
+                    } else if !modern && let Some(object) = value.as_object_mut() {
+                        forward::to_handshake_era(object);
                     }
                     if let Err(error) = respond(&reply, id.clone(), &value) {
                         send(&reply, Message::error(Some(id), error));
@@ -1436,6 +1438,11 @@ async fn answer(
         };
         if modern {
             result.result_type = Some(types::ResultType::Complete);
+        } else {
+            result.result_type = None;
+            result.meta = forward::handshake_meta(result.meta.take());
+            result.extra.remove("ttlMs");
+            result.extra.remove("cacheScope");
         }
         return RawJson::encode(&result)
             .map_err(|e| ErrorObject::new(error_codes::INTERNAL_ERROR, e.to_string()));

@@ -729,6 +729,47 @@ pub(super) fn relayed_meta_and_failures(meta: Option<&Meta>, relays: bool) -> (O
     (relayed, failures)
 }
 
+/// The `_meta` key by which a 2026-07-28 server names itself in each of
+/// its results (2026-07-28 "Lifecycle"): the server's own envelope, not
+/// part of what a handshake-era client is given.
+const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// A server's result `_meta`, for a handshake-era client: without the
+/// 2026-07-28 server's `io.modelcontextprotocol/serverInfo` (its
+/// envelope; that era names the server in `initialize`), `None` when
+/// nothing else is left. The other members pass as written.
+pub(super) fn handshake_meta(meta: Option<Meta>) -> Option<Meta> {
+    let meta = meta?;
+    if !meta.as_str().contains(SERVER_INFO) {
+        return Some(meta);
+    }
+    let Ok(mut members) = super::members::of(meta.as_str()) else {
+        return Some(meta);
+    };
+    members.retain(|(key, _)| key != SERVER_INFO);
+    if members.is_empty() {
+        return None;
+    }
+    super::members::write(&members).and_then(|text| Meta::from_text(text).ok())
+}
+
+/// A server's result, for a handshake-era client: without the members only
+/// 2026-07-28 has (`resultType`, the caching hints `ttlMs` and
+/// `cacheScope`, and the server's `_meta` envelope, see
+/// [`handshake_meta`]), which a 2026-07-28 server behind the gateway puts
+/// on every result.
+pub(super) fn to_handshake_era(result: &mut serde_json::Map<String, serde_json::Value>) {
+    for key in ["resultType", "ttlMs", "cacheScope"] {
+        result.remove(key);
+    }
+    if let Some(serde_json::Value::Object(meta)) = result.get_mut("_meta") {
+        meta.remove(SERVER_INFO);
+        if meta.is_empty() {
+            result.remove("_meta");
+        }
+    }
+}
+
 /// `meta` with `level` as the request's
 /// `io.modelcontextprotocol/logLevel` (2026-07-28 "Utilities/Logging"
 /// §Per-request log level), for a request forwarded to a 2026-07-28
@@ -784,6 +825,29 @@ fn to_value(result: &impl serde::Serialize) -> Result<serde_json::Value, ErrorOb
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_result_for_a_handshake_era_client_loses_only_the_2026_07_28_envelope() {
+        let meta = Meta::from_text(
+            r#"{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"},"io.modelcontextprotocol/related-task":{"taskId":"t"},"mine":[1]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            handshake_meta(Some(meta)).unwrap().as_str(),
+            r#"{"io.modelcontextprotocol/related-task":{"taskId":"t"},"mine":[1]}"#
+        );
+        let only = Meta::from_text(r#"{"io.modelcontextprotocol/serverInfo":{}}"#).unwrap();
+        assert!(handshake_meta(Some(only)).is_none());
+        let mut result = serde_json::json!({
+            "messages": [],
+            "resultType": "complete",
+            "ttlMs": 60000,
+            "cacheScope": "public",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s"}},
+        });
+        to_handshake_era(result.as_object_mut().unwrap());
+        assert_eq!(result, serde_json::json!({"messages": []}));
+    }
 
     #[test]
     fn a_relayed_request_carries_the_clients_own_capabilities_and_no_other_protocol_key() {
