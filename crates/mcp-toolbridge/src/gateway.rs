@@ -429,7 +429,7 @@ struct Connection {
     notify: Reply,
     state: Mutex<ConnState>,
     /// Asks the connection's watcher to catch up ([`deliver::Marks::settle`]).
-    settle: mpsc::UnboundedSender<deliver::Settle>,
+    settle: mpsc::Sender<deliver::Settle>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -1552,7 +1552,7 @@ fn respond(reply: &Reply, id: RequestId, result: &impl Serialize) -> Result<(), 
 async fn watch_catalogs(
     connection: std::sync::Weak<Connection>,
     mut events: broadcast::Receiver<ManagerEvent>,
-    mut settles: mpsc::UnboundedReceiver<deliver::Settle>,
+    mut settles: mpsc::Receiver<deliver::Settle>,
 ) {
     loop {
         let event = tokio::select! {

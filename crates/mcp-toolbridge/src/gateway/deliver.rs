@@ -198,17 +198,21 @@ impl Marks {
             return;
         }
         let (settled, caught_up) = oneshot::channel();
-        if connection.settle.send(settled).is_ok() {
+        // A watcher already [`SETTLE_QUEUE`] asks behind (its client reads
+        // nothing) is not waited for: the answer goes first.
+        if connection.settle.try_send(settled).is_ok() {
             let _ = tokio::time::timeout(CATCH_UP_LIMIT, caught_up).await;
         }
     }
 }
 
+/// The most asks to catch up a connection's watcher holds: each request
+/// whose server spoke while it ran asks once, and the watcher answers them
+/// as it gets to them; past this, requests answer without waiting.
+pub(super) const SETTLE_QUEUE: usize = 64;
+
 /// The sending end of a connection's asks to its watcher, and the
-/// watcher's end.
-pub(super) fn settle_channel() -> (
-    mpsc::UnboundedSender<Settle>,
-    mpsc::UnboundedReceiver<Settle>,
-) {
-    mpsc::unbounded_channel()
+/// watcher's end, holding at most [`SETTLE_QUEUE`].
+pub(super) fn settle_channel() -> (mpsc::Sender<Settle>, mpsc::Receiver<Settle>) {
+    mpsc::channel(SETTLE_QUEUE)
 }
