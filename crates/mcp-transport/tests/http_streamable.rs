@@ -232,6 +232,46 @@ async fn the_get_stream_opens_beside_the_initialized_post_and_requests_wait_for_
     close_and_expect_nothing_else(&t).await;
 }
 
+/// The GET stream of a session needs a connection of its own, and requests
+/// after `notifications/initialized` wait for its answer: that connection
+/// is opened while `initialize` is still unanswered, so that the GET does
+/// not wait for a TCP handshake after it. The spare goes to the GET stream;
+/// nothing opens a third connection.
+#[tokio::test]
+async fn the_get_streams_connection_opens_while_initialize_is_answered() {
+    let release = Arc::new(tokio::sync::Notify::new());
+    let server = TestServer::start({
+        let release = release.clone();
+        move |r| {
+            let release = release.clone();
+            async move {
+                if r.is_post_of("initialize") {
+                    release.notified().await;
+                }
+                basic(&r)
+            }
+        }
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    t.send(initialize(1)).await.unwrap();
+    server.wait_for(|r| r.is_post_of("initialize")).await;
+    // The initialize is held unanswered until the second connection has
+    // arrived: a transport that opened it only for the GET would never
+    // get there.
+    server.wait_for_connections(2).await;
+    assert_eq!(server.requests().len(), 1, "{:?}", server.requests());
+    release.notify_one();
+    assert!(is_response_to(&next_message(&t).await, 1));
+    t.set_protocol_version(mcp_proto::ProtocolVersion::V2025_11_25);
+    t.send(initialized()).await.unwrap();
+    t.send(request(2, "tools/list")).await.unwrap();
+    assert!(is_response_to(&next_message(&t).await, 2));
+    assert!(server.requests().iter().any(|r| r.method == Method::GET));
+    assert_eq!(server.connections(), 2);
+    close_and_expect_nothing_else(&t).await;
+}
+
 #[tokio::test]
 async fn get_stream_delivers_server_initiated_messages() {
     let (writers_tx, mut writers) = mpsc::unbounded_channel();

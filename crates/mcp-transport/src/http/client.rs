@@ -234,6 +234,21 @@ impl HttpClient {
         error
     }
 
+    /// Opens a spare connection to `url`'s origin for a request that will
+    /// soon need a connection of its own ([`Pool::open_spare`]), once the
+    /// first connection has been opened: within the request timeout, which
+    /// bounds the connect of the request it goes beside. Nothing when the
+    /// server is known to be unreachable.
+    pub(crate) async fn open_spare(&self, url: &Url) {
+        if mcp_proto::sync::lock(&self.unreachable).is_some() {
+            return;
+        }
+        let Ok(uri) = self.request_uri(url) else {
+            return;
+        };
+        self.pool.open_spare(&uri, self.request_timeout).await;
+    }
+
     /// Builds one request with the fixed headers, `headers`, and the auth
     /// hook's headers (`Authorization`, and a DPoP proof where it adds one).
     async fn build(

@@ -45,8 +45,11 @@ use crate::transport::{Inbound, Transport, TransportError, TransportExtensions};
 ///   server-initiated messages is opened beside the
 ///   `notifications/initialized` POST, and later messages wait until both
 ///   have been answered; 404, 405 or 406 there means the server offers
-///   none. If an established GET stream later gets 404, the session
-///   has expired and the transport ends with `Closed(Some(SessionExpired))`.
+///   none. The stream's connection is opened while `initialize` is
+///   answered (once that request's own connection succeeded), so that the
+///   wait includes no TCP or TLS handshake. If an established GET stream
+///   later gets 404, the session has expired and the transport ends with
+///   `Closed(Some(SessionExpired))`.
 /// - §Resumability: when a POST's SSE stream ends before its response, it
 ///   is resumed by GET with `Last-Event-ID` after the server's `retry`
 ///   (or [`HttpOptions::default_retry`]); the GET stream reconnects the

@@ -16,6 +16,12 @@
 //! connection closed before it could be sent (the server's keep-alive
 //! timeout raced it) is sent again on a new connection; one that was sent is
 //! never repeated.
+//!
+//! A transport that knows it will soon need a second connection (the GET
+//! stream of a handshake-era session holds one for its whole life) asks for
+//! a spare ([`Pool::open_spare`]): it is opened once the first connection
+//! has been, while that connection's exchange is still under way, so that
+//! the request that needs it does not wait for a TCP (and TLS) handshake.
 
 use std::sync::{Arc, Mutex};
 
@@ -27,6 +33,7 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::client::conn::http1;
 use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
+use tokio::sync::watch;
 use tower_service::Service;
 
 use super::proxy::ProxyConnector;
@@ -66,6 +73,9 @@ pub(crate) struct Pool {
     /// `Host` value copied and checked, the path split off) cost about 800
     /// instructions per request (measured with callgrind).
     last_form: Arc<Mutex<Option<OriginForm>>>,
+    /// How many connections this pool has opened: [`Pool::open_spare`]
+    /// waits for it to move.
+    opened: Arc<watch::Sender<u64>>,
 }
 
 /// An absolute request URI and what [`origin_form`] makes of it.
@@ -82,6 +92,36 @@ impl Pool {
             connector,
             kept: Arc::new(Mutex::new(Vec::new())),
             last_form: Arc::new(Mutex::new(None)),
+            opened: Arc::new(watch::Sender::new(0)),
+        }
+    }
+
+    /// Opens one connection to `uri`'s origin ahead of need and keeps it
+    /// ready, once the pool has opened a connection (the one of the
+    /// request the spare goes beside, or an earlier one) and only while it
+    /// keeps fewer than two. Waits at most `within` for that first
+    /// connection: when it failed (refused, a proxy's or a TLS refusal)
+    /// there is no spare, so a failure is never met twice. A spare that
+    /// cannot be opened is only logged: the request that would have used
+    /// it opens its own.
+    pub(crate) async fn open_spare(&self, uri: &Uri, within: std::time::Duration) {
+        let mut opened = self.opened.subscribe();
+        let first = tokio::time::timeout(within, opened.wait_for(|n| *n > 0))
+            .await
+            .is_ok_and(|seen| seen.is_ok());
+        if !first || mcp_proto::sync::lock(&self.kept).len() >= 2 {
+            return;
+        }
+        let target = match target_of(uri) {
+            Ok(target) => target,
+            Err(error) => {
+                tracing::debug!(%error, "no spare connection");
+                return;
+            }
+        };
+        match self.connect(&target).await {
+            Ok(sender) => self.keep(sender),
+            Err(error) => tracing::debug!(%error, "opening a spare connection failed"),
         }
     }
 
@@ -180,6 +220,7 @@ impl Pool {
             .max_buf_size(MAX_RESPONSE_HEAD)
             .handshake(io)
             .await?;
+        self.opened.send_modify(|n| *n += 1);
         tokio::spawn(async move {
             // The connection's end (the server closed it, or a protocol
             // error) shows as `is_closed` on its sender, or as the error of
@@ -229,6 +270,22 @@ impl Target {
 /// `Host` (without the scheme's default port).
 fn origin_form(request: &mut Request<Full<Bytes>>) -> Result<Target, PoolError> {
     let uri = request.uri();
+    let target = target_of(uri)?;
+    let path = uri
+        .path_and_query()
+        .cloned()
+        .unwrap_or_else(|| PathAndQuery::from_static("/"));
+    *request.uri_mut() = Uri::from(path);
+    if !request.headers().contains_key(HOST) {
+        request
+            .headers_mut()
+            .insert(HOST, HeaderValue::from_str(&host_of(&target))?);
+    }
+    Ok(target)
+}
+
+/// The origin an absolute URI's requests go to.
+fn target_of(uri: &Uri) -> Result<Target, PoolError> {
     let scheme = uri
         .scheme()
         .cloned()
@@ -237,18 +294,7 @@ fn origin_form(request: &mut Request<Full<Bytes>>) -> Result<Target, PoolError> 
         .authority()
         .cloned()
         .ok_or("the request URI has no authority")?;
-    let path = uri
-        .path_and_query()
-        .cloned()
-        .unwrap_or_else(|| PathAndQuery::from_static("/"));
-    let target = Target { scheme, authority };
-    *request.uri_mut() = Uri::from(path);
-    if !request.headers().contains_key(HOST) {
-        request
-            .headers_mut()
-            .insert(HOST, HeaderValue::from_str(&host_of(&target))?);
-    }
-    Ok(target)
+    Ok(Target { scheme, authority })
 }
 
 /// Whether two URIs are written alike: a byte comparison of their parts,

@@ -44,6 +44,15 @@ pub(crate) async fn post(shared: &Arc<Shared>, mut out: Outgoing, probe: bool) {
     let had_session = out.modern.is_none()
         && out.kind != Kind::Initialize
         && shared.session_headers(&mut headers);
+    if out.kind == Kind::Initialize && out.modern.is_none() {
+        // §Listening for Messages from the Server: the GET stream opened
+        // after this handshake holds a connection of its own, and requests
+        // wait for its answer (see `Shared::wait_listener`). That connection
+        // is opened while `initialize` is answered, not after: its TCP (and
+        // TLS) handshake is then off the connect's critical path.
+        let spare = Arc::clone(shared);
+        shared.spawn(async move { spare.client.open_spare(&spare.url).await });
+    }
     if out.kind == Kind::Initialized && out.modern.is_none() {
         // §Listening for Messages from the Server: the session exists once
         // `initialize` was answered, so the GET stream is opened beside this

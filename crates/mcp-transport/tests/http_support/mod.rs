@@ -12,7 +12,6 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -255,7 +254,7 @@ pub struct TestServer {
     scheme: &'static str,
     log: Arc<Mutex<Vec<Recorded>>>,
     arrivals: tokio::sync::Mutex<mpsc::UnboundedReceiver<Recorded>>,
-    connections: Arc<AtomicUsize>,
+    connections: Arc<tokio::sync::watch::Sender<usize>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -295,7 +294,7 @@ impl TestServer {
         let addr = listener.local_addr().unwrap();
         let log = Arc::new(Mutex::new(Vec::new()));
         let (tx, rx) = mpsc::unbounded_channel();
-        let connections = Arc::new(AtomicUsize::new(0));
+        let connections = Arc::new(tokio::sync::watch::Sender::new(0));
         let task = {
             let log = Arc::clone(&log);
             let connections = Arc::clone(&connections);
@@ -305,7 +304,7 @@ impl TestServer {
                     let Ok((tcp, _)) = listener.accept().await else {
                         continue;
                     };
-                    connections.fetch_add(1, Ordering::SeqCst);
+                    connections.send_modify(|n| *n += 1);
                     let handler = Arc::clone(&handler);
                     let log = Arc::clone(&log);
                     let tx = tx.clone();
@@ -398,7 +397,17 @@ impl TestServer {
 
     /// TCP connections accepted so far.
     pub fn connections(&self) -> usize {
-        self.connections.load(Ordering::SeqCst)
+        *self.connections.borrow()
+    }
+
+    /// Waits until `n` TCP connections have been accepted; fails the test
+    /// after [`PATIENCE`].
+    pub async fn wait_for_connections(&self, n: usize) {
+        let mut accepted = self.connections.subscribe();
+        tokio::time::timeout(PATIENCE, accepted.wait_for(|seen| *seen >= n))
+            .await
+            .unwrap_or_else(|_| panic!("{n} connections never arrived: {}", self.connections()))
+            .unwrap();
     }
 }
 
