@@ -339,14 +339,19 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
             } else {
                 serve_cmd::Listen::Stdio { own: no_daemon }
             };
-            block_on(serve_cmd::run(
-                &sources,
-                global.preset,
-                lazy,
-                listen,
-                names,
-                output,
-            ))
+            // A gateway on stdio or the Unix socket runs on one worker
+            // thread: a message read then wakes the task that handles it
+            // on the thread that read it, with no second worker woken to
+            // look for work (a futex wake-up each way of every call,
+            // and a core taken from the host and the servers).
+            let workers = match listen {
+                serve_cmd::Listen::Stdio { .. } | serve_cmd::Listen::Background => 1,
+                _ => 2,
+            };
+            block_on_with(
+                workers,
+                serve_cmd::run(&sources, global.preset, lazy, listen, names, output),
+            )
         }
         Command::Trust { server: None, .. } => trust_cmd::list(output),
         Command::Trust {
@@ -363,8 +368,16 @@ fn run(cli: Cli, output: &Output) -> Result<Exit, CliError> {
 fn block_on<F: std::future::Future<Output = Result<Exit, CliError>>>(
     command: F,
 ) -> Result<Exit, CliError> {
+    block_on_with(2, command)
+}
+
+/// [`block_on`] on a runtime of `workers` worker threads.
+fn block_on_with<F: std::future::Future<Output = Result<Exit, CliError>>>(
+    workers: usize,
+    command: F,
+) -> Result<Exit, CliError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(workers)
         .enable_all()
         .build()
         .map_err(|e| CliError::usage(format!("cannot start the async runtime: {e}")))?;

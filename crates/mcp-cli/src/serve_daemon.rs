@@ -33,6 +33,10 @@
 //!
 //! Each connection to the socket is one gateway client (newline-delimited
 //! JSON, as on stdio); a client that disconnects cancels only its own calls.
+//! On Linux a relaying `mcpctl serve` hands the daemon its standard input
+//! and output instead, and the daemon serves its client on them directly
+//! (`handover`): a call then crosses one process between the host and a
+//! server, as through `mcpctl serve` on its own.
 //! Servers given on the command line (`--stdio`, `--url`) are not served by
 //! a daemon. Its record (`gateway.json`) holds its pid, its key (the
 //! sources and settings it serves, see [`key`]), whether its discovery was
@@ -53,6 +57,9 @@ use crate::cli::{Names, Preset};
 use crate::exit::{CliError, Exit};
 use crate::local_trust::{self, Kind};
 use crate::sources::SourceOptions;
+
+#[cfg(target_os = "linux")]
+mod handover;
 
 /// The longest `--daemon` waits for the background gateway to listen.
 const START_DEADLINE: Duration = Duration::from_secs(150);
@@ -252,11 +259,22 @@ pub(crate) async fn matching(paths: &Paths, keys: &[String]) -> Option<(Record, 
     keys.contains(&record.key).then_some((record, stream))
 }
 
-/// `mcpctl serve` (stdio) through a running daemon for `key`: relays stdin
-/// and stdout to its socket until either side ends. `None` when no daemon
-/// for `key` runs.
+/// `mcpctl serve` (stdio) through a running daemon for `key`: hands it
+/// stdin and stdout where it can (`handover`, Linux: pipes or sockets, a
+/// daemon running this executable) and waits until it has served them;
+/// otherwise relays them to its socket by copying until either side ends.
+/// `None` when no daemon for `key` runs.
 pub(crate) async fn relay(paths: &Paths, key: &str) -> Option<Result<Exit, CliError>> {
-    let (_, stream) = matching(paths, &[key.to_owned()]).await?;
+    let (record, stream) = matching(paths, &[key.to_owned()]).await?;
+    // The daemon serves our standard streams itself where it can: no copy
+    // through this process (see `handover`).
+    #[cfg(target_os = "linux")]
+    let stream = match handover::relay(record.pid, stream).await {
+        Ok(served) => return Some(served),
+        Err(stream) => stream,
+    };
+    #[cfg(not(target_os = "linux"))]
+    let _ = record;
     let (mut from_daemon, mut to_daemon) = stream.into_split();
     // Non-blocking standard streams where they are pipes or sockets, on a
     // task of the runtime: each message goes from one stream to the other
@@ -422,8 +440,19 @@ pub(crate) async fn listen(
             let gateway = gateway.clone();
             // Each client is served on mcp-transport's stream server, within
             // its reply budget: one that never reads its replies stops being
-            // read.
+            // read. A relaying `mcpctl serve` may hand over its standard
+            // streams, its client's, to be served on instead (`handover`).
             tokio::spawn(async move {
+                #[cfg(target_os = "linux")]
+                let stream = match handover::opening(stream).await {
+                    handover::Opening::Client(stream) => stream,
+                    handover::Opening::Handed(stream, input, output) => {
+                        return handover::serve(gateway, stream, input, output).await;
+                    }
+                    handover::Opening::Refused(stream, why) => {
+                        return handover::refuse(stream, why).await;
+                    }
+                };
                 let (read, write) = stream.into_split();
                 let _ = gateway.serve(read, write).await;
             });

@@ -913,6 +913,137 @@ fn serve_daemon_shares_one_set_of_servers_between_sessions() {
     );
 }
 
+/// A relaying `mcpctl serve` hands its standard streams to the background
+/// gateway (Linux): the daemon holds the host's own pipes and answers on
+/// them, and the relay exits 0 once the host's input ends and everything
+/// is answered; a relay that is killed ends its client's connection (the
+/// host reads the end of its output though its input is still open) and
+/// the daemon serves the next one; input from a file, which cannot be
+/// handed over, is copied through the relay as before.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_relaying_serve_hands_its_streams_to_the_daemon() {
+    use std::io::Write as _;
+    use std::sync::mpsc::RecvTimeoutError;
+    use support::{RUN_DEADLINE, Watchdog, lines_of, read_all};
+
+    let env = Env::new();
+    let config = fixture_config(&env, &[]);
+    let config = config.display().to_string();
+    let base = ["--no-host-configs", "--config", config.as_str(), "serve"];
+    let with = |extra: &'static str| -> Vec<&str> { base.iter().copied().chain([extra]).collect() };
+    let started = env.run(&with("--daemon"));
+    assert_eq!(started.code, 0, "{started:#?}");
+    let daemon_pid: i32 = started
+        .stdout
+        .split("(pid ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .and_then(|pid| pid.parse().ok())
+        .unwrap_or_else(|| panic!("no pid in {started:#?}"));
+    let _guard = DaemonGuard(Some(daemon_pid));
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let call = |text: &str| {
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n\
+             {{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{{\"name\":\"mcp_fx_echo\",\"arguments\":{{\"text\":\"{text}\"}}}}}}\n"
+        )
+    };
+    let links = |pid: u32| -> Vec<PathBuf> {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .map(|dir| {
+                dir.filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+
+    // A host's pipes, kept open by the test.
+    let mut relay = env.command(&base).stdin(Stdio::piped()).spawn().unwrap();
+    let watchdog = Watchdog::start(&relay, "a relaying mcpctl serve".into());
+    let mut input = relay.stdin.take().unwrap();
+    let output = lines_of(relay.stdout.take().unwrap());
+    writeln!(input, "{init}").unwrap();
+    let answer = output
+        .recv_timeout(RUN_DEADLINE)
+        .expect("initialize answered");
+    assert!(answer.contains(r#""id":1,"result""#), "{answer}");
+    // Answered by the daemon: it holds both pipes the host gave the relay.
+    let daemon_holds = links(daemon_pid as u32);
+    for fd in [0, 1] {
+        let pipe = std::fs::read_link(format!("/proc/{}/fd/{fd}", relay.id())).unwrap();
+        assert!(
+            daemon_holds.contains(&pipe),
+            "the daemon holds the relay's fd {fd} ({}): {daemon_holds:?}",
+            pipe.display()
+        );
+    }
+    input.write_all(call("handed").as_bytes()).unwrap();
+    let answer = output
+        .recv_timeout(RUN_DEADLINE)
+        .expect("the call answered");
+    assert!(
+        answer.contains(r#""id":2"#) && answer.contains("handed"),
+        "{answer}"
+    );
+    // Killed, with the host's input still open: the daemon stops serving
+    // its client, and the host reads the end of its output.
+    relay.kill().unwrap();
+    assert!(!relay.wait().unwrap().success());
+    watchdog.stop();
+    assert_eq!(
+        output.recv_timeout(RUN_DEADLINE),
+        Err(RecvTimeoutError::Disconnected),
+        "the host's output ends with the relay"
+    );
+    assert!(alive(daemon_pid), "the daemon serves on");
+    drop(input);
+
+    // The next client: once answered, its input ends, and so do its
+    // output and the relay (exit 0).
+    let mut relay = env.command(&base).stdin(Stdio::piped()).spawn().unwrap();
+    let watchdog = Watchdog::start(&relay, "a relaying mcpctl serve".into());
+    let mut input = relay.stdin.take().unwrap();
+    let output = lines_of(relay.stdout.take().unwrap());
+    write!(input, "{init}\n{}", call("next")).unwrap();
+    let answers: Vec<String> = (0..2)
+        .map(|_| output.recv_timeout(RUN_DEADLINE).expect("answered"))
+        .collect();
+    assert!(
+        answers[1].contains(r#""id":2"#) && answers[1].contains("next"),
+        "{answers:?}"
+    );
+    drop(input);
+    let status = relay.wait().unwrap();
+    watchdog.stop();
+    assert!(status.success(), "{status}");
+    assert_eq!(
+        output.recv_timeout(RUN_DEADLINE),
+        Err(RecvTimeoutError::Disconnected)
+    );
+
+    // Input from a file: not handed over, copied through the relay (the
+    // handshake is answered before the input's end, which ends the rest).
+    let requests = env.work_dir().join("requests.ndjson");
+    std::fs::write(&requests, format!("{init}\n")).unwrap();
+    let mut relay = env
+        .command(&base)
+        .stdin(std::fs::File::open(&requests).unwrap())
+        .spawn()
+        .unwrap();
+    let watchdog = Watchdog::start(&relay, "a relaying mcpctl serve".into());
+    let output = read_all(relay.stdout.take().unwrap());
+    let status = relay.wait().unwrap();
+    watchdog.stop();
+    let text = output.join().unwrap();
+    assert!(status.success(), "{status}: {text}");
+    assert!(text.contains(r#""id":1,"result""#), "{text}");
+
+    let stopped = env.run(&with("--stop"));
+    assert_eq!(stopped.code, 0, "{stopped:#?}");
+    assert!(!alive(daemon_pid), "the background gateway ended");
+}
+
 /// A 2026-07-28 client keeps `subscriptions/listen` open (this workspace's
 /// client does by itself) and hears of a tool list change through it, over
 /// stdio and over HTTP.

@@ -89,6 +89,7 @@ pub struct Catalog {
     pub(crate) server_info: Implementation,
     pub(crate) capabilities: ServerCapabilities,
     pub(crate) protocol_version: ProtocolVersion,
+    pub(crate) transport: mcp_config::TransportKind,
 }
 
 impl Catalog {
@@ -210,6 +211,15 @@ impl Catalog {
     /// The negotiated protocol version.
     pub fn protocol_version(&self) -> ProtocolVersion {
         self.protocol_version
+    }
+
+    /// The transport the server is connected over, as configured (MCP
+    /// "Transports"). Only Streamable HTTP can end a request's stream
+    /// before its answer (SSE polling, "Resumability and Redelivery"): a
+    /// caller that mirrors that ([`CallOptions::stream_paused`]) need not
+    /// listen for it on a stdio server.
+    pub fn transport(&self) -> mcp_config::TransportKind {
+        self.transport
     }
 }
 

@@ -599,6 +599,7 @@ fn build(
         server_info: negotiated.server_info().clone(),
         capabilities: negotiated.server_capabilities().clone(),
         protocol_version: negotiated.version,
+        transport: plan.kind,
     }
 }
 

@@ -1361,12 +1361,17 @@ async fn answer(
             server,
         } = inner.prepare_call(&request.id, params, rounds, modern)?;
         let marks = deliver::Marks::of(&inner.gateway, server.as_deref());
-        inner.streaming(&request.id, server, &context);
         // A handshake-era client can be polled (2025-11-25 SSE polling):
         // when the server ends the call's stream before its answer, so
-        // does the gateway, its client resuming as the gateway does.
+        // does the gateway, its client resuming as the gateway does. A
+        // stdio server cannot: nothing to listen for.
+        let pausable = !modern
+            && server
+                .as_deref()
+                .is_none_or(|server| forward::can_pause(&inner.gateway, server));
+        inner.streaming(&request.id, server, &context);
         let mut paused = None;
-        if !modern && let Some(passthrough) = &passthrough {
+        if pausable && let Some(passthrough) = &passthrough {
             let (sender, receiver) = mpsc::unbounded_channel();
             if passthrough.stream_paused.set(sender).is_ok() {
                 paused = Some(receiver);

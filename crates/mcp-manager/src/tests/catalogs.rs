@@ -31,6 +31,22 @@ async fn pagination_follows_next_cursor_across_three_pages() {
     assert_eq!(names.last(), Some(&"t_0024"));
 }
 
+/// A catalog names the transport its server is connected over, as
+/// configured: a caller listens for a paused stream only where one can be.
+#[tokio::test(start_paused = true)]
+async fn a_catalog_names_its_servers_transport() {
+    let fake = Fake::new();
+    fake.script("local", Script::default());
+    fake.script("remote", Script::default());
+    let manager = manager(&fake, ManagerOptions::default());
+    manager
+        .connect_servers([stdio("local"), http("remote")])
+        .await;
+    let transport = |id: &str| manager.catalog(id).map(|catalog| catalog.transport());
+    assert_eq!(transport("local"), Some(mcp_config::TransportKind::Stdio));
+    assert_eq!(transport("remote"), Some(mcp_config::TransportKind::Http));
+}
+
 #[tokio::test(start_paused = true)]
 async fn listing_stops_at_500_tools_and_says_so() {
     let (fake, manager) = connect(Script {

@@ -801,6 +801,17 @@ pub(super) fn speaks_modern(gateway: &Gateway, server: &str) -> bool {
         .is_some_and(|catalog| catalog.protocol_version().era() == mcp_proto::Era::Modern)
 }
 
+/// Whether `server`'s connection can end a call's stream before its
+/// answer (Streamable HTTP's SSE polling, MCP "Transports"); one whose
+/// catalog is not known yet is taken to. A stdio server cannot, so a call
+/// to it needs no [`mcp_transport::CallOptions::stream_paused`] listener.
+pub(super) fn can_pause(gateway: &Gateway, server: &str) -> bool {
+    gateway
+        .manager
+        .catalog(server)
+        .is_none_or(|catalog| catalog.transport() != mcp_config::TransportKind::Stdio)
+}
+
 /// The reserved prefix of the protocol's own `_meta` keys.
 const PROTOCOL_META_PREFIX: &str = "io.modelcontextprotocol/";
 

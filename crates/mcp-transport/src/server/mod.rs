@@ -25,6 +25,8 @@ pub mod stream;
 pub use http::{AccessPolicy, HttpApp, HttpServer, HttpServerOptions, LoopbackPolicy, Refusal};
 #[cfg(feature = "http")]
 pub use listener::{Listener, ListenerOptions};
+#[cfg(unix)]
+pub use stream::handed_stdio;
 pub use stream::{
     Peer, PeerError, REPLY_BUDGET, RequestContext, ServerHandler, StdinReader, StdoutWriter,
     StreamOptions, StreamServer, serve, stdio,

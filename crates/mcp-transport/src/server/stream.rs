@@ -782,6 +782,30 @@ pub fn stdio() -> (StdinReader, StdoutWriter) {
     (standard_input(), standard_output())
 }
 
+/// Another process's standard input and output, handed to this one as
+/// descriptors (a relaying stdio server passes its own over a Unix socket
+/// with `SCM_RIGHTS`), read and written as [`stdio`] reads and writes this
+/// process's own: in non-blocking mode on the runtime's event loop, so
+/// this process serves the relaying one's client with no copy between.
+/// `None` unless `input` is a readable and `output` a writable pipe or
+/// Unix socket (nothing else can be polled); both are then closed. Called
+/// within a Tokio runtime.
+#[cfg(unix)]
+pub fn handed_stdio(
+    input: std::os::fd::OwnedFd,
+    output: std::os::fd::OwnedFd,
+) -> Option<(StdinReader, StdoutWriter)> {
+    let reader: StdinReader = match nonblocking(input)? {
+        Stream::Pipe(file) => Box::new(tokio::net::unix::pipe::Receiver::from_file(file).ok()?),
+        Stream::Socket(socket) => Box::new(tokio::net::UnixStream::from_std(socket).ok()?),
+    };
+    let writer: StdoutWriter = match nonblocking(output)? {
+        Stream::Pipe(file) => Box::new(tokio::net::unix::pipe::Sender::from_file(file).ok()?),
+        Stream::Socket(socket) => Box::new(tokio::net::UnixStream::from_std(socket).ok()?),
+    };
+    Some((reader, writer))
+}
+
 #[cfg(unix)]
 fn standard_input() -> StdinReader {
     use std::os::fd::AsFd;
