@@ -298,10 +298,11 @@ impl RawJson {
 
     /// Decodes a result into `T` as [`RawJson::decode`] does, but when
     /// framing noted the result's one top-level `_meta` object (every
-    /// 2026-07-28 result has one, naming the server), serde reads the
-    /// result without it and `T` takes the `_meta` apart ([`LiftsMeta`]):
-    /// checked once per thread while it stays the same text, instead of
-    /// read through and copied on every call. Likewise the longest string
+    /// 2026-07-28 result has one, naming the server) and `T` names its
+    /// `_meta` field ([`LiftsMeta::META`]), serde reads the result without
+    /// it and the field is set to it afterwards: checked once per thread
+    /// while it stays the same text, instead of read through and copied on
+    /// every call. Likewise the longest string
     /// of at least 16 KiB without escapes that is a `text` member's value
     /// (a large text content block) is left out of what serde reads: the
     /// block's `text` takes it, checked for control characters and copied
@@ -310,7 +311,7 @@ impl RawJson {
     /// same as [`RawJson::decode`]'s, errors included (a result that does
     /// not decode is decoded again whole, for the error's position).
     ///
-    /// [`LiftsMeta`]: crate::types::LiftsMeta
+    /// [`LiftsMeta::META`]: crate::types::LiftsMeta::META
     pub fn decode_result<T: crate::types::LiftsMeta>(&self) -> Result<T, serde_json::Error> {
         if let Some(decoded) = self.decode_lifted() {
             return Ok(decoded);
@@ -321,7 +322,8 @@ impl RawJson {
     /// [`RawJson::decode_result`]'s way, or `None` for the usual one.
     fn decode_lifted<T: crate::types::LiftsMeta>(&self) -> Option<T> {
         let text = self.get();
-        let meta_at = self.1.meta.map(|at| {
+        // The `_meta` is left out only for a type with a field to put it in.
+        let meta_at = T::META.and(self.1.meta).map(|at| {
             let value = at.value_start as usize..at.value_end.get() as usize;
             (value, (at.cut_start as usize, at.cut_end as usize))
         });
@@ -392,32 +394,33 @@ impl RawJson {
             Some(_) => None,
             None => None,
         };
-        let decode = || match meta {
-            Some(meta) => crate::types::meta::decode_lifted::<T>(meta, &without),
-            None => (serde_json::from_str(&without), true),
-        };
-        let decoded = match (long, lifted) {
+        let decode = || serde_json::from_str::<T>(&without);
+        let mut decoded = match (long, lifted) {
             (Some(_), None) => None,
             (_, Some(lifted)) => match crate::types::de::lift_text(lifted, decode) {
-                ((Ok(decoded), true), true) => Some(decoded),
-                _ => None,
-            },
-            (None, None) => match decode() {
                 (Ok(decoded), true) => Some(decoded),
                 _ => None,
             },
+            (None, None) => decode().ok(),
         };
-        // The cut `resultType` goes back into its field; a field that serde
-        // filled anyway means a second `resultType` member, which the
-        // whole decode refuses as a duplicate.
-        let mut decoded = decoded;
-        if let (Some(value), Some(field), Some(_)) = (&mut decoded, T::RESULT_TYPE, result_type_cut)
-        {
-            let slot = field(value);
-            if slot.is_some() {
-                decoded = None;
-            } else {
+        // The cut members go back into their fields; a field that serde
+        // filled anyway means a second such member (framing found one
+        // `_meta`, so only an escaped key could write another), which the
+        // whole decode reads as it is.
+        if let Some(value) = &mut decoded {
+            let mut refused = false;
+            if let (Some(field), Some(meta)) = (T::META, meta) {
+                let slot = field(value);
+                refused |= slot.is_some();
+                *slot = Some(meta);
+            }
+            if let (Some(field), Some(_)) = (T::RESULT_TYPE, result_type_cut) {
+                let slot = field(value);
+                refused |= slot.is_some();
                 *slot = Some(crate::types::ResultType::Complete);
+            }
+            if refused {
+                decoded = None;
             }
         }
         if without.capacity() <= 2 * LIFT_LIMIT {
@@ -437,6 +440,10 @@ impl RawJson {
     pub fn result_type(&self) -> Result<crate::types::ResultType, serde_json::Error> {
         let text = self.get();
         let member = match self.1.result_type {
+            // Framing found the value to be `"complete"` (it noted a cut).
+            ResultTypeAt::At(_, _, (before, _)) if before > 0 => {
+                return Ok(crate::types::ResultType::Complete);
+            }
             ResultTypeAt::Unknown => return crate::types::ResultType::peek_str(text),
             ResultTypeAt::Absent => Some(None),
             // `u32` to `usize` loses nothing on the targets Rust supports
@@ -1028,11 +1035,8 @@ fn split_message(text: &str, shared: Option<&Arc<String>>) -> Option<Message> {
         if bytes.get(at) != Some(&b'"') {
             return None;
         }
-        let key_end = scan::skip_string(bytes, at)?;
+        let key_end = scan::plain_string_end(bytes, at)?;
         let key = text.get(at + 1..key_end - 1)?;
-        if key.contains('\\') {
-            return None;
-        }
         at = scan::skip_space(bytes, key_end);
         if bytes.get(at) != Some(&b':') {
             return None;
