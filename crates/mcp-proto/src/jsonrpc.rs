@@ -438,12 +438,14 @@ impl RawJson {
     /// [`ResultType::peek_str`](crate::types::ResultType::peek_str). A
     /// result without the member is `complete`.
     pub fn result_type(&self) -> Result<crate::types::ResultType, serde_json::Error> {
+        // Framing found the value to be `"complete"` when it noted a cut.
+        if let ResultTypeAt::At(_, _, (before, _)) = self.1.result_type
+            && before > 0
+        {
+            return Ok(crate::types::ResultType::Complete);
+        }
         let text = self.get();
         let member = match self.1.result_type {
-            // Framing found the value to be `"complete"` (it noted a cut).
-            ResultTypeAt::At(_, _, (before, _)) if before > 0 => {
-                return Ok(crate::types::ResultType::Complete);
-            }
             ResultTypeAt::Unknown => return crate::types::ResultType::peek_str(text),
             ResultTypeAt::Absent => Some(None),
             // `u32` to `usize` loses nothing on the targets Rust supports
