@@ -321,6 +321,9 @@ impl RawJson {
 
     /// [`RawJson::decode_result`]'s way, or `None` for the usual one.
     fn decode_lifted<T: crate::types::LiftsMeta>(&self) -> Option<T> {
+        if let (Some(field), Some(at), None) = (T::META, self.1.meta, self.1.long_text) {
+            return self.decode_without_meta(field, at);
+        }
         let text = self.get();
         // The `_meta` is left out only for a type with a field to put it in.
         let meta_at = T::META.and(self.1.meta).map(|at| {
@@ -431,6 +434,80 @@ impl RawJson {
             });
         }
         decoded
+    }
+
+    /// [`RawJson::decode_lifted`] for a result with a `_meta` to leave out
+    /// and no long text (every small stateless-era result): the same
+    /// outcome, with at most two cuts, known in advance, instead of the
+    /// general way's list of them sorted, and the thread's buffer borrowed
+    /// in place instead of taken out and put back (measured with
+    /// callgrind: a `tools/call` echo over stdio took about 90 instructions
+    /// fewer, of the 600 the general way spent beyond a whole decode).
+    fn decode_without_meta<T: crate::types::LiftsMeta>(
+        &self,
+        field: fn(&mut T) -> &mut Option<crate::types::Meta>,
+        at: MetaAt,
+    ) -> Option<T> {
+        let text = self.get();
+        let meta_cut = (at.cut_start as usize, at.cut_end as usize);
+        if text
+            .len()
+            .checked_sub(meta_cut.1.checked_sub(meta_cut.0)?)?
+            > LIFT_LIMIT
+        {
+            return None;
+        }
+        let value = at.value_start as usize..at.value_end.get() as usize;
+        let meta = crate::types::meta::checked(text.get(value)?)?;
+        // As in the general way: a `"complete"` `resultType` is cut too
+        // when `T` takes it back, unless the two cuts would share a comma.
+        let result_type_cut = match (T::RESULT_TYPE, self.1.result_type) {
+            (Some(_), ResultTypeAt::At(start, end, (before, after))) if before > 0 => {
+                let cut = (
+                    (start as usize).checked_sub(before.into())?,
+                    end as usize + usize::from(after),
+                );
+                (cut.1 <= meta_cut.0 || meta_cut.1 <= cut.0).then_some(cut)
+            }
+            _ => None,
+        };
+        let (first, second) = match result_type_cut {
+            Some(cut) if cut.0 < meta_cut.0 => (cut, Some(meta_cut)),
+            other => (meta_cut, other),
+        };
+        let decode = |without: &mut String| {
+            without.clear();
+            without.push_str(text.get(..first.0)?);
+            match second {
+                Some(second) => {
+                    without.push_str(text.get(first.1..second.0)?);
+                    without.push_str(text.get(second.1..)?);
+                }
+                None => without.push_str(text.get(first.1..)?),
+            }
+            serde_json::from_str::<T>(without).ok()
+        };
+        // The thread's buffer (of at most twice `LIFT_LIMIT` bytes, as the
+        // text without the cuts is), or a new one when a decode nested in
+        // this one holds it.
+        let mut decoded = WITHOUT_META
+            .try_with(|buffer| match buffer.try_borrow_mut() {
+                Ok(mut buffer) => decode(&mut buffer),
+                Err(_) => decode(&mut String::new()),
+            })
+            .ok()
+            .flatten()?;
+        // A field that serde filled anyway means a second such member,
+        // which the whole decode reads as it is.
+        let slot = field(&mut decoded);
+        let mut refused = slot.is_some();
+        *slot = Some(meta);
+        if let (Some(field), Some(_)) = (T::RESULT_TYPE, result_type_cut) {
+            let slot = field(&mut decoded);
+            refused |= slot.is_some();
+            *slot = Some(crate::types::ResultType::Complete);
+        }
+        (!refused).then_some(decoded)
     }
 
     /// The result's `resultType` (2026-07-28 "Result"): what framing noted
