@@ -770,11 +770,15 @@ impl Client {
             .as_ref()
             .is_some_and(|n| n.era() == Era::Modern);
         if !modern {
-            return self.request_once(method, params, options).await;
+            return self.request_once(method, params, options, &mut None).await;
         }
-        let timeout = options.timeout.or(self.shared.request_timeout);
-        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        let first = match self.request_once(method, params, options.clone()).await {
+        // When the first request went out: the whole call's deadline, which
+        // only input rounds read, runs from it.
+        let mut started = None;
+        let first = match self
+            .request_once(method, params, options.clone(), &mut started)
+            .await
+        {
             // 2026-07-28 "Streamable HTTP" §Custom headers: a HeaderMismatch
             // means the tool's headers changed; list the tools again and
             // retry once.
@@ -783,7 +787,8 @@ impl Client {
             {
                 tracing::debug!(message = %error.message, "header mismatch; listing tools again");
                 self.relist_tools().await?;
-                self.request_once(method, params, options.clone()).await?
+                self.request_once(method, params, options.clone(), &mut None)
+                    .await?
             }
             other => other?,
         };
@@ -796,6 +801,8 @@ impl Client {
                 Err(input_required(method, &first))
             }
             ResultType::InputRequired if asks_for_input(method) => {
+                let timeout = options.timeout.or(self.shared.request_timeout);
+                let deadline = timeout.and_then(|t| started?.checked_add(t));
                 self.answer_input(method, params, options, deadline, first)
                     .await
             }
@@ -813,7 +820,12 @@ impl Client {
                 ..Default::default()
             };
             let raw = self
-                .request_once(methods::TOOLS_LIST, Some(&params), CallOptions::default())
+                .request_once(
+                    methods::TOOLS_LIST,
+                    Some(&params),
+                    CallOptions::default(),
+                    &mut None,
+                )
                 .await?;
             let raw = self.learn_tool_headers(raw)?;
             let page: ListToolsResult =
@@ -992,7 +1004,7 @@ impl Client {
                 options.timeout = Some(left);
             }
             raw = self
-                .request_once(method, Some(&next), options.clone())
+                .request_once(method, Some(&next), options.clone(), &mut None)
                 .await?;
             match peek_result_type(method, &raw)? {
                 ResultType::Complete => return Ok(raw),
@@ -1061,12 +1073,15 @@ impl Client {
         Ok(responses)
     }
 
-    /// One request and its raw result (see [`Client::request_raw`]).
+    /// One request and its raw result (see [`Client::request_raw`]);
+    /// `sent_at` is set to when the session took the request (the clock is
+    /// read once per request, here).
     async fn request_once<P: Serialize + ?Sized>(
         &self,
         method: &str,
         params: Option<&P>,
         options: CallOptions,
+        sent_at: &mut Option<Instant>,
     ) -> Result<RawJson, ClientError> {
         let (tx, rx) = oneshot::channel();
         let handle = {
@@ -1078,6 +1093,7 @@ impl Client {
                 .max_total_timeout(options.max_total_timeout);
             let now = Instant::now();
             inner.last_activity = now;
+            *sent_at = Some(now);
             let handle = inner
                 .session
                 .request(now.into_std(), method, params, request_options)

@@ -196,14 +196,24 @@ impl<'de> Deserialize<'de> for Meta {
 /// fields/`_meta`"), the same text result after result. Decoding it with
 /// the rest of the result read it through and copied it on every call
 /// (measured with callgrind: about 1,900 of a `tools/call` echo's 21,500
-/// instructions over stdio for a 140-byte `_meta`). For a type that
-/// implements this trait, framing's note of where the `_meta` member lies
-/// lets the decode leave it out of the text serde reads, and the type's
-/// `_meta` field takes the `Meta` that was checked when that text was
-/// first seen on the thread. Implemented by the results a client decodes
-/// on every call; [`RawJson::decode`](crate::jsonrpc::RawJson::decode)
-/// decodes any type the usual way.
+/// instructions over stdio for a 140-byte `_meta`). For a type that names
+/// its `_meta` field ([`LiftsMeta::META`]), framing's note of where the
+/// `_meta` member lies lets the decode leave it out of the text serde
+/// reads, and the field is set afterwards to the `Meta` that was checked
+/// when that text was first seen on the thread. Implemented by the results
+/// a client decodes on every call;
+/// [`RawJson::decode`](crate::jsonrpc::RawJson::decode) decodes any type
+/// the usual way.
 pub trait LiftsMeta: serde::de::DeserializeOwned {
+    /// The type's top-level `_meta` field, when it has one. A result whose
+    /// one top-level `_meta` member is an object then has that member left
+    /// out of the text serde reads, and the field set to it after the
+    /// decode (setting a field costs less than handing the value to the
+    /// decode through a thread's slot, which took about 250 instructions of
+    /// a stateless-era `tools/call` echo over stdio, measured with
+    /// callgrind). `None` (the default): the member is read with the rest.
+    const META: Option<fn(&mut Self) -> &mut Option<Meta>> = None;
+
     /// The type's `resultType` field (MCP 2026-07-28 "Result"), when it has
     /// one. A result whose one top-level `resultType` is `"complete"` then
     /// has that member left out of the text serde reads too, and the field
@@ -221,9 +231,6 @@ const CHECKED_LIMIT: usize = 1024;
 thread_local! {
     /// The last `_meta` [`checked`] checked on this thread.
     static CHECKED: RefCell<Option<Meta>> = const { RefCell::new(None) };
-    /// The `_meta` lifted out of the text being decoded, and the name of
-    /// the type that takes it ([`decode_lifted`], [`lifted`]).
-    static LIFTED: RefCell<Option<(&'static str, Meta)>> = const { RefCell::new(None) };
 }
 
 /// `text` as a [`Meta`]: checked to be one JSON object, unless it is the
@@ -255,54 +262,6 @@ pub(crate) fn checked(text: &str) -> Option<Meta> {
         }
     });
     Some(meta)
-}
-
-/// Decodes `T` from `text` (a result without its top-level `_meta`) with
-/// `meta` waiting for `T`'s `_meta` field to take it ([`lifted`]). Returns
-/// the outcome and whether the field took it: a `T` that did not (a
-/// decode that stopped early, or a type whose field does not read
-/// [`lifted`]) has to be decoded again from the whole text.
-pub(crate) fn decode_lifted<T: LiftsMeta>(
-    meta: Meta,
-    text: &str,
-) -> (Result<T, serde_json::Error>, bool) {
-    let name = std::any::type_name::<T>();
-    // `None` when the thread's slot cannot be reached (its destruction).
-    let swap = |value: Option<(&'static str, Meta)>| {
-        LIFTED
-            .try_with(|lifted| {
-                let mut lifted = lifted.try_borrow_mut().ok()?;
-                Some(std::mem::replace(&mut *lifted, value))
-            })
-            .ok()
-            .flatten()
-    };
-    // What an enclosing decode on this thread lifted is put back after.
-    let Some(previous) = swap(Some((name, meta))) else {
-        return (serde_json::from_str(text), false);
-    };
-    let decoded = serde_json::from_str(text);
-    let left = swap(previous);
-    (decoded, matches!(left, Some(None)))
-}
-
-/// The default of a [`LiftsMeta`] result's `_meta` field: the `_meta` that
-/// [`decode_lifted`] lifted out of the text being decoded for this very
-/// type, or `None` (the result has none). A nested value of another type
-/// never takes it.
-pub(crate) fn lifted<T: LiftsMeta>() -> Option<Meta> {
-    LIFTED
-        .try_with(|lifted| {
-            let mut lifted = lifted.try_borrow_mut().ok()?;
-            match &*lifted {
-                Some((name, _)) if *name == std::any::type_name::<T>() => {
-                    lifted.take().map(|(_, meta)| meta)
-                }
-                _ => None,
-            }
-        })
-        .ok()
-        .flatten()
 }
 
 /// Request `_meta`: the token that asks for `notifications/progress`.

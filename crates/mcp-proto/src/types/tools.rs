@@ -238,11 +238,7 @@ pub struct CallToolResult {
     pub result_type: Option<ResultType>,
     /// Result metadata (taken apart from the rest of the result when
     /// decoded with [`RawJson::decode_result`](crate::jsonrpc::RawJson::decode_result)).
-    #[serde(
-        rename = "_meta",
-        default = "super::meta::lifted::<CallToolResult>",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
     /// Fields this crate does not know, kept for round trips.
     #[serde(flatten)]
@@ -250,6 +246,7 @@ pub struct CallToolResult {
 }
 
 impl super::LiftsMeta for CallToolResult {
+    const META: Option<fn(&mut Self) -> &mut Option<Meta>> = Some(|result| &mut result.meta);
     const RESULT_TYPE: Option<fn(&mut Self) -> &mut Option<ResultType>> =
         Some(|result| &mut result.result_type);
 }
