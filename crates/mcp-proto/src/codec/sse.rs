@@ -119,6 +119,13 @@ impl SseDecoder {
     /// Appends bytes from the response body. Call
     /// [`next_event`](Self::next_event) until `None` afterwards: the decoder
     /// then holds at most the limit plus one chunk.
+    ///
+    /// A push that starts a `data` line of at least 4 KiB and holds no line
+    /// ending, made when every earlier byte was consumed, has the line's
+    /// value moved into the event's data at once instead of passing through
+    /// the input first. A caller that pushes a chunk's complete lines,
+    /// drains the events, and only then pushes the long line the chunk ends
+    /// in the middle of, has a large message copied once.
     pub fn push(&mut self, bytes: &[u8]) {
         let mut bytes = bytes;
         if self.skipping && self.input.len() == 0 {
@@ -127,11 +134,42 @@ impl SseDecoder {
                 Some(end) => bytes = bytes.get(end..).unwrap_or_default(),
                 None => return,
             }
-        }
-        if self.streaming.is_some() && self.input.len() == 0 {
-            bytes = self.stream_pushed(bytes);
+        } else if self.input.len() == 0 {
+            bytes = match self.streaming {
+                Some(_) => self.stream_pushed(bytes),
+                None => self.stream_started(bytes),
+            };
         }
         self.input.push(bytes);
+    }
+
+    /// What [`SseDecoder::next_event`] does with a long `data` line cut
+    /// short at the end of the input ([`SseDecoder::check_partial_line`],
+    /// [`SseDecoder::stream_data`]), done as `bytes` are pushed when they
+    /// start that line and the input holds nothing: the value's whole UTF-8
+    /// characters go straight into the event's data. Returns the bytes left
+    /// for the input (all of them when `bytes` are not such a line).
+    fn stream_started<'a>(&mut self, bytes: &'a [u8]) -> &'a [u8] {
+        if bytes.len() < STREAM_AFTER || self.fields.failed {
+            return bytes;
+        }
+        let start = match bytes.strip_prefix(b"data:") {
+            Some(value) if value.first() == Some(&b' ') => 6,
+            Some(_) => 5,
+            None => return bytes,
+        };
+        // A line that ends here, or that cannot fit, is read as usual.
+        if self.fields.held() + bytes.len() > self.limit || memchr2(b'\n', b'\r', bytes).is_some() {
+            return bytes;
+        }
+        // `next_event`'s first steps at the start of a line: a `d` is
+        // neither a byte order mark's first byte nor the LF of a CRLF.
+        self.bom_checked = true;
+        self.after_cr = false;
+        let value = bytes.get(start..).unwrap_or_default();
+        let valid = push_valid(&mut self.fields.data, value);
+        self.streaming = Some(start);
+        bytes.get(start + valid..).unwrap_or_default()
     }
 
     /// [`SseDecoder::stream_data`] for bytes just pushed while a `data`
@@ -980,6 +1018,38 @@ mod tests {
             run(DEFAULT_MAX_EVENT_SIZE, &format!("data: ok\n\ndata: {long}")),
             [message("ok")]
         );
+    }
+
+    #[test]
+    fn a_long_data_line_that_starts_a_push_goes_straight_into_the_data() {
+        let long = "é:x".repeat(STREAM_AFTER);
+        for (head, line) in [
+            (&b"event: message\nid: 7\n"[..], format!("data: {long}")),
+            (b"id: 7\r", format!("data:{long}")),
+        ] {
+            let mut decoder = SseDecoder::new();
+            decoder.push(head);
+            assert_eq!(decoder.next_event(), None);
+            let cut = line.len() - long.len() + 2 * STREAM_AFTER;
+            let (first, rest) = line.as_bytes().split_at(cut);
+            decoder.push(first);
+            assert_eq!(decoder.next_event(), None);
+            assert_eq!(decoder.input.len(), 0);
+            decoder.push(rest);
+            decoder.push(b"\n\n");
+            let event = decoder.next_event().unwrap().unwrap();
+            assert_eq!(
+                (event.event.as_str(), event.id.as_deref()),
+                ("message", Some("7"))
+            );
+            assert_eq!(event.data, long);
+            // The input grew for the short lines only, never for the long one.
+            assert!(
+                decoder.input.buf.capacity() < STREAM_AFTER,
+                "the input grew to {} bytes",
+                decoder.input.buf.capacity()
+            );
+        }
     }
 
     #[test]
