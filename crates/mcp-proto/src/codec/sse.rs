@@ -139,8 +139,47 @@ impl SseDecoder {
                 Some(_) => self.stream_pushed(bytes),
                 None => self.stream_started(bytes),
             };
+        } else if self.streaming.is_some() {
+            bytes = self.complete_cut(bytes);
         }
         self.input.push(bytes);
+    }
+
+    /// While a `data` line is being moved, the input holds what the last
+    /// push could not move: most often the start of a character that the
+    /// chunk cut. That character is completed from `bytes` and moved, and
+    /// the rest of `bytes` goes on as [`SseDecoder::stream_pushed`] does,
+    /// instead of passing through the input whole: text that is not ASCII
+    /// would otherwise have nearly every chunk copied twice. Returns the
+    /// bytes left for the input (all of them when the input holds anything
+    /// else, such as a line ending or bytes that are not UTF-8).
+    fn complete_cut<'a>(&mut self, bytes: &'a [u8]) -> &'a [u8] {
+        let held = self.input.unconsumed();
+        let width = match held.first() {
+            Some(0xc0..=0xdf) => 2,
+            Some(0xe0..=0xef) => 3,
+            Some(0xf0..=0xf7) => 4,
+            _ => return bytes,
+        };
+        let Some(needed) = usize::checked_sub(width, held.len()).filter(|n| *n > 0) else {
+            return bytes;
+        };
+        let (piece, rest) = bytes.split_at(needed.min(bytes.len()));
+        let consumed = self.streaming.unwrap_or(0);
+        if memchr2(b'\n', b'\r', held).is_some()
+            || memchr2(b'\n', b'\r', piece).is_some()
+            || self.fields.held() + consumed + held.len() + piece.len() > self.limit
+        {
+            return bytes;
+        }
+        self.input.push(piece);
+        let valid = push_valid(&mut self.fields.data, self.input.unconsumed());
+        self.input.skip(valid);
+        if self.input.len() == 0 {
+            self.stream_pushed(rest)
+        } else {
+            rest
+        }
     }
 
     /// What [`SseDecoder::next_event`] does with a long `data` line cut
@@ -1049,6 +1088,47 @@ mod tests {
                 "the input grew to {} bytes",
                 decoder.input.buf.capacity()
             );
+        }
+    }
+
+    #[test]
+    fn a_character_cut_between_pushes_of_a_long_data_line_is_completed_in_place() {
+        // Two-, three- and four-byte characters, each cut after each of its
+        // bytes but the last.
+        for ch in ['é', '€', '𝄞'] {
+            let long: String = std::iter::repeat_n(ch, 4 * STREAM_AFTER).collect();
+            let stream = format!("data: {long}\n\n");
+            let width = ch.len_utf8();
+            for cut in 1..width {
+                let mut decoder = SseDecoder::new();
+                // Chunks of `STREAM_AFTER` characters, each ending `cut`
+                // bytes into a character of the value.
+                let mut ends: Vec<usize> =
+                    (1..4).map(|n| 6 + n * STREAM_AFTER * width + cut).collect();
+                ends.push(stream.len());
+                let mut chunks = Vec::new();
+                let mut at = 0;
+                for end in ends {
+                    chunks.push(&stream.as_bytes()[at..end]);
+                    at = end;
+                }
+                for chunk in &chunks {
+                    decoder.push(chunk);
+                    if let Some(event) = decoder.next_event() {
+                        assert_eq!(event.unwrap().data, long, "{ch} cut at {cut}");
+                    }
+                    assert!(decoder.input.len() < width, "{ch} cut at {cut}");
+                }
+                assert!(
+                    decoder.input.buf.capacity() < STREAM_AFTER,
+                    "{ch} cut at {cut}: the input grew to {} bytes",
+                    decoder.input.buf.capacity()
+                );
+                assert_eq!(
+                    run_with_limit(DEFAULT_MAX_EVENT_SIZE, &chunks).1,
+                    [format!("message {long:?}")]
+                );
+            }
         }
     }
 
