@@ -76,7 +76,7 @@ pub fn read_sse_response<'a>(
             None if !tail.is_empty() => decoder.push(std::mem::take(&mut tail)),
             None => match chunks.next() {
                 Some(chunk) => {
-                    let (lines, rest) = chunk.split_at(long_tail_at(chunk));
+                    let (lines, rest) = chunk.split_at(long_tail_at(&decoder, chunk));
                     tail = rest;
                     decoder.push(lines);
                 }

@@ -58,7 +58,7 @@ impl SseBody {
             match self.body.frame().await {
                 Some(Ok(frame)) => {
                     if let Ok(mut data) = frame.into_data() {
-                        self.tail = data.split_off(long_tail_at(&data));
+                        self.tail = data.split_off(long_tail_at(decoder, &data));
                         decoder.push(&data);
                     }
                 }
@@ -74,9 +74,14 @@ impl SseBody {
     }
 }
 
-/// Where to cut `chunk` before pushing it: after its last line ending when
-/// what follows is at least [`LONG_TAIL`] bytes (the start of a long line,
-/// most often the `data` line of a large message), else at its end. Pushed on its own, once the
+/// Where to cut `chunk` before pushing it into `decoder`: after its last
+/// line ending when what follows is at least [`LONG_TAIL`] bytes (the
+/// start of a long line, most often the `data` line of a large message),
+/// else at its end. Only a decoder that holds nothing is given a cut: one
+/// in the middle of a long `data` line moves each chunk's value as it is
+/// pushed already, and searching the chunk from its end would read the
+/// whole of it once more (6% of a 1 MiB result's client instructions
+/// over SSE, measured with callgrind). Pushed on its own, once the
 /// events of the lines before it are out, a `data` line's value goes from
 /// the chunk straight into the event's data ([`SseDecoder::push`]) instead
 /// of being held in the decoder's input (grown for it on every response)
@@ -84,7 +89,10 @@ impl SseBody {
 /// (callgrind), and page faults for the input's growth on every response.
 /// No cut when the chunk ends in a line ending, holds none, or ends in a
 /// short line.
-pub(crate) fn long_tail_at(chunk: &[u8]) -> usize {
+pub(crate) fn long_tail_at(decoder: &SseDecoder, chunk: &[u8]) -> usize {
+    if decoder.buffered_len() > 0 {
+        return chunk.len();
+    }
     match memchr::memrchr2(b'\n', b'\r', chunk) {
         Some(end) if chunk.len() - end > LONG_TAIL => end + 1,
         _ => chunk.len(),
@@ -173,9 +181,14 @@ mod tests {
         for ending in ["\n", "\r", "\r\n"] {
             let head = format!("event: message{ending}id: 1{ending}");
             let chunk = format!("{head}data: {long}");
-            let (lines, tail) = chunk.split_at(long_tail_at(chunk.as_bytes()));
+            let (lines, tail) = chunk.split_at(long_tail_at(&SseDecoder::new(), chunk.as_bytes()));
             assert_eq!(lines, head, "ending {ending:?}");
             assert_eq!(tail, format!("data: {long}"));
+            // Pushed into a decoder in the middle of a line, it is not cut.
+            let mut decoder = SseDecoder::new();
+            decoder.push(b"data: {");
+            assert_eq!(decoder.next_event(), None);
+            assert_eq!(long_tail_at(&decoder, chunk.as_bytes()), chunk.len());
         }
         // A chunk that ends in a line ending, holds none, or ends in a line
         // shorter than the threshold is pushed whole.
@@ -184,7 +197,10 @@ mod tests {
             format!("data: {long}"),
             format!("data: {long}\ndata: {}", &long[7..]),
         ] {
-            assert_eq!(long_tail_at(whole.as_bytes()), whole.len());
+            assert_eq!(
+                long_tail_at(&SseDecoder::new(), whole.as_bytes()),
+                whole.len()
+            );
         }
     }
 }
