@@ -633,9 +633,17 @@ impl Fields {
         if self.data.is_empty() {
             return None;
         }
-        // Step 3: remove the LF that follows the last data value.
-        let mut data = mem::take(&mut self.data);
-        data.pop();
+        // Step 3: remove the LF that follows the last data value. Empty
+        // data (a priming event's) leaves the buffer, and the capacity it
+        // may have been recycled with, for the next event.
+        let data = if self.data == "\n" {
+            self.data.clear();
+            String::new()
+        } else {
+            let mut data = mem::take(&mut self.data);
+            data.pop();
+            data
+        };
         Some(Ok(SseEvent {
             // Steps 5-6: the type is `message` unless the buffer says otherwise.
             event: if event_type.is_empty() {
@@ -1152,6 +1160,17 @@ mod tests {
         decoder.push(b"data: b\n\n");
         assert_eq!(decoder.next_event().unwrap().unwrap().data, "a\nb");
         drop(first);
+        // A priming event (empty data) before the message leaves the
+        // buffer to the message, as a Streamable HTTP response starts.
+        let buffer = String::with_capacity(1 << 16);
+        let at = buffer.as_ptr();
+        decoder.recycle(buffer);
+        decoder.push(b"id: 1\ndata:\n\nid: 2\ndata: {}\n\n");
+        let priming = decoder.next_event().unwrap().unwrap();
+        assert_eq!((priming.data.as_str(), priming.data.capacity()), ("", 0));
+        let message = decoder.next_event().unwrap().unwrap();
+        assert_eq!(message.data, "{}");
+        assert_eq!(message.data.as_ptr(), at);
     }
 
     #[test]
