@@ -8,7 +8,7 @@ use mcp_proto::codec::SseDecoder;
 use mcp_proto::{Frame, RequestId};
 
 use crate::http::body::BodyBuffers;
-use crate::http::events::{SseItem, answers, decoded_item, event_frame};
+use crate::http::events::{SseItem, answers, decoded_item, event_frame, long_tail_at};
 
 /// What reading one Streamable HTTP response's SSE body yielded (MCP
 /// "Transports" §Streamable HTTP, §Sending Messages).
@@ -46,6 +46,9 @@ pub fn read_sse_response<'a>(
     let bodies = BodyBuffers::default();
     let mut chunks = chunks.into_iter();
     let mut ended = false;
+    // As `SseBody` pushes a chunk: its complete lines, then the long line it
+    // ends in.
+    let mut tail: &[u8] = &[];
     let mut out = SseResponse {
         frames: Vec::new(),
         events: 0,
@@ -70,8 +73,13 @@ pub fn read_sse_response<'a>(
                 break;
             }
             Some(SseItem::End | SseItem::Broken(_)) => break,
+            None if !tail.is_empty() => decoder.push(std::mem::take(&mut tail)),
             None => match chunks.next() {
-                Some(chunk) => decoder.push(chunk),
+                Some(chunk) => {
+                    let (lines, rest) = chunk.split_at(long_tail_at(&decoder, chunk));
+                    tail = rest;
+                    decoder.push(lines);
+                }
                 None => ended = true,
             },
         }
@@ -104,6 +112,43 @@ mod tests {
         }
         let other = read_sse_response([body], 4096, &RequestId::Number(8));
         assert!(!other.answered);
+    }
+
+    #[test]
+    fn a_large_message_reads_alike_however_its_chunks_cut_its_lines() {
+        // The first chunk ends just before, at or inside the long `data`
+        // line, as a large result's first chunk does behind its `event` and
+        // `id` lines; the rest comes in chunks that cut characters.
+        let text = "é x".repeat(20_000);
+        let result = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"type":"text","text":"{text}"}}]}}}}"#
+        );
+        let body = format!("id: 1\ndata:\n\nevent: message\nid: 2\ndata: {result}\n\n");
+        let limit = 1 << 20;
+        let id = RequestId::Number(7);
+        let whole = read_sse_response([body.as_bytes()], limit, &id);
+        assert_eq!((whole.events, whole.frames.len()), (2, 1), "{whole:?}");
+        assert!(whole.answered);
+        let start = body.find("data: {").unwrap_or_default();
+        for at in [
+            start - 1,
+            start,
+            start + 1,
+            start + 6,
+            start + 9_000,
+            start + 9_001,
+        ] {
+            for size in [4096, 5000, 65_536] {
+                let (head, rest) = body.as_bytes().split_at(at);
+                let mut chunks = vec![head];
+                chunks.extend(rest.chunks(size));
+                assert_eq!(
+                    read_sse_response(chunks, limit, &id),
+                    whole,
+                    "cut at {at}, then every {size} bytes"
+                );
+            }
+        }
     }
 
     #[test]

@@ -119,6 +119,13 @@ impl SseDecoder {
     /// Appends bytes from the response body. Call
     /// [`next_event`](Self::next_event) until `None` afterwards: the decoder
     /// then holds at most the limit plus one chunk.
+    ///
+    /// A push that starts a `data` line of at least 4 KiB and holds no line
+    /// ending, made when every earlier byte was consumed, has the line's
+    /// value moved into the event's data at once instead of passing through
+    /// the input first. A caller that pushes a chunk's complete lines,
+    /// drains the events, and only then pushes the long line the chunk ends
+    /// in the middle of, has a large message copied once.
     pub fn push(&mut self, bytes: &[u8]) {
         let mut bytes = bytes;
         if self.skipping && self.input.len() == 0 {
@@ -127,11 +134,81 @@ impl SseDecoder {
                 Some(end) => bytes = bytes.get(end..).unwrap_or_default(),
                 None => return,
             }
-        }
-        if self.streaming.is_some() && self.input.len() == 0 {
-            bytes = self.stream_pushed(bytes);
+        } else if self.input.len() == 0 {
+            bytes = match self.streaming {
+                Some(_) => self.stream_pushed(bytes),
+                None => self.stream_started(bytes),
+            };
+        } else if self.streaming.is_some() {
+            bytes = self.complete_cut(bytes);
         }
         self.input.push(bytes);
+    }
+
+    /// While a `data` line is being moved, the input holds what the last
+    /// push could not move: most often the start of a character that the
+    /// chunk cut. That character is completed from `bytes` and moved, and
+    /// the rest of `bytes` goes on as [`SseDecoder::stream_pushed`] does,
+    /// instead of passing through the input whole: text that is not ASCII
+    /// would otherwise have nearly every chunk copied twice. Returns the
+    /// bytes left for the input (all of them when the input holds anything
+    /// else, such as a line ending or bytes that are not UTF-8).
+    fn complete_cut<'a>(&mut self, bytes: &'a [u8]) -> &'a [u8] {
+        let held = self.input.unconsumed();
+        let width = match held.first() {
+            Some(0xc0..=0xdf) => 2,
+            Some(0xe0..=0xef) => 3,
+            Some(0xf0..=0xf7) => 4,
+            _ => return bytes,
+        };
+        let Some(needed) = usize::checked_sub(width, held.len()).filter(|n| *n > 0) else {
+            return bytes;
+        };
+        let (piece, rest) = bytes.split_at(needed.min(bytes.len()));
+        let consumed = self.streaming.unwrap_or(0);
+        if memchr2(b'\n', b'\r', held).is_some()
+            || memchr2(b'\n', b'\r', piece).is_some()
+            || self.fields.held() + consumed + held.len() + piece.len() > self.limit
+        {
+            return bytes;
+        }
+        self.input.push(piece);
+        let valid = push_valid(&mut self.fields.data, self.input.unconsumed());
+        self.input.skip(valid);
+        if self.input.len() == 0 {
+            self.stream_pushed(rest)
+        } else {
+            rest
+        }
+    }
+
+    /// What [`SseDecoder::next_event`] does with a long `data` line cut
+    /// short at the end of the input ([`SseDecoder::check_partial_line`],
+    /// [`SseDecoder::stream_data`]), done as `bytes` are pushed when they
+    /// start that line and the input holds nothing: the value's whole UTF-8
+    /// characters go straight into the event's data. Returns the bytes left
+    /// for the input (all of them when `bytes` are not such a line).
+    fn stream_started<'a>(&mut self, bytes: &'a [u8]) -> &'a [u8] {
+        if bytes.len() < STREAM_AFTER || self.fields.failed {
+            return bytes;
+        }
+        let start = match bytes.strip_prefix(b"data:") {
+            Some(value) if value.first() == Some(&b' ') => 6,
+            Some(_) => 5,
+            None => return bytes,
+        };
+        // A line that ends here, or that cannot fit, is read as usual.
+        if self.fields.held() + bytes.len() > self.limit || memchr2(b'\n', b'\r', bytes).is_some() {
+            return bytes;
+        }
+        // `next_event`'s first steps at the start of a line: a `d` is
+        // neither a byte order mark's first byte nor the LF of a CRLF.
+        self.bom_checked = true;
+        self.after_cr = false;
+        let value = bytes.get(start..).unwrap_or_default();
+        let valid = push_valid(&mut self.fields.data, value);
+        self.streaming = Some(start);
+        bytes.get(start + valid..).unwrap_or_default()
     }
 
     /// [`SseDecoder::stream_data`] for bytes just pushed while a `data`
@@ -556,9 +633,17 @@ impl Fields {
         if self.data.is_empty() {
             return None;
         }
-        // Step 3: remove the LF that follows the last data value.
-        let mut data = mem::take(&mut self.data);
-        data.pop();
+        // Step 3: remove the LF that follows the last data value. Empty
+        // data (a priming event's) leaves the buffer, and the capacity it
+        // may have been recycled with, for the next event.
+        let data = if self.data == "\n" {
+            self.data.clear();
+            String::new()
+        } else {
+            let mut data = mem::take(&mut self.data);
+            data.pop();
+            data
+        };
         Some(Ok(SseEvent {
             // Steps 5-6: the type is `message` unless the buffer says otherwise.
             event: if event_type.is_empty() {
@@ -983,6 +1068,79 @@ mod tests {
     }
 
     #[test]
+    fn a_long_data_line_that_starts_a_push_goes_straight_into_the_data() {
+        let long = "é:x".repeat(STREAM_AFTER);
+        for (head, line) in [
+            (&b"event: message\nid: 7\n"[..], format!("data: {long}")),
+            (b"id: 7\r", format!("data:{long}")),
+        ] {
+            let mut decoder = SseDecoder::new();
+            decoder.push(head);
+            assert_eq!(decoder.next_event(), None);
+            let cut = line.len() - long.len() + 2 * STREAM_AFTER;
+            let (first, rest) = line.as_bytes().split_at(cut);
+            decoder.push(first);
+            assert_eq!(decoder.next_event(), None);
+            assert_eq!(decoder.input.len(), 0);
+            decoder.push(rest);
+            decoder.push(b"\n\n");
+            let event = decoder.next_event().unwrap().unwrap();
+            assert_eq!(
+                (event.event.as_str(), event.id.as_deref()),
+                ("message", Some("7"))
+            );
+            assert_eq!(event.data, long);
+            // The input grew for the short lines only, never for the long one.
+            assert!(
+                decoder.input.buf.capacity() < STREAM_AFTER,
+                "the input grew to {} bytes",
+                decoder.input.buf.capacity()
+            );
+        }
+    }
+
+    #[test]
+    fn a_character_cut_between_pushes_of_a_long_data_line_is_completed_in_place() {
+        // Two-, three- and four-byte characters, each cut after each of its
+        // bytes but the last.
+        for ch in ['é', '€', '𝄞'] {
+            let long: String = std::iter::repeat_n(ch, 4 * STREAM_AFTER).collect();
+            let stream = format!("data: {long}\n\n");
+            let width = ch.len_utf8();
+            for cut in 1..width {
+                let mut decoder = SseDecoder::new();
+                // Chunks of `STREAM_AFTER` characters, each ending `cut`
+                // bytes into a character of the value.
+                let mut ends: Vec<usize> =
+                    (1..4).map(|n| 6 + n * STREAM_AFTER * width + cut).collect();
+                ends.push(stream.len());
+                let mut chunks = Vec::new();
+                let mut at = 0;
+                for end in ends {
+                    chunks.push(&stream.as_bytes()[at..end]);
+                    at = end;
+                }
+                for chunk in &chunks {
+                    decoder.push(chunk);
+                    if let Some(event) = decoder.next_event() {
+                        assert_eq!(event.unwrap().data, long, "{ch} cut at {cut}");
+                    }
+                    assert!(decoder.input.len() < width, "{ch} cut at {cut}");
+                }
+                assert!(
+                    decoder.input.buf.capacity() < STREAM_AFTER,
+                    "{ch} cut at {cut}: the input grew to {} bytes",
+                    decoder.input.buf.capacity()
+                );
+                assert_eq!(
+                    run_with_limit(DEFAULT_MAX_EVENT_SIZE, &chunks).1,
+                    [format!("message {long:?}")]
+                );
+            }
+        }
+    }
+
+    #[test]
     fn a_recycled_buffer_collects_the_next_events_data() {
         let mut decoder = SseDecoder::new();
         decoder.push(b"data: first\n\n");
@@ -1002,6 +1160,17 @@ mod tests {
         decoder.push(b"data: b\n\n");
         assert_eq!(decoder.next_event().unwrap().unwrap().data, "a\nb");
         drop(first);
+        // A priming event (empty data) before the message leaves the
+        // buffer to the message, as a Streamable HTTP response starts.
+        let buffer = String::with_capacity(1 << 16);
+        let at = buffer.as_ptr();
+        decoder.recycle(buffer);
+        decoder.push(b"id: 1\ndata:\n\nid: 2\ndata: {}\n\n");
+        let priming = decoder.next_event().unwrap().unwrap();
+        assert_eq!((priming.data.as_str(), priming.data.capacity()), ("", 0));
+        let message = decoder.next_event().unwrap().unwrap();
+        assert_eq!(message.data, "{}");
+        assert_eq!(message.data.as_ptr(), at);
     }
 
     #[test]
