@@ -8,8 +8,9 @@
 //! between the host and a server, as through `mcpctl serve` on its own,
 //! rather than being copied through a second one (two more wake-ups and
 //! four more system calls each way of every call). The connection stays
-//! open while the daemon serves: when the client's input ends and
-//! everything is answered, the daemon closes it (after one line naming
+//! open while the daemon serves: when the client's input ends (calls still
+//! in flight are cancelled then, as `mcpctl serve` on its own does) and
+//! what was answered is written, the daemon closes it (after one line naming
 //! the error, if serving failed) and the relaying process exits; when the
 //! relaying process ends first (killed), the daemon stops serving its
 //! client at once, cancelling its calls, as for a client that disconnects.
@@ -165,8 +166,9 @@ pub(crate) async fn opening(stream: UnixStream) -> Opening {
 }
 
 /// Serves the client of the relaying process on `stream` on the standard
-/// streams it handed over, until the client's input ends and everything is
-/// answered or the relaying process ends; then closes the connection,
+/// streams it handed over, until the client's input ends (calls then in
+/// flight are cancelled) and what was answered is written, or the relaying
+/// process ends; then closes the connection,
 /// after a line naming the error when serving failed.
 pub(crate) async fn serve(
     gateway: Gateway,
