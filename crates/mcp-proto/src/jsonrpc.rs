@@ -262,6 +262,7 @@ enum Repr {
 
 impl RawJson {
     /// The JSON text.
+    #[inline]
     pub fn get(&self) -> &str {
         match &self.0 {
             Repr::Own(text) => text,
@@ -274,8 +275,11 @@ impl RawJson {
     /// without checking text this crate wrote itself again.
     pub(crate) fn as_bytes(&self) -> &[u8] {
         match &self.0 {
+            Repr::Own(text) => text.as_bytes(),
+            Repr::Within { text, start, end } => {
+                text.get(*start..*end).unwrap_or_default().as_bytes()
+            }
             Repr::Bytes(bytes) => bytes,
-            _ => self.get().as_bytes(),
         }
     }
 
