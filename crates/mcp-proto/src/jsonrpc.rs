@@ -254,14 +254,32 @@ enum Repr {
         start: usize,
         end: usize,
     },
+    /// Text this crate wrote itself, kept as the bytes it was written into
+    /// (serde_json's output joined to ours, UTF-8 by construction): written
+    /// to the wire as it is, and checked only when read as text.
+    Bytes(Arc<Vec<u8>>),
 }
 
 impl RawJson {
     /// The JSON text.
+    #[inline]
     pub fn get(&self) -> &str {
         match &self.0 {
             Repr::Own(text) => text,
             Repr::Within { text, start, end } => text.get(*start..*end).unwrap_or_default(),
+            Repr::Bytes(bytes) => std::str::from_utf8(bytes).unwrap_or_default(),
+        }
+    }
+
+    /// The JSON text's bytes, for writing it out: as [`RawJson::get`]'s,
+    /// without checking text this crate wrote itself again.
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        match &self.0 {
+            Repr::Own(text) => text.as_bytes(),
+            Repr::Within { text, start, end } => {
+                text.get(*start..*end).unwrap_or_default().as_bytes()
+            }
+            Repr::Bytes(bytes) => bytes,
         }
     }
 
@@ -294,6 +312,13 @@ impl RawJson {
             },
             Noted::NOTHING,
         )
+    }
+
+    /// [`RawJson::written`] for text written into bytes: serde_json's
+    /// output, or valid pieces of it joined, which are UTF-8 (serde_json
+    /// writes only UTF-8) and so are not checked as such on the way out.
+    pub(crate) fn written_bytes(bytes: Vec<u8>) -> RawJson {
+        RawJson(Repr::Bytes(Arc::new(bytes)), Noted::NOTHING)
     }
 
     /// Decodes a result into `T` as [`RawJson::decode`] does, but when
@@ -857,17 +882,25 @@ pub(crate) fn write_message(message: &Message, out: &mut Vec<u8>) -> serde_json:
             write_value(&r.id, out)?;
             out.extend_from_slice(br#","method":"#);
             write_value(&r.method, out)?;
-            write_raw(br#","params":"#, r.params.as_ref().map(RawJson::get), out);
+            write_raw(
+                br#","params":"#,
+                r.params.as_ref().map(RawJson::as_bytes),
+                out,
+            );
         }
         Message::Notification(n) => {
             out.extend_from_slice(br#","method":"#);
             write_value(&n.method, out)?;
-            write_raw(br#","params":"#, n.params.as_ref().map(RawJson::get), out);
+            write_raw(
+                br#","params":"#,
+                n.params.as_ref().map(RawJson::as_bytes),
+                out,
+            );
         }
         Message::Response(r) => {
             out.extend_from_slice(br#","id":"#);
             write_value(&r.id, out)?;
-            write_raw(br#","result":"#, Some(r.result.get()), out);
+            write_raw(br#","result":"#, Some(r.result.as_bytes()), out);
         }
         Message::Error(e) => {
             out.extend_from_slice(br#","id":"#);
@@ -884,10 +917,10 @@ fn write_value(value: &(impl Serialize + ?Sized), out: &mut Vec<u8>) -> serde_js
     serde_json::to_writer(&mut *out, value)
 }
 
-fn write_raw(key: &[u8], raw: Option<&str>, out: &mut Vec<u8>) {
+fn write_raw(key: &[u8], raw: Option<&[u8]>, out: &mut Vec<u8>) {
     if let Some(raw) = raw {
         out.extend_from_slice(key);
-        out.extend_from_slice(raw.as_bytes());
+        out.extend_from_slice(raw);
     }
 }
 

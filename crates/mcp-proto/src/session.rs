@@ -2183,11 +2183,11 @@ fn modern_params<P: Serialize + ?Sized>(
             }
         }
     }
-    // serde_json writes UTF-8 and so do we; the check is a fast pass over
-    // ASCII, and the crate forbids `unsafe`.
-    let text =
-        String::from_utf8(out).map_err(|e| ParamsError::Encode(serde::ser::Error::custom(e)))?;
-    Ok(RawJson::written(text))
+    // serde_json writes UTF-8 and so do we: the bytes are kept as they
+    // are, not checked again on every request (about 180 instructions of
+    // an echo call, measured with callgrind) when only the encoder reads
+    // them.
+    Ok(RawJson::written_bytes(out))
 }
 
 /// Whether encoded params mention `"_meta"` anywhere, nested or not, so
