@@ -2224,8 +2224,8 @@ fn merge_meta(
     let token = progress.map(|id| id.to_string());
     // The merged `_meta`: the caller's members (its progress token
     // replaced by ours), then ours it lacks, then our token if it had none.
-    let mut merged = Vec::with_capacity(128 + meta.members.len());
-    merged.push(b'{');
+    let mut merged = String::with_capacity(128 + meta.members.len());
+    merged.push('{');
     write_members(&mut merged, &caller, |key| {
         (key == "progressToken")
             .then_some(token.as_deref())
@@ -2241,19 +2241,17 @@ fn merge_meta(
     {
         write_member(&mut merged, "progressToken", token);
     }
-    merged.push(b'}');
-    let merged = String::from_utf8(merged).map_err(|e| encode(serde::ser::Error::custom(e)))?;
-    let mut out = Vec::with_capacity(body.len() + merged.len() + 16);
-    out.push(b'{');
+    merged.push('}');
+    let mut out = String::with_capacity(body.len() + merged.len() + 16);
+    out.push('{');
     write_members(&mut out, &params, |key| {
         (key == "_meta").then_some(merged.as_str())
     });
     if last_member(&params, "_meta").is_none() {
         write_member(&mut out, "_meta", &merged);
     }
-    out.push(b'}');
-    let text = String::from_utf8(out).map_err(|e| encode(serde::ser::Error::custom(e)))?;
-    Ok(RawJson::written(text))
+    out.push('}');
+    Ok(RawJson::written(out))
 }
 
 /// The members of the JSON object `text` in order, each value as its
@@ -2300,7 +2298,7 @@ fn last_member<'a>(
 /// perhaps members), each key once, in its first place, with its last value
 /// or the one `replaced` gives for it.
 fn write_members<'r>(
-    out: &mut Vec<u8>,
+    out: &mut String,
     members: &[(crate::types::de::Key<'_>, &serde_json::value::RawValue)],
     replaced: impl Fn(&str) -> Option<&'r str>,
 ) {
@@ -2320,15 +2318,33 @@ fn write_members<'r>(
 }
 
 /// Writes `"key":value` after what `out` holds, with a comma unless it
-/// follows the object's opening brace.
-fn write_member(out: &mut Vec<u8>, key: &str, value: &str) {
-    if out.last() != Some(&b'{') {
-        out.push(b',');
+/// follows the object's opening brace. Built as a `String` from `str`s,
+/// the merged text needs no check that it is UTF-8 (the two checks were
+/// about 300 of a merge's 6,900 instructions for a gateway's forwarded
+/// `tools/call`, measured with callgrind).
+fn write_member(out: &mut String, key: &str, value: &str) {
+    if !out.ends_with('{') {
+        out.push(',');
     }
-    // Writing a string into a `Vec` cannot fail.
-    let _ = serde_json::to_writer(&mut *out, key);
-    out.push(b':');
-    out.extend_from_slice(value.as_bytes());
+    write_key(out, key);
+    out.push(':');
+    out.push_str(value);
+}
+
+/// Writes `key` as a JSON string, as serde_json does: only `"`, `\` and
+/// the control characters are escaped, so a key without any is written as
+/// it is.
+fn write_key(out: &mut String, key: &str) {
+    if key.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        // Writing a string into a `String` cannot fail.
+        if let Ok(quoted) = serde_json::to_string(key) {
+            out.push_str(&quoted);
+        }
+    } else {
+        out.push('"');
+        out.push_str(key);
+        out.push('"');
+    }
 }
 
 #[derive(Deserialize)]

@@ -753,10 +753,21 @@ impl Connection {
         meta: Option<&types::Meta>,
         modern: bool,
     ) -> Option<types::LoggingLevel> {
+        self.log_level_asked(|| forward::requested_log_level(meta), modern)
+    }
+
+    /// [`Connection::log_level_for`], the level a 2026-07-28 request's
+    /// `_meta` asks for being `requested()`.
+    fn log_level_asked(
+        &self,
+        requested: impl FnOnce() -> Option<types::LoggingLevel>,
+        modern: bool,
+    ) -> Option<types::LoggingLevel> {
+        let requested = modern.then(requested);
         let mut state = self.lock();
-        if modern {
+        if let Some(requested) = requested {
             state.levels_per_request = true;
-            state.log_level = forward::requested_log_level(meta);
+            state.log_level = requested;
         }
         state.log_level
     }
@@ -807,15 +818,21 @@ impl Connection {
         } else {
             (None, None)
         };
-        let (meta, reported) = forward::relayed_meta_and_failures(call.meta.as_ref(), relays);
+        // The client's `_meta`, read once for all the gateway takes of it.
+        let meta = forward::RequestMeta::read(call.meta.as_ref());
+        let reported = meta.failures();
         // A 2026-07-28 server logs only at a level the request asks for.
-        let level = self.log_level_for(call.meta.as_ref(), modern).filter(|_| {
-            server
-                .as_deref()
-                .is_some_and(|server| forward::speaks_modern(&self.gateway, server))
-        });
+        let level = self
+            .log_level_asked(|| meta.log_level(), modern)
+            .filter(|_| {
+                // A server whose rounds are relayed speaks 2026-07-28.
+                relays
+                    || server
+                        .as_deref()
+                        .is_some_and(|server| forward::speaks_modern(&self.gateway, server))
+            });
         let passthrough = Some(Arc::new(crate::tool::Passthrough {
-            meta: forward::with_log_level(meta, level),
+            meta: meta.relayed(relays, level),
             server_names: self.gateway.options.naming == ToolNaming::Keep,
             rounds: relays,
             input_responses,

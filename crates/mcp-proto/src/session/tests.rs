@@ -1456,6 +1456,12 @@ fn the_merge_keeps_the_order_a_map_would_and_copies_values_as_written() {
         r#"{"_meta":{"v":"2026-07-28","caps":{"a":{}},"progressToken":1}}"#
     );
     assert_eq!(merged(r#"{"_meta":[]}"#, None), "error");
+    // Keys are written as serde_json writes them: escaped only where JSON
+    // needs it.
+    assert_eq!(
+        merged(r#"{"a\"b\u0001":1,"_meta":{"\u00e9\u007f/k\\":2}}"#, None),
+        "{\"a\\\"b\\u0001\":1,\"_meta\":{\"é\u{7f}/k\\\\\":2,\"v\":\"2026-07-28\",\"caps\":{\"a\":{}}}}"
+    );
 }
 
 #[test]

@@ -53,32 +53,48 @@ pub(super) fn last<'a>(
 /// `members` as a JSON object's text, a key written more than once in the
 /// place of its first occurrence with its last value (as decoding into a
 /// map and writing it back would); `None` when there are none.
+///
+/// Built as a `String` from `str`s: the text needs no check that it is
+/// UTF-8, and a key that needs no escape is copied as it is.
 pub(super) fn write(members: &[(Cow<'_, str>, &RawValue)]) -> Option<String> {
     if members.is_empty() {
         return None;
     }
-    let mut text = Vec::with_capacity(
+    let mut text = String::with_capacity(
         2 + members
             .iter()
             .map(|(key, value)| key.len() + value.get().len() + 4)
             .sum::<usize>(),
     );
-    text.push(b'{');
+    text.push('{');
     for (i, (key, _)) in members.iter().enumerate() {
         if members[..i].iter().any(|(earlier, _)| earlier == key) {
             continue;
         }
         if text.len() > 1 {
-            text.push(b',');
+            text.push(',');
         }
-        // Writing a string into a `Vec` cannot fail.
-        let _ = serde_json::to_writer(&mut text, key.as_ref());
-        text.push(b':');
-        text.extend_from_slice(last(members, key).map_or("null", RawValue::get).as_bytes());
+        write_key(&mut text, key);
+        text.push(':');
+        text.push_str(last(members, key).map_or("null", RawValue::get));
     }
-    text.push(b'}');
-    // Keys written by serde_json and values that were `str`s: UTF-8.
-    String::from_utf8(text).ok()
+    text.push('}');
+    Some(text)
+}
+
+/// Writes `key` as a JSON string, as serde_json does: only `"`, `\\` and
+/// the control characters are escaped, so a key without any is copied.
+fn write_key(text: &mut String, key: &str) {
+    if key.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        // Writing a string into a `String` cannot fail.
+        if let Ok(quoted) = serde_json::to_string(key) {
+            text.push_str(&quoted);
+        }
+    } else {
+        text.push('"');
+        text.push_str(key);
+        text.push('"');
+    }
 }
 
 /// An object's key: borrowed from the text unless it has escapes.
@@ -136,5 +152,14 @@ mod tests {
             serde_json::from_str::<&RawValue>("1").unwrap(),
         )];
         assert_eq!(write(&quoted).unwrap(), r#"{"a\"b":1}"#);
+        // Escaped as serde_json escapes keys: a key needing none is copied.
+        for key in ["a\\b\n\u{1}", "é\u{7f}/x"] {
+            let one = [(
+                Cow::Borrowed(key),
+                serde_json::from_str::<&RawValue>("2").unwrap(),
+            )];
+            let quoted = serde_json::to_string(key).unwrap();
+            assert_eq!(write(&one).unwrap(), format!("{{{quoted}:2}}"));
+        }
     }
 }
