@@ -380,7 +380,7 @@ fn report(rows: &[Row<'_>]) -> String {
                     "MISSED"
                 };
                 format!(
-                    "{ratio:.2}x ({} against {}) {met}",
+                    "{ratio:.3}x ({} against {}) {met}",
                     format_count(modern),
                     format_count(legacy)
                 )
@@ -487,13 +487,13 @@ mod tests {
         assert!(
             text.contains(
                 "target stdio echo call in 2026-07-28 <= 1.10x the handshake era's: \
-                 1.80x (31,900 against 17,700) MISSED"
+                 1.802x (31,900 against 17,700) MISSED"
             ),
             "{text}"
         );
         assert!(
             text.contains(
-                "target http echo call in 2026-07-28 <= 1.10x the handshake era's: 1.08x"
+                "target http echo call in 2026-07-28 <= 1.10x the handshake era's: 1.080x"
             ),
             "{text}"
         );
