@@ -1344,6 +1344,23 @@ impl Serialize for Frame {
     }
 }
 
+/// Appends `text` to `out` as a JSON string, exactly as serde_json writes
+/// it (RFC 8259 §7): only `"`, `\` and the control characters are escaped,
+/// so a string without any is copied as it is, with no serializer run.
+/// For building JSON text by hand, such as an object's keys.
+pub fn push_json_string(out: &mut String, text: &str) {
+    if text.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        // Writing a string into a `String` cannot fail.
+        if let Ok(quoted) = serde_json::to_string(text) {
+            out.push_str(&quoted);
+        }
+    } else {
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

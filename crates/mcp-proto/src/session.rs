@@ -2326,25 +2326,9 @@ fn write_member(out: &mut String, key: &str, value: &str) {
     if !out.ends_with('{') {
         out.push(',');
     }
-    write_key(out, key);
+    crate::jsonrpc::push_json_string(out, key);
     out.push(':');
     out.push_str(value);
-}
-
-/// Writes `key` as a JSON string, as serde_json does: only `"`, `\` and
-/// the control characters are escaped, so a key without any is written as
-/// it is.
-fn write_key(out: &mut String, key: &str) {
-    if key.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
-        // Writing a string into a `String` cannot fail.
-        if let Ok(quoted) = serde_json::to_string(key) {
-            out.push_str(&quoted);
-        }
-    } else {
-        out.push('"');
-        out.push_str(key);
-        out.push('"');
-    }
 }
 
 #[derive(Deserialize)]

@@ -74,27 +74,12 @@ pub(super) fn write(members: &[(Cow<'_, str>, &RawValue)]) -> Option<String> {
         if text.len() > 1 {
             text.push(',');
         }
-        write_key(&mut text, key);
+        mcp_proto::jsonrpc::push_json_string(&mut text, key);
         text.push(':');
         text.push_str(last(members, key).map_or("null", RawValue::get));
     }
     text.push('}');
     Some(text)
-}
-
-/// Writes `key` as a JSON string, as serde_json does: only `"`, `\\` and
-/// the control characters are escaped, so a key without any is copied.
-fn write_key(text: &mut String, key: &str) {
-    if key.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
-        // Writing a string into a `String` cannot fail.
-        if let Ok(quoted) = serde_json::to_string(key) {
-            text.push_str(&quoted);
-        }
-    } else {
-        text.push('"');
-        text.push_str(key);
-        text.push('"');
-    }
 }
 
 /// An object's key: borrowed from the text unless it has escapes.
