@@ -92,8 +92,11 @@ pub trait TransportExtensions: Send + Sync {
     ///
     /// Once it has returned `true`: the frames that were waiting for `recv`
     /// go to the sink first, then every later frame, in arrival order and
-    /// one call at a time (the frames read together in one call, so that
-    /// the sink handles them in one pass); [`recv`] and
+    /// one call at a time per stream read (the frames read together in one
+    /// call, so that the sink handles them in one pass; a transport that
+    /// reads several streams at once, as Streamable HTTP reads each POST's
+    /// answer and the GET stream, calls it from each stream's task, so
+    /// calls for different streams may overlap); [`recv`] and
     /// [`try_recv`](Transport::try_recv) yield no frames any more, only
     /// [`Inbound::Undelivered`] and [`Inbound::Closed`], and `Closed` only
     /// after every frame before it has been handed over. The client calls
@@ -147,9 +150,11 @@ pub trait FrameSink: Send + Sync + 'static {
     /// from the peer, say), so that a sink pays its locking and waking once
     /// for them all instead of once per frame. `frames` yields at least one
     /// frame, and the sink takes every one (a frame left in it is lost). It
-    /// runs on the transport's reading task, which reads nothing more until
-    /// it returns: it must not block for long (taking a lock briefly is
-    /// fine; waiting on I/O is not).
+    /// runs on the transport's task that read the frames, which reads
+    /// nothing more until it returns, and may be called from several such
+    /// tasks at once (one per stream, see
+    /// [`TransportExtensions::set_frame_sink`]): it must not block for
+    /// long (taking a lock briefly is fine; waiting on I/O is not).
     fn frames(&self, frames: &mut dyn Iterator<Item = Frame>);
 }
 

@@ -270,6 +270,137 @@ async fn the_get_streams_connection_opens_while_initialize_is_answered() {
     close_and_expect_nothing_else(&t).await;
 }
 
+/// The GET stream carries the version the client settled, which is the
+/// server's answer to `initialize` (here not the version offered), not the
+/// one the request offered.
+#[tokio::test]
+async fn the_get_stream_carries_the_version_the_client_settled() {
+    let server = TestServer::start(|r| async move {
+        if r.is_post_of("initialize") {
+            let mut result = init_result();
+            result["protocolVersion"] = json!("2025-06-18");
+            return Reply::result(r.rpc_id(), result).header("mcp-session-id", SESSION);
+        }
+        basic(&r)
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    t.send(initialize(1)).await.unwrap();
+    assert!(is_response_to(&next_message(&t).await, 1));
+    t.set_protocol_version(mcp_proto::ProtocolVersion::V2025_06_18);
+    t.send(initialized()).await.unwrap();
+    t.send(request(2, "tools/list")).await.unwrap();
+    assert!(is_response_to(&next_message(&t).await, 2));
+    let requests = server.requests();
+    let gets: Vec<_> = requests
+        .iter()
+        .filter(|r| r.method == Method::GET)
+        .collect();
+    assert_eq!(gets.len(), 1, "{requests:?}");
+    assert_eq!(gets[0].header("mcp-protocol-version"), Some("2025-06-18"));
+    assert_eq!(gets[0].header("mcp-session-id"), Some(SESSION));
+    close_and_expect_nothing_else(&t).await;
+}
+
+/// Collects what a transport hands to its frame sink.
+#[derive(Default)]
+struct RecordingSink {
+    frames: std::sync::Mutex<Vec<Frame>>,
+    arrived: tokio::sync::Notify,
+}
+
+impl mcp_transport::FrameSink for RecordingSink {
+    fn frames(&self, frames: &mut dyn Iterator<Item = Frame>) {
+        self.frames.lock().unwrap().extend(frames);
+        self.arrived.notify_one();
+    }
+}
+
+impl RecordingSink {
+    /// Waits until a frame answers request `id`.
+    async fn wait_for_response(&self, id: i64) {
+        tokio::time::timeout(PATIENCE, async {
+            loop {
+                let notified = self.arrived.notified();
+                if self
+                    .frames
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .any(|f| matches!(f, Frame::Single(m) if is_response_to(m, id)))
+                {
+                    return;
+                }
+                notified.await;
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("no response to {id} reached the sink"));
+    }
+}
+
+/// With a frame sink set, every frame (a POST's JSON answer, a POST's SSE
+/// events) goes to the sink from the task that read it, and `recv` carries
+/// only what is not a frame: a request that was not delivered, the end.
+#[tokio::test]
+async fn frames_go_to_the_sink_and_failures_still_to_recv() {
+    let server = TestServer::start(|r| async move {
+        if r.is_post_of("tools/call") {
+            let (reply, w) = Reply::sse();
+            w.message(
+                None,
+                &json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                        "params": {"progressToken": 1, "progress": 1}}),
+            );
+            w.message(
+                None,
+                &json!({"jsonrpc": "2.0", "id": r.rpc_id(), "result": {"content": []}}),
+            );
+            return reply;
+        }
+        if r.is_post_of("resources/read") {
+            return Reply::status(500);
+        }
+        basic(&r)
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    let sink = Arc::new(RecordingSink::default());
+    assert!(t.set_frame_sink(sink.clone()));
+    t.send(initialize(1)).await.unwrap();
+    sink.wait_for_response(1).await;
+    t.set_protocol_version(mcp_proto::ProtocolVersion::V2025_11_25);
+    t.send(initialized()).await.unwrap();
+    t.send(request(2, "tools/call")).await.unwrap();
+    sink.wait_for_response(2).await;
+    {
+        let frames = sink.frames.lock().unwrap();
+        let methods: Vec<_> = frames
+            .iter()
+            .map(|f| match f {
+                Frame::Single(m) => m.method().map(str::to_owned),
+                Frame::Batch(_) => None,
+            })
+            .collect();
+        // The progress notification before the response of its stream.
+        assert_eq!(
+            methods,
+            [None, Some("notifications/progress".to_owned()), None],
+            "{frames:?}"
+        );
+    }
+    t.send(request(3, "resources/read")).await.unwrap();
+    let (id, error) = next_undelivered(&t).await;
+    assert_eq!(id, Some(RequestId::from(3)));
+    assert!(
+        matches!(error, TransportError::Http { status: 500, .. }),
+        "{error:?}"
+    );
+    assert!(t.try_recv().is_none(), "a frame was queued for recv");
+    close_and_expect_nothing_else(&t).await;
+    assert_eq!(sink.frames.lock().unwrap().len(), 3);
+}
+
 #[tokio::test]
 async fn get_stream_delivers_server_initiated_messages() {
     let (writers_tx, mut writers) = mpsc::unbounded_channel();

@@ -21,7 +21,7 @@ use tokio::task::JoinSet;
 use super::client::{HttpClient, parse_url};
 use super::shared::{Kind, Limits, Mode, Outgoing, Session, Shared, Tasks, lock};
 use super::{HttpOptions, HttpProtocol, eras, legacy_sse, streamable};
-use crate::transport::{Inbound, Transport, TransportError, TransportExtensions};
+use crate::transport::{FrameSink, Inbound, Transport, TransportError, TransportExtensions};
 
 /// An MCP client transport over HTTP: Streamable HTTP, legacy HTTP+SSE, or
 /// Streamable HTTP with automatic fallback to legacy SSE (see
@@ -104,6 +104,8 @@ impl HttpTransport {
                 max_reconnect_attempts: options.max_reconnect_attempts,
             },
             inbound: tx,
+            sink: std::sync::OnceLock::new(),
+            sink_gate: Mutex::new(()),
             mode: watch::Sender::new(initial_mode),
             listener_gate: watch::Sender::new(0),
             session: Mutex::new(Session::default()),
@@ -332,6 +334,26 @@ impl TransportExtensions for HttpTransport {
             // The stateless era is Streamable HTTP's; nothing to fall back to.
             self.shared.set_mode(Mode::Streamable);
         }
+    }
+
+    /// Taken when nothing waits for `recv` yet (as when the client asks,
+    /// before anything was sent): every later frame then goes to `sink`
+    /// from the task that read it, POST or GET stream, each stream's frames
+    /// in the order they arrived (streams are not ordered among
+    /// themselves, MCP "Transports"), so that a response wakes its caller
+    /// without a hop through the client's driver. Failures, paused streams
+    /// and the end still go through `recv`, after the frames before them.
+    /// Refused when something is already queued (a legacy SSE stream's
+    /// early message): the queue then keeps carrying everything, in order.
+    fn set_frame_sink(&self, sink: Arc<dyn FrameSink>) -> bool {
+        let Ok(queue) = self.inbound.try_lock() else {
+            return false;
+        };
+        let _gate = lock(&self.shared.sink_gate);
+        if queue.terminal.is_some() || !queue.rx.is_empty() {
+            return false;
+        }
+        self.shared.sink.set(sink).is_ok()
     }
 
     fn set_tool_headers(&self, tool: &str, headers: Option<mcp_proto::headers::ToolParamHeaders>) {

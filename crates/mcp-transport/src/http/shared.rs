@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -21,7 +21,7 @@ use url::Url;
 
 use super::body::BodyBuffers;
 use super::client::HttpClient;
-use crate::transport::{Inbound, TransportError};
+use crate::transport::{FrameSink, Inbound, TransportError};
 
 /// `Mcp-Session-Id` (header names are case-insensitive; `http` lowercases).
 /// A `HeaderName` made at compile time: a `&str` name is parsed again on
@@ -132,6 +132,13 @@ pub(crate) struct Shared {
     pub(crate) url: Url,
     pub(crate) limits: Limits,
     pub(super) inbound: mpsc::UnboundedSender<Inbound>,
+    /// Where inbound frames go instead of `inbound`, once the client has
+    /// asked for it (`TransportExtensions::set_frame_sink`); never unset.
+    pub(super) sink: OnceLock<Arc<dyn FrameSink>>,
+    /// Held while a frame is queued on `inbound` for want of a sink, and
+    /// while the sink is set: a frame is either queued before the sink is
+    /// set (which then sees it and is refused) or handed to the sink.
+    pub(super) sink_gate: Mutex<()>,
     pub(super) mode: watch::Sender<Mode>,
     /// How many answers messages after `notifications/initialized` still
     /// wait for: that POST's and the GET stream's (see
@@ -190,8 +197,27 @@ pub(super) struct Tasks {
 }
 
 impl Shared {
+    /// Hands one inbound frame on: to the client's sink when it set one,
+    /// from the task that read the frame (the caller waiting for a response
+    /// is woken from here, without a hop through the client's driver),
+    /// else to the queue `recv` reads. The caller holds none of this
+    /// transport's locks: the sink may send (the client's `kick`), which
+    /// takes them.
     pub(crate) fn push_frame(&self, frame: Frame) {
-        let _ = self.inbound.send(Inbound::Frame(frame));
+        if let Some(sink) = self.sink.get() {
+            sink.frames(&mut std::iter::once(frame));
+            return;
+        }
+        let queueing = lock(&self.sink_gate);
+        match self.sink.get() {
+            Some(sink) => {
+                drop(queueing);
+                sink.frames(&mut std::iter::once(frame));
+            }
+            None => {
+                let _ = self.inbound.send(Inbound::Frame(frame));
+            }
+        }
     }
 
     /// Says, after the frames before it, that the server ended request
@@ -269,6 +295,11 @@ impl Shared {
     /// the `initialized` POST rather than after its answer, so that the
     /// wait costs one round trip, not two.
     pub(crate) async fn wait_listener(&self) {
+        // Open (every request once the handshake is over): no receiver, no
+        // timer.
+        if *self.listener_gate.borrow() == 0 {
+            return;
+        }
         let mut gate = self.listener_gate.subscribe();
         let _ = tokio::time::timeout(LISTENER_GATE_TIMEOUT, gate.wait_for(|left| *left == 0)).await;
     }
