@@ -1026,8 +1026,8 @@ impl ServerSession {
         if let (false, Err(error)) = (discover, self.check_method(&request.method, Era::Modern)) {
             return self.reply(batch, Message::error(Some(id), error));
         }
-        let info = Envelope::text(request.params.as_ref(), envelope.client_info)
-            .and_then(|info| serde_json::from_str::<Implementation>(info).ok());
+        let info =
+            Envelope::text(request.params.as_ref(), envelope.client_info).and_then(client_info);
         let client = Box::new(RequestClient { capabilities, info });
         self.admit(
             request,
@@ -1521,6 +1521,43 @@ struct MetaMembers<'a> {
     client_info: Option<&'a RawValue>,
     #[serde(rename = "progressToken", default, borrow)]
     progress_token: Option<&'a RawValue>,
+}
+
+/// `io.modelcontextprotocol/clientInfo`, or `None` when it is not a
+/// description. Most clients send only a name and a version as plain
+/// strings: those are read by the scanner and built without serde's
+/// buffering of the struct's flattened members; anything else is decoded
+/// by serde, to the same value.
+fn client_info(text: &str) -> Option<Implementation> {
+    use std::ops::ControlFlow;
+    let (mut name, mut version, mut other) = (None, None, false);
+    let scanned = crate::scan::each_member(text.as_bytes(), 0, |key, _, value| {
+        let slot = match key {
+            b"name" => &mut name,
+            b"version" => &mut version,
+            _ => {
+                other = true;
+                return ControlFlow::Break(());
+            }
+        };
+        if slot.replace(value).is_some() {
+            other = true;
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    });
+    let plain = |range: Option<(usize, usize)>| {
+        range
+            .and_then(|(start, end)| text.get(start..end))
+            .and_then(crate::jsonrpc::plain_string)
+    };
+    if scanned.is_some()
+        && !other
+        && let (Some(name), Some(version)) = (plain(name), plain(version))
+    {
+        return Some(Implementation::new(name, version));
+    }
+    serde_json::from_str::<Implementation>(text).ok()
 }
 
 /// The byte range `part` (a slice of `text`) takes in `text`.

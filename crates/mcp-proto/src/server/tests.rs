@@ -440,6 +440,35 @@ fn a_stateless_envelope_reads_the_same_however_its_keys_are_written() {
 }
 
 #[test]
+fn the_client_description_reads_the_same_however_it_is_written() {
+    let plain = Implementation::new("probe", "1");
+    let titled = Implementation {
+        title: Some("Probe".to_owned()),
+        ..Implementation::new("probe", "1")
+    };
+    for (info, expected) in [
+        (r#"{"name":"probe","version":"1"}"#, Some(&plain)),
+        (r#"{ "version" : "1" , "name" : "probe" }"#, Some(&plain)),
+        (r#"{"name":"pro\u0062e","version":"1"}"#, Some(&plain)),
+        (r#"{"n\u0061me":"probe","version":"1"}"#, Some(&plain)),
+        (
+            r#"{"name":"probe","version":"1","title":"Probe"}"#,
+            Some(&titled),
+        ),
+        (r#"{"name":"probe"}"#, None),
+        (r#"{"name":"probe","version":1}"#, None),
+        (r#""probe""#, None),
+    ] {
+        let mut h = Harness::new(tools_options());
+        h.recv_text(&format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{info}}}}}}}"#
+        ));
+        let client = h.request().client.expect("the request's client");
+        assert_eq!(client.info.as_ref(), expected, "{info}");
+    }
+}
+
+#[test]
 fn a_repeated_envelope_member_leaves_the_request_in_the_handshake_era() {
     // Which of two values a reader takes is its own choice: the session
     // takes neither, and the request is read as one without `_meta`.
