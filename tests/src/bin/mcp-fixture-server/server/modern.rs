@@ -788,7 +788,7 @@ mod tests {
             json!({"content": [{"type": "text", "text": "hello"}]}),
             json!({"content": [], "isError": true}),
             json!({}),
-            json!({"tools": [{"name": "a\"b"}], "nextCursor": "page:2", "cacheScope": "public"}),
+            json!({"prompts": [{"name": "a\"b"}], "nextCursor": "page:2", "cacheScope": "public"}),
         ];
         for (omit, bad) in [(false, false), (true, false), (false, true)] {
             options.omit_result_type = omit;
@@ -809,6 +809,7 @@ mod tests {
             json!({"_meta": {"a": 1}, "content": []}),
             json!({"resultType": "input_required", "inputRequests": {}}),
             json!({"structuredContent": {}, "content": []}),
+            json!({"tools": [], "ttlMs": 60000}),
             json!({"Upper": 1}),
         ] {
             assert!(stamp_encoded(&options, &value, true).is_none(), "{value}");
