@@ -1497,7 +1497,7 @@ struct Envelope {
 
 impl Envelope {
     /// The text of a member `range` notes, in the params it was read from.
-    fn text<'a>(params: Option<&'a RawJson>, range: Option<(usize, usize)>) -> Option<&'a str> {
+    fn text(params: Option<&RawJson>, range: Option<(usize, usize)>) -> Option<&str> {
         let (start, end) = range?;
         params?.get().get(start..end)
     }
