@@ -400,7 +400,7 @@ pub(crate) fn result_members(bytes: &[u8], start: usize) -> Option<ResultMembers
 /// the object, or just past the value `visit` broke at; `None` for an
 /// escaped key or a malformed object.
 #[inline]
-fn each_member(
+pub(crate) fn each_member(
     bytes: &[u8],
     start: usize,
     visit: impl FnMut(&[u8], usize, (usize, usize)) -> ControlFlow<()>,

@@ -657,6 +657,23 @@ impl ServerSession {
         Ok(())
     }
 
+    /// Answers a client request with a result already encoded, which is
+    /// sent as it is (a [`RawJson`] holds one JSON value by construction).
+    /// Refused like [`ServerSession::respond`].
+    pub fn respond_raw(&mut self, id: &RequestId, result: RawJson) -> Result<(), ServerError> {
+        if !self.in_flight.contains_key(id) {
+            return Err(ServerError::UnknownRequest { id: id.clone() });
+        }
+        self.end_request(
+            id,
+            Some(Message::Response(Response {
+                id: id.clone(),
+                result,
+            })),
+        );
+        Ok(())
+    }
+
     /// Answers a client request with an error; its message is bounded to
     /// [`text::ERROR_TEXT_LIMIT`]. Refused like [`ServerSession::respond`].
     pub fn respond_error(&mut self, id: &RequestId, error: ErrorObject) -> Result<(), ServerError> {
@@ -974,9 +991,9 @@ impl ServerSession {
             let error = self.unsupported_version(&claimed);
             return self.reply(batch, Message::error(Some(id), error));
         };
-        let Some(capabilities) = envelope
-            .client_capabilities
-            .filter(|raw| raw.get().starts_with('{'))
+        let Some(capabilities) =
+            Envelope::text(request.params.as_ref(), envelope.client_capabilities)
+                .filter(|raw| raw.starts_with('{'))
         else {
             let error = ErrorObject::invalid_params(format!(
                 "_meta needs {} (an object; {{}} for none) beside the protocol version",
@@ -984,7 +1001,13 @@ impl ServerSession {
             ));
             return self.reply(batch, Message::error(Some(id), error));
         };
-        let capabilities = match serde_json::from_str::<ClientCapabilities>(capabilities.get()) {
+        // None declared (`{}`, as most clients send) needs no decoding.
+        let decoded = if capabilities == "{}" {
+            Ok(ClientCapabilities::default())
+        } else {
+            serde_json::from_str::<ClientCapabilities>(capabilities)
+        };
+        let capabilities = match decoded {
             Ok(capabilities) => capabilities,
             Err(error) => {
                 let error = ErrorObject::invalid_params(format!(
@@ -1003,9 +1026,8 @@ impl ServerSession {
         if let (false, Err(error)) = (discover, self.check_method(&request.method, Era::Modern)) {
             return self.reply(batch, Message::error(Some(id), error));
         }
-        let info = envelope
-            .client_info
-            .and_then(|info| serde_json::from_str::<Implementation>(info.get()).ok());
+        let info =
+            Envelope::text(request.params.as_ref(), envelope.client_info).and_then(client_info);
         let client = Box::new(RequestClient { capabilities, info });
         self.admit(
             request,
@@ -1462,61 +1484,180 @@ fn check_client_capability(caps: &ClientCapabilities, method: &str) -> Result<()
 }
 
 /// What a request's `params._meta` says of the request's era and client
-/// (2026-07-28 "Base protocol" §Per-request metadata), each member kept as
-/// its text until it is needed.
+/// (2026-07-28 "Base protocol" §Per-request metadata). The client's
+/// capabilities and description are kept as where their text lies in the
+/// params (byte ranges), read only once the version is accepted.
 #[derive(Default)]
 struct Envelope {
     version: Option<String>,
-    client_capabilities: Option<Box<RawValue>>,
-    client_info: Option<Box<RawValue>>,
+    client_capabilities: Option<(usize, usize)>,
+    client_info: Option<(usize, usize)>,
     progress_token: Option<ProgressToken>,
 }
 
-#[derive(Deserialize)]
-struct ParamsMeta {
-    #[serde(rename = "_meta", default)]
-    meta: Option<MetaMembers>,
+impl Envelope {
+    /// The text of a member `range` notes, in the params it was read from.
+    fn text(params: Option<&RawJson>, range: Option<(usize, usize)>) -> Option<&str> {
+        let (start, end) = range?;
+        params?.get().get(start..end)
+    }
 }
 
-/// The members of `_meta` the session reads; the others are stepped over
-/// without being built.
 #[derive(Deserialize)]
-struct MetaMembers {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
-    version: Option<Box<RawValue>>,
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
-    client_capabilities: Option<Box<RawValue>>,
-    #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
-    client_info: Option<Box<RawValue>>,
-    #[serde(rename = "progressToken", default)]
-    progress_token: Option<Box<RawValue>>,
+struct ParamsMeta<'a> {
+    #[serde(rename = "_meta", default, borrow)]
+    meta: Option<MetaMembers<'a>>,
+}
+
+/// The members of `_meta` the session reads, borrowed from the params;
+/// the others are stepped over without being built.
+#[derive(Deserialize)]
+struct MetaMembers<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default, borrow)]
+    version: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default, borrow)]
+    client_capabilities: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", default, borrow)]
+    client_info: Option<&'a RawValue>,
+    #[serde(rename = "progressToken", default, borrow)]
+    progress_token: Option<&'a RawValue>,
+}
+
+/// `io.modelcontextprotocol/clientInfo`, or `None` when it is not a
+/// description. Most clients send only a name and a version as plain
+/// strings: those are read by the scanner and built without serde's
+/// buffering of the struct's flattened members; anything else is decoded
+/// by serde, to the same value.
+fn client_info(text: &str) -> Option<Implementation> {
+    use std::ops::ControlFlow;
+    let (mut name, mut version, mut other) = (None, None, false);
+    let scanned = crate::scan::each_member(text.as_bytes(), 0, |key, _, value| {
+        let slot = match key {
+            b"name" => &mut name,
+            b"version" => &mut version,
+            _ => {
+                other = true;
+                return ControlFlow::Break(());
+            }
+        };
+        if slot.replace(value).is_some() {
+            other = true;
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    });
+    let plain = |range: Option<(usize, usize)>| {
+        range
+            .and_then(|(start, end)| text.get(start..end))
+            .and_then(crate::jsonrpc::plain_string)
+    };
+    if scanned.is_some()
+        && !other
+        && let (Some(name), Some(version)) = (plain(name), plain(version))
+    {
+        return Some(Implementation::new(name, version));
+    }
+    serde_json::from_str::<Implementation>(text).ok()
+}
+
+/// The byte range `part` (a slice of `text`) takes in `text`.
+fn range_in(text: &str, part: &str) -> (usize, usize) {
+    let start = (part.as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+    (start, start + part.len())
 }
 
 /// Reads `params._meta`. Params without `_meta` (spelt out or escaped) are
 /// not decoded a second time; params that are not an object, or whose
 /// `_meta` is not one, have no envelope (the application's decoding says
-/// what is wrong with them).
+/// what is wrong with them), and neither have params that repeat `_meta`
+/// or one of the members read here.
+///
+/// The structural scanner steps through the params once and through
+/// `_meta` once, building nothing; params it cannot step through as they
+/// are (escaped keys) are read by serde instead, to the same envelope.
 fn envelope(params: &RawJson) -> Envelope {
     let text = params.get();
     if !(text.contains("_meta") || text.contains("\\u")) {
         return Envelope::default();
     }
-    let Ok(ParamsMeta { meta: Some(m) }) = serde_json::from_str::<ParamsMeta>(text) else {
+    let members = scanned_members(text).or_else(|| decoded_members(text));
+    let Some(m) = members else {
         return Envelope::default();
     };
+    let slice = |range: Option<(usize, usize)>| range.and_then(|(s, e)| text.get(s..e));
     // A version that is not a string is named by its JSON text, and refused
     // as a version nobody speaks.
-    let version = m.version.map(|raw| {
-        serde_json::from_str::<String>(raw.get()).unwrap_or_else(|_| raw.get().to_owned())
+    let version = slice(m.version).map(|raw| match crate::jsonrpc::plain_string(raw) {
+        Some(plain) => plain.to_owned(),
+        None => serde_json::from_str::<String>(raw).unwrap_or_else(|_| raw.to_owned()),
     });
     Envelope {
         version,
         client_capabilities: m.client_capabilities,
         client_info: m.client_info,
-        progress_token: m
-            .progress_token
-            .and_then(|token| serde_json::from_str(token.get()).ok()),
+        progress_token: slice(m.progress_token).and_then(|token| serde_json::from_str(token).ok()),
     }
+}
+
+/// Where the members of `_meta` the session reads lie in the params text.
+#[derive(Default)]
+struct MetaRanges {
+    version: Option<(usize, usize)>,
+    client_capabilities: Option<(usize, usize)>,
+    client_info: Option<(usize, usize)>,
+    progress_token: Option<(usize, usize)>,
+}
+
+/// [`MetaRanges`] by the structural scanner: `None` when it cannot step
+/// through the params as they are (then serde reads them), `Some` of no
+/// ranges when they have no usable `_meta`.
+fn scanned_members(text: &str) -> Option<MetaRanges> {
+    let bytes = text.as_bytes();
+    let start = crate::scan::skip_space(bytes, 0);
+    if bytes.get(start) != Some(&b'{') {
+        return Some(MetaRanges::default());
+    }
+    let Some((meta_start, _)) = crate::scan::sole_member(bytes, start, b"_meta")? else {
+        return Some(MetaRanges::default());
+    };
+    if bytes.get(meta_start) != Some(&b'{') {
+        return Some(MetaRanges::default());
+    }
+    let mut ranges = MetaRanges::default();
+    let mut repeated = false;
+    crate::scan::each_member(bytes, meta_start, |key, _, value| {
+        let slot = match key {
+            b"io.modelcontextprotocol/protocolVersion" => &mut ranges.version,
+            b"io.modelcontextprotocol/clientCapabilities" => &mut ranges.client_capabilities,
+            b"io.modelcontextprotocol/clientInfo" => &mut ranges.client_info,
+            b"progressToken" => &mut ranges.progress_token,
+            _ => return std::ops::ControlFlow::Continue(()),
+        };
+        if slot.replace(value).is_some() {
+            repeated = true;
+            return std::ops::ControlFlow::Break(());
+        }
+        std::ops::ControlFlow::Continue(())
+    })?;
+    Some(if repeated {
+        MetaRanges::default()
+    } else {
+        ranges
+    })
+}
+
+/// [`MetaRanges`] by serde, for params the scanner does not step through.
+fn decoded_members(text: &str) -> Option<MetaRanges> {
+    let Ok(ParamsMeta { meta: Some(m) }) = serde_json::from_str::<ParamsMeta<'_>>(text) else {
+        return Some(MetaRanges::default());
+    };
+    let range = |raw: Option<&RawValue>| raw.map(|raw| range_in(text, raw.get()));
+    Some(MetaRanges {
+        version: range(m.version),
+        client_capabilities: range(m.client_capabilities),
+        client_info: range(m.client_info),
+        progress_token: range(m.progress_token),
+    })
 }
 
 fn decode_params<T: serde::de::DeserializeOwned>(

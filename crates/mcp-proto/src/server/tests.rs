@@ -411,6 +411,124 @@ fn a_stateless_request_carries_its_client_and_version() {
 }
 
 #[test]
+fn a_stateless_envelope_reads_the_same_however_its_keys_are_written() {
+    // Spelt out (read by the structural scanner), with escaped keys (read
+    // by serde), with whitespace, and with members the session does not
+    // read around it: the same version, client and progress token.
+    let texts = [
+        r#"{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"probe","version":"1"},"progressToken":7}}"#,
+        r#"{"name":"echo","\u005fmeta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"probe","version":"1"},"progressToken":7}}"#,
+        r#"{"_meta":{"io.modelcontextprotocol/client\u0049nfo":{"name":"probe","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-\u00307-28","progressToken":7,"io.modelcontextprotocol/clientCapabilities":{"roots":{}}},"name":"echo"}"#,
+        r#" { "arguments" : {"_meta": 1} , "_meta" : { "other" : [ "x" ] , "io.modelcontextprotocol/protocolVersion" : "2026-07-28" , "progressToken" : 7 , "io.modelcontextprotocol/clientInfo" : {"name":"probe","version":"1"} , "io.modelcontextprotocol/clientCapabilities" : { "roots" : { } } } , "name" : "echo" } "#,
+    ];
+    for (id, params) in texts.iter().enumerate() {
+        let mut h = Harness::new(tools_options());
+        h.recv_text(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#
+        ));
+        let request = h.request();
+        assert_eq!(request.version, ProtocolVersion::V2026_07_28, "{params}");
+        assert_eq!(
+            request.progress_token,
+            Some(RequestId::Number(7)),
+            "{params}"
+        );
+        let client = request.client.expect("the request's client");
+        assert_eq!(client.info.expect("client info").name, "probe", "{params}");
+        assert!(client.capabilities.roots.is_some(), "{params}");
+    }
+}
+
+#[test]
+fn the_client_description_reads_the_same_however_it_is_written() {
+    let plain = Implementation::new("probe", "1");
+    let titled = Implementation {
+        title: Some("Probe".to_owned()),
+        ..Implementation::new("probe", "1")
+    };
+    for (info, expected) in [
+        (r#"{"name":"probe","version":"1"}"#, Some(&plain)),
+        (r#"{ "version" : "1" , "name" : "probe" }"#, Some(&plain)),
+        (r#"{"name":"pro\u0062e","version":"1"}"#, Some(&plain)),
+        (r#"{"n\u0061me":"probe","version":"1"}"#, Some(&plain)),
+        (
+            r#"{"name":"probe","version":"1","title":"Probe"}"#,
+            Some(&titled),
+        ),
+        (r#"{"name":"probe"}"#, None),
+        (r#"{"name":"probe","version":1}"#, None),
+        (r#""probe""#, None),
+    ] {
+        let mut h = Harness::new(tools_options());
+        h.recv_text(&format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{info}}}}}}}"#
+        ));
+        let client = h.request().client.expect("the request's client");
+        assert_eq!(client.info.as_ref(), expected, "{info}");
+    }
+}
+
+#[test]
+fn a_repeated_envelope_member_leaves_the_request_in_the_handshake_era() {
+    // Which of two values a reader takes is its own choice: the session
+    // takes neither, and the request is read as one without `_meta`.
+    let repeated = [
+        r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}"#,
+        r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"_meta":{}}"#,
+    ];
+    for params in repeated {
+        let mut h = Harness::ready(tools_options(), "2025-11-25");
+        h.recv_text(&format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}"#
+        ));
+        let request = h.request();
+        assert_eq!(request.version, ProtocolVersion::V2025_11_25, "{params}");
+        assert!(request.client.is_none(), "{params}");
+    }
+}
+
+#[test]
+fn declared_capabilities_are_read_and_none_are_the_default() {
+    for (capabilities, roots) in [("{}", false), ("{ }", false), (r#"{"roots":{}}"#, true)] {
+        let mut h = Harness::new(tools_options());
+        h.recv_text(&format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{capabilities}}}}}}}"#
+        ));
+        let client = h.request().client.expect("the request's client");
+        assert_eq!(client.capabilities.roots.is_some(), roots, "{capabilities}");
+        if !roots {
+            assert_eq!(client.capabilities, ClientCapabilities::default());
+        }
+        assert!(client.info.is_none());
+    }
+}
+
+#[test]
+fn an_encoded_result_is_sent_as_it_is_and_only_while_its_request_waits() {
+    let mut h = Harness::new(tools_options());
+    h.recv(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "_meta": modern_meta("2026-07-28")}}));
+    let request = h.request();
+    let text = r#"{"content":[{"type":"text","text":"hi \u00e9"}],"resultType":"complete"}"#;
+    let result = RawJson::from_text(text).unwrap();
+    h.server.respond_raw(&request.id, result.clone()).unwrap();
+    let mut wire = Vec::new();
+    while let Some(frame) = h.server.poll_transmit() {
+        wire.extend(frame_bytes(&frame));
+    }
+    let wire = String::from_utf8(wire).unwrap();
+    assert_eq!(
+        wire,
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{text}}}\n")
+    );
+    // Answered already: refused, nothing sent.
+    assert!(matches!(
+        h.server.respond_raw(&request.id, result),
+        Err(ServerError::UnknownRequest { .. })
+    ));
+    assert!(h.sent().is_empty());
+}
+
+#[test]
 fn a_stateless_request_with_an_unknown_version_is_refused_naming_both() {
     let mut h = Harness::new(tools_options());
     let long = format!("2099-{}", "9".repeat(500));

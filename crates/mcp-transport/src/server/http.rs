@@ -1740,15 +1740,32 @@ fn modern_status(code: i64) -> StatusCode {
 
 /// The protocol version a request's `_meta` names, if any.
 fn meta_version(request: &RpcRequest) -> Option<String> {
-    let params: Value = request.params.as_ref()?.decode().ok()?;
-    let version = params
-        .get("_meta")?
-        .get(mcp_proto::types::meta::PROTOCOL_VERSION)?;
-    Some(
-        version
-            .as_str()
-            .map_or_else(|| version.to_string(), str::to_owned),
-    )
+    /// The params' `_meta`, borrowed; every other member is stepped over.
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<Meta<'a>>,
+    }
+    /// `_meta`'s protocol version, as its JSON text.
+    #[derive(serde::Deserialize)]
+    struct Meta<'a> {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
+        version: Option<&'a serde_json::value::RawValue>,
+    }
+    let text = request.params.as_ref()?.get();
+    if !(text.contains("_meta") || text.contains("\\u")) {
+        return None;
+    }
+    let version = serde_json::from_str::<Params<'_>>(text)
+        .ok()?
+        .meta?
+        .version?;
+    // A string is the version; any other value is named by its JSON text.
+    Some(match serde_json::from_str::<Cow<'_, str>>(version.get()) {
+        Ok(text) => text.into_owned(),
+        Err(_) => serde_json::from_str::<Value>(version.get())
+            .map_or_else(|_| version.get().to_owned(), |value| value.to_string()),
+    })
 }
 
 /// The 2026-07-28 request headers ("Transports" §Standard Request Headers):

@@ -1063,7 +1063,7 @@ impl<O: Outlet> Connection<O> {
         // Refused only when the request ended first (the client cancelled
         // it): nothing is to be sent then.
         let _ = match answer {
-            Ok(result) => self.session.respond(&id, &result),
+            Ok(result) => self.session.respond_raw(&id, result),
             Err(error) => self.session.respond_error(&id, error),
         };
         self.pump(Some(&id));

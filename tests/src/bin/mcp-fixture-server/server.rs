@@ -468,13 +468,6 @@ impl Server {
     }
 
     fn dispatch(self: &Arc<Self>, request: ClientRequest) -> Reply {
-        let params: Value = match &request.params {
-            Some(raw) => match serde_json::from_str(raw.get()) {
-                Ok(value) => value,
-                Err(e) => return Reply::Now(Err(ErrorObject::invalid_params(e.to_string()))),
-            },
-            None => Value::Null,
-        };
         let options = &self.fixture.options;
         if options.refuse_version
             && request.method != methods::SERVER_DISCOVER
@@ -490,8 +483,15 @@ impl Server {
             return Reply::Now(Err(error));
         }
         if request.method == methods::SERVER_DISCOVER || request.era() == ProtocolEra::Modern {
-            return self.dispatch_modern(request, params);
+            return self.dispatch_modern(request);
         }
+        let params: Value = match &request.params {
+            Some(raw) => match serde_json::from_str(raw.get()) {
+                Ok(value) => value,
+                Err(e) => return Reply::Now(Err(ErrorObject::invalid_params(e.to_string()))),
+            },
+            None => Value::Null,
+        };
         let id = request.id;
         Reply::Now(match request.method.as_str() {
             methods::TOOLS_LIST => self.list_tools(&params, false),

@@ -54,7 +54,9 @@ use mcp_transport::server::http::SESSION_HEADER;
 use mcp_transport::server::{
     AccessPolicy, HttpApp, HttpServer, HttpServerOptions, Peer, Refusal, ServerHandler,
 };
+use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::{Body, Handler, HttpFaults, full, origin_allowed, rpc_error};
 use crate::catalog;
@@ -393,18 +395,42 @@ impl Front {
 
 /// The method, id and `params.name` of a POSTed message, as far as the
 /// body says (nothing for a batch or what is not JSON: the core answers it).
+/// The members are borrowed as their text and only these three are built:
+/// the params (a 2026-07-28 request's `_meta` among them) are stepped over.
 fn posted(body: &[u8]) -> Posted {
-    let value: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    #[derive(Deserialize)]
+    struct Members<'a> {
+        #[serde(borrow, default)]
+        method: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        id: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        params: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow, default)]
+        name: Option<&'a RawValue>,
+    }
+    let string =
+        |raw: Option<&RawValue>| raw.and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
+    let Ok(members) = serde_json::from_slice::<Members<'_>>(body) else {
+        return Posted {
+            method: None,
+            id: None,
+            name: None,
+        };
+    };
     Posted {
-        method: value
-            .get("method")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-        id: value.get("id").filter(|id| !id.is_null()).cloned(),
-        name: value
-            .pointer("/params/name")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        method: string(members.method),
+        id: members
+            .id
+            .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+            .filter(|id| !id.is_null()),
+        name: members
+            .params
+            .and_then(|raw| serde_json::from_str::<Params<'_>>(raw.get()).ok())
+            .and_then(|params| string(params.name)),
     }
 }
 

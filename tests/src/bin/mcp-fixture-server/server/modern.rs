@@ -7,22 +7,26 @@
 //! needs is in its params (`inputResponses`, `requestState`). The only
 //! state is the catalog's runtime-added tools and the open subscriptions.
 
-use std::sync::Arc;
+use std::fmt;
+use std::sync::{Arc, LazyLock};
 
 use mcp_proto::jsonrpc::{error_codes, to_raw};
-use mcp_proto::server::ClientRequest;
+use mcp_proto::server::{ClientRequest, RequestClient};
 use mcp_proto::types::{
     CacheScope, DiscoverResult, ListChangedCapability, LoggingLevel, ProgressToken,
     ResourcesCapability, ServerCapabilities, SubscriptionFilter,
     SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams, meta,
 };
-use mcp_proto::{ErrorObject, ProtocolVersion, RequestId, methods};
+use mcp_proto::{ErrorObject, ProtocolVersion, RawJson, RequestId, methods};
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::{Reply, Route, Server, lock, text_result};
 use crate::catalog::{self, fnv};
 use crate::eventlog;
-use crate::options::Era;
+use crate::options::{Era, Options};
 use crate::reference::mrtr;
 
 /// The only modern version.
@@ -39,13 +43,115 @@ const TWO_ROUNDS_STATE_1: &str = "two_rounds/1 «first» \"name\"?/\\";
 /// How long modern list and discover results may be cached.
 const TTL_MS: u64 = 60_000;
 
-/// What a modern request's `_meta` says.
+/// What a modern request's `_meta` says, read only where a handler asks:
+/// an echo needs none of it.
 #[derive(Debug)]
-pub(crate) struct RequestMeta {
-    /// The whole `_meta` object, for the event log.
-    pub(crate) raw: Value,
+pub(crate) struct RequestMeta<'a> {
+    /// The whole `_meta` object as its text, for the event log and the
+    /// per-request log level.
+    raw: Option<&'a RawValue>,
+    /// The client as the session read it from `_meta`.
+    client: Option<&'a RequestClient>,
+}
+
+impl RequestMeta<'_> {
+    /// The whole `_meta` object (`{}` when there is none).
+    fn value(&self) -> Value {
+        self.raw
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .unwrap_or_else(|| json!({}))
+    }
+
+    /// `io.modelcontextprotocol/logLevel`, if the request asks for one.
+    fn log_level(&self) -> Option<Value> {
+        self.value().get(meta::LOG_LEVEL).cloned()
+    }
+
     /// `io.modelcontextprotocol/clientCapabilities`.
-    pub(crate) capabilities: Value,
+    fn capabilities(&self) -> Value {
+        self.client
+            .and_then(|client| serde_json::to_value(&client.capabilities).ok())
+            .unwrap_or_else(|| json!({}))
+    }
+}
+
+/// A modern request's params with `_meta` kept apart as its text: the
+/// handlers read the rest, as they read a handshake-era request's params,
+/// and `_meta` (the envelope the session already checked) is not built
+/// into a map for every request.
+struct SplitParams<'a> {
+    params: Value,
+    meta: Option<&'a RawValue>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SplitParams<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Members<'a> {
+            type Value = SplitParams<'a>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SplitParams<'a>, A::Error> {
+                let mut params = Map::new();
+                let mut meta = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "_meta" {
+                        meta = Some(map.next_value::<&'de RawValue>()?);
+                    } else {
+                        let value = map.next_value::<Value>()?;
+                        params.insert(key, value);
+                    }
+                }
+                Ok(SplitParams {
+                    params: Value::Object(params),
+                    meta,
+                })
+            }
+        }
+        deserializer.deserialize_map(Members(std::marker::PhantomData))
+    }
+}
+
+/// Parses a modern request's params: an object into its members and its
+/// `_meta` text, anything else as it is.
+fn split_params(raw: Option<&RawJson>) -> Result<SplitParams<'_>, ErrorObject> {
+    let Some(raw) = raw else {
+        return Ok(SplitParams {
+            params: Value::Null,
+            meta: None,
+        });
+    };
+    let text = raw.get();
+    let parsed = if text.trim_start().starts_with('{') {
+        serde_json::from_str::<SplitParams<'_>>(text)
+    } else {
+        serde_json::from_str::<Value>(text).map(|params| SplitParams { params, meta: None })
+    };
+    parsed.map_err(|e| ErrorObject::invalid_params(e.to_string()))
+}
+
+/// The `_meta` every modern result carries, `{serverInfo}`, encoded once
+/// (its keys in the order a `Value` map writes them).
+static RESULT_META: LazyLock<Box<RawValue>> = LazyLock::new(|| {
+    let info = serde_json::to_value(super::server_info()).unwrap_or(Value::Null);
+    to_raw(&json!({ meta::SERVER_INFO: info }))
+        .unwrap_or_else(|_| mcp_proto::jsonrpc::empty_object())
+});
+
+/// A result stamped as [`stamp`] does, written without building
+/// the stamp into the result's map: `_meta` first, the result's members,
+/// then `resultType`, the order a `Value` map of them writes.
+#[derive(Serialize)]
+struct Stamped<'a> {
+    #[serde(rename = "_meta")]
+    meta: &'a RawValue,
+    #[serde(flatten)]
+    members: &'a Map<String, Value>,
+    #[serde(rename = "resultType", skip_serializing_if = "Option::is_none")]
+    result_type: Option<&'static str>,
 }
 
 /// The versions `server/discover` lists.
@@ -56,10 +162,6 @@ pub(crate) fn supported_versions(era: Era, legacy_only: bool) -> Vec<&'static st
         (Era::Modern, _) => vec![MODERN],
         _ => std::iter::once(MODERN).chain(handshake).collect(),
     }
-}
-
-fn server_info() -> Value {
-    serde_json::to_value(super::server_info()).unwrap_or(Value::Null)
 }
 
 /// Adds `ttlMs` and `cacheScope` to a list or read result.
@@ -109,10 +211,11 @@ fn parse_state_2(state: &str) -> Option<(String, String)> {
 }
 
 /// -32021: the request needs client capabilities it did not declare.
-fn missing_capabilities(meta: &RequestMeta, needed: &[&str]) -> Result<(), ErrorObject> {
+fn missing_capabilities(meta: &RequestMeta<'_>, needed: &[&str]) -> Result<(), ErrorObject> {
+    let capabilities = meta.capabilities();
     let missing: Map<String, Value> = needed
         .iter()
-        .filter(|c| meta.capabilities.get(**c).is_none())
+        .filter(|c| capabilities.get(**c).is_none())
         .map(|c| ((*c).to_owned(), json!({})))
         .collect();
     if missing.is_empty() {
@@ -149,15 +252,59 @@ fn elicited(answer: Option<&Value>, field: &str) -> Result<Result<String, String
         })
 }
 
+/// `resultType` ("complete" unless `--omit-result-type`; "mystery" for
+/// tools/call with `--bad-result-type`; an input_required one stays) and
+/// `_meta` serverInfo.
+fn stamp(options: &Options, mut value: Value, tools_call: bool) -> Value {
+    let Some(object) = value.as_object_mut() else {
+        return value;
+    };
+    if !object.contains_key("resultType") {
+        if tools_call && options.bad_result_type {
+            object.insert("resultType".to_owned(), json!("mystery"));
+        } else if !options.omit_result_type {
+            object.insert("resultType".to_owned(), json!("complete"));
+        }
+    }
+    let meta = object.entry("_meta").or_insert_with(|| json!({}));
+    if let Some(meta) = meta.as_object_mut() {
+        let info = serde_json::to_value(super::server_info()).unwrap_or(Value::Null);
+        meta.insert(meta::SERVER_INFO.to_owned(), info);
+    }
+    value
+}
+
+/// [`stamp`]'s result, encoded, written beside the result's
+/// members rather than inserted among them: for a result object with
+/// neither `_meta` nor `resultType` whose keys all sort between the
+/// two, so that the text is the one `stamp` and encoding would write,
+/// byte for byte. `None` for any other result (and with
+/// `--sorted-keys`), which `stamp` handles.
+fn stamp_encoded(options: &Options, value: &Value, tools_call: bool) -> Option<RawJson> {
+    let members = value.as_object().filter(|_| !options.sorted_keys)?;
+    let first = members.keys().next().map_or("\u{7f}", String::as_str);
+    let last = members.keys().next_back().map_or("", String::as_str);
+    if first <= "_meta" || last >= "resultType" {
+        return None;
+    }
+    let result_type = if tools_call && options.bad_result_type {
+        Some("mystery")
+    } else {
+        (!options.omit_result_type).then_some("complete")
+    };
+    RawJson::encode(&Stamped {
+        meta: &RESULT_META,
+        members,
+        result_type,
+    })
+    .ok()
+}
+
 impl Server {
     /// Answers a modern request (the session checked its `_meta`) or
     /// `server/discover`: logs it, dispatches, and stamps the result
     /// (`resultType`, `_meta` serverInfo).
-    pub(super) fn dispatch_modern(
-        self: &Arc<Self>,
-        request: ClientRequest,
-        params: Value,
-    ) -> Reply {
+    pub(super) fn dispatch_modern(self: &Arc<Self>, request: ClientRequest) -> Reply {
         let options = &self.fixture.options;
         let id = request.id.clone();
         let method = request.method.as_str();
@@ -165,24 +312,28 @@ impl Server {
             // A handshake-era server does not know the method.
             return Reply::Now(Err(ErrorObject::method_not_found(method)));
         }
-        let supported = supported_versions(options.era, options.discover_legacy_only);
-        let capabilities = request
-            .client
-            .as_ref()
-            .and_then(|client| serde_json::to_value(&client.capabilities).ok())
-            .unwrap_or_else(|| json!({}));
-        let meta = RequestMeta {
-            raw: params.get("_meta").cloned().unwrap_or_else(|| json!({})),
-            capabilities,
+        let SplitParams {
+            params,
+            meta: raw_meta,
+        } = match split_params(request.params.as_ref()) {
+            Ok(split) => split,
+            Err(error) => return Reply::Now(Err(error)),
         };
-        eventlog::record_with(
-            options.event_log.as_deref(),
-            "modern-request",
-            &json!({"id": id, "method": method, "meta": meta.raw}),
-        );
+        let meta = RequestMeta {
+            raw: raw_meta,
+            client: request.client.as_deref(),
+        };
+        if options.event_log.is_some() {
+            eventlog::record_with(
+                options.event_log.as_deref(),
+                "modern-request",
+                &json!({"id": id, "method": method, "meta": meta.value()}),
+            );
+        }
         let tools_offered = !options.no_tools_capability;
         let reply = match method {
             methods::SERVER_DISCOVER => {
+                let supported = supported_versions(options.era, options.discover_legacy_only);
                 let result = self.discover(&supported);
                 let delay = options.discover_delay;
                 if delay.is_zero() {
@@ -235,10 +386,17 @@ impl Server {
             methods::SUBSCRIPTIONS_LISTEN => self.listen(id, params),
             _ => Reply::Now(Err(ErrorObject::method_not_found(method))),
         };
+        let tools_call = method == methods::TOOLS_CALL;
+        if let Reply::Now(Ok(value)) = &reply
+            && let Some(stamped) = stamp_encoded(&self.fixture.options, value, tools_call)
+        {
+            return Reply::Encoded(stamped);
+        }
         let stamp = {
             let this = Arc::clone(self);
-            let tools_call = method == methods::TOOLS_CALL;
-            move |result: Result<Value, ErrorObject>| result.map(|v| this.stamp(v, tools_call))
+            move |result: Result<Value, ErrorObject>| {
+                result.map(|v| stamp(&this.fixture.options, v, tools_call))
+            }
         };
         match reply {
             Reply::Now(result) => Reply::Now(stamp(result)),
@@ -249,28 +407,6 @@ impl Server {
                 })))
             }
         }
-    }
-
-    /// `resultType` ("complete" unless `--omit-result-type`; "mystery" for
-    /// tools/call with `--bad-result-type`; an input_required one stays) and
-    /// `_meta` serverInfo.
-    fn stamp(&self, mut value: Value, tools_call: bool) -> Value {
-        let options = &self.fixture.options;
-        let Some(object) = value.as_object_mut() else {
-            return value;
-        };
-        if !object.contains_key("resultType") {
-            if tools_call && options.bad_result_type {
-                object.insert("resultType".to_owned(), json!("mystery"));
-            } else if !options.omit_result_type {
-                object.insert("resultType".to_owned(), json!("complete"));
-            }
-        }
-        let meta = object.entry("_meta").or_insert_with(|| json!({}));
-        if let Some(meta) = meta.as_object_mut() {
-            meta.insert(meta::SERVER_INFO.to_owned(), server_info());
-        }
-        value
     }
 
     fn discover(&self, supported: &[&str]) -> Result<Value, ErrorObject> {
@@ -347,16 +483,16 @@ impl Server {
         id: RequestId,
         params: Value,
         token: Option<ProgressToken>,
-        meta: &RequestMeta,
+        meta: &RequestMeta<'_>,
     ) -> Reply {
         let name = params.get("name").and_then(Value::as_str).unwrap_or("");
-        let args = params.get("arguments").cloned().unwrap_or(json!({}));
+        let args = || params.get("arguments").cloned().unwrap_or(json!({}));
         let route = Route::Related(id.clone());
         if self.fixture.options.reference_catalog
             && name == "test_logging_tool"
-            && let Some(level) = meta.raw.get(meta::LOG_LEVEL)
+            && let Some(level) = meta.log_level()
         {
-            return Reply::Now(self.log_at(&route, level));
+            return Reply::Now(self.log_at(&route, &level));
         }
         if self.fixture.options.reference_catalog && name == crate::reference::RECONNECTION {
             // No stream to end early: SSE polling is a session's.
@@ -364,27 +500,29 @@ impl Server {
         }
         if self.fixture.options.reference_catalog && name == "test_tool_with_logging" {
             // As `test_logging_tool`: only at a level the request asks for.
-            return Reply::Now(match meta.raw.get(meta::LOG_LEVEL) {
-                Some(level) => self.log_at(&route, level),
+            return Reply::Now(match meta.log_level() {
+                Some(level) => self.log_at(&route, &level),
                 None => Ok(text_result(
                     "Nothing was logged: no log level was asked for.",
                 )),
             });
         }
-        if self.fixture.options.reference_catalog
-            && let Some(result) = mrtr::call(name, &params, &meta.capabilities)
-                .or_else(|| mrtr::ask_in_rounds(name, &params, &meta.capabilities))
-        {
-            return Reply::Now(result);
+        if self.fixture.options.reference_catalog {
+            let capabilities = meta.capabilities();
+            if let Some(result) = mrtr::call(name, &params, &capabilities)
+                .or_else(|| mrtr::ask_in_rounds(name, &params, &capabilities))
+            {
+                return Reply::Now(result);
+            }
         }
         let result = match name {
             "confirm" => self.confirm(&id, &params, meta),
             "two_rounds" => self.two_rounds(&id, &params, meta),
-            "region_echo" => Ok(catalog::region_echo(&args)),
+            "region_echo" => Ok(catalog::region_echo(&args())),
             "bad_header" => Ok(text_result(
                 "bad_header was called: a client should drop it",
             )),
-            "add_tool" => Ok(self.add_tool(route, &args, true)),
+            "add_tool" => Ok(self.add_tool(route, &args(), true)),
             catalog::STORM_TOOL => return self.call_tool(id, params, token, true),
             other if catalog::asks_client(other) => Err(ErrorObject::invalid_params(format!(
                 "unknown tool: {other} (the 2026-07-28 era sends no requests to clients)"
@@ -407,7 +545,7 @@ impl Server {
         &self,
         id: &RequestId,
         params: &Value,
-        meta: &RequestMeta,
+        meta: &RequestMeta<'_>,
     ) -> Result<Value, ErrorObject> {
         missing_capabilities(meta, &["elicitation"])?;
         let state = params.get("requestState");
@@ -446,7 +584,7 @@ impl Server {
         &self,
         id: &RequestId,
         params: &Value,
-        meta: &RequestMeta,
+        meta: &RequestMeta<'_>,
     ) -> Result<Value, ErrorObject> {
         let second = match params.pointer("/arguments/second").and_then(Value::as_str) {
             None | Some("sampling") => "sampling",
@@ -642,6 +780,66 @@ impl Drop for ListenGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stamp_written_beside_the_members_is_the_stamp_inserted_among_them() {
+        let mut options = Options::default();
+        let results = [
+            json!({"content": [{"type": "text", "text": "hello"}]}),
+            json!({"content": [], "isError": true}),
+            json!({}),
+            json!({"prompts": [{"name": "a\"b"}], "nextCursor": "page:2", "cacheScope": "public"}),
+        ];
+        for (omit, bad) in [(false, false), (true, false), (false, true)] {
+            options.omit_result_type = omit;
+            options.bad_result_type = bad;
+            for value in &results {
+                for tools_call in [true, false] {
+                    let written = stamp_encoded(&options, value, tools_call)
+                        .unwrap_or_else(|| panic!("{value} is written beside"));
+                    let inserted =
+                        serde_json::to_string(&stamp(&options, value.clone(), tools_call)).unwrap();
+                    assert_eq!(written.get(), inserted, "{value}");
+                }
+            }
+        }
+        // Results whose keys sort around the stamp's go through `stamp`.
+        options = Options::default();
+        for value in [
+            json!({"_meta": {"a": 1}, "content": []}),
+            json!({"resultType": "input_required", "inputRequests": {}}),
+            json!({"structuredContent": {}, "content": []}),
+            json!({"tools": [], "ttlMs": 60000}),
+            json!({"Upper": 1}),
+        ] {
+            assert!(stamp_encoded(&options, &value, true).is_none(), "{value}");
+        }
+        options.sorted_keys = true;
+        assert!(stamp_encoded(&options, &results[0], true).is_none());
+    }
+
+    #[test]
+    fn params_are_read_without_their_meta() {
+        let raw = RawJson::from_text(
+            r#"{"name":"echo","_meta":{"io.modelcontextprotocol/logLevel":"info"},"arguments":{"text":"hi"}}"#,
+        )
+        .unwrap();
+        let split = split_params(Some(&raw)).unwrap();
+        assert_eq!(
+            split.params,
+            json!({"name": "echo", "arguments": {"text": "hi"}})
+        );
+        let meta = RequestMeta {
+            raw: split.meta,
+            client: None,
+        };
+        assert_eq!(meta.log_level(), Some(json!("info")));
+        assert_eq!(meta.capabilities(), json!({}));
+        // Params that are not an object are kept as they are.
+        let raw = RawJson::from_text("[1]").unwrap();
+        assert_eq!(split_params(Some(&raw)).unwrap().params, json!([1]));
+        assert_eq!(split_params(None).unwrap().params, Value::Null);
+    }
 
     #[test]
     fn two_rounds_state_detects_tampering() {
