@@ -138,9 +138,16 @@ impl JsonBody {
     /// (0 when not), which sizes the string a long text is moved into.
     pub fn new(mut buffer: String, expected: usize) -> JsonBody {
         buffer.clear();
+        // A body announced shorter than a text worth moving holds none.
+        let state = if expected > 0 && expected < LIFT_AFTER {
+            State::Done
+        } else {
+            State::Outside
+        };
         JsonBody {
             text: buffer,
             expected,
+            state,
             ..JsonBody::default()
         }
     }
@@ -165,58 +172,22 @@ impl JsonBody {
                     self.append(data);
                     return;
                 }
-                State::Outside => {
-                    if self.text.len() >= SEARCH_WINDOW {
-                        self.state = State::Done;
-                        continue;
-                    }
-                    let Some(at) = memchr(b'"', data) else {
+                State::Outside | State::Inside { .. } => {
+                    // The chunk is searched first and appended in one piece,
+                    // up to where a text to move aside starts, if one does.
+                    let base = self.text.len();
+                    let Some(start) = self.search(data) else {
                         self.append(data);
                         return;
                     };
-                    let (head, rest) = data.split_at(at + 1);
-                    let text_value = is_text_value(&self.text, head);
-                    data = rest;
-                    if !self.append(head) {
-                        continue;
-                    }
-                    self.state = State::Inside {
-                        start: self.text.len(),
-                        text_value,
-                    };
-                }
-                State::Inside { start, text_value } => {
-                    let held = self.text.len() - start;
-                    let end = memchr2(b'"', b'\\', data);
-                    let (quote, length) = match end {
-                        Some(at) => (data.get(at) == Some(&b'"'), held + at),
-                        None => (false, held + data.len()),
-                    };
-                    // A `text` value long enough, or running on past the
-                    // chunk and already not short.
-                    let lift = text_value
-                        && match end {
-                            Some(_) => quote && length >= LIFT_AFTER,
-                            None => length >= LIFT_START,
+                    let (before, text) = data.split_at(start.saturating_sub(base).min(data.len()));
+                    data = text;
+                    if self.append(before) {
+                        self.state = if self.lift(start, data.len()) {
+                            State::Lifting
+                        } else {
+                            State::Done
                         };
-                    if lift && self.lift(start, data.len()) {
-                        self.state = State::Lifting;
-                        continue;
-                    }
-                    match end {
-                        Some(at) if quote => {
-                            let (head, rest) = data.split_at(at + 1);
-                            data = rest;
-                            if self.append(head) {
-                                self.state = State::Outside;
-                            }
-                        }
-                        // An escape: nothing is moved aside.
-                        Some(_) => self.state = State::Done,
-                        None => {
-                            self.append(data);
-                            return;
-                        }
                     }
                 }
                 State::Lifting => {
@@ -284,6 +255,56 @@ impl JsonBody {
                 Collected(Kind::Whole(body))
             }
             (_, None) => Collected(Kind::Whole(self.text)),
+        }
+    }
+
+    /// Follows the strings of `data`, the chunk that comes after the body
+    /// so far, while within the search window: the offset in the body at
+    /// which the text of a string to move aside starts (a `text` value long
+    /// enough, or running on past the chunk and already not short), or
+    /// `None` when the chunk holds none.
+    fn search(&mut self, data: &[u8]) -> Option<usize> {
+        let base = self.text.len();
+        let mut at = 0;
+        loop {
+            match self.state {
+                State::Outside => {
+                    if base + at >= SEARCH_WINDOW {
+                        self.state = State::Done;
+                        return None;
+                    }
+                    let quote = at + memchr(b'"', data.get(at..)?)?;
+                    let head = data.get(..=quote).unwrap_or_default();
+                    self.state = State::Inside {
+                        start: base + quote + 1,
+                        text_value: is_text_value(&self.text, head),
+                    };
+                    at = quote + 1;
+                }
+                State::Inside { start, text_value } => {
+                    let rest = data.get(at..).unwrap_or_default();
+                    match memchr2(b'"', b'\\', rest) {
+                        Some(found) if rest.get(found) == Some(&b'"') => {
+                            let end = base + at + found;
+                            if text_value && end - start >= LIFT_AFTER {
+                                return Some(start);
+                            }
+                            self.state = State::Outside;
+                            at += found + 1;
+                        }
+                        // An escape: nothing is moved aside.
+                        Some(_) => {
+                            self.state = State::Done;
+                            return None;
+                        }
+                        None => {
+                            let length = base + data.len() - start;
+                            return (text_value && length >= LIFT_START).then_some(start);
+                        }
+                    }
+                }
+                State::Lifting | State::Done => return None,
+            }
         }
     }
 
@@ -417,9 +438,12 @@ mod tests {
     use crate::types::CallToolResult;
     use crate::{Message, RawJson};
 
-    /// `body` pushed in the chunks that `cuts` (ascending offsets) make.
+    /// `body` pushed in the chunks that `cuts` (ascending offsets) make:
+    /// with its length announced for one cut or none, as a chunked body
+    /// (length unknown) for more.
     fn collected(body: &[u8], cuts: &[usize]) -> Collected {
-        let mut collecting = JsonBody::new(String::new(), body.len());
+        let announced = if cuts.len() > 1 { 0 } else { body.len() };
+        let mut collecting = JsonBody::new(String::new(), announced);
         let mut from = 0;
         for &cut in cuts.iter().chain([&body.len()]) {
             let cut = cut.clamp(from, body.len());
