@@ -349,11 +349,23 @@ impl RawJson {
 
     /// Decodes the result into `T`, checking it as JSON on the way.
     pub fn decode<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
-        if let Repr::Lifted(lifted) = &self.0
-            && let (Ok(decoded), true, _) = crate::types::de::lift_text(lifted.text.clone(), || {
-                serde_json::from_str::<T>(lifted.framed())
-            })
-        {
+        if let Repr::Lifted(lifted) = &self.0 {
+            return self.decode_aside(lifted);
+        }
+        serde_json::from_str(self.get())
+    }
+
+    /// [`RawJson::decode`] of a result whose long text was moved aside: a
+    /// copy of the text waits for the field that holds the placeholder; a
+    /// decode in which none takes it is done again from the whole text.
+    #[inline(never)]
+    fn decode_aside<T: serde::de::DeserializeOwned>(
+        &self,
+        lifted: &Lifted,
+    ) -> Result<T, serde_json::Error> {
+        if let (Ok(decoded), true, _) = crate::types::de::lift_text(lifted.text.clone(), || {
+            serde_json::from_str::<T>(lifted.framed())
+        }) {
             return Ok(decoded);
         }
         serde_json::from_str(self.get())
@@ -409,7 +421,23 @@ impl RawJson {
     ///
     /// [`LiftsMeta::META`]: crate::types::LiftsMeta::META
     pub fn decode_result<T: crate::types::LiftsMeta>(&self) -> Result<T, serde_json::Error> {
-        if let Some(decoded) = self.decode_lifted(None).0 {
+        if let Repr::Lifted(lifted) = &self.0 {
+            return self.decode_result_aside(lifted);
+        }
+        if let Some(decoded) = self.decode_lifted() {
+            return Ok(decoded);
+        }
+        self.decode()
+    }
+
+    /// [`RawJson::decode_result`] of a result whose long text was moved
+    /// aside: a copy of the text goes into the result.
+    #[inline(never)]
+    fn decode_result_aside<T: crate::types::LiftsMeta>(
+        &self,
+        lifted: &Arc<Lifted>,
+    ) -> Result<T, serde_json::Error> {
+        if let Some(decoded) = self.decode_lifted_in(Some(lifted), &mut None) {
             return Ok(decoded);
         }
         self.decode()
@@ -431,7 +459,12 @@ impl RawJson {
         let text = std::mem::take(&mut lifted.text);
         let length = text.len();
         let raw = RawJson(Repr::Lifted(Arc::new(lifted)), self.1);
-        match raw.decode_lifted::<T>(Some(text)) {
+        let mut moved = Some(text);
+        let decoded = match &raw.0 {
+            Repr::Lifted(lifted) => raw.decode_lifted_in::<T>(Some(lifted), &mut moved),
+            _ => None,
+        };
+        match (decoded, moved) {
             (Some(decoded), _) => Ok(decoded),
             // Not taken by a text field: the whole text, as usual.
             (None, Some(text)) => {
@@ -460,29 +493,18 @@ impl RawJson {
         }
     }
 
-    /// [`RawJson::decode_result`]'s way, or `None` for the usual one. For
-    /// a result whose long text was moved aside, `moved` is that text
-    /// handed over (else it is cloned); it comes back unless a field took
-    /// it.
-    fn decode_lifted<T: crate::types::LiftsMeta>(
-        &self,
-        moved: Option<String>,
-    ) -> (Option<T>, Option<String>) {
-        let aside = match &self.0 {
-            Repr::Lifted(lifted) => Some(lifted),
-            _ => None,
-        };
-        if aside.is_none()
-            && let (Some(field), Some(at), None) = (T::META, self.1.meta, self.1.long_text)
-        {
-            return (self.decode_without_meta(field, at), moved);
+    /// [`RawJson::decode_result`]'s way, or `None` for the usual one.
+    fn decode_lifted<T: crate::types::LiftsMeta>(&self) -> Option<T> {
+        if let (Some(field), Some(at), None) = (T::META, self.1.meta, self.1.long_text) {
+            return self.decode_without_meta(field, at);
         }
-        let mut moved = moved;
-        let decoded = self.decode_lifted_in(aside, &mut moved);
-        (decoded, moved)
+        self.decode_lifted_in(None, &mut None)
     }
 
-    /// [`RawJson::decode_lifted`] but for its shortcut.
+    /// [`RawJson::decode_lifted`] but for its shortcut, and for a result
+    /// whose long text was moved aside (`aside`): `moved` is that text
+    /// handed over (else it is cloned), which comes back in `moved` unless
+    /// a field took it.
     fn decode_lifted_in<T: crate::types::LiftsMeta>(
         &self,
         aside: Option<&Arc<Lifted>>,

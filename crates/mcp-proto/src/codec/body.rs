@@ -29,7 +29,7 @@ use crate::Frame;
 /// How far into the body the start of a string to move aside is looked
 /// for: the `text` of a `tools/call` result's content block starts within
 /// its first few hundred bytes.
-const SEARCH_WINDOW: usize = 4096;
+const SEARCH_WINDOW: usize = 1024;
 
 /// How long a string's text must be, without an escape, before it is moved
 /// into a string of its own: a shorter one is copied back into the body
