@@ -284,6 +284,12 @@ struct Lifted {
 const PLACEHOLDER: &str = crate::types::de::LIFTED_PLACEHOLDER;
 
 impl Lifted {
+    /// The result's whole text, joined on first use.
+    #[inline(never)]
+    fn whole(&self) -> &str {
+        self.whole.get_or_init(|| self.joined(&self.text))
+    }
+
     /// The result as framed, with the placeholder.
     fn framed(&self) -> &str {
         self.body.get(self.start..self.end).unwrap_or_default()
@@ -311,7 +317,7 @@ impl RawJson {
             Repr::Own(text) => text,
             Repr::Within { text, start, end } => text.get(*start..*end).unwrap_or_default(),
             Repr::Bytes(bytes) => std::str::from_utf8(bytes).unwrap_or_default(),
-            Repr::Lifted(lifted) => lifted.whole.get_or_init(|| lifted.joined(&lifted.text)),
+            Repr::Lifted(lifted) => lifted.whole(),
         }
     }
 
@@ -447,7 +453,18 @@ impl RawJson {
     /// was moved aside as the body arrived ([`crate::codec::JsonBody`]) is
     /// moved into the result rather than copied, when no clone of the
     /// payload shares it. The outcome is the same, errors included.
+    #[inline]
     pub fn into_result<T: crate::types::LiftsMeta>(self) -> Result<T, serde_json::Error> {
+        if let Repr::Lifted(_) = &self.0 {
+            return self.into_result_aside();
+        }
+        self.decode_result()
+    }
+
+    /// [`RawJson::into_result`] of a result whose long text was moved
+    /// aside.
+    #[inline(never)]
+    fn into_result_aside<T: crate::types::LiftsMeta>(self) -> Result<T, serde_json::Error> {
         let lifted = match self.0 {
             Repr::Lifted(lifted) => lifted,
             other => return RawJson(other, self.1).decode_result(),
@@ -505,6 +522,7 @@ impl RawJson {
     /// whose long text was moved aside (`aside`): `moved` is that text
     /// handed over (else it is cloned), which comes back in `moved` unless
     /// a field took it.
+    #[inline]
     fn decode_lifted_in<T: crate::types::LiftsMeta>(
         &self,
         aside: Option<&Arc<Lifted>>,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use http::Method;
 use http_support::*;
-use mcp_proto::types::CallToolResult;
+use mcp_proto::types::{CallToolResult, ContentBlock};
 use mcp_proto::{Frame, Message, RequestId};
 use mcp_transport::{
     HttpOptions, HttpProtocol, Inbound, Transport, TransportError, TransportExtensions,
@@ -824,23 +824,24 @@ async fn a_1_mib_result_decodes_whole_as_json_and_as_sse_however_the_body_is_cut
 
 #[tokio::test]
 async fn a_1_mib_plain_text_result_decodes_whole_however_the_json_body_is_cut() {
-    // A text without escapes, which the transport moves into a string of
-    // its own as the body arrives: id 2 with `Content-Length`, 3 to 5
-    // chunked in pieces cut at different places (multi-byte characters
-    // among them), 6 with a second text and `isError` after the long one.
+    // A text block's text without escapes, written type first as servers
+    // write it, which the transport moves into a string of its own as the
+    // body arrives: id 2 with `Content-Length`, 3 to 5 chunked in pieces
+    // cut at different places (multi-byte characters among them), 6 with
+    // a second block and `isError` after the long one.
     let unit = "plain é€𝄞 text 0123456789 ";
     let text = unit.repeat((1 << 20) / unit.len() + 1);
     let body_of = {
         let text = text.clone();
         move |id: i64| {
-            let mut result = json!({"content": [{"type": "text", "text": text}]});
-            if id == 6 {
-                if let Some(content) = result["content"].as_array_mut() {
-                    content.push(json!({"type": "text", "text": "after"}));
-                }
-                result["isError"] = json!(false);
-            }
-            json!({"jsonrpc": "2.0", "id": id, "result": result})
+            let after = if id == 6 {
+                r#",{"type":"text","text":"after"}],"isError":false"#
+            } else {
+                "]"
+            };
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{text}"}}{after}}}}}"#
+            )
         }
     };
     let server = TestServer::start({
@@ -852,13 +853,15 @@ async fn a_1_mib_plain_text_result_decodes_whole_however_the_json_body_is_cut() 
                     return basic(&r);
                 }
                 let id = r.rpc_id().as_i64().unwrap();
-                let response = body_of(id);
+                let body = body_of(id);
                 if id == 2 {
-                    return Reply::json(response);
+                    return Reply::status(200)
+                        .header("content-type", "application/json")
+                        .body(body);
                 }
                 let (mut reply, w) = Reply::sse();
                 reply.headers = vec![("content-type".into(), "application/json".into())];
-                for chunk in chunks_of(response.to_string().as_bytes(), id as u64) {
+                for chunk in chunks_of(body.as_bytes(), id as u64) {
                     w.raw_bytes(chunk);
                 }
                 reply
@@ -874,13 +877,17 @@ async fn a_1_mib_plain_text_result_decodes_whole_however_the_json_body_is_cut() 
         let Message::Response(response) = message else {
             panic!("{id}: expected a response, got {message:?}");
         };
+        let expected: serde_json::Value = serde_json::from_str(&body_of(id)).unwrap();
         // Read as text, and decoded into the typed result.
         let whole: serde_json::Value = response.result.decode().unwrap();
-        assert_eq!(whole, body_of(id)["result"], "{id}");
+        assert_eq!(whole, expected["result"], "{id}");
         let result: CallToolResult = response.result.into_result().unwrap();
-        let expected: CallToolResult =
-            serde_json::from_value(body_of(id)["result"].clone()).unwrap();
+        let expected: CallToolResult = serde_json::from_value(expected["result"].clone()).unwrap();
         assert_eq!(result, expected, "{id}");
+        assert!(
+            matches!(result.content.first(), Some(ContentBlock::Text(block)) if block.text == text),
+            "{id}"
+        );
     }
     close_and_expect_nothing_else(&t).await;
 }

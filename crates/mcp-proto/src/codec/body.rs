@@ -6,8 +6,9 @@
 //! block. Collecting the body whole and decoding the string out of it copies
 //! that text twice, once into the body and once into the content block's
 //! `String`, the second time only after the last byte arrived. [`JsonBody`]
-//! copies it once, as it arrives: when a string that is the value of a
-//! `"text"` member starts near the start of the body and runs on for at
+//! copies it once, as it arrives: when the text of a text content block
+//! (`{"type":"text","text":"…`, its type written first) starts near the
+//! start of the body and runs on for at
 //! least 16 KiB without an escape, its text goes into a string
 //! of its own and the body keeps `"\u0000"` in its place. The frame built
 //! from the two ([`Collected::frame`]) decodes into the same messages as
@@ -359,11 +360,13 @@ impl JsonBody {
 }
 
 /// Whether `head`, a chunk's bytes up to and including a string's opening
-/// quote appended to `body`, opens the value of a `"text"` member: the
-/// quote follows `"text":`, with no space around the colon (as compact
-/// JSON is written).
+/// quote appended to `body`, opens the text of a text content block
+/// written with its type first, as compact JSON: the quote follows
+/// `"type":"text","text":`. Other strings, such as a resource's text
+/// (which no field takes from the slot the moved text waits in), are left
+/// where they are.
 fn is_text_value(body: &str, head: &[u8]) -> bool {
-    const KEY: &[u8] = b"\"text\":\"";
+    const KEY: &[u8] = b"\"type\":\"text\",\"text\":\"";
     if head.len() >= KEY.len() {
         return head.ends_with(KEY);
     }
@@ -538,17 +541,31 @@ mod tests {
                 call_result(&long, r#","structuredContent":{"a":"\u0000"}"#),
                 long.len(),
             ),
-            // A block of a type this crate does not know keeps its text.
+            // A block of a type this crate does not know, a resource's
+            // text: not a text block's.
             (
                 format!(
                     r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"type":"novel","text":"{long}"}}]}}}}"#
                 ),
-                long.len(),
+                0,
+            ),
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":7,"result":{{"contents":[{{"uri":"a:b","text":"{long}"}}]}}}}"#
+                ),
+                0,
             ),
             // A request's params are not moved into a result.
             (
                 format!(
-                    r#"{{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{{"text":"{long}"}}}}"#
+                    r#"{{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{{"content":{{"type":"text","text":"{long}"}}}}}}"#
+                ),
+                long.len(),
+            ),
+            // Nor a text block that is not a response's.
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":7,"error":{{"code":1,"message":"m","data":{{"type":"text","text":"{long}"}}}}}}"#
                 ),
                 long.len(),
             ),

@@ -4,7 +4,7 @@
 //! collected by [`JsonBody`] into a buffer sized once from
 //! `Content-Length` (within the message limit), checked as UTF-8 chunk by
 //! chunk as it arrives (while the chunk is still in the cache), except for
-//! a long `text` value without escapes, which goes from hyper's chunks
+//! a text content block's long text without escapes, which goes from hyper's chunks
 //! straight into a string of its own: `Client::call_tool` moves it into
 //! the result, so a large text result is copied once on its way to the
 //! host, as it arrives, instead of a second time after the last byte
