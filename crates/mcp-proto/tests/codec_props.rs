@@ -577,7 +577,7 @@ fn long_text_body() -> impl Strategy<Value = Vec<u8>> {
             let mut text = unit.repeat(length / unit.len() + 1).into_bytes();
             if let Some((piece, at)) = insert {
                 let mut at = at.index(text.len());
-                while !std::str::from_utf8(&text[..at]).is_ok() {
+                while std::str::from_utf8(&text[..at]).is_err() {
                     at -= 1;
                 }
                 text.splice(at..at, piece.iter().copied());
