@@ -559,7 +559,8 @@ fn split_bom_with_a_zero_limit_stays_bounded() {
 // JSON bodies collected chunk by chunk
 
 /// A `tools/call` response body whose first content block's text is long
-/// (past the 16 KiB from which `JsonBody` moves it aside), with an
+/// (past the 16 KiB from which `JsonBody` moves it aside), its type
+/// written first or last, with an
 /// optional piece of raw JSON text put into that text (an escape, a
 /// control character, a byte that is not UTF-8, a quote that ends it
 /// early) and other members before and after.
@@ -572,34 +573,43 @@ fn long_text_body() -> impl Strategy<Value = Vec<u8>> {
         proptest::option::weighted(0.3, json_value()),
         proptest::option::of(json_value()),
         any::<bool>(),
+        any::<bool>(),
     )
-        .prop_map(|(unit, length, insert, before, after, meta_first)| {
-            let mut text = unit.repeat(length / unit.len() + 1).into_bytes();
-            if let Some((piece, at)) = insert {
-                let mut at = at.index(text.len());
-                while std::str::from_utf8(&text[..at]).is_err() {
-                    at -= 1;
+        .prop_map(
+            |(unit, length, insert, before, after, meta_first, type_first)| {
+                let mut text = unit.repeat(length / unit.len() + 1).into_bytes();
+                if let Some((piece, at)) = insert {
+                    let mut at = at.index(text.len());
+                    while std::str::from_utf8(&text[..at]).is_err() {
+                        at -= 1;
+                    }
+                    text.splice(at..at, piece.iter().copied());
                 }
-                text.splice(at..at, piece.iter().copied());
-            }
-            let member = |name: &str, value: &Option<Value>| match value {
-                Some(value) => format!(r#""{name}":{value},"#),
-                None => String::new(),
-            };
-            let meta =
-                r#""_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"#;
-            let mut body = format!(
-                r#"{{"jsonrpc":"2.0","id":3,"result":{{{}{}"content":[{{"type":"text","text":""#,
-                if meta_first { meta } else { "" },
-                member("structuredContent", &before),
-            )
-            .into_bytes();
-            body.extend_from_slice(&text);
-            body.extend_from_slice(
-                format!(r#""}}],{}"isError":false}}}}"#, member("extra", &after)).as_bytes(),
-            );
-            body
-        })
+                let member = |name: &str, value: &Option<Value>| match value {
+                    Some(value) => format!(r#""{name}":{value},"#),
+                    None => String::new(),
+                };
+                let meta =
+                    r#""_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"#;
+                let mut body = format!(
+                    r#"{{"jsonrpc":"2.0","id":3,"result":{{{}{}"content":[{{{}"text":""#,
+                    if meta_first { meta } else { "" },
+                    member("structuredContent", &before),
+                    if type_first { r#""type":"text","# } else { "" },
+                )
+                .into_bytes();
+                body.extend_from_slice(&text);
+                body.extend_from_slice(
+                    format!(
+                        r#""{}}}],{}"isError":false}}}}"#,
+                        if type_first { "" } else { r#","type":"text""# },
+                        member("extra", &after)
+                    )
+                    .as_bytes(),
+                );
+                body
+            },
+        )
 }
 
 /// What a framed body decodes to, comparable across the two ways.

@@ -7,8 +7,8 @@
 //! that text twice, once into the body and once into the content block's
 //! `String`, the second time only after the last byte arrived. [`JsonBody`]
 //! copies it once, as it arrives: when the text of a text content block
-//! (`{"type":"text","text":"…`, its type written first) starts near the
-//! start of the body and runs on for at
+//! (`{"type":"text","text":"…` or `{"text":"…`) starts near the start of
+//! the body and runs on for at
 //! least 16 KiB without an escape, its text goes into a string
 //! of its own and the body keeps `"\u0000"` in its place. The frame built
 //! from the two ([`Collected::frame`]) decodes into the same messages as
@@ -282,6 +282,14 @@ impl JsonBody {
                     };
                     at = quote + 1;
                 }
+                // A string not to move aside that runs on past the window
+                // is not followed to its end.
+                State::Inside {
+                    text_value: false, ..
+                } if base + at >= SEARCH_WINDOW => {
+                    self.state = State::Done;
+                    return None;
+                }
                 State::Inside { start, text_value } => {
                     let rest = data.get(at..).unwrap_or_default();
                     match memchr2(b'"', b'\\', rest) {
@@ -300,6 +308,9 @@ impl JsonBody {
                         }
                         None => {
                             let length = base + data.len() - start;
+                            if !text_value && base + data.len() >= SEARCH_WINDOW {
+                                self.state = State::Done;
+                            }
                             return (text_value && length >= LIFT_START).then_some(start);
                         }
                     }
@@ -360,22 +371,28 @@ impl JsonBody {
 }
 
 /// Whether `head`, a chunk's bytes up to and including a string's opening
-/// quote appended to `body`, opens the text of a text content block
-/// written with its type first, as compact JSON: the quote follows
-/// `"type":"text","text":`. Other strings, such as a resource's text
-/// (which no field takes from the slot the moved text waits in), are left
-/// where they are.
+/// quote appended to `body`, opens the text of a text content block as
+/// compact JSON writes one: after `"type":"text","text":` (its type
+/// first, as the SDKs write it) or as an object's first member, `{"text":`
+/// (as a writer that sorts keys puts it). Other strings, such as a
+/// resource's text after its URI, are left where they are: no field takes
+/// them from the slot the moved text waits in, so the result would be
+/// joined back and decoded whole.
 fn is_text_value(body: &str, head: &[u8]) -> bool {
-    const KEY: &[u8] = b"\"type\":\"text\",\"text\":\"";
-    if head.len() >= KEY.len() {
-        return head.ends_with(KEY);
+    ends_across(body, head, b"\"type\":\"text\",\"text\":\"")
+        || ends_across(body, head, b"{\"text\":\"")
+}
+
+/// Whether `body` followed by `head` ends with `key`.
+fn ends_across(body: &str, head: &[u8], key: &[u8]) -> bool {
+    if head.len() >= key.len() {
+        return head.ends_with(key);
     }
-    let from_body = KEY.len() - head.len();
-    body.len() >= from_body
+    let from_body = key.len() - head.len();
+    key.ends_with(head)
         && body
             .as_bytes()
-            .ends_with(KEY.get(..from_body).unwrap_or_default())
-        && KEY.ends_with(head)
+            .ends_with(key.get(..from_body).unwrap_or_default())
 }
 
 /// Whether `bytes` holds no control character, which JSON allows in a
@@ -554,6 +571,20 @@ mod tests {
                     r#"{{"jsonrpc":"2.0","id":7,"result":{{"contents":[{{"uri":"a:b","text":"{long}"}}]}}}}"#
                 ),
                 0,
+            ),
+            // Keys sorted: a text block's text comes first, and so may a
+            // resource's, which is moved aside and joined back.
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"text":"{long}","type":"text"}}]}}}}"#
+                ),
+                long.len(),
+            ),
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":7,"result":{{"contents":[{{"text":"{long}","uri":"a:b"}}]}}}}"#
+                ),
+                long.len(),
             ),
             // A request's params are not moved into a result.
             (
