@@ -136,7 +136,10 @@ impl Collected {
 impl JsonBody {
     /// A body collected into `buffer` (emptied first: an allocation the
     /// caller reuses), of `expected` bytes when its length was announced
-    /// (0 when not), which sizes the string a long text is moved into.
+    /// (0 when not), which sizes the string a long text is moved into and
+    /// the buffer, grown once for the rest of the body when what it holds
+    /// is not moved aside: a buffer of at most 16 KiB is enough to start
+    /// with.
     pub fn new(mut buffer: String, expected: usize) -> JsonBody {
         buffer.clear();
         // A body announced shorter than a text worth moving holds none.
@@ -349,6 +352,13 @@ impl JsonBody {
     /// Appends `data` to the body, checked as UTF-8; `false` once the body
     /// turned out not to be (then kept as bytes).
     fn append(&mut self, data: &[u8]) -> bool {
+        // Room for the rest of the body as announced, once the buffer is
+        // too small for it: a buffer handed over small (the body's text may
+        // be moved aside) grows once, not by doubling.
+        if self.text.capacity() - self.text.len() < data.len() {
+            let rest = self.expected.saturating_sub(self.pushed);
+            self.text.reserve(data.len().saturating_add(rest));
+        }
         if let Err(rest) = push_checked(&mut self.text, &mut self.carry, data) {
             self.unlift();
             self.not_utf8(&[rest]);

@@ -1,8 +1,9 @@
 //! Reading a JSON response body into a buffer that the transport reuses from one response to the next.
 //!
 //! A Streamable HTTP response in JSON mode is one message. Its body is
-//! collected by [`JsonBody`] into a buffer sized once from
-//! `Content-Length` (within the message limit), checked as UTF-8 chunk by
+//! collected by [`JsonBody`] into a buffer of at most 16 KiB at first,
+//! grown once to the `Content-Length` (within the message limit) when the
+//! body is more than the message around a long text, checked as UTF-8 chunk by
 //! chunk as it arrives (while the chunk is still in the cache), except for
 //! a text content block's long text without escapes, which goes from hyper's chunks
 //! straight into a string of its own: `Client::call_tool` moves it into
@@ -40,6 +41,12 @@ use crate::transport::TransportError;
 /// the same time each need their own.
 const KEPT_BUFFERS: usize = 2;
 
+/// The capacity a body's buffer needs at first: the whole of a smaller
+/// body, and enough for what surrounds a long text that is moved aside
+/// ([`JsonBody`]), so that a large text result does not take a buffer of
+/// its size that stays almost empty.
+const START_CAPACITY: usize = 16 * 1024;
+
 /// The largest buffer kept for reuse; a larger body's is freed with its
 /// frame.
 const KEPT_CAPACITY: usize = 4 * 1024 * 1024;
@@ -70,7 +77,9 @@ impl BodyBuffers {
         }
         // Within the limit, checked above.
         let length = length.map_or(0, |length| length as usize);
-        let (shared, text) = self.take(length);
+        // A buffer for the message around a long text to start with; the
+        // collector grows it for a body that holds none.
+        let (shared, text) = self.take(length.min(START_CAPACITY));
         // The body goes into the buffer but for a long text, which goes
         // straight into a string of its own as it arrives (one copy from
         // hyper's chunks to the decoded result).
