@@ -9,7 +9,7 @@
 //! straight into a string of its own: `Client::call_tool` moves it into
 //! the result, so a large text result is copied once on its way to the
 //! host, as it arrives, instead of a second time after the last byte
-//! (callgrind: 3.10M client instructions per 1 MiB call to 2.16M). The
+//! (callgrind: 3.10M client instructions per 1 MiB call to 2.11M). The
 //! rest is handed to the frame decoder without another copy.
 //!
 //! The transport keeps a clone of that buffer. Once the frame and every
