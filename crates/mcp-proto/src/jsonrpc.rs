@@ -258,6 +258,55 @@ enum Repr {
     /// (serde_json's output joined to ours, UTF-8 by construction): written
     /// to the wire as it is, and checked only when read as text.
     Bytes(Arc<Vec<u8>>),
+    /// A result whose long text was moved aside as its body arrived
+    /// ([`crate::codec::JsonBody`]).
+    Lifted(Arc<Lifted>),
+}
+
+/// A result framed without its long text, and that text
+/// ([`Frame::from_lifted`]).
+struct Lifted {
+    /// The frame without the text: the result is `start..end` of it, with
+    /// [`PLACEHOLDER`] (once in the whole frame) where the text was.
+    body: Arc<String>,
+    start: usize,
+    end: usize,
+    /// The text, checked: UTF-8 without quotes, escapes or control
+    /// characters, at least [`crate::codec::body::LIFT_AFTER`] bytes.
+    text: String,
+    /// The result's whole text, written when first asked for
+    /// ([`RawJson::get`]).
+    whole: std::sync::OnceLock<String>,
+}
+
+/// What stands in a frame for a text moved aside: see
+/// [`crate::types::de::LIFTED_PLACEHOLDER`].
+const PLACEHOLDER: &str = crate::types::de::LIFTED_PLACEHOLDER;
+
+impl Lifted {
+    /// The result's whole text, joined on first use.
+    #[inline(never)]
+    fn whole(&self) -> &str {
+        self.whole.get_or_init(|| self.joined(&self.text))
+    }
+
+    /// The result as framed, with the placeholder.
+    fn framed(&self) -> &str {
+        self.body.get(self.start..self.end).unwrap_or_default()
+    }
+
+    /// The result's whole text: the framed one with `text` (or, for an
+    /// error's position, anything of its length) in the placeholder's place.
+    fn joined(&self, text: &str) -> String {
+        let framed = self.framed();
+        let at =
+            memchr::memmem::find(framed.as_bytes(), PLACEHOLDER.as_bytes()).unwrap_or(framed.len());
+        let mut whole = String::with_capacity(framed.len() + text.len());
+        whole.push_str(framed.get(..at).unwrap_or_default());
+        whole.push_str(text);
+        whole.push_str(framed.get(at + PLACEHOLDER.len()..).unwrap_or_default());
+        whole
+    }
 }
 
 impl RawJson {
@@ -268,6 +317,26 @@ impl RawJson {
             Repr::Own(text) => text,
             Repr::Within { text, start, end } => text.get(*start..*end).unwrap_or_default(),
             Repr::Bytes(bytes) => std::str::from_utf8(bytes).unwrap_or_default(),
+            Repr::Lifted(lifted) => lifted.whole(),
+        }
+    }
+
+    /// The text moved aside, for the tests to follow.
+    #[cfg(test)]
+    pub(crate) fn lifted_text(&self) -> Option<&str> {
+        match &self.0 {
+            Repr::Lifted(lifted) => Some(&lifted.text),
+            _ => None,
+        }
+    }
+
+    /// The text framing read: [`RawJson::get`]'s, except for a result whose
+    /// long text was moved aside, which has the placeholder in its place.
+    /// What framing noted lies in this text.
+    fn framed(&self) -> &str {
+        match &self.0 {
+            Repr::Lifted(lifted) => lifted.framed(),
+            _ => self.get(),
         }
     }
 
@@ -280,11 +349,31 @@ impl RawJson {
                 text.get(*start..*end).unwrap_or_default().as_bytes()
             }
             Repr::Bytes(bytes) => bytes,
+            Repr::Lifted(_) => self.get().as_bytes(),
         }
     }
 
     /// Decodes the result into `T`, checking it as JSON on the way.
     pub fn decode<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        if let Repr::Lifted(lifted) = &self.0 {
+            return self.decode_aside(lifted);
+        }
+        serde_json::from_str(self.get())
+    }
+
+    /// [`RawJson::decode`] of a result whose long text was moved aside: a
+    /// copy of the text waits for the field that holds the placeholder; a
+    /// decode in which none takes it is done again from the whole text.
+    #[inline(never)]
+    fn decode_aside<T: serde::de::DeserializeOwned>(
+        &self,
+        lifted: &Lifted,
+    ) -> Result<T, serde_json::Error> {
+        if let (Ok(decoded), true, _) = crate::types::de::lift_text(lifted.text.clone(), || {
+            serde_json::from_str::<T>(lifted.framed())
+        }) {
+            return Ok(decoded);
+        }
         serde_json::from_str(self.get())
     }
 
@@ -338,10 +427,87 @@ impl RawJson {
     ///
     /// [`LiftsMeta::META`]: crate::types::LiftsMeta::META
     pub fn decode_result<T: crate::types::LiftsMeta>(&self) -> Result<T, serde_json::Error> {
+        if let Repr::Lifted(lifted) = &self.0 {
+            return self.decode_result_aside(lifted);
+        }
         if let Some(decoded) = self.decode_lifted() {
             return Ok(decoded);
         }
         self.decode()
+    }
+
+    /// [`RawJson::decode_result`] of a result whose long text was moved
+    /// aside: a copy of the text goes into the result.
+    #[inline(never)]
+    fn decode_result_aside<T: crate::types::LiftsMeta>(
+        &self,
+        lifted: &Arc<Lifted>,
+    ) -> Result<T, serde_json::Error> {
+        if let Some(decoded) = self.decode_lifted_in(Some(lifted), &mut None) {
+            return Ok(decoded);
+        }
+        self.decode()
+    }
+
+    /// [`RawJson::decode_result`], taking the payload: a long text that
+    /// was moved aside as the body arrived ([`crate::codec::JsonBody`]) is
+    /// moved into the result rather than copied, when no clone of the
+    /// payload shares it. The outcome is the same, errors included.
+    #[inline]
+    pub fn into_result<T: crate::types::LiftsMeta>(self) -> Result<T, serde_json::Error> {
+        if let Repr::Lifted(_) = &self.0 {
+            return self.into_result_aside();
+        }
+        self.decode_result()
+    }
+
+    /// [`RawJson::into_result`] of a result whose long text was moved
+    /// aside.
+    #[inline(never)]
+    fn into_result_aside<T: crate::types::LiftsMeta>(self) -> Result<T, serde_json::Error> {
+        let lifted = match self.0 {
+            Repr::Lifted(lifted) => lifted,
+            other => return RawJson(other, self.1).decode_result(),
+        };
+        let mut lifted = match Arc::try_unwrap(lifted) {
+            Ok(lifted) => lifted,
+            Err(shared) => return RawJson(Repr::Lifted(shared), self.1).decode_result(),
+        };
+        let text = std::mem::take(&mut lifted.text);
+        let length = text.len();
+        let raw = RawJson(Repr::Lifted(Arc::new(lifted)), self.1);
+        let mut moved = Some(text);
+        let decoded = match &raw.0 {
+            Repr::Lifted(lifted) => raw.decode_lifted_in::<T>(Some(lifted), &mut moved),
+            _ => None,
+        };
+        match (decoded, moved) {
+            (Some(decoded), _) => Ok(decoded),
+            // Not taken by a text field: the whole text, as usual.
+            (None, Some(text)) => {
+                let whole = match &raw.0 {
+                    Repr::Lifted(lifted) => lifted.joined(&text),
+                    _ => text,
+                };
+                serde_json::from_str(&whole)
+            }
+            // Taken, and the result did not decode: the error is the same
+            // with any text of its length where the text was (a string
+            // without escapes or control characters, which the field that
+            // took it accepts whatever it holds).
+            (None, None) => {
+                let whole = match &raw.0 {
+                    Repr::Lifted(lifted) => lifted.joined(&"x".repeat(length)),
+                    _ => String::new(),
+                };
+                match serde_json::from_str::<T>(&whole) {
+                    Err(error) => Err(error),
+                    Ok(_) => Err(<serde_json::Error as de::Error>::custom(
+                        "a result that decodes only in part",
+                    )),
+                }
+            }
+        }
     }
 
     /// [`RawJson::decode_result`]'s way, or `None` for the usual one.
@@ -349,7 +515,20 @@ impl RawJson {
         if let (Some(field), Some(at), None) = (T::META, self.1.meta, self.1.long_text) {
             return self.decode_without_meta(field, at);
         }
-        let text = self.get();
+        self.decode_lifted_in(None, &mut None)
+    }
+
+    /// [`RawJson::decode_lifted`] but for its shortcut, and for a result
+    /// whose long text was moved aside (`aside`): `moved` is that text
+    /// handed over (else it is cloned), which comes back in `moved` unless
+    /// a field took it.
+    #[inline]
+    fn decode_lifted_in<T: crate::types::LiftsMeta>(
+        &self,
+        aside: Option<&Arc<Lifted>>,
+        moved: &mut Option<String>,
+    ) -> Option<T> {
+        let text = self.framed();
         // The `_meta` is left out only for a type with a field to put it in.
         let meta_at = T::META.and(self.1.meta).map(|at| {
             let value = at.value_start as usize..at.value_end.get() as usize;
@@ -359,7 +538,7 @@ impl RawJson {
             .1
             .long_text
             .map(|(start, end)| (start as usize, end.get() as usize));
-        if meta_at.is_none() && long.is_none() {
+        if meta_at.is_none() && long.is_none() && aside.is_none() {
             return None;
         }
         let removed = meta_at
@@ -413,23 +592,37 @@ impl RawJson {
         without.push_str(text.get(from..)?);
         // The placeholder must be the only string whose value is a NUL:
         // any other is written `\u0000`, so none may be.
-        let lifted = match long {
-            Some((start, end))
-                if memchr::memmem::find_iter(without.as_bytes(), b"\\u0000").count() == 1 =>
-            {
-                Some(plain_text(text.get(start..end)?)?)
-            }
-            Some(_) => None,
-            None => None,
+        let once = || memchr::memmem::find_iter(without.as_bytes(), b"\\u0000").count() == 1;
+        let lifted = match (long, aside) {
+            (Some((start, end)), _) if once() => Some(plain_text(text.get(start..end)?)?),
+            // Moved aside as the body arrived, and checked then. A text
+            // handed over is moved only when nothing could refuse the
+            // result once the text is in it (no other escape, so no second
+            // `_meta` key); else a copy goes in.
+            (None, Some(aside)) if once() => Some(match moved.take() {
+                Some(text) if memchr::memchr_iter(b'\\', without.as_bytes()).count() == 1 => text,
+                Some(text) => {
+                    let copy = text.clone();
+                    *moved = Some(text);
+                    copy
+                }
+                None => aside.text.clone(),
+            }),
+            _ => None,
         };
         let decode = || serde_json::from_str::<T>(&without);
-        let mut decoded = match (long, lifted) {
-            (Some(_), None) => None,
+        let mut decoded = match (long.is_some() || aside.is_some(), lifted) {
+            (true, None) => None,
             (_, Some(lifted)) => match crate::types::de::lift_text(lifted, decode) {
-                (Ok(decoded), true) => Some(decoded),
-                _ => None,
+                (Ok(decoded), true, _) => Some(decoded),
+                (_, _, left) => {
+                    if moved.is_none() && aside.is_some() {
+                        *moved = left;
+                    }
+                    None
+                }
             },
-            (None, None) => decode().ok(),
+            (false, None) => decode().ok(),
         };
         // The cut members go back into their fields; a field that serde
         // filled anyway means a second such member (framing found one
@@ -546,7 +739,7 @@ impl RawJson {
         {
             return Ok(crate::types::ResultType::Complete);
         }
-        let text = self.get();
+        let text = self.framed();
         let member = match self.1.result_type {
             ResultTypeAt::Unknown => return crate::types::ResultType::peek_str(text),
             ResultTypeAt::Absent => Some(None),
@@ -1319,6 +1512,60 @@ impl Frame {
                 None => serde_json::from_str(&text),
             },
         )
+    }
+
+    /// Decodes one frame from a body whose long text was moved aside as
+    /// it arrived ([`crate::codec::JsonBody`]): `body` with the
+    /// placeholder `"\u0000"` in the text's place, and `text`, checked
+    /// then. When the placeholder is in a response's result (and nowhere
+    /// else), the result keeps the text apart for
+    /// [`RawJson::into_result`] to move into the decoded result; otherwise
+    /// the frame is decoded from the whole text as [`Frame::from_shared`]
+    /// does. The outcome is the same as the whole body's, errors included.
+    pub(crate) fn from_lifted(body: Arc<String>, text: String) -> Result<Frame, serde_json::Error> {
+        // The first placeholder is the one the text left.
+        let whole = |body: &str| {
+            let at =
+                memchr::memmem::find(body.as_bytes(), PLACEHOLDER.as_bytes()).unwrap_or(body.len());
+            let mut joined = String::with_capacity(body.len() + text.len());
+            joined.push_str(body.get(..at).unwrap_or_default());
+            joined.push_str(&text);
+            joined.push_str(body.get(at + PLACEHOLDER.len()..).unwrap_or_default());
+            joined
+        };
+        let once = memchr::memmem::find_iter(body.as_bytes(), PLACEHOLDER.as_bytes()).count() == 1;
+        let frame = match Frame::from_shared(Arc::clone(&body)) {
+            Ok(frame) if once => frame,
+            _ => return Frame::from_string(whole(&body)),
+        };
+        let Frame::Single(Message::Response(response)) = frame else {
+            return Frame::from_string(whole(&body));
+        };
+        let (start, end) = match &response.result.0 {
+            Repr::Within {
+                text: within,
+                start,
+                end,
+            } if Arc::ptr_eq(within, &body)
+                && body
+                    .get(*start..*end)
+                    .is_some_and(|result| result.contains(PLACEHOLDER)) =>
+            {
+                (*start, *end)
+            }
+            _ => return Frame::from_string(whole(&body)),
+        };
+        let lifted = Lifted {
+            body,
+            start,
+            end,
+            text,
+            whole: std::sync::OnceLock::new(),
+        };
+        Ok(Frame::Single(Message::Response(Response {
+            id: response.id,
+            result: RawJson(Repr::Lifted(Arc::new(lifted)), response.result.1),
+        })))
     }
 
     fn decode<'a>(

@@ -1,4 +1,4 @@
-//! Property tests of the NDJSON and SSE codecs: splitting the input never changes what decodes, no input panics a decoder or grows its buffers past the limit, and encoders write exactly one line per message.
+//! Property tests of the NDJSON, SSE and JSON body codecs: splitting the input never changes what decodes, no input panics a decoder or grows its buffers past the limit, and encoders write exactly one line per message.
 
 use mcp_proto::Frame;
 use mcp_proto::codec::ndjson::{self, NdjsonDecoder, NdjsonError};
@@ -552,5 +552,108 @@ fn split_bom_with_a_zero_limit_stays_bounded() {
         let cuts: Vec<&[u8]> = input.chunks(1).collect();
         let result = run_sse(0, &cuts);
         assert!(result.is_ok(), "{input:?}: {result:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// JSON bodies collected chunk by chunk
+
+/// A `tools/call` response body whose first content block's text is long
+/// (past the 16 KiB from which `JsonBody` moves it aside), its type
+/// written first or last, with an
+/// optional piece of raw JSON text put into that text (an escape, a
+/// control character, a byte that is not UTF-8, a quote that ends it
+/// early) and other members before and after.
+fn long_text_body() -> impl Strategy<Value = Vec<u8>> {
+    const INSERTS: &[&[u8]] = &[b"\\n", b"\\u0000", b"\x01", b"\xff", b"\"", b"\xc3"];
+    (
+        "[a-zé€😀 ]{1,4}",
+        17_000usize..40_000,
+        proptest::option::weighted(0.3, (select(INSERTS), any::<Index>())),
+        proptest::option::weighted(0.3, json_value()),
+        proptest::option::of(json_value()),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(unit, length, insert, before, after, meta_first, type_first)| {
+                let mut text = unit.repeat(length / unit.len() + 1).into_bytes();
+                if let Some((piece, at)) = insert {
+                    let mut at = at.index(text.len());
+                    while std::str::from_utf8(&text[..at]).is_err() {
+                        at -= 1;
+                    }
+                    text.splice(at..at, piece.iter().copied());
+                }
+                let member = |name: &str, value: &Option<Value>| match value {
+                    Some(value) => format!(r#""{name}":{value},"#),
+                    None => String::new(),
+                };
+                let meta =
+                    r#""_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"#;
+                let mut body = format!(
+                    r#"{{"jsonrpc":"2.0","id":3,"result":{{{}{}"content":[{{{}"text":""#,
+                    if meta_first { meta } else { "" },
+                    member("structuredContent", &before),
+                    if type_first { r#""type":"text","# } else { "" },
+                )
+                .into_bytes();
+                body.extend_from_slice(&text);
+                body.extend_from_slice(
+                    format!(
+                        r#""{}}}],{}"isError":false}}}}"#,
+                        if type_first { "" } else { r#","type":"text""# },
+                        member("extra", &after)
+                    )
+                    .as_bytes(),
+                );
+                body
+            },
+        )
+}
+
+/// What a framed body decodes to, comparable across the two ways.
+fn body_outcome(frame: Result<Frame, serde_json::Error>, moved: bool) -> String {
+    use mcp_proto::types::CallToolResult;
+    match frame {
+        Err(error) => format!("frame error: {error}"),
+        Ok(Frame::Single(Message::Response(response))) => {
+            let text = response.result.get().to_owned();
+            let decoded = if moved {
+                response.result.into_result::<CallToolResult>()
+            } else {
+                response.result.decode::<CallToolResult>()
+            };
+            match decoded {
+                Ok(result) => format!("{text}\n{result:?}"),
+                Err(error) => format!("{text}\nresult error: {error}"),
+            }
+        }
+        Ok(frame) => format!("{frame:?}"),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// (5) A body collected chunk by chunk, its long text moved aside or
+    /// not, frames and decodes as the whole body does, errors included,
+    /// however it is cut and whether its length was announced.
+    #[test]
+    fn json_bodies_collected_in_chunks_decode_as_whole_bodies(
+        body in prop_oneof![3 => long_text_body(), 1 => noise()],
+        cuts in vec(any::<Index>(), 0..6),
+        announced in any::<bool>(),
+    ) {
+        use mcp_proto::codec::JsonBody;
+        let mut collecting = JsonBody::new(String::new(), if announced { body.len() } else { 0 });
+        for chunk in split(&body, &cuts) {
+            collecting.push(chunk);
+        }
+        let (frame, _) = collecting.finish().frame(std::sync::Arc::default());
+        prop_assert_eq!(
+            body_outcome(frame, true),
+            body_outcome(Frame::from_slice(&body), false)
+        );
     }
 }

@@ -1200,8 +1200,9 @@ impl Client {
             .request_raw(methods::TOOLS_CALL, Some(params), options)
             .await?;
         // The stateless era's `_meta` (the server's name on every result)
-        // is taken apart, checked once while it stays the same.
-        raw.decode_result()
+        // is taken apart, checked once while it stays the same, and a long
+        // text the transport moved aside is moved into the result.
+        raw.into_result()
             .map_err(|source| ClientError::InvalidResult {
                 method: methods::TOOLS_CALL.to_owned(),
                 source,

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use http::Method;
 use http_support::*;
+use mcp_proto::types::{CallToolResult, ContentBlock};
 use mcp_proto::{Frame, Message, RequestId};
 use mcp_transport::{
     HttpOptions, HttpProtocol, Inbound, Transport, TransportError, TransportExtensions,
@@ -948,6 +949,76 @@ async fn a_1_mib_result_decodes_whole_as_json_and_as_sse_however_the_body_is_cut
         let message = next_message(&t).await;
         assert!(is_response_to(&message, id), "{id}: {message:?}");
         assert_eq!(result_text(&message), big_response(id).0, "{id}");
+    }
+    close_and_expect_nothing_else(&t).await;
+}
+
+#[tokio::test]
+async fn a_1_mib_plain_text_result_decodes_whole_however_the_json_body_is_cut() {
+    // A text block's text without escapes, written type first as servers
+    // write it, which the transport moves into a string of its own as the
+    // body arrives: id 2 with `Content-Length`, 3 to 5 chunked in pieces
+    // cut at different places (multi-byte characters among them), 6 with
+    // a second block and `isError` after the long one.
+    let unit = "plain é€𝄞 text 0123456789 ";
+    let text = unit.repeat((1 << 20) / unit.len() + 1);
+    let body_of = {
+        let text = text.clone();
+        move |id: i64| {
+            let after = if id == 6 {
+                r#",{"type":"text","text":"after"}],"isError":false"#
+            } else {
+                "]"
+            };
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{text}"}}{after}}}}}"#
+            )
+        }
+    };
+    let server = TestServer::start({
+        let body_of = body_of.clone();
+        move |r| {
+            let body_of = body_of.clone();
+            async move {
+                if !r.is_post_of("tools/call") {
+                    return basic(&r);
+                }
+                let id = r.rpc_id().as_i64().unwrap();
+                let body = body_of(id);
+                if id == 2 {
+                    return Reply::status(200)
+                        .header("content-type", "application/json")
+                        .body(body);
+                }
+                let (mut reply, w) = Reply::sse();
+                reply.headers = vec![("content-type".into(), "application/json".into())];
+                for chunk in chunks_of(body.as_bytes(), id as u64) {
+                    w.raw_bytes(chunk);
+                }
+                reply
+            }
+        }
+    })
+    .await;
+    let t = connect(options(&server)).await;
+    handshake(&t).await;
+    for id in 2..=6 {
+        t.send(request(id, "tools/call")).await.unwrap();
+        let message = next_message(&t).await;
+        let Message::Response(response) = message else {
+            panic!("{id}: expected a response, got {message:?}");
+        };
+        let expected: serde_json::Value = serde_json::from_str(&body_of(id)).unwrap();
+        // Read as text, and decoded into the typed result.
+        let whole: serde_json::Value = response.result.decode().unwrap();
+        assert_eq!(whole, expected["result"], "{id}");
+        let result: CallToolResult = response.result.into_result().unwrap();
+        let expected: CallToolResult = serde_json::from_value(expected["result"].clone()).unwrap();
+        assert_eq!(result, expected, "{id}");
+        assert!(
+            matches!(result.content.first(), Some(ContentBlock::Text(block)) if block.text == text),
+            "{id}"
+        );
     }
     close_and_expect_nothing_else(&t).await;
 }

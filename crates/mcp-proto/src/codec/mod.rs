@@ -2,6 +2,8 @@
 //!
 //! - [`ndjson`]: newline-delimited JSON, the framing of the stdio transport.
 //! - [`sse`]: Server-Sent Events, the streaming half of Streamable HTTP.
+//! - [`body`]: a JSON body collected chunk by chunk (Streamable HTTP's JSON
+//!   responses), its one long text moved aside as it arrives.
 //!
 //! Both decoders are sans-IO and share one contract: push the bytes a read
 //! produced, in chunks of any size split anywhere, then pop items until
@@ -12,8 +14,11 @@
 //! for a line ending once, and the buffer is compacted only when the bytes
 //! it moves are no more than the bytes already consumed.
 
+pub mod body;
 pub mod ndjson;
 pub mod sse;
+
+pub use body::{Collected, JsonBody};
 
 pub use ndjson::{EncodeError, NdjsonDecoder, NdjsonError};
 pub use sse::{SseDecoder, SseError, SseEvent};

@@ -205,26 +205,36 @@ thread_local! {
 }
 
 /// Runs `decode` with `lifted` waiting in the thread's slot for the field
-/// that holds [`LIFTED_PLACEHOLDER`]. Returns the outcome and whether
-/// that field took it: a decode in which none did (the long string was not
-/// a text field's value) has to be done again from the whole text.
-pub(crate) fn lift_text<R>(lifted: String, decode: impl FnOnce() -> R) -> (R, bool) {
-    let swap = |value: Option<String>| {
-        LIFTED_TEXT
-            .try_with(|slot| {
-                let mut slot = slot.try_borrow_mut().ok()?;
-                Some(std::mem::replace(&mut *slot, value))
-            })
-            .ok()
-            .flatten()
-    };
+/// that holds [`LIFTED_PLACEHOLDER`]. Returns the outcome, whether that
+/// field took it (a decode in which none did, the long string not being a
+/// text field's value, has to be done again from the whole text) and the
+/// string when it was not taken.
+pub(crate) fn lift_text<R>(
+    lifted: String,
+    decode: impl FnOnce() -> R,
+) -> (R, bool, Option<String>) {
+    let mut value = Some(lifted);
     // What an enclosing decode on this thread lifted is put back after.
-    let Some(previous) = swap(Some(lifted)) else {
-        return (decode(), false);
+    let previous = LIFTED_TEXT
+        .try_with(|slot| {
+            let mut slot = slot.try_borrow_mut().ok()?;
+            Some(std::mem::replace(&mut *slot, value.take()))
+        })
+        .ok()
+        .flatten();
+    let Some(previous) = previous else {
+        return (decode(), false, value);
     };
     let decoded = decode();
-    let left = swap(previous);
-    (decoded, matches!(left, Some(None)))
+    let left = LIFTED_TEXT
+        .try_with(|slot| {
+            let mut slot = slot.try_borrow_mut().ok()?;
+            Some(std::mem::replace(&mut *slot, previous))
+        })
+        .ok()
+        .flatten();
+    let taken = matches!(left, Some(None));
+    (decoded, taken, left.flatten())
 }
 
 impl<'de> de::Deserialize<'de> for LiftedText {
