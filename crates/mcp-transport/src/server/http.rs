@@ -26,8 +26,10 @@
 //!   prompt or resource it names (missing or different: 400 with -32020,
 //!   "Transports" §Standard Request Headers). Each such request is a
 //!   connection of its own (a session and a handler from
-//!   [`HttpApp::connect`]), so clients never collide on ids; closing its
-//!   response stream cancels it. Its errors get their HTTP status (an
+//!   [`HttpApp::connect`]), so clients never collide on ids, run on the
+//!   request's own task (a task of its own only when it outlives the
+//!   response: an answer on an SSE stream); closing its response stream
+//!   cancels it. Its errors get their HTTP status (an
 //!   unknown method 404; invalid params, invalid requests and the era's
 //!   own errors 400). `initialize` with that era's header is a 404 with
 //!   -32601, so that a client probing eras falls back; GET and DELETE
@@ -1926,20 +1928,16 @@ fn media_type_is(headers: &HeaderMap, media: &str) -> bool {
 
 /// Whether `Accept` lists both answers a POST may get.
 fn accepts_both(headers: &HeaderMap) -> bool {
-    let accept: Vec<String> = headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|v| {
-            v.split(';')
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .to_ascii_lowercase()
-        })
-        .collect();
-    let has = |media: &str| accept.iter().any(|a| a == media || a == "*/*");
+    // Read in place: media types compare without case.
+    let has = |media: &str| {
+        headers
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(|v| v.split(';').next().unwrap_or_default().trim())
+            .any(|a| a.eq_ignore_ascii_case(media) || a == "*/*")
+    };
     has("application/json") && has("text/event-stream")
 }
 
