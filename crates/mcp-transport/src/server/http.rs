@@ -26,8 +26,10 @@
 //!   prompt or resource it names (missing or different: 400 with -32020,
 //!   "Transports" §Standard Request Headers). Each such request is a
 //!   connection of its own (a session and a handler from
-//!   [`HttpApp::connect`]), so clients never collide on ids; closing its
-//!   response stream cancels it. Its errors get their HTTP status (an
+//!   [`HttpApp::connect`]), so clients never collide on ids, run on the
+//!   request's own task (a task of its own only when it outlives the
+//!   response: an answer on an SSE stream); closing its response stream
+//!   cancels it. Its errors get their HTTP status (an
 //!   unknown method 404; invalid params, invalid requests and the era's
 //!   own errors 400). `initialize` with that era's header is a 404 with
 //!   -32601, so that a client probing eras falls back; GET and DELETE
@@ -859,21 +861,64 @@ impl Inner {
                 ),
             );
         };
-        let (inbound, _) = self.start(true, Some(permit), Arc::default());
+        self.stateless_request(request, permit).await
+    }
+
+    /// A stateless-era request, answered on the request's own task: its
+    /// connection (a session of its own with the application's handler)
+    /// runs right here until the answer, or whatever comes first about
+    /// the request, is ready. A connection not finished by then (its
+    /// answer streams, or the request's client went away) goes on in a
+    /// task of its own, as a handshake-era session does.
+    async fn stateless_request(
+        &self,
+        request: RpcRequest,
+        permit: OwnedSemaphorePermit,
+    ) -> Response<HttpBody> {
+        let (peer, commands) = Peer::channel();
+        let connection = self.connection(true, &peer);
+        // One message in a queue of its own: there is room. The sender
+        // goes at once, as it would after the message was sent: the
+        // connection reads no more and ends with its answer.
+        let (inbound, receiver) = mpsc::channel(1);
+        let (route, messages) = mpsc::channel(self.options.request_stream.max(2));
         let id = request.id.clone();
-        answer(
-            &inbound,
-            |route| Inbound::Message(Message::Request(request), Some(route)),
-            Some(id),
-            true,
-            self.options.request_stream,
-        )
+        if inbound
+            .try_send(Inbound::Message(Message::Request(request), Some(route)))
+            .is_err()
+        {
+            return session_gone(Some(id));
+        }
+        drop(inbound);
+        let mut inline = Inline {
+            task: Some(Box::pin(run(
+                connection,
+                receiver,
+                commands,
+                Arc::default(),
+                Some(permit),
+            ))),
+        };
+        let respond = respond(messages, true);
+        let mut respond = std::pin::pin!(respond);
+        std::future::poll_fn(|cx| {
+            inline.poll(cx);
+            respond.as_mut().poll(cx)
+        })
         .await
     }
 
-    /// Starts a connection's task: a session of its own with the
-    /// application's handler. `stateless`: it answers one request, then
-    /// ends (or ends when that request's stream is closed).
+    /// A connection with the application's handler and a session of its
+    /// own. `stateless`: it answers one request, then ends (or ends when
+    /// that request's stream is closed).
+    fn connection(&self, stateless: bool, peer: &Peer) -> Connection<Routes> {
+        let handler = self.app.connect(peer.clone());
+        let session = ServerSession::new(self.app.options());
+        let outlet = Routes::new(stateless, peer.clone(), &self.options);
+        Connection::new(session, handler, peer.clone(), outlet)
+    }
+
+    /// Starts a connection's task (see [`Inner::connection`]).
     fn start(
         &self,
         stateless: bool,
@@ -881,10 +926,7 @@ impl Inner {
         in_flight: Arc<AtomicUsize>,
     ) -> (mpsc::Sender<Inbound>, Peer) {
         let (peer, commands) = Peer::channel();
-        let handler = self.app.connect(peer.clone());
-        let session = ServerSession::new(self.app.options());
-        let outlet = Routes::new(stateless, peer.clone(), &self.options);
-        let connection = Connection::new(session, handler, peer.clone(), outlet);
+        let connection = self.connection(stateless, &peer);
         let (inbound, receiver) = mpsc::channel(self.options.session_queue.max(1));
         tokio::spawn(run(connection, receiver, commands, in_flight, permit));
         (inbound, peer)
@@ -1032,10 +1074,17 @@ async fn answer(
     modern: bool,
     capacity: usize,
 ) -> Response<HttpBody> {
-    let (route, mut messages) = mpsc::channel(capacity.max(2));
+    let (route, messages) = mpsc::channel(capacity.max(2));
     if inbound.send(send(route)).await.is_err() {
         return session_gone(id);
     }
+    respond(messages, modern).await
+}
+
+/// The response to a request whose answer comes on `messages`: one JSON
+/// body when the answer comes first, else an SSE stream of what comes
+/// before it, then it (see [`answer`]).
+async fn respond(mut messages: mpsc::Receiver<Out>, modern: bool) -> Response<HttpBody> {
     match messages.recv().await {
         // Ended without an answer (cancelled, the session deleted).
         None => {
@@ -1150,6 +1199,36 @@ async fn run(
     }
     connection.shut();
     in_flight.store(0, Ordering::Release);
+}
+
+/// A stateless-era connection run on its request's task (see
+/// `Inner::stateless_request`) until it ends; whatever is left of it
+/// when the request's response is ready (or the request is dropped) goes
+/// on in a task of its own.
+struct Inline<F: Future<Output = ()> + Send + 'static> {
+    /// The connection's run, until it has ended.
+    task: Option<Pin<Box<F>>>,
+}
+
+impl<F: Future<Output = ()> + Send + 'static> Inline<F> {
+    /// Runs the connection as far as it goes now.
+    fn poll(&mut self, cx: &mut Context<'_>) {
+        if let Some(task) = self.task.as_mut()
+            && task.as_mut().poll(cx).is_ready()
+        {
+            self.task = None;
+        }
+    }
+}
+
+impl<F: Future<Output = ()> + Send + 'static> Drop for Inline<F> {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(task);
+        }
+    }
 }
 
 /// Waits for room on `stream` (a GET stream with a backlog).
@@ -1780,19 +1859,20 @@ fn check_modern_headers(
     let mismatch = |message: String| ErrorObject::new(error_codes::HEADER_MISMATCH, message);
     // Field values are compared without the whitespace around them (RFC
     // 9110 §5.5); names compare without case (the map's own lookup).
+    // Borrowed from the map unless the value is not UTF-8.
     let header = |name: &str| {
         headers
             .get(name)
-            .map(|value| String::from_utf8_lossy(value.as_bytes()).trim().to_owned())
+            .map(|value| String::from_utf8_lossy(value.as_bytes()))
     };
     let bound = |text: &str| mcp_proto::text::bound(text, 64).into_owned();
     if let Some(version) = version {
         match header(headers::MCP_PROTOCOL_VERSION) {
-            Some(given) if given == version => {}
+            Some(given) if given.trim() == version => {}
             Some(given) => {
                 return Err(mismatch(format!(
                     "the MCP-Protocol-Version header ({}) differs from the request's _meta ({})",
-                    bound(&given),
+                    bound(given.trim()),
                     bound(version)
                 )));
             }
@@ -1804,21 +1884,24 @@ fn check_modern_headers(
         }
     }
     match header(headers::MCP_METHOD) {
-        Some(given) if given == request.method => {}
+        Some(given) if given.trim() == request.method => {}
         Some(given) => {
             return Err(mismatch(format!(
                 "the Mcp-Method header ({}) differs from the method ({})",
-                bound(&given),
+                bound(given.trim()),
                 bound(&request.method)
             )));
         }
         None => return Err(mismatch("the Mcp-Method header is missing".to_owned())),
     }
-    if let Some(expected) = headers::name_value(&request.method, request.params.as_ref()) {
+    // The name as `Mcp-Name` carries it: borrowed from the params unless
+    // it has escapes or needs the base64 form.
+    let name = headers::request_name(&request.method, request.params.as_ref());
+    if let Some(expected) = name.as_deref().map(headers::encode_value) {
         let given = header(headers::MCP_NAME);
         let decoded = given
             .as_deref()
-            .map(|given| headers::decode_value(given).map(|v| v.into_owned()));
+            .map(|given| headers::decode_value(given.trim()));
         match decoded {
             Some(Ok(given)) if given == expected => {}
             Some(_) => {
@@ -1845,20 +1928,16 @@ fn media_type_is(headers: &HeaderMap, media: &str) -> bool {
 
 /// Whether `Accept` lists both answers a POST may get.
 fn accepts_both(headers: &HeaderMap) -> bool {
-    let accept: Vec<String> = headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|v| {
-            v.split(';')
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .to_ascii_lowercase()
-        })
-        .collect();
-    let has = |media: &str| accept.iter().any(|a| a == media || a == "*/*");
+    // Read in place: media types compare without case.
+    let has = |media: &str| {
+        headers
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(|v| v.split(';').next().unwrap_or_default().trim())
+            .any(|a| a.eq_ignore_ascii_case(media) || a == "*/*")
+    };
     has("application/json") && has("text/event-stream")
 }
 

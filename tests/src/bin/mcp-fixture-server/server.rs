@@ -63,7 +63,7 @@ pub(crate) struct Fixture {
     tools: Vec<Value>,
     /// The modern era's tools: the built-ins that send no requests to the
     /// client, the MRTR and `x-mcp-header` tools, then the rest as above.
-    modern_tools: Vec<Value>,
+    pub(crate) modern_tools: Vec<Value>,
     /// The last `big` result, encoded: the benchmark calls `big` with the
     /// same size again and again, and encoding 1 MiB for every call made
     /// the fixture, not the client, the bottleneck of that measurement.
@@ -184,12 +184,6 @@ impl Fixture {
             Some(result) => result,
             None => get_prompt(params),
         }
-    }
-
-    /// The definition of a modern-era tool (built-in or generated), for
-    /// HTTP's `Mcp-Param-*` checks.
-    pub(crate) fn modern_tool(&self, name: &str) -> Option<&Value> {
-        self.modern_tools.iter().find(|t| t["name"] == name)
     }
 
     /// The session's options: the versions `--era` (and

@@ -450,6 +450,44 @@ async fn the_stateless_era_needs_no_session_and_closing_its_stream_cancels() {
 }
 
 #[tokio::test]
+async fn a_stateless_request_whose_progress_comes_first_streams_to_its_answer() {
+    let served = serve(ServerOptions::default()).await;
+    let port = served.port;
+    let mut meta = modern_meta();
+    meta["progressToken"] = json!("p");
+    let streamed = post(
+        port,
+        &[MODERN, CALL, ("mcp-name", "slow")],
+        &call(7, "slow", Some(meta)),
+    )
+    .await;
+    // The response began before the answer: the connection went on after
+    // it, to the answer.
+    assert_eq!(streamed.status, 200, "{streamed:?}");
+    assert_eq!(
+        streamed.header("content-type"),
+        "text/event-stream",
+        "{streamed:?}"
+    );
+    let events: Vec<Value> = streamed
+        .body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .filter(|data| !data.trim().is_empty())
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect();
+    assert!(events.len() >= 2, "{streamed:?}");
+    assert_eq!(
+        events[0]["method"], "notifications/progress",
+        "{streamed:?}"
+    );
+    assert_eq!(events[0]["params"]["progressToken"], "p");
+    let last = events.last().unwrap();
+    assert_eq!(last["id"], 7, "{streamed:?}");
+    assert_eq!(last["result"]["content"][0]["text"], "done", "{streamed:?}");
+}
+
+#[tokio::test]
 async fn host_origin_and_token_are_checked() {
     let served = serve(ServerOptions::default()).await;
     let port = served.port;

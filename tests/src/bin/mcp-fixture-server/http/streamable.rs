@@ -85,8 +85,20 @@ const EXPIRY_GRACE: Duration = Duration::from_millis(100);
 pub(crate) async fn serve(fixture: Arc<Fixture>) -> anyhow::Result<()> {
     let tcp = super::bind(fixture.options.port, ENDPOINT).await?;
     let options = &fixture.options;
+    let mut param_headers = HashMap::new();
+    for tool in &fixture.modern_tools {
+        if let Some(name) = tool["name"].as_str() {
+            // The first tool of a name is the one `modern_tool` finds.
+            param_headers.entry(name.to_owned()).or_insert_with(|| {
+                let schema = tool.get("inputSchema")?;
+                tool_param_headers(schema.as_object()?).ok()
+            });
+        }
+    }
     let app = App {
         stateless: Server::under_core(Arc::clone(&fixture), None, false),
+        options: fixture.session_options(),
+        param_headers,
         fixture: Arc::clone(&fixture),
     };
     let core = HttpServer::new(
@@ -116,11 +128,17 @@ struct App {
     fixture: Arc<Fixture>,
     /// The server every stateless-era request shares.
     stateless: Arc<Server>,
+    /// The fixture's session options, built once: they follow from its
+    /// command line alone.
+    options: ServerOptions,
+    /// Each 2026-07-28 tool's `x-mcp-header` annotations (`None` for a
+    /// schema that has malformed ones), read once from its schema.
+    param_headers: HashMap<String, Option<ToolParamHeaders>>,
 }
 
 impl HttpApp for App {
     fn options(&self) -> ServerOptions {
-        self.fixture.session_options()
+        self.options.clone()
     }
 
     fn connect(&self, peer: Peer) -> Arc<dyn ServerHandler> {
@@ -131,8 +149,7 @@ impl HttpApp for App {
     }
 
     fn tool_param_headers(&self, tool: &str) -> Option<ToolParamHeaders> {
-        let schema = self.fixture.modern_tool(tool)?.get("inputSchema")?;
-        tool_param_headers(schema.as_object()?).ok()
+        self.param_headers.get(tool)?.clone()
     }
 }
 
