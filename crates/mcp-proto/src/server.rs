@@ -647,14 +647,7 @@ impl ServerSession {
             what: "response".to_owned(),
             source,
         })?;
-        self.end_request(
-            id,
-            Some(Message::Response(Response {
-                id: id.clone(),
-                result,
-            })),
-        );
-        Ok(())
+        self.respond_raw(id, result)
     }
 
     /// Answers a client request with a result already encoded, which is
